@@ -140,3 +140,20 @@ def test_js_server_hangs_up_without_answer_on_wrong_network_key(node_peer: list[
 
     assert out == b""
     assert proc.returncode != 0
+
+
+def test_boxstream_vectors_match_reference_pull_box_stream(node_peer: list[str]) -> None:
+    vectors = Path(__file__).parents[1] / "protocol" / "vectors" / "handshake.json"
+    done = subprocess.run(
+        [node_peer[0], str(JS_DIR / "boxstream_vectors.js"), str(vectors)],
+        capture_output=True,
+        timeout=IO_TIMEOUT,
+        check=True,
+    )
+    reference = json.loads(done.stdout)
+
+    for case in json.loads(vectors.read_text())["boxstream"]:
+        # The reference always closes its stream with a goodbye; our no-goodbye cases are its prefix.
+        goodbye_hex_length = 2 * 34
+        expected = reference[case["id"]] if case["goodbye"] else reference[case["id"]][:-goodbye_hex_length]
+        assert case["boxed_hex"] == expected, case["id"]
