@@ -1,0 +1,3 @@
+from commons.cli import run_console
+
+run_console()

@@ -1,0 +1,71 @@
+"""What every command handler gets: the home, its config, the clock, keys and the store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Callable
+
+from commons import identity
+from commons.clock import Clock, FixedClock, SystemClock, parse_time
+from commons.config import Config, load_config
+from commons.errors import UsageError
+from commons.home import Home
+
+
+@dataclass
+class Context:
+    home: Home
+    at: str | None  # --at, else COMMONS_AT
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "Context":
+        return cls(Home.from_environment(), getattr(args, "at", None) or os.environ.get("COMMONS_AT") or None)
+
+    @cached_property
+    def config(self) -> Config:
+        return load_config(self.home.config_file)
+
+    @cached_property
+    def clock(self) -> Clock:
+        """--at, then COMMONS_AT, then [clock] at, then the real clock."""
+        fixed = self.at or self.config.clock.at
+        if not fixed:
+            return SystemClock()
+        try:
+            return FixedClock(parse_time(fixed))
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    @cached_property
+    def identity(self) -> identity.Identity:
+        return identity.load(self.home)
+
+    @property
+    def network(self) -> bytes:
+        return self.config.network.key_bytes
+
+    async def open_store(self):
+        from commons.store.db import Store
+
+        return await Store.open(self.home.database)
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def emit(args: argparse.Namespace, data: Any, text: str | Callable[[], str]) -> None:
+    """Print ``data`` as JSON with --json, else the human text."""
+    if getattr(args, "json", False):
+        json.dump(data, sys.stdout, indent=2, sort_keys=False, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write((text() if callable(text) else text).rstrip("\n") + "\n")

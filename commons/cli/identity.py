@@ -1,0 +1,108 @@
+"""`commons init`, `commons id`, `commons config`: a node's identity and settings."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from commons import identity
+from commons.cli.context import Context, add_json_flag, emit
+from commons.config import DEFAULT_NETWORK_KEY, default_config_text
+from commons.errors import UsageError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "init",
+        help="create this node's keys and a default config",
+        description=(
+            "Create the node's author key (signs records), transport key (the handshake; kept apart "
+            "so peers cannot tie an address to an author) and hashing secret, each in a file of mode "
+            "0600 that is never overwritten, and a default config.toml."
+        ),
+    )
+    parser.add_argument(
+        "--network-key",
+        metavar="HEX",
+        help="32-byte network key (64 hex chars) of a private commons; default: the public commons",
+    )
+    add_json_flag(parser)
+    parser.set_defaults(handler=cmd_init)
+
+    parser = subparsers.add_parser("id", help="print this node's public keys", description="Print the author and transport public keys.")
+    add_json_flag(parser)
+    parser.set_defaults(handler=cmd_id)
+
+    parser = subparsers.add_parser(
+        "config",
+        help="show the effective configuration",
+        description="Show the configuration in effect: config.toml over the defaults.",
+    )
+    add_json_flag(parser)
+    parser.set_defaults(handler=cmd_config)
+
+
+def _network_key(text: str | None) -> bytes:
+    if text is None:
+        return DEFAULT_NETWORK_KEY
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        key = b""
+    if len(key) != 32:
+        raise UsageError("--network-key takes 64 hex characters (32 bytes)")
+    return key
+
+
+def cmd_init(ctx: Context, args: argparse.Namespace) -> int:
+    network_key = _network_key(args.network_key)
+    created = identity.create(ctx.home)
+    config_written = False
+    if not ctx.home.config_file.exists():
+        ctx.home.config_dir.mkdir(parents=True, exist_ok=True)
+        ctx.home.config_file.write_text(default_config_text(network_key), encoding="utf-8")
+        config_written = True
+    elif args.network_key is not None:
+        print(f"commons: note: {ctx.home.config_file} exists and was left as it is; set [network] key there")
+    ctx.home.data_dir.mkdir(parents=True, exist_ok=True)
+    data = {
+        "author": created.author_public.hex(),
+        "transport": created.transport_public.hex(),
+        "config": str(ctx.home.config_file),
+        "config_written": config_written,
+        "keys": str(ctx.home.keys_dir),
+    }
+    emit(
+        args,
+        data,
+        f"created keys in {ctx.home.keys_dir}\n"
+        f"author    {data['author']}\ntransport {data['transport']}\n"
+        f"config    {ctx.home.config_file}" + ("" if config_written else " (kept)"),
+    )
+    return 0
+
+
+def cmd_id(ctx: Context, args: argparse.Namespace) -> int:
+    me = ctx.identity
+    data = {"author": me.author_public.hex(), "transport": me.transport_public.hex()}
+    emit(args, data, f"author    {data['author']}\ntransport {data['transport']}")
+    return 0
+
+
+def cmd_config(ctx: Context, args: argparse.Namespace) -> int:
+    config = ctx.config
+    data = config.as_dict()
+    data["peers"] = [dataclasses.asdict(p) for p in config.peers]
+
+    def text() -> str:
+        lines = [f"# {ctx.home.config_file}" + ("" if ctx.home.config_file.exists() else " (absent: defaults)")]
+        for section, values in data.items():
+            if section == "peers":
+                for peer in values:
+                    lines += ["", "[[peers]]"] + [f"{k} = {v!r}" for k, v in peer.items()]
+                continue
+            lines += ["", f"[{section}]"] + [f"{k} = {v!r}" for k, v in values.items()]
+        return "\n".join(lines)
+
+    emit(args, data, text)
+    return 0

@@ -1,0 +1,131 @@
+"""`commons export` and `commons import`: records as JSON lines, validated on the way in."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import IO
+
+from commons.cli.context import Context, add_json_flag, emit
+from commons.core.records import RecordType, as_plain
+from commons.errors import UsageError
+from commons.store import records as record_store
+
+IMPORT_BATCH = 1000
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "export",
+        help="write records as JSON lines to stdout",
+        description=(
+            "Write every record this node holds as JSON lines (type, id, body, signature, and the "
+            "decoded record for reading). A backup: `commons export > backup.jsonl`."
+        ),
+    )
+    parser.add_argument("--type", choices=[t.value for t in RecordType], help="only records of this type")
+    parser.set_defaults(handler=cmd_export)
+
+    parser = subparsers.add_parser(
+        "import",
+        help="read records from JSON lines, validated as if from a peer",
+        description=(
+            "Read records written by `commons export` (FILE, or - for stdin). Each is checked exactly "
+            "as a record from a peer: canonical form, id, signature, network, date. Exits 1 when any "
+            "line was refused, and says why."
+        ),
+    )
+    parser.add_argument("file", metavar="FILE")
+    add_json_flag(parser)
+    parser.set_defaults(handler=cmd_import)
+
+
+def export_line(signed) -> str:
+    return json.dumps(
+        {
+            "type": signed.type.value,
+            "id": signed.id.hex(),
+            "body": signed.body.hex(),
+            "signature": signed.signature.hex(),
+            "record": as_plain(signed.record),
+        },
+        ensure_ascii=False,
+    )
+
+
+async def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
+    rtype = RecordType(args.type) if args.type else None
+    async with await ctx.open_store() as store:
+        for signed in await record_store.all_records(store, rtype):
+            sys.stdout.write(export_line(signed) + "\n")
+    return 0
+
+
+def _parse_line(line: str) -> tuple[bytes, bytes, bytes]:
+    entry = json.loads(line)
+    if not isinstance(entry, dict):
+        raise ValueError("not a JSON object")
+    try:
+        return bytes.fromhex(entry["body"]), bytes.fromhex(entry["signature"]), bytes.fromhex(entry["id"])
+    except KeyError as missing:
+        raise ValueError(f"no {missing} field") from None
+    except (TypeError, AttributeError):
+        raise ValueError("body, signature and id must be hex strings") from None
+
+
+def _open(path: str) -> IO[str]:
+    if path == "-":
+        return sys.stdin
+    try:
+        return open(path, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror}") from None
+
+
+async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
+    refused: list[dict] = []
+    accepted = duplicates = 0
+    now = ctx.now()
+    batch: list[tuple[int, bytes, bytes, bytes]] = []
+
+    async def flush(store) -> None:
+        nonlocal accepted, duplicates
+        report = await record_store.intake(
+            store,
+            [(body, sig) for _, body, sig, _ in batch],
+            network=ctx.network,
+            now=now,
+            origin="import",
+            claimed_ids=[rid for *_, rid in batch],
+        )
+        accepted += len(report.accepted)
+        duplicates += report.duplicates
+        refused.extend({"line": batch[r.index][0], "reason": r.reason} for r in report.refusals)
+        batch.clear()
+
+    handle = _open(args.file)
+    async with await ctx.open_store() as store:
+        with handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    body, sig, rid = _parse_line(line)
+                except (ValueError, UnicodeDecodeError) as error:
+                    refused.append({"line": number, "reason": f"not a record line: {error}"})
+                    continue
+                batch.append((number, body, sig, rid))
+                if len(batch) >= IMPORT_BATCH:
+                    await flush(store)
+            if batch:
+                await flush(store)
+    data = {"accepted": accepted, "duplicates": duplicates, "refused": refused}
+
+    def text() -> str:
+        lines = [f"accepted {accepted}, already held {duplicates}, refused {len(refused)}"]
+        lines += [f"  line {r['line']}: {r['reason']}" for r in refused]
+        return "\n".join(lines)
+
+    emit(args, data, text)
+    return 1 if refused else 0

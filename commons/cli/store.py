@@ -1,0 +1,39 @@
+"""`commons store check`: SQLite's integrity check and the record invariants."""
+
+from __future__ import annotations
+
+import argparse
+
+from commons.cli.context import Context, add_json_flag, emit
+from commons.store import records as record_store
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("store", help="inspect the database", description="Inspect the node's database.")
+    commands = parser.add_subparsers(dest="store_command", metavar="SUBCOMMAND")
+    check = commands.add_parser(
+        "check",
+        help="check the database and every record",
+        description=(
+            "Run SQLite's integrity check, then check that every stored record's id matches its "
+            "body, that its body is canonical and that its signature verifies. Exits 1 on any problem."
+        ),
+    )
+    add_json_flag(check)
+    check.set_defaults(handler=cmd_check)
+    parser.set_defaults(handler=None, _help=parser)
+
+
+async def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
+    async with await ctx.open_store() as store:
+        sqlite_problems = await store.integrity_problems()
+        checked, record_problems = await record_store.check_invariants(store)
+    problems = sqlite_problems + record_problems
+    data = {"ok": not problems, "database": str(ctx.home.database), "records_checked": checked, "problems": problems}
+    emit(
+        args,
+        data,
+        lambda: f"{ctx.home.database}: {'ok' if not problems else 'PROBLEMS'} ({checked} records checked)"
+        + "".join(f"\n  {p}" for p in problems),
+    )
+    return 0 if not problems else 1

@@ -1,0 +1,152 @@
+"""The demonstration `make demo` runs: a few nodes on this machine, driven through the CLI.
+
+Every step is a real `commons` command run in a node's home (``COMMONS_HOME``), printed as a
+person would type it, so the demo doubles as a walkthrough. With ``--json`` only a summary is
+printed, naming each node's home, author key and memory folder, so that a script can go on
+inspecting the nodes with the CLI afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import nacl.signing
+
+from commons.clock import format_time, parse_time
+from commons.core.records import Lesson, LessonKind, Prediction, Scope, Vouch, day_of, sign
+from commons.errors import CommonsError
+
+NODE_NAMES = ("ada", "grace", "linus")
+DEMO_START = "2026-11-02T09:00:00Z"
+
+
+@dataclass(frozen=True)
+class DemoNode:
+    name: str
+    home: Path
+
+    @property
+    def memory_folder(self) -> Path:
+        return self.home / "data" / "memory"
+
+
+class Demo:
+    def __init__(self, root: Path, *, quiet: bool):
+        self.root = root
+        self.quiet = quiet
+        self.nodes = [DemoNode(name, root / name) for name in NODE_NAMES]
+
+    def say(self, text: str = "") -> None:
+        if not self.quiet:
+            print(text, flush=True)
+
+    def commons(
+        self, node: DemoNode, *args: str, at: str | None = None, check: bool = True, show: bool = True
+    ) -> str:
+        """Run `commons ARGS` in a node's home, as a person would; return its stdout."""
+        argv = [sys.executable, "-m", "commons"] + (["--at", at] if at else []) + list(args)
+        shown = f"$ COMMONS_HOME={node.home} commons " + " ".join(shlex.quote(a) for a in args)
+        self.say(shown)
+        env = dict(os.environ, COMMONS_HOME=str(node.home))
+        done = subprocess.run(argv, env=env, capture_output=True, text=True)
+        if not show:
+            self.say(f"  ({len(done.stdout.splitlines())} lines)")
+        elif not self.quiet and done.stdout.strip():
+            print("  " + done.stdout.rstrip().replace("\n", "\n  "), flush=True)
+        if not self.quiet and done.returncode != 0:
+            print("  " + done.stderr.rstrip().replace("\n", "\n  "), flush=True)
+        if check and done.returncode != 0:
+            raise CommonsError(f"demo step failed: {shown}\n{done.stderr.strip()}")
+        return done.stdout
+
+    def node_json(self, node: DemoNode, *args: str, at: str | None = None) -> dict:
+        return json.loads(self.commons(node, *args, "--json", at=at))
+
+    def run(self) -> dict:
+        self.say(f"# commons demo: {len(self.nodes)} nodes in {self.root}\n")
+        self.say("## 1. Each node gets its identity: an author key, a transport key, a hashing secret")
+        keys = {}
+        for node in self.nodes:
+            if not (node.home / "data" / "keys").exists():
+                self.commons(node, "init")
+            keys[node.name] = self.node_json(node, "id")
+        self.say()
+        self.say("## 2. ada signs two records: a lesson and a vouch for grace")
+        self._sign_demo_records(self.nodes[0], keys["grace"]["author"])
+        self.say()
+        self.say("## 3. ada exports its records; grace imports them, checking each as if from a peer")
+        exported = self.commons(self.nodes[0], "export", show=False)
+        export_file = self.root / "ada-export.jsonl"
+        export_file.write_text(exported, encoding="utf-8")
+        self.commons(self.nodes[1], "import", str(export_file), at=DEMO_START)
+        self.say("\n## 4. A tampered copy is refused, saying why")
+        tampered = self.root / "tampered.jsonl"
+        # Change one word inside the signed body of the lesson: its id and signature no longer match.
+        tampered.write_text(exported.replace(b"fails".hex(), b"works".hex(), 1), encoding="utf-8")
+        self.commons(self.nodes[2], "import", str(tampered), at=DEMO_START, check=False)
+        self.say()
+        self.say("## 5. Every store passes its integrity check")
+        for node in self.nodes:
+            self.commons(node, "store", "check")
+        return {
+            "root": str(self.root),
+            "nodes": [
+                {
+                    "name": node.name,
+                    "home": str(node.home),
+                    "public_key": keys[node.name]["author"],
+                    "transport_key": keys[node.name]["transport"],
+                    "memory_folder": str(node.memory_folder),
+                }
+                for node in self.nodes
+            ],
+        }
+
+    def _sign_demo_records(self, node: DemoNode, vouchee_hex: str) -> None:
+        # Until lessons are learned from sessions, the demo signs one by hand through the library.
+        from commons import identity
+        from commons.config import load_config
+        from commons.home import Home
+        from commons.runtime import run
+        from commons.store import records as record_store
+        from commons.store.db import Store
+
+        home = Home(config_dir=node.home, data_dir=node.home / "data")
+        me = identity.load(home)
+        network = load_config(home.config_file).network.key_bytes
+        now = parse_time(DEMO_START)
+        key: nacl.signing.SigningKey = me.author_key
+        lesson = Lesson(
+            network=network,
+            author=me.author_public,
+            created=day_of(now),
+            kind=LessonKind.ERROR,
+            text="`pip install` into Debian 12's system Python fails with 'error: externally-managed-environment'.",
+            scope=Scope.SHARED,
+            topics=("debian", "pip", "python"),
+            prediction=Prediction("pip install on a system Python", "error: externally-managed-environment"),
+        )
+        vouch = Vouch(network=network, author=me.author_public, created=day_of(now), subject=bytes.fromhex(vouchee_hex))
+        signed = [sign(lesson, key), sign(vouch, key)]
+
+        async def store_them() -> None:
+            async with await Store.open(home.database) as store:
+                await record_store.add_own(store, signed, now)
+
+        run(store_them)
+        for record in signed:
+            self.say(f"  signed {record.type.value} {record.id.hex()[:16]}… at {format_time(now)}")
+
+
+def run_demo(directory: Path | None, *, as_json: bool) -> dict:
+    root = directory if directory is not None else Path(tempfile.mkdtemp(prefix="commons-demo-"))
+    root.mkdir(parents=True, exist_ok=True)
+    summary = Demo(root.absolute(), quiet=as_json).run()
+    return summary

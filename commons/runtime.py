@@ -1,0 +1,26 @@
+"""Running async code: trio everywhere, with one asyncio bridge for the asyncio-only libraries.
+
+aiosqlite (and zeroconf's async API) are asyncio libraries. Every commons process runs one trio
+program and opens exactly one trio-asyncio loop at its top, through which those libraries are
+reached (``trio_asyncio.aio_as_trio``). Never a second bridge in the same process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import trio
+import trio_asyncio
+
+T = TypeVar("T")
+
+
+def run(async_fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """Run ``async_fn(*args)`` in trio, with the asyncio bridge open."""
+
+    async def main() -> T:
+        async with trio_asyncio.open_loop():
+            return await async_fn(*args)
+
+    return trio.run(main)

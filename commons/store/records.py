@@ -1,0 +1,229 @@
+"""Signed records in the database: intake in batches, lookup, export order, and the invariants.
+
+Records are keyed by their 33-byte reconciliation key (type tag || id), which is the pair
+(type, id). A record is stored exactly as it arrived (body and signature bytes); everything a node
+thinks about it is kept elsewhere. Intake is the one door through which records from a peer, an
+import or this node's own signing enter: dedupe first (an id already held costs one lookup, never a
+signature check), then strict decoding and verification, then one ``executemany`` per batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from blake3 import blake3
+
+from commons.core.records import (
+    InvalidRecord,
+    Problem,
+    RecordType,
+    SignedRecord,
+    day_of,
+    decode_body,
+    reconcile_key,
+    verify,
+)
+from commons.store.db import Store
+
+COMPONENT = "records"
+MIGRATIONS = (
+    (
+        """CREATE TABLE records (
+            key BLOB PRIMARY KEY,          -- type tag || id: the reconciliation key
+            type TEXT NOT NULL,
+            id BLOB NOT NULL UNIQUE,
+            author BLOB NOT NULL,
+            body BLOB NOT NULL,
+            signature BLOB NOT NULL,
+            created INTEGER NOT NULL,      -- the record's own day
+            received_at REAL NOT NULL,     -- when this node first held it
+            origin TEXT NOT NULL           -- own | peer | import
+        ) WITHOUT ROWID""",
+        "CREATE INDEX records_by_type ON records (type, received_at)",
+        "CREATE INDEX records_by_author ON records (author)",
+        # Ids a local policy refused (the imperative filter, trust, a death certificate): kept so
+        # that reconciliation does not fetch them again, with the reason for `commons why`.
+        """CREATE TABLE refused (
+            key BLOB PRIMARY KEY,
+            reason TEXT NOT NULL,
+            at REAL NOT NULL
+        ) WITHOUT ROWID""",
+    ),
+)
+
+QUERY_CHUNK = 500  # ids per IN (...) lookup, well under SQLite's variable limit
+
+# A local policy looks at a valid record and returns why it refuses it, or None to accept.
+Admission = Callable[[SignedRecord], str | None]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    index: int  # position in the batch
+    reason: str
+    invalid: bool  # True: the record is not valid (the sender's fault); False: local policy said no
+
+
+@dataclass(frozen=True)
+class IntakeReport:
+    accepted: tuple[SignedRecord, ...] = ()
+    duplicates: int = 0
+    refusals: tuple[Refusal, ...] = field(default_factory=tuple)
+
+    @property
+    def invalid(self) -> int:
+        return sum(1 for r in self.refusals if r.invalid)
+
+
+async def known_ids(store: Store, ids: Sequence[bytes]) -> set[bytes]:
+    """Which of these ids the node holds already, as records or as refusals."""
+    found: set[bytes] = set()
+    for start in range(0, len(ids), QUERY_CHUNK):
+        chunk = list(ids[start : start + QUERY_CHUNK])
+        marks = ",".join("?" * len(chunk))
+        rows = await store.fetchall(f"SELECT id FROM records WHERE id IN ({marks})", chunk)
+        found.update(row[0] for row in rows)
+        rows = await store.fetchall(f"SELECT substr(key, 2) FROM refused WHERE substr(key, 2) IN ({marks})", chunk)
+        found.update(row[0] for row in rows)
+    return found
+
+
+async def intake(
+    store: Store,
+    items: Sequence[tuple[bytes, bytes]],
+    *,
+    network: bytes,
+    now: float,
+    origin: str,
+    admit: Admission | None = None,
+    claimed_ids: Sequence[bytes | None] | None = None,
+) -> IntakeReport:
+    """Validate and store a batch of (body, signature) pairs in one transaction."""
+    today = day_of(now)
+    ids = [blake3(body).digest() for body, _ in items]
+    held = await known_ids(store, ids)
+    accepted: list[SignedRecord] = []
+    refusals: list[Refusal] = []
+    refused_rows: list[tuple[bytes, str, float]] = []
+    duplicates = 0
+    seen_in_batch: set[bytes] = set()
+    for index, ((body, signature), rid) in enumerate(zip(items, ids)):
+        if rid in held or rid in seen_in_batch:
+            duplicates += 1
+            continue
+        claimed = claimed_ids[index] if claimed_ids is not None else None
+        try:
+            signed = verify(body, signature, network=network, today=today, claimed_id=claimed)
+        except InvalidRecord as error:
+            refusals.append(Refusal(index, str(error), invalid=True))
+            continue
+        seen_in_batch.add(rid)
+        reason = admit(signed) if admit is not None else None
+        if reason is not None:
+            refusals.append(Refusal(index, reason, invalid=False))
+            refused_rows.append((signed.key, reason, now))
+            continue
+        accepted.append(signed)
+    async with store.transaction():
+        await store.executemany(
+            "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [_row(signed, now, origin) for signed in accepted],
+        )
+        if refused_rows:
+            await store.executemany("INSERT OR IGNORE INTO refused VALUES (?, ?, ?)", refused_rows)
+    return IntakeReport(tuple(accepted), duplicates, tuple(refusals))
+
+
+def _row(signed: SignedRecord, now: float, origin: str) -> tuple:
+    return (
+        signed.key,
+        signed.type.value,
+        signed.id,
+        signed.author,
+        signed.body,
+        signed.signature,
+        signed.record.created,
+        now,
+        origin,
+    )
+
+
+async def add_own(store: Store, signed: Iterable[SignedRecord], now: float) -> None:
+    """Store records this node just signed (already valid: no second verification)."""
+    async with store.transaction():
+        await store.executemany(
+            "INSERT OR IGNORE INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [_row(s, now, "own") for s in signed],
+        )
+
+
+def _from_row(body: bytes, signature: bytes, rid: bytes) -> SignedRecord:
+    return SignedRecord(decode_body(body), body, rid, signature)
+
+
+async def get(store: Store, rid: bytes) -> SignedRecord | None:
+    row = await store.fetchone("SELECT body, signature, id FROM records WHERE id = ?", (rid,))
+    return None if row is None else _from_row(*row)
+
+
+async def find_by_prefix(store: Store, hex_prefix: str) -> list[SignedRecord]:
+    """Records whose id starts with a hex prefix (what a person types after `commons why`)."""
+    prefix = hex_prefix.lower()
+    rows = await store.fetchall(
+        "SELECT body, signature, id FROM records WHERE hex(id) LIKE ? LIMIT 10", (prefix.upper() + "%",)
+    )
+    return [_from_row(*row) for row in rows]
+
+
+async def all_records(store: Store, rtype: RecordType | None = None) -> list[SignedRecord]:
+    """Every record, revocations first (key order), as export and reconciliation want them."""
+    if rtype is None:
+        rows = await store.fetchall("SELECT body, signature, id FROM records ORDER BY key")
+    else:
+        rows = await store.fetchall(
+            "SELECT body, signature, id FROM records WHERE type = ? ORDER BY key", (rtype.value,)
+        )
+    return [_from_row(*row) for row in rows]
+
+
+async def keys(store: Store) -> list[bytes]:
+    """The reconciliation keyspace: held records and refused ids, sorted."""
+    rows = await store.fetchall("SELECT key FROM records UNION SELECT key FROM refused ORDER BY 1")
+    return [row[0] for row in rows]
+
+
+async def counts_by_type(store: Store) -> dict[str, int]:
+    rows = await store.fetchall("SELECT type, count(*) FROM records GROUP BY type")
+    counts = {rtype.value: 0 for rtype in RecordType}
+    counts.update(dict(rows))
+    return counts
+
+
+async def check_invariants(store: Store, *, batch: int = 2000) -> tuple[int, list[str]]:
+    """Every stored record's id matches its body, decodes canonically and its signature verifies.
+
+    Returns (records checked, problems). Reads in batches so a large store never sits in memory.
+    """
+    problems: list[str] = []
+    checked = 0
+    last = b""
+    while True:
+        rows = await store.fetchall(
+            "SELECT key, type, id, body, signature FROM records WHERE key > ? ORDER BY key LIMIT ?", (last, batch)
+        )
+        if not rows:
+            return checked, problems
+        for key, rtype, rid, body, signature in rows:
+            checked += 1
+            last = key
+            try:
+                record = decode_body(body)
+                if blake3(body).digest() != rid:
+                    raise InvalidRecord(Problem.ID_MISMATCH, "the id does not match the body")
+                if reconcile_key(type(record).type, rid) != key or type(record).type.value != rtype:
+                    raise InvalidRecord(Problem.BAD_FIELD, "stored under the wrong type")
+                verify(body, signature, network=record.network, today=record.created, claimed_id=rid)
+            except InvalidRecord as error:
+                problems.append(f"{rtype} {rid.hex()}: {error}")
+

@@ -1,0 +1,54 @@
+"""The database schema: each component's tables and their migrations, applied in order.
+
+A component is one concept that owns tables (records, episodes, lessons, peers…). Its module
+defines ``COMPONENT`` (a name) and ``MIGRATIONS`` (a tuple of migrations, each a tuple of SQL
+statements). The ``schema_versions`` table says how many of each component's migrations the
+database has; opening a store applies the missing ones in one transaction. A database written by
+a newer commons (a component at a version this code does not know) is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from commons.errors import StoreError
+
+if TYPE_CHECKING:
+    from commons.store.db import Store
+
+# Every module that owns tables. Add a line when a concept gets tables of its own.
+COMPONENT_MODULES = (
+    "commons.store.records",
+    "commons.store.settings",
+)
+
+
+def components() -> list[tuple[str, tuple[tuple[str, ...], ...]]]:
+    found = []
+    for name in COMPONENT_MODULES:
+        module = importlib.import_module(name)
+        found.append((module.COMPONENT, module.MIGRATIONS))
+    return found
+
+
+async def migrate(store: "Store") -> None:
+    async with store.transaction():
+        await store.execute(
+            "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+        )
+        have = dict(await store.fetchall("SELECT component, version FROM schema_versions"))
+        for component, migrations in components():
+            current = have.get(component, 0)
+            if current > len(migrations):
+                raise StoreError(
+                    f"{store.path} holds {component} schema version {current}, newer than this "
+                    f"commons knows ({len(migrations)}); upgrade commons"
+                )
+            for statements in migrations[current:]:
+                for sql in statements:
+                    await store.execute(sql)
+            if current < len(migrations):
+                await store.execute(
+                    "INSERT OR REPLACE INTO schema_versions VALUES (?, ?)", (component, len(migrations))
+                )
