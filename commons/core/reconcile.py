@@ -46,7 +46,7 @@ PROTOCOL_VERSION = 0x01
 FINGERPRINT_DOMAIN = b"commons/reconcile/v1/fingerprint"
 
 DEFAULT_BRANCHING = 16
-DEFAULT_ID_LIST_THRESHOLD = 32
+DEFAULT_ID_LIST_THRESHOLD = 8
 DEFAULT_FRAME_SIZE_LIMIT = 16384
 MIN_FRAME_SIZE_LIMIT = 2048
 MAX_MESSAGE_SIZE = 65536  # the largest message a receiver accepts, whatever its own limit
@@ -295,9 +295,10 @@ class _Reader:
         if count * KEY_SIZE > len(self.data) - self.pos:
             raise self.fail("truncated key list")
         keys = tuple(self.take(KEY_SIZE) for _ in range(count))
-        for prev, key in zip((lower, *keys), keys):
-            if key < prev or (key == prev and prev is not lower) or _above(key, upper):
-                raise self.fail("keys not ascending inside their range")
+        if keys and (keys[0] < lower or _above(keys[-1], upper)):
+            raise self.fail("key outside its range")
+        if any(a >= b for a, b in zip(keys, keys[1:])):
+            raise self.fail("keys not strictly ascending")
         return keys
 
     def positions(self, limit: int) -> tuple[int, ...]:
@@ -419,8 +420,10 @@ class Reconciler:
         self._reserve = max(
             branching * (_MAX_BOUND_SIZE + 1 + FINGERPRINT_SIZE),
             _MAX_BOUND_SIZE + 6 + id_list_threshold * (KEY_SIZE + 2),
-            _MAX_BOUND_SIZE + 16 + KEY_SIZE + 2 * MAX_ID_LIST,
+            _MAX_BOUND_SIZE + 16 + (KEY_SIZE + 2) + 2 * MAX_ID_LIST,
         )
+        if self._reserve > frame_size_limit - 1 - (_MAX_BOUND_SIZE + 1) - _TAIL_SIZE:
+            raise ReconcileUsageError("frame_size_limit too small for this branching and id_list_threshold")
         self._state = _State.FRESH
         self._sent_lists: dict[bytes, list[bytes]] = {}  # IdLists of my last message, by lower bound
         self._held: list[tuple[bytes, str]] = []  # learned differences not yet released, (key, list)
@@ -500,11 +503,12 @@ class Reconciler:
             writer.range(lower, upper, Mode.ID_LIST, payload)
             self._sent_lists[lower] = keys
             return
+        buckets = min(self._branching, count)  # never an empty bucket: bounds must increase
         bucket_lower = lower
-        for b in range(self._branching):
-            lo = start + count * b // self._branching
-            hi = start + count * (b + 1) // self._branching
-            if b == self._branching - 1:
+        for b in range(buckets):
+            lo = start + count * b // buckets
+            hi = start + count * (b + 1) // buckets
+            if b == buckets - 1:
                 bucket_upper = upper
             else:
                 below, above = self._keys.keys_between(hi - 1, hi + 1)
@@ -520,13 +524,14 @@ class Reconciler:
         lacking = [i for i, k in enumerate(rng.keys) if k not in ours]  # theirs, I lack
         fixed = _MAX_BOUND_SIZE + 1 + 15 + 2 * len(lacking)
         fits = max(0, (writer.room() - fixed) // (KEY_SIZE + 2))
-        upper = rng.upper
+        cut = None
         if fits < len(extra):
             below = [k for k in (*mine, *rng.keys) if k < extra[fits]]
-            upper = split_bound(max(below), extra[fits])  # the reserve guarantees fits >= 1
+            cut = split_bound(max(below), extra[fits])  # the reserve guarantees fits >= 1
             extra = extra[:fits]
-            lacking = [i for i in lacking if rng.keys[i] < upper]
-        if extra or lacking or upper is not rng.upper:
+            lacking = [i for i in lacking if rng.keys[i] < cut]
+        upper = rng.upper if cut is None else cut
+        if extra or lacking or cut is not None:
             withheld = [i for i, k in enumerate(extra) if self._keys.is_withheld(k)]
             payload = (
                 encode_varint(len(extra)) + b"".join(extra) + _positions_bytes(withheld) + _positions_bytes(lacking)
@@ -535,7 +540,7 @@ class Reconciler:
         else:
             writer.skip(upper)
         self._hold(extra, [rng.keys[i] for i in lacking], rng.withheld, lacking)
-        return upper if upper is not rng.upper else None
+        return cut
 
     def _take_diff(self, rng: _Range, my_list: list[bytes]) -> None:
         self._hold([my_list[p] for p in rng.lacking], list(rng.keys), rng.withheld, range(len(rng.keys)))
