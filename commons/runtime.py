@@ -23,4 +23,16 @@ def run(async_fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         async with trio_asyncio.open_loop():
             return await async_fn(*args)
 
-    return trio.run(main)
+    try:
+        return trio.run(main)
+    except BaseExceptionGroup as group:
+        raise _single(group) from None
+
+
+def _single(group: BaseExceptionGroup) -> BaseException:
+    """The one error inside nested nursery groups, so callers see it as it was raised."""
+    while len(group.exceptions) == 1 and isinstance(group.exceptions[0], BaseExceptionGroup):
+        group = group.exceptions[0]
+    if len(group.exceptions) == 1:
+        return group.exceptions[0]
+    return group

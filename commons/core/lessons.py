@@ -25,7 +25,7 @@ import blake3
 
 from .episode import CorrectionEpisode, ErrorEpisode
 from .safety import SafetyError, check_observation, contains_injection, strip_injections
-from .scope import Scope, classify, command_head
+from .scope import VOCABULARY, Scope, classify, command_head
 
 DAY = 86400.0
 
@@ -106,6 +106,9 @@ def _clean(text: str, limit: int = QUOTE_MAX) -> str:
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text
+
+
+_SEEN_TAIL = re.compile(r"(?: \(seen \d+ times\))?\.$")
 
 
 def _seen(n: int) -> str:
@@ -197,11 +200,15 @@ def _heads_in_prose(text: str) -> tuple[str, ...]:
     for span in spans:
         head = command_head("bash", span.strip().removeprefix("$ "))
         program = head.split()[0] if head else ""
-        from .scope import VOCABULARY  # the vocabulary decides whether prose named a tool
-
         if program in VOCABULARY and head not in heads:
             heads.append(head)
     return tuple(heads)
+
+
+def _founder(kind: LessonKind, episodes: Sequence[Surprise]) -> Surprise:
+    """The first episode of the lesson's own kind: what later surprises are compared with."""
+    wanted = CorrectionEpisode if kind is LessonKind.CORRECTION else ErrorEpisode
+    return next((e for e in episodes if isinstance(e, wanted)), episodes[0])
 
 
 def new_lesson(kind: LessonKind, episodes: Sequence[Surprise], now: float, *, strength: float,
@@ -213,10 +220,11 @@ def new_lesson(kind: LessonKind, episodes: Sequence[Surprise], now: float, *, st
     triggers, outcome = situation_of(kind, episodes)
     decision = classify(text, triggers, project_names=project_names)
     return Lesson(
-        id=lesson_id(kind, text if not by_model else deterministic_text(kind, episodes[:1]),
-                     episodes[0].uid),
+        # The id is taken from the deterministic text without its count, so that a model's
+        # wording (which may differ between runs) cannot change which lesson this is.
+        id=lesson_id(kind, _SEEN_TAIL.sub(".", deterministic_text(kind, episodes)), episodes[0].uid),
         kind=kind, text=text, scope=decision.scope, topics=decision.topics,
-        gist=episodes[0].text(), triggers=triggers, outcome=outcome,
+        gist=_founder(kind, episodes).text(), triggers=triggers, outcome=outcome,
         episodes=tuple(e.uid for e in episodes),
         provenance=tuple(hash_episode(e.uid) for e in episodes),
         strength=strength, strength_at=now, touched=now, seen=len(episodes), created=now,
@@ -232,7 +240,7 @@ def absorb(lesson: Lesson, episodes: Sequence[Surprise], now: float, gain_each: 
     text = lesson.text
     if not lesson.by_model:
         # Only the "(seen N times)" tail changes; rebuilding from the gist keeps the words stable.
-        text = re.sub(r"(?: \(seen \d+ times\))?\.$", f"{_seen(seen)}.", lesson.text, count=1)
+        text = _SEEN_TAIL.sub(f"{_seen(seen)}.", lesson.text, count=1)
     return replace(grown, text=text, seen=seen,
                    episodes=lesson.episodes + tuple(e.uid for e in episodes),
                    provenance=lesson.provenance + tuple(hash_episode(e.uid) for e in episodes))

@@ -573,3 +573,41 @@ class Reconciler:
         self._stats[0] += 1
         self._stats[2] += len(message)
         return message
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """A whole session run in memory: every message in wire order, and what each side learned."""
+
+    messages: list[bytes]
+    initiator_steps: list[ReconcileStep]
+    responder_steps: list[ReconcileStep]
+
+    @property
+    def round_trips(self) -> float:
+        return len(self.messages) / 2
+
+    def learned(self, initiator: bool) -> tuple[list[bytes], list[bytes], list[bytes]]:
+        """(have, need, withheld) of one side, concatenated over its steps in delivery order."""
+        steps = self.initiator_steps if initiator else self.responder_steps
+        return (
+            [k for s in steps for k in s.have],
+            [k for s in steps for k in s.need],
+            [k for s in steps for k in s.withheld],
+        )
+
+
+def run_in_memory(initiator: Reconciler, responder: Reconciler, max_messages: int = 10_000) -> Exchange:
+    """Run two reconcilers against each other without I/O (for tests, vectors and simulations)."""
+    message: bytes | None = initiator.initiate()
+    messages: list[bytes] = []
+    steps: tuple[list[ReconcileStep], list[ReconcileStep]] = ([], [])
+    turn = 1  # 0: the initiator reads, 1: the responder reads
+    while message is not None:
+        if len(messages) >= max_messages:
+            raise ReconcileUsageError(f"no end after {max_messages} messages")
+        messages.append(message)
+        step = (initiator, responder)[turn].reconcile(message)
+        steps[turn].append(step)
+        message, turn = step.reply, 1 - turn
+    return Exchange(messages, steps[0], steps[1])

@@ -60,7 +60,7 @@ _RUNNERS = {
 }
 _SUBCOMMAND = re.compile(r"^[a-z][a-z0-9\-]*$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_SHELL_TOOLS = frozenset({"bash", "shell", "sh", "run_command", "terminal", "exec"})
+SHELL_TOOLS = frozenset({"bash", "shell", "sh", "run_command", "terminal", "exec"})
 
 
 def command_head(tool: str, target: str) -> str:
@@ -70,7 +70,7 @@ def command_head(tool: str, target: str) -> str:
     ``command_head("Bash", "python -m pytest -x")`` → ``"pytest"``;
     ``command_head("Read", "/home/a/x.py")`` → ``"read"`` (for other tools, the tool name).
     """
-    if tool.lower() not in _SHELL_TOOLS:
+    if tool.lower() not in SHELL_TOOLS:
         return tool.lower()
     # The last command of a chain is usually the one that matters ("cd x && make test").
     segments = [s for s in re.split(r"&&|\|\||;|\n", target) if s.strip()]

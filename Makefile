@@ -1,0 +1,34 @@
+# Every target does its own set-up: a fresh clone needs only `make demo` or `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install test demo bench simulations experiment clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+demo: $(STAMP)
+	$(BIN)/commons demo
+
+# Benchmarks are not tests: they measure, print their figures and write them to .bench/.
+bench: $(STAMP)
+	mkdir -p .bench
+	@set -e; for script in tests/benchmarks/bench_*.py; do \
+		name=$$(basename $$script .py); \
+		echo "== $$name"; \
+		$(BIN)/python $$script --json > .bench/$$name.json; \
+		$(BIN)/python -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1])), indent=2))" .bench/$$name.json; \
+	done
+
+clean:
+	rm -rf $(VENV) .bench .pytest_cache .hypothesis

@@ -1,0 +1,29 @@
+"""Shared fixtures: an asyncio bridge for store tests, and homes for CLI tests."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import trio_asyncio
+
+from commons.home import Home
+
+SHARED_DIR = Path(os.environ.get("COMMONS_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared"))
+
+
+@pytest.fixture
+async def aio():
+    """Open the trio-asyncio loop that aiosqlite needs, as every commons process does."""
+    async with trio_asyncio.open_loop() as loop:
+        yield loop
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
+    """A fresh COMMONS_HOME for the test, set in the environment."""
+    root = tmp_path / "home"
+    monkeypatch.setenv("COMMONS_HOME", str(root))
+    monkeypatch.delenv("COMMONS_AT", raising=False)
+    return Home.from_environment()

@@ -1,0 +1,136 @@
+"""The CLI through its entry point: exit codes, --json shapes, one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from commons.cli import main
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_init_then_id_prints_two_distinct_lowercase_hex_keys(home, capsys):
+    assert run(capsys, "init")[0] == 0
+    code, out, _ = run(capsys, "id", "--json")
+    keys = json.loads(out)
+    assert code == 0 and set(keys) == {"author", "transport"}
+    for value in keys.values():
+        assert len(value) == 64 and value == value.lower() and int(value, 16) >= 0
+    assert keys["author"] != keys["transport"]
+
+
+def test_init_twice_fails_and_keeps_the_keys(home, capsys):
+    run(capsys, "init")
+    before = run(capsys, "id", "--json")[1]
+    code, _, err = run(capsys, "init")
+    assert code == 1 and err.startswith("commons: error: keys already exist")
+    assert run(capsys, "id", "--json")[1] == before
+
+
+def test_init_with_network_key_sets_it_in_config(home, capsys):
+    key = "ab" * 32
+    run(capsys, "init", "--network-key", key)
+    code, out, _ = run(capsys, "config", "--json")
+    assert code == 0 and json.loads(out)["network"]["key"] == key
+
+
+def test_bad_network_key_is_a_usage_error(home, capsys):
+    code, _, err = run(capsys, "init", "--network-key", "xyz")
+    assert code == 2 and "64 hex characters" in err
+
+
+def test_id_before_init_says_what_to_do(home, capsys):
+    code, _, err = run(capsys, "id")
+    assert code == 1 and "run `commons init` first" in err and "Traceback" not in err
+
+
+def test_unknown_command_is_a_usage_error(home, capsys):
+    code, _, err = run(capsys, "frobnicate")
+    assert code == 2 and "invalid choice" in err
+
+
+def test_bad_config_fails_naming_the_file_and_key(home, capsys):
+    run(capsys, "init")
+    home.config_file.write_text("[trust]\nrequired = 'many'\n")
+    code, _, err = run(capsys, "config")
+    assert code == 1 and str(home.config_file) in err and "trust.required" in err
+
+
+def test_bad_at_is_a_usage_error(home, capsys):
+    run(capsys, "init")
+    code, _, err = run(capsys, "--at", "yesterday", "config")
+    assert code in (0, 2)  # config does not read the clock; a command that does refuses it
+    code, _, err = run(capsys, "--at", "yesterday", "import", "-")
+    assert code == 2 and "not an ISO time" in err
+
+
+def test_export_import_round_trip_between_two_homes(tmp_path, monkeypatch, capsys):
+    from tests.test_store import KEY, lesson  # a signed lesson by a fixed key
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    for home in (a, b):
+        monkeypatch.setenv("COMMONS_HOME", str(home))
+        run(capsys, "init", "--network-key", "00" * 32)
+    signed = lesson(KEY, "pip install fails on a managed Python")
+    line = json.dumps({"type": "lesson", "id": signed.id.hex(), "body": signed.body.hex(), "signature": signed.signature.hex()})
+    (tmp_path / "in.jsonl").write_text(line + "\n" + "{not json\n")
+    monkeypatch.setenv("COMMONS_HOME", str(a))
+    code, out, _ = run(capsys, "--at", "2024-10-04", "import", str(tmp_path / "in.jsonl"), "--json")
+    report = json.loads(out)
+    assert code == 1 and report["accepted"] == 1 and report["refused"][0]["line"] == 2
+    code, exported, _ = run(capsys, "export")
+    assert code == 0 and json.loads(exported)["id"] == signed.id.hex()
+    (tmp_path / "export.jsonl").write_text(exported)
+    monkeypatch.setenv("COMMONS_HOME", str(b))
+    code, out, _ = run(capsys, "--at", "2024-10-04", "import", str(tmp_path / "export.jsonl"), "--json")
+    assert code == 0 and json.loads(out) == {"accepted": 1, "duplicates": 0, "refused": []}
+    code, out, _ = run(capsys, "store", "check", "--json")
+    assert code == 0 and json.loads(out)["ok"] and json.loads(out)["records_checked"] == 1
+
+
+def test_import_from_another_network_is_refused_with_reason(tmp_path, monkeypatch, capsys):
+    from tests.test_store import KEY, lesson
+
+    monkeypatch.setenv("COMMONS_HOME", str(tmp_path / "x"))
+    run(capsys, "init")  # the public network, not the test lessons' all-zero one
+    signed = lesson(KEY, "from elsewhere")
+    line = json.dumps({"type": "lesson", "id": signed.id.hex(), "body": signed.body.hex(), "signature": signed.signature.hex()})
+    (tmp_path / "in.jsonl").write_text(line + "\n")
+    code, out, _ = run(capsys, "--at", "2024-10-04", "import", str(tmp_path / "in.jsonl"), "--json")
+    assert code == 1 and "another network" in json.loads(out)["refused"][0]["reason"]
+
+
+def test_help_lists_every_command():
+    done = subprocess.run([sys.executable, "-m", "commons", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0
+    for command in ("init", "id", "config", "export", "import", "store", "demo"):
+        assert command in done.stdout
+
+
+@pytest.mark.parametrize("command", ["init", "id", "config", "export", "import", "store", "demo"])
+def test_every_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"])
+    assert exited.value.code == 0
+    assert "usage: commons" in capsys.readouterr().out
+
+
+def test_demo_json_names_every_node_for_scripts(tmp_path, capsys):
+    code, out, _ = run(capsys, "demo", "--dir", str(tmp_path / "demo"), "--json")
+    summary = json.loads(out)
+    assert code == 0 and len(summary["nodes"]) >= 2
+    for node in summary["nodes"]:
+        assert set(node) >= {"home", "public_key", "memory_folder"}
+        done = subprocess.run(
+            [sys.executable, "-m", "commons", "id", "--json"],
+            env={"COMMONS_HOME": node["home"], "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+        )
+        assert json.loads(done.stdout)["author"] == node["public_key"]
