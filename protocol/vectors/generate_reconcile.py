@@ -1,0 +1,183 @@
+"""Regenerate protocol/vectors/reconcile.json: range-based set reconciliation test vectors.
+
+    .venv/bin/python protocol/vectors/generate_reconcile.py          # rewrite the file
+    .venv/bin/python protocol/vectors/generate_reconcile.py --check  # exit 1 if it is out of date
+
+Every key is derived from a label with BLAKE3, so the output is byte-for-byte stable;
+tests/conformance/test_reconcile_vectors.py fails when the file and this script disagree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import blake3
+
+# Run as a plain script from a checkout: make the repository's `commons` importable without install.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from commons.core.reconcile import (  # noqa: E402
+    PROTOCOL_VERSION,
+    KeySet,
+    Reconciler,
+    fingerprint,
+    run_in_memory,
+)
+
+VECTORS_PATH = Path(__file__).with_name("reconcile.json")
+COMMAND = ".venv/bin/python protocol/vectors/generate_reconcile.py"
+
+COMMENT = (
+    "Range-based set reconciliation vectors for commons (spec: protocol/reconcile.md). A key is "
+    "33 bytes: a tag byte (0 revocation, 1 vouch, 2 lesson, 3 verification) then a 32-byte id. "
+    "Key j of a group {tag, label, count} is bytes([tag]) + BLAKE3(utf8(label + '/' + str(j))) for "
+    "j in 0..count-1; groups with withheld=true are keys held but not sent. fingerprints: keys (hex) "
+    "-> fingerprint (hex). exchanges: both sides build their sets from their groups and use params; "
+    "messages are in wire order, the first from the initiator, then alternating; steps list, per "
+    "side and in order, what each call to reconcile() reported (have / need / withheld, hex) and "
+    "whether the session was then over. invalid: messages a receiver holding the key set 'holder' "
+    "must refuse as the peer's fault. Regenerate with: " + COMMAND
+)
+
+
+def group_keys(group: dict[str, Any]) -> list[bytes]:
+    return [
+        bytes([group["tag"]]) + blake3.blake3(f"{group['label']}/{j}".encode()).digest()
+        for j in range(group["count"])
+    ]
+
+
+def build_keyset(groups: list[dict[str, Any]]) -> KeySet:
+    ks = KeySet()
+    for group in groups:
+        ks.update(group_keys(group), withheld=group.get("withheld", False))
+    return ks
+
+
+def _group(tag: int, label: str, count: int, withheld: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"tag": tag, "label": label, "count": count}
+    if withheld:
+        out["withheld"] = True
+    return out
+
+
+EXCHANGES: list[dict[str, Any]] = [
+    {"id": 1, "comment": "two empty sets: an empty IdList, answered by a final empty message",
+     "initiator": [], "responder": [], "params": {}},
+    {"id": 2, "comment": "identical small sets: one IdList, answered by a final empty message",
+     "initiator": [_group(2, "same", 5)], "responder": [_group(2, "same", 5)], "params": {}},
+    {"id": 3, "comment": "small sets differing both ways, under the IdList threshold after one split",
+     "initiator": [_group(2, "common", 20), _group(2, "only-initiator", 3)],
+     "responder": [_group(2, "common", 20), _group(3, "only-responder", 2)], "params": {}},
+    {"id": 4, "comment": "one side empty, 300 keys, minimum frame: Diffs cut at the frame limit",
+     "initiator": [], "responder": [_group(1, "vouches", 300)], "params": {"frame_size_limit": 2048}},
+    {"id": 5, "comment": "1000 common keys; a revocation and a lesson differ: revocation delivered first",
+     "initiator": [_group(2, "big", 600), _group(3, "big-v", 400), _group(2, "stale", 1)],
+     "responder": [_group(2, "big", 600), _group(3, "big-v", 400), _group(0, "revoke", 1)], "params": {}},
+    {"id": 6, "comment": "withheld keys: the peer reports them as withheld, never as need",
+     "initiator": [_group(2, "common", 30), _group(2, "refused", 2, withheld=True), _group(2, "mine", 1)],
+     "responder": [_group(2, "common", 30)], "params": {"branching": 4, "id_list_threshold": 4}},
+]
+
+
+def _hexes(keys: list[bytes]) -> list[str]:
+    return [k.hex() for k in keys]
+
+
+def exchange_vector(case: dict[str, Any]) -> dict[str, Any]:
+    params = case["params"]
+    exchange = run_in_memory(
+        Reconciler(build_keyset(case["initiator"]), **params),
+        Reconciler(build_keyset(case["responder"]), **params),
+    )
+
+    def steps(side: list[Any]) -> list[dict[str, Any]]:
+        return [
+            {"have": _hexes(s.have), "need": _hexes(s.need), "withheld": _hexes(s.withheld), "done": s.done}
+            for s in side
+        ]
+
+    return {
+        **case,
+        "messages": [m.hex() for m in exchange.messages],
+        "initiator_steps": steps(exchange.initiator_steps),
+        "responder_steps": steps(exchange.responder_steps),
+    }
+
+
+def fingerprint_vectors() -> list[dict[str, Any]]:
+    lessons = group_keys(_group(2, "fp", 5))
+    rid = bytes(range(32))
+    cases = [
+        ("empty set", []),
+        ("one key, all zero", [bytes(33)]),
+        ("one lesson key", lessons[:1]),
+        ("five lesson keys", lessons),
+        ("sum wraps modulo 2**264 to zero", [b"\xff" * 33, b"\x00" * 32 + b"\x01"]),
+        ("same id as a revocation", [b"\x00" + rid]),
+        ("same id as a lesson: the tag counts", [b"\x02" + rid]),
+    ]
+    return [
+        {"id": i, "comment": comment, "keys": _hexes(sorted(keys)), "fingerprint": fingerprint(keys).hex()}
+        for i, (comment, keys) in enumerate(cases, 1)
+    ]
+
+
+def invalid_vectors() -> list[dict[str, Any]]:
+    v = bytes([PROTOCOL_VERSION])
+    key = (b"\x02" + bytes(32)).hex()
+    cases = [
+        ("empty message", ""),
+        ("unknown protocol version", "02"),
+        ("truncated fingerprint", v.hex() + "0001" + "00" * 8),
+        ("unknown mode 9", v.hex() + "0009"),
+        ("bounds not increasing", v.hex() + "03020500" + "020200"),
+        ("range after the infinite bound", v.hex() + "0000" + "0000"),
+        ("bound longer than 33 bytes", v.hex() + "23" + "00" * 34 + "00"),
+        ("varint not in shortest form", v.hex() + "008100"),
+        ("IdList truncated", v.hex() + "000202" + key),
+        ("IdList keys not strictly ascending", v.hex() + "000202" + key + key + "00"),
+        ("IdList key below its range", v.hex() + "02010201" + key + "00"),
+        ("withheld position out of range", v.hex() + "000201" + key + "0101"),
+        ("IdList of 65 keys", v.hex() + "000241"),
+        ("Diff answering no IdList", v.hex() + "0003000000"),
+    ]
+    return [{"id": i, "comment": c, "holder": [key], "message": m, "result": "invalid"} for i, (c, m) in enumerate(cases, 1)]
+
+
+def build() -> dict[str, Any]:
+    return {
+        "_comment": COMMENT,
+        "protocol_version": PROTOCOL_VERSION,
+        "fingerprints": fingerprint_vectors(),
+        "exchanges": [exchange_vector(c) for c in EXCHANGES],
+        "invalid": invalid_vectors(),
+    }
+
+
+def render() -> str:
+    return json.dumps(build(), indent=1) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Regenerate the set reconciliation test vectors.")
+    parser.add_argument("--check", action="store_true", help="exit 1 if reconcile.json is out of date, write nothing")
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        current = VECTORS_PATH.read_text() if VECTORS_PATH.exists() else ""
+        if current != text:
+            print(f"{VECTORS_PATH} is out of date; run: {COMMAND}", file=sys.stderr)
+            return 1
+        return 0
+    VECTORS_PATH.write_text(text)
+    print(f"wrote {VECTORS_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

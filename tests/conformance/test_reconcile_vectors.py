@@ -1,0 +1,70 @@
+"""Every vector in protocol/vectors/reconcile.json holds, and the file matches its generator."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from commons.core.reconcile import KeySet, Reconciler, ReconcileProtocolError, fingerprint
+
+VECTORS_DIR = Path(__file__).resolve().parents[2] / "protocol" / "vectors"
+VECTORS = json.loads((VECTORS_DIR / "reconcile.json").read_text())
+
+
+def _generator() -> Any:
+    spec = importlib.util.spec_from_file_location("generate_reconcile", VECTORS_DIR / "generate_reconcile.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_vectors_file_is_what_the_generator_writes():
+    generator = _generator()
+    assert (VECTORS_DIR / "reconcile.json").read_text() == generator.render(), (
+        f"protocol/vectors/reconcile.json is out of date; run: {generator.COMMAND}"
+    )
+
+
+@pytest.mark.parametrize("case", VECTORS["fingerprints"], ids=lambda c: f"fp{c['id']}")
+def test_fingerprint_vector(case):
+    keys = [bytes.fromhex(k) for k in case["keys"]]
+    assert fingerprint(keys).hex() == case["fingerprint"]
+    if keys:
+        assert KeySet(keys).fingerprint_between(0, len(keys)).hex() == case["fingerprint"]
+
+
+def _step_record(step) -> dict[str, Any]:
+    return {
+        "have": [k.hex() for k in step.have],
+        "need": [k.hex() for k in step.need],
+        "withheld": [k.hex() for k in step.withheld],
+        "done": step.done,
+    }
+
+
+@pytest.mark.parametrize("case", VECTORS["exchanges"], ids=lambda c: f"exchange{c['id']}")
+def test_exchange_vector_replays_message_by_message(case):
+    generator = _generator()
+    sides = [Reconciler(generator.build_keyset(case[role]), **case["params"]) for role in ("initiator", "responder")]
+    messages = [bytes.fromhex(m) for m in case["messages"]]
+    assert sides[0].initiate() == messages[0]
+    steps: tuple[list[Any], list[Any]] = ([], [])
+    for i, message in enumerate(messages):
+        reader = (i + 1) % 2  # the responder reads the initiator's messages, and so on
+        step = sides[reader].reconcile(message)
+        steps[reader].append(_step_record(step))
+        expected = messages[i + 1] if i + 1 < len(messages) else None
+        assert step.reply == expected, f"reply to message {i}"
+    assert steps[0] == case["initiator_steps"]
+    assert steps[1] == case["responder_steps"]
+
+
+@pytest.mark.parametrize("case", VECTORS["invalid"], ids=lambda c: f"invalid{c['id']}")
+def test_invalid_message_vector_is_refused(case):
+    holder = Reconciler(KeySet(bytes.fromhex(k) for k in case["holder"]))
+    with pytest.raises(ReconcileProtocolError):
+        holder.reconcile(bytes.fromhex(case["message"]))
