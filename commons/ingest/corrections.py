@@ -48,7 +48,7 @@ _OPENING = re.compile(
       | nah\b
       | don'?t\b | dont\b | do\s+not\b | never\b
       | stop\b | wrong\b | incorrect\b | actually\b | instead\b | undo\b | revert\b | roll\s*back\b
-      | (?:that|this)(?:'s|\s+is|\s+was)\s+(?:not|wrong|incorrect|broken)\b
+      | (?:that|this)(?:'?s|\s+is|\s+was)\s+(?:not|wrong|incorrect|broken)\b
       | (?:that|this)\s+(?:isn'?t|wasn'?t)\b
       | not\s+(?:what\s+i|like\s+that|that\b|this\b|quite\b)
       | you\s+(?:broke|forgot|missed|didn'?t|did\s+not|shouldn'?t|should\s+not|were\s+supposed)\b
