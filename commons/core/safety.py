@@ -72,7 +72,7 @@ def imperative_sentences(text: str) -> list[str]:
         words = bare.split()
         if not words:
             continue
-        first = words[0].lower().rstrip(",:")
+        first = words[0].lower().rstrip(",:;.!?")
         if first in IMPERATIVE_OPENERS or _MODAL_OPENER.match(bare):
             found.append(sentence)
     return found
@@ -120,8 +120,8 @@ def _rewrite_sentence(sentence: str) -> str:
         words = " ".join(words)[modal.end():].split()
         if words and words[0].lower() == "to":
             words = words[1:]
-    while words and words[0].lower().rstrip(",") in (_DROPPED_OPENERS | _NEGATIVE_OPENERS | {"not"}):
-        head = words.pop(0).lower().rstrip(",")
+    while words and words[0].lower().rstrip(",;.!?") in (_DROPPED_OPENERS | _NEGATIVE_OPENERS | {"not"}):
+        head = words.pop(0).lower().rstrip(",;.!?")
         negative = negative or head in _NEGATIVE_OPENERS or head == "not"
     if not words:
         raise ImperativeText(
