@@ -82,7 +82,7 @@ async def test_check_finds_a_record_whose_body_was_altered(store):
     assert await record_store.check_invariants(store) == (1, [])
     altered = signed.body.replace(b"fails", b"works")
     async with store.transaction():
-        await store.execute("UPDATE records SET body = ? WHERE id = ?", (altered, signed.id))
+        await store.execute("UPDATE records SET body = ? WHERE key = ?", (altered, signed.key))
     checked, problems = await record_store.check_invariants(store)
     assert checked == 1 and "does not match" in problems[0]
 
