@@ -30,6 +30,7 @@ from blake3 import blake3
 
 from commons.core.hashing import episode_hash, evidence_hash
 from commons.core.records import (
+    MAX_BODY_BYTES,
     MAX_PARENTS,
     MAX_TOPIC_BYTES,
     MAX_TOPICS,
@@ -54,8 +55,7 @@ REGENERATE = ".venv/bin/python protocol/vectors/generate_records.py"
 
 COMMENT = (
     "Record vectors for commons (spec: protocol/PROTOCOL.md). Keys are Ed25519 key pairs from 32-byte "
-    "seeds: seed = SHA-256('commons record vector <name>') for the names 'author', 'other' and "
-    "'stranger'; keyed hashes use the secret SHA-256('commons record vector secret'). Every case is "
+    "seeds: seed = SHA-256('commons record vector <name>') for the names 'author' and 'other'; keyed hashes use the secret SHA-256('commons record vector secret'). Every case is "
     "judged by a receiver on network network_key_hex whose current UTC day is `today`, as if the sender "
     "had named id_hex as the record's id. body_hex is the record body as sent; signed_message_hex is "
     "signing[type] || BLAKE3-256(body) (the v1 domain tag of the type the body names, then the true "
@@ -78,7 +78,6 @@ def _seed(name: str) -> bytes:
 
 AUTHOR = nacl.signing.SigningKey(_seed("author"))
 OTHER = nacl.signing.SigningKey(_seed("other"))
-STRANGER = nacl.signing.SigningKey(_seed("stranger"))
 SECRET = _seed("secret")
 AUTHOR_PK = bytes(AUTHOR.verify_key)
 OTHER_PK = bytes(OTHER.verify_key)
@@ -266,7 +265,7 @@ def valid_cases(c: Cases) -> None:
     c.add("lesson: text of 1 byte", lesson(text="."))
     c.add(
         "lesson: text exactly 400 bytes of 3-byte CJK plus one ASCII byte",
-        lesson(text="依" * 133 + "。"[:0] + "x"),
+        lesson(text="依" * 133 + "x"),
     )
     c.add(
         "lesson: accents (NFC), CJK and emoji in text, topics and prediction",
@@ -290,7 +289,7 @@ def valid_cases(c: Cases) -> None:
     c.add("lesson: 15 parents (the largest fixarray)", lesson(parents=PARENTS[:15]))
     c.add("lesson: prediction parts of exactly 200 bytes", lesson(prediction=Prediction("s" * 200, "é" * 100)))
     c.add(
-        "lesson: the largest body a valid record can have (every field at its limit)",
+        "lesson: the largest body (every field at its limit; a uint32 created day would add 2 bytes)",
         lesson(
             text="é" * 200,
             topics=tuple(chr(ord("a") + i) * MAX_TOPIC_BYTES for i in range(MAX_TOPICS)),
@@ -392,7 +391,7 @@ def structure_cases(c: Cases) -> None:
         Problem.NON_CANONICAL,
     )
     c.add("non-canonical map: map16 header for the 13-entry body", Raw(pack(base, map16=True)), Problem.NON_CANONICAL, type_name="lesson")
-    prediction = dict(base)["prediction"]
+    prediction = prediction_of(base)
     c.add(
         "non-canonical map: map16 header for the prediction",
         replaced(base, "prediction", Raw(pack(prediction, map16=True))),
@@ -459,7 +458,10 @@ def value_cases(c: Cases) -> None:
         Problem.OVERSIZE,
     )
     c.add("oversize: reason of 281 bytes", replaced(pairs(revocation()), "reason", "r" * 281), Problem.OVERSIZE)
-    c.add("oversize: a body of 4097 bytes", replaced(base, "text", "a" * 3887), Problem.OVERSIZE)
+    # Text is at most 400 bytes, so no valid record comes near MAX_BODY_BYTES; this body is built to
+    # be one byte over it, with the 3-byte str16 header of a long text.
+    text_bytes = MAX_BODY_BYTES + 1 - (len(pack(replaced(base, "text", ""))) - 1 + 3)
+    c.add("oversize: a body of 4097 bytes", replaced(base, "text", "a" * text_bytes), Problem.OVERSIZE)
     c.add("unknown version: v 2", replaced(base, "v", 2), Problem.UNKNOWN_VERSION)
     c.add("unknown version: v 0", replaced(pairs(vouch()), "v", 0), Problem.UNKNOWN_VERSION)
     c.add("unknown type: 'poll'", replaced(pairs(vouch()), "type", "poll"), Problem.UNKNOWN_TYPE)
