@@ -25,18 +25,13 @@ import blake3
 
 from .episode import CorrectionEpisode, ErrorEpisode
 from .safety import SafetyError, check_observation, contains_injection, strip_injections
-from .scope import VOCABULARY, Scope, classify, command_head
+from .records import LessonKind, Scope
+from .scope import VOCABULARY, classify, command_head
 
 DAY = 86400.0
 
 Surprise = ErrorEpisode | CorrectionEpisode
 WriteText = Callable[[Sequence[Surprise]], str]
-
-
-class LessonKind(enum.Enum):
-    CORRECTION = "correction"  # the person corrected the agent
-    ERROR = "error"  # a failure the agent met more than once
-    INSIGHT = "insight"  # stated by a model or the owner; sleep's deterministic path never makes one
 
 
 class LessonStatus(enum.Enum):

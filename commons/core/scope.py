@@ -13,18 +13,13 @@ vocabulary of common developer tools plus the program names of the commands its 
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .embed import tokenize
+from .records import Scope
 from .safety import looks_private
-
-
-class Scope(enum.Enum):
-    LOCAL = "local"  # about this person, project or machine; never published
-    SHARED = "shared"  # about a tool, library, version or platform anyone may meet
 
 
 VOCABULARY = frozenset(
