@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 COMPONENT_MODULES = (
     "commons.store.records",
     "commons.store.settings",
+    "commons.store.episodes",
 )
 
 

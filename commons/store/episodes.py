@@ -1,0 +1,175 @@
+"""Episodes and the transcripts they came from, in the database.
+
+An episode row holds the episode's fields as JSON (the dataclasses of ``commons.core.episode``),
+keyed by kind and uid so that reading a transcript again replaces, never duplicates. A session
+episode is rewritten as its transcript grows; error and correction episodes never change.
+
+The ``transcripts`` table remembers, per transcript file, where the last read stopped and the
+parser's resumable state, so a growing session is read from where it left off.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from commons.core.episode import (
+    CorrectionEpisode,
+    Episode,
+    EpisodeKind,
+    ErrorEpisode,
+    SessionEpisode,
+    ToolCall,
+)
+from commons.store.db import Store
+
+COMPONENT = "episodes"
+MIGRATIONS = (
+    (
+        """CREATE TABLE episodes (
+            key TEXT PRIMARY KEY,            -- kind:uid
+            kind TEXT NOT NULL,
+            uid TEXT NOT NULL,
+            session TEXT NOT NULL,
+            at REAL NOT NULL,                -- when it happened
+            data TEXT NOT NULL,              -- the episode's fields, JSON
+            transcript TEXT NOT NULL,        -- the archive key of its source
+            ingested_at REAL NOT NULL,
+            archived_at REAL                 -- set when decay archived it
+        )""",
+        "CREATE INDEX episodes_by_time ON episodes (at)",
+        "CREATE INDEX episodes_by_kind ON episodes (kind, at)",
+        """CREATE TABLE transcripts (
+            path TEXT PRIMARY KEY,
+            archive_key TEXT NOT NULL,
+            size INTEGER NOT NULL,           -- bytes consumed so far
+            state TEXT NOT NULL,             -- the parser's resumable state, JSON
+            read_at REAL NOT NULL
+        )""",
+    ),
+)
+
+_CLASSES: dict[EpisodeKind, type] = {
+    EpisodeKind.SESSION: SessionEpisode,
+    EpisodeKind.ERROR: ErrorEpisode,
+    EpisodeKind.CORRECTION: CorrectionEpisode,
+}
+
+
+def episode_to_json(episode: Episode) -> dict[str, Any]:
+    data = {f.name: getattr(episode, f.name) for f in dataclasses.fields(episode) if f.init}
+    if isinstance(episode, SessionEpisode):
+        data["calls"] = [[c.tool, c.target] for c in episode.calls]
+        data["tool_counts"] = [list(pair) for pair in episode.tool_counts]
+        data["asked"] = list(episode.asked)
+    return data
+
+
+def episode_from_json(kind: EpisodeKind, data: dict[str, Any]) -> Episode:
+    if kind is EpisodeKind.SESSION:
+        data = dict(
+            data,
+            calls=tuple(ToolCall(tool, target) for tool, target in data.get("calls", ())),
+            tool_counts=tuple((tool, count) for tool, count in data.get("tool_counts", ())),
+            asked=tuple(data.get("asked", ())),
+        )
+    return _CLASSES[kind](**data)
+
+
+def episode_key(episode: Episode) -> str:
+    return f"{episode.kind.value}:{episode.uid}"
+
+
+@dataclass(frozen=True)
+class StoredEpisode:
+    episode: Episode
+    transcript: str
+    ingested_at: float
+    archived_at: float | None
+
+    @property
+    def key(self) -> str:
+        return episode_key(self.episode)
+
+
+async def put_episodes(store: Store, episodes: Iterable[Episode], *, transcript: str, now: float) -> int:
+    """Insert or replace episodes (inside the caller's transaction); returns how many were new."""
+    rows = [
+        (
+            episode_key(e),
+            e.kind.value,
+            e.uid,
+            e.session,
+            e.at,
+            json.dumps(episode_to_json(e), ensure_ascii=False),
+            transcript,
+            now,
+        )
+        for e in episodes
+    ]
+    if not rows:
+        return 0
+    known = await _existing(store, [row[0] for row in rows])
+    await store.executemany(
+        """INSERT INTO episodes (key, kind, uid, session, at, data, transcript, ingested_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (key) DO UPDATE SET at = excluded.at, data = excluded.data""",
+        rows,
+    )
+    return sum(1 for row in rows if row[0] not in known)
+
+
+async def _existing(store: Store, keys: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    for start in range(0, len(keys), 500):
+        chunk = list(keys[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        found.update(r[0] for r in await store.fetchall(f"SELECT key FROM episodes WHERE key IN ({marks})", chunk))
+    return found
+
+
+async def load_episodes(
+    store: Store,
+    *,
+    kinds: Iterable[EpisodeKind] | None = None,
+    since: float | None = None,
+    include_archived: bool = False,
+    limit: int | None = None,
+) -> list[StoredEpisode]:
+    """Episodes in time order, optionally of some kinds, since a time, live ones only by default."""
+    where, params = [], []
+    if kinds is not None:
+        kinds = list(kinds)
+        where.append(f"kind IN ({','.join('?' * len(kinds))})")
+        params += [k.value for k in kinds]
+    if since is not None:
+        where.append("at >= ?")
+        params.append(since)
+    if not include_archived:
+        where.append("archived_at IS NULL")
+    sql = "SELECT kind, data, transcript, ingested_at, archived_at FROM episodes"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY at, key"
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    rows = await store.fetchall(sql, params)
+    return [
+        StoredEpisode(episode_from_json(EpisodeKind(kind), json.loads(data)), transcript, ingested, archived)
+        for kind, data, transcript, ingested, archived in rows
+    ]
+
+
+async def mark_archived(store: Store, keys: Iterable[str], now: float) -> None:
+    """Decay archived these episodes (inside the caller's transaction)."""
+    await store.executemany("UPDATE episodes SET archived_at = ? WHERE key = ? AND archived_at IS NULL",
+                            [(now, key) for key in keys])
+
+
+async def counts_by_kind(store: Store) -> dict[str, int]:
+    counts = {kind.value: 0 for kind in EpisodeKind}
+    counts.update(dict(await store.fetchall("SELECT kind, count(*) FROM episodes GROUP BY kind")))
+    return counts
