@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "commons.cli.identity",
     "commons.cli.records",
     "commons.cli.store",
+    "commons.cli.ingest",
     "commons.cli.demo",
 )
 

@@ -1,0 +1,213 @@
+"""`commons ingest`, `commons archive`, `commons episodes`: transcripts in, what was kept, what was learned from."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from commons.cli.context import Context, add_json_flag, emit
+from commons.clock import format_time
+from commons.core.episode import CorrectionEpisode, Episode, EpisodeKind, ErrorEpisode, SessionEpisode
+from commons.errors import CommonsError
+
+PROGRESS_FROM = 20  # transcripts: fewer are read too fast for a progress line to help
+DEFAULT_LIMIT = 20
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    ingest = subparsers.add_parser(
+        "ingest",
+        help="read agent transcripts into episodes",
+        description=(
+            "Read Claude Code transcripts (JSONL) into episodes: one per session, one per failed tool "
+            "call, one per correction by the person. Each PATH is a transcript or a folder searched "
+            "for **/*.jsonl; without PATH, the [ingest] roots of the config (default "
+            "~/.claude/projects). Reading again adds nothing; a transcript that grew is read from "
+            "where the last read stopped. Every transcript is archived, compressed, in the data "
+            "folder (see `commons archive`). Exits 1 if a file could not be read (the others are read)."
+        ),
+    )
+    ingest.add_argument("paths", nargs="*", metavar="PATH", help="a transcript or a folder of them")
+    add_json_flag(ingest)
+    ingest.set_defaults(handler=cmd_ingest)
+
+    archive = subparsers.add_parser(
+        "archive",
+        help="list the archived transcripts",
+        description=(
+            "List the transcripts kept in the data folder's archive: key, original path, bytes, "
+            "bytes stored after compression and chunks, with totals."
+        ),
+    )
+    add_json_flag(archive)
+    archive.set_defaults(handler=cmd_archive)
+
+    episodes = subparsers.add_parser(
+        "episodes",
+        help="list the episodes taken from transcripts",
+        description="List the most recent episodes (oldest of them first): sessions, errors, corrections.",
+    )
+    episodes.add_argument("--kind", choices=[k.value for k in EpisodeKind], help="only episodes of this kind")
+    episodes.add_argument(
+        "--limit", type=int, default=DEFAULT_LIMIT, metavar="N",
+        help=f"show the N most recent (default {DEFAULT_LIMIT}; 0 shows all)",
+    )  # fmt: skip
+    add_json_flag(episodes)
+    episodes.set_defaults(handler=cmd_episodes)
+
+
+# -- ingest ---------------------------------------------------------------------------------------
+
+
+async def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
+    import trio
+
+    from commons.ingest.archive import Archive, ArchiveError
+    from commons.ingest.ingester import discover, ingest_paths
+
+    roots = args.paths or list(ctx.config.ingest.roots)
+    paths = discover(roots)
+    # A PATH named on the command line that is not there is reported like any unreadable file.
+    paths += [Path(p) for p in args.paths if not Path(p).expanduser().exists()]
+    progress = _ProgressLine() if sys.stderr.isatty() and len(paths) >= PROGRESS_FROM else None
+    now = ctx.now()
+    try:
+        archive = await trio.to_thread.run_sync(Archive, ctx.home.archive_dir)
+        async with await ctx.open_store() as store:
+            report = await ingest_paths(store, archive, paths, now, progress=progress)
+    except ArchiveError as error:
+        raise CommonsError(f"the archive in {ctx.home.archive_dir} is damaged: {error}") from None
+    finally:
+        if progress is not None:
+            progress.close()
+    for bad in report.unreadable:
+        print(f"commons: cannot read {bad.path}: {bad.reason}", file=sys.stderr)
+    if not paths and not args.paths:
+        print(f"commons: no transcripts found under {', '.join(roots)}", file=sys.stderr)
+
+    def text() -> str:
+        new = report.episodes
+        line = (
+            f"read {report.transcripts} transcript{'s' * (report.transcripts != 1)} "
+            f"({report.bytes_read / 1e6:.1f} MB new): {new['session']} new sessions, "
+            f"{new['error']} errors, {new['correction']} corrections"
+        )
+        if report.skipped_lines:
+            line += f"; {report.skipped_lines} malformed lines skipped"
+        if report.rewritten:
+            line += f"; {len(report.rewritten)} rewritten in place, read again"
+        return line
+
+    emit(args, report.to_json(), text)
+    return 1 if report.unreadable else 0
+
+
+class _ProgressLine:
+    """`\\r`-redrawn progress on stderr (a terminal only; the caller checks)."""
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        sys.stderr.write(f"\rreading transcripts: {done}/{total} ({100 * done // max(total, 1)}%)")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+
+
+# -- archive --------------------------------------------------------------------------------------
+
+
+def cmd_archive(ctx: Context, args: argparse.Namespace) -> int:
+    from commons.ingest.archive import Archive, ArchiveError
+
+    folder = ctx.home.archive_dir
+    try:
+        entries = Archive(folder).entries() if folder.exists() else []
+    except ArchiveError as error:
+        raise CommonsError(f"the archive in {folder} is damaged: {error}") from None
+    rows = [
+        {
+            "key": e.key, "original_path": e.original_path, "bytes": e.size, "stored_bytes": e.stored_size,
+            "chunks": len(e.chunks), "generations": e.generations,
+        }  # fmt: skip
+        for e in entries
+    ]
+    totals = {
+        "transcripts": len(rows),
+        "bytes": sum(r["bytes"] for r in rows),
+        "stored_bytes": sum(r["stored_bytes"] for r in rows),
+        "chunks": sum(r["chunks"] for r in rows),
+    }
+
+    def text() -> str:
+        lines = [f"{r['bytes']:>12,} {r['stored_bytes']:>11,} {r['chunks']:>4}  {r['key']}" for r in rows]
+        ratio = totals["bytes"] / totals["stored_bytes"] if totals["stored_bytes"] else 0
+        lines.append(
+            f"{totals['transcripts']} transcripts, {totals['bytes']:,} bytes kept in {totals['stored_bytes']:,} "
+            f"({ratio:.1f}x smaller), {totals['chunks']} chunks, in {folder}"
+        )
+        return "\n".join(["       bytes      stored chunks key", *lines] if rows else lines)
+
+    emit(args, {"folder": str(folder), "transcripts": rows, "totals": totals}, text)
+    return 0
+
+
+# -- episodes -------------------------------------------------------------------------------------
+
+
+async def cmd_episodes(ctx: Context, args: argparse.Namespace) -> int:
+    from commons.store import episodes as episode_store
+
+    if args.limit < 0:
+        raise CommonsError("--limit must be 0 (all) or more")
+    kinds = [EpisodeKind(args.kind)] if args.kind else None
+    async with await ctx.open_store() as store:
+        since = await _cutoff(store, args.kind, args.limit) if args.limit else None
+        stored = await episode_store.load_episodes(store, kinds=kinds, since=since)
+    if args.limit:
+        stored = stored[-args.limit :]
+    data = []
+    for item in stored:
+        fields = episode_store.episode_to_json(item.episode)
+        fields["at"] = format_time(item.episode.at)
+        if isinstance(item.episode, SessionEpisode):
+            fields["ended_at"] = format_time(item.episode.ended_at)
+        data.append({"kind": item.episode.kind.value, **fields, "transcript": item.transcript})
+    emit(
+        args,
+        {"episodes": data},
+        lambda: "\n".join(_line(s.episode) for s in stored) or "no episodes yet: run `commons ingest`",
+    )
+    return 0
+
+
+async def _cutoff(store, kind: str | None, limit: int) -> float | None:
+    """The time of the `limit`-th most recent live episode: listing from it on shows the latest
+    `limit` without loading the rest."""
+    where = "archived_at IS NULL" + (" AND kind = ?" if kind else "")
+    return await store.scalar(
+        f"SELECT at FROM episodes WHERE {where} ORDER BY at DESC LIMIT 1 OFFSET ?",
+        ([kind] if kind else []) + [limit - 1],
+    )
+
+
+def _line(episode: Episode) -> str:
+    if isinstance(episode, ErrorEpisode):
+        what = f"{episode.tool} {_clip(episode.target, 50)}: {episode.failure}"
+    elif isinstance(episode, CorrectionEpisode):
+        what = f"{_clip(episode.said, 80)!r}" + (" (rejecting a tool call)" if episode.via_rejection else "")
+    else:
+        calls = sum(n for _, n in episode.tool_counts)
+        asked = episode.asked[0] if episode.asked else "(no request)"
+        what = f"{_clip(asked, 70)!r}, {calls} tool calls" + (", subagent" if episode.sidechain else "")
+    return f"{format_time(episode.at)}  {episode.kind.value:<10}  {_clip(what, 140)}"
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,278 @@
+"""Ingest: transcripts on disk → parsed episodes in the store, raw bytes in the archive.
+
+The orchestration around the sans-I/O reader (`claude_code.parse`) and the archive. Used by
+`commons ingest` and, later, by the daemon's watcher, which calls `ingest_paths` every few seconds
+on the transcripts that changed. For each transcript:
+
+1. The store's ``transcripts`` row says where the last read stopped (the parser's state, whose
+   ``offset`` is the bytes consumed) and under which archive key its bytes are kept.
+2. A worker thread opens the file, checks the head fingerprint (`is_rewritten`: it shrank, or its
+   first bytes changed), and reads only the bytes past the offset, so re-reading a growing session
+   costs its new bytes, not its length. A rewritten transcript starts a new archive generation
+   and is read from scratch; its episodes keep their uids, so nothing is counted twice.
+3. The bytes the parser consumed (complete lines) are appended to the archive *before* the store
+   records the new offset: a crash in between re-reads bytes the archive already holds, which
+   `Archive.append` skips, so nothing is lost or duplicated.
+4. Episodes and the new state go to the store in one transaction per batch of transcripts.
+
+A file that cannot be read (vanished, no permission) is reported by name and the others go on.
+Malformed lines are the parser's to skip and count. The archive's own failures (`ArchiveError`:
+our data folder, not the transcript) stop the run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trio
+from blake3 import blake3
+
+from commons.core.episode import Episode, EpisodeKind, SessionEpisode
+from commons.ingest.archive import Archive
+from commons.ingest.claude_code import ParseState, StateError, is_rewritten, parse
+from commons.store import episodes as episode_store
+from commons.store.db import Store
+
+READ_CHUNK = 8 * 1024 * 1024  # bytes handed to the parser at a time: bounds memory on huge files
+BATCH_FILES = 64  # transcripts looked up, and at most committed, together
+BATCH_BYTES = 32 * 1024 * 1024  # commit once this many bytes were read, even mid-batch
+KEY_PREFIX = "claude_code"
+
+Progress = Callable[[int, int], None]  # (transcripts done, transcripts in all)
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    path: str
+    reason: str  # the operating system's words, e.g. "Permission denied"
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    transcripts: int  # transcripts read (whether or not they had new bytes)
+    skipped_lines: int  # malformed lines met in this run
+    new_episodes: tuple[tuple[str, int], ...]  # (kind, episodes new to the store), every kind
+    bytes_read: int  # transcript bytes read past the stored offsets (head checks not counted)
+    rewritten: tuple[str, ...] = ()  # transcripts rewritten in place, read again from scratch
+    unreadable: tuple[Unreadable, ...] = ()
+
+    @property
+    def episodes(self) -> dict[str, int]:
+        return dict(self.new_episodes)
+
+    def to_json(self) -> dict:
+        return {
+            "transcripts": self.transcripts,
+            "skipped_lines": self.skipped_lines,
+            "episodes": self.episodes,
+            "bytes_read": self.bytes_read,
+            "rewritten": list(self.rewritten),
+            "unreadable": [{"path": u.path, "reason": u.reason} for u in self.unreadable],
+        }
+
+
+def discover(roots: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Every ``*.jsonl`` under the roots (subagent files included), and each root that is a file.
+    Roots that do not exist are passed over (``~/.claude/projects`` on a machine without Claude
+    Code); `~` is expanded. Paths come back absolute, each once, in a stable order."""
+    found: dict[Path, None] = {}
+    for root in roots:
+        base = Path(root).expanduser()
+        if base.is_file():
+            found[_absolute(base)] = None
+        elif base.is_dir():
+            for path in sorted(base.rglob("*.jsonl")):
+                if path.is_file():
+                    found[_absolute(path)] = None
+    return list(found)
+
+
+def _absolute(path: Path) -> Path:
+    return Path(os.path.abspath(path))  # "a/../b" and "b" are one transcript; symlinks are kept
+
+
+def archive_key(path: Path) -> str:
+    """The archive key of a transcript: stable across reads, readable, and unique in practice.
+
+    ``claude_code/<project folder>/<file>``; a subagent file in a ``subagents`` folder keeps its
+    session folder too (``claude_code/<session>/subagents/agent-<id>.jsonl``), as its short agent
+    id alone could repeat across sessions."""
+    parts = path.parts
+    depth = 3 if len(parts) >= 3 and parts[-2] == "subagents" else 2
+    return "/".join((KEY_PREFIX, *parts[-depth:]))
+
+
+async def ingest_paths(
+    store: Store,
+    archive: Archive,
+    paths: Sequence[str | os.PathLike[str]],
+    now: float,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Read each transcript's new bytes into episodes (store) and raw bytes (archive)."""
+    unique = list(dict.fromkeys(_absolute(Path(p).expanduser()) for p in paths))
+    tally = _Tally()
+    done = 0
+    for start in range(0, len(unique), BATCH_FILES):
+        batch = unique[start : start + BATCH_FILES]
+        known, taken = await _look_up(store, batch)
+        reads: list[_Read] = []
+        pending_bytes = 0
+        for path in batch:
+            prior = known.get(str(path))
+            key = prior[0] if prior else _free_key(path, taken)
+            taken[key] = str(path)
+            read = await trio.to_thread.run_sync(_read_transcript, path, key, prior, archive)
+            reads.append(read)
+            pending_bytes += read.bytes_read
+            done += 1
+            if progress is not None:
+                progress(done, len(unique))
+            if pending_bytes >= BATCH_BYTES:
+                await _commit(store, reads, now, tally)
+                reads, pending_bytes = [], 0
+        await _commit(store, reads, now, tally)
+    return tally.report()
+
+
+# -- one transcript, in a worker thread -------------------------------------------------------
+
+
+@dataclass
+class _Read:
+    path: str
+    key: str
+    state: ParseState | None = None  # None: nothing to record (unreadable, or nothing new)
+    surprises: list[Episode] = field(default_factory=list)
+    session: SessionEpisode | None = None
+    skipped: int = 0
+    bytes_read: int = 0
+    rewritten: bool = False
+    error: str | None = None
+
+
+def _read_transcript(path: Path, key: str, prior: tuple[str, str] | None, archive: Archive) -> _Read:
+    """Blocking: read the bytes of `path` past its stored offset, parse them, archive them."""
+    out = _Read(str(path), key)
+    state = _saved_state(prior)
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if prior is not None and (state is None or is_rewritten(state, size, handle.read(state.head_len))):
+                out.rewritten, state = True, None  # rewritten in place (or a state we cannot read)
+                archive.restart(key)
+            offset = state.offset if state is not None else 0
+            if prior is not None and not out.rewritten and size == offset:
+                return out  # nothing new: the common case for a watcher
+            handle.seek(offset)
+            pending = b""
+            while chunk := handle.read(READ_CHUNK):
+                out.bytes_read += len(chunk)
+                pending = pending + chunk if pending else chunk
+                result = parse(pending, state, session_hint=path.stem)
+                if result.consumed_bytes:
+                    archive.append(
+                        key, pending[: result.consumed_bytes], result.state.offset - result.consumed_bytes,
+                        original_path=str(path),
+                    )  # fmt: skip
+                out.surprises += [e for e in result.episodes if not isinstance(e, SessionEpisode)]
+                out.session = result.session or out.session
+                out.skipped += result.skipped_lines
+                state, pending = result.state, pending[result.consumed_bytes :]
+    except OSError as error:
+        return _Read(str(path), key, error=error.strerror or str(error))
+    out.state = state if state is not None else ParseState(hint=path.stem)
+    return out
+
+
+def _saved_state(prior: tuple[str, str] | None) -> ParseState | None:
+    if prior is None:
+        return None
+    try:
+        return ParseState.from_json(prior[1])
+    except StateError:  # saved by an older commons, or damaged: reading again from scratch is safe
+        return None
+
+
+# -- the store ----------------------------------------------------------------------------------
+
+
+async def _look_up(store: Store, batch: list[Path]) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """The stored (archive key, state) of each known path, and which of the keys the new paths
+    would take are already in use by another path."""
+    marks = ",".join("?" * len(batch))
+    rows = await store.fetchall(
+        f"SELECT path, archive_key, state FROM transcripts WHERE path IN ({marks})", [str(p) for p in batch]
+    )
+    known = {path: (key, state) for path, key, state in rows}
+    wanted = list({archive_key(p) for p in batch if str(p) not in known})
+    taken: dict[str, str] = {}
+    if wanted:
+        rows = await store.fetchall(
+            f"SELECT archive_key, path FROM transcripts WHERE archive_key IN ({','.join('?' * len(wanted))})",
+            wanted,
+        )
+        taken = dict(rows)
+    return known, taken
+
+
+def _free_key(path: Path, taken: dict[str, str]) -> str:
+    """`archive_key(path)`, or, when another file already holds it (two copies of one project
+    folder), that key with a hash of the full path: two files never share an archive."""
+    key = archive_key(path)
+    if taken.get(key, str(path)) == str(path):
+        return key
+    return f"{key}#{blake3(str(path).encode()).hexdigest()[:12]}"
+
+
+async def _commit(store: Store, reads: list[_Read], now: float, tally: _Tally) -> None:
+    changed = [r for r in reads if r.state is not None]
+    if changed:
+        async with store.transaction():
+            for read in changed:
+                for kind, episodes in _by_kind(read).items():
+                    tally.new[kind] += await episode_store.put_episodes(
+                        store, episodes, transcript=read.key, now=now
+                    )
+            await store.executemany(
+                """INSERT INTO transcripts (path, archive_key, size, state, read_at) VALUES (?, ?, ?, ?, ?)
+                   ON CONFLICT (path) DO UPDATE SET archive_key = excluded.archive_key,
+                     size = excluded.size, state = excluded.state, read_at = excluded.read_at""",
+                [(r.path, r.key, r.state.offset, r.state.to_json(), now) for r in changed if r.state],
+            )
+    for read in reads:
+        tally.add(read)
+
+
+def _by_kind(read: _Read) -> dict[str, list[Episode]]:
+    groups: dict[str, list[Episode]] = {}
+    for episode in [*read.surprises, *([read.session] if read.session else [])]:
+        groups.setdefault(episode.kind.value, []).append(episode)
+    return groups
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.new = {kind.value: 0 for kind in EpisodeKind}
+        self.transcripts = self.skipped = self.bytes_read = 0
+        self.rewritten: list[str] = []
+        self.unreadable: list[Unreadable] = []
+
+    def add(self, read: _Read) -> None:
+        if read.error is not None:
+            self.unreadable.append(Unreadable(read.path, read.error))
+            return
+        self.transcripts += 1
+        self.skipped += read.skipped
+        self.bytes_read += read.bytes_read
+        if read.rewritten:
+            self.rewritten.append(read.path)
+
+    def report(self) -> IngestReport:
+        return IngestReport(
+            transcripts=self.transcripts, skipped_lines=self.skipped, new_episodes=tuple(self.new.items()),
+            bytes_read=self.bytes_read, rewritten=tuple(self.rewritten), unreadable=tuple(self.unreadable),
+        )  # fmt: skip
