@@ -75,7 +75,7 @@ class IngestReport:
 
 
 def discover(roots: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Every ``*.jsonl`` under the roots (subagent files included), and each root that is a file.
+    """Every ``*.jsonl`` file under the roots (subagent files included), and each root that is a file.
     Roots that do not exist are passed over (``~/.claude/projects`` on a machine without Claude
     Code); `~` is expanded. Paths come back absolute, each once, in a stable order."""
     found: dict[Path, None] = {}
@@ -85,7 +85,8 @@ def discover(roots: Iterable[str | os.PathLike[str]]) -> list[Path]:
             found[_absolute(base)] = None
         elif base.is_dir():
             for path in sorted(base.rglob("*.jsonl")):
-                if path.is_file():
+                # A dangling link is kept, to be reported unreadable; a fifo would block a read.
+                if path.is_file() or (path.is_symlink() and not path.exists()):
                     found[_absolute(path)] = None
     return list(found)
 
