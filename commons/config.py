@@ -126,6 +126,9 @@ class TrustConfig:
     max_per_voucher: int = 2  # keys reachable only through one voucher that may count for one lesson
     revocation_authorities: tuple[str, ...] = ()
     revocation_threshold: int = 2
+    # How many of a lesson's latest counted outcomes decide whether it is common (fade-out); the
+    # window is never narrower than `required`, so promotion stays possible (docs/trust.md).
+    recent_window: int = 10
 
     def __post_init__(self) -> None:
         _check("required", lambda: _at_least("required", self.required, 1))
@@ -137,6 +140,7 @@ class TrustConfig:
         _check("max_depth", lambda: _at_least("max_depth", self.max_depth, 0))
         _check("max_per_voucher", lambda: _at_least("max_per_voucher", self.max_per_voucher, 1))
         _check("revocation_threshold", lambda: _at_least("revocation_threshold", self.revocation_threshold, 1))
+        _check("recent_window", lambda: _at_least("recent_window", self.recent_window, 1))
 
 
 @dataclass(frozen=True)
