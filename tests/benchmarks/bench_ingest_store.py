@@ -1,0 +1,128 @@
+"""Ingest throughput end to end: `ingest_paths` (read, parse, archive, store) on one core.
+
+Synthesises >= 100 MB of transcripts with the generator of bench_ingest.py, pins the process to one
+CPU (os.sched_setaffinity), and measures three runs against a fresh store and archive:
+
+- whole:   every transcript read once, complete (the first `commons ingest` of a machine);
+- growing: every transcript written in 4 pieces, ingested after each (the daemon's watcher);
+           bytes_read must equal the file sizes plus the partial lines carried over: no re-reading;
+- idle:    one more pass over the unchanged transcripts (what a watcher's poll costs).
+
+    .venv/bin/python tests/benchmarks/bench_ingest_store.py            # figures for a person
+    .venv/bin/python tests/benchmarks/bench_ingest_store.py --json     # the same, for a script
+    .venv/bin/python tests/benchmarks/bench_ingest_store.py --mb 20    # a quicker, smaller run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from commons.ingest.archive import Archive  # noqa: E402
+from commons.ingest.ingester import IngestReport, ingest_paths  # noqa: E402
+from commons.runtime import run as run_trio  # noqa: E402
+from commons.store.db import Store  # noqa: E402
+from tests.benchmarks.bench_ingest import synthesise  # noqa: E402
+
+GOAL_MB_S = 20
+
+
+def _pin_one_core() -> str:
+    try:
+        cpu = min(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpu})
+        return f"cpu {cpu} (sched_setaffinity)"
+    except (AttributeError, OSError):
+        return "not pinned (no sched_setaffinity here)"
+
+
+def _ingest(folder: Path, rounds: list[list[Path]]) -> tuple[list[IngestReport], float, float]:
+    """Ingest each round of paths into a fresh store and archive; wall and CPU seconds of the lot."""
+
+    async def go() -> list[IngestReport]:
+        async with await Store.open(folder / "commons.db") as store:
+            archive = Archive(folder / "archive")
+            return [await ingest_paths(store, archive, paths, now=float(n)) for n, paths in enumerate(rounds)]
+
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    reports = run_trio(go)
+    return reports, time.perf_counter() - wall0, time.process_time() - cpu0
+
+
+def run(mb: int) -> dict:
+    pinned = _pin_one_core()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        src = tmp_path / "transcripts"
+        src.mkdir()
+        paths = synthesise(src, mb * 1024 * 1024)
+        total = sum(p.stat().st_size for p in paths)
+
+        (whole,), wall, cpu = _ingest(tmp_path / "whole", [paths])
+        assert whole.bytes_read == total
+
+        # The same transcripts, growing: each written in 4 pieces cut mid-line, ingested after each.
+        rng = random.Random(5)
+        blobs = {p: p.read_bytes() for p in paths}
+        cuts = {p: sorted(rng.randrange(len(d)) for _ in range(3)) + [len(d)] for p, d in blobs.items()}
+        grow = tmp_path / "growing"
+        grow.mkdir()
+        grow_wall = grow_cpu = 0.0
+        grow_read = 0
+        home = tmp_path / "grow-home"
+        home.mkdir()
+        live = {p: grow / p.name for p in paths}
+        for step in range(4):
+            for p, data in blobs.items():
+                live[p].write_bytes(data[: cuts[p][step]])
+            (report,), w, c = _ingest(home, [list(live.values())])
+            grow_wall, grow_cpu, grow_read = grow_wall + w, grow_cpu + c, grow_read + report.bytes_read
+        carried = grow_read - total  # partial lines read again once complete: bounded by a line each
+
+        (idle,), idle_wall, _ = _ingest(home, [list(live.values())])
+        assert idle.bytes_read == 0 and idle.episodes == {"session": 0, "error": 0, "correction": 0}
+
+    episodes = sum(whole.episodes.values())
+    return {
+        "transcripts": len(paths),
+        "bytes": total,
+        "episodes": episodes,
+        "ingest_mb_s": round(total / wall / 1e6, 1),
+        "ingest_cpu_mb_s": round(total / cpu / 1e6, 1),
+        "growing_mb_s": round(total / grow_wall / 1e6, 1),
+        "growing_bytes_read": grow_read,
+        "growing_bytes_read_again": carried,
+        "idle_pass_ms_per_transcript": round(idle_wall / len(paths) * 1e3, 2),
+        "goal_mb_s": GOAL_MB_S,
+        "cpu": pinned,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=100, help="megabytes of transcripts to synthesise (default 100)")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    args = parser.parse_args(argv)
+    f = run(args.mb)
+    if args.json:
+        print(json.dumps(f))
+        return
+    print(f"{f['transcripts']} transcripts, {f['bytes'] / 1e6:.1f} MB, {f['episodes']} episodes; {f['cpu']}")
+    print(f"ingest (read + parse + archive + store), wall clock: {f['ingest_mb_s']} MB/s (goal >= {GOAL_MB_S})")
+    print(f"ingest, process CPU time: {f['ingest_cpu_mb_s']} MB/s")
+    print(f"growing, 4 reads per transcript: {f['growing_mb_s']} MB/s; "
+          f"{f['growing_bytes_read_again']} bytes read twice (partial last lines)")
+    print(f"idle pass over unchanged transcripts: {f['idle_pass_ms_per_transcript']} ms per transcript")
+
+
+if __name__ == "__main__":
+    main()
