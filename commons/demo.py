@@ -25,6 +25,8 @@ from commons.errors import CommonsError
 
 NODE_NAMES = ("ada", "grace", "linus")
 DEMO_START = "2026-11-02T09:00:00Z"
+DEMO_SESSIONS = Path(__file__).resolve().parent / "demo_sessions"  # <node name>/day-NN-*.jsonl
+INGESTED_AT = "2026-11-10T18:00:00Z"  # after the last bundled session
 
 
 @dataclass(frozen=True)
@@ -78,21 +80,22 @@ class Demo:
                 self.commons(node, "init")
             keys[node.name] = self.node_json(node, "id")
         self.say()
-        self.say("## 2. ada signs two records: a lesson and a vouch for grace")
+        self._ingest_sessions()
+        self.say("## 3. ada signs two records: a lesson and a vouch for grace")
         self._sign_demo_records(self.nodes[0], keys["grace"]["author"])
         self.say()
-        self.say("## 3. ada exports its records; grace imports them, checking each as if from a peer")
+        self.say("## 4. ada exports its records; grace imports them, checking each as if from a peer")
         exported = self.commons(self.nodes[0], "export", show=False)
         export_file = self.root / "ada-export.jsonl"
         export_file.write_text(exported, encoding="utf-8")
         self.commons(self.nodes[1], "import", str(export_file), at=DEMO_START)
-        self.say("\n## 4. A tampered copy is refused, saying why")
+        self.say("\n## 5. A tampered copy is refused, saying why")
         tampered = self.root / "tampered.jsonl"
         # Change one word inside the signed body of the lesson: its id and signature no longer match.
         tampered.write_text(exported.replace(b"fails".hex(), b"works".hex(), 1), encoding="utf-8")
         self.commons(self.nodes[2], "import", str(tampered), at=DEMO_START, check=False)
         self.say()
-        self.say("## 5. Every store passes its integrity check")
+        self.say("## 6. Every store passes its integrity check")
         for node in self.nodes:
             self.commons(node, "store", "check")
         return {
@@ -108,6 +111,16 @@ class Demo:
                 for node in self.nodes
             ],
         }
+
+    # -- step 2: ingest ----------------------------------------------------------------------
+
+    def _ingest_sessions(self) -> None:
+        """Each node reads its agent's bundled November sessions: episodes in, raw bytes archived."""
+        self.say("## 2. Each node ingests its agent's sessions: errors, corrections, the raw stream archived")
+        for node in self.nodes:
+            self.commons(node, "ingest", str(DEMO_SESSIONS / node.name), at=INGESTED_AT)
+            self.commons(node, "episodes", "--limit", "4")
+        self.say()
 
     def _sign_demo_records(self, node: DemoNode, vouchee_hex: str) -> None:
         # Until lessons are learned from sessions, the demo signs one by hand through the library.

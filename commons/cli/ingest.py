@@ -89,18 +89,26 @@ async def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
     def text() -> str:
         new = report.episodes
         line = (
-            f"read {report.transcripts} transcript{'s' * (report.transcripts != 1)} "
-            f"({report.bytes_read / 1e6:.1f} MB new): {new['session']} new sessions, "
-            f"{new['error']} errors, {new['correction']} corrections"
+            f"read {_count(report.transcripts, 'transcript')} ({_size(report.bytes_read)} new): "
+            f"{_count(new['session'], 'new session')}, {_count(new['error'], 'error')}, "
+            f"{_count(new['correction'], 'correction')}"
         )
         if report.skipped_lines:
-            line += f"; {report.skipped_lines} malformed lines skipped"
+            line += f"; {_count(report.skipped_lines, 'malformed line')} skipped"
         if report.rewritten:
             line += f"; {len(report.rewritten)} rewritten in place, read again"
         return line
 
     emit(args, report.to_json(), text)
     return 1 if report.unreadable else 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} KB"
 
 
 class _ProgressLine:
@@ -200,11 +208,11 @@ def _line(episode: Episode) -> str:
     if isinstance(episode, ErrorEpisode):
         what = f"{episode.tool} {_clip(episode.target, 50)}: {episode.failure}"
     elif isinstance(episode, CorrectionEpisode):
-        what = f"{_clip(episode.said, 80)!r}" + (" (rejecting a tool call)" if episode.via_rejection else "")
+        what = f'"{_clip(episode.said, 80)}"' + (" (rejecting a tool call)" if episode.via_rejection else "")
     else:
         calls = sum(n for _, n in episode.tool_counts)
         asked = episode.asked[0] if episode.asked else "(no request)"
-        what = f"{_clip(asked, 70)!r}, {calls} tool calls" + (", subagent" if episode.sidechain else "")
+        what = f'"{_clip(asked, 70)}", {calls} tool calls' + (", subagent" if episode.sidechain else "")
     return f"{format_time(episode.at)}  {episode.kind.value:<10}  {_clip(what, 140)}"
 
 
