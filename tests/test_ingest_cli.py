@@ -162,3 +162,15 @@ def test_episodes_and_archive_say_what_they_hold_in_text(home, capsys):
 def test_episodes_before_any_ingest_says_what_to_do(home, capsys):
     code, out, _ = run(capsys, "episodes")
     assert code == 0 and "commons ingest" in out
+
+
+def test_negative_limit_is_a_usage_error(home, capsys):
+    code, _, err = run(capsys, "episodes", "--limit", "-1")
+    assert code == 2 and "--limit -1" in err
+
+
+def test_help_names_the_three_commands(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert all(command in out for command in ("ingest", "archive", "episodes"))

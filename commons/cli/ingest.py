@@ -9,7 +9,7 @@ from pathlib import Path
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import format_time
 from commons.core.episode import CorrectionEpisode, Episode, EpisodeKind, ErrorEpisode, SessionEpisode
-from commons.errors import CommonsError
+from commons.errors import CommonsError, UsageError
 
 PROGRESS_FROM = 20  # transcripts: fewer are read too fast for a progress line to help
 DEFAULT_LIMIT = 20
@@ -172,7 +172,7 @@ async def cmd_episodes(ctx: Context, args: argparse.Namespace) -> int:
     from commons.store import episodes as episode_store
 
     if args.limit < 0:
-        raise CommonsError("--limit must be 0 (all) or more")
+        raise UsageError(f"--limit {args.limit}: expected 0 (all) or a positive number")
     kinds = [EpisodeKind(args.kind)] if args.kind else None
     async with await ctx.open_store() as store:
         since = await _cutoff(store, args.kind, args.limit) if args.limit else None
