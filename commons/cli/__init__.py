@@ -24,6 +24,8 @@ COMMAND_MODULES = (
     "commons.cli.identity",
     "commons.cli.records",
     "commons.cli.store",
+    "commons.cli.lessons",
+    "commons.cli.organism",
     "commons.cli.ingest",
     "commons.cli.demo",
 )

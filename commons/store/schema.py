@@ -22,6 +22,7 @@ COMPONENT_MODULES = (
     "commons.store.records",
     "commons.store.settings",
     "commons.store.episodes",
+    "commons.store.lessons",
 )
 
 

@@ -1,0 +1,148 @@
+"""`commons lessons`, `commons lessons add|scope`, `commons forget`, `commons render`.
+
+What the node has learned, as the person sees and steers it: list the lessons, write one by hand
+(an observation, never an instruction), re-scope one, veto one (`forget`), and render them into
+the agent's memory folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from commons import organism
+from commons.cli.context import Context, add_json_flag, emit
+from commons.core.records import LessonKind, Scope
+from commons.errors import CommonsError, UsageError
+from commons.store import lessons as ls
+
+STATUS_CHOICES = ("active", "archived", "vetoed", "all")
+
+
+def setup_of(ctx: Context) -> organism.Setup:
+    return organism.Setup.from_config(ctx.config, ctx.home, ctx.identity.hash_secret)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "lessons", help="list, add and re-scope what the agent has learned",
+        description=("List the lessons sleep learned from your agent's sessions (strongest first), "
+                     "or add one by hand. A lesson reports what happened; it never gives an instruction."))
+    parser.add_argument("--status", choices=STATUS_CHOICES, default="active",
+                        help="which lessons to list (default: active)")
+    add_json_flag(parser)
+    parser.set_defaults(handler=cmd_list)
+    commands = parser.add_subparsers(dest="lessons_command", metavar="SUBCOMMAND")
+
+    add = commands.add_parser(
+        "add", help="write a lesson by hand",
+        description=("Add a lesson in your own words. It must be an observation of what happened "
+                     "(\"The person prefers uv over pip in this project.\"), not an instruction "
+                     "(\"Always use uv\"); an instruction is refused with the observation it could be."))
+    add.add_argument("text", help="one or two sentences")
+    add.add_argument("--kind", choices=[k.value for k in LessonKind], default=LessonKind.INSIGHT.value)
+    add.add_argument("--scope", choices=[s.value for s in Scope],
+                     help="local (about you or this project) or shared (about a tool anyone may meet); "
+                          "default: decided from the text")
+    add_json_flag(add)
+    add.set_defaults(handler=cmd_add)
+
+    scope = commands.add_parser("scope", help="re-scope a lesson: local or shared",
+                                description="Set a lesson's scope. Only shared lessons can ever be published.")
+    scope.add_argument("id", help="the lesson's id, or its first 6+ hex characters")
+    scope.add_argument("scope", choices=[s.value for s in Scope])
+    add_json_flag(scope)
+    scope.set_defaults(handler=cmd_scope)
+
+    forget = subparsers.add_parser(
+        "forget", help="veto a lesson: removed now, never made again",
+        description=("Veto a lesson: its file leaves the memory folder at once, and sleep never makes "
+                     "it again from the same content. (Deleting the lesson's file does the same.)"))
+    forget.add_argument("id", help="the lesson's id, or its first 6+ hex characters")
+    add_json_flag(forget)
+    forget.set_defaults(handler=cmd_forget)
+
+    render = subparsers.add_parser(
+        "render", help="write the lessons into the agent's memory folder now",
+        description=("Render the active lessons into the memory folder ([render] folder; default "
+                     "<data>/memory): one commons-<id>.md file each and a managed section of MEMORY.md. "
+                     "Nothing else in the folder is touched. Sleep does this at its end."))
+    add_json_flag(render)
+    render.set_defaults(handler=cmd_render)
+
+
+def _line(d: dict) -> str:
+    pred = f"\n      predicts: {d['prediction']['situation'].splitlines()[0][:80]} → " \
+           f"{d['prediction']['outcome'][:80]}" if d["prediction"] else ""
+    return (f"{d['id'][:12]}  {d['strength']:5.2f}  seen {d['seen']:<3} {d['kind']:<10} {d['scope']:<6} "
+            f"{d['status']:<8} {d['text']}{pred}")
+
+
+async def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
+    setup = setup_of(ctx)
+    async with await ctx.open_store() as store:
+        found = await organism.list_lessons(store, setup, args.status, ctx.now())
+    emit(args, found, lambda: "\n".join(_line(d) for d in found) if found else f"no {args.status} lessons")
+    return 0
+
+
+async def cmd_add(ctx: Context, args: argparse.Namespace) -> int:
+    setup = setup_of(ctx)
+    scope = Scope(args.scope) if args.scope else None
+    try:
+        async with await ctx.open_store() as store:
+            lesson, new = await organism.add_lesson(store, setup, args.text, LessonKind(args.kind), scope, ctx.now())
+            prediction = (await ls.open_prediction_of(store, [lesson.id])).get(lesson.id)
+            (stored,) = await ls.load_lessons(store, ids=[lesson.id])
+            data = dict(organism.describe(stored, prediction, ctx.now(), setup), new=new)
+    except organism.LessonRefused as refused:
+        raise CommonsError(str(refused)) from None
+    emit(args, data, f"{'added' if new else 'already known'}: {lesson.id[:12]} [{data['kind']}, {data['scope']}] {lesson.text}")
+    return 0
+
+
+async def _resolve(store, prefix: str) -> str:
+    try:
+        return await ls.resolve_id(store, prefix)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+async def cmd_scope(ctx: Context, args: argparse.Namespace) -> int:
+    async with await ctx.open_store() as store:
+        lid = await _resolve(store, args.id)
+        await ls.set_scope(store, lid, Scope(args.scope), ctx.now())
+    emit(args, {"id": lid, "scope": args.scope}, f"{lid[:12]} is now {args.scope}")
+    return 0
+
+
+async def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
+    setup = setup_of(ctx)
+    async with await ctx.open_store() as store:
+        lid = await _resolve(store, args.id)
+        lesson, rendered = await organism.forget(store, setup, lid, ctx.now())
+    emit(args, {"id": lesson.id, "text": lesson.text, "vetoed": True, "render": rendered},
+         f"vetoed {lesson.id[:12]}: {lesson.text}\n(removed from {rendered['folder']}; it will not be made again)")
+    return 0
+
+
+def render_text(r: dict) -> str:
+    lines = [f"rendered {r['rendered']} lesson(s) into {r['folder']} "
+             f"(MEMORY.md: {r['memory_lines']} lines, {r['memory_bytes']} bytes)"]
+    if any(r["left_out"].values()):
+        lines.append("left out over budget: " + ", ".join(f"{k}: {v}" for k, v in r["left_out"].items() if v))
+    if r["unsafe_skipped"]:
+        lines.append(f"skipped {len(r['unsafe_skipped'])} text(s) that read as instructions: "
+                     + ", ".join(i[:12] for i in r["unsafe_skipped"]))
+    if r["vetoed_deleted_files"]:
+        lines.append("vetoed (their files were deleted): " + ", ".join(i[:12] for i in r["vetoed_deleted_files"]))
+    if r["removed"]:
+        lines.append("removed: " + ", ".join(r["removed"]))
+    return "\n".join(lines)
+
+
+async def cmd_render(ctx: Context, args: argparse.Namespace) -> int:
+    setup = setup_of(ctx)
+    async with await ctx.open_store() as store:
+        result = await organism.render(store, setup, ctx.now())
+    emit(args, result, lambda: render_text(result))
+    return 0

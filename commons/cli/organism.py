@@ -1,0 +1,108 @@
+"""`commons sleep`, `commons report`, `commons recall`, `commons mcp`: the local loop's commands."""
+
+from __future__ import annotations
+
+import argparse
+
+from commons import organism
+from commons.cli.context import Context, add_json_flag, emit
+from commons.cli.lessons import render_text, setup_of
+from commons.clock import parse_time
+from commons.errors import CommonsError, UsageError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    sleep = subparsers.add_parser(
+        "sleep", help="run one night: decay, lessons, verify, predict; then render and report",
+        description=("Run the four sleep passes over the episodes in the store (decay, lessons, verify, "
+                     "predict), render the lessons into the memory folder and write the morning report "
+                     "to <data>/reports/YYYY-MM-DD.md. Use --at to script the night's time."))
+    add_json_flag(sleep)
+    sleep.set_defaults(handler=cmd_sleep)
+
+    report = subparsers.add_parser(
+        "report", help="what changed since the last report",
+        description=("Lessons learned, strengthened, weakened and archived; predictions confirmed, "
+                     "prevented, failed and expired; vetoes; prediction accuracy. Covers the time since "
+                     "you last ran `commons report`, or since --since."))
+    report.add_argument("--since", metavar="ISO-TIME", help="report from this time instead")
+    add_json_flag(report)
+    report.set_defaults(handler=cmd_report)
+
+    recall = subparsers.add_parser(
+        "recall", help="the lessons most relevant to a situation",
+        description=("Score every active lesson: 0.60·relevance + 0.25·recency + 0.15·strength "
+                     "([recall] in config.toml). Every lesson returned is touched: use keeps it alive."))
+    recall.add_argument("query", help="words of the situation, e.g. an error line")
+    recall.add_argument("-k", type=int, default=5, help="how many (default 5)")
+    recall.add_argument("--episodes", action="store_true", help="search the live episodes too")
+    add_json_flag(recall)
+    recall.set_defaults(handler=cmd_recall)
+
+    mcp = subparsers.add_parser(
+        "mcp", help="serve recall and lessons as MCP tools over stdio",
+        description=("Serve `recall` and `lessons` as Model Context Protocol tools on stdin/stdout, "
+                     "for an agent to ask mid-task. Claude Code: `claude mcp add commons -- commons mcp`."))
+    mcp.set_defaults(handler=cmd_mcp)
+
+
+def _sleep_text(result: dict) -> str:
+    c = result["counts"]
+    lines = [f"slept at {result['at']} over {result['episodes']} episodes",
+             f"  lessons: {c['lessons_learned']} learned, {c['lessons_strengthened']} strengthened, "
+             f"{c['lessons_weakened']} weakened, {c['lessons_archived']} archived"
+             + (f", {c['lessons_suppressed']} not made again (vetoed)" if c["lessons_suppressed"] else ""),
+             f"  predictions: {c['predictions_made']} made, {c['predictions_confirmed']} confirmed, "
+             f"{c['predictions_prevented']} prevented, {c['predictions_failed']} failed, "
+             f"{c['predictions_expired']} expired",
+             f"  episodes archived: {c['episodes_archived']}"]
+    lines += [f"  + {e['lesson'][:12]} [{e['kind']}, {e['scope']}] {e['text']}" for e in result["learned"]]
+    lines += [render_text(result["render"]), f"morning report: {result['report']}"]
+    return "\n".join(lines)
+
+
+async def cmd_sleep(ctx: Context, args: argparse.Namespace) -> int:
+    setup = setup_of(ctx)
+    async with await ctx.open_store() as store:
+        result = await organism.sleep(store, setup, ctx.now())
+    emit(args, result, lambda: _sleep_text(result))
+    return 0
+
+
+async def cmd_report(ctx: Context, args: argparse.Namespace) -> int:
+    from commons.report import format_report, shown_report
+
+    try:
+        since = parse_time(args.since) if args.since else None
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    async with await ctx.open_store() as store:
+        data = await shown_report(store, ctx.now(), since)
+    emit(args, data, lambda: format_report(data))
+    return 0
+
+
+async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
+    if args.k < 1:
+        raise UsageError("-k must be at least 1")
+    setup = setup_of(ctx)
+    try:
+        async with await ctx.open_store() as store:
+            hits = await organism.recall(store, setup, args.query, args.k, ctx.now(), episodes=args.episodes)
+    except organism.LessonRefused as error:
+        raise UsageError(str(error)) from None
+    emit(args, hits, lambda: "\n".join(
+        f"{h['score']:.3f}  {h['id'][:12]}  (relevance {h['relevance']:.2f}, recency {h['recency']:.2f}, "
+        f"strength {h['strength']:.2f})  {h['text'].splitlines()[0] if h['text'] else ''}" for h in hits)
+        or "nothing recalled")
+    return 0
+
+
+async def cmd_mcp(ctx: Context, args: argparse.Namespace) -> int:
+    from commons.mcp_server import serve
+
+    try:
+        await serve(ctx)
+    except OSError as error:
+        raise CommonsError(f"the MCP server stopped: {error}") from None
+    return 0

@@ -1,0 +1,127 @@
+"""The morning report (design paper §3.7): what the nights since the last report changed.
+
+Built from the sleep runs the store recorded (each night's lesson and prediction events) and the
+vetoes: lessons learned, strengthened, weakened, archived; predictions confirmed, prevented,
+failed, expired; vetoes; and **prediction accuracy** (§7.3): of the predictions decided by a
+situation that arose, the fraction that held, ``(confirmed + prevented) / (confirmed + prevented +
+failed)``. Expired predictions met no situation and test nothing, so they are counted but not
+scored. Accuracy is given for the period and for all time.
+
+Two cursors, so that neither hides the other: ``commons sleep`` writes the morning file
+(``<data>/reports/YYYY-MM-DD.md``) covering the nights since the previous file; ``commons report``
+shows what changed since the person last asked (or ``--since``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from commons.clock import format_time
+from commons.store import lessons as ls
+from commons.store.db import Store
+
+_LESSON_TYPES = ("learned", "strengthened", "weakened", "archived")
+_VERDICTS = ("confirmed", "prevented", "failed", "expired")
+
+
+def accuracy(counts: dict[str, int]) -> float | None:
+    held = counts.get("confirmed", 0) + counts.get("prevented", 0)
+    tested = held + counts.get("failed", 0)
+    return round(held / tested, 4) if tested else None
+
+
+async def build_report(store: Store, since: float, until: float) -> dict:
+    runs = await ls.sleep_runs(store, since, until)
+    lessons: dict[str, list[dict]] = {t: [] for t in _LESSON_TYPES}
+    predictions: dict[str, list[dict]] = {t: [] for t in _VERDICTS}
+    made = 0
+    episodes_archived = 0
+    for _at, counts, events in runs:
+        episodes_archived += counts.get("episodes_archived", 0)
+        for event in events:
+            kind = event["type"]
+            if kind in lessons:
+                lessons[kind].append(event)
+            elif kind in predictions:
+                predictions[kind].append(event)
+            elif kind == "prediction_made":
+                made += 1
+    period = {t: len(v) for t, v in predictions.items()}
+    all_time = await ls.prediction_counts(store, until=until)
+    vetoes = [{"lesson": v.lesson_id, "text": v.text, "reason": v.reason, "at": format_time(v.at)}
+              for v in await ls.vetoes(store, since, until)]
+    return {
+        "since": format_time(since), "until": format_time(until), "nights": len(runs),
+        "episodes_archived": episodes_archived,
+        **{f"lessons_{t}": lessons[t] for t in _LESSON_TYPES},
+        "predictions_made": made,
+        **{f"predictions_{t}": predictions[t] for t in _VERDICTS},
+        "vetoes": vetoes,
+        "accuracy": {"period": accuracy(period), "all_time": accuracy(all_time),
+                     "period_counts": period, "all_time_counts": {t: all_time.get(t, 0) for t in _VERDICTS}},
+    }
+
+
+def _short(event: dict) -> str:
+    return event["lesson"][:12]
+
+
+def format_report(report: dict) -> str:
+    """The report as Markdown a person reads over coffee."""
+    start = "the beginning" if report["since"].startswith("1970-01-01") else report["since"]
+    out = [f"# commons report: {start} → {report['until']}", "",
+           f"{report['nights']} night(s) of sleep; {report['episodes_archived']} episode(s) archived by decay.", ""]
+
+    def section(title: str, rows: list[str]) -> None:
+        out.append(f"## {title} ({len(rows)})")
+        out.extend(rows or ["- none"])
+        out.append("")
+
+    section("Lessons learned", [f"- `{_short(e)}` [{e['kind']}, {e['scope']}] {e['text']}"
+                                for e in report["lessons_learned"]])
+    section("Lessons strengthened", [f"- `{_short(e)}` +{e['by']:g} ({e['reason']}): {e['text']}"
+                                     for e in report["lessons_strengthened"]])
+    section("Lessons weakened", [f"- `{_short(e)}` −{e['by']:g} ({e['reason']}): {e['text']}"
+                                 for e in report["lessons_weakened"]])
+    section("Lessons archived", [f"- `{_short(e)}` (strength {e['strength']:.2f}): {e['text']}"
+                                 for e in report["lessons_archived"]])
+    out += [f"## Predictions ({report['predictions_made']} made)"]
+    for verdict in _VERDICTS:
+        events = report[f"predictions_{verdict}"]
+        out.append(f"- {verdict}: {len(events)}")
+        out += [f"  - `{_short(e)}` {e['says']}" for e in events]
+    out.append("")
+    section("Vetoes", [f"- `{v['lesson'][:12]}` ({v['reason']}, {v['at']}): {v['text']}" for v in report["vetoes"]])
+    acc = report["accuracy"]
+
+    def pct(value: float | None) -> str:
+        return "n/a (nothing tested)" if value is None else f"{value:.0%}"
+
+    out += ["## Prediction accuracy", f"- this period: {pct(acc['period'])}",
+            f"- all time: {pct(acc['all_time'])} "
+            f"(confirmed + prevented over those plus failed; expired ones tested nothing)", ""]
+    return "\n".join(out)
+
+
+async def write_morning_report(store: Store, reports_dir: Path, now: float) -> Path:
+    """Write the report of the nights since the previous morning file; returns its path."""
+    path = reports_dir / f"{format_time(now)[:10]}.md"
+    # A second sleep on the same day rewrites that day's file from the same starting point.
+    same_day = await store.scalar("SELECT min(since) FROM reports WHERE path = ?", (str(path),))
+    since = same_day if same_day is not None else (await ls.last_report_at(store, "file") or 0.0)
+    report = await build_report(store, since, now)
+    reports_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(format_report(report) + "\n", encoding="utf-8")
+    await ls.add_report(store, now, since, str(path))
+    return path
+
+
+async def shown_report(store: Store, now: float, since: float | None) -> dict:
+    """The report ``commons report`` shows: since ``since``, else since it was last shown."""
+    remember = since is None
+    if since is None:
+        since = await ls.last_report_at(store, "shown") or 0.0
+    report = await build_report(store, since, now)
+    if remember:
+        await ls.add_report(store, now, since, None)
+    return report

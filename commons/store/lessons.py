@@ -1,0 +1,399 @@
+"""Lessons, predictions, vetoes, render state and sleep runs, in the database.
+
+The sans-I/O core (``commons.core.sleep``) works on a :class:`~commons.core.sleep.SleepState`;
+this module is where that state lives between nights, plus what only the store knows:
+
+* ``lessons``: the core :class:`~commons.core.lessons.Lesson` fields (tuples as JSON), its
+  embedding for recall, a store-level ``status`` that adds ``vetoed`` to the core's ``active`` /
+  ``archived``, ``origin`` (``own``; ``received`` for lessons from peers, later), ``record_id``
+  (the signed record once a shared lesson is published; filled by publishing), and a
+  ``content_key``: what a veto matches so that the same content is never made again under a new id.
+* ``predictions``: open and decided, with their verdict, evidence and time (for the report and
+  for prediction accuracy).
+* ``vetoes``: lesson id + content key, kept forever.
+* ``rendered``: which lessons are in the agent's memory folder, since when, under which file name
+  (``rendered_since`` for the core's prevention rule; a missing file is a veto).
+* ``sleep_runs`` and ``reports``: what each night changed, and when a report was last shown.
+* ``episode_touches``: when recall last returned an episode (the core's ``episode_touched``).
+
+A vetoed lesson is handed to the core as *archived*: it keeps its episodes absorbed (so they do
+not found the same lesson again), cannot be joined, and its predictions lapse.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import blake3
+import numpy as np
+
+from commons.core.lessons import _SEEN_TAIL, Lesson, LessonStatus, normalise
+from commons.core.predictions import Prediction
+from commons.core.records import LessonKind, Scope
+from commons.store.db import Store
+
+COMPONENT = "lessons"
+MIGRATIONS = (
+    (
+        """CREATE TABLE lessons (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            topics TEXT NOT NULL,            -- JSON list
+            gist TEXT NOT NULL,
+            triggers TEXT NOT NULL,          -- JSON list
+            outcome TEXT NOT NULL,
+            episodes TEXT NOT NULL,          -- JSON list of local episode uids
+            provenance TEXT NOT NULL,        -- JSON list of hex keyed hashes
+            strength REAL NOT NULL,
+            strength_at REAL NOT NULL,
+            touched REAL NOT NULL,
+            seen INTEGER NOT NULL,
+            created REAL NOT NULL,
+            status TEXT NOT NULL,            -- active | archived | vetoed
+            by_model INTEGER NOT NULL,
+            origin TEXT NOT NULL DEFAULT 'own',   -- own | received
+            record_id BLOB,                  -- the signed record, once published
+            content_key TEXT NOT NULL,       -- what a veto matches
+            vec BLOB NOT NULL,               -- float32[256] embedding for recall
+            updated REAL NOT NULL
+        )""",
+        "CREATE INDEX lessons_by_status ON lessons (status, created)",
+        "CREATE INDEX lessons_by_content ON lessons (content_key)",
+        """CREATE TABLE predictions (
+            id TEXT PRIMARY KEY,
+            lesson_id TEXT NOT NULL,
+            situation TEXT NOT NULL,
+            triggers TEXT NOT NULL,          -- JSON list
+            outcome TEXT NOT NULL,
+            made REAL NOT NULL,
+            expires REAL NOT NULL,
+            status TEXT NOT NULL,            -- open | confirmed | prevented | failed | expired | withdrawn
+            evidence TEXT,                   -- the deciding episode uid
+            decided_at REAL
+        )""",
+        "CREATE INDEX predictions_by_lesson ON predictions (lesson_id, status)",
+        "CREATE INDEX predictions_by_decision ON predictions (decided_at)",
+        """CREATE TABLE vetoes (
+            lesson_id TEXT PRIMARY KEY,
+            content_key TEXT NOT NULL,
+            text TEXT NOT NULL,
+            reason TEXT NOT NULL,            -- forget | file deleted | suppressed
+            at REAL NOT NULL
+        )""",
+        "CREATE INDEX vetoes_by_content ON vetoes (content_key)",
+        """CREATE TABLE rendered (
+            lesson_id TEXT PRIMARY KEY,
+            layer TEXT NOT NULL,
+            folder TEXT NOT NULL,
+            file TEXT NOT NULL,
+            since REAL NOT NULL
+        )""",
+        """CREATE TABLE sleep_runs (
+            id INTEGER PRIMARY KEY,
+            at REAL NOT NULL,
+            counts TEXT NOT NULL,            -- JSON {event type: count}
+            events TEXT NOT NULL             -- JSON list of lesson / prediction events
+        )""",
+        "CREATE INDEX sleep_runs_by_time ON sleep_runs (at)",
+        "CREATE TABLE reports (id INTEGER PRIMARY KEY, at REAL NOT NULL, since REAL NOT NULL, path TEXT)",
+        "CREATE TABLE episode_touches (key TEXT PRIMARY KEY, uid TEXT NOT NULL, touched REAL NOT NULL)",
+    ),
+)
+
+VETOED = "vetoed"
+STATUSES = ("active", "archived", VETOED)
+CHUNK_ROWS = 2000  # rows per transaction in long writes: no other command waits long
+
+
+def content_key(kind: LessonKind, text: str) -> str:
+    """What a veto matches: the kind and the normalised text without its "(seen N times)" tail."""
+    body = kind.value + "\x00" + normalise(_SEEN_TAIL.sub(".", text.strip(), count=1))
+    return blake3.blake3(body.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class StoredLesson:
+    lesson: Lesson
+    status: str  # active | archived | vetoed (the core's status, or the veto)
+    origin: str
+    record_id: bytes | None
+
+
+_LESSON_COLUMNS = ("id, kind, text, scope, topics, gist, triggers, outcome, episodes, provenance, "
+                   "strength, strength_at, touched, seen, created, status, by_model, origin, record_id")
+
+
+def _lesson_from_row(row: Sequence[Any]) -> StoredLesson:
+    (lid, kind, text, scope, topics, gist, triggers, outcome, episodes, provenance, strength,
+     strength_at, touched, seen, created, status, by_model, origin, record_id) = row
+    core_status = LessonStatus.ACTIVE if status == "active" else LessonStatus.ARCHIVED
+    lesson = Lesson(
+        id=lid, kind=LessonKind(kind), text=text, scope=Scope(scope), topics=tuple(json.loads(topics)),
+        gist=gist, triggers=tuple(json.loads(triggers)), outcome=outcome,
+        episodes=tuple(json.loads(episodes)), provenance=tuple(bytes.fromhex(h) for h in json.loads(provenance)),
+        strength=strength, strength_at=strength_at, touched=touched, seen=seen, created=created,
+        status=core_status, by_model=bool(by_model),
+    )
+    return StoredLesson(lesson, status, origin, record_id)
+
+
+def _lesson_row(lesson: Lesson, status: str, vec: np.ndarray, now: float) -> tuple:
+    return (
+        lesson.id, lesson.kind.value, lesson.text, lesson.scope.value, json.dumps(list(lesson.topics)),
+        lesson.gist, json.dumps(list(lesson.triggers)), lesson.outcome, json.dumps(list(lesson.episodes)),
+        json.dumps([h.hex() for h in lesson.provenance]), lesson.strength, lesson.strength_at,
+        lesson.touched, lesson.seen, lesson.created, status, int(lesson.by_model),
+        content_key(lesson.kind, lesson.text), np.asarray(vec, dtype=np.float32).tobytes(), now,
+    )
+
+
+def recall_text(lesson: Lesson) -> str:
+    """What a lesson is embedded as for recall: its text and the episode line it was founded on."""
+    return f"{lesson.text}\n{lesson.gist}"
+
+
+async def put_lessons(store: Store, items: Sequence[tuple[Lesson, str]], vectors: np.ndarray, now: float) -> None:
+    """Insert or update lessons with their store status (inside the caller's transaction).
+
+    ``origin`` and ``record_id`` are never overwritten: an update is to the local state only.
+    """
+    if not items:
+        return
+    rows = [_lesson_row(lesson, status, vectors[i], now) for i, (lesson, status) in enumerate(items)]
+    await store.executemany(
+        """INSERT INTO lessons (id, kind, text, scope, topics, gist, triggers, outcome, episodes,
+               provenance, strength, strength_at, touched, seen, created, status, by_model,
+               content_key, vec, updated)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET text = excluded.text, scope = excluded.scope,
+               topics = excluded.topics, episodes = excluded.episodes, provenance = excluded.provenance,
+               strength = excluded.strength, strength_at = excluded.strength_at,
+               touched = excluded.touched, seen = excluded.seen, status = excluded.status,
+               content_key = excluded.content_key, vec = excluded.vec, updated = excluded.updated""",
+        rows,
+    )
+
+
+async def load_lessons(store: Store, *, statuses: Iterable[str] | None = None,
+                       ids: Iterable[str] | None = None) -> list[StoredLesson]:
+    """Lessons in the order they were learned, optionally of some statuses or ids."""
+    where, params = [], []
+    if statuses is not None:
+        statuses = list(statuses)
+        where.append(f"status IN ({','.join('?' * len(statuses))})")
+        params += statuses
+    if ids is not None:
+        ids = list(ids)
+        where.append(f"id IN ({','.join('?' * len(ids))})")
+        params += ids
+    sql = f"SELECT {_LESSON_COLUMNS} FROM lessons"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    rows = await store.fetchall(sql + " ORDER BY created, rowid", params)
+    return [_lesson_from_row(row) for row in rows]
+
+
+async def recall_matrix(store: Store) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, vectors, touched, strength, strength_at) of the active lessons, for recall."""
+    rows = await store.fetchall(
+        "SELECT id, vec, touched, strength, strength_at FROM lessons WHERE status = 'active'")
+    ids = [r[0] for r in rows]
+    if not rows:
+        empty = np.zeros(0, dtype=np.float64)
+        return ids, np.zeros((0, 256), dtype=np.float32), empty, empty, empty
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    cols = np.array([(r[2], r[3], r[4]) for r in rows], dtype=np.float64)
+    return ids, matrix, cols[:, 0], cols[:, 1], cols[:, 2]
+
+
+async def resolve_id(store: Store, prefix: str) -> str:
+    """The full lesson id a prefix of ≥ 6 hex characters names; ValueError says why not."""
+    prefix = prefix.strip().lower()
+    if len(prefix) < 6 or any(c not in "0123456789abcdef" for c in prefix):
+        raise ValueError(f"{prefix!r} is not a lesson id: give at least 6 hex characters of it")
+    rows = await store.fetchall("SELECT id FROM lessons WHERE id >= ? AND id < ? LIMIT 2",
+                                (prefix, prefix + "g"))
+    if not rows:
+        raise ValueError(f"no lesson has an id starting with {prefix!r} (see `commons lessons --status all`)")
+    if len(rows) > 1:
+        raise ValueError(f"{prefix!r} names more than one lesson; give more of the id")
+    return rows[0][0]
+
+
+async def set_scope(store: Store, lesson_id: str, scope: Scope, now: float) -> None:
+    await store.write("UPDATE lessons SET scope = ?, updated = ? WHERE id = ?", (scope.value, now, lesson_id))
+
+
+# --- predictions ------------------------------------------------------------------------------
+
+
+def _prediction_from_row(row: Sequence[Any]) -> Prediction:
+    pid, lesson_id, situation, triggers, outcome, made, expires = row
+    return Prediction(pid, lesson_id, situation, tuple(json.loads(triggers)), outcome, made, expires)
+
+
+async def open_predictions(store: Store) -> list[Prediction]:
+    rows = await store.fetchall(
+        "SELECT id, lesson_id, situation, triggers, outcome, made, expires FROM predictions "
+        "WHERE status = 'open' ORDER BY made, id")
+    return [_prediction_from_row(r) for r in rows]
+
+
+async def open_prediction_of(store: Store, lesson_ids: Sequence[str]) -> dict[str, Prediction]:
+    found: dict[str, Prediction] = {}
+    for start in range(0, len(lesson_ids), 500):
+        chunk = list(lesson_ids[start:start + 500])
+        rows = await store.fetchall(
+            "SELECT id, lesson_id, situation, triggers, outcome, made, expires FROM predictions "
+            f"WHERE status = 'open' AND lesson_id IN ({','.join('?' * len(chunk))})", chunk)
+        found.update((r[1], _prediction_from_row(r)) for r in rows)
+    return found
+
+
+async def add_predictions(store: Store, predictions: Sequence[Prediction]) -> None:
+    await store.executemany(
+        "INSERT OR IGNORE INTO predictions (id, lesson_id, situation, triggers, outcome, made, expires, status) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, 'open')",
+        [(p.id, p.lesson_id, p.situation, json.dumps(list(p.triggers)), p.outcome, p.made, p.expires)
+         for p in predictions])
+
+
+async def decide_predictions(store: Store, verdicts: Sequence[tuple[str, str, str | None, float]]) -> None:
+    """Close predictions: (prediction id, status, evidence uid, time)."""
+    await store.executemany(
+        "UPDATE predictions SET status = ?, evidence = ?, decided_at = ? WHERE id = ? AND status = 'open'",
+        [(status, evidence, at, pid) for pid, status, evidence, at in verdicts])
+
+
+async def prediction_counts(store: Store, since: float | None = None, until: float | None = None) -> dict[str, int]:
+    """Decided predictions per verdict, optionally decided within (since, until]."""
+    sql, params = "SELECT status, count(*) FROM predictions WHERE status != 'open'", []
+    if since is not None:
+        sql += " AND decided_at > ?"
+        params.append(since)
+    if until is not None:
+        sql += " AND decided_at <= ?"
+        params.append(until)
+    return dict(await store.fetchall(sql + " GROUP BY status", params))
+
+
+# --- vetoes -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Veto:
+    lesson_id: str
+    content_key: str
+    text: str
+    reason: str
+    at: float
+
+
+async def vetoes(store: Store, since: float | None = None, until: float | None = None) -> list[Veto]:
+    sql, params = "SELECT lesson_id, content_key, text, reason, at FROM vetoes WHERE 1", []
+    if since is not None:
+        sql += " AND at > ?"
+        params.append(since)
+    if until is not None:
+        sql += " AND at <= ?"
+        params.append(until)
+    return [Veto(*row) for row in await store.fetchall(sql + " ORDER BY at, lesson_id", params)]
+
+
+async def add_vetoes(store: Store, vetoed: Sequence[tuple[str, str, str]], reason: str, now: float) -> None:
+    """Veto lessons (inside the caller's transaction): (lesson id, content key, text) each.
+
+    The lesson's row turns ``vetoed``, its open prediction is withdrawn and it leaves the render
+    state; the veto row is what keeps sleep from making it again.
+    """
+    if not vetoed:
+        return
+    await store.executemany(
+        "INSERT OR IGNORE INTO vetoes (lesson_id, content_key, text, reason, at) VALUES (?, ?, ?, ?, ?)",
+        [(lid, key, text, reason, now) for lid, key, text in vetoed])
+    ids = [(lid,) for lid, _, _ in vetoed]
+    await store.executemany("UPDATE lessons SET status = 'vetoed', updated = ? WHERE id = ?",
+                            [(now, lid) for lid, _, _ in vetoed])
+    await store.executemany(
+        "UPDATE predictions SET status = 'withdrawn', decided_at = ? WHERE lesson_id = ? AND status = 'open'",
+        [(now, lid) for lid, _, _ in vetoed])
+    await store.executemany("DELETE FROM rendered WHERE lesson_id = ?", ids)
+
+
+async def lift_veto(store: Store, lesson_id: str, key: str) -> None:
+    await store.execute("DELETE FROM vetoes WHERE lesson_id = ? OR content_key = ?", (lesson_id, key))
+
+
+async def veto_keys(store: Store) -> tuple[set[str], set[str]]:
+    """(vetoed lesson ids, vetoed content keys)."""
+    rows = await store.fetchall("SELECT lesson_id, content_key FROM vetoes")
+    return {r[0] for r in rows}, {r[1] for r in rows}
+
+
+# --- render state -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rendered:
+    lesson_id: str
+    layer: str
+    folder: str
+    file: str
+    since: float
+
+
+async def rendered(store: Store) -> list[Rendered]:
+    return [Rendered(*row) for row in await store.fetchall(
+        "SELECT lesson_id, layer, folder, file, since FROM rendered ORDER BY lesson_id")]
+
+
+async def replace_rendered(store: Store, rows: Sequence[Rendered]) -> None:
+    """The render state is what was just written (inside the caller's transaction)."""
+    await store.execute("DELETE FROM rendered")
+    await store.executemany("INSERT INTO rendered (lesson_id, layer, folder, file, since) VALUES (?, ?, ?, ?, ?)",
+                            [(r.lesson_id, r.layer, r.folder, r.file, r.since) for r in rows])
+
+
+# --- sleep runs and reports -------------------------------------------------------------------
+
+
+async def add_sleep_run(store: Store, at: float, counts: dict[str, int], events: list[dict]) -> None:
+    await store.write("INSERT INTO sleep_runs (at, counts, events) VALUES (?, ?, ?)",
+                      (at, json.dumps(counts), json.dumps(events, ensure_ascii=False)))
+
+
+async def sleep_runs(store: Store, since: float, until: float) -> list[tuple[float, dict, list[dict]]]:
+    rows = await store.fetchall("SELECT at, counts, events FROM sleep_runs WHERE at > ? AND at <= ? ORDER BY at, id",
+                                (since, until))
+    return [(at, json.loads(counts), json.loads(events)) for at, counts, events in rows]
+
+
+async def last_report_at(store: Store, kind: str) -> float | None:
+    """When the last report of ``kind`` (a path for the morning file, NULL for one shown) was made."""
+    sql = "SELECT max(at) FROM reports WHERE path IS " + ("NOT NULL" if kind == "file" else "NULL")
+    return await store.scalar(sql)
+
+
+async def add_report(store: Store, at: float, since: float, path: str | None) -> None:
+    await store.write("INSERT INTO reports (at, since, path) VALUES (?, ?, ?)", (at, since, path))
+
+
+# --- episode touches --------------------------------------------------------------------------
+
+
+async def episode_touches(store: Store) -> dict[str, float]:
+    """Episode uid → when recall last returned it."""
+    return dict(await store.fetchall("SELECT uid, touched FROM episode_touches"))
+
+
+async def touch_episodes(store: Store, touched: Sequence[tuple[str, str]], now: float) -> None:
+    """(episode key, uid) pairs recall returned (inside the caller's transaction)."""
+    await store.executemany(
+        "INSERT INTO episode_touches (key, uid, touched) VALUES (?, ?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET touched = max(touched, excluded.touched)",
+        [(key, uid, now) for key, uid in touched])
