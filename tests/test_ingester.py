@@ -10,7 +10,7 @@ import pytest
 
 from commons.core.episode import SessionEpisode
 from commons.ingest import ingester
-from commons.ingest.archive import Archive
+from commons.ingest.archive import Archive, ArchiveError
 from commons.ingest.claude_code import parse
 from commons.ingest.ingester import archive_key, discover, ingest_paths
 from commons.store import episodes as episode_store
@@ -159,3 +159,16 @@ def test_discover_finds_nested_and_subagent_files_and_passes_over_missing_roots(
     assert found == [agent, session]
     assert archive_key(session) == "claude_code/proj/abc.jsonl"
     assert archive_key(agent) == "claude_code/abc/subagents/agent-1.jsonl"
+
+
+async def test_a_failing_archive_stops_the_run_instead_of_blaming_the_transcript(node, tmp_path, monkeypatch):
+    store, archive = node
+    path = shutil.copy(ADA_DAY_04, tmp_path / "s.jsonl")
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(archive, "append", disk_full)
+    with pytest.raises(ArchiveError, match="No space left"):
+        await ingest_paths(store, archive, [path], now=1.0)
+    assert await store.scalar("SELECT count(*) FROM transcripts") == 0

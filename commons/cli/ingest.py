@@ -77,7 +77,7 @@ async def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
         async with await ctx.open_store() as store:
             report = await ingest_paths(store, archive, paths, now, progress=progress)
     except ArchiveError as error:
-        raise CommonsError(f"the archive in {ctx.home.archive_dir} is damaged: {error}") from None
+        raise CommonsError(f"archive: {error}") from None
     finally:
         if progress is not None:
             progress.close()
@@ -137,7 +137,7 @@ def cmd_archive(ctx: Context, args: argparse.Namespace) -> int:
     try:
         entries = Archive(folder).entries() if folder.exists() else []
     except ArchiveError as error:
-        raise CommonsError(f"the archive in {folder} is damaged: {error}") from None
+        raise CommonsError(f"archive: {error}") from None
     rows = [
         {
             "key": e.key, "original_path": e.original_path, "bytes": e.size, "stored_bytes": e.stored_size,

@@ -23,7 +23,8 @@ our data folder, not the transcript) stop the run.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +32,7 @@ import trio
 from blake3 import blake3
 
 from commons.core.episode import Episode, EpisodeKind, SessionEpisode
-from commons.ingest.archive import Archive
+from commons.ingest.archive import Archive, ArchiveError
 from commons.ingest.claude_code import ParseState, StateError, is_rewritten, parse
 from commons.store import episodes as episode_store
 from commons.store.db import Store
@@ -164,7 +165,8 @@ def _read_transcript(path: Path, key: str, prior: tuple[str, str] | None, archiv
             size = os.fstat(handle.fileno()).st_size
             if prior is not None and (state is None or is_rewritten(state, size, handle.read(state.head_len))):
                 out.rewritten, state = True, None  # rewritten in place (or a state we cannot read)
-                archive.restart(key)
+                with _archive_writes(archive):
+                    archive.restart(key)
             offset = state.offset if state is not None else 0
             if prior is not None and not out.rewritten and size == offset:
                 return out  # nothing new: the common case for a watcher
@@ -175,10 +177,11 @@ def _read_transcript(path: Path, key: str, prior: tuple[str, str] | None, archiv
                 pending = pending + chunk if pending else chunk
                 result = parse(pending, state, session_hint=path.stem)
                 if result.consumed_bytes:
-                    archive.append(
-                        key, pending[: result.consumed_bytes], result.state.offset - result.consumed_bytes,
-                        original_path=str(path),
-                    )  # fmt: skip
+                    with _archive_writes(archive):
+                        archive.append(
+                            key, pending[: result.consumed_bytes], result.state.offset - result.consumed_bytes,
+                            original_path=str(path),
+                        )  # fmt: skip
                 out.surprises += [e for e in result.episodes if not isinstance(e, SessionEpisode)]
                 out.session = result.session or out.session
                 out.skipped += result.skipped_lines
@@ -187,6 +190,16 @@ def _read_transcript(path: Path, key: str, prior: tuple[str, str] | None, archiv
         return _Read(str(path), key, error=error.strerror or str(error))
     out.state = state if state is not None else ParseState(hint=path.stem)
     return out
+
+
+@contextmanager
+def _archive_writes(archive: Archive) -> Iterator[None]:
+    """An archive write's OSError (disk full, no permission on the data folder) is ours, not the
+    transcript's: it stops the run rather than being reported as an unreadable transcript."""
+    try:
+        yield
+    except OSError as error:
+        raise ArchiveError(f"cannot write to the archive in {archive.folder}: {error}") from error
 
 
 def _saved_state(prior: tuple[str, str] | None) -> ParseState | None:
