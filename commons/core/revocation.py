@@ -205,11 +205,11 @@ def resolve(
     takedowns: dict[bytes, Takedown] = {}
     for target in sorted(by_target):
         takedowns[target] = Takedown(Cause.REVOKED, tuple(by_target[target]))
-    for rid in sorted(held):
-        author = held[rid].record.author
-        if author in dead_keys and rid not in takedowns:
-            takedowns[rid] = Takedown(Cause.KEY_REVOKED, tuple(by_key[author]), key=author)
-    _cascade(held, takedowns)
+    if dead_keys:
+        for rid in sorted(rid for rid, signed in held.items() if signed.record.author in dead_keys):
+            author = held[rid].record.author
+            takedowns.setdefault(rid, Takedown(Cause.KEY_REVOKED, tuple(by_key[author]), key=author))
+    _cascade({rid: s.record for rid, s in held.items() if isinstance(s.record, Lesson)}, takedowns)
     return Revocations(
         verdicts=MappingProxyType(verdicts),
         takedowns=MappingProxyType(takedowns),
@@ -219,14 +219,12 @@ def resolve(
     )
 
 
-def _cascade(held: Mapping[bytes, SignedRecord], takedowns: dict[bytes, Takedown]) -> None:
+def _cascade(lessons: Mapping[bytes, Lesson], takedowns: dict[bytes, Takedown]) -> None:
     """Kill every held lesson whose provenance reaches a dead id (multi-source BFS: shortest chains)."""
     children: dict[bytes, list[bytes]] = defaultdict(list)
-    for rid in sorted(held):
-        record = held[rid].record
-        if isinstance(record, Lesson):
-            for parent in record.parents:
-                children[parent].append(rid)
+    for rid in sorted(lid for lid, lesson in lessons.items() if lesson.parents):
+        for parent in lessons[rid].parents:
+            children[parent].append(rid)
     queue = deque(rid for rid in takedowns if rid in children)  # takedowns is already in a fixed order
     while queue:
         parent = queue.popleft()

@@ -222,28 +222,30 @@ Similar = Callable[[Lesson, Lesson], bool]
 
 
 class _Naivety:
-    """Answers: did ``key`` author a lesson similar to ``lesson`` before day ``received``?"""
+    """Answers: did ``key`` author a lesson similar to lesson ``lid`` before day ``received``?"""
 
-    def __init__(self, lessons: Iterable[Lesson], similar: Similar):
+    def __init__(self, lessons: Mapping[bytes, Lesson], similar: Similar):
         self._similar = similar
+        self._lessons = lessons
         self._by_author: dict[bytes, list[Lesson]] = defaultdict(list)
+        self._forms: dict[bytes, tuple[object, object]] = {}  # lesson id -> its text and prediction keys
         self._first: dict[tuple[bytes, object], int] = {}  # (author, text or prediction key) -> first day
-        for lesson in lessons:
+        for lid, lesson in lessons.items():
             self._by_author[lesson.author].append(lesson)
             if similar is same_lesson:
-                for index_key in ((lesson.author, _text_key(lesson)), (lesson.author, _prediction_key(lesson))):
-                    day = self._first.get(index_key)
+                forms = self._forms[lid] = (_text_key(lesson), _prediction_key(lesson))
+                for form in forms:
+                    day = self._first.get((lesson.author, form))
                     if day is None or lesson.created < day:
-                        self._first[index_key] = lesson.created
+                        self._first[(lesson.author, form)] = lesson.created
 
-    def contradicted(self, key: bytes, lesson: Lesson, received: int) -> bool:
+    def contradicted(self, key: bytes, lid: bytes, received: int) -> bool:
         if key not in self._by_author:
             return False
         if self._similar is same_lesson:  # indexed: one lookup per form instead of one call per lesson
-            return any(
-                self._first.get((key, form), received) < received
-                for form in (_text_key(lesson), _prediction_key(lesson))
-            )
+            text, prediction = self._forms[lid]
+            return self._first.get((key, text), received) < received or self._first.get((key, prediction), received) < received
+        lesson = self._lessons[lid]
         return any(own.created < received and self._similar(own, lesson) for own in self._by_author[key])
 
 
@@ -295,7 +297,8 @@ def _match_anchors(keys: list[bytes], anchors: Mapping[bytes, frozenset[bytes]],
     charged: dict[bytes, bytes] = {}
 
     def place(key: bytes, seen: set[bytes]) -> bool:
-        for anchor in sorted(anchors[key]):
+        choices = anchors[key]
+        for anchor in sorted(choices) if len(choices) > 1 else choices:
             if anchor in seen:
                 continue
             seen.add(anchor)
@@ -385,7 +388,7 @@ def evaluate(
     else:
         trusts = web.trusts
     provenance = _provenance_authors(lessons)
-    naivety = _Naivety(lessons.values(), similar)
+    naivety = _Naivety(lessons, similar)
 
     superseded_by: dict[bytes, bytes] = {}
     for lid in sorted(lessons, key=lambda i: (lessons[i].created, i)):  # the latest successor wins
@@ -401,6 +404,7 @@ def evaluate(
             for signed in group:
                 verdicts[signed.id] = _verdict(signed, Reason.LESSON_UNKNOWN)
             continue
+        group.sort(key=_recency)  # oldest first, here and in every LessonState
         _judge(lid, lesson, group, verdicts, dead_ids, dead_keys, provenance[lid], trusts, naivety, web, policy)
     for lid, lesson in lessons.items():
         states[lid] = _state(lid, lesson, verifications.get(lid, ()), verdicts, me, policy, revocations, superseded_by)
@@ -452,27 +456,26 @@ def _judge(
             continue
         verdicts[signed.id] = _verdict(signed, reason)
 
-    eligible: list[SignedRecord] = []
+    eligible: set[bytes] = set()
     for verifier, mine in by_key.items():
-        mine.sort(key=lambda s: (s.record.created, s.record.observed, s.id))
-        latest = mine[-1]
+        latest = mine[-1]  # the group is in recency order
         for older in mine[:-1]:
             verdicts[older.id] = _verdict(older, Reason.DUPLICATE_KEY)
         record: Verification = latest.record
         if not record.naive:
             verdicts[latest.id] = _verdict(latest, Reason.NOT_NAIVE)
-        elif naivety.contradicted(verifier, lesson, record.received):
+        elif naivety.contradicted(verifier, lid, record.received):
             verdicts[latest.id] = _verdict(latest, Reason.CONTRADICTED_NAIVETY)
         else:
-            eligible.append(latest)
+            eligible.add(latest.id)
 
-    eligible.sort(key=_recency, reverse=True)  # most recent first: the cap keeps fresh outcomes
+    ranked = [signed for signed in reversed(group) if signed.id in eligible]  # most recent first: the cap keeps fresh outcomes
     charged: dict[bytes, bytes] = {}
     if policy.policy is Policy.WEB_OF_TRUST:
-        capped = [s.record.author for s in eligible if s.record.author not in web.roots]
+        capped = [s.record.author for s in ranked if s.record.author not in web.roots]
         charged = _match_anchors(capped, web.anchors, policy.max_per_voucher)
     counted = []
-    for signed in eligible:
+    for signed in ranked:
         verifier = signed.record.author
         if policy.policy is Policy.WEB_OF_TRUST and verifier not in web.roots and verifier not in charged:
             verdicts[signed.id] = _verdict(signed, Reason.VOUCHER_CAP)
@@ -493,13 +496,16 @@ def _state(
     revocations: Revocations,
     superseded_by: Mapping[bytes, bytes],
 ) -> LessonState:
-    mine = [verdicts[s.id] for s in sorted(group, key=_recency)]
-    counts = {(o, r): 0 for o in Outcome for r in (False, True)}
+    mine = [verdicts[s.id] for s in group]  # evaluate() sorted the group
+    confirmed = failed = recent_confirmed = recent_failed = 0
     for verdict in mine:
         if verdict.counted:
-            counts[(verdict.outcome, verdict.recent)] += 1
-    recent_confirmed = counts[(Outcome.CONFIRMED, True)]
-    recent_failed = counts[(Outcome.FAILED, True)]
+            if verdict.outcome is Outcome.CONFIRMED:
+                confirmed += 1
+                recent_confirmed += verdict.recent
+            else:
+                failed += 1
+                recent_failed += verdict.recent
     takedown = revocations.takedowns.get(lid)
     trusted_author = lesson.author in policy.authors
     if takedown is not None:
@@ -516,8 +522,8 @@ def _state(
         id=lid,
         author=lesson.author,
         status=status,
-        confirmations=recent_confirmed + counts[(Outcome.CONFIRMED, False)],
-        failures=recent_failed + counts[(Outcome.FAILED, False)],
+        confirmations=confirmed,
+        failures=failed,
         recent_confirmations=recent_confirmed,
         recent_failures=recent_failed,
         verdicts=tuple(mine),
