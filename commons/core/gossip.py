@@ -479,14 +479,16 @@ class GossipNode:
         self.keyset.update(r.key for r in records)
         self.keyset.update(withheld, withheld=True)
 
-    def add_local(self, signed: rec.SignedRecord) -> bool:
-        """A record this node made: store it and announce it to ``fanout`` peers. False if known."""
-        if signed.key in self.keyset:
-            return False
-        self._store[signed.key] = signed
-        self.keyset.add(signed.key)
-        self._announce(signed.key, ())
-        return True
+    def add_local(self, *signed: rec.SignedRecord) -> int:
+        """Records this node made: store them and announce them (together) to ``fanout`` peers.
+
+        Returns how many were new. Records that are added in one call travel together."""
+        fresh = [r for r in dict.fromkeys(signed) if r.key not in self.keyset]
+        for record in fresh:
+            self._store[record.key] = record
+            self.keyset.add(record.key)
+        self._announce([(r.key, ()) for r in fresh])
+        return len(fresh)
 
     def get(self, key: bytes) -> rec.SignedRecord | None:
         return self._store.get(key)
@@ -642,6 +644,7 @@ class GossipNode:
         """Validate, then store and relay, or remember a refusal; penalise invalid ones."""
         p, c = self.params, self._count
         accepted: list[rec.SignedRecord] = []
+        relay: list[tuple[bytes, tuple[PeerSession, ...]]] = []
         today = rec.day_of(now)
         for body, sig in bodies:
             c[_C["bodies_received"]] += 1
@@ -677,14 +680,28 @@ class GossipNode:
             self._store[key] = signed
             self.keyset.add(key)
             accepted.append(signed)
-            self._announce(key, (session, *sources))
+            relay.append((key, (session, *sources)))
+        if relay:
+            self._announce(relay)
         if accepted:
             self._events.append(Accepted(tuple(accepted), session.peer_key))
 
-    def _announce(self, key: bytes, skip: Iterable[PeerSession]) -> None:
-        skip = set(skip)
-        targets = [s for s in self._sessions.values() if s.state is SessionState.OPEN and s not in skip]
-        if len(targets) > self.params.fanout:
-            targets = self.rng.sample(targets, self.params.fanout)
-        for session in targets:
-            session._enqueue_announce(key)
+    def _announce(self, batch: list[tuple[bytes, Iterable[PeerSession]]]) -> None:
+        """Announce keys, each to ``fanout`` open sessions that did not announce it to us.
+
+        One shuffled order of the sessions serves the whole batch, so keys that arrived together
+        leave together, to the same peers, in one Announce -- a revocation received with the
+        lesson it revokes is never announced to a peer without it, and so never falls behind it.
+        """
+        sessions = [s for s in self._sessions.values() if s.state is SessionState.OPEN]
+        if len(sessions) > self.params.fanout:
+            self.rng.shuffle(sessions)
+        for key, skip in batch:
+            skip = set(skip)
+            sent = 0
+            for session in sessions:
+                if session not in skip:
+                    session._enqueue_announce(key)
+                    sent += 1
+                    if sent == self.params.fanout:
+                        break

@@ -28,7 +28,7 @@ from typing import Any
 from blake3 import blake3
 
 from commons.core import records as rec
-from commons.core.gossip import GossipNode, GossipParams, GossipStatistics, PeerSession
+from commons.core.gossip import Event, GossipNode, GossipParams, GossipStatistics, PeerSession
 
 _DELIVER, _TICK, _CONNECT, _HANGUP, _CHECK = range(5)
 
@@ -63,23 +63,29 @@ def transport_key_of(index: int, seed: int = 0) -> bytes:
 
 
 class PeerPair:
-    """Two nodes joined by one link; ``run(now)`` moves frames both ways until neither has any."""
+    """Two nodes joined by one link; ``run(now)`` moves frames both ways until neither has any.
+
+    A node may be in several pairs (a chain a - b - c): each session keeps its other end in
+    ``context``, so frames for another pair's link are delivered there too, never dropped.
+    """
 
     def __init__(self, a: GossipNode, b: GossipNode, now: float = 0.0) -> None:
         self.a, self.b = a, b
         self.a_session = a.open_session(b.transport_key, True, now)
         self.b_session = b.open_session(a.transport_key, False, now)
+        self.a_session.context, self.b_session.context = self.b_session, self.a_session
         self.frames = 0
 
     def step(self, now: float) -> int:
         """Deliver what each side has queued once; returns the frames moved."""
         moved = 0
-        for src, dst in ((self.a, self.b_session), (self.b, self.a_session)):
+        for src in (self.a, self.b):
             for session, frames in src.drain_outboxes():
-                if session is not self.a_session and session is not self.b_session:
+                other = session.context
+                if not isinstance(other, PeerSession):
                     continue
                 for frame in frames:
-                    dst.receive(frame, now)
+                    other.receive(frame, now)
                     moved += 1
         self.frames += moved
         return moved
@@ -123,6 +129,7 @@ class Network:
         start_time: float = 1_800_000_000.0,
         node_factory: Callable[..., GossipNode] = GossipNode,
         admit: Callable[[int], Callable[[rec.SignedRecord], str | None] | None] | None = None,
+        observer: Callable[[int, Event, float], None] | None = None,
     ) -> None:
         self.now = start_time
         self.params = params or GossipParams()
@@ -133,6 +140,7 @@ class Network:
         self._loss = loss
         self._retransmit = retransmit
         self.verifier = SharedVerifier()
+        self._observer = observer
         self.keys = [transport_key_of(i, seed) for i in range(size)]
         self._index = {k: i for i, k in enumerate(self.keys)}
         self.nodes: list[GossipNode] = [
@@ -181,8 +189,9 @@ class Network:
         """Dial a link from node i to node j (after ``delay``)."""
         self._push(self.now + delay, _CONNECT, i, j)
 
-    def publish(self, index: int, signed: rec.SignedRecord) -> bool:
-        added = self.nodes[index].add_local(signed)
+    def publish(self, index: int, *signed: rec.SignedRecord) -> int:
+        """Node ``index`` makes these records (they leave together); returns how many were new."""
+        added = self.nodes[index].add_local(*signed)
         self._flush(index)
         self._reschedule(index)
         return added
@@ -271,7 +280,10 @@ class Network:
     def _after(self, node: GossipNode, index: int | None = None) -> None:
         i = self._index[node.transport_key] if index is None else index
         self._flush(i)
-        node.events()  # the simulation keeps no per-node event log
+        events = node.events()  # drained either way: a simulation keeps no per-node event log
+        if self._observer is not None:
+            for event in events:
+                self._observer(i, event, self.now)
         self._reschedule(i)
 
     def _flush(self, i: int) -> None:

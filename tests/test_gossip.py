@@ -1,0 +1,404 @@
+"""The gossip state machines: sessions between two nodes, validation, limits, scoring, ordering."""
+
+from __future__ import annotations
+
+import random
+
+import msgpack
+import nacl.signing
+import pytest
+
+from commons.core import records as rec
+from commons.core.gossip import Accepted, GossipNode, GossipParams, Refused, SessionState, network_hash
+from commons.core.gossip_messages import (
+    Announce,
+    Bye,
+    FrameDecoder,
+    GossipProtocolError,
+    Hello,
+    Peers,
+    Reconcile,
+    ReconcilePhase,
+    Records,
+    Want,
+    decode,
+    encode,
+    encode_frame,
+)
+from commons.core.memnet import PeerPair
+
+NET = b"\x01" * 32
+OTHER_NET = b"\x02" * 32
+NOW = 1_800_000_000.0
+DAY = rec.day_of(NOW)
+
+
+def signing_key(n: int) -> nacl.signing.SigningKey:
+    return nacl.signing.SigningKey(bytes([n]) * 32)
+
+
+def lesson(i: int, key: nacl.signing.SigningKey | None = None, text: str | None = None) -> rec.SignedRecord:
+    key = key or signing_key(7)
+    return rec.sign(
+        rec.Lesson(
+            network=NET,
+            author=bytes(key.verify_key),
+            created=DAY,
+            kind=rec.LessonKind.ERROR,
+            text=text or f"pip install fails on Python 3.13 without a wheel, case {i}",
+            scope=rec.Scope.SHARED,
+            topics=("pip", "python"),
+            prediction=rec.Prediction("running pip install", f"build error {i}"),
+        ),
+        key,
+    )
+
+
+def revocation(target: rec.SignedRecord, key: nacl.signing.SigningKey | None = None) -> rec.SignedRecord:
+    key = key or signing_key(7)
+    return rec.sign(
+        rec.Revocation(
+            network=NET,
+            author=bytes(key.verify_key),
+            created=DAY,
+            target=target.id,
+            target_kind=rec.TargetKind.RECORD,
+            reason="wrong",
+        ),
+        key,
+    )
+
+
+def node(n: int, **kwargs) -> GossipNode:
+    kwargs.setdefault("now", NOW)
+    return GossipNode(kwargs.pop("network", NET), bytes([n]) * 32, random.Random(n), **kwargs)
+
+
+def records_of(events) -> list[rec.SignedRecord]:
+    return [r for e in events if isinstance(e, Accepted) for r in e.records]
+
+
+def test_announced_record_is_fetched_and_reported_accepted():
+    a, b = node(1), node(2)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    first = lesson(0)
+    a.add_local(first)
+    pair.run(NOW)
+    assert b.get(first.key) == first
+    assert [r.key for r in records_of(b.events())] == [first.key]
+    assert b.statistics().bodies_received == 1
+
+
+def test_reconciliation_brings_both_sides_what_they_lack():
+    a, b = node(1), node(2)
+    a.load([lesson(i) for i in range(30)])
+    b.load([lesson(i) for i in range(20, 50)])
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    assert pair.a_session.start_sync(NOW)
+    pair.run(NOW)
+    assert a.keys() == b.keys() and len(a.keys()) == 50
+    assert a.statistics().syncs_completed == 1
+    assert b.statistics().announced_keys_received == 0
+
+
+def test_records_are_served_revocations_first():
+    a, b = node(1), node(2)
+    lessons = [lesson(i) for i in range(100)]
+    revoke = revocation(lessons[50])
+    a.load([*lessons, revoke])
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    pair.a_session.start_sync(NOW)
+    pair.run(NOW)
+    accepted = records_of(b.events())
+    assert accepted[0] == revoke
+    assert len(accepted) == 101
+
+
+def test_refused_record_is_remembered_and_not_fetched_again():
+    a = node(1)
+    b = node(2, admit=lambda s: "imperative" if "Always" in s.record.text else None)
+    bad = lesson(0, text="Always run pip with sudo.")
+    a.add_local(bad)
+    a.add_local(lesson(1))
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    pair.a_session.start_sync(NOW)
+    pair.run(NOW)
+    assert [e.reason for e in b.events() if isinstance(e, Refused)] == ["imperative"]
+    assert b.get(bad.key) is None and bad.key in b.keys()
+    bodies = b.statistics().bodies_received
+    for t in (NOW + 1, NOW + 2):
+        pair.b_session.start_sync(t)
+        pair.run(t)
+        pair.a_session.start_sync(t)
+        pair.run(t)
+    pair.b_session.receive(encode(Announce((bad.key,))), NOW + 3)
+    pair.run(NOW + 3)
+    assert b.statistics().bodies_received == bodies == 2
+    assert b.statistics().refused == 1
+
+
+def test_refused_record_is_neither_relayed_nor_served():
+    a, c = node(1), node(3)
+    b = node(2, admit=lambda s: "no")
+    pair_ab, pair_bc = PeerPair(a, b, NOW), PeerPair(b, c, NOW)
+    pair_ab.run(NOW)
+    pair_bc.run(NOW)
+    a.add_local(lesson(0))
+    for t in (NOW, NOW + 1):
+        pair_ab.run(t)
+        pair_bc.run(t)
+        pair_bc.b_session.start_sync(t)  # c reconciles with b: the key is withheld, not offered
+        pair_bc.run(t)
+    assert len(b.keys()) == 1 and b.record_keys() == set()
+    assert c.keys() == [] and c.statistics().bodies_received == 0
+
+
+def test_validly_signed_revocation_is_kept_and_relayed_despite_policy():
+    a, c = node(1), node(3)
+    b = node(2, admit=lambda s: "refuse everything", is_dead=lambda s: True)
+    pair_ab, pair_bc = PeerPair(a, b, NOW), PeerPair(b, c, NOW)
+    for pair in (pair_ab, pair_bc):
+        pair.run(NOW)
+    revoke = revocation(lesson(0))
+    a.add_local(revoke)
+    for _ in range(3):
+        pair_ab.run(NOW)
+        pair_bc.run(NOW)
+    assert b.get(revoke.key) == revoke
+    assert c.get(revoke.key) == revoke
+
+
+def test_dead_record_is_withheld_not_stored():
+    a = node(1)
+    doomed = lesson(0)
+    b = node(2, is_dead=lambda s: s.id == doomed.id)
+    a.add_local(doomed)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    pair.a_session.start_sync(NOW)
+    pair.run(NOW)
+    assert b.get(doomed.key) is None
+    assert [e.reason for e in b.events() if isinstance(e, Refused)] == ["dead"]
+
+
+def test_duplicate_announcements_fetch_a_body_once():
+    a, b, c = node(1), node(2), node(3)
+    record = lesson(0)
+    a.add_local(record)
+    c.add_local(record)
+    pair_ab, pair_cb = PeerPair(a, b, NOW), PeerPair(c, b, NOW)
+    pair_ab.step(NOW)  # Hellos and Peers
+    pair_cb.step(NOW)
+    pair_ab.step(NOW)
+    pair_cb.step(NOW)
+    for _ in range(5):
+        pair_ab.step(NOW)
+        pair_cb.step(NOW)
+    pair_ab.a_session.start_sync(NOW)
+    pair_cb.a_session.start_sync(NOW)
+    pair_ab.run(NOW)
+    pair_cb.run(NOW)
+    assert b.get(record.key) == record
+    assert b.statistics().bodies_received == 1
+    assert b.statistics().duplicate_bodies == 0
+
+
+def test_badly_signed_records_get_the_peer_cut_off_and_backed_off():
+    a, b = node(1), node(2)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    forged = [(lesson(i).body, bytes(64)) for i in range(3)]
+    pair.b_session.receive(encode(Records(tuple(forged))), NOW)
+    session = pair.b_session
+    assert session.closed and session.misbehaved
+    assert "bad-signature" in session.close_reason or "signature" in session.close_reason
+    assert b.statistics().invalid_received == 2  # the second one crossed the threshold
+    info = b.peer(a.transport_key)
+    assert info.strikes == 1 and info.backoff_until > NOW
+    assert b.peers_to_dial(NOW) == []
+
+
+def test_garbage_frames_close_the_session_with_a_bye():
+    a, b = node(1), node(2)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    pair.b_session.receive(b"\xc1\xc1", NOW)
+    assert not pair.b_session.closed
+    pair.b_session.receive(msgpack.packb([99, 1]), NOW)
+    assert pair.b_session.closed and pair.b_session.misbehaved
+    frames = b.drain_outboxes()[0][1]
+    assert isinstance(decode(frames[-1]), Bye)
+
+
+def test_message_before_hello_is_misbehaviour():
+    b = node(2)
+    session = b.open_session(bytes([1]) * 32, False, NOW)
+    session.receive(encode(Want((bytes(33),))), NOW)
+    assert session.closed and session.misbehaved
+
+
+def test_wrong_network_hello_closes_without_penalty():
+    a, b = node(1, network=OTHER_NET), node(2)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    assert pair.b_session.closed and not pair.b_session.misbehaved
+    assert pair.b_session.close_reason == "wrong network"
+    assert pair.a_session.closed
+
+
+def test_frames_over_the_limit_are_refused():
+    params = GossipParams(max_frame_bytes=4096)
+    decoder = FrameDecoder(4096)
+    with pytest.raises(GossipProtocolError) as excinfo:
+        decoder.feed((5000).to_bytes(4, "big") + b"x" * 10)
+    assert excinfo.value.problem == "oversize"
+    a, b = node(1), node(2, params=params)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    pair.b_session.receive(encode(Announce(tuple(bytes([2]) + bytes([i]) * 32 for i in range(200)))), NOW)
+    assert pair.b_session.closed and pair.b_session.misbehaved
+
+
+def test_frame_decoder_reassembles_frames_split_anywhere():
+    messages = [encode(Hello(1, bytes(32), "tcp:127.0.0.1:8008")), encode(Bye("done")), encode(Want((bytes(33),)))]
+    stream = b"".join(encode_frame(m) for m in messages)
+    for chunk in (1, 3, 7, len(stream)):
+        decoder = FrameDecoder()
+        out = []
+        for i in range(0, len(stream), chunk):
+            out += decoder.feed(stream[i : i + chunk])
+        assert out == messages and decoder.buffered == 0
+
+
+def test_unsolicited_records_are_rate_limited():
+    params = GossipParams(records_per_second=10, records_burst=20)
+    a, b = node(1), node(2, params=params)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    flood = [lesson(i) for i in range(60)]
+    for i in range(0, 60, 10):
+        pair.b_session.receive(encode(Records(tuple((r.body, r.signature) for r in flood[i : i + 10]))), NOW)
+    assert len(b.record_keys()) <= 20
+    assert pair.b_session.closed and pair.b_session.misbehaved
+
+
+def test_fetching_respects_the_rate_limit():
+    params = GossipParams(records_per_second=50, records_burst=100, max_outstanding=64)
+    a, b = node(1), node(2, params=params)
+    a.load([lesson(i) for i in range(400)])
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    pair.b_session.start_sync(NOW)
+    pair.run(NOW)
+    assert len(b.record_keys()) <= 100
+    t = NOW
+    for step in range(1, 9):
+        t = NOW + step
+        pair.tick(t)
+        pair.run(t)
+        assert len(b.record_keys()) <= 100 + 50 * step
+    assert len(b.record_keys()) == 400
+    assert b.next_deadline() is not None
+
+
+def test_want_timeout_asks_another_peer():
+    a, b, c = node(1), node(2), node(3)
+    record = lesson(0)
+    a.add_local(record)
+    c.add_local(record)
+    pair_ab, pair_cb = PeerPair(a, b, NOW), PeerPair(c, b, NOW)
+    pair_ab.run(NOW)
+    pair_cb.run(NOW)
+    pair_ab.b_session.receive(encode(Announce((record.key,))), NOW)
+    pair_cb.b_session.receive(encode(Announce((record.key,))), NOW)
+    b.drain_outboxes()  # the Want to a is lost (a never answers)
+    later = NOW + GossipParams().want_timeout + 1
+    b.tick(later)
+    pair_cb.run(later)
+    assert b.get(record.key) == record
+
+
+def test_simultaneous_dials_keep_one_session():
+    a, b = node(1), node(2)
+    a_out = a.open_session(b.transport_key, True, NOW)
+    b_out = b.open_session(a.transport_key, True, NOW)
+    a_in = a.open_session(b.transport_key, False, NOW)
+    b_in = b.open_session(a.transport_key, False, NOW)
+    # a's key is lower: the connection a dialed survives on both sides.
+    assert not a_out.closed and a_in.closed
+    assert not b_in.closed and b_out.closed
+    assert a.sessions() == [a_out] and b.sessions() == [b_in]
+
+
+def test_peer_exchange_lists_known_peers_with_addresses():
+    a, b = node(1), node(2)
+    for n in range(3, 8):
+        a.add_peer(bytes([n]) * 32, f"tcp:10.0.0.{n}:8008")
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    learned = {p.transport_key for p in b.known_peers() if p.source == "exchange"}
+    assert learned == {bytes([n]) * 32 for n in range(3, 8)}
+
+
+def test_hello_network_hash_hides_the_network_key():
+    assert network_hash(NET) != NET and len(network_hash(NET)) == 32
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        Hello(1, bytes(32), None),
+        Hello(1, bytes(32), "tcp:[::1]:8008"),
+        Announce((bytes(33), b"\x02" * 33)),
+        Want(()),
+        Records(((b"body", bytes(64)),), (bytes(33),)),
+        Reconcile(ReconcilePhase.RESPONDER, b"\x01"),
+        Peers((("tcp:127.0.0.1:1", bytes(32)),)),
+        Bye("busy"),
+    ],
+)
+def test_messages_survive_a_round_trip(message):
+    assert decode(encode(message)) == message
+
+
+@pytest.mark.parametrize(
+    "raw, problem",
+    [
+        (b"\xc1", "malformed"),
+        (msgpack.packb({"a": 1}), "malformed"),
+        (msgpack.packb([42]), "unknown-type"),
+        (msgpack.packb([1, [b"short"]]), "bad-field"),
+        (msgpack.packb([0, 1, bytes(31), None]), "bad-field"),
+        (msgpack.packb([6, "x", "extra"]), "bad-field"),
+        (msgpack.packb([4, 3, b"\x01"]), "bad-field"),
+        (msgpack.packb([5, [["addr", bytes(31)]]]), "bad-field"),
+    ],
+)
+def test_malformed_messages_are_the_peers_fault(raw, problem):
+    with pytest.raises(GossipProtocolError) as excinfo:
+        decode(raw)
+    assert excinfo.value.problem == problem
+
+
+def test_session_states_follow_the_lifecycle():
+    a, b = node(1), node(2)
+    pair = PeerPair(a, b, NOW)
+    assert pair.a_session.state is SessionState.HELLO
+    pair.run(NOW)
+    assert pair.a_session.state is SessionState.OPEN
+    pair.a_session.close("shutting down", NOW)
+    pair.run(NOW)
+    assert pair.b_session.state is SessionState.CLOSED
+    assert pair.b_session.close_reason == "peer said bye: shutting down"
+
+
+def test_missing_hello_times_out():
+    b = node(2)
+    session = b.open_session(bytes([1]) * 32, False, NOW)
+    assert session.next_deadline() == NOW + GossipParams().hello_timeout
+    b.tick(NOW + GossipParams().hello_timeout)
+    assert session.closed and not session.misbehaved
