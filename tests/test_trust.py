@@ -203,6 +203,14 @@ def test_naivety_is_contradicted_by_a_similar_lesson_the_verifier_wrote_before_r
     assert world.reasons_by_key(world.evaluate(), lesson) == {2: Reason.CONTRADICTED_NAIVETY, 3: None}
 
 
+def test_naivety_is_contradicted_by_a_receipt_claimed_before_the_lesson_existed(world: World):
+    world.trust_directly(2, 3)
+    lesson = world.lesson(1, created=DAY)
+    world.verify(2, lesson, received=DAY - 5)
+    world.verify(3, lesson, received=DAY - 1)  # a day of clock tolerance, as for any record
+    assert world.reasons_by_key(world.evaluate(), lesson) == {2: Reason.CONTRADICTED_NAIVETY, 3: None}
+
+
 def test_equal_prediction_is_similar_and_a_caller_may_supply_its_own_similarity(world: World):
     world.trust_directly(2)
     prediction = Prediction("running the test suite", "the fixture times out")

@@ -105,7 +105,9 @@ class Reason(enum.Enum):
     UNTRUSTED = "the trust policy does not trust the verifier's key"
     DUPLICATE_KEY = "a later verification by the same key replaces it"
     NOT_NAIVE = "the verifier had met the surprise before receiving the lesson"
-    CONTRADICTED_NAIVETY = "the verifier wrote a similar lesson before it claims to have received this one"
+    # It wrote a similar lesson before the day it claims to have received this one, or it claims a
+    # receipt before the lesson was created (beyond a day of clock tolerance).
+    CONTRADICTED_NAIVETY = "the verifier's claim of naivety is contradicted by the records"
     VOUCHER_CAP = "its anchor already vouches for max_per_voucher outcomes of this lesson"
 
 
@@ -244,7 +246,8 @@ class _Naivety:
             return False
         if self._similar is same_lesson:  # indexed: one lookup per form instead of one call per lesson
             text, prediction = self._forms[lid]
-            return self._first.get((key, text), received) < received or self._first.get((key, prediction), received) < received
+            first = self._first
+            return first.get((key, text), received) < received or first.get((key, prediction), received) < received
         lesson = self._lessons[lid]
         return any(own.created < received and self._similar(own, lesson) for own in self._by_author[key])
 
@@ -418,7 +421,9 @@ def evaluate(
 
 def _verdict(signed: SignedRecord, reason: Reason | None, *, recent: bool = False, anchor: bytes | None = None):
     record: Verification = signed.record
-    return VerificationVerdict(signed.id, record.lesson, record.author, record.outcome, reason is None, reason, recent, anchor)
+    return VerificationVerdict(
+        signed.id, record.lesson, record.author, record.outcome, reason is None, reason, recent, anchor
+    )
 
 
 def _judge(
@@ -464,12 +469,15 @@ def _judge(
         record: Verification = latest.record
         if not record.naive:
             verdicts[latest.id] = _verdict(latest, Reason.NOT_NAIVE)
-        elif naivety.contradicted(verifier, lid, record.received):
+        elif record.received + FUTURE_TOLERANCE_DAYS < lesson.created or naivety.contradicted(
+            verifier, lid, record.received
+        ):  # a receipt claimed before the lesson existed is as false as one after writing it oneself
             verdicts[latest.id] = _verdict(latest, Reason.CONTRADICTED_NAIVETY)
         else:
             eligible.add(latest.id)
 
-    ranked = [signed for signed in reversed(group) if signed.id in eligible]  # most recent first: the cap keeps fresh outcomes
+    # Most recent first: under the cap, fresh outcomes win the anchors' slots.
+    ranked = [signed for signed in reversed(group) if signed.id in eligible]
     charged: dict[bytes, bytes] = {}
     if policy.policy is Policy.WEB_OF_TRUST:
         capped = [s.record.author for s in ranked if s.record.author not in web.roots]
