@@ -15,7 +15,8 @@ model and the reasons for the defaults; the rules, in the order they are applied
    key or the verification itself is revoked, the verifier is the lesson's author or an author
    anywhere in its provenance, the policy does not trust the key, a later verification by the
    same key replaces it, it says it was not naive, or the checkable naivety rule contradicts it
-   (the verifier authored a similar lesson before the day it claims to have received this one).
+   (the verifier authored a similar lesson before the day it claims to have received this one, or
+   claims to have received it before it was created).
 4. **Cap** (web-of-trust only): each anchor vouches for at most ``max_per_voucher`` counted
    outcomes per lesson; keys are matched to their anchors, most recent outcome first, so any set
    of keys hanging from E anchors adds at most ``E * max_per_voucher`` outcomes. Roots are not
@@ -419,7 +420,9 @@ def evaluate(
     )
 
 
-def _verdict(signed: SignedRecord, reason: Reason | None, *, recent: bool = False, anchor: bytes | None = None):
+def _verdict(
+    signed: SignedRecord, reason: Reason | None, *, recent: bool = False, anchor: bytes | None = None
+) -> VerificationVerdict:
     record: Verification = signed.record
     return VerificationVerdict(
         signed.id, record.lesson, record.author, record.outcome, reason is None, reason, recent, anchor
