@@ -208,8 +208,10 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
     outside = original
     for start, stop in sorted(spans.values(), reverse=True):
         outside = outside[:start] + outside[stop:]
-    lines_left = load_lines - _count_lines(outside) - (1 if outside and not outside.endswith("\n") else 0)
-    bytes_left = load_bytes - len(outside.encode("utf-8", "surrogateescape")) - 2
+    # A section appended after the person's text is set off by one blank line.
+    appended = any(name not in spans for name in names) and original and not original.endswith("\n\n")
+    lines_left = load_lines - _count_lines(outside) - (1 if appended else 0)
+    bytes_left = load_bytes - len(outside.encode("utf-8", "surrogateescape")) - (2 if appended else 0)
 
     sections: dict[str, str] = {}
     written: list[tuple[str, str, str]] = []
@@ -247,13 +249,10 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
     text = original
     for name, (start, stop) in sorted(spans.items(), key=lambda kv: -kv[1][0]):
         text = text[:start] + sections[name] + text[stop:]
-    for name in names:
-        if name not in spans:
-            if text and not text.endswith("\n"):
-                text += "\n"
-            if text and not text.endswith("\n\n"):
-                text += "\n"
-            text += sections[name]
+    new = [name for name in names if name not in spans]
+    if new and text and not text.endswith("\n\n"):
+        text += "\n" if text.endswith("\n") else "\n\n"
+    text += "".join(sections[name] for name in new)
 
     for name, content in files.items():
         _write_if_changed(folder / name, content.encode("utf-8"))
