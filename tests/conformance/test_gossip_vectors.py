@@ -1,0 +1,61 @@
+"""Every vector in protocol/vectors/gossip.json holds, and the file matches its generator."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from commons.core import records as rec
+from commons.core.gossip import network_hash
+from commons.core.gossip_messages import FrameDecoder, GossipProtocolError, Records, decode, encode
+
+VECTORS_DIR = Path(__file__).resolve().parents[2] / "protocol" / "vectors"
+VECTORS = json.loads((VECTORS_DIR / "gossip.json").read_text())
+
+
+def _generator() -> Any:
+    spec = importlib.util.spec_from_file_location("generate_gossip", VECTORS_DIR / "generate_gossip.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_vectors_file_is_what_the_generator_writes():
+    generator = _generator()
+    assert (VECTORS_DIR / "gossip.json").read_text() == generator.render(), (
+        f"protocol/vectors/gossip.json is out of date; run: {generator.COMMAND}"
+    )
+
+
+def test_network_hash_vector():
+    case = VECTORS["network_hash"]
+    assert network_hash(bytes.fromhex(case["network"])).hex() == case["hash"]
+
+
+@pytest.mark.parametrize("case", VECTORS["messages"], ids=lambda c: f"message{c['id']}")
+def test_message_vector_decodes_and_reencodes(case):
+    raw = bytes.fromhex(case["message"])
+    message = decode(raw)
+    assert type(message).__name__ == case["type"]
+    assert _generator().describe(message)["fields"] == case["fields"]
+    assert encode(message) == raw
+    assert FrameDecoder().feed(bytes.fromhex(case["frame"])) == [raw]
+
+
+def test_record_in_records_vector_verifies():
+    case = next(c for c in VECTORS["messages"] if c["type"] == "Records" and c["fields"]["records"])
+    message = decode(bytes.fromhex(case["message"]))
+    assert isinstance(message, Records)
+    body, signature = message.records[0]
+    assert rec.verify(body, signature, network=b"\x01" * 32, today=20000).type is rec.RecordType.LESSON
+
+
+@pytest.mark.parametrize("case", VECTORS["invalid"], ids=lambda c: f"invalid{c['id']}")
+def test_invalid_vector_is_refused_as_the_peers_fault(case):
+    with pytest.raises(GossipProtocolError) as excinfo:
+        decode(bytes.fromhex(case["message"]))
+    assert excinfo.value.problem == case["problem"]
