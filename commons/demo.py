@@ -27,6 +27,8 @@ NODE_NAMES = ("ada", "grace", "linus")
 DEMO_START = "2026-11-02T09:00:00Z"
 DEMO_SESSIONS = Path(__file__).resolve().parent / "demo_sessions"  # <node name>/day-NN-*.jsonl
 INGESTED_AT = "2026-11-10T18:00:00Z"  # after the last bundled session
+NIGHTS = ("2026-11-03T03:00Z", "2026-11-05T03:00Z", "2026-11-07T03:00Z", "2026-11-09T03:00Z",
+          "2026-11-11T03:00Z")  # scripted nights of sleep; each sees the sessions before it
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class Demo:
             keys[node.name] = self.node_json(node, "id")
         self.say()
         self._ingest_sessions()
+        rendered = self._sleep_nights()
         self.say("## 3. ada signs two records: a lesson and a vouch for grace")
         self._sign_demo_records(self.nodes[0], keys["grace"]["author"])
         self.say()
@@ -106,7 +109,7 @@ class Demo:
                     "home": str(node.home),
                     "public_key": keys[node.name]["author"],
                     "transport_key": keys[node.name]["transport"],
-                    "memory_folder": str(node.memory_folder),
+                    "memory_folder": rendered.get(node.name, str(node.memory_folder)),
                 }
                 for node in self.nodes
             ],
@@ -121,6 +124,27 @@ class Demo:
             self.commons(node, "ingest", str(DEMO_SESSIONS / node.name), at=INGESTED_AT)
             self.commons(node, "episodes", "--limit", "4")
         self.say()
+
+    # -- step 2b: sleep, lessons, report, recall, the memory folder -------------------------------
+
+    def _sleep_nights(self) -> dict[str, str]:
+        """Each node sleeps its scripted nights; returns the memory folder each one rendered into."""
+        self.say("## 2b. Each node sleeps five scripted nights: lessons, predictions checked, memory rendered")
+        folders = {}
+        for node in self.nodes:
+            for night in NIGHTS[:-1]:
+                self.commons(node, "sleep", at=night, show=False)
+            last = json.loads(self.commons(node, "sleep", "--json", at=NIGHTS[-1], show=False))
+            folders[node.name] = last["render"]["folder"]
+            self.commons(node, "lessons", at=NIGHTS[-1])
+            self.commons(node, "report", at=NIGHTS[-1])
+            self.commons(node, "recall", "pip install externally managed", "-k", "2", at=NIGHTS[-1])
+            index = Path(folders[node.name]) / "MEMORY.md"
+            self.say(f"$ cat {index}")
+            if index.exists():
+                self.say("  " + index.read_text(encoding="utf-8").rstrip().replace("\n", "\n  "))
+            self.say()
+        return folders
 
     def _sign_demo_records(self, node: DemoNode, vouchee_hex: str) -> None:
         # Until lessons are learned from sessions, the demo signs one by hand through the library.
