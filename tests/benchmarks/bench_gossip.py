@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import resource
 import sys
 import time
@@ -86,7 +87,6 @@ def bench_link(count: int) -> dict[str, float]:
     server = ServerHandshake(NETWORK, b_seed)
     msg4 = server.receive_client_auth(client.receive_server_hello(server.receive_client_hello(client.start())))
     a_out, b_out = client.receive_server_accept(msg4), server.outcome
-    import random
 
     a = GossipNode(NETWORK, a_out.remote_public_key, random.Random(1), params=FAST, now=NOW)
     b = GossipNode(NETWORK, b_out.remote_public_key, random.Random(2), params=FAST, now=NOW)
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  dup. announced keys/node{figures['spread_duplicate_announced_keys_per_node']:>10.1f}")
     print(f"  sessions per node       {figures['spread_sessions_per_node']:>10.1f}")
     print(f"  wall time               {figures['spread_wall_s']:>10.2f} s")
-    print(f"simulation speed (anti-entropy idle):")
+    print("simulation speed (anti-entropy idle):")
     print(f"  node-rounds per second  {figures['idle_node_rounds_per_s']:>10,.0f}")
     print(f"  events per second       {figures['idle_events_per_s']:>10,.0f}")
     print(f"  max RSS                 {figures['max_rss_mb']:>10,.0f} MB")
