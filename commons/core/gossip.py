@@ -2,12 +2,13 @@
 
 Two state machines, in the h11 / aioquic style (bytes and ``now`` in, bytes and deadlines out):
 
-* :class:`PeerSession` -- one connection: ``receive(frame, now)``, ``tick(now)``, ``outbox()``,
+* :class:`PeerSession` (``gossip_session.py``) -- one connection: ``receive(frame, now)``, ``tick(now)``, ``outbox()``,
   ``next_deadline()``, ``closed`` / ``close_reason``. The trio driver does the Secret Handshake and
   box-stream, cuts the stream into frames with :class:`~commons.core.gossip_messages.FrameDecoder`
   and sends what ``outbox()`` returns through ``encode_frame``.
 * :class:`GossipNode` -- one node: its records (in memory: key -> SignedRecord, plus a reconcile
-  :class:`KeySet`), its sessions and its peer table; it picks peers to sync with and to dial.
+  :class:`KeySet`), its sessions and its peer table (``gossip_peers.py``, with the parameters);
+  it picks peers to sync with and to dial. Wire messages and frames: ``gossip_messages.py``.
 
 How a record spreads, and why this shape (``protocol/gossip.md`` has the details):
 
