@@ -7,6 +7,8 @@ import random
 import msgpack
 import nacl.signing
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from commons.core import records as rec
 from commons.core.gossip import Accepted, GossipNode, GossipParams, Refused, SessionState, network_hash
@@ -402,3 +404,33 @@ def test_missing_hello_times_out():
     assert session.next_deadline() == NOW + GossipParams().hello_timeout
     b.tick(NOW + GossipParams().hello_timeout)
     assert session.closed and not session.misbehaved
+
+
+_VALID_FRAMES = [
+    encode(Announce((bytes([2]) + bytes(32),))),
+    encode(Want((bytes([0]) + bytes(32),))),
+    encode(Records(((lesson(0).body, lesson(0).signature),), (bytes(33),))),
+    encode(Reconcile(ReconcilePhase.START, b"\x01")),
+    encode(Reconcile(ReconcilePhase.RESPONDER, b"\x01\x00\x01")),
+    encode(Peers((("mem:1", bytes(32)),))),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=64), st.tuples(st.sampled_from(_VALID_FRAMES), st.integers(0, 200),
+                                                              st.integers(0, 255))), max_size=8))
+def test_no_frame_a_peer_sends_can_raise_out_of_receive(frames):
+    a, b = node(1), node(2)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    for item in frames:
+        if isinstance(item, tuple):  # a valid frame with one byte changed
+            frame, pos, value = item
+            frame = bytearray(frame)
+            frame[pos % len(frame)] = value
+            item = bytes(frame)
+        if item:
+            pair.b_session.receive(item, NOW)
+    b.tick(NOW + 100)
+    pair.run(NOW + 100)
+    assert b.statistics().frames_in >= 1

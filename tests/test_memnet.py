@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from commons.core.gossip import Accepted, GossipNode, GossipParams, SessionClosed
-from commons.core.gossip_messages import Hello, decode
-from commons.core.memnet import Network
+from commons.core.gossip_messages import Hello, Records, decode, encode
+from commons.core.memnet import Network, transport_key_of
 from tests.test_gossip import NOW, lesson, revocation, signing_key
 
 
@@ -98,8 +98,6 @@ def test_a_peer_sending_garbage_is_cut_off_while_the_rest_converge():
         cls = GarbageNode if key == net_keys[0] else GossipNode
         return cls(network, key, rng, **kwargs)
 
-    from commons.core.memnet import transport_key_of
-
     net_keys = [transport_key_of(i, 11) for i in range(20)]
     net = Network(20, seed=11, start_time=NOW, node_factory=factory, observer=observe)
     net.random_bootstrap(3)
@@ -118,6 +116,43 @@ def test_a_peer_sending_garbage_is_cut_off_while_the_rest_converge():
         info = net.nodes[i].peer(net_keys[0])
         assert info.strikes >= 1
     assert all(s.peer_key != net_keys[0] or s.closed for i in good for s in net.nodes[i].sessions())
+
+
+class ForgerNode(GossipNode):
+    """A well-formed peer whose every record carries a forged signature."""
+
+    def drain_outboxes(self):
+        out = []
+        for session, frames in super().drain_outboxes():
+            forged = []
+            for frame in frames:
+                message = decode(frame)
+                if isinstance(message, Records) and message.records:
+                    message = Records(tuple((body, bytes(64)) for body, _ in message.records), message.missing)
+                forged.append(encode(message))
+            out.append((session, forged))
+        return out
+
+
+def test_a_peer_sending_badly_signed_records_is_cut_off_while_the_rest_converge():
+    closed = []
+    keys = [transport_key_of(i, 12) for i in range(16)]
+
+    def factory(network, key, rng, **kwargs):
+        return (ForgerNode if key == keys[0] else GossipNode)(network, key, rng, **kwargs)
+
+    net = Network(16, seed=12, start_time=NOW, node_factory=factory,
+                  observer=lambda i, e, now: closed.append((i, e)) if isinstance(e, SessionClosed) else None)
+    net.random_bootstrap(3)
+    net.start()
+    net.run(NOW + 2)
+    records = published(12)
+    net.publish(0, *records)  # only the forger has them at first: honest nodes must refuse its copies
+    net.publish(5, *records[:6])
+    assert net.run(NOW + 200, stop=converged_on(6, range(1, 16)))
+    cut = {i for i, e in closed if e.peer_key == keys[0] and e.misbehaved and "signature" in e.reason}
+    assert cut
+    assert all(net.nodes[i].statistics().records_held == 6 for i in range(1, 16))
 
 
 def test_a_revocation_is_delivered_no_later_than_the_lesson_it_revokes():

@@ -268,9 +268,11 @@ class GossipNode:
         session._send_peers()
 
     def _closed(self, session: PeerSession, now: float) -> None:
-        for key in list(session._outstanding):
+        for key in [*session._outstanding, *session._queue]:  # hand its keys to other peers
             self._release(key, session, now)
         session._outstanding.clear()
+        session._queue.clear()
+        session._queued.clear()
         if self._sessions.get(session.peer_key) is session:
             del self._sessions[session.peer_key]
             self._peers.connected(session.peer_key, False)
@@ -323,7 +325,13 @@ class GossipNode:
         accepted: list[rec.SignedRecord] = []
         relay: list[tuple[bytes, tuple[PeerSession, ...]]] = []
         today = rec.day_of(now)
-        for body, sig in bodies:
+        for n, (body, sig) in enumerate(bodies):
+            if session.closed:  # cut off mid-message: the rest is not trusted, ask others for it
+                for rest, _ in bodies[n:]:
+                    rtype = rec.peek_type(rest)
+                    if rtype is not None:
+                        self._release(rec.reconcile_key(rtype, rec.record_id(rest)), session, now)
+                break
             c[_C["bodies_received"]] += 1
             rtype = rec.peek_type(body)
             key = rec.reconcile_key(rtype, rec.record_id(body)) if rtype is not None else None
@@ -338,8 +346,6 @@ class GossipNode:
                     self._release(key, session, now)
                 minor = error.problem in _MINOR_PROBLEMS
                 session.penalise(p.penalty_minor if minor else p.penalty_invalid, f"invalid record: {error}", now)
-                if session.closed:
-                    break
                 continue
             key = signed.key
             sources = self._pending.pop(key, (None, ()))[1]

@@ -256,8 +256,11 @@ class PeerSession:
             key = heapq.heappop(self._queue)
             self._queued.discard(key)
             pending = node._pending.get(key)
-            if pending is None or pending[0] is not None:
-                continue  # held by now, or being fetched from another peer (we stay a fallback)
+            if pending is None:
+                continue  # held by now, or no longer worth fetching
+            owner = pending[0]
+            if owner is not None and key in owner._outstanding:
+                continue  # being fetched from another peer (we stay a fallback)
             pending[0] = self
             self._outstanding[key] = deadline
             self._tokens -= 1

@@ -240,6 +240,10 @@ class Network:
         heapq.heapify(self._queue)
         return stop is None and not self._queue
 
+    def quiet(self) -> bool:
+        """No frame is in flight (use as ``run(until, stop=Network.quiet)``)."""
+        return not any(event[2] == _DELIVER for event in self._queue)
+
     def converged(self, indices: Iterable[int] | None = None) -> bool:
         """Every node (of ``indices``) holds the same record keys."""
         nodes = self.nodes if indices is None else [self.nodes[i] for i in indices]
