@@ -44,11 +44,22 @@ from blake3 import blake3
 from commons.core import records as rec
 from commons.core.gossip_messages import GossipUsageError
 from commons.core.gossip_peers import GossipParams, PeerInfo, PeerTable
-from commons.core.gossip_session import PeerSession, SessionState
+from commons.core.gossip_session import CloseKind, PeerSession, SessionState
 from commons.core.reconcile import KeySet
 
-__all__ = ["GossipNode", "GossipParams", "PeerSession", "SessionState", "Accepted", "Refused", "SessionClosed",
-           "GossipStatistics", "PeerInfo", "network_hash"]
+__all__ = [
+    "Accepted",
+    "CloseKind",
+    "GossipNode",
+    "GossipParams",
+    "GossipStatistics",
+    "PeerInfo",
+    "PeerSession",
+    "Refused",
+    "SessionClosed",
+    "SessionState",
+    "network_hash",
+]
 
 Admit = Callable[[rec.SignedRecord], "str | None"]
 Verify = Callable[..., rec.SignedRecord]
@@ -81,6 +92,7 @@ class SessionClosed:
     peer_key: bytes
     reason: str
     misbehaved: bool
+    kind: CloseKind
 
 
 Event = Accepted | Refused | SessionClosed
@@ -197,14 +209,14 @@ class GossipNode:
             def dialer(s: PeerSession) -> bytes:
                 return self.transport_key if s.initiator else s.peer_key
             if dialer(existing) <= dialer(session):
-                session._end("duplicate connection", now)
+                session._end("duplicate connection", now, CloseKind.DUPLICATE)
                 return session
-            existing._end("duplicate connection", now)
+            existing._end("duplicate connection", now, CloseKind.DUPLICATE)
         self._sessions[peer_key] = session
         self._peers.connected(peer_key, True)
         if not initiator and len(self._sessions) > self.params.max_sessions:
             session._send_peers()  # tell it where else to go before turning it away
-            session._end("busy", now)
+            session._end("busy", now, CloseKind.BUSY)
         return session
 
     def dial_failed(self, peer_key: bytes, now: float) -> None:
@@ -277,7 +289,7 @@ class GossipNode:
             del self._sessions[session.peer_key]
             self._peers.connected(session.peer_key, False)
         self._peers.closed(session.peer_key, session.misbehaved, now)
-        self._events.append(SessionClosed(session.peer_key, session.close_reason or "", session.misbehaved))
+        self._events.append(SessionClosed(session.peer_key, session.close_reason or "", session.misbehaved, session.close_kind))
 
     def _synced(self, session: PeerSession, now: float) -> None:
         self._count[_C["syncs_completed"]] += 1

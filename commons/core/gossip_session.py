@@ -45,10 +45,23 @@ class SessionState(enum.Enum):
     CLOSED = "closed"  # Bye sent or received, or the connection is gone; send the outbox, then hang up
 
 
+class CloseKind(enum.Enum):
+    """Why a session ended, for the driver and the peer table (``close_reason`` has the details)."""
+
+    LOCAL = "local"  # our side closed it (close())
+    PEER_BYE = "peer-bye"  # the peer sent Bye
+    PEER_MISBEHAVED = "peer-misbehaved"  # the peer's score fell to close_score, or it broke the protocol
+    CONNECTION_LOST = "connection-lost"  # the transport ended under us
+    TIMEOUT = "timeout"  # no Hello in time
+    INCOMPATIBLE = "incompatible"  # another gossip version or another network
+    DUPLICATE = "duplicate"  # a second connection to the same peer
+    BUSY = "busy"  # we hold max_sessions already
+
+
 class PeerSession:
     """The gossip protocol over one connection, in either role (``initiator``: we dialed)."""
 
-    __slots__ = ("node", "peer_key", "initiator", "state", "close_reason", "misbehaved", "score", "listen",
+    __slots__ = ("node", "peer_key", "initiator", "state", "close_reason", "close_kind", "misbehaved", "score", "listen",
                  "context", "_out", "_announce", "_queue", "_queued", "_outstanding", "_tokens", "_serve_tokens",
                  "_tokens_at", "_sync", "_sync_deadline", "_answer", "_answer_deadline", "_hello_deadline", "_pex_at")
 
@@ -57,6 +70,7 @@ class PeerSession:
         self.node, self.peer_key, self.initiator = node, peer_key, initiator
         self.state = SessionState.HELLO
         self.close_reason: str | None = None
+        self.close_kind: CloseKind | None = None
         self.misbehaved = False
         self.score = 0.0
         self.listen: str | None = None  # the peer's listen address, from its Hello
@@ -113,7 +127,7 @@ class PeerSession:
         elif isinstance(message, Peers):
             node._peers.learn(message.entries)
         else:
-            self._end(f"peer said bye: {message.reason}", now, send_bye=False)
+            self._end(f"peer said bye: {message.reason}", now, CloseKind.PEER_BYE, send_bye=False)
         self._pump(now)
 
     def tick(self, now: float) -> None:
@@ -122,7 +136,7 @@ class PeerSession:
             return
         if self.state is SessionState.HELLO:
             if now >= self._hello_deadline:
-                self._end("no Hello in time", now)
+                self._end("no Hello in time", now, CloseKind.TIMEOUT)
             return
         late = [k for k, deadline in self._outstanding.items() if deadline <= now]
         for key in late:  # the peer did not answer: ask another peer that announced it
@@ -169,11 +183,11 @@ class PeerSession:
 
     def close(self, reason: str, now: float) -> None:
         """Our side ends the session (a Bye is queued): the driver sends the outbox, then hangs up."""
-        self._end(reason, now)
+        self._end(reason, now, CloseKind.LOCAL)
 
     def connection_lost(self, now: float) -> None:
         """The transport broke (or ended) under the session: no Bye can be sent."""
-        self._end("connection lost", now, send_bye=False)
+        self._end("connection lost", now, CloseKind.CONNECTION_LOST, send_bye=False)
 
     def penalise(self, amount: float, reason: str, now: float) -> None:
         """Lower the peer's score; past the threshold the session closes as misbehaved."""
@@ -206,27 +220,29 @@ class PeerSession:
             self.node._dirty[self] = None
         self._announce.append(key)
 
-    def _end(self, reason: str, now: float, send_bye: bool = True) -> None:
+    def _end(self, reason: str, now: float, kind: CloseKind, send_bye: bool = True) -> None:
         if self.closed:
             return
         if send_bye:
             self._send(Bye(reason[:280]))
         self.state = SessionState.CLOSED
         self.close_reason = reason
+        self.close_kind = kind
         self._sync = self._answer = None
         self.node._closed(self, now)
 
     def _misbehaved(self, reason: str, now: float) -> None:
         self.misbehaved = True
-        self._end(f"misbehaved: {reason}", now)
+        self._end(f"misbehaved: {reason}", now, CloseKind.PEER_MISBEHAVED)
 
     def _on_hello(self, hello: Hello, now: float) -> None:
         if self.state is not SessionState.HELLO:
             self._misbehaved("second Hello", now)
         elif hello.version != GOSSIP_VERSION:
-            self._end(f"gossip version {hello.version} is not spoken here (this node speaks {GOSSIP_VERSION})", now)
+            self._end(f"gossip version {hello.version} is not spoken here (this node speaks {GOSSIP_VERSION})", now,
+                      CloseKind.INCOMPATIBLE)
         elif hello.network_hash != self.node.network_hash:
-            self._end("wrong network", now)
+            self._end("wrong network", now, CloseKind.INCOMPATIBLE)
         else:
             self.state = SessionState.OPEN
             self.listen = hello.listen
