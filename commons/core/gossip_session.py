@@ -20,6 +20,7 @@ from commons.core.gossip_messages import (
     GOSSIP_VERSION,
     MAX_ANNOUNCE_KEYS,
     MAX_PEER_ENTRIES,
+    MAX_REASON_BYTES,
     MAX_WANT_KEYS,
     Announce,
     Bye,
@@ -224,7 +225,7 @@ class PeerSession:
         if self.closed:
             return
         if send_bye:
-            self._send(Bye(reason[:280]))
+            self._send(Bye(reason.encode()[:MAX_REASON_BYTES].decode("utf-8", "ignore")))
         self.state = SessionState.CLOSED
         self.close_reason = reason
         self.close_kind = kind
