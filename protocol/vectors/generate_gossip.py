@@ -10,7 +10,6 @@ file and this script disagree.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -22,6 +21,8 @@ import nacl.signing
 
 # Run as a plain script from a checkout: make the repository's `commons` importable without install.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from protocol.vectors.vectorfile import command, regenerate  # noqa: E402
 
 from commons.core import records as rec  # noqa: E402
 from commons.core.gossip import network_hash  # noqa: E402
@@ -40,7 +41,7 @@ from commons.core.gossip_messages import (  # noqa: E402
 )
 
 VECTORS_PATH = Path(__file__).with_name("gossip.json")
-COMMAND = ".venv/bin/python protocol/vectors/generate_gossip.py"
+COMMAND = command(Path(__file__))
 
 COMMENT = (
     "Gossip message vectors for commons (spec: protocol/gossip.md). Each message is a msgpack array "
@@ -156,18 +157,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the file is out of date")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if not VECTORS_PATH.exists() or VECTORS_PATH.read_text() != text:
-            print(f"{VECTORS_PATH} is out of date; run: {COMMAND}", file=sys.stderr)
-            return 1
-        return 0
-    VECTORS_PATH.write_text(text)
-    print(f"wrote {VECTORS_PATH}")
-    return 0
+    return regenerate(argv, generator=Path(__file__), path=VECTORS_PATH, render=render)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ tests/conformance/test_handshake_vectors.py fails when the file and this script 
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -18,6 +17,8 @@ from typing import Any
 
 # Run as a plain script from a checkout: make the repository's `commons` importable without install.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from protocol.vectors.vectorfile import regenerate  # noqa: E402
 
 from commons.core.boxstream import MAX_BODY_LENGTH, BoxStreamEncoder
 from commons.core.shs import ClientHandshake, ServerHandshake
@@ -168,19 +169,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Regenerate the Secret Handshake / box-stream test vectors.")
-    parser.add_argument("--check", action="store_true", help="exit 1 if handshake.json is out of date, write nothing")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = VECTORS_PATH.read_text() if VECTORS_PATH.exists() else ""
-        if current != text:
-            print(f"{VECTORS_PATH} is out of date; run: .venv/bin/python protocol/vectors/generate_handshake.py")
-            return 1
-        return 0
-    VECTORS_PATH.write_text(text)
-    print(f"wrote {VECTORS_PATH}")
-    return 0
+    return regenerate(argv, generator=Path(__file__), path=VECTORS_PATH, render=render)
 
 
 if __name__ == "__main__":

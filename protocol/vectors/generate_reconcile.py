@@ -9,7 +9,6 @@ tests/conformance/test_reconcile_vectors.py fails when the file and this script 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -20,6 +19,8 @@ import blake3
 # Run as a plain script from a checkout: make the repository's `commons` importable without install.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from protocol.vectors.vectorfile import command, regenerate  # noqa: E402
+
 from commons.core.reconcile import (  # noqa: E402
     PROTOCOL_VERSION,
     KeySet,
@@ -29,7 +30,7 @@ from commons.core.reconcile import (  # noqa: E402
 )
 
 VECTORS_PATH = Path(__file__).with_name("reconcile.json")
-COMMAND = ".venv/bin/python protocol/vectors/generate_reconcile.py"
+COMMAND = command(Path(__file__))
 
 COMMENT = (
     "Range-based set reconciliation vectors for commons (spec: protocol/reconcile.md). A key is "
@@ -164,19 +165,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Regenerate the set reconciliation test vectors.")
-    parser.add_argument("--check", action="store_true", help="exit 1 if reconcile.json is out of date, write nothing")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = VECTORS_PATH.read_text() if VECTORS_PATH.exists() else ""
-        if current != text:
-            print(f"{VECTORS_PATH} is out of date; run: {COMMAND}", file=sys.stderr)
-            return 1
-        return 0
-    VECTORS_PATH.write_text(text)
-    print(f"wrote {VECTORS_PATH}")
-    return 0
+    return regenerate(argv, generator=Path(__file__), path=VECTORS_PATH, render=render)
 
 
 if __name__ == "__main__":

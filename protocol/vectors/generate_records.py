@@ -13,7 +13,6 @@ the one thing a receiver must catch. The script refuses to write a case that com
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import struct
@@ -23,6 +22,8 @@ from typing import Any
 
 # Run as a plain script from a checkout: make the repository's `commons` importable without install.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from protocol.vectors.vectorfile import command, regenerate  # noqa: E402
 
 import msgpack
 import nacl.signing
@@ -51,7 +52,7 @@ from commons.core.records import (
 )
 
 VECTORS_PATH = Path(__file__).with_name("records.json")
-REGENERATE = ".venv/bin/python protocol/vectors/generate_records.py"
+REGENERATE = command(Path(__file__))
 
 COMMENT = (
     "Record vectors for commons (spec: protocol/PROTOCOL.md). Keys are Ed25519 key pairs from 32-byte "
@@ -578,19 +579,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if records.json is out of date, write nothing")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = VECTORS_PATH.read_text(encoding="utf-8") if VECTORS_PATH.exists() else ""
-        if current != text:
-            print(f"{VECTORS_PATH} is out of date; run: {REGENERATE}", file=sys.stderr)
-            return 1
-        return 0
-    VECTORS_PATH.write_text(text, encoding="utf-8")
-    print(f"wrote {len(json.loads(text)['tests'])} record vectors to {VECTORS_PATH}")
-    return 0
+    return regenerate(argv, generator=Path(__file__), path=VECTORS_PATH, render=render)
 
 
 if __name__ == "__main__":
