@@ -169,7 +169,7 @@ CONVENTIONS: Mapping[str, tuple[Pitfall, ...]] = {
     ),
     "bo": (
         _c("branch-naming", "start the {x} feature", "git checkout -b feature/{x}", "Create a feature branch",
-           "no, branch names here are the ticket then the slug, like QL-212-{x}",
+           "no, branch names here are the ticket then the slug, like QL-212-export-csv",
            "git checkout -b QL-212-{x}", "Switched to a new branch 'QL-212-{x}'", ("export", "search", "themes")),
         _c("make-tidy-not-clean", "rebuild the {x} assets from scratch", "make clean", "Clean the build",
            "stop, make clean wipes the cached fixtures; use make tidy", "make tidy",
