@@ -8,7 +8,7 @@ month runs in seconds and "after receipt" means the same thing in every part.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Protocol
 
@@ -30,6 +30,17 @@ class FixedClock:
 
     def now(self) -> float:
         return self.at
+
+
+@dataclass(frozen=True)
+class ShiftedClock:
+    """Starts at ``at`` when made and then runs at real speed (a daemon started "in" a scripted day)."""
+
+    at: float
+    started: float = field(default_factory=time.monotonic)
+
+    def now(self) -> float:
+        return self.at + (time.monotonic() - self.started)
 
 
 def parse_time(text: str) -> float:

@@ -71,6 +71,10 @@ class NetworkConfig:
 @dataclass(frozen=True)
 class IngestConfig:
     roots: tuple[str, ...] = ("~/.claude/projects",)  # folders searched for **/*.jsonl transcripts
+    poll_seconds: float = 30.0  # how often the daemon looks for new transcript bytes
+
+    def __post_init__(self) -> None:
+        _check("poll_seconds", lambda: _at_least("poll_seconds", self.poll_seconds, 0.1))
 
 
 @dataclass(frozen=True)
@@ -153,6 +157,25 @@ class ClockConfig:
 
 
 @dataclass(frozen=True)
+class GossipConfig:
+    """The gossip timers a person (or a test) may shorten; the rest keep protocol/gossip.md's defaults."""
+
+    sync_interval: float = 60.0  # seconds between anti-entropy rounds with one random peer
+    backoff_base: float = 5.0  # seconds before redialing a peer after its first failure
+    backoff_cap: float = 3600.0  # the longest redial backoff
+    max_peers: int = 8  # sessions the daemon dials up to
+    fanout: int = 8  # peers a new record's key is announced to
+    discovery: bool = True  # advertise and browse _commons._tcp on the LAN when listening beyond loopback
+
+    def __post_init__(self) -> None:
+        _check("sync_interval", lambda: _at_least("sync_interval", self.sync_interval, 0.1))
+        _check("backoff_base", lambda: _at_least("backoff_base", self.backoff_base, 0.1))
+        _check("backoff_cap", lambda: _at_least("backoff_cap", self.backoff_cap, self.backoff_base))
+        _check("max_peers", lambda: _at_least("max_peers", self.max_peers, 1))
+        _check("fanout", lambda: _at_least("fanout", self.fanout, 1))
+
+
+@dataclass(frozen=True)
 class PeerEntry:
     address: str
     transport_key: str
@@ -172,6 +195,7 @@ class Config:
     model: ModelConfig = field(default_factory=ModelConfig)
     trust: TrustConfig = field(default_factory=TrustConfig)
     clock: ClockConfig = field(default_factory=ClockConfig)
+    gossip: GossipConfig = field(default_factory=GossipConfig)
     peers: tuple[PeerEntry, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:

@@ -251,3 +251,34 @@ async def check_invariants(store: Store, *, batch: int = 2000) -> tuple[int, lis
             except InvalidRecord as error:
                 problems.append(f"{rtype} {rid.hex()}: {error}")
 
+
+
+async def add_received(store: Store, signed: Sequence[SignedRecord], now: float, origin: str = "peer") -> None:
+    """Store records the gossip layer already verified and admitted (no second verification)."""
+    async with store.transaction():
+        await store.executemany(_INSERT, [_row(s, now, origin) for s in signed])
+
+
+async def add_refused(store: Store, refused: Sequence[tuple[bytes, str]], now: float) -> None:
+    """Remember keys a local policy refused, so that reconciliation never fetches them again."""
+    async with store.transaction():
+        await store.executemany("INSERT OR IGNORE INTO refused VALUES (?, ?, ?)",
+                                [(key, reason, now) for key, reason in refused])
+
+
+async def since(store: Store, seq: int, origins: Sequence[str]) -> tuple[int, list[SignedRecord]]:
+    """Records that arrived after ``seq`` from these origins, and the highest seq seen."""
+    rows = await store.fetchall(
+        f"SELECT seq, origin, {_COLUMNS} FROM records WHERE seq > ? ORDER BY seq", (seq,))
+    last = max((row[0] for row in rows), default=seq)
+    wanted = set(origins)
+    return last, [_from_row(*row[2:]) for row in rows if row[1] in wanted]
+
+
+async def refused_keys(store: Store) -> list[bytes]:
+    return [row[0] for row in await store.fetchall("SELECT key FROM refused")]
+
+
+async def own_records(store: Store) -> list[SignedRecord]:
+    rows = await store.fetchall(f"SELECT {_COLUMNS} FROM records WHERE origin = 'own' ORDER BY seq")
+    return [_from_row(*row) for row in rows]

@@ -1,0 +1,115 @@
+"""Publishing: this node's shared lessons, signed as records, only when the person opted in.
+
+`commons publish on|off` keeps the choice in the store's settings (off by default). With it on,
+:func:`publish_pending` signs every active, own, **shared**-scope lesson that has no record yet,
+after scrubbing secrets, paths, e-mail addresses and host names from its words
+(``commons.core.safety.scrub``). A lesson whose text still looks private after scrubbing, or no
+longer reads as an observation (peers would refuse it), is not published and says why.
+
+Only the keyed hashes of a lesson's episodes leave the node (``commons.core.hashing``), never the
+episodes. Local and private lessons never do.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+from commons.config import Config
+from commons.core import records as rec
+from commons.core.hashing import episode_hash
+from commons.core.records import Lesson as LessonRecord
+from commons.core.records import Prediction, Scope, SignedRecord, day_of, sign
+from commons.core.safety import is_observation, looks_private, scrub
+from commons.identity import Identity
+from commons.store import lessons as ls
+from commons.store import records as record_store
+from commons.store import settings
+from commons.store.db import Store
+
+SETTING = "publish"
+
+
+async def is_on(store: Store) -> bool:
+    return bool(await settings.get(store, SETTING, False))
+
+
+async def set_on(store: Store, on: bool, now: float) -> None:
+    await settings.put(store, SETTING, bool(on), now)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    lesson_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Published:
+    records: tuple[SignedRecord, ...]
+    skipped: tuple[Skipped, ...]
+
+
+def _fit(text: str, max_bytes: int) -> str:
+    """``text`` cut at a word boundary to at most ``max_bytes`` of UTF-8 (with an ellipsis if cut)."""
+    text = unicodedata.normalize("NFC", " ".join(text.split()))
+    if len(text.encode()) <= max_bytes:
+        return text
+    cut = text.encode()[: max_bytes - 3].decode("utf-8", "ignore")
+    cut = cut.rsplit(" ", 1)[0] if " " in cut else cut
+    return unicodedata.normalize("NFC", cut.rstrip() + "…")
+
+
+def lesson_record(lesson, identity: Identity, network: bytes, now: float) -> LessonRecord | Skipped:
+    """The signed-record form of a local lesson, or why it may not leave the node."""
+    text = _fit(scrub(lesson.text), rec.MAX_TEXT_BYTES)
+    if looks_private(text):
+        return Skipped(lesson.id, "its text still looks private after scrubbing")
+    if not is_observation(text):
+        return Skipped(lesson.id, "its scrubbed text no longer reads as an observation")
+    situation = " / ".join(lesson.triggers) if lesson.triggers else lesson.gist
+    situation = _fit(scrub(situation or lesson.kind.value), rec.MAX_PREDICTION_PART_BYTES)
+    outcome = _fit(scrub(lesson.outcome or lesson.text), rec.MAX_PREDICTION_PART_BYTES)
+    if looks_private(situation) or looks_private(outcome):
+        return Skipped(lesson.id, "its prediction still looks private after scrubbing")
+    topics = sorted({t for t in lesson.topics if 0 < len(t.encode()) <= rec.MAX_TOPIC_BYTES})[: rec.MAX_TOPICS]
+    episodes = sorted({episode_hash(identity.hash_secret, uid) for uid in lesson.episodes})[: rec.MAX_EPISODES]
+    return LessonRecord(
+        network=network,
+        author=identity.author_public,
+        created=min(day_of(lesson.created), day_of(now)),
+        kind=lesson.kind,
+        text=text,
+        scope=Scope.SHARED,
+        topics=tuple(topics),
+        prediction=Prediction(situation or "-", outcome or "-"),
+        episodes=tuple(episodes),
+    )
+
+
+async def publish_pending(store: Store, identity: Identity, config: Config, now: float) -> Published:
+    """Sign and store (origin ``own``) the shared lessons not yet published; link each to its record.
+
+    Does nothing unless publishing is on. The daemon announces the new records to its peers.
+    """
+    if not await is_on(store):
+        return Published((), ())
+    pending = [s.lesson for s in await ls.load_lessons(store, statuses=["active"])
+               if s.origin == "own" and s.record_id is None and s.lesson.scope is Scope.SHARED]
+    signed: list[tuple[str, SignedRecord]] = []
+    skipped: list[Skipped] = []
+    for lesson in pending:
+        try:
+            made = lesson_record(lesson, identity, config.network.key_bytes, now)
+            if isinstance(made, Skipped):
+                skipped.append(made)
+                continue
+            signed.append((lesson.id, sign(made, identity.author_key)))
+        except rec.InvalidRecord as error:  # a field our mapping could not fit: say so, publish the rest
+            skipped.append(Skipped(lesson.id, f"it does not make a valid record: {error}"))
+    if signed:
+        await record_store.add_own(store, [s for _, s in signed], now)
+        async with store.transaction():
+            await store.executemany("UPDATE lessons SET record_id = ? WHERE id = ?",
+                                    [(s.id, lid) for lid, s in signed])
+    return Published(tuple(s for _, s in signed), tuple(skipped))
