@@ -33,8 +33,9 @@ bench: $(STAMP)
 # The two-agent experiment (design paper §7.5): prints its figures as JSON and regenerates
 # docs/experiment.md with its table and plots. Reproducible by --seed; a few minutes at most.
 experiment: $(STAMP)
-	$(BIN)/python -m simulations.two_agents --json --doc docs/experiment.md > .experiment.json
-	@$(BIN)/python -c "import json; r=json.load(open('.experiment.json')); print(json.dumps({k: v for k, v in r.items() if k.startswith('b_errors') or k == 'link'}, indent=2))"
+	mkdir -p .bench
+	$(BIN)/python -m simulations.two_agents --json --doc docs/experiment.md > .bench/experiment.json
+	@$(BIN)/python -c "import json; r=json.load(open('.bench/experiment.json')); print(json.dumps({k: v for k, v in r.items() if k.startswith('b_errors') or k == 'link'}, indent=2))"
 
 clean:
 	rm -rf $(VENV) .bench .pytest_cache .hypothesis
