@@ -36,12 +36,15 @@ from commons.core.hashing import episode_hash
 from commons.core.lessons import DAY, Lesson, Surprise, WriteText, adjust, lesson_id
 from commons.core.predictions import Prediction
 from commons.core.recall import RecallParams, normalised_strength, top_k
+from commons.core.records import Lesson as LessonRecord
 from commons.core.records import LessonKind, Scope
 from commons.core.safety import check_observation, contains_injection
 from commons.core.scope import classify
 from commons.home import Home
+from commons.identity import Identity
 from commons import render as renderer
 from commons.store import episodes as episode_store
+from commons.store import records as record_store
 from commons.store import lessons as ls
 from commons.store.db import Store
 
@@ -58,9 +61,19 @@ class Setup:
     reports_dir: Path
     hash_secret: bytes
     write_text: WriteText | None = None
+    # The node itself, for the commons side (peer review, the common layer, signing); without it
+    # the loop is the local one alone.
+    identity: Identity | None = None
+    config: Config | None = None
 
     @classmethod
-    def from_config(cls, config: Config, home: Home, hash_secret: bytes) -> "Setup":
+    def for_node(cls, config: Config, home: Home, identity: Identity) -> "Setup":
+        """The full setup of a node: the local loop and its commons side."""
+        return cls.from_config(config, home, identity.hash_secret, identity=identity)
+
+    @classmethod
+    def from_config(cls, config: Config, home: Home, hash_secret: bytes,
+                    identity: Identity | None = None) -> "Setup":
         s = config.sleep
         params = core.SleepParams(
             half_life_days=s.half_life_days, archive_below=s.archive_below, join_cosine=s.join_cosine,
@@ -71,7 +84,8 @@ class Setup:
                               strength_weight=r.strength, recency_half_life_days=r.recency_half_life_days)
         folder = Path(config.render.folder).expanduser() if config.render.folder else home.data_dir / "memory"
         hook = model_hook(config.model.endpoint, config.model.name) if config.model.endpoint else None
-        return cls(params, recall, folder, home.reports_dir, hash_secret, hook)
+        return cls(params, recall, folder, home.reports_dir, hash_secret, hook, identity,
+                   config if identity is not None else None)
 
     def hash_episode(self, uid: str) -> bytes:
         return episode_hash(self.hash_secret, uid)
@@ -214,6 +228,9 @@ async def sleep(store: Store, setup: Setup, now: float) -> dict:
     counts["vetoes_from_deleted_files"] = len(vetoed_now)
     records = [r for r in map(_event_record, night.events) if r is not None]
     await ls.add_sleep_run(store, now, dict(counts), records)
+    from commons import review
+
+    reviewed = await review.after_sleep(store, setup, now)
     applied_at = time.perf_counter()
     rendered = await render(store, setup, now)
     from commons.report import write_morning_report
@@ -225,6 +242,7 @@ async def sleep(store: Store, setup: Setup, now: float) -> dict:
         "counts": {name: counts.get(name, 0) for name in [*_COUNT_NAMES.values(), "lessons_suppressed",
                                                           "vetoes_from_deleted_files"]},
         "learned": [r for r in records if r["type"] == "learned"],
+        "review": reviewed.as_dict(),
         "render": rendered,
         "report": str(report_path),
         "seconds": {"load": round(loaded_at - started, 3), "passes": round(slept_at - loaded_at, 3),
@@ -280,9 +298,14 @@ async def detect_deleted(store: Store, setup: Setup, now: float) -> list[str]:
     previous = [r for r in await ls.rendered(store) if r.folder == str(folder)]
     gone = renderer.deleted_by_person(folder, [(r.lesson_id, r.file) for r in previous])
     if gone:
-        found = {s.lesson.id: s.lesson for s in await ls.load_lessons(store, ids=gone)}
+        found = {s.lesson.id: (s.lesson.kind, s.lesson.text) for s in await ls.load_lessons(store, ids=gone)}
+        for lid in gone:  # a common lesson's file is named after its record: veto it the same way
+            if lid not in found and len(lid) == 64:
+                signed = await record_store.get(store, bytes.fromhex(lid))
+                if signed is not None and isinstance(signed.record, LessonRecord):
+                    found[lid] = (signed.record.kind, signed.record.text)
         async with store.transaction():
-            await ls.add_vetoes(store, [(lid, ls.content_key(found[lid].kind, found[lid].text), found[lid].text)
+            await ls.add_vetoes(store, [(lid, ls.content_key(*found[lid]), found[lid][1])
                                         for lid in gone if lid in found], "file deleted", now)
     return gone
 
@@ -292,10 +315,25 @@ def strength_now(lesson: Lesson, now: float, setup: Setup) -> float:
 
 
 async def render(store: Store, setup: Setup, now: float) -> dict:
-    """Render the active lessons (the ``own`` layer) into the memory folder now."""
+    """Render the memory folder now: the ``own`` layer (this node's active lessons) and, for a node
+    that knows its identity, the ``common`` layer (lessons common at this node, never candidates).
+
+    An own lesson whose record is revoked or superseded is left out; one that a common lesson
+    stands for (content dedupe) is shown once, in the common layer, with its confirmations.
+    """
     vetoed = await detect_deleted(store, setup, now)
     folder = setup.memory_folder
-    active = [s.lesson for s in await ls.load_lessons(store, statuses=["active"]) if s.origin == "own"]
+    own = [s for s in await ls.load_lessons(store, statuses=["active"]) if s.origin == "own"]
+    hidden: set[str] = set()
+    common: list[renderer.RenderItem] = []
+    if setup.identity is not None and setup.config is not None:
+        from commons import review
+
+        held = await review.load(store, setup.config, setup.identity.author_public, now)
+        hidden = review.hidden_own(held, {s.lesson.id: s.record_id for s in own})
+        vetoed_ids, vetoed_keys = await ls.veto_keys(store)
+        common = review.common_layer(held, vetoed_ids, vetoed_keys)
+    active = [s.lesson for s in own if s.lesson.id not in hidden]
     predictions = await ls.open_prediction_of(store, [lesson.id for lesson in active])
     items = [renderer.RenderItem(
         id=lesson.id, text=lesson.text, kind=lesson.kind.value, scope=lesson.scope.value,
@@ -303,8 +341,11 @@ async def render(store: Store, setup: Setup, now: float) -> dict:
         prediction=({"situation": predictions[lesson.id].situation, "outcome": predictions[lesson.id].outcome}
                     if lesson.id in predictions else None)) for lesson in active]
     previous = await ls.rendered(store)
+    layers = [renderer.Layer("own", items)]
+    if common or renderer.has_section(folder, "common"):  # an emptied section is rewritten, not left stale
+        layers.append(renderer.Layer("common", common))
     result = await trio.to_thread.run_sync(partial(
-        renderer.render, folder, [renderer.Layer("own", items)],
+        renderer.render, folder, layers,
         [r.file for r in previous if r.folder == str(folder)]))
     since = {r.lesson_id: r.since for r in previous if r.folder == str(folder)}
     async with store.transaction():
@@ -378,21 +419,82 @@ async def forget(store: Store, setup: Setup, prefix: str, now: float) -> tuple[L
     return stored.lesson, await render(store, setup, now)
 
 
-def describe(stored: ls.StoredLesson, prediction: Prediction | None, now: float, setup: Setup) -> dict:
+def _trust_fields(held, rid: bytes | None) -> dict:
+    state = held.state(rid) if held is not None and rid is not None else None
+    return {"confirmations": state.confirmations if state else 0,
+            "independent": state.independent if state else 0,
+            "failures": state.failures if state else 0}
+
+
+def describe(stored: ls.StoredLesson, prediction: Prediction | None, now: float, setup: Setup,
+             held=None) -> dict:
+    """An own lesson for `commons lessons`: its local state, and its record's standing if published.
+
+    Its status is the local one (active, archived, vetoed), or ``revoked`` / ``superseded`` when its
+    record is; ``record_id`` names the record that stands for it in the commons (its own, or the
+    common lesson it duplicated: then ``represented_by`` says so).
+    """
     lesson = stored.lesson
+    status, rid = stored.status, stored.record_id
+    me = setup.identity.author_public.hex() if setup.identity is not None else None
+    extra: dict = {}
+    if held is not None and rid is not None:
+        state = held.state(rid)
+        if rid in held.view.dead_ids:
+            status = "revoked"
+        elif state is not None and state.status.value == "superseded":
+            status = "superseded"
+        author = held.records[rid].record.author if rid in held.records else None
+        if author is not None and author != held.me:
+            extra["represented_by"] = rid.hex()
     return {
         "id": lesson.id, "text": lesson.text, "kind": lesson.kind.value, "scope": lesson.scope.value,
-        "strength": round(strength_now(lesson, now, setup), 4), "seen": lesson.seen, "status": stored.status,
-        "created": format_time(lesson.created), "origin": stored.origin,
+        "strength": round(strength_now(lesson, now, setup), 4), "seen": lesson.seen, "status": status,
+        "created": format_time(lesson.created), "origin": stored.origin, "author": me,
+        "record_id": rid.hex() if rid else None, **_trust_fields(held, rid), **extra,
         "prediction": {"situation": prediction.situation, "outcome": prediction.outcome} if prediction else None,
     }
 
 
+def describe_received(signed, held) -> dict:
+    """A lesson received from another node, as `commons lessons` lists it (its record is its id)."""
+    record: LessonRecord = signed.record
+    state = held.state(signed.id)
+    return {
+        "id": signed.id.hex(), "text": record.text, "kind": record.kind.value, "scope": record.scope.value,
+        "strength": None, "seen": None, "status": state.status.value,
+        "created": format_time(record.created * DAY), "origin": held.origin.get(signed.id, "peer"),
+        "author": record.author.hex(), "record_id": signed.id.hex(), **_trust_fields(held, signed.id),
+        "received": format_time(held.received[signed.id]),
+        "prediction": {"situation": record.prediction.situation, "outcome": record.prediction.outcome},
+    }
+
+
+LIST_STATUSES = ("active", "archived", "vetoed", "candidate", "common", "superseded", "revoked", "all")
+
+
 async def list_lessons(store: Store, setup: Setup, status: str, now: float) -> list[dict]:
-    stored = await ls.load_lessons(store, statuses=None if status == "all" else [status])
+    """Own lessons (strongest first), then lessons received from others (most confirmed first).
+
+    ``status``: one of :data:`LIST_STATUSES`; ``active`` lists the own lessons in use.
+    """
+    held = None
+    if setup.identity is not None and setup.config is not None:
+        from commons import review
+
+        held = await review.load(store, setup.config, setup.identity.author_public, now)
+    stored = await ls.load_lessons(store)
     predictions = await ls.open_prediction_of(store, [s.lesson.id for s in stored])
-    out = [describe(s, predictions.get(s.lesson.id), now, setup) for s in stored]
-    return sorted(out, key=lambda d: (-d["strength"], d["id"]))
+    own = sorted((describe(s, predictions.get(s.lesson.id), now, setup, held) for s in stored),
+                 key=lambda d: (-d["strength"], d["id"]))
+    received = []
+    if held is not None:
+        from commons.core.trust import LessonStatus as TrustStatus
+
+        received = sorted((describe_received(signed, held) for signed in held.received_lessons(*TrustStatus)),
+                          key=lambda d: (-d["confirmations"], d["id"]))
+    everything = own + received
+    return everything if status == "all" else [d for d in everything if d["status"] == status]
 
 
 # --------------------------------------------------------------------------------------------

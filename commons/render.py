@@ -100,6 +100,14 @@ def markers(layer: str) -> tuple[str, str]:
     return f"<!-- commons:begin {layer} -->", f"<!-- commons:end {layer} -->"
 
 
+def has_section(folder: Path, layer: str) -> bool:
+    """Whether ``MEMORY.md`` in ``folder`` holds the managed section of ``layer``."""
+    try:
+        return markers(layer)[0] in (folder / INDEX).read_bytes().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        return False
+
+
 def deleted_by_person(folder: Path, previous: Iterable[tuple[str, str]]) -> list[str]:
     """Lesson ids whose rendered file (``previous``: (id, file name)) is gone from ``folder``.
 

@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "commons.cli.store",
     "commons.cli.lessons",
     "commons.cli.organism",
+    "commons.cli.review",
     "commons.cli.ingest",
     "commons.cli.demo",
 )

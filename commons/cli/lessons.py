@@ -15,11 +15,11 @@ from commons.core.records import LessonKind, Scope
 from commons.errors import CommonsError, UsageError
 from commons.store import lessons as ls
 
-STATUS_CHOICES = ("active", "archived", "vetoed", "all")
+STATUS_CHOICES = organism.LIST_STATUSES
 
 
 def setup_of(ctx: Context) -> organism.Setup:
-    return organism.Setup.from_config(ctx.config, ctx.home, ctx.identity.hash_secret)
+    return organism.Setup.for_node(ctx.config, ctx.home, ctx.identity)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=("List the lessons sleep learned from your agent's sessions (strongest first), "
                      "or add one by hand. A lesson reports what happened; it never gives an instruction."))
     parser.add_argument("--status", choices=STATUS_CHOICES, default="active",
-                        help="which lessons to list (default: active)")
+                        help="which lessons to list (default: active, this node's own lessons in use); "
+                             "candidate and common are lessons received from other nodes, as this node "
+                             "judges them; revoked and superseded, of either")
     add_json_flag(parser)
     parser.set_defaults(handler=cmd_list)
     commands = parser.add_subparsers(dest="lessons_command", metavar="SUBCOMMAND")
@@ -43,8 +45,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--scope", choices=[s.value for s in Scope],
                      help="local (about you or this project) or shared (about a tool anyone may meet); "
                           "default: decided from the text")
+    add.add_argument("--derived-from", metavar="ID", action="append", default=[],
+                     help="a lesson this one was derived from (local or record id; repeatable): the lesson "
+                          "is published at once with it as a parent, so revoking the parent takes it down "
+                          "too (needs `commons publish on`)")
     add_json_flag(add)
     add.set_defaults(handler=cmd_add)
+
+    reword = commands.add_parser(
+        "reword", help="publish a new wording of a lesson (supersedes the old; not a revocation)",
+        description=("Change a lesson's words. A published lesson gets a new version that supersedes the "
+                     "old one; lessons derived from the old one stay alive (to take a wrong lesson down "
+                     "with everything derived from it, use `commons revoke`)."))
+    reword.add_argument("id", help="the lesson's id, or its first 6+ hex characters")
+    reword.add_argument("text", help="the new words: one or two sentences saying what happened")
+    add_json_flag(reword)
+    reword.set_defaults(handler=cmd_reword)
 
     scope = commands.add_parser("scope", help="re-scope a lesson: local or shared",
                                 description="Set a lesson's scope. Only shared lessons can ever be published.")
@@ -71,8 +87,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _line(d: dict) -> str:
-    pred = f"\n      predicts: {d['prediction']['situation'].splitlines()[0][:80]} → " \
+    pred = f"\n      predicts: {(d['prediction']['situation'].splitlines() or [''])[0][:80]} → " \
            f"{d['prediction']['outcome'][:80]}" if d["prediction"] else ""
+    if d["strength"] is None:  # received: its standing is the confirmations, not a strength
+        head = f"{d['id'][:12]}  by {d['author'][:8]}  {d['confirmations']} confirmed, {d['failures']} failed"
+        return f"{head}  {d['kind']:<10} {d['status']:<10} {d['text']}{pred}"
     return (f"{d['id'][:12]}  {d['strength']:5.2f}  seen {d['seen']:<3} {d['kind']:<10} {d['scope']:<6} "
             f"{d['status']:<8} {d['text']}{pred}")
 
@@ -91,12 +110,35 @@ async def cmd_add(ctx: Context, args: argparse.Namespace) -> int:
     try:
         async with await ctx.open_store() as store:
             lesson, new = await organism.add_lesson(store, setup, args.text, LessonKind(args.kind), scope, ctx.now())
+            if args.derived_from:
+                from commons import revoke
+
+                await revoke.derive(store, setup, lesson.id, args.derived_from, ctx.now())
             prediction = (await ls.open_prediction_of(store, [lesson.id])).get(lesson.id)
             (stored,) = await ls.load_lessons(store, ids=[lesson.id])
             data = dict(organism.describe(stored, prediction, ctx.now(), setup), new=new)
+            if args.derived_from:
+                data["parents"] = args.derived_from
     except organism.LessonRefused as refused:
         raise CommonsError(str(refused)) from None
     emit(args, data, f"{'added' if new else 'already known'}: {lesson.id[:12]} [{data['kind']}, {data['scope']}] {lesson.text}")
+    return 0
+
+
+async def cmd_reword(ctx: Context, args: argparse.Namespace) -> int:
+    from commons import revoke
+
+    setup = setup_of(ctx)
+    try:
+        async with await ctx.open_store() as store:
+            await _resolve(store, args.id)
+            data = await revoke.reword(store, setup, args.id, args.text, ctx.now())
+    except organism.LessonRefused as refused:
+        raise CommonsError(str(refused)) from None
+    emit(args, data, lambda: (f"reworded as {data['id'][:12]}: {data['text']}"
+                              + (f"\n(new record {data['record_id'][:12]} supersedes {data['supersedes'][:12]}; "
+                                 "lessons derived from the old one stay)" if data["published"] else
+                                 "\n(never published: changed locally)")))
     return 0
 
 

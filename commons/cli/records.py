@@ -32,8 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="read records from JSON lines, validated as if from a peer",
         description=(
             "Read records written by `commons export` (FILE, or - for stdin). Each is checked exactly "
-            "as a record from a peer: canonical form, id, signature, network, date. Exits 1 when any "
-            "line was refused, and says why."
+            "as a record from a peer: canonical form, id, signature, network, date; and against the "
+            "death certificates this node holds: a revoked record, anything by a revoked key, a lesson "
+            "derived from a revoked one is refused for good (restoring an old backup cannot bring it "
+            "back). Exits 1 when any line was refused, and says why."
         ),
     )
     parser.add_argument("file", metavar="FILE")
@@ -84,21 +86,31 @@ def _open(path: str) -> IO[str]:
 
 
 async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
+    from commons import revoke
+    from commons.organism import Setup
+
     refused: list[dict] = []
     accepted = duplicates = 0
     now = ctx.now()
     batch: list[tuple[int, bytes, bytes, bytes]] = []
+    stored: list = []
+    setup = Setup.for_node(ctx.config, ctx.home, ctx.identity)
+    admit = None
 
     async def flush(store) -> None:
-        nonlocal accepted, duplicates
+        nonlocal accepted, duplicates, admit
+        if admit is None:
+            admit = await revoke.admission(store, ctx.config, setup.identity.author_public, now)
         report = await record_store.intake(
             store,
             [(body, sig) for _, body, sig, _ in batch],
             network=ctx.network,
             now=now,
             origin="import",
+            admit=admit,
             claimed_ids=[rid for *_, rid in batch],
         )
+        stored.extend(report.accepted)
         accepted += len(report.accepted)
         duplicates += report.duplicates
         refused.extend({"line": batch[r.index][0], "reason": r.reason} for r in report.refusals)
@@ -120,11 +132,16 @@ async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
                     await flush(store)
             if batch:
                 await flush(store)
+        # Immediate effect: statuses recomputed and the memory folder re-rendered now, not at sleep.
+        effect = await revoke.after_intake(store, setup, now, stored)
     data = {"accepted": accepted, "duplicates": duplicates, "refused": refused}
+    if effect["status_changes"]:
+        data["status_changes"] = effect["status_changes"]
 
     def text() -> str:
         lines = [f"accepted {accepted}, already held {duplicates}, refused {len(refused)}"]
         lines += [f"  line {r['line']}: {r['reason']}" for r in refused]
+        lines += [f"  {c['lesson'][:12]} {c['from'] or 'new'} → {c['to']}: {c['why']}" for c in effect["status_changes"]]
         return "\n".join(lines)
 
     emit(args, data, text)

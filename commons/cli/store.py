@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from commons.cli.context import Context, add_json_flag, emit
+from commons.errors import CommonsError
 from commons.store import records as record_store
 
 
@@ -16,7 +17,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="check the database and every record",
         description=(
             "Run SQLite's integrity check, then check that every stored record's id matches its "
-            "body, that its body is canonical and that its signature verifies. Exits 1 on any problem."
+            "body, that its body is canonical and that its signature verifies, and that nothing a stored "
+            "revocation kills is still live (held though it arrived after its revocation, or still "
+            "rendered). Exits 1 on any problem."
         ),
     )
     add_json_flag(check)
@@ -28,7 +31,16 @@ async def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
     async with await ctx.open_store() as store:
         sqlite_problems = await store.integrity_problems()
         checked, record_problems = await record_store.check_invariants(store)
-    problems = sqlite_problems + record_problems
+        death_problems = []
+        try:
+            me = ctx.identity.author_public
+        except CommonsError:  # no keys yet: nothing of this node's was ever rendered
+            me = None
+        if me is not None:
+            from commons.revoke import dead_but_present
+
+            death_problems = await dead_but_present(store, ctx.config, me, ctx.now())
+    problems = sqlite_problems + record_problems + death_problems
     data = {"ok": not problems, "database": str(ctx.home.database), "records_checked": checked, "problems": problems}
     emit(
         args,

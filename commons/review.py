@@ -1,0 +1,414 @@
+"""Peer review: received lessons judged against this node's own sessions; the commons as this node sees it.
+
+    peers ──▶ received lessons ──verify against MY later sessions──▶ signed verifications ──▶ peers
+    every record held ──trust.evaluate──▶ status: own | candidate | common | superseded | revoked
+                                          └──▶ the `common` layer of the memory folder
+
+What runs where:
+
+* **At sleep** (:func:`after_sleep`, called by ``organism.sleep`` before it renders):
+  1. *content dedupe*: an own, shared, unpublished lesson whose founding surprise meets the
+     prediction of a **common** lesson is marked as represented by that record (``lessons.record_id``),
+     so publishing never signs a duplicate; the lesson stays local, and the node corroborates the
+     common one (``naive=False``) when its surprise came before receipt;
+  2. *verification*: each received lesson still alive is judged, by the core's own matcher
+     (``commons.core.predictions.verify``), against this node's episodes **after receipt**
+     (``records.received_at``): the outcome met → confirmed; the situation arose while the lesson
+     was rendered without the outcome → confirmed (prevented: never a failure); the situation arose
+     unwarned without the outcome → failed; no situation → nothing. One judgement per lesson per
+     night, each night starting after the last deciding episode. A node that had met the surprise
+     before receipt (an earlier surprise meets the same prediction) reports ``naive=False``;
+  3. *publishing*: with `commons publish on`, pending lessons (``commons.publish``) and pending
+     judgements are signed and stored as own records, which the daemon gossips;
+  4. *status*: recomputed, and changes (promoted, faded, revoked) logged for the morning report.
+* **On demand**: :func:`load` evaluates every record held (``commons.core.trust.evaluate``), cached
+  by the records table's high-water mark; :func:`refresh` logs status changes after an import, a
+  revocation or records from a peer (``commons.revoke.after_intake``).
+
+Trust itself (what counts, what is common, what is dead) is the core's: docs/trust.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import trio
+
+from commons.config import Config
+from commons.core import predictions as pr
+from commons.core.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode
+from commons.core.hashing import evidence_hash
+from commons.core.lessons import Lesson as LocalLesson
+from commons.core.records import (Lesson, Outcome, Scope, SignedRecord, Verification, day_of, sign)
+from commons.core.revocation import Cause
+from commons.core.trust import LessonState, LessonStatus, TrustPolicy, TrustView, evaluate
+from commons.store import episodes as episode_store
+from commons.store import lessons as ls
+from commons.store import records as record_store
+from commons.store.db import Store
+
+PREVENTED = "prevented"
+CORROBORATED = "corroborated"
+
+
+# --------------------------------------------------------------------------------------------
+# What the records amount to
+
+
+@dataclass(frozen=True)
+class Held:
+    """Every record the node holds, when each arrived and how, and what trust makes of them."""
+
+    view: TrustView
+    records: Mapping[bytes, SignedRecord]
+    received: Mapping[bytes, float]  # record id -> records.received_at
+    origin: Mapping[bytes, str]  # record id -> own | peer | import
+    me: bytes
+
+    def lesson(self, rid: bytes) -> Lesson | None:
+        signed = self.records.get(rid)
+        return signed.record if signed is not None and isinstance(signed.record, Lesson) else None
+
+    def state(self, rid: bytes) -> LessonState | None:
+        return self.view.lessons.get(rid)
+
+    def received_lessons(self, *statuses: LessonStatus) -> list[SignedRecord]:
+        """Lessons by other authors with one of ``statuses``, in the order they arrived."""
+        found = [self.records[rid] for rid, state in self.view.lessons.items()
+                 if state.author != self.me and state.status in statuses]
+        return sorted(found, key=lambda s: (self.received[s.id], s.id))
+
+
+_CACHE: dict[tuple, Held] = {}
+
+
+def policy_of(config: Config) -> TrustPolicy:
+    return TrustPolicy.from_config(config.trust)
+
+
+async def load(store: Store, config: Config, me: bytes, now: float) -> Held:
+    """Evaluate every record held (cached until a record is added: records are never changed)."""
+    policy = policy_of(config)
+    seq, count = await store.fetchone("SELECT coalesce(max(seq), 0), count(*) FROM records")
+    key = (str(store.path), seq, count, me, policy, day_of(now))
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    records = await record_store.all_records(store)
+    rows = await store.fetchall("SELECT key, received_at, origin FROM records")
+    received = {k[1:]: at for k, at, _ in rows}
+    origin = {k[1:]: o for k, _, o in rows}
+    view = await trio.to_thread.run_sync(partial(evaluate, records, me=me, policy=policy, today=day_of(now)))
+    held = Held(view, {s.id: s for s in records}, received, origin, me)
+    _CACHE.clear()  # one store, one state: the latest evaluation is the one worth keeping
+    _CACHE[key] = held
+    return held
+
+
+def describe_takedown(held: Held, rid: bytes) -> str:
+    """Why a record is dead, in words (the revocation's reason, and the chain that carried it)."""
+    takedown = held.view.revoked.get(rid)
+    if takedown is None:
+        return ""
+    reasons = [held.records[r].record.reason for r in takedown.revocations if r in held.records]
+    because = "; ".join(dict.fromkeys(reasons)) or "revoked"
+    if takedown.cause is Cause.KEY_REVOKED:
+        return f"its author key was revoked: {because}"
+    if takedown.cause is Cause.PROVENANCE:
+        origin = takedown.chain[0].hex()[:12] if takedown.chain else "?"
+        return f"derived from revoked lesson {origin} (through {len(takedown.chain)} step(s)): {because}"
+    return f"revoked: {because}"
+
+
+def status_why(held: Held, state: LessonState) -> str:
+    if state.status is LessonStatus.REVOKED:
+        return describe_takedown(held, state.id)
+    if state.status is LessonStatus.SUPERSEDED and state.superseded_by:
+        return f"superseded by {state.superseded_by.hex()[:12]}"
+    if state.status is LessonStatus.COMMON and state.trusted_author:
+        return "by one of [trust] authors: common on arrival"
+    return (f"{state.recent_confirmations} confirmation(s) and {state.recent_failures} failure(s) among the "
+            f"latest counted outcomes; {state.confirmations} independent confirmation(s) in all")
+
+
+async def refresh(store: Store, config: Config, me: bytes, now: float) -> list[ls.TrustChange]:
+    """Log every lesson whose status changed since the last refresh (promoted, faded, revoked…).
+
+    A lesson's first status is remembered silently unless it arrives common or revoked.
+    """
+    held = await load(store, config, me, now)
+    previous = await ls.trust_statuses(store)
+    changes = []
+    for rid, state in sorted(held.view.lessons.items()):
+        before, after = previous.get(rid), state.status.value
+        if before == after:
+            continue
+        text = held.records[rid].record.text
+        changes.append(ls.TrustChange(rid, before, after, text, status_why(held, state), now))
+    if changes:
+        async with store.transaction():
+            await ls.add_trust_changes(store, changes)
+    return [c for c in changes if c.before is not None or c.after in ("common", "revoked")]
+
+
+# --------------------------------------------------------------------------------------------
+# Matching received lessons: the core's matcher, fed a stand-in for the received lesson
+
+
+def triggers_of(situation: str) -> tuple[str, ...]:
+    """Command heads a published situation names ("pip install / uv add"), else none.
+
+    Publishing joins a lesson's triggers with " / "; a situation that is a sentence or an episode
+    line has no exact heads, and is matched by similarity alone.
+    """
+    parts = [p.strip() for p in situation.split(" / ")]
+    if all(p and len(p.split()) <= 3 and not any(c in p for c in ".:,;!?'\"`()") for p in parts):
+        return tuple(p.lower() for p in parts)
+    return ()
+
+
+def stand_in(signed: SignedRecord) -> LocalLesson:
+    """A received lesson as the core's matcher reads it (text, situation, triggers, outcome)."""
+    record: Lesson = signed.record
+    situation = record.prediction.situation
+    return LocalLesson(
+        id=signed.id.hex(), kind=record.kind, text=record.text, scope=record.scope, topics=record.topics,
+        gist=situation, triggers=triggers_of(situation), outcome=record.prediction.outcome, episodes=(),
+        provenance=(), strength=1.0, strength_at=0.0, touched=0.0, seen=1, created=0.0)
+
+
+def _prediction(lesson: LocalLesson, made: float, expires: float) -> pr.Prediction:
+    return pr.Prediction(id=f"review/{lesson.id}/{made!r}", lesson_id=lesson.id, situation=lesson.gist,
+                         triggers=lesson.triggers, outcome=lesson.outcome, made=made, expires=expires)
+
+
+def first_meetings(lessons: Sequence[LocalLesson], surprises: Sequence[ErrorEpisode | CorrectionEpisode],
+                   *, cosine: float) -> dict[str, ErrorEpisode | CorrectionEpisode]:
+    """For each lesson, the first of ``surprises`` that meets its predicted outcome (same polarity)."""
+    if not lessons or not surprises:
+        return {}
+    by_uid = {s.uid: s for s in surprises}
+    start = min(s.at for s in surprises) - 1.0
+    verdicts = pr.verify([_prediction(lesson, start, math.inf) for lesson in lessons],
+                         {lesson.id: lesson for lesson in lessons}, list(surprises), math.inf,
+                         rendered_since={}, cosine_min=cosine)
+    return {v.prediction.lesson_id: by_uid[v.evidence] for v in verdicts
+            if v.status is pr.PredictionStatus.CONFIRMED and v.evidence in by_uid}
+
+
+@dataclass(frozen=True)
+class Judgement:
+    lesson: bytes
+    evidence: str
+    how: str  # confirmed | prevented | failed
+    observed: float
+
+
+def judge_received(items: Sequence[tuple[SignedRecord, float]], episodes: Sequence, now: float, *,
+                   rendered_since: Mapping[str, float], verify_cosine: float, situation_cosine: float,
+                   generic_max_fraction: float, generic_min_sample: int,
+                   generic_sample: int) -> list[Judgement]:
+    """Each received lesson (with the time after which to judge it) against later episodes.
+
+    Pure and CPU-bound: run in a worker thread. A prediction whose situation would arise in most
+    recent sessions tests nothing and is not judged (the core's generic check).
+    """
+    stands = [stand_in(signed) for signed, _ in items]
+    preds = [_prediction(lesson, since, math.inf) for lesson, (_, since) in zip(stands, items)]
+    sessions = sorted((e for e in episodes if isinstance(e, SessionEpisode) and e.at <= now),
+                      key=lambda e: (e.at, e.uid))[-generic_sample:]
+    generic = pr.too_generic(preds, [s.text() for s in sessions], cosine_min=situation_cosine,
+                             max_fraction=generic_max_fraction, min_sample=generic_min_sample)
+    preds = [p for p, bad in zip(preds, generic) if not bad]
+    verdicts = pr.verify(preds, {lesson.id: lesson for lesson in stands}, [e for e in episodes if e.at <= now],
+                         now, rendered_since=rendered_since, cosine_min=verify_cosine,
+                         situation_cosine=situation_cosine)
+    hows = {pr.PredictionStatus.CONFIRMED: "confirmed", pr.PredictionStatus.PREVENTED: PREVENTED,
+            pr.PredictionStatus.FAILED: "failed"}
+    return [Judgement(bytes.fromhex(v.prediction.lesson_id), v.evidence, hows[v.status], v.at)
+            for v in verdicts if v.status in hows and v.evidence is not None]
+
+
+# --------------------------------------------------------------------------------------------
+# The sleep step
+
+
+@dataclass(frozen=True)
+class ReviewResult:
+    judged: tuple[ls.Review, ...]  # new judgements of received lessons
+    represented: tuple[tuple[str, bytes], ...]  # (own lesson id, common record id): not published twice
+    signed: tuple[SignedRecord, ...]  # records signed tonight (lessons and verifications)
+    changes: tuple[ls.TrustChange, ...]
+
+    def as_dict(self) -> dict:
+        return {
+            "judged": [{"lesson": r.lesson.hex(), "how": r.how, "naive": r.naive} for r in self.judged],
+            "represented": [{"lesson": lid, "by": rid.hex()} for lid, rid in self.represented],
+            "signed": [{"type": s.type.value, "id": s.id.hex()} for s in self.signed],
+            "status_changes": [change_dict(c) for c in self.changes],
+        }
+
+
+def change_dict(change: ls.TrustChange) -> dict:
+    return {"lesson": change.record_id.hex(), "from": change.before, "to": change.after,
+            "text": change.text, "why": change.why}
+
+
+def _surprises(episodes: Iterable) -> list[ErrorEpisode | CorrectionEpisode]:
+    return [e for e in episodes if isinstance(e, ErrorEpisode | CorrectionEpisode)]
+
+
+async def after_sleep(store: Store, setup, now: float) -> ReviewResult:
+    """Dedupe, judge received lessons, sign what publishing allows, recompute statuses.
+
+    ``setup`` is an ``organism.Setup`` that knows the node (``identity`` and ``config``); without
+    them there is no commons to review and nothing happens.
+    """
+    if setup.identity is None or setup.config is None:
+        return ReviewResult((), (), (), ())
+    me, config, params = setup.identity.author_public, setup.config, setup.sleep
+    held = await load(store, config, me, now)
+    every = [s.episode for s in await episode_store.load_episodes(store, include_archived=True)
+             if s.episode.at <= now]
+    live = [s.episode for s in await episode_store.load_episodes(store) if s.episode.at <= now]
+    previous = await ls.reviews(store)
+
+    represented, corroborations = await _dedupe(store, held, every, previous, params.verify_cosine, now)
+    alive = held.received_lessons(LessonStatus.CANDIDATE, LessonStatus.COMMON)
+    cursor: dict[bytes, float] = {}
+    for review in previous:
+        cursor[review.lesson] = max(cursor.get(review.lesson, 0.0), review.observed)
+    items = [(s, max(held.received[s.id], cursor.get(s.id, 0.0))) for s in alive]
+    rendered_since = {r.lesson_id: r.since for r in await ls.rendered(store)}
+    judgements = await trio.to_thread.run_sync(partial(
+        judge_received, items, live, now, rendered_since=rendered_since, verify_cosine=params.verify_cosine,
+        situation_cosine=params.situation_cosine, generic_max_fraction=params.generic_max_fraction,
+        generic_min_sample=params.generic_min_sample, generic_sample=params.generic_sample))
+    # Naivety: did an earlier surprise of this node already meet the lesson's prediction?
+    judged_ids = {j.lesson for j in judgements}
+    met = await trio.to_thread.run_sync(partial(
+        _met_before, [s for s in alive if s.id in judged_ids], held.received, _surprises(every),
+        params.verify_cosine))
+    new = [ls.Review(j.lesson, j.evidence, j.how, j.lesson not in met, j.observed, held.received[j.lesson], now)
+           for j in judgements] + corroborations
+    if new or represented:
+        async with store.transaction():
+            await ls.add_reviews(store, new)
+            await ls.mark_represented(store, represented, now)
+    signed = await publish_pending(store, setup, now)
+    changes = await refresh(store, config, me, now)
+    return ReviewResult(tuple(new), tuple(represented), tuple(signed), tuple(changes))
+
+
+def _met_before(lessons: Sequence[SignedRecord], received: Mapping[bytes, float],
+                surprises: Sequence[ErrorEpisode | CorrectionEpisode], cosine: float) -> set[bytes]:
+    found = set()
+    for signed in lessons:
+        earlier = [s for s in surprises if s.at < received[signed.id]]
+        if first_meetings([stand_in(signed)], earlier, cosine=cosine):
+            found.add(signed.id)
+    return found
+
+
+async def _dedupe(store: Store, held: Held, episodes: Sequence, previous: Sequence[ls.Review],
+                  cosine: float, now: float) -> tuple[list[tuple[str, bytes]], list[ls.Review]]:
+    """Own unpublished shared lessons that a common lesson already stands for, and corroborations."""
+    common = held.received_lessons(LessonStatus.COMMON)
+    if not common:
+        return [], []
+    own = [s.lesson for s in await ls.load_lessons(store, statuses=["active"])
+           if s.origin == "own" and s.record_id is None and s.lesson.scope is Scope.SHARED]
+    by_uid = {e.uid: e for e in _surprises(episodes)}
+    stands = [stand_in(s) for s in common]
+    reviewed = {r.lesson for r in previous}
+    represented: list[tuple[str, bytes]] = []
+    corroborations: list[ls.Review] = []
+    for lesson in own:
+        surprises = [by_uid[uid] for uid in lesson.episodes if uid in by_uid]
+        meetings = await trio.to_thread.run_sync(partial(first_meetings, stands, surprises, cosine=cosine))
+        if not meetings:
+            continue
+        hit = min(meetings, key=lambda lid: (meetings[lid].at, lid))  # the one met first
+        rid, episode = bytes.fromhex(hit), meetings[hit]
+        represented.append((lesson.id, rid))
+        received = held.received[rid]
+        if episode.at < received and rid not in reviewed:  # met before receipt: a corroboration
+            reviewed.add(rid)
+            corroborations.append(ls.Review(rid, episode.uid, CORROBORATED, False, received, received, now))
+    return represented, corroborations
+
+
+async def publish_pending(store: Store, setup, now: float) -> list[SignedRecord]:
+    """With publishing on: pending own lessons (``commons.publish``) and pending judgements, signed."""
+    from commons import publish
+
+    if not await publish.is_on(store):
+        return []
+    lessons = await publish.publish_pending(store, setup.identity, setup.config, now)
+    return list(lessons.records) + await sign_reviews(store, setup, now)
+
+
+async def sign_reviews(store: Store, setup, now: float) -> list[SignedRecord]:
+    """Sign every judgement not yet signed as a Verification and store it (origin own)."""
+    pending = await ls.reviews(store, unsigned=True)
+    if not pending:
+        return []
+    identity, network = setup.identity, setup.config.network.key_bytes
+    held = await load(store, setup.config, identity.author_public, now)
+    today = day_of(now)
+    made: list[tuple[ls.Review, SignedRecord]] = []
+    for review in pending:
+        if review.lesson in held.view.dead_ids:
+            continue  # a verification of a dead lesson would count for nothing
+        received = day_of(review.received)
+        observed = max(day_of(review.observed), received)
+        record = Verification(
+            network=network, author=identity.author_public, created=max(today, observed), lesson=review.lesson,
+            outcome=Outcome.FAILED if review.how == "failed" else Outcome.CONFIRMED,
+            evidence=evidence_hash(identity.hash_secret, review.lesson, review.evidence),
+            received=received, observed=observed, naive=review.naive)
+        made.append((review, sign(record, identity.author_key)))
+    if made:
+        await record_store.add_own(store, [s for _, s in made], now)
+        async with store.transaction():
+            await ls.sign_reviews(store, [(r.lesson, r.evidence, s.id) for r, s in made])
+    return [s for _, s in made]
+
+
+# --------------------------------------------------------------------------------------------
+# The common layer
+
+
+def common_layer(held: Held, vetoed_ids: set[str], vetoed_keys: set[str]):
+    """Render items of the lessons common at this node (never candidates), with their confirmations."""
+    from commons.render import RenderItem
+
+    items = []
+    for signed in held.received_lessons(LessonStatus.COMMON):
+        record: Lesson = signed.record
+        rid = signed.id.hex()
+        if rid in vetoed_ids or ls.content_key(record.kind, record.text) in vetoed_keys:
+            continue
+        state = held.view.lessons[signed.id]
+        items.append(RenderItem(
+            id=rid, text=record.text, kind=record.kind.value, scope=record.scope.value, strength=1.0,
+            seen=1, prediction={"situation": record.prediction.situation, "outcome": record.prediction.outcome},
+            confirmations=state.confirmations))
+    return items
+
+
+def hidden_own(held: Held, own_record_ids: Mapping[str, bytes | None]) -> set[str]:
+    """Own lessons left out of the own layer: their record is dead or superseded, or a common
+    lesson stands for them (it is rendered in the common layer, with its confirmations)."""
+    hidden = set()
+    for lid, rid in own_record_ids.items():
+        if rid is None:
+            continue
+        state = held.view.lessons.get(rid)
+        if rid in held.view.dead_ids or (state is not None and state.status in (
+                LessonStatus.SUPERSEDED, LessonStatus.COMMON, LessonStatus.REVOKED)):
+            hidden.add(lid)
+    return hidden

@@ -1,0 +1,323 @@
+"""Revocation at this node: signing revocations, death certificates at intake, immediate effect.
+
+The rules (who may revoke, what a revocation takes down) are the core's
+(``commons.core.revocation``, docs/trust.md); this module is where they meet the store and the
+memory folder:
+
+* :func:`revoke` signs a revocation of a record (a lesson by its local id or record id prefix, a
+  vouch, any record) or of an author key, stores it (origin ``own``: the daemon relays it; no
+  publishing opt-in is needed to take something down) and re-renders the memory folder at once.
+* :func:`admission` is intake's death-certificate check, built from the revocations the store
+  holds: a revoked record, anything by a revoked key, a record its own author revoked before it
+  arrived, a lesson derived from a revoked one — from a peer, ``commons import`` or a restored
+  backup — is refused and remembered in ``refused``. Revocations are never refused, never
+  deleted, and the certificates are derived from them, so they survive restarts.
+* :func:`after_intake` is what to call after records were stored (an import, a peer's batch):
+  statuses recomputed, the memory folder re-rendered when anything it shows may have changed.
+* :func:`derive`, :func:`reword` and :func:`vouch` sign the other records a person asks for:
+  a lesson with ``parents``, a new version that ``supersedes`` the old (updating is not revoking:
+  derived lessons stay), a vouch (undone by revoking it).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import replace
+
+from commons.config import Config
+from commons.core.records import (Lesson, RecordUsageError, Revocation, SignedRecord, TargetKind, Vouch,
+                                  day_of, sign)
+from commons.core.revocation import Refusal, Revocations
+from commons.errors import CommonsError, UsageError
+from commons.store import lessons as ls
+from commons.store import records as record_store
+from commons.store.db import Store
+
+
+# --------------------------------------------------------------------------------------------
+# Intake: the death certificates
+
+
+class Admission:
+    """Intake's admission check: the stored certificates, plus revocations earlier in the same batch.
+
+    Exports and reconciliation put revocations first, so a batch that carries a revocation and a
+    copy of what it revokes refuses the copy too (for the rulings a batch can settle alone: a
+    record's author, a key revoking itself).
+    """
+
+    def __init__(self, revocations: Revocations):
+        self.revocations = revocations
+        self._keys: set[bytes] = set()  # keys that revoked themselves in this batch
+        self._by_author: dict[bytes, set[bytes]] = defaultdict(set)  # record id -> keys revoking it
+        self._dead: set[bytes] = set()
+
+    def __call__(self, signed: SignedRecord) -> str | None:
+        reason = self.revocations.refuses(signed)
+        if reason is not None:
+            return reason
+        record = signed.record
+        if isinstance(record, Revocation):
+            if record.target_kind is TargetKind.KEY and record.target == record.author:
+                self._keys.add(record.target)
+            elif record.target_kind is TargetKind.RECORD:
+                self._by_author[record.target].add(record.author)
+            return None
+        if record.author in self._keys:
+            self._dead.add(signed.id)
+            return Refusal.DEAD_KEY.value
+        if record.author in self._by_author.get(signed.id, ()):
+            self._dead.add(signed.id)
+            return Refusal.REVOKED_BY_AUTHOR.value
+        if isinstance(record, Lesson) and any(p in self._dead or p in self.revocations.dead_ids
+                                              for p in record.parents):
+            self._dead.add(signed.id)
+            return Refusal.DEAD_PARENT.value
+        return None
+
+
+async def admission(store: Store, config: Config, me: bytes, now: float) -> Admission:
+    """The admission check for records arriving now (from a peer, an import, a backup)."""
+    from commons import review
+
+    held = await review.load(store, config, me, now)
+    return Admission(held.view.revocations)
+
+
+async def after_intake(store: Store, setup, now: float, accepted: Sequence[SignedRecord] = ()) -> dict:
+    """Records were stored: recompute statuses and re-render the memory folder now.
+
+    Returns the status changes and the render summary (``None`` when nothing was accepted).
+    """
+    from commons import organism, review
+
+    if not accepted or setup.identity is None or setup.config is None:
+        return {"status_changes": [], "render": None}
+    changes = await review.refresh(store, setup.config, setup.identity.author_public, now)
+    rendered = await organism.render(store, setup, now)
+    return {"status_changes": [review.change_dict(c) for c in changes], "render": rendered}
+
+
+# --------------------------------------------------------------------------------------------
+# Signing
+
+
+def _hex(text: str, what: str) -> str:
+    text = text.strip().lower()
+    if len(text) < 6 or any(c not in "0123456789abcdef" for c in text):
+        raise UsageError(f"{text!r} is not {what}: give at least 6 hex characters")
+    return text
+
+
+async def resolve_record(store: Store, text: str) -> bytes:
+    """A record id from a local lesson id (prefix) or a record id (prefix); UsageError says why not."""
+    prefix = _hex(text, "a lesson or record id")
+    if len(prefix) == 64 and await record_store.get(store, bytes.fromhex(prefix)) is not None:
+        return bytes.fromhex(prefix)
+    try:
+        lid = await ls.resolve_id(store, prefix)
+    except ValueError:
+        lid = None
+    if lid is not None:
+        (stored,) = await ls.load_lessons(store, ids=[lid])
+        if stored.record_id is None:
+            raise UsageError(f"lesson {lid[:12]} was never published, so there is no record to revoke; "
+                             f"`commons forget {lid[:12]}` removes it from the memory folder for good")
+        return stored.record_id
+    found = await record_store.find_by_prefix(store, prefix)
+    if len(found) > 1:
+        raise UsageError(f"{prefix!r} names more than one record; give more of the id")
+    if found:
+        return found[0].id
+    if len(prefix) == 64:  # not held (yet): the revocation waits for it (a pending revocation)
+        return bytes.fromhex(prefix)
+    raise UsageError(f"no lesson or record has an id starting with {prefix!r} "
+                     "(see `commons lessons --status all` and `commons why`)")
+
+
+def _sign(record, identity) -> SignedRecord:
+    return sign(record, identity.author_key)
+
+
+async def _store_own(store: Store, setup, signed: Sequence[SignedRecord], now: float) -> dict:
+    await record_store.add_own(store, signed, now)
+    return await after_intake(store, setup, now, signed)
+
+
+async def revoke(store: Store, setup, *, reason: str, now: float, target: str | None = None,
+                 key: str | None = None) -> dict:
+    """Sign, store and apply a revocation of a record (``target``) or an author key (``key``)."""
+    from commons import review
+
+    if (target is None) == (key is None):
+        raise UsageError("name what to revoke: a lesson or record id, or --key AUTHOR_KEY")
+    identity, config = setup.identity, setup.config
+    if key is not None:
+        subject, kind = _key_bytes(key), TargetKind.KEY
+    else:
+        subject, kind = await resolve_record(store, target), TargetKind.RECORD
+    try:
+        record = Revocation(network=config.network.key_bytes, author=identity.author_public, created=day_of(now),
+                            target=subject, target_kind=kind, reason=" ".join(reason.split()))
+    except RecordUsageError as error:
+        raise UsageError(str(error)) from None
+    signed = _sign(record, identity)
+    effect = await _store_own(store, setup, [signed], now)
+    held = await review.load(store, config, identity.author_public, now)
+    return dict(revocation_dict(held, signed), **effect)
+
+
+def _key_bytes(text: str) -> bytes:
+    try:
+        key = bytes.fromhex(text.strip())
+    except ValueError:
+        key = b""
+    if len(key) != 32:
+        raise UsageError(f"{text!r} is not an author key: 64 hex characters (see `commons id`)")
+    return key
+
+
+async def vouch(store: Store, setup, key: str, now: float) -> dict:
+    """Vouch for an author key (the web of trust over which independence is counted)."""
+    subject = _key_bytes(key)
+    identity = setup.identity
+    try:
+        record = Vouch(network=setup.config.network.key_bytes, author=identity.author_public,
+                       created=day_of(now), subject=subject)
+    except RecordUsageError as error:
+        raise UsageError(str(error)) from None
+    signed = _sign(record, identity)
+    effect = await _store_own(store, setup, [signed], now)
+    return {"id": signed.id.hex(), "subject": subject.hex(), "undo": f"commons revoke {signed.id.hex()[:16]} "
+            "--reason '…'", **effect}
+
+
+async def derive(store: Store, setup, lesson_id: str, parents: Sequence[str], now: float) -> SignedRecord:
+    """Publish an own lesson with ``parents``: the lessons (local ids or record ids) it derives from.
+
+    With one parent and no situation of its own, the lesson predicts what its parent predicts.
+    Needs publishing on (`commons publish on`): the record leaves the node.
+    """
+    from commons import publish
+
+    if not await publish.is_on(store):
+        raise CommonsError("a derived lesson is published with its provenance, and publishing is off; "
+                           "turn it on first: `commons publish on`")
+    ids = sorted({await resolve_record(store, p) for p in parents})
+    held_parents = [await record_store.get(store, rid) for rid in ids]
+    (stored,) = await ls.load_lessons(store, ids=[lesson_id])
+    made = publish.lesson_record(stored.lesson, setup.identity, setup.config.network.key_bytes, now)
+    if isinstance(made, publish.Skipped):
+        raise CommonsError(f"lesson {lesson_id[:12]} cannot be published: {made.reason}")
+    lessons = [s.record for s in held_parents if s is not None and isinstance(s.record, Lesson)]
+    if len(lessons) == 1 and not stored.lesson.triggers:
+        made = replace(made, prediction=lessons[0].prediction)
+    signed = _sign(replace(made, parents=tuple(ids)), setup.identity)
+    await record_store.add_own(store, [signed], now)
+    async with store.transaction():
+        await ls.mark_represented(store, [(lesson_id, signed.id)], now)
+    await after_intake(store, setup, now, [signed])
+    return signed
+
+
+async def reword(store: Store, setup, prefix: str, text: str, now: float) -> dict:
+    """A new wording of an own lesson. Published: a new record that ``supersedes`` the old one
+    (lessons derived from the old one stay alive); unpublished: the local text changes."""
+    from commons import organism
+
+    lid = await ls.resolve_id(store, prefix)
+    (stored,) = await ls.load_lessons(store, ids=[lid])
+    if stored.origin != "own":
+        raise UsageError(f"lesson {lid[:12]} is not this node's: only its author can reword it")
+    text = organism.check_lesson_text(text)
+    old = await record_store.get(store, stored.record_id) if stored.record_id else None
+    if old is None or old.record.author != setup.identity.author_public:
+        from commons.core.embed import embed_many
+
+        lesson = replace(stored.lesson, text=text)
+        async with store.transaction():
+            await ls.put_lessons(store, [(lesson, stored.status)], embed_many([ls.recall_text(lesson)]), now)
+        await organism.render(store, setup, now)
+        return {"id": lid, "text": text, "published": False}
+    try:
+        record = replace(old.record, text=text, created=day_of(now), supersedes=old.id)
+    except RecordUsageError as error:
+        raise UsageError(str(error)) from None
+    signed = _sign(record, setup.identity)
+    new, _ = await organism.add_lesson(store, setup, text, stored.lesson.kind, stored.lesson.scope, now)
+    await record_store.add_own(store, [signed], now)
+    async with store.transaction():
+        await ls.mark_represented(store, [(new.id, signed.id)], now)
+    await after_intake(store, setup, now, [signed])
+    return {"id": new.id, "text": text, "published": True, "record_id": signed.id.hex(),
+            "supersedes": old.id.hex(), "previous_lesson": lid}
+
+
+# --------------------------------------------------------------------------------------------
+# Reading: revocations and what they took down
+
+
+def revocation_dict(held, signed: SignedRecord) -> dict:
+    """One revocation as `commons revocations` shows it: ruling, and everything it took down."""
+    record: Revocation = signed.record
+    verdict = held.view.revocations.verdicts.get(signed.id)
+    took = sorted(rid for rid, td in held.view.revoked.items() if signed.id in td.revocations)
+    down = []
+    for rid in took:
+        target = held.records.get(rid)
+        takedown = held.view.revoked[rid]
+        down.append({"id": rid.hex(), "type": target.type.value if target else None,
+                     "text": getattr(target.record, "text", None) if target else None,
+                     "cause": takedown.cause.value, "chain": [c.hex() for c in takedown.chain]})
+    applied = verdict is not None and verdict.applied
+    return {
+        "id": signed.id.hex(), "signer": record.author.hex(), "mine": record.author == held.me,
+        "target": record.target.hex(), "target_kind": record.target_kind.value, "reason": record.reason,
+        "created": record.created, "received": held.received.get(signed.id),
+        "applied": applied, "ruling": verdict.ruling.value if verdict else None,
+        "why_not": None if applied or verdict is None else _WHY_NOT.get(verdict.ruling.value, verdict.ruling.value),
+        "took_down": down, "dead_key": record.target.hex() if applied and record.target_kind is TargetKind.KEY else None,
+    }
+
+
+_WHY_NOT = {
+    "below-threshold": "an authority signed it, but fewer than [trust] revocation_threshold distinct ones so far",
+    "target-unknown": "the target is not held yet: it is refused on arrival if its author signed this",
+    "unauthorized": "the signer is neither the target's author, nor the key itself, nor a revocation authority",
+    "irrevocable": "the target is a revocation: a death certificate cannot be undone",
+}
+
+
+async def revocations(store: Store, config: Config, me: bytes, now: float) -> list[dict]:
+    from commons import review
+
+    held = await review.load(store, config, me, now)
+    found = [s for s in held.records.values() if isinstance(s.record, Revocation)]
+    found.sort(key=lambda s: (held.received.get(s.id, 0.0), s.id))
+    return [revocation_dict(held, s) for s in found]
+
+
+async def dead_but_present(store: Store, config: Config, me: bytes, now: float) -> list[str]:
+    """Problems for `commons store check`: what a stored revocation kills but is still live here.
+
+    A dead record that arrived *after* the revocation that kills it came through a door that
+    skipped the admission check; a dead lesson still in the memory folder was not re-rendered.
+    """
+    from commons import review
+
+    held = await review.load(store, config, me, now)
+    problems = []
+    for rid, takedown in sorted(held.view.revoked.items()):
+        if rid not in held.received:
+            continue
+        revoked_at = min((held.received[r] for r in takedown.revocations if r in held.received), default=None)
+        if revoked_at is not None and held.received[rid] > revoked_at:
+            problems.append(f"{held.records[rid].type.value} {rid.hex()}: held although it arrived after the "
+                            f"revocation that kills it ({takedown.cause.value}); intake should have refused it")
+    own = {s.lesson.id: s.record_id for s in await ls.load_lessons(store)}
+    for row in await ls.rendered(store):
+        rid = own.get(row.lesson_id) or (bytes.fromhex(row.lesson_id) if len(row.lesson_id) == 64 else None)
+        if rid is not None and rid in held.view.dead_ids:
+            problems.append(f"lesson {row.lesson_id}: revoked but still rendered in {row.folder}; run `commons render`")
+    return problems
