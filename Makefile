@@ -39,3 +39,14 @@ experiment: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .bench .pytest_cache .hypothesis
+
+# Every scenario at 10,000 nodes; figures and plots into docs/ (docs/simulations.md says how).
+SIMULATIONS := spread revoke churn partition sybil reconcile
+simulations: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[plot]'
+	mkdir -p .bench/simulations
+	@set -e; for s in $(SIMULATIONS); do \
+		echo "== $$s"; \
+		$(BIN)/python -m simulations $$s --nodes 10000 --seed 1 --json > .bench/simulations/$$s.json; \
+	done
+	$(BIN)/python -m simulations.report .bench/simulations docs

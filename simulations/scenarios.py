@@ -141,7 +141,7 @@ OFFLINE = 0.2
 FREE_RIDERS = 0.3
 CHURN_BEFORE = 120.0  # churn runs this long before the publication (to reach its steady state)
 CHURN_AFTER = 300.0  # and this long after it
-CALM = 150.0  # then churn stops (who is offline stays offline) and the network runs this long
+CALM = 300.0  # then churn stops (who is offline stays offline) and the network runs this long
 
 
 @_started

@@ -306,6 +306,8 @@ class FileLink:
             self.seen[node.name] = set()
             if "publish" in _cli_commands():
                 node.cli("publish", "on" if self.publish else "off")
+            else:
+                _set_publishing(node, self.publish)
 
     def exchange(self, at: str) -> None:
         assert self.nodes is not None, "FileLink.exchange() before start() (API misuse)"
@@ -325,6 +327,19 @@ class FileLink:
 
     def close(self) -> None:
         pass
+
+
+def _set_publishing(node: Node, on: bool) -> None:
+    """Stopgap for the fallback while `commons publish on|off` is not a command: the same setting."""
+    from commons import publish
+    from commons.runtime import run
+    from commons.store.db import Store
+
+    async def set_it() -> None:
+        async with await Store.open(node.home / "data" / "commons.db") as store:
+            await publish.set_on(store, on, time.time())
+
+    run(set_it)
 
 
 def make_link(publish: bool, prefer: str = "daemon") -> Link:
