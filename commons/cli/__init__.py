@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "commons.cli.organism",
     "commons.cli.review",
     "commons.cli.ingest",
+    "commons.cli.daemon",
     "commons.cli.demo",
 )
 

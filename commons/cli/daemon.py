@@ -1,0 +1,258 @@
+"""`commons daemon`, `commons status`, `commons peers`, `commons publish`, `commons service`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from commons.cli.context import Context, add_json_flag, emit
+from commons.clock import ShiftedClock, SystemClock, format_time, parse_time
+from commons.config import _hex_key, _host_port
+from commons.errors import UsageError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    daemon = subparsers.add_parser(
+        "daemon", help="run the node in the foreground: gossip, ingest, nightly sleep",
+        description=("Run this node in the foreground until SIGINT or SIGTERM: listen for peers, dial the "
+                     "configured, added, exchanged and discovered ones, watch the transcript folders, "
+                     "sleep nightly at [sleep] at (and at start if a night was missed), render the memory "
+                     "folder. Logs go to stderr and to <data>/logs/daemon.log. One daemon per home. "
+                     "With --at the daemon's clock starts at that time and runs at real speed."))
+    daemon.add_argument(
+        "--listen", metavar="HOST:PORT",
+        help=("where to accept peers (default: [network] listen, 127.0.0.1:7346: this machine only). "
+              "0.0.0.0:PORT accepts peers from every network this machine is on and turns on LAN "
+              "discovery; port 0 picks a free port (`commons status` shows it)."))
+    daemon.set_defaults(handler=cmd_daemon)
+
+    status = subparsers.add_parser(
+        "status", help="what the node and its daemon are doing",
+        description=("Listening address, connected peers, records by type, lessons by status, last "
+                     "ingest, sleep and sync, and whether publishing is on. Works with or without a daemon."))
+    add_json_flag(status)
+    status.set_defaults(handler=cmd_status)
+
+    peers = subparsers.add_parser(
+        "peers", help="list, add and remove peers",
+        description=("Peers: configured ([[peers]] in config.toml, read-only), added (`commons peers add`), "
+                     "and those the daemon exchanged, discovered or accepted, with score and last sync."))
+    add_json_flag(peers)
+    peers.set_defaults(handler=cmd_peers)
+    commands = peers.add_subparsers(dest="peers_command", metavar="SUBCOMMAND")
+    add = commands.add_parser("add", help="add a peer to dial",
+                              description="Add a peer; a running daemon dials it within seconds.")
+    add.add_argument("address", help="HOST:PORT, e.g. 192.0.2.10:7346")
+    add.add_argument("transport_key", help="the peer's transport key (`commons id` on the peer)")
+    add_json_flag(add)
+    add.set_defaults(handler=cmd_peers_add)
+    remove = commands.add_parser("remove", help="remove a peer added with `commons peers add`")
+    remove.add_argument("transport_key")
+    remove.set_defaults(handler=cmd_peers_remove)
+
+    pub = subparsers.add_parser(
+        "publish", help="share this node's shared lessons with the commons: on or off",
+        description=("Off by default. With publishing on, the node signs its active shared-scope lessons "
+                     "(scrubbed of secrets, paths, e-mail addresses and host names; a lesson that still "
+                     "looks private is kept back) and its daemon sends them to peers. Others' records "
+                     "are relayed either way. Without an argument, says whether publishing is on."))
+    pub.add_argument("state", nargs="?", choices=("on", "off"))
+    add_json_flag(pub)
+    pub.set_defaults(handler=cmd_publish)
+
+    service = subparsers.add_parser("service", help="run the daemon as a systemd user service")
+    service_commands = service.add_subparsers(dest="service_command", metavar="SUBCOMMAND")
+    install = service_commands.add_parser(
+        "install", help="write ~/.config/systemd/user/commons.service",
+        description="Write a systemd user unit that runs `commons daemon` for this home, and say how to enable it.")
+    install.add_argument("--listen", metavar="HOST:PORT", help="passed to `commons daemon --listen`")
+    install.set_defaults(handler=cmd_service_install)
+    service.set_defaults(handler=None, _help=service)
+
+
+async def cmd_daemon(ctx: Context, args: argparse.Namespace) -> int:
+    from commons.daemon import Daemon, setup_logging
+
+    listen = args.listen or ctx.config.network.listen
+    fixed = ctx.at or ctx.config.clock.at
+    try:
+        clock = ShiftedClock(parse_time(fixed)) if fixed else SystemClock()
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    me = ctx.identity
+    setup_logging(ctx.home, getattr(args, "verbose", False))
+    return await Daemon(ctx.home, ctx.config, me, clock, listen).run()
+
+
+def _when(value: float | None) -> str | None:
+    return None if value is None else format_time(value)
+
+
+async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
+    from commons import publish
+    from commons.daemon import LAST_INGEST, read_daemon_file
+    from commons.store import records as record_store
+    from commons.store import settings
+
+    running = read_daemon_file(ctx.home)
+    async with await ctx.open_store() as store:
+        by_type = await record_store.counts_by_type(store)
+        refused = await store.scalar("SELECT count(*) FROM refused")
+        by_origin = dict(await store.fetchall("SELECT origin, count(*) FROM records GROUP BY origin"))
+        lessons = dict(await store.fetchall("SELECT status, count(*) FROM lessons GROUP BY status"))
+        last_sleep = await store.scalar("SELECT max(at) FROM sleep_runs")
+        last_ingest = await settings.get(store, LAST_INGEST)
+        last_sync = await store.scalar("SELECT max(last_sync) FROM peers")
+        publishing = await publish.is_on(store)
+    data = {
+        "daemon": running is not None,
+        "pid": running and running.get("pid"),
+        "listen": running and running.get("listen"),
+        "transport_key": ctx.identity.transport_public.hex(),
+        "peers_connected": len(running.get("connected", [])) if running else 0,
+        "records": {"by_type": by_type, "by_origin": by_origin, "refused": refused},
+        "lessons": lessons,
+        "last_ingest": _when(last_ingest),
+        "last_sleep": _when(last_sleep),
+        "last_sync": (running or {}).get("last_sync") or _when(last_sync),
+        "publishing": publishing,
+    }
+
+    def text() -> str:
+        head = (f"daemon: running (pid {data['pid']}), listening on {data['listen']}, "
+                f"{data['peers_connected']} peers connected" if running else "daemon: not running")
+        types = ", ".join(f"{n} {t}" for t, n in by_type.items())
+        return "\n".join([
+            head,
+            f"records: {types}; {refused} refused",
+            "lessons: " + (", ".join(f"{n} {s}" for s, n in sorted(lessons.items())) or "none"),
+            f"last ingest: {data['last_ingest'] or 'never'}; last sleep: {data['last_sleep'] or 'never'}; "
+            f"last sync: {data['last_sync'] or 'never'}",
+            f"publishing: {'on' if publishing else 'off'}",
+        ])
+
+    emit(args, data, text)
+    return 0
+
+
+def _parse_key(text: str) -> bytes:
+    try:
+        return _hex_key(text)
+    except ValueError as error:
+        raise UsageError(f"transport key: expected {error}") from None
+
+
+async def cmd_peers(ctx: Context, args: argparse.Namespace) -> int:
+    from commons.daemon import read_daemon_file
+    from commons.store import peers as peer_store
+
+    running = read_daemon_file(ctx.home)
+    connected = set(running.get("connected", [])) if running else set()
+    listed: dict[str, dict] = {}
+    for entry in ctx.config.peers:
+        listed[entry.transport_key] = {"transport_key": entry.transport_key, "address": entry.address,
+                                       "source": "configured", "score": 0.0, "last_sync": None}
+    async with await ctx.open_store() as store:
+        rows = await peer_store.all_peers(store)
+    for row in rows:
+        key = row.transport_key.hex()
+        item = listed.setdefault(key, {"transport_key": key, "source": row.source})
+        item.update(address=item.get("address") or row.address, score=row.score, last_sync=_when(row.last_sync))
+    for key, item in listed.items():
+        item["connected"] = key in connected
+    data = list(listed.values())
+
+    def text() -> str:
+        if not data:
+            return "no peers (add one with `commons peers add HOST:PORT TRANSPORT_KEY`)"
+        return "\n".join(
+            f"{'*' if p['connected'] else ' '} {p['transport_key'][:16]}  {p.get('address') or '-':<22} "
+            f"{p['source']:<10} score {p.get('score', 0):g}  last sync {p.get('last_sync') or 'never'}"
+            for p in data)
+
+    emit(args, data, text)
+    return 0
+
+
+async def cmd_peers_add(ctx: Context, args: argparse.Namespace) -> int:
+    from commons.store import peers as peer_store
+
+    try:
+        _host_port(args.address)
+    except ValueError as error:
+        raise UsageError(f"address {args.address!r}: expected {error}") from None
+    key = _parse_key(args.transport_key)
+    if key == ctx.identity.transport_public:
+        raise UsageError("that is this node's own transport key")
+    async with await ctx.open_store() as store:
+        await peer_store.add(store, key, args.address, ctx.now())
+    emit(args, {"added": key.hex(), "address": args.address}, f"added {args.address} ({key.hex()[:16]})")
+    return 0
+
+
+async def cmd_peers_remove(ctx: Context, args: argparse.Namespace) -> int:
+    from commons.store import peers as peer_store
+
+    key = _parse_key(args.transport_key)
+    async with await ctx.open_store() as store:
+        removed = await peer_store.remove(store, key)
+    if not removed:
+        print(f"commons: no stored peer {key.hex()[:16]} (configured peers are removed from config.toml)",
+              file=sys.stderr)
+        return 1
+    print(f"removed {key.hex()[:16]}")
+    return 0
+
+
+async def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
+    from commons import publish
+
+    async with await ctx.open_store() as store:
+        if args.state is not None:
+            await publish.set_on(store, args.state == "on", ctx.now())
+        on = await publish.is_on(store)
+        made = await publish.publish_pending(store, ctx.identity, ctx.config, ctx.now()) if on else None
+    data = {"publishing": on, "published": [r.id.hex() for r in made.records] if made else [],
+            "kept_back": [{"lesson": s.lesson_id, "reason": s.reason} for s in made.skipped] if made else []}
+
+    def text() -> str:
+        lines = [f"publishing: {'on' if on else 'off'}"]
+        if made is not None:
+            lines.append(f"signed {len(made.records)} shared lessons; a running daemon sends them to peers")
+            lines += [f"  kept back {s.lesson_id[:12]}: {s.reason}" for s in made.skipped]
+        return "\n".join(lines)
+
+    emit(args, data, text)
+    return 0
+
+
+def unit_text(ctx: Context, listen: str | None) -> str:
+    command = [sys.executable, "-m", "commons", "daemon"] + (["--listen", listen] if listen else [])
+    env = os.environ.get("COMMONS_HOME")
+    lines = [
+        "[Unit]",
+        "Description=commons: a memory for coding agents, and the commons they share",
+        "After=network-online.target",
+        "",
+        "[Service]",
+        "ExecStart=" + " ".join(shlex.quote(part) for part in command),
+    ]
+    if env:
+        lines.append(f'Environment="COMMONS_HOME={Path(env).expanduser().absolute()}"')
+    lines += ["Restart=on-failure", "RestartSec=10", "KillSignal=SIGTERM", "TimeoutStopSec=30", "",
+              "[Install]", "WantedBy=default.target", ""]
+    return "\n".join(lines)
+
+
+def cmd_service_install(ctx: Context, args: argparse.Namespace) -> int:
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    path = base / "systemd" / "user" / "commons.service"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(unit_text(ctx, args.listen), encoding="utf-8")
+    print(f"wrote {path}\nenable and start it with:\n  systemctl --user daemon-reload\n"
+          "  systemctl --user enable --now commons\n"
+          "logs: journalctl --user -u commons (and <data>/logs/daemon.log)")
+    return 0

@@ -1,0 +1,456 @@
+"""`commons daemon`: one trio program that keeps a node in the commons, in the foreground.
+
+Its tasks (one nursery) only move bytes and call into the cores:
+
+* **listener** -- accepts connections, runs the Secret Handshake as server, then gossip;
+* **dialer** -- dials what the gossip core's peer table says (bootstrap ``[[peers]]``, peers added
+  with `commons peers add`, peers learned by exchange or LAN discovery), with its backoff;
+* **ticker** -- calls ``tick`` at ``next_deadline()`` (``commons.net.peer_driver``);
+* **persister** -- writes what peers sent (accepted records, policy refusals) in batches;
+* **store watcher** -- notices the CLI's commits (``data_version``, about every second) and acts
+  on them: new own or imported records are announced (own lessons only while publishing is on),
+  publishing switched on signs the pending shared lessons, added peers are dialed;
+* **ingest watcher**, **sleep scheduler** (``[sleep] at`` local time, and at start-up when a night
+  was missed), **status writer** (``data/daemon.json``, read by `commons status`), **discovery**
+  (only when listening beyond loopback).
+
+SIGINT / SIGTERM cancel the nursery: a store transaction under way still commits (the store shields
+COMMIT), records accepted but not yet written are written, and the process exits 0. One daemon per
+home: ``data/daemon.lock`` is held with ``flock`` while it runs.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import random
+import signal
+import sys
+from dataclasses import replace
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import trio
+
+from commons import organism
+from commons import publish as publishing
+from commons.clock import Clock, format_time
+from commons.config import Config, _host_port
+from commons.core import revocation
+from commons.core import records as rec
+from commons.core.gossip import Accepted, GossipNode, GossipParams, Refused, SessionClosed
+from commons.core.safety import is_observation
+from commons.errors import CommonsError, UsageError
+from commons.home import Home
+from commons.identity import Identity
+from commons.net import discovery
+from commons.net.peer_driver import GossipDriver
+from commons.net.transport import PeerFailed, dial, handshake_as_server
+from commons.store import peers as peer_store
+from commons.store import records as record_store
+from commons.store import settings
+from commons.store.db import Store
+
+log = logging.getLogger("commons.daemon")
+
+WATCH_SECONDS = 1.0  # how often the CLI's commits are looked for
+STATUS_SECONDS = 2.0  # how often daemon.json and the peers table are refreshed
+DIAL_SECONDS = 0.5  # how often the peer table is asked whom to dial
+SLEEP_CHECK_SECONDS = 60.0  # the sleep scheduler re-reads the clock at least this often
+LAST_INGEST = "daemon.last_ingest"
+FIRST_STARTED = "daemon.first_started"
+# Own records of these types leave the node only while publishing is on.
+OPT_IN_TYPES = (rec.RecordType.LESSON, rec.RecordType.VERIFICATION)
+
+
+class DaemonRunning(CommonsError):
+    """Another daemon holds this home's lock."""
+
+
+def lock_file(home: Home) -> Path:
+    return home.data_dir / "daemon.lock"
+
+
+def acquire_lock(home: Home) -> int:
+    """Hold the home's daemon lock (returns its fd) or raise DaemonRunning naming the holder."""
+    home.data_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_file(home), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        pid = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise DaemonRunning(f"another commons daemon (pid {pid}) is running for this home") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def running_pid(home: Home) -> int | None:
+    """The pid of the daemon running for this home, or None (the lock is free)."""
+    try:
+        fd = os.open(lock_file(home), os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+        return int(text) if text.isdigit() else -1
+    finally:
+        os.close(fd)
+    return None
+
+
+def read_daemon_file(home: Home) -> dict | None:
+    """What the running daemon last wrote of itself, or None when no daemon runs."""
+    if running_pid(home) is None:
+        return None
+    try:
+        return json.loads(home.daemon_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def next_sleep(after: float, at: str) -> float:
+    """The first local ``HH:MM`` strictly after ``after`` (unix seconds)."""
+    hour, minute = (int(part) for part in at.split(":"))
+    local = datetime.fromtimestamp(after).astimezone()
+    slot = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    if slot.timestamp() <= after:
+        slot = (slot + timedelta(days=1)).replace(hour=hour, minute=minute)
+    return slot.timestamp()
+
+
+def gossip_params(config: Config) -> GossipParams:
+    g = config.gossip
+    return replace(GossipParams(), sync_interval=g.sync_interval, backoff_base=g.backoff_base,
+                   backoff_cap=g.backoff_cap, max_peers=g.max_peers, fanout=g.fanout)
+
+
+def setup_logging(home: Home, verbose: bool) -> None:
+    home.log_dir.mkdir(parents=True, exist_ok=True)
+    root = logging.getLogger("commons")
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    form = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for handler in (logging.StreamHandler(sys.stderr), logging.FileHandler(home.log_dir / "daemon.log")):
+        handler.setFormatter(form)
+        root.addHandler(handler)
+
+
+def admit(signed: rec.SignedRecord) -> str | None:
+    """Local policy for records from peers: a lesson must report, never instruct (design §3.5)."""
+    record = signed.record
+    if isinstance(record, rec.Lesson) and not is_observation(record.text):
+        return "not an observation (imperative text)"
+    return None
+
+
+class Daemon:
+    def __init__(self, home: Home, config: Config, me: Identity, clock: Clock, listen: str) -> None:
+        self.home, self.config, self.me, self.clock = home, config, me, clock
+        try:
+            self.host, self.port = _host_port(listen)
+        except ValueError as error:
+            raise UsageError(f"--listen {listen!r}: expected {error}") from None
+        self.network = config.network.key_bytes
+        self.started = clock.now()
+        self.publishing = False
+        self.last_seq = 0
+        self.listen_address = ""
+        self._pending: list = []
+        self._pending_ready = trio.Event()
+        self._dial_now = trio.Event()
+        self._revocations = revocation.resolve(())
+        self._authorities = frozenset(bytes.fromhex(k) for k in config.trust.revocation_authorities)
+        self.node: GossipNode | None = None
+        self.driver: GossipDriver | None = None
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    # -- start -------------------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        fd = acquire_lock(self.home)
+        try:
+            async with await Store.open(self.home.database) as store:
+                self.store = store
+                return await self._serve(store)
+        finally:
+            try:
+                self.home.daemon_file.unlink()
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+
+    async def _serve(self, store: Store) -> int:
+        listeners = await trio.open_tcp_listeners(self.port, host=self.host or None)
+        bound = listeners[0].socket.getsockname()
+        self.port = bound[1]
+        self.listen_address = f"{self.host}:{self.port}" if ":" not in self.host else f"[{self.host}]:{self.port}"
+        hello_address = None if self.host in ("", "0.0.0.0", "::") else self.listen_address
+        if hello_address is None:
+            advertised = discovery.advertised_addresses(self.host)
+            hello_address = f"{advertised[0]}:{self.port}" if advertised else None
+        self.node = GossipNode(self.network, self.me.transport_public, random.Random(), params=gossip_params(self.config),
+                               listen=hello_address, admit=admit, is_dead=self._is_dead, now=self.now())
+        self.driver = GossipDriver(self.node, self.now, self._on_events)
+        await self._load(store)
+        log.info("listening on %s (transport key %s); publishing %s; %d records held",
+                 self.listen_address, self.me.transport_public.hex(), "on" if self.publishing else "off",
+                 len(self.node.record_keys()))
+        self._write_status()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._signals, nursery.cancel_scope)
+                nursery.start_soon(trio.serve_listeners, self._inbound, listeners)
+                nursery.start_soon(self.driver.run_ticker)
+                nursery.start_soon(self._dialer, nursery)
+                nursery.start_soon(self._persister)
+                nursery.start_soon(self._watch_store)
+                nursery.start_soon(self._watch_ingest)
+                nursery.start_soon(self._sleep_scheduler)
+                nursery.start_soon(self._status_writer)
+                if self.config.gossip.discovery and discovery.beyond_loopback(self.host):
+                    nursery.start_soon(self._discovery)
+        finally:
+            with trio.CancelScope(shield=True):
+                await self._persist()
+                await peer_store.disconnect_all(store)
+        log.info("stopped")
+        return 0
+
+    async def _load(self, store: Store) -> None:
+        self.publishing = await publishing.is_on(store)
+        if await settings.get(store, FIRST_STARTED) is None:
+            await settings.put(store, FIRST_STARTED, self.now(), self.now())
+        held = await record_store.all_records(store)
+        self._revocations = revocation.resolve(held, authorities=self._authorities,
+                                               threshold=self.config.trust.revocation_threshold)
+        self.last_seq = int(await store.scalar("SELECT coalesce(max(seq), 0) FROM records"))
+        own = {row[0] for row in await store.fetchall("SELECT key FROM records WHERE origin = 'own'")}
+        self.node.load([r for r in held if r.key not in own or self._may_leave(r)],
+                       await record_store.refused_keys(store))
+        for entry in self.config.peers:
+            self.node.add_peer(bytes.fromhex(entry.transport_key), entry.address, "bootstrap")
+        for row in await peer_store.all_peers(store):
+            if row.address:
+                self.node.add_peer(row.transport_key, row.address, row.source)
+
+    def _may_leave(self, signed: rec.SignedRecord) -> bool:
+        """Whether one of this node's own records may be served to peers now."""
+        return self.publishing or signed.type not in OPT_IN_TYPES
+
+    def _is_dead(self, signed: rec.SignedRecord) -> bool:
+        return self._revocations.refuses(signed) is not None
+
+    # -- connections -------------------------------------------------------------------------------
+
+    async def _inbound(self, stream: trio.SocketStream) -> None:
+        try:
+            link = await handshake_as_server(stream, network_key=self.network, seed=self.me.transport_seed)
+        except PeerFailed as error:
+            log.debug("inbound connection refused: %s", error)
+            return
+        if link.remote_key == self.me.transport_public:
+            await link.aclose()
+            return
+        reason = await self.driver.run_connection(link, link.remote_key, False)
+        log.debug("peer %s (inbound) left: %s", link.remote_key.hex()[:12], reason)
+
+    async def _dialer(self, nursery: trio.Nursery) -> None:
+        while True:
+            for info in self.node.peers_to_dial(self.now()):
+                nursery.start_soon(self._dial_one, info.transport_key, info.address)
+            with trio.move_on_after(DIAL_SECONDS):
+                await self._dial_now.wait()
+            self._dial_now = trio.Event()
+
+    async def _dial_one(self, key: bytes, address: str) -> None:
+        try:
+            host, port = _host_port(address)
+            with trio.fail_after(self.node.params.dial_timeout):
+                link = await dial(host, port, network_key=self.network, seed=self.me.transport_seed, server_key=key)
+        except (PeerFailed, ValueError, trio.TooSlowError) as error:
+            log.debug("dial %s (%s) failed: %s", address, key.hex()[:12], error)
+            self.node.dial_failed(key, self.now())
+            self.driver.after()
+            return
+        log.info("connected to %s (%s)", address, key.hex()[:12])
+        reason = await self.driver.run_connection(link, key, True)
+        log.info("peer %s left: %s", key.hex()[:12], reason)
+
+    async def _discovery(self) -> None:
+        def found(peer: discovery.Found) -> None:
+            if self.node.peer(peer.transport_key) is None:
+                log.info("discovered %s (%s) on the LAN", peer.address, peer.transport_key.hex()[:12])
+            self.node.add_peer(peer.transport_key, peer.address, "discovery")
+            self._dial_now.set()
+
+        try:
+            await discovery.run_discovery(self.host, self.port, self.me.transport_public, self.network, found)
+        except OSError as error:
+            log.warning("LAN discovery is off: %s", error)
+
+    # -- records from peers -----------------------------------------------------------------------
+
+    def _on_events(self, events: list) -> None:
+        for event in events:
+            if isinstance(event, SessionClosed) and event.misbehaved:
+                log.warning("peer %s cut off: %s", event.peer_key.hex()[:12], event.reason)
+        self._pending.extend(e for e in events if isinstance(e, Accepted | Refused))
+        self._pending_ready.set()
+
+    async def _persister(self) -> None:
+        while True:
+            await self._pending_ready.wait()
+            self._pending_ready = trio.Event()
+            await self._persist()
+
+    async def _persist(self) -> None:
+        pending, self._pending = self._pending, []
+        received = [r for e in pending if isinstance(e, Accepted) for r in e.records]
+        refused = [(e.key, e.reason) for e in pending if isinstance(e, Refused)]
+        now = self.now()
+        if received:
+            await record_store.add_received(self.store, received, now)
+            log.info("received %d records", len(received))
+            if any(r.type is rec.RecordType.REVOCATION for r in received):
+                await self._resolve_revocations()
+        if refused:
+            await record_store.add_refused(self.store, refused, now)
+            log.info("refused %d records by local policy", len(refused))
+        if received or refused:
+            self.last_seq = max(self.last_seq, int(await self.store.scalar("SELECT coalesce(max(seq), 0) FROM records")))
+
+    async def _resolve_revocations(self) -> None:
+        held = await record_store.all_records(self.store)
+        self._revocations = revocation.resolve(held, authorities=self._authorities,
+                                               threshold=self.config.trust.revocation_threshold)
+
+    # -- what the CLI changed ---------------------------------------------------------------------
+
+    async def _watch_store(self) -> None:
+        version = await self.store.data_version()
+        while True:
+            await trio.sleep(WATCH_SECONDS)
+            now_version = await self.store.data_version()
+            if now_version != version:
+                version = now_version
+                await self.pick_up()
+
+    async def pick_up(self) -> None:
+        """Act on the CLI's commits: publishing, new records, added and removed peers."""
+        store = self.store
+        was = self.publishing
+        self.publishing = await publishing.is_on(store)
+        if self.publishing != was:
+            log.info("publishing switched %s", "on" if self.publishing else "off")
+        if self.publishing:
+            made = await publishing.publish_pending(store, self.me, self.config, self.now())
+            if made.records:
+                log.info("published %d lessons", len(made.records))
+        last, fresh = await record_store.since(store, self.last_seq, ("own", "import"))
+        self.last_seq = last
+        if self.publishing and not was:
+            fresh = await record_store.own_records(store) + fresh
+        share = [r for r in fresh if self._may_leave(r)]
+        if share:
+            added = self.driver.add_local(*share)
+            if added:
+                log.info("announcing %d new records", added)
+        if any(r.type is rec.RecordType.REVOCATION for r in fresh):
+            await self._resolve_revocations()
+        for row in await peer_store.added(store):
+            info = self.node.peer(row.transport_key)
+            if info is None or info.address != row.address:
+                log.info("peer added: %s (%s)", row.address, row.transport_key.hex()[:12])
+                self.node.add_peer(row.transport_key, row.address, peer_store.ADDED)
+                self._dial_now.set()
+
+    # -- the local loop ---------------------------------------------------------------------------
+
+    async def _watch_ingest(self) -> None:
+        from commons.ingest.archive import Archive, ArchiveError
+        from commons.ingest.ingester import discover, ingest_paths
+
+        roots = [str(Path(r).expanduser()) for r in self.config.ingest.roots]
+        while True:
+            try:
+                paths = await trio.to_thread.run_sync(discover, roots)
+                if paths:
+                    archive = await trio.to_thread.run_sync(Archive, self.home.archive_dir)
+                    report = await ingest_paths(self.store, archive, paths, self.now())
+                    if report.bytes_read:
+                        await settings.put(self.store, LAST_INGEST, self.now(), self.now())
+                        new = sum(report.episodes.values())
+                        log.info("ingested %d new episodes from %d transcripts", new, report.transcripts)
+            except (ArchiveError, OSError, CommonsError) as error:
+                log.warning("ingest failed: %s", error)
+            await trio.sleep(self.config.ingest.poll_seconds)
+
+    async def _sleep_scheduler(self) -> None:
+        setup = organism.Setup.from_config(self.config, self.home, self.me.hash_secret)
+        while True:
+            last = await self.store.scalar("SELECT max(at) FROM sleep_runs")
+            reference = last if last is not None else await settings.get(self.store, FIRST_STARTED, self.started)
+            due = next_sleep(reference, self.config.sleep.at)
+            now = self.now()
+            if now < due:
+                await trio.sleep(min(due - now, SLEEP_CHECK_SECONDS))
+                continue
+            log.info("sleeping (the night of %s)", format_time(due))
+            try:
+                result = await organism.sleep(self.store, setup, now)
+                log.info("slept: %s", result["counts"])
+            except CommonsError as error:
+                log.warning("sleep failed: %s", error)
+                await trio.sleep(SLEEP_CHECK_SECONDS)
+                continue
+            if self.publishing:
+                await self.pick_up()
+
+    # -- status -----------------------------------------------------------------------------------
+
+    def status(self) -> dict:
+        stats = self.node.statistics()
+        peers = self.node.known_peers()
+        syncs = [p.last_sync for p in peers if p.last_sync is not None]
+        return {
+            "pid": os.getpid(),
+            "listen": self.listen_address,
+            "transport_key": self.me.transport_public.hex(),
+            "started": format_time(self.started),
+            "updated": format_time(self.now()),
+            "publishing": self.publishing,
+            "connected": sorted(s.peer_key.hex() for s in self.node.sessions() if not s.closed),
+            "last_sync": format_time(max(syncs)) if syncs else None,
+            "gossip": {name: getattr(stats, name) for name in stats.__dataclass_fields__},
+        }
+
+    def _write_status(self) -> None:
+        path = self.home.daemon_file
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(self.status(), indent=2) + "\n", encoding="utf-8")
+        os.replace(temporary, path)
+
+    async def _status_writer(self) -> None:
+        while True:
+            self._write_status()
+            sessions = {s.peer_key: s for s in self.node.sessions()}
+            rows = [peer_store.PeerRow(p.transport_key, p.address, peer_store.SOURCE_WORDS.get(p.source, p.source),
+                                       0.0, sessions[p.transport_key].score if p.transport_key in sessions
+                                       else -float(p.strikes), p.last_sync, p.connected)
+                    for p in self.node.known_peers()]
+            await peer_store.record_seen(self.store, rows, self.now())
+            await trio.sleep(STATUS_SECONDS)
+
+    async def _signals(self, scope: trio.CancelScope) -> None:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
+            async for number in received:
+                log.info("%s: finishing the current transaction and stopping", signal.Signals(number).name)
+                scope.cancel()
+                return
