@@ -50,6 +50,13 @@ async def build_report(store: Store, since: float, until: float) -> dict:
     all_time = await ls.prediction_counts(store, until=until)
     vetoes = [{"lesson": v.lesson_id, "text": v.text, "reason": v.reason, "at": format_time(v.at)}
               for v in await ls.vetoes(store, since, until)]
+    # The commons: lessons promoted, faded or revoked here (peer review, commons.review), and the
+    # revocations that arrived, with their reasons (they apply at once, not at the next sleep).
+    commons = [{"lesson": c.record_id.hex(), "from": c.before, "to": c.after, "text": c.text, "why": c.why,
+                "at": format_time(c.at)} for c in await ls.trust_changes(store, since, until)]
+    revocations = [{"id": key[1:].hex(), "at": format_time(at)} for key, at in await store.fetchall(
+        "SELECT key, received_at FROM records WHERE type = 'revocation' AND received_at > ? AND received_at <= ? "
+        "ORDER BY received_at, key", (since, until))]
     return {
         "since": format_time(since), "until": format_time(until), "nights": len(runs),
         "episodes_archived": episodes_archived,
@@ -57,6 +64,8 @@ async def build_report(store: Store, since: float, until: float) -> dict:
         "predictions_made": made,
         **{f"predictions_{t}": predictions[t] for t in _VERDICTS},
         "vetoes": vetoes,
+        "commons": commons,
+        "revocations": revocations,
         "accuracy": {"period": accuracy(period), "all_time": accuracy(all_time),
                      "period_counts": period, "all_time_counts": {t: all_time.get(t, 0) for t in _VERDICTS}},
     }
@@ -92,6 +101,12 @@ def format_report(report: dict) -> str:
         out += [f"  - `{_short(e)}` {e['says']}" for e in events]
     out.append("")
     section("Vetoes", [f"- `{v['lesson'][:12]}` ({v['reason']}, {v['at']}): {v['text']}" for v in report["vetoes"]])
+    if report.get("commons") or report.get("revocations"):
+        section("The commons: lessons promoted, faded, revoked", [
+            f"- `{c['lesson'][:12]}` {c['from'] or 'new'} → **{c['to']}** ({c['why']}): {c['text']}"
+            for c in report["commons"]])
+        out.insert(len(out) - 1, f"{len(report['revocations'])} revocation(s) received; "
+                                 "`commons revocations` lists them with what each took down.")
     acc = report["accuracy"]
 
     def pct(value: float | None) -> str:

@@ -1,0 +1,191 @@
+"""Peer review through the store and the CLI: received lessons verified against later sessions,
+promotion and fade-out, the common layer of the memory folder, content dedupe, `commons why`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from commons.core.records import Outcome, Prediction, sign
+from tests.review_helpers import (OPEN_TRUST, Nodes, key, lesson, pip_once, pip_sessions, pip_works, unrelated,
+                                  verification, write_lines)
+
+PUBLISHED_AT = "2026-11-03T12:00Z"
+
+
+@pytest.fixture
+def nodes(tmp_path, monkeypatch, capsys) -> Nodes:
+    return Nodes(tmp_path, monkeypatch, capsys)
+
+
+def publish_ada(nodes: Nodes, tmp_path) -> str:
+    """ada learns the pip pitfall from two failures and publishes it; returns its record id."""
+    nodes.init("ada")
+    nodes.publish_on("ada")
+    nodes.ingest("ada", pip_sessions(tmp_path / "s-ada", 2), "2026-11-02T18:00Z")
+    night = nodes.json("ada", "sleep", at="2026-11-03T03:00Z")
+    (signed,) = [s for s in night["review"]["signed"] if s["type"] == "lesson"]
+    return signed["id"]
+
+
+def exported(nodes: Nodes, name: str, rtype: str) -> list[dict]:
+    lines = nodes.ok(name, "export", "--type", rtype).splitlines()
+    return [json.loads(line)["record"] | {"id": json.loads(line)["id"]} for line in lines]
+
+
+def test_received_lesson_met_after_receipt_yields_a_signed_naive_confirmation(nodes, tmp_path):
+    rid = publish_ada(nodes, tmp_path)
+    nodes.init("grace")
+    nodes.publish_on("grace")
+    assert nodes.carry("ada", "grace", PUBLISHED_AT)["accepted"] == 1
+    nodes.ingest("grace", pip_once(tmp_path / "s-grace", 5, "report"), "2026-11-05T18:00Z")
+    night = nodes.json("grace", "sleep", at="2026-11-06T03:00Z")
+    assert night["review"]["judged"] == [{"lesson": rid, "how": "confirmed", "naive": True}]
+    (made,) = exported(nodes, "grace", "verification")
+    assert (made["lesson"], made["outcome"], made["naive"]) == (rid, "confirmed", True)
+    assert made["received"] == 20760 and made["observed"] == 20762  # Nov 3 and Nov 5
+    why = nodes.json("grace", "why", rid[:10])
+    (v,) = why["verifications"]
+    assert v["mine"] and v["counted"] and why["confirmations"] == 1 and why["status"] == "candidate"
+
+
+def test_a_node_that_met_the_surprise_before_receipt_writes_a_corroboration(nodes, tmp_path):
+    rid = publish_ada(nodes, tmp_path)
+    nodes.init("linus")
+    nodes.publish_on("linus")
+    nodes.ingest("linus", pip_once(tmp_path / "s-linus", 1, "early", hour=8), "2026-11-01T18:00Z")
+    nodes.carry("ada", "linus", PUBLISHED_AT)
+    nodes.ingest("linus", pip_once(tmp_path / "s-linus", 5, "again"), "2026-11-05T18:00Z")
+    night = nodes.json("linus", "sleep", at="2026-11-06T03:00Z")
+    assert night["review"]["judged"] == [{"lesson": rid, "how": "confirmed", "naive": False}]
+    nodes.carry("linus", "ada", "2026-11-06T12:00Z", "--type", "verification")
+    (v,) = nodes.json("ada", "why", rid)["verifications"]
+    assert not v["naive"] and not v["counted"] and "before receiving" in v["why_not"]
+
+
+def test_a_received_lesson_whose_situation_never_arises_gets_no_verification(nodes, tmp_path):
+    publish_ada(nodes, tmp_path)
+    nodes.init("hedy")
+    nodes.publish_on("hedy")
+    nodes.carry("ada", "hedy", PUBLISHED_AT)
+    nodes.ingest("hedy", unrelated(tmp_path / "s-hedy", 5, "readme"), "2026-11-05T18:00Z")
+    night = nodes.json("hedy", "sleep", at="2026-11-06T03:00Z")
+    assert night["review"]["judged"] == []
+    assert nodes.ok("hedy", "export", "--type", "verification") == ""
+
+
+def test_promotion_happens_at_exactly_the_required_number_and_renders_the_common_layer(nodes, tmp_path):
+    nodes.init("olga", trust=OPEN_TRUST.format(required=3))
+    target = lesson(key(1), "`pip install` failed with 'externally-managed-environment' on Debian 12.")
+    nodes.run("olga", "import", str(write_lines(tmp_path / "l.jsonl", [target])), at=PUBLISHED_AT)
+    for n in (2, 3):
+        nodes.run("olga", "import", str(write_lines(tmp_path / f"v{n}.jsonl", [verification(key(n), target.id)])),
+                  at="2026-11-06T12:00Z")
+    (state,) = nodes.lessons("olga", "candidate", at="2026-11-06T12:00Z")
+    assert (state["confirmations"], state["independent"]) == (2, 2)
+    assert "commons:begin common" not in nodes.memory("olga")
+    out = nodes.json("olga", "import", str(write_lines(tmp_path / "v4.jsonl", [verification(key(4), target.id)])),
+                     at="2026-11-06T12:00Z")
+    assert out["status_changes"][0]["to"] == "common"
+    (state,) = nodes.lessons("olga", "common", at="2026-11-06T12:00Z")
+    assert (state["confirmations"], state["independent"], state["failures"]) == (3, 3, 0)
+    memory = nodes.memory("olga")
+    assert "commons:begin common" in memory and "confirmed by 3" in memory and target.id.hex()[:12] in memory
+
+
+def test_common_lesson_fades_out_of_the_memory_folder_when_failures_come(nodes, tmp_path):
+    nodes.init("olga", trust=OPEN_TRUST.format(required=2))
+    target = lesson(key(1), "`pip install` failed with 'externally-managed-environment' on Debian 12.")
+    confirmations = [verification(key(n), target.id) for n in (2, 3)]
+    nodes.run("olga", "import", str(write_lines(tmp_path / "a.jsonl", [target, *confirmations])), at="2026-11-06T12:00Z")
+    assert target.id.hex()[:12] in nodes.memory("olga")
+    failures = [verification(key(n), target.id, Outcome.FAILED, day=20765) for n in (4, 5)]
+    nodes.run("olga", "import", str(write_lines(tmp_path / "f.jsonl", failures)), at="2026-11-08T12:00Z")
+    (state,) = nodes.lessons("olga", "candidate", at="2026-11-08T12:00Z")
+    assert (state["confirmations"], state["failures"]) == (2, 2)
+    assert target.id.hex()[:12] not in nodes.memory("olga")
+    report = nodes.json("olga", "report", at="2026-11-08T13:00Z")
+    assert [c["to"] for c in report["commons"]] == ["common", "candidate"]
+
+
+def test_prevention_while_rendered_is_a_confirmation_and_the_lesson_stays_common(nodes, tmp_path):
+    rid = publish_ada(nodes, tmp_path)
+    nodes.init("grace", trust=OPEN_TRUST.format(required=1))
+    nodes.publish_on("grace")
+    nodes.carry("ada", "grace", PUBLISHED_AT)
+    nodes.ingest("grace", pip_once(tmp_path / "s-grace", 5, "report"), "2026-11-05T18:00Z")
+    nodes.json("grace", "sleep", at="2026-11-06T03:00Z")
+    assert nodes.lessons("grace", "common", at="2026-11-06T04:00Z")[0]["id"] == rid
+    assert rid[:12] in nodes.memory("grace")
+    nodes.ingest("grace", pip_works(tmp_path / "s-grace", 8, "venv"), "2026-11-08T18:00Z")
+    night = nodes.json("grace", "sleep", at="2026-11-09T03:00Z")
+    assert night["review"]["judged"] == [{"lesson": rid, "how": "prevented", "naive": True}]
+    outcomes = sorted(v["outcome"] for v in exported(nodes, "grace", "verification"))
+    assert outcomes == ["confirmed", "confirmed"]
+    assert nodes.lessons("grace", "common", at="2026-11-09T04:00Z")[0]["id"] == rid
+    assert rid[:12] in nodes.memory("grace")
+
+
+def test_situation_met_unwarned_without_the_outcome_is_a_failed_verification(nodes, tmp_path):
+    rid = publish_ada(nodes, tmp_path)
+    nodes.init("grace")
+    nodes.publish_on("grace")
+    nodes.carry("ada", "grace", PUBLISHED_AT)
+    nodes.ingest("grace", pip_works(tmp_path / "s-grace", 5, "venv"), "2026-11-05T18:00Z")
+    night = nodes.json("grace", "sleep", at="2026-11-06T03:00Z")
+    assert night["review"]["judged"] == [{"lesson": rid, "how": "failed", "naive": True}]
+    assert [v["outcome"] for v in exported(nodes, "grace", "verification")] == ["failed"]
+
+
+def test_own_surprise_matching_a_common_lesson_is_kept_locally_but_not_published_again(nodes, tmp_path):
+    rid = publish_ada(nodes, tmp_path)
+    ada_key = nodes.json("ada", "id")["author"]
+    nodes.init("grace", trust=f"\n[trust]\nauthors = [\"{ada_key}\"]\n")
+    nodes.publish_on("grace")
+    nodes.carry("ada", "grace", PUBLISHED_AT)
+    assert nodes.lessons("grace", "common", at=PUBLISHED_AT)[0]["id"] == rid  # ada is one of grace's authors
+    nodes.ingest("grace", pip_sessions(tmp_path / "s-grace", 5, "own"), "2026-11-05T18:00Z")
+    night = nodes.json("grace", "sleep", at="2026-11-06T03:00Z")
+    (learned,) = night["learned"]
+    assert night["review"]["represented"] == [{"lesson": learned["lesson"], "by": rid}]
+    assert not any(s["type"] == "lesson" for s in night["review"]["signed"])  # no duplicate published
+    assert [d["id"] for d in exported(nodes, "grace", "lesson")] == [rid]  # ada's only
+    mine = [d for d in nodes.lessons("grace", "active", at="2026-11-06T04:00Z") if d["id"] == learned["lesson"]]
+    assert mine and mine[0]["represented_by"] == rid  # kept locally
+    assert [v["lesson"] for v in exported(nodes, "grace", "verification")] == [rid]  # verified instead
+    memory = nodes.memory("grace")
+    assert rid[:12] in memory and learned["lesson"][:12] not in memory  # shown once, as the common one
+
+
+def test_opposite_polarity_common_lesson_does_not_absorb_an_own_failure(nodes, tmp_path):
+    nodes.init("grace", trust="\n[trust]\npolicy = \"open\"\nauthors = [\"" + bytes(key(9).verify_key).hex() + "\"]\n")
+    nodes.publish_on("grace")
+    works = lesson(key(9), "`pip install` succeeded inside the project's virtual environment.", day=20760)
+    works = sign(replace(works.record, prediction=Prediction("pip install", "Successfully installed")), key(9))
+    nodes.run("grace", "import", str(write_lines(tmp_path / "w.jsonl", [works])), at=PUBLISHED_AT)
+    nodes.ingest("grace", pip_sessions(tmp_path / "s-grace", 5, "own"), "2026-11-05T18:00Z")
+    night = nodes.json("grace", "sleep", at="2026-11-06T03:00Z")
+    assert night["review"]["represented"] == []
+    assert [s["type"] for s in night["review"]["signed"]].count("lesson") == 1  # its own, published
+
+
+def test_why_shows_provenance_and_every_verification_with_why_it_did_not_count(nodes, tmp_path):
+    nodes.init("olga")
+    parent = lesson(key(1), "`pip install` failed with 'externally-managed-environment' on Debian 12.")
+    child = lesson(key(2), "`pip install --user` failed the same way on Debian 12.", parents=[parent.id])
+    records = [parent, child, verification(key(3), child.id), verification(key(1), child.id),
+               verification(key(4), child.id, naive=False)]
+    nodes.run("olga", "import", str(write_lines(tmp_path / "r.jsonl", records)), at="2026-11-06T12:00Z")
+    why = nodes.json("olga", "why", child.id.hex()[:8], at="2026-11-06T12:00Z")
+    assert why["status"] == "candidate" and why["provenance"] == [
+        {"id": parent.id.hex(), "depth": 1, "held": True, "text": parent.record.text,
+         "author": bytes(key(1).verify_key).hex(), "status": "candidate"}]
+    reasons = {v["verifier"][:8]: v["why_not"] for v in why["verifications"]}
+    assert reasons == {bytes(key(3).verify_key).hex()[:8]: None,
+                       bytes(key(1).verify_key).hex()[:8]: "the verifier wrote a lesson this one derives from",
+                       bytes(key(4).verify_key).hex()[:8]: "the verifier had met the surprise before receiving the lesson"}
+    assert set(why["verifications"][0]) >= {"verifier", "outcome", "observed", "received", "counted", "why_not"}
+    text = nodes.ok("olga", "why", child.id.hex()[:8], at="2026-11-06T12:00Z")
+    assert "derived from:" in text and "not counted" in text
