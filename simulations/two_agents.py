@@ -232,7 +232,7 @@ class DaemonLink:
             self.relays.append(relay)
             host, port = relay.address
             node.cli("peers", "add", f"{host}:{port}", ids[other.name]["transport"], "--json")
-            node.cli("publish", "on" if self.publish else "off")
+            node.cli("publish", "on" if self.publish else "off", "--json")
 
     def exchange(self, at: str) -> None:
         assert self.nodes is not None, "DaemonLink.exchange() before start() (API misuse)"
@@ -305,7 +305,7 @@ class FileLink:
         for node in (a, b):
             self.seen[node.name] = set()
             if "publish" in _cli_commands():
-                node.cli("publish", "on" if self.publish else "off")
+                node.cli("publish", "on" if self.publish else "off", "--json")
             else:
                 _set_publishing(node, self.publish)
 

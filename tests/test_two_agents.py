@@ -7,13 +7,12 @@ import json
 import lzma
 from pathlib import Path
 
-import pytest
-
 from simulations.task_world import Memory, Outcome, PITFALLS, ScriptedAgent, make_plan
 from simulations.two_agents import Node, _cli_commands, run_arm, summarise
 
 SEED, DAYS, A_ONLY, B_OWN = 3, 8, 2, 1
-REVIEW_READY = {"daemon", "peers", "publish"} <= _cli_commands()
+# The real wire once the daemon commands exist; until then the labelled export/import fallback.
+LINK = "daemon" if {"daemon", "peers", "publish"} <= _cli_commands() else "file"
 
 
 def test_plan_is_reproducible_and_puts_a_before_b():
@@ -56,10 +55,10 @@ def _home_bytes(folder: Path) -> list[tuple[Path, bytes]]:
     return out
 
 
-def _a_strings(a: Node) -> set[str]:
-    """What only A's raw stream holds: its working folder, its session ids, its requests."""
-    found = {"/home/ada/src/orbital"}
-    for path in a.transcripts.glob("*.jsonl"):
+def _strings(node: Node) -> set[str]:
+    """What a node's raw stream holds: its working folder, its session ids, its requests."""
+    found = {f"/home/{node.name}/src/"}
+    for path in node.transcripts.glob("*.jsonl"):
         for line in path.read_text().splitlines():
             rec = json.loads(line)
             if rec.get("sessionId"):
@@ -69,13 +68,12 @@ def _a_strings(a: Node) -> set[str]:
     return found
 
 
-@pytest.mark.skipif(not REVIEW_READY, reason="the daemon, peers and publish commands have not landed yet")
 def test_trusted_b_avoids_a_pitfall_only_a_met_and_control_b_does_not(tmp_path):
     plan = make_plan(SEED, DAYS, A_ONLY, B_OWN)
-    control = summarise(run_arm("control", plan, SEED, tmp_path / "control"), plan)
-    trusted_run = run_arm("trusted", plan, SEED, tmp_path / "trusted")
+    control = summarise(run_arm("control", plan, SEED, tmp_path / "control", prefer=LINK), plan)
+    trusted_run = run_arm("trusted", plan, SEED, tmp_path / "trusted", prefer=LINK)
     trusted = summarise(trusted_run, plan)
-    assert control["link"] == trusted["link"] == "daemon"
+    assert control["link"] == trusted["link"] == ("daemon" if LINK == "daemon" else "file (fallback)")
     assert control["b_errors_on_a_only_pitfalls"] >= len(plan.a_only)
     assert control["b_avoided_a_only_via_common"] == 0
     assert trusted["b_avoided_a_only_via_common"] >= 1
@@ -84,7 +82,9 @@ def test_trusted_b_avoids_a_pitfall_only_a_met_and_control_b_does_not(tmp_path):
 
     # Nothing but records crossed: B's home and memory hold none of A's raw stream.
     a, b = trusted_run.a, trusted_run.b
-    secrets = _a_strings(a)
+    theirs = _strings(b)  # a request B made too (or one inside B's longer one) is not A's to leak
+    secrets = {x for x in _strings(a) if not any(x in y for y in theirs)}
+    assert len(secrets) > 10
     for path, data in _home_bytes(b.home) + _home_bytes(b.memory):
         for secret in secrets:
             assert secret.encode() not in data, f"{secret!r} from A's transcripts is in B's {path}"
