@@ -63,8 +63,10 @@ GOALS: dict[str, list[Goal]] = {
                    lambda v: v is True, lambda v: "stores differ"), *_spread_goals("", _TOP)[:1], _DUPLICATES],
     "sybil": [("false promotion rate", lambda r: r["false_promotion_rate"], "< 1%", lambda v: v < 0.01,
                lambda v: f"{v - 0.01:.2%} over")],
-    "reconcile": [("linear fit R^2 (bytes ~ difference)", lambda r: r["details"]["fit_r2"], ">= 0.99",
-                   lambda v: v >= 0.99, lambda v: f"{0.99 - v:.3f} short")],
+    "reconcile": [("exponent of bytes ~ difference^k", lambda r: r["details"]["loglog_exponent"], "<= 1.05 (linear)",
+                   lambda v: v <= 1.05, lambda v: f"{v - 1:.2f} above linear"),
+                  ("every difference learned exactly", lambda r: all(x["correct"] for x in r["details"]["rows"]),
+                   "true", lambda v: v is True, lambda v: "wrong difference")],
 }
 _COMMON: list[Goal] = [
     ("wall time (s)", lambda r: r["wall_seconds"], f"<= {MAX_WALL_SECONDS:.0f}", _at_most(MAX_WALL_SECONDS),

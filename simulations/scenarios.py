@@ -8,6 +8,7 @@ published. Publishers are drawn from the seed.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable
@@ -318,12 +319,15 @@ def reconcile(nodes: int, seed: int, *, store: int = STORE, differences: tuple[i
                      "bytes_per_difference": round(total / diff, 1), "correct": correct})
     xs, ys = [r["difference"] for r in rows], [r["bytes"] for r in rows]
     slope, intercept, r2 = _linear_fit(xs, ys)
+    exponent = _linear_fit([math.log(x) for x in xs], [math.log(y) for y in ys])[0]
     details = {"store": store, "frame_size_limit": frame, "rows": rows, "fit_bytes_per_key": round(slope, 1),
-               "fit_intercept_bytes": round(intercept, 1), "fit_r2": round(r2, 5)}
+               "fit_intercept_bytes": round(intercept, 1), "fit_r2": round(r2, 5),
+               # bytes ~ difference ** exponent: 1 is linear, below 1 each extra key costs less
+               "loglog_exponent": round(exponent, 3)}
     everything_learned = all(r["correct"] for r in rows)
     reach = Reach(1.0 if everything_learned else 0.0, None, None, None, None, None, None, ())
     return Result.of("reconcile", 2, seed, reach, duplicates_per_node=None,
-                     bytes_per_node=round(sum(ys) / len(ys) / 2, 1), wall_seconds=0, peak_rss_mb=0, details=details)
+                     bytes_per_node=round(ys[-1] / 2, 1), wall_seconds=0, peak_rss_mb=0, details=details)
 
 
 def _linear_fit(xs: list[float], ys: list[float]) -> tuple[float, float, float]:
