@@ -104,7 +104,9 @@ async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
         by_origin = dict(await store.fetchall("SELECT origin, count(*) FROM records GROUP BY origin"))
         lessons = dict(await store.fetchall("SELECT status, count(*) FROM lessons GROUP BY status"))
         last_sleep = await store.scalar("SELECT max(at) FROM sleep_runs")
-        last_ingest = await settings.get(store, LAST_INGEST)
+        read_at = await store.scalar("SELECT max(read_at) FROM transcripts")  # `commons ingest` or the daemon
+        last_ingest = max((t for t in (read_at, await settings.get(store, LAST_INGEST)) if t is not None),
+                          default=None)
         last_sync = await store.scalar("SELECT max(last_sync) FROM peers")
         publishing = await publish.is_on(store)
     data = {
