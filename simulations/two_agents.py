@@ -692,6 +692,18 @@ over the whole run, from each night's sleep.
 
 Convention lessons ("The person corrected the agent, saying …") are `local` by scope and are
 never published, so they cannot cross: the repeat-yourself rate is each agent's own.
+
+## Reading it
+
+- Control: B learns each A-only pitfall alone; an error must repeat before it is a lesson, so each
+  costs B two errors. Trusted: A's lesson is common at B on arrival and B never meets it.
+  Peer review: B's first error confirms A's lesson (B was naive: it received the lesson before
+  meeting the surprise), which makes it common at `required = 1`; B errs once per pitfall.
+- B's errors on its own pitfalls are the same in every arm: the commons changes nothing else.
+- Prediction accuracy is flattering: a correction lesson whose preceding step is a tool line
+  (`Bash git commit …`) gets the trigger `bash git`, so any later `git` command (every session
+  here ends with `git status`) counts as the situation arising with the lesson rendered
+  (prevented). See the issue note on `commons.core.lessons.situation_of`.
 """
     for image in images:
         text += f"\n![{image}]({image})\n"
