@@ -147,3 +147,15 @@ async def test_records_flow_over_the_secure_link_after_a_handshake(autojump_cloc
         assert b.node.record_keys() == a.node.record_keys()
         assert len(b.accepted()) == 50
         nursery.cancel_scope.cancel()
+
+
+async def test_the_dialer_reconciles_as_soon_as_the_session_opens(autojump_clock):
+    a, b = Side(1), Side(2)
+    a.node.load([lesson(i) for i in range(5)])  # held from an earlier run: never announced
+    left, right = trio.testing.memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(b.driver.run_connection, StreamLink(left), a.key, True)
+        nursery.start_soon(a.driver.run_connection, StreamLink(right), b.key, False)
+        await trio.sleep(0.5)  # far less than sync_interval, and no ticker runs
+        assert len(b.accepted()) == 5
+        nursery.cancel_scope.cancel()
