@@ -107,6 +107,9 @@ class Demo:
             self.commons(node, "store", "check")
         self.say()
         self._federation()
+        from commons.demo_review import peer_review_and_revocation  # steps 8 and 9: commons/demo_review.py
+
+        peer_review_and_revocation(self, keys)
         return {
             "root": str(self.root),
             "nodes": [

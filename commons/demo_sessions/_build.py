@@ -451,8 +451,41 @@ def linus_day_08() -> Session:
     return s
 
 
+# -- peer review (later in November): other nodes meet ada's published pip pitfall after receipt -----
+# In review/<node>/ so that each node's own month (above) stays as it was.
+
+
+def _pip_after_receipt(node: str, day: int, cwd: str, package: str, hour: int) -> Session:
+    s = Session(f"review/{node}", day, f"{package}-install", cwd, "main", hour)
+    s.snapshot()
+    s.user(f"add {package} to the tooling and use it")
+    s.bash(f"pip install {package}", f"Install {package}", PIP_EXTERNALLY_MANAGED, exit_code=1)
+    s.bash(f"python3 -m venv .venv && .venv/bin/pip install {package}", f"Install {package} in a virtualenv",
+           f"Collecting {package}\nInstalling collected packages: {package}\nSuccessfully installed {package}",
+           text="The system Python is externally managed; installing into a project virtualenv.")  # fmt: skip
+    s.say(("text", f"{package} is installed in the project's virtualenv."))
+    return s
+
+
+def grace_day_13() -> Session:
+    return _pip_after_receipt("grace", 13, GRACE + "/worker", "httpx", 9)
+
+
+def hedy_day_14() -> Session:
+    return _pip_after_receipt("hedy", 14, "/home/hedy/src/lamarr", "numpy", 11)
+
+
+def katherine_day_15() -> Session:
+    return _pip_after_receipt("katherine", 15, "/home/katherine/src/orbit", "scipy", 14)
+
+
+def linus_day_16() -> Session:
+    return _pip_after_receipt("linus", 16, LINUS, "mkdocs", 16)
+
+
 SESSIONS = (ada_day_02, ada_day_04, ada_day_09, grace_day_03, grace_day_06, grace_day_10,
-            linus_day_01, linus_day_05, linus_day_08)  # fmt: skip
+            linus_day_01, linus_day_05, linus_day_08,
+            grace_day_13, hedy_day_14, katherine_day_15, linus_day_16)  # fmt: skip
 
 
 def main() -> None:
