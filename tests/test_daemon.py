@@ -124,7 +124,7 @@ def test_sigterm_exits_zero(federation):
 
 def test_kill_9_mid_sync_loses_nothing_committed_and_the_store_checks(tmp_path):
     source, sink = Node(tmp_path, "source"), Node(tmp_path, "sink")
-    source.sign_lessons(3000)
+    source.sign_lessons(1500)
     source.cli("publish", "on")
     source.start()
     sink.cli("peers", "add", source.address, source.transport)
