@@ -435,3 +435,39 @@ def test_no_frame_a_peer_sends_can_raise_out_of_receive(frames):
     b.tick(NOW + 100)
     pair.run(NOW + 100)
     assert b.statistics().frames_in >= 1
+
+
+def test_withdrawn_records_are_neither_served_nor_fetched_back():
+    a, b = node(1), node(2)
+    mine = lesson(1)
+    a.add_local(mine)
+    assert a.withdraw([mine.key]) == 1
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    a.sessions()[0].start_sync(NOW)  # a full reconciliation, not only announcements
+    pair.run(NOW)
+    assert b.get(mine.key) is None and a.get(mine.key) is None
+
+
+def test_a_withdrawn_record_added_again_is_announced_again():
+    a, b = node(1), node(2)
+    mine = lesson(1)
+    a.add_local(mine)
+    a.withdraw([mine.key])
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    assert a.add_local(mine) == 1
+    pair.run(NOW)
+    assert b.get(mine.key) == mine
+
+
+def test_a_removed_peer_is_disconnected_and_not_dialed_again():
+    a, b = node(1), node(2)
+    a.add_peer(b.transport_key, "127.0.0.1:9", "added")
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    a.remove_peer(b.transport_key, NOW)
+    pair.run(NOW)
+    assert all(s.closed for s in a.sessions()) and a.sessions() == []
+    assert a.peer(b.transport_key) is None
+    assert b.transport_key not in [p.transport_key for p in a.peers_to_dial(NOW + 10_000)]

@@ -171,13 +171,28 @@ class GossipNode:
     def add_local(self, *signed: rec.SignedRecord) -> int:
         """Records this node made: store them and announce them (together) to ``fanout`` peers.
 
-        Returns how many were new. Records that are added in one call travel together."""
-        fresh = [r for r in dict.fromkeys(signed) if r.key not in self.keyset]
+        Returns how many were new. Records that are added in one call travel together. A record
+        this node had withdrawn (or refused) is served again from now on."""
+        fresh = [r for r in dict.fromkeys(signed) if r.key not in self._store]
         for record in fresh:
             self._store[record.key] = record
-            self.keyset.add(record.key)
+            if record.key in self.keyset:
+                self.keyset.set_withheld(record.key, False)
+            else:
+                self.keyset.add(record.key)
         self._announce([(r.key, ()) for r in fresh])
         return len(fresh)
+
+    def withdraw(self, keys: Iterable[bytes]) -> int:
+        """Stop serving these records (the owner opted out of publishing): from now on their keys
+        are withheld, so they are neither sent to peers nor fetched back from peers that hold
+        them. What peers already received stays with them. Returns how many were withdrawn."""
+        withdrawn = 0
+        for key in keys:
+            if self._store.pop(key, None) is not None:
+                self.keyset.set_withheld(key, True)
+                withdrawn += 1
+        return withdrawn
 
     def get(self, key: bytes) -> rec.SignedRecord | None:
         return self._store.get(key)
@@ -194,6 +209,13 @@ class GossipNode:
 
     def add_peer(self, transport_key: bytes, address: str | None, source: str = "bootstrap") -> None:
         self._peers.add(transport_key, address, source)
+
+    def remove_peer(self, transport_key: bytes, now: float) -> None:
+        """Forget a peer and close its session. Peer exchange or discovery may bring it back."""
+        session = self._sessions.get(transport_key)
+        if session is not None and not session.closed:
+            session.close("removed by the owner", now)
+        self._peers.remove(transport_key)
 
     def open_session(self, peer_key: bytes, initiator: bool, now: float) -> PeerSession:
         """A connection is up (handshake done): the returned session's outbox already holds Hello.

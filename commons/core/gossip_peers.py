@@ -86,6 +86,9 @@ class PeerTable:
         elif address is not None and (peer.address is None or source != "exchange"):
             peer.address = address  # what a peer says of itself, or a bootstrap entry, beats hearsay
 
+    def remove(self, key: bytes) -> None:
+        self._peers.pop(key, None)
+
     def learn(self, entries: Iterable[tuple[str, bytes]]) -> None:
         for address, key in entries:
             self.add(key, address, "exchange")
