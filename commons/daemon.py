@@ -34,7 +34,7 @@ from pathlib import Path
 
 import trio
 
-from commons import organism
+from commons import organism, review, revoke
 from commons import publish as publishing
 from commons.clock import Clock, format_time
 from commons.config import Config, _host_port
@@ -167,6 +167,8 @@ class Daemon:
         self._authorities = frozenset(bytes.fromhex(k) for k in config.trust.revocation_authorities)
         self.node: GossipNode | None = None
         self.driver: GossipDriver | None = None
+        self.setup = organism.Setup.for_node(config, home, me)
+        self._added: set[bytes] = set()  # peers the person added with `commons peers add`
 
     def now(self) -> float:
         return self.clock.now()
@@ -239,6 +241,7 @@ class Daemon:
         for row in await peer_store.all_peers(store):
             if row.address:
                 self.node.add_peer(row.transport_key, row.address, row.source)
+        self._added = {row.transport_key for row in await peer_store.added(store)}
 
     def _may_leave(self, signed: rec.SignedRecord) -> bool:
         """Whether one of this node's own records may be served to peers now."""
@@ -320,6 +323,10 @@ class Daemon:
             log.info("received %d records", len(received))
             if any(r.type is rec.RecordType.REVOCATION for r in received):
                 await self._resolve_revocations()
+            # Statuses may change (a promotion, a revocation): the memory folder follows at once.
+            changes = await revoke.after_intake(self.store, self.setup, now, received)
+            for change in changes["status_changes"]:
+                log.info("lesson %s: %s -> %s (%s)", change["lesson"][:12], change["from"], change["to"], change["why"])
         if refused:
             await record_store.add_refused(self.store, refused, now)
             log.info("refused %d records by local policy", len(refused))
@@ -349,10 +356,14 @@ class Daemon:
         self.publishing = await publishing.is_on(store)
         if self.publishing != was:
             log.info("publishing switched %s", "on" if self.publishing else "off")
+        if was and not self.publishing:
+            own = await record_store.own_records(store)
+            withdrawn = self.node.withdraw(r.key for r in own if not self._may_leave(r))
+            log.info("stopped serving %d of this node's own records", withdrawn)
         if self.publishing:
-            made = await publishing.publish_pending(store, self.me, self.config, self.now())
-            if made.records:
-                log.info("published %d lessons", len(made.records))
+            made = await review.publish_pending(store, self.setup, self.now())
+            if made:
+                log.info("published %d records (lessons and verifications)", len(made))
         last, fresh = await record_store.since(store, self.last_seq, ("own", "import"))
         self.last_seq = last
         if self.publishing and not was:
@@ -364,12 +375,17 @@ class Daemon:
                 log.info("announcing %d new records", added)
         if any(r.type is rec.RecordType.REVOCATION for r in fresh):
             await self._resolve_revocations()
-        for row in await peer_store.added(store):
+        added = await peer_store.added(store)
+        for row in added:
             info = self.node.peer(row.transport_key)
             if info is None or info.address != row.address:
                 log.info("peer added: %s (%s)", row.address, row.transport_key.hex()[:12])
                 self.node.add_peer(row.transport_key, row.address, peer_store.ADDED)
                 self._dial_now.set()
+        for key in self._added - {row.transport_key for row in added}:
+            log.info("peer removed: %s", key.hex()[:12])
+            self.node.remove_peer(key, self.now())
+        self._added = {row.transport_key for row in added}
 
     # -- the local loop ---------------------------------------------------------------------------
 
@@ -393,7 +409,7 @@ class Daemon:
             await trio.sleep(self.config.ingest.poll_seconds)
 
     async def _sleep_scheduler(self) -> None:
-        setup = organism.Setup.from_config(self.config, self.home, self.me.hash_secret)
+        setup = self.setup
         while True:
             last = await self.store.scalar("SELECT max(at) FROM sleep_runs")
             reference = last if last is not None else await settings.get(self.store, FIRST_STARTED, self.started)
