@@ -11,11 +11,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +30,6 @@ INGESTED_AT = "2026-11-10T18:00:00Z"  # after the last bundled session
 NIGHTS = ("2026-11-03T03:00Z", "2026-11-05T03:00Z", "2026-11-07T03:00Z", "2026-11-09T03:00Z",
           "2026-11-11T03:00Z")  # scripted nights of sleep; each sees the sessions before it
 FEDERATION_AT = "2026-11-11T09:00:00Z"  # the daemons' clocks start the morning after the last night
-FEDERATION_WAIT = 30.0  # seconds the receivers get to hold the publisher's lessons
 
 
 @dataclass(frozen=True)
@@ -74,8 +71,8 @@ class Demo:
             raise CommonsError(f"demo step failed: {shown}\n{done.stderr.strip()}")
         return done.stdout
 
-    def node_json(self, node: DemoNode, *args: str, at: str | None = None) -> dict:
-        return json.loads(self.commons(node, *args, "--json", at=at))
+    def node_json(self, node: DemoNode, *args: str, at: str | None = None, show: bool = True) -> dict:
+        return json.loads(self.commons(node, *args, "--json", at=at, show=show))
 
     def run(self) -> dict:
         self.say(f"# commons demo: {len(self.nodes)} nodes in {self.root}\n")
@@ -109,9 +106,10 @@ class Demo:
         self._federation()
         from commons.demo_review import peer_review_and_revocation  # steps 8 and 9: commons/demo_review.py
 
-        peer_review_and_revocation(self, keys)
+        review = peer_review_and_revocation(self, keys)
         return {
             "root": str(self.root),
+            "review": review,
             "nodes": [
                 {
                     "name": node.name,
@@ -195,69 +193,18 @@ class Demo:
 
     def _federation(self) -> None:
         """Each node runs its daemon on loopback; ada publishes, grace and linus receive."""
+        from commons.demo_federation import Federation, export_ids
+
         self.say("## 7. A local federation: a daemon per node on 127.0.0.1, ada publishes, the others receive")
-        for node in self.nodes:  # short anti-entropy rounds, so the demo does not wait a minute
-            config = node.home / "config.toml"
-            if "[gossip]" not in config.read_text(encoding="utf-8"):
-                self.say(f"$ printf '[gossip]\\nsync_interval = 2.0\\n' >> {config}")
-                with open(config, "a", encoding="utf-8") as handle:
-                    handle.write("\n[gossip]\nsync_interval = 2.0\n")
-        daemons: list[subprocess.Popen] = []
-        try:
-            addresses = {}
-            for node in self.nodes:
-                self.say(f"$ COMMONS_HOME={node.home} commons --at {FEDERATION_AT} daemon --listen 127.0.0.1:0 &")
-                log = open(node.home / "daemon.stderr", "ab")
-                daemons.append(subprocess.Popen(
-                    [sys.executable, "-m", "commons", "--at", FEDERATION_AT, "daemon", "--listen", "127.0.0.1:0"],
-                    env=dict(os.environ, COMMONS_HOME=str(node.home)), stdout=log, stderr=log))
-                log.close()
-                addresses[node.name] = self._wait_listening(node, daemons[-1])
-            ada, grace, linus = self.nodes
-            ada_key = self.node_json(ada, "id")["transport"]
-            grace_key = self.node_json(grace, "id")["transport"]
-            self.commons(grace, "peers", "add", addresses["ada"], ada_key)
-            self.commons(linus, "peers", "add", addresses["ada"], ada_key)
-            self.commons(linus, "peers", "add", addresses["grace"], grace_key)
+        ada, grace, linus = self.nodes
+        with Federation(self, self.nodes, FEDERATION_AT) as federation:
             self.commons(ada, "publish", "on", at=FEDERATION_AT)
-            wanted = self._lesson_ids(ada)
-            deadline = time.monotonic() + FEDERATION_WAIT
-            while time.monotonic() < deadline:
-                if all(wanted <= self._lesson_ids(node) for node in (grace, linus)):
-                    break
-                time.sleep(0.5)
-            else:
-                raise CommonsError(f"grace and linus did not receive ada's {len(wanted)} lessons "
-                                   f"within {FEDERATION_WAIT} s (see each home's daemon.stderr)")
-            self.say(f"  grace and linus hold ada's {len(wanted)} published lessons")
+            wanted = export_ids(ada, "lesson")
+            federation.wait_until(lambda: all(wanted <= export_ids(node, "lesson") for node in (grace, linus)),
+                                  f"grace and linus hold ada's {len(wanted)} published lessons")
             for node in self.nodes:
                 self.commons(node, "status")
-        finally:
-            for process in daemons:
-                if process.poll() is None:
-                    process.send_signal(signal.SIGTERM)
-            for process in daemons:
-                try:
-                    process.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-        self.say("$ kill -TERM <each daemon>  # each finishes its transaction and exits 0")
         self.say()
-
-    def _wait_listening(self, node: DemoNode, process: subprocess.Popen) -> str:
-        daemon_file = node.home / "data" / "daemon.json"
-        deadline = time.monotonic() + FEDERATION_WAIT
-        while time.monotonic() < deadline and process.poll() is None:
-            try:
-                return json.loads(daemon_file.read_text(encoding="utf-8"))["listen"]
-            except (OSError, ValueError, KeyError):
-                time.sleep(0.1)
-        raise CommonsError(f"{node.name}'s daemon did not start (see {node.home / 'daemon.stderr'})")
-
-    def _lesson_ids(self, node: DemoNode) -> set[str]:
-        done = subprocess.run([sys.executable, "-m", "commons", "export", "--type", "lesson"],
-                              env=dict(os.environ, COMMONS_HOME=str(node.home)), capture_output=True, text=True)
-        return {json.loads(line)["id"] for line in done.stdout.splitlines() if line.strip()}
 
 
 def run_demo(directory: Path | None, *, as_json: bool) -> dict:

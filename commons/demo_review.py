@@ -10,13 +10,15 @@
 9. **Revocation.** ada revokes the pip lesson; the lesson derived from it falls with it on every
    node, at once, and `commons revocations` shows it everywhere.
 
-Records travel between homes by `commons export` / `commons import` here, clearly so: the daemon
-federation step carries the very same records over the network, and the result is the same.
+Records travel over the network: each scripted morning every node's daemon runs on loopback
+(``commons.demo_federation``) until what the step waits for has arrived, and the demo says how
+long that took.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
+import os
 
 RECEIVED_AT = "2026-11-12T12:00:00Z"  # ada's lessons reach every node (after the federation morning)
 DERIVED_AT = "2026-11-12T09:00:00Z"
@@ -30,6 +32,7 @@ DERIVED_TEXT = "`pip install --user` failed with 'error: externally-managed-envi
 def peer_review_and_revocation(demo, keys: dict) -> dict:
     """Run steps 8 and 9 on ``demo`` (a ``commons.demo.Demo``); returns what each node ended with."""
     from commons.demo import DEMO_SESSIONS, DemoNode
+    from commons.demo_federation import Federation, export_ids
 
     ada, grace, linus = demo.nodes
     newcomers = [DemoNode(name, demo.root / name) for name in NEWCOMERS]
@@ -38,8 +41,6 @@ def peer_review_and_revocation(demo, keys: dict) -> dict:
     say = demo.say
 
     say("## 8. Peer review: ada publishes; four nodes verify against their own later sessions")
-    say("   (records travel by `commons export` / `commons import` in this step; the daemon")
-    say("    federation carries the same records over the network)")
     for node in newcomers:
         if not (node.home / "data" / "keys").exists():
             demo.commons(node, "init")
@@ -57,18 +58,24 @@ def peer_review_and_revocation(demo, keys: dict) -> dict:
                  at=DERIVED_AT)
     derived = next(d for d in demo.node_json(ada, "lessons", "--status", "all", at=DERIVED_AT)
                    if d["text"] == DERIVED_TEXT)
-    lessons_file = _export(demo, ada, "lesson")
-    for node in reviewers:
-        demo.commons(node, "import", str(lessons_file), at=RECEIVED_AT)
+    say("# the morning of Nov 12: the daemons carry ada's lessons and everyone's vouches")
+    lessons = {pip["record_id"], derived["record_id"]}
+    vouches = set().union(*(export_ids(node, "vouch") for node in nodes))
+    with Federation(demo, nodes, RECEIVED_AT) as federation:
+        federation.wait_until(
+            lambda: all(lessons <= export_ids(n, "lesson") and vouches <= export_ids(n, "vouch") for n in reviewers),
+            "every node holds ada's two lessons and all 20 vouches")
     say("# later sessions: grace (day 13), hedy (14), katherine (15) and linus (16) meet `pip install`")
     for node in reviewers:
         demo.commons(node, "ingest", str(DEMO_SESSIONS / "review" / node.name), at=REVIEW_NIGHT)
         demo.commons(node, "sleep", at=REVIEW_NIGHT, show=False)
-    for node in reviewers:  # each node's verifications reach every other node
-        verifications = _export(demo, node, "verification")
-        for other in nodes:
-            if other is not node:
-                demo.commons(other, "import", str(verifications), at=SHARED_AT, show=False)
+    say("# the morning of Nov 17: the daemons carry each node's signed verifications")
+    verifications = set().union(*(export_ids(node, "verification") for node in reviewers))
+    with Federation(demo, nodes, SHARED_AT) as federation:
+        federation.wait_until(
+            lambda: all(verifications <= export_ids(n, "verification") for n in nodes)
+            and all(_is_common(n, pip["record_id"]) for n in reviewers),
+            f"all {len(verifications)} verifications are everywhere and the lesson is common on every reviewer")
     demo.commons(grace, "why", pip["record_id"][:16], at=SHARED_AT)
     demo.commons(ada, "why", pip["record_id"][:16], at=SHARED_AT)
     for node in reviewers:
@@ -80,9 +87,10 @@ def peer_review_and_revocation(demo, keys: dict) -> dict:
     say("## 9. ada revokes the pip lesson: the lesson derived from it falls with it, on every node")
     demo.commons(ada, "revoke", pip["record_id"][:16], "--reason",
                  "the failures came from a misconfigured mirror image, not from Debian", at=REVOKED_AT)
-    revocations = _export(demo, ada, "revocation")
-    for node in reviewers:
-        demo.commons(node, "import", str(revocations), at=REVOKED_AT)
+    ids = (pip["record_id"][:12], derived["record_id"][:12], pip["id"][:12], derived["id"][:12])
+    with Federation(demo, nodes, REVOKED_AT) as federation:
+        federation.wait_until(lambda: not any(i in _memory(n) for n in nodes for i in ids),
+                              "both lessons are gone from every node's memory folder")
     for node in nodes:
         demo.commons(node, "revocations", at=REVOKED_AT)
     demo.commons(grace, "why", derived["record_id"][:16], at=REVOKED_AT)
@@ -90,7 +98,6 @@ def peer_review_and_revocation(demo, keys: dict) -> dict:
     after = {node.name: _memory(node) for node in nodes}
     summary = {}
     for node in nodes:
-        ids = (pip["record_id"][:12], derived["record_id"][:12], pip["id"][:12], derived["id"][:12])
         summary[node.name] = {"home": str(node.home),
                               "had_common_before": any(i in before[node.name] for i in ids),
                               "has_after": any(i in after[node.name] for i in ids)}
@@ -98,30 +105,22 @@ def peer_review_and_revocation(demo, keys: dict) -> dict:
     return {"lesson": pip["record_id"], "derived": derived["record_id"], "nodes": summary}
 
 
+def _is_common(node, record_id: str) -> bool:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "commons", "--at", SHARED_AT, "lessons", "--status", "common",
+                           "--json"], env=dict(os.environ, COMMONS_HOME=str(node.home)), capture_output=True, text=True)
+    return done.returncode == 0 and any(d.get("record_id") == record_id for d in json.loads(done.stdout or "[]"))
+
+
 def _publish_on(demo, node) -> None:
-    done = demo.commons(node, "publish", "on", at=RECEIVED_AT, check=False, show=False)
-    if "on" not in done.lower():  # a commons without `commons publish`: set the same setting directly
-        from commons import publish
-        from commons.home import Home
-        from commons.runtime import run
-        from commons.store.db import Store
-
-        async def turn_on() -> None:
-            async with await Store.open(Home(config_dir=node.home, data_dir=node.home / "data").database) as store:
-                await publish.set_on(store, True, 0.0)
-
-        run(turn_on)
+    demo.commons(node, "publish", "on", at=RECEIVED_AT, show=False)
 
 
 def _pip_lesson(demo, node) -> dict:
     found = demo.node_json(node, "lessons", "--status", "all", at=DERIVED_AT)
     return next(d for d in found if d["text"].startswith("`pip install`") and d["record_id"])
-
-
-def _export(demo, node, rtype: str) -> Path:
-    path = demo.root / f"{node.name}-{rtype}s.jsonl"
-    path.write_text(demo.commons(node, "export", "--type", rtype, show=False), encoding="utf-8")
-    return path
 
 
 def _memory(node) -> str:

@@ -121,10 +121,16 @@ def test_every_command_has_help(command, capsys):
     assert "usage: commons" in capsys.readouterr().out
 
 
-def test_demo_json_names_every_node_for_scripts(tmp_path, capsys):
+def test_demo_over_daemons_promotes_then_revokes_and_names_every_node(tmp_path, capsys):
+    """The whole demo: daemons carry a lesson, three verifications make it common on every
+    reviewer's memory folder, and its revocation takes it (and its derived lesson) off all five."""
     code, out, _ = run(capsys, "demo", "--dir", str(tmp_path / "demo"), "--json")
     summary = json.loads(out)
     assert code == 0 and len(summary["nodes"]) >= 2
+    review = summary["review"]["nodes"]
+    assert len(review) == 5
+    assert all(review[name]["had_common_before"] for name in ("grace", "linus", "hedy", "katherine"))
+    assert not any(node["has_after"] for node in review.values())
     for node in summary["nodes"]:
         assert set(node) >= {"home", "public_key", "memory_folder"}
         done = subprocess.run(
