@@ -26,7 +26,7 @@ bench: $(STAMP)
 	@set -e; for script in tests/benchmarks/bench_*.py; do \
 		name=$$(basename $$script .py); \
 		echo "== $$name"; \
-		$(BIN)/python $$script --json > .bench/$$name.json; \
+		$(BIN)/python -m tests.benchmarks.$$name --json > .bench/$$name.json; \
 		$(BIN)/python -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1])), indent=2))" .bench/$$name.json; \
 	done
 

@@ -519,8 +519,9 @@ async def recall(store: Store, setup: Setup, query: str, k: int, now: float, *,
         raise LessonRefused("recall needs a query: the words of the situation, e.g. an error line")
     params, half_life = setup.recall, setup.sleep.half_life_days
     qvec = embed(query)
-    ids, matrix, touched, strength, strength_at = await ls.recall_matrix(store)
-    strength = strength * np.exp2(-np.maximum(now - strength_at, 0.0) / (half_life * DAY))
+    cached = await ls.recall_matrix(store)
+    ids, matrix, touched = list(cached.ids), cached.vectors, cached.touched
+    strength = cached.strength * np.exp2(-np.maximum(now - cached.strength_at, 0.0) / (half_life * DAY))
     texts: dict[str, str] = {}
     kinds = ["lesson"] * len(ids)
     ep_keys: dict[str, str] = {}
@@ -561,7 +562,6 @@ async def _touch(store: Store, lessons: Sequence[Lesson], episode_keys: Sequence
         return
     touched = [adjust(lesson, 0.0, now, half_life, touch=True) for lesson in lessons]
     async with store.transaction():
-        await store.executemany("UPDATE lessons SET strength = ?, strength_at = ?, touched = ? WHERE id = ?",
-                                [(t.strength, t.strength_at, t.touched, t.id) for t in touched])
+        await ls.touch_lessons(store, [(t.strength, t.strength_at, t.touched, t.id) for t in touched])
         if episode_keys:
             await ls.touch_episodes(store, episode_keys, now)

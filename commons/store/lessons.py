@@ -23,6 +23,7 @@ not found the same lesson again), cannot be joined, and its predictions lapse.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -136,6 +137,16 @@ MIGRATIONS = (
         )""",
         "CREATE INDEX trust_changes_by_time ON trust_changes (at)",
     ),
+    (
+        # A counter that moves with every change to the lessons table, whoever makes it (this
+        # process, the CLI, the daemon): a long-lived process keeps the recall matrix in memory
+        # and reloads it only when the counter moved (see RecallMatrix).
+        "CREATE TABLE lesson_generation (n INTEGER NOT NULL)",
+        "INSERT INTO lesson_generation VALUES (0)",
+        "CREATE TRIGGER lessons_inserted AFTER INSERT ON lessons BEGIN UPDATE lesson_generation SET n = n + 1; END",
+        "CREATE TRIGGER lessons_updated AFTER UPDATE ON lessons BEGIN UPDATE lesson_generation SET n = n + 1; END",
+        "CREATE TRIGGER lessons_deleted AFTER DELETE ON lessons BEGIN UPDATE lesson_generation SET n = n + 1; END",
+    ),
 )
 
 VETOED = "vetoed"
@@ -231,17 +242,72 @@ async def load_lessons(store: Store, *, statuses: Iterable[str] | None = None,
     return [_lesson_from_row(row) for row in rows]
 
 
-async def recall_matrix(store: Store) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(ids, vectors, touched, strength, strength_at) of the active lessons, for recall."""
+@dataclass
+class RecallMatrix:
+    """The active lessons as recall scores them: ids, embeddings and the columns the score reads.
+
+    Loading 100,000 embeddings costs a few hundred milliseconds, so a process keeps the matrix
+    (one per store) and reloads it only when ``lesson_generation`` moved; recall's own touches
+    update it in place (:meth:`touched_rows`).
+    """
+
+    ids: list[str]
+    vectors: np.ndarray  # (n, 256) float32
+    touched: np.ndarray
+    strength: np.ndarray
+    strength_at: np.ndarray
+    generation: int
+    rows: dict[str, int]
+
+    def touched_rows(self, updates: Sequence[tuple[float, float, float, str]], generation: int) -> None:
+        """Apply (strength, strength_at, touched, id) rows this process just wrote."""
+        for strength, strength_at, touched, lesson_id in updates:
+            row = self.rows.get(lesson_id)
+            if row is not None:
+                self.strength[row], self.strength_at[row], self.touched[row] = strength, strength_at, touched
+        self.generation = generation
+
+
+_RECALL_MATRICES: "weakref.WeakKeyDictionary[Store, RecallMatrix]" = weakref.WeakKeyDictionary()
+
+
+async def lesson_generation(store: Store) -> int:
+    return int(await store.scalar("SELECT n FROM lesson_generation"))
+
+
+async def recall_matrix(store: Store) -> RecallMatrix:
+    """The active lessons for recall, from memory when nothing changed since the last load."""
+    generation = await lesson_generation(store)
+    cached = _RECALL_MATRICES.get(store)
+    if cached is not None and cached.generation == generation:
+        return cached
     rows = await store.fetchall(
         "SELECT id, vec, touched, strength, strength_at FROM lessons WHERE status = 'active'")
     ids = [r[0] for r in rows]
-    if not rows:
-        empty = np.zeros(0, dtype=np.float64)
-        return ids, np.zeros((0, 256), dtype=np.float32), empty, empty, empty
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    cols = np.array([(r[2], r[3], r[4]) for r in rows], dtype=np.float64)
-    return ids, matrix, cols[:, 0], cols[:, 1], cols[:, 2]
+    if rows:
+        vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        cols = np.array([(r[2], r[3], r[4]) for r in rows], dtype=np.float64)
+        touched, strength, strength_at = cols[:, 0].copy(), cols[:, 1].copy(), cols[:, 2].copy()
+    else:
+        vectors = np.zeros((0, 256), dtype=np.float32)
+        touched = strength = strength_at = np.zeros(0, dtype=np.float64)
+    matrix = RecallMatrix(ids, vectors, touched, strength, strength_at, generation,
+                          {lesson_id: row for row, lesson_id in enumerate(ids)})
+    _RECALL_MATRICES[store] = matrix
+    return matrix
+
+
+async def touch_lessons(store: Store, updates: Sequence[tuple[float, float, float, str]]) -> None:
+    """Recall renewed these lessons (inside the caller's transaction): (strength, strength_at, touched, id).
+
+    The cached recall matrix follows in place when nobody else changed a lesson meanwhile.
+    """
+    cached = _RECALL_MATRICES.get(store)
+    before = await lesson_generation(store)
+    await store.executemany("UPDATE lessons SET strength = ?, strength_at = ?, touched = ? WHERE id = ?", updates)
+    after = await lesson_generation(store)
+    if cached is not None and cached.generation == before:
+        cached.touched_rows(updates, after)
 
 
 async def resolve_id(store: Store, prefix: str) -> str:

@@ -7,8 +7,10 @@ A fresh home gets the synthetic episodes of ``bench_sleep.py`` (60 days of them)
 store; then two nights are timed as a person runs them, each a whole `commons --at … sleep --json`
 process (start-up, load, passes, chunked writes, render, morning report): the first night with
 every surprise pending, and a night a week later with a week of new episodes and open predictions.
-Recall: 100,000 lessons are written to another store, then `organism.recall` (load the matrix,
-score, touch the hits) is timed over 50 queries.
+Recall: 100,000 lessons are written to another store, then `organism.recall` (score, fetch and
+touch the hits) is timed over 50 queries in one process, as the MCP server and the daemon run it:
+the first query loads the recall matrix from SQLite (reported as ``recall_cold_ms``); the others
+find it in memory, since nothing changed but their own touches (p50 / p95 over those; goal p95 < 50 ms).
 """
 
 from __future__ import annotations
@@ -120,8 +122,10 @@ def main() -> None:
         "night2_episodes": night2["episodes"], "night2_s": round(night2_s, 2),
         "night2_inner_s": night2["seconds"], "night2_counts": night2["counts"],
         "lessons": args.lessons,
-        "recall_p50_ms": round(float(np.percentile(times, 50)) * 1000, 1),
-        "recall_p95_ms": round(float(np.percentile(times, 95)) * 1000, 1),
+        "recall_cold_ms": round(times[0] * 1000, 1),
+        "recall_p50_ms": round(float(np.percentile(times[1:], 50)) * 1000, 1),
+        "recall_p95_ms": round(float(np.percentile(times[1:], 95)) * 1000, 1),
+        "goal_recall_p95_ms": 50,
         "goal_night_s": 30,
     }
     if args.json:
@@ -130,8 +134,8 @@ def main() -> None:
         print(f"write {args.episodes} episodes: {write_s:.1f} s")
         print(f"night 1 (commons sleep, whole process): {night1_s:.1f} s  {night1['seconds']}")
         print(f"night 2 ({night2['episodes']} episodes): {night2_s:.1f} s  {night2['seconds']}")
-        print(f"recall over {args.lessons} lessons: p50 {figures['recall_p50_ms']} ms, "
-              f"p95 {figures['recall_p95_ms']} ms")
+        print(f"recall over {args.lessons} lessons: first query {figures['recall_cold_ms']} ms (loads the "
+              f"matrix), then p50 {figures['recall_p50_ms']} ms, p95 {figures['recall_p95_ms']} ms")
 
 
 if __name__ == "__main__":
