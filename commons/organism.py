@@ -525,6 +525,17 @@ async def recall(store: Store, setup: Setup, query: str, k: int, now: float, *,
     texts: dict[str, str] = {}
     kinds = ["lesson"] * len(ids)
     ep_keys: dict[str, str] = {}
+    common = await _common_lessons(store, setup, now)
+    if common:
+        # Lessons other agents taught this node and enough of them confirmed: no local strength
+        # or touches, so recency counts from receipt and strength is the confirmation count.
+        matrix = np.concatenate([matrix, await trio.to_thread.run_sync(embed_many, [c[1] for c in common])])
+        touched = np.concatenate([touched, [c[2] for c in common]])
+        strength = np.concatenate([strength, [float(c[3]) for c in common]])
+        for rid, text, _, _ in common:
+            ids.append(rid)
+            kinds.append("common")
+            texts[rid] = text
     if episodes:
         live = await episode_store.load_episodes(store)
         touches = await ls.episode_touches(store)
@@ -553,6 +564,20 @@ async def recall(store: Store, setup: Setup, query: str, k: int, now: float, *,
     await _touch(store, [found[i] for i in lesson_ids], [(key, ep_keys[key]) for key in
                  (h["id"] for h in hits if h["type"] == "episode")], now, half_life)
     return hits
+
+
+async def _common_lessons(store: Store, setup: Setup, now: float) -> list[tuple[str, str, float, int]]:
+    """(record id, text, received at, confirmations) of the received lessons common at this node."""
+    if setup.identity is None or setup.config is None:
+        return []
+    from commons import review
+
+    held = await review.load(store, setup.config, setup.identity.author_public, now)
+    found = []
+    for signed in held.received_lessons(review.LessonStatus.COMMON):
+        state = held.state(signed.id)
+        found.append((signed.id.hex(), signed.record.text, held.received[signed.id], state.confirmations))
+    return found
 
 
 async def _touch(store: Store, lessons: Sequence[Lesson], episode_keys: Sequence[tuple[str, str]],

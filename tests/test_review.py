@@ -189,3 +189,16 @@ def test_why_shows_provenance_and_every_verification_with_why_it_did_not_count(n
     assert set(why["verifications"][0]) >= {"verifier", "outcome", "observed", "received", "counted", "why_not"}
     text = nodes.ok("olga", "why", child.id.hex()[:8], at="2026-11-06T12:00Z")
     assert "derived from:" in text and "not counted" in text
+
+
+def test_a_common_lesson_from_another_agent_is_recalled_and_a_candidate_is_not(nodes, tmp_path):
+    nodes.init("olga", trust=OPEN_TRUST.format(required=1))
+    common = lesson(key(1), "`pip install` failed with 'externally-managed-environment' on Debian 12.")
+    candidate = lesson(key(5), "`cargo build` failed with 'linker cc not found' on a fresh Alpine image.")
+    nodes.run("olga", "import", str(write_lines(tmp_path / "l.jsonl", [common, candidate])), at=PUBLISHED_AT)
+    nodes.run("olga", "import", str(write_lines(tmp_path / "v.jsonl", [verification(key(2), common.id)])),
+              at="2026-11-06T12:00Z")
+    hits = nodes.json("olga", "recall", "pip install externally-managed-environment", at="2026-11-06T12:00Z")
+    assert hits[0]["id"] == common.id.hex() and hits[0]["type"] == "common"
+    assert candidate.id.hex() not in {h["id"] for h in nodes.json("olga", "recall", "cargo build linker",
+                                                                    at="2026-11-06T12:00Z")}

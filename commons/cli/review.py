@@ -11,14 +11,11 @@ import argparse
 
 from commons import organism, review, revoke
 from commons.cli.context import Context, add_json_flag, emit
+from commons.cli.lessons import setup_of
 from commons.clock import format_time
 from commons.core.records import SECONDS_PER_DAY, Lesson, Revocation, SignedRecord, Verification, as_plain
 from commons.errors import UsageError
 from commons.store import lessons as ls
-
-
-def setup_of(ctx: Context) -> organism.Setup:
-    return organism.Setup.for_node(ctx.config, ctx.home, ctx.identity)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
