@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 
+from simulations.report import commit
 from simulations.scenarios import SCENARIOS
 
 
@@ -25,21 +26,22 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--nodes must be at least 2")
 
     result = SCENARIOS[args.scenario](args.nodes, args.seed)
+    figures = {**result.as_json(), "commit": commit()}
     if args.json:
-        print(json.dumps(result.as_json()))
+        print(json.dumps(figures))
     else:
-        _print(result.as_json())
+        _print(figures)
     if args.plot:
         from simulations.plot import plot_results
 
-        plot_results([result.as_json()], args.plot)
+        plot_results([figures], args.plot)
     return 0
 
 
 def _print(figures: dict) -> None:
     print(f"{figures['scenario']}: {figures['nodes']} nodes, seed {figures['seed']}")
     for name, value in figures.items():
-        if name in ("scenario", "nodes", "seed", "curve", "details", "round_definition"):
+        if name in ("scenario", "nodes", "seed", "curve", "details", "round_definition", "commit"):
             continue
         print(f"  {name:<22} {value}")
     for name, value in figures["details"].items():

@@ -123,7 +123,7 @@ def write(results_dir: Path, docs_dir: Path) -> Path:
         if path.exists():
             results[name] = json.loads(path.read_text())
     rev = commit()
-    sections = [scenario_section(results[name], rev) for name in ORDER if name in results]
+    sections = [scenario_section(results[name], results[name].get("commit", rev)) for name in ORDER if name in results]
     missing = [name for name in ORDER if name not in results]
     if missing:
         sections.append(f"Not run: {', '.join(missing)}.\n")
