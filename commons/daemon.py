@@ -230,8 +230,7 @@ class Daemon:
         if await settings.get(store, FIRST_STARTED) is None:
             await settings.put(store, FIRST_STARTED, self.now(), self.now())
         held = await record_store.all_records(store)
-        self._revocations = revocation.resolve(held, authorities=self._authorities,
-                                               threshold=self.config.trust.revocation_threshold)
+        await self._resolve_revocations(held)
         self.last_seq = int(await store.scalar("SELECT coalesce(max(seq), 0) FROM records"))
         own = {row[0] for row in await store.fetchall("SELECT key FROM records WHERE origin = 'own'")}
         self.node.load([r for r in held if r.key not in own or self._may_leave(r)],
@@ -330,13 +329,20 @@ class Daemon:
         if refused:
             await record_store.add_refused(self.store, refused, now)
             log.info("refused %d records by local policy", len(refused))
+            if any(revocation.refused_as_dead(reason) for _, reason in refused):
+                # A newly dead id kills what was derived from it, even if that arrived first.
+                await self._resolve_revocations()
+                await revoke.after_intake(self.store, self.setup, now, refused_dead=True)
         if received or refused:
             self.last_seq = max(self.last_seq, int(await self.store.scalar("SELECT coalesce(max(seq), 0) FROM records")))
 
-    async def _resolve_revocations(self) -> None:
-        held = await record_store.all_records(self.store)
+    async def _resolve_revocations(self, held: list[rec.SignedRecord] | None = None) -> None:
+        """Rebuild the death certificates from the records held and the ids refused as dead."""
+        if held is None:
+            held = await record_store.all_records(self.store)
         self._revocations = revocation.resolve(held, authorities=self._authorities,
-                                               threshold=self.config.trust.revocation_threshold)
+                                               threshold=self.config.trust.revocation_threshold,
+                                               refused=await record_store.refused_dead_ids(self.store))
 
     # -- what the CLI changed ---------------------------------------------------------------------
 

@@ -93,7 +93,8 @@ async def load(store: Store, config: Config, me: bytes, now: float) -> Held:
     """Evaluate every record held (cached until a record is added: records are never changed)."""
     policy = policy_of(config)
     seq, count = await store.fetchone("SELECT coalesce(max(seq), 0), count(*) FROM records")
-    key = (str(store.path), seq, count, me, policy, day_of(now))
+    refused = await record_store.refused_dead_ids(store)
+    key = (str(store.path), seq, count, len(refused), me, policy, day_of(now))
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
@@ -101,7 +102,8 @@ async def load(store: Store, config: Config, me: bytes, now: float) -> Held:
     rows = await store.fetchall("SELECT key, received_at, origin FROM records")
     received = {k[1:]: at for k, at, _ in rows}
     origin = {k[1:]: o for k, _, o in rows}
-    view = await trio.to_thread.run_sync(partial(evaluate, records, me=me, policy=policy, today=day_of(now)))
+    view = await trio.to_thread.run_sync(partial(evaluate, records, me=me, policy=policy, today=day_of(now),
+                                                 refused=refused))
     held = Held(view, {s.id: s for s in records}, received, origin, me)
     _CACHE.clear()  # one store, one state: the latest evaluation is the one worth keeping
     _CACHE[key] = held
@@ -120,6 +122,10 @@ def describe_takedown(held: Held, rid: bytes) -> str:
     if takedown.cause is Cause.PROVENANCE:
         origin = takedown.chain[0].hex()[:12] if takedown.chain else "?"
         return f"derived from revoked lesson {origin} (through {len(takedown.chain)} step(s)): {because}"
+    if takedown.cause is Cause.UNRESOLVED:
+        origin = takedown.chain[0].hex()[:12] if takedown.chain else "?"
+        return (f"derived from lesson {origin}, which this node never received and a revocation names "
+                f"(held back until it arrives): {because}")
     return f"revoked: {because}"
 
 

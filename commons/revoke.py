@@ -85,14 +85,15 @@ async def admission(store: Store, config: Config, me: bytes, now: float) -> Admi
     return Admission(held.view.revocations)
 
 
-async def after_intake(store: Store, setup, now: float, accepted: Sequence[SignedRecord] = ()) -> dict:
-    """Records were stored: recompute statuses and re-render the memory folder now.
+async def after_intake(store: Store, setup, now: float, accepted: Sequence[SignedRecord] = (), *,
+                       refused_dead: bool = False) -> dict:
+    """Records were stored (or refused as dead): recompute statuses and re-render the memory folder now.
 
-    Returns the status changes and the render summary (``None`` when nothing was accepted).
+    Returns the status changes and the render summary (``None`` when nothing changed).
     """
     from commons import organism, review
 
-    if not accepted or setup.identity is None or setup.config is None:
+    if not (accepted or refused_dead) or setup.identity is None or setup.config is None:
         return {"status_changes": [], "render": None}
     changes = await review.refresh(store, setup.config, setup.identity.author_public, now)
     rendered = await organism.render(store, setup, now)

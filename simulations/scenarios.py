@@ -17,7 +17,6 @@ from commons.config import TrustConfig
 from commons.core import records as rec
 from commons.core.gossip import GossipParams
 from commons.core.reconcile import KeySet, Reconciler, make_key, run_in_memory
-from commons.core.revocation import resolve
 from commons.core.trust import LessonStatus, TrustPolicy, evaluate
 from simulations import authors
 from simulations.measure import Reach, Result, peak_rss_mb, reach_of, traffic
@@ -71,13 +70,12 @@ def _lesson_triple(tag: str) -> tuple[rec.SignedRecord, rec.SignedRecord, rec.Si
 
 
 def _cascade(net: SimNetwork, first: rec.SignedRecord, derived: rec.SignedRecord, nodes: list[int]) -> dict:
-    """Where the revocation took both lessons down: refused at intake, or dead by the held records."""
+    """Where neither lesson is alive (not held, refused at intake, or dead by what the node holds)."""
     down = refused = 0
     for i in nodes:
         node = net.nodes[i]
-        held = [r for r in map(node.get, node.record_keys()) if r is not None]
-        dead = resolve(held).dead_ids
-        if all(node.keyset.is_withheld(r.key) or r.id in dead for r in (first, derived)):
+        dead = node.revocations().takedowns
+        if not any(node.get(r.key) is not None and r.id not in dead for r in (first, derived)):  # none alive
             down += 1
         refused += node.keyset.is_withheld(first.key)
     return {"cascade": round(down / len(nodes), 6), "refused_at_intake": round(refused / len(nodes), 6)}

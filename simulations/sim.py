@@ -91,10 +91,17 @@ class SimNode(GossipNode):
             kwargs["is_dead"] = self._dead
         super().__init__(*args, **kwargs)
         self.free_rider = free_rider
+        self.refused_dead: set[bytes] = set()  # ids refused as dead: what the daemon keeps in `refused`
+
+    def revocations(self):
+        held = [r for r in map(self.get, self.record_keys()) if r is not None]
+        return resolve(held, refused=self.refused_dead)
 
     def _dead(self, signed: rec.SignedRecord) -> bool:
-        held = [r for r in map(self.get, self.record_keys()) if r is not None]
-        return resolve(held).refusal(signed) is not None
+        if self.revocations().refusal(signed) is None:
+            return False
+        self.refused_dead.add(signed.id)
+        return True
 
     def open_session(self, peer_key: bytes, initiator: bool, now: float) -> PeerSession:
         session = super().open_session(peer_key, initiator, now)

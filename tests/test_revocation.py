@@ -155,6 +155,36 @@ def test_a_derived_lesson_arriving_after_its_parent_was_revoked_is_revoked(world
     assert world.evaluate().status(late.id) is LessonStatus.REVOKED  # ...and held anyway, it is dead
 
 
+def test_a_lesson_derived_from_one_refused_at_intake_as_dead_is_dead_in_either_order(world: World):
+    # The revocation came first, so the parent was refused on arrival and never held.
+    other = World()
+    parent = other.lesson(1)
+    world.revoke(1, parent.id)
+    assert world.evaluate().revocations.refusal(parent) is Refusal.REVOKED_BY_AUTHOR
+    child = other.lesson(2, parents=(parent,))
+    refused = resolve(world.records, refused=[parent.id])
+    assert refused.refusal(child) is Refusal.DEAD_PARENT  # a child arriving later is refused too
+    world.records.append(child)  # a child that arrived before its parent was refused...
+    after = resolve(world.records, refused=[parent.id])
+    assert after.takedowns[child.id].cause is Cause.PROVENANCE  # ...dies with it
+    assert after.takedowns[child.id].chain == (parent.id,)
+    # Without the refusal, only a revocation naming an id never held is known: the child is taken
+    # down as unresolved (not rendered), but not refused for good.
+    unresolved = resolve(world.records)
+    assert unresolved.takedowns[child.id].cause is Cause.UNRESOLVED and child.id not in unresolved.dead_ids
+
+
+def test_an_unresolved_lesson_lives_again_when_its_parent_arrives_and_the_revocation_does_not_apply(world: World):
+    parent = world.lesson(1)  # held by nobody yet, in this world
+    world.records.remove(parent)
+    world.revoke(2, parent.id)  # signed by someone else than the parent's author
+    child = world.lesson(3, parents=(parent,))
+    assert world.evaluate().status(child.id) is LessonStatus.REVOKED
+    world.records.append(parent)
+    view = world.evaluate()
+    assert view.status(child.id) is LessonStatus.CANDIDATE and view.status(parent.id) is LessonStatus.CANDIDATE
+
+
 def test_a_superseded_lessons_derivatives_survive(world: World):
     old = world.lesson(1)
     new = world.lesson(1, supersedes=old)

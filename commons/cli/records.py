@@ -9,6 +9,7 @@ from typing import IO
 
 from commons.cli.context import Context, add_json_flag, emit
 from commons.core.records import RecordType, as_plain
+from commons.core.revocation import refused_as_dead
 from commons.errors import UsageError
 from commons.store import records as record_store
 
@@ -133,7 +134,8 @@ async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
             if batch:
                 await flush(store)
         # Immediate effect: statuses recomputed and the memory folder re-rendered now, not at sleep.
-        effect = await revoke.after_intake(store, setup, now, stored)
+        died = any(refused_as_dead(r["reason"]) for r in refused)
+        effect = await revoke.after_intake(store, setup, now, stored, refused_dead=died)
     data = {"accepted": accepted, "duplicates": duplicates, "refused": refused}
     if effect["status_changes"]:
         data["status_changes"] = effect["status_changes"]

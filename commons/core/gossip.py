@@ -45,6 +45,7 @@ from commons.core import records as rec
 from commons.core.gossip_messages import GossipUsageError
 from commons.core.gossip_peers import GossipParams, PeerInfo, PeerTable
 from commons.core.gossip_session import CloseKind, PeerSession, SessionState
+from commons.core.revocation import REFUSED_AS_DEAD
 from commons.core.reconcile import KeySet
 
 __all__ = [
@@ -386,7 +387,7 @@ class GossipNode:
             reason = None
             if signed.type is not rec.RecordType.REVOCATION:  # revocations are always kept and relayed
                 if self._is_dead is not None and self._is_dead(signed):
-                    reason = "dead"
+                    reason = REFUSED_AS_DEAD
                 elif self._admit is not None:
                     reason = self._admit(signed)
             if reason is not None:

@@ -57,6 +57,11 @@ class Cause(enum.Enum):
     REVOKED = "revoked"  # an applied revocation names it
     KEY_REVOKED = "key-revoked"  # its author key was revoked
     PROVENANCE = "provenance"  # a lesson its provenance reaches is dead
+    # Its provenance reaches a record this node never held, which a revocation names: most likely
+    # the record was refused everywhere as dead, so it will never come to settle the question.
+    # Taken down (not rendered, not counted) but no death certificate: it lives again if the
+    # record arrives and the revocation turns out not to apply.
+    UNRESOLVED = "unresolved"
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,16 @@ class Refusal(enum.Enum):
     DEAD_KEY = "signed by a revoked key"
     REVOKED_BY_AUTHOR = "its author has revoked it"
     DEAD_PARENT = "derived from a revoked lesson"
+
+
+# The reason the gossip core gives for a record its ``is_dead`` hook refused.
+REFUSED_AS_DEAD = "dead"
+_DEATH_REASONS = frozenset({REFUSED_AS_DEAD} | {refusal.value for refusal in Refusal})
+
+
+def refused_as_dead(reason: str) -> bool:
+    """Whether a refusal reason (as a store or the gossip core recorded it) is a death certificate."""
+    return reason in _DEATH_REASONS
 
 
 @dataclass(frozen=True)
@@ -179,8 +194,14 @@ def resolve(
     *,
     authorities: frozenset[bytes] = frozenset(),
     threshold: int = 2,
+    refused: Iterable[bytes] = (),
 ) -> Revocations:
-    """Which revocations apply among the records held, and everything they take down."""
+    """Which revocations apply among the records held, and everything they take down.
+
+    ``refused`` are the ids of records this node refused at intake as dead (``refused_as_dead``):
+    it never held them, so no held record says they are dead any more, but they are, and so is
+    every lesson derived from them — including one that arrives later, or arrived first.
+    """
     held: dict[bytes, SignedRecord] = {}
     revocations: list[SignedRecord] = []
     for signed in records:
@@ -205,15 +226,28 @@ def resolve(
     takedowns: dict[bytes, Takedown] = {}
     for target in sorted(by_target):
         takedowns[target] = Takedown(Cause.REVOKED, tuple(by_target[target]))
+    revoking: dict[bytes, list[bytes]] = defaultdict(list)
+    for verdict in sorted(verdicts.values(), key=lambda v: v.id):
+        revoking[verdict.target].append(verdict.id)
+    for rid in sorted(set(refused) - set(held) - set(takedowns)):
+        takedowns[rid] = Takedown(Cause.REVOKED, tuple(revoking.get(rid, ())))
     if dead_keys:
         for rid in sorted(rid for rid, signed in held.items() if signed.record.author in dead_keys):
             author = held[rid].record.author
             takedowns.setdefault(rid, Takedown(Cause.KEY_REVOKED, tuple(by_key[author]), key=author))
-    _cascade({rid: s.record for rid, s in held.items() if isinstance(s.record, Lesson)}, takedowns)
+    lessons = {rid: s.record for rid, s in held.items() if isinstance(s.record, Lesson)}
+    _cascade(lessons, takedowns)
+    unresolved = {target: Takedown(Cause.UNRESOLVED, tuple(revoking[target]))
+                  for target in sorted(pending) if target not in held and target not in takedowns}
+    if unresolved:
+        _cascade(lessons, unresolved)
+        for rid, takedown in unresolved.items():
+            if rid in lessons and rid not in takedowns:
+                takedowns[rid] = Takedown(Cause.UNRESOLVED, takedown.revocations, takedown.chain, takedown.key)
     return Revocations(
         verdicts=MappingProxyType(verdicts),
         takedowns=MappingProxyType(takedowns),
-        dead_ids=frozenset(takedowns),
+        dead_ids=frozenset(rid for rid, takedown in takedowns.items() if takedown.cause is not Cause.UNRESOLVED),
         dead_keys=dead_keys,
         pending=MappingProxyType({target: frozenset(keys) for target, keys in pending.items()}),
     )

@@ -361,14 +361,17 @@ def evaluate(
     policy: TrustPolicy,
     similar: Similar = same_lesson,
     today: int | None = None,
+    refused: Iterable[bytes] = (),
 ) -> TrustView:
     """What every record the node holds amounts to, under ``policy``, for the node whose key is ``me``.
 
     ``records`` must already be verified (signature, network). ``today`` evaluates as of that day:
-    records dated later (beyond the one day of clock tolerance) are left out.
+    records dated later (beyond the one day of clock tolerance) are left out. ``refused``: ids
+    the node refused at intake as dead (see ``revocation.resolve``).
     """
     held = [s for s in records if today is None or s.record.created <= today + FUTURE_TOLERANCE_DAYS]
-    revocations = resolve(held, authorities=policy.revocation_authorities, threshold=policy.revocation_threshold)
+    revocations = resolve(held, authorities=policy.revocation_authorities, threshold=policy.revocation_threshold,
+                          refused=refused)
     dead_ids, dead_keys = revocations.dead_ids, revocations.dead_keys
 
     lessons: dict[bytes, Lesson] = {}

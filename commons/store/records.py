@@ -25,6 +25,7 @@ from commons.core.records import (
     reconcile_key,
     verify,
 )
+from commons.core.revocation import refused_as_dead
 from commons.store.db import Store
 
 COMPONENT = "records"
@@ -277,6 +278,12 @@ async def since(store: Store, seq: int, origins: Sequence[str]) -> tuple[int, li
 
 async def refused_keys(store: Store) -> list[bytes]:
     return [row[0] for row in await store.fetchall("SELECT key FROM refused")]
+
+
+async def refused_dead_ids(store: Store) -> list[bytes]:
+    """Ids of records refused at intake as dead: death certificates of records never held."""
+    rows = await store.fetchall("SELECT key, reason FROM refused")
+    return [key[1:] for key, reason in rows if refused_as_dead(reason)]
 
 
 async def own_records(store: Store) -> list[SignedRecord]:

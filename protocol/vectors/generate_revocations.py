@@ -136,6 +136,11 @@ def _cases() -> list[tuple[str, str, Callable[[], dict[str, Any]]]]:
         late = lesson("bob", "pip install --user failed the same way.", parents=(a,), day=DAY + 2)
         return {"held": [a, revoke("alice", a)], "arrivals": [late, a]}
 
+    def unresolved() -> dict:
+        a = lesson("alice", "pip install failed on Debian 12.")
+        b = lesson("bob", "pip install --user failed the same way.", parents=(a,))
+        return {"held": [revoke("alice", a), b], "arrivals": [a]}
+
     def vouch_revoked() -> dict:
         v = vouch("alice", "bob")
         return {"held": [v, revoke("alice", v, "vouched by mistake")]}
@@ -158,6 +163,9 @@ def _cases() -> list[tuple[str, str, Callable[[], dict[str, Any]]]]:
         ("derived-after", "a lesson derived from a revoked one is refused on arrival, and so is a replay "
                           "of the revoked one", derived_after),
         ("vouch", "a vouch's author revokes it: it gives no more trust", vouch_revoked),
+        ("unresolved", "a lesson derived from a record never held that a revocation names is taken down "
+                       "as unresolved, without a death certificate; the record is refused if it comes",
+         unresolved),
     ]
 
 
