@@ -71,8 +71,13 @@ def revocation(target: rec.SignedRecord, key: nacl.signing.SigningKey | None = N
     )
 
 
+# These tests drive reconciliation by hand; sync at open is tested on its own below.
+HAND_SYNC = GossipParams(sync_on_open=False)
+
+
 def node(n: int, **kwargs) -> GossipNode:
     kwargs.setdefault("now", NOW)
+    kwargs.setdefault("params", HAND_SYNC)
     return GossipNode(kwargs.pop("network", NET), bytes([n]) * 32, random.Random(n), **kwargs)
 
 
@@ -471,3 +476,35 @@ def test_a_removed_peer_is_disconnected_and_not_dialed_again():
     assert all(s.closed for s in a.sessions()) and a.sessions() == []
     assert a.peer(b.transport_key) is None
     assert b.transport_key not in [p.transport_key for p in a.peers_to_dial(NOW + 10_000)]
+
+
+def test_a_dialed_session_reconciles_as_soon_as_it_opens():
+    a = node(1, params=GossipParams())
+    b = node(2, params=GossipParams())
+    b.load([lesson(i) for i in range(5)])
+    pair = PeerPair(a, b, NOW)  # a dials b
+    pair.run(NOW)  # no anti-entropy round is due yet
+    assert len(a.record_keys()) == 5 and a.statistics().syncs_completed == 1
+
+
+def test_a_node_with_every_slot_taken_drops_one_dialed_session_each_rotation():
+    params = GossipParams(max_peers=1, rotate_interval=600.0)
+    a, b = node(1, params=params), node(2, params=params)
+    a.add_peer(node(3).transport_key, "127.0.0.1:9", "exchange")  # someone else to meet
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    a.tick(NOW + 599)
+    assert not a.sessions()[0].closed
+    a.tick(NOW + 600)
+    pair.run(NOW + 600)
+    assert a.sessions() == [] and "rotation" in pair.a_session.close_reason
+    assert node(3).transport_key in [p.transport_key for p in a.peers_to_dial(NOW + 600)]
+
+
+def test_rotation_leaves_a_node_alone_when_it_knows_nobody_else():
+    params = GossipParams(max_peers=1, rotate_interval=600.0)
+    a, b = node(1, params=params), node(2, params=params)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    a.tick(NOW + 600)
+    assert not a.sessions()[0].closed

@@ -159,6 +159,7 @@ class GossipNode:
         self._events: list[Event] = []
         self._count = [0] * len(_COUNTERS)
         self._next_sync = now + self.params.sync_interval * rng.random()
+        self._next_rotation = now + self.params.rotate_interval
 
     # -- records -----------------------------------------------------------------------------------
 
@@ -270,11 +271,22 @@ class GossipNode:
             ready = [s for s in self._sessions.values() if s.state is SessionState.OPEN and not s.syncing]
             if ready:
                 self.rng.choice(ready).start_sync(now)
+        if self.params.rotate_interval and now >= self._next_rotation:
+            self._next_rotation = now + self.params.rotate_interval
+            self._rotate(now)
         for session in list(self._sessions.values()):
             session.tick(now)
 
+    def _rotate(self, now: float) -> None:
+        """With every session slot taken, close one this node dialed, to meet someone else."""
+        dialed = [s for s in self._sessions.values() if s.initiator and s.state is SessionState.OPEN]
+        if len(self._sessions) >= self.params.max_peers and dialed and len(self._peers) > len(self._sessions):
+            self.rng.choice(dialed).close("rotation: making room to meet other peers", now)
+
     def next_deadline(self) -> float | None:
         deadline = self._next_sync
+        if self.params.rotate_interval:
+            deadline = min(deadline, self._next_rotation)
         for session in self._sessions.values():
             d = session.next_deadline()
             if d is not None and d < deadline:
@@ -301,6 +313,8 @@ class GossipNode:
         if session.listen is not None:
             self._peers.add(session.peer_key, session.listen, "hello")
         session._send_peers()
+        if session.initiator and self.params.sync_on_open:
+            session.start_sync(now)
 
     def _closed(self, session: PeerSession, now: float) -> None:
         for key in [*session._outstanding, *session._queue]:  # hand its keys to other peers

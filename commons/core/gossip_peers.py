@@ -40,6 +40,11 @@ class GossipParams:
     backoff_base: float = 5.0  # seconds before redialing a peer after its first failure
     backoff_cap: float = 3600.0  # the longest backoff
     dial_timeout: float = 10.0  # a dial not reported back within this is assumed failed
+    sync_on_open: bool = True  # the dialing side reconciles as soon as a session opens: a node back from
+    # being away catches up at once, not an anti-entropy round later
+    rotate_interval: float = 600.0  # a node whose sessions are full drops one it dialed this often, so
+    # that it keeps meeting other peers: halves that found only each other (a healed partition) mix
+    # again, and no clique of first acquaintances lasts for ever; 0 turns rotation off
 
 
 @dataclass(frozen=True)

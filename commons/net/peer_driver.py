@@ -10,9 +10,8 @@ One connection (:meth:`GossipDriver.run_connection`) is two tasks over a handsha
 style of trio-websocket's reader task):
 
 * the reader receives decrypted bytes, cuts them into frames (``FrameDecoder``) and feeds each to
-  ``session.receive``; a frame header over the limit closes the session as misbehaved; once the
-  Hellos are exchanged, the dialing side starts a reconciliation at once (``sync_on_open``), so
-  a node that was away catches up without waiting for the next anti-entropy round;
+  ``session.receive``; a frame header over the limit closes the session as misbehaved (the core
+  itself starts a reconciliation as soon as a dialed session opens: ``GossipParams.sync_on_open``);
 * the writer sends what the session queued, as length-prefixed frames, several per link write,
   and hangs up once the session is closed and its Bye has gone out.
 
@@ -31,7 +30,7 @@ from typing import Protocol
 
 import trio
 
-from commons.core.gossip import Event, GossipNode, PeerSession, SessionState
+from commons.core.gossip import Event, GossipNode, PeerSession
 from commons.core.gossip_messages import FrameDecoder, GossipProtocolError, encode_frame
 from commons.net.transport import PeerFailed
 
@@ -78,7 +77,6 @@ class _Connection:
         self.link = link
         self.frames: list[bytes] = []
         self.ready = trio.Event()
-        self.opened = False  # the Hellos have been exchanged
 
     def queue(self, frames: list[bytes]) -> None:
         self.frames.extend(frames)
@@ -93,11 +91,8 @@ class GossipDriver:
         node: GossipNode,
         clock: Callable[[], float],
         on_events: Callable[[list[Event]], None] | None = None,
-        *,
-        sync_on_open: bool = True,
     ) -> None:
         self.node = node
-        self.sync_on_open = sync_on_open
         self.now = clock
         self._on_events = on_events
         self._wake = trio.Event()
@@ -185,11 +180,6 @@ class GossipDriver:
                 session.receive(frame, now)
                 if session.closed:
                     break
-            if not connection.opened and session.state is SessionState.OPEN:
-                connection.opened = True
-                if session.initiator and self.sync_on_open:
-                    # A node that was away (or new) catches up now, not at the next anti-entropy round.
-                    session.start_sync(now)
             self.after()
 
     async def _write(self, connection: _Connection) -> None:
