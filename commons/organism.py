@@ -33,7 +33,7 @@ from commons.core import sleep as core
 from commons.core.embed import embed, embed_many
 from commons.core.episode import SessionEpisode
 from commons.core.hashing import episode_hash
-from commons.core.lessons import DAY, Lesson, Surprise, WriteText, adjust, lesson_id
+from commons.core.lessons import DAY, Lesson, Surprise, WriteText, adjust, heads_in_prose, lesson_id
 from commons.core.predictions import Prediction
 from commons.core.recall import RecallParams, normalised_strength, top_k
 from commons.core.records import Lesson as LessonRecord
@@ -395,7 +395,7 @@ async def add_lesson(store: Store, setup: Setup, text: str, kind: LessonKind, sc
     if existing and existing[0].status != ls.VETOED:
         return existing[0].lesson, False
     lesson = Lesson(id=lid, kind=kind, text=text, scope=scope or decision.scope, topics=decision.topics,
-                    gist=text, triggers=(), outcome=text, episodes=(), provenance=(), strength=1.0,
+                    gist=text, triggers=heads_in_prose(text), outcome=text, episodes=(), provenance=(), strength=1.0,
                     strength_at=now, touched=now, seen=1, created=now)
     async with store.transaction():
         await ls.lift_veto(store, lid, ls.content_key(kind, text))

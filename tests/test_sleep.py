@@ -217,3 +217,11 @@ def test_params_are_configurable():
     result = sleep(SleepState(), eps, DAY, SleepParams(error_min_repeats=1), hash_episode=hash_uid)
     assert of(result.events, LessonLearned)
     assert replace(SleepParams(), window_days=7).window_days == 7
+
+
+def test_a_corrections_situation_is_the_command_the_agent_ran_not_the_tools_name():
+    from commons.core.lessons import heads_in_prose
+
+    assert heads_in_prose("Bash cd app && git push origin main") == ("git push",)
+    assert heads_in_prose("I'll run `pip install rich` first.") == ("pip install",)
+    assert heads_in_prose("Edit src/app.py") == ()

@@ -26,7 +26,7 @@ import blake3
 from .episode import CorrectionEpisode, ErrorEpisode
 from .safety import SafetyError, check_observation, contains_injection, strip_injections
 from .records import LessonKind, Scope
-from .scope import VOCABULARY, classify, command_head
+from .scope import SHELL_TOOLS, VOCABULARY, classify, command_head
 
 DAY = 86400.0
 
@@ -181,19 +181,24 @@ def situation_of(kind: LessonKind, episodes: Sequence[Surprise]) -> tuple[tuple[
     if kind is LessonKind.CORRECTION and corr is not None:
         outcome = _clean(corr.said)
         if not heads:
-            heads = list(_heads_in_prose(corr.preceding))
+            heads = list(heads_in_prose(corr.preceding))
     else:
         err = next(e for e in episodes if isinstance(e, ErrorEpisode))
         outcome = _clean(err.failure)
     return tuple(heads[:4]), outcome
 
 
-def _heads_in_prose(text: str) -> tuple[str, ...]:
-    """Commands mentioned in what the agent said ("I'll run `pip install x`" → "pip install")."""
+def heads_in_prose(text: str) -> tuple[str, ...]:
+    """Commands mentioned in what the agent said or did ("I'll run `pip install x`" → "pip install";
+    a tool call as ingest writes it, "Bash git push origin main" → "git push")."""
     spans = re.findall(r"`([^`]+)`", text) or [text]
     heads = []
     for span in spans:
-        head = command_head("bash", span.strip().removeprefix("$ "))
+        span = span.strip().removeprefix("$ ")
+        tool, _, rest = span.partition(" ")
+        if tool[:1].isupper() and tool.lower() in SHELL_TOOLS:  # "Bash <command>": the tool's name first
+            span = rest
+        head = command_head("bash", span)
         program = head.split()[0] if head else ""
         if program in VOCABULARY and head not in heads:
             heads.append(head)
