@@ -700,10 +700,10 @@ never published, so they cannot cross: the repeat-yourself rate is each agent's 
   Peer review: B's first error confirms A's lesson (B was naive: it received the lesson before
   meeting the surprise), which makes it common at `required = 1`; B errs once per pitfall.
 - B's errors on its own pitfalls are the same in every arm: the commons changes nothing else.
-- Prediction accuracy is flattering: a correction lesson whose preceding step is a tool line
-  (`Bash git commit …`) gets the trigger `bash git`, so any later `git` command (every session
-  here ends with `git status`) counts as the situation arising with the lesson rendered
-  (prevented). See the issue note on `commons.core.lessons.situation_of`.
+- Prediction accuracy is 1.00 because this world never contradicts a lesson: a pitfall, once
+  set, always fails the same way until its workaround is used, so a prediction is either met or
+  prevented. A world where pitfalls get fixed upstream (the command starts working) would show
+  failed predictions and lessons fading; real transcripts (`--a-transcripts/--b-transcripts`) do.
 """
     for image in images:
         text += f"\n![{image}]({image})\n"
