@@ -25,6 +25,7 @@ program asked for a record that cannot exist; the caller is at fault).
 from __future__ import annotations
 
 import enum
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, fields
@@ -165,12 +166,13 @@ def _key(value: Any, name: str) -> None:
 def _text(value: Any, name: str, max_bytes: int, *, min_bytes: int = 1) -> None:
     if not isinstance(value, str):
         raise _FieldProblem(Problem.BAD_FIELD, f"{name} must be a string")
-    size = len(value.encode("utf-8", "surrogatepass"))
+    ascii = value.isascii()  # the common case: one byte a character, and always in NFC
+    size = len(value) if ascii else len(value.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         raise _FieldProblem(Problem.OVERSIZE, f"{name} is {size} bytes; at most {max_bytes} are allowed")
     if size < min_bytes:
         raise _FieldProblem(Problem.BAD_FIELD, f"{name} must not be empty")
-    if not unicodedata.is_normalized("NFC", value):
+    if not ascii and not unicodedata.is_normalized("NFC", value):
         raise _FieldProblem(Problem.NOT_NFC, f"{name} is not in Unicode normal form C")
     if _FORBIDDEN_CHARS.search(value):
         raise _FieldProblem(Problem.BAD_FIELD, f"{name} contains control characters")
@@ -367,25 +369,22 @@ def encode_body(record: Record) -> bytes:
     return encoded
 
 
-def _pairs_without_duplicates(pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        raise _FieldProblem(Problem.DUPLICATE_KEY, "a map repeats a key")
-    return pairs
-
-
 def _is_map(value: Any) -> bool:
-    # With object_pairs_hook a map decodes to a list of (key, value) tuples and an array to a list
-    # of anything else, so the first element tells them apart (an empty one fails the layout check).
+    # Maps decode to lists of (key, value) pairs (object_pairs_hook=list: a repeated key is kept,
+    # so it can be refused) and arrays to lists of anything else: the first element tells them
+    # apart (an empty one fails the layout check).
     return type(value) is list and (not value or type(value[0]) is tuple)
 
 
 def _as_map(pairs: Any, layout: tuple[str, ...], what: str) -> dict[str, Any]:
     if not _is_map(pairs):
         raise _FieldProblem(Problem.MALFORMED, f"{what} must be a map")
-    if tuple(k for k, _ in pairs) != layout:
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs):
+        raise _FieldProblem(Problem.DUPLICATE_KEY, f"{what} repeats a key")
+    if tuple(mapping) != layout:
         raise _FieldProblem(Problem.BAD_FIELD, f"{what} must have the keys {', '.join(layout)} in that order")
-    return dict(pairs)
+    return mapping
 
 
 def decode_body(body: bytes) -> Record:
@@ -400,14 +399,14 @@ def decode_body(body: bytes) -> Record:
             raw=False,
             use_list=True,
             strict_map_key=True,
-            object_pairs_hook=_pairs_without_duplicates,
+            object_pairs_hook=list,
             max_str_len=MAX_BODY_BYTES,
             max_bin_len=MAX_BODY_BYTES,
             max_array_len=64,
             max_map_len=32,
             max_ext_len=0,
         )
-        record = _record_from_wire(raw)
+        record, wire = _record_from_wire(raw)
     except _FieldProblem as problem:
         raise InvalidRecord(problem.problem, f"invalid record: {problem}") from None
     except msgpack.ExtraData:
@@ -420,16 +419,15 @@ def decode_body(body: bytes) -> Record:
         raise InvalidRecord(Problem.MALFORMED, f"record body is not valid msgpack: {error}") from None
     # The canonical encoding of what was decoded must be the very bytes received. Re-packing the
     # decoded values gives the same bytes as encode_body(record), at a fraction of the cost.
-    if msgpack.packb(_as_dicts(raw), use_bin_type=True) != body:
+    if "prediction" in wire:
+        wire["prediction"] = dict(wire["prediction"])
+    if msgpack.packb(wire, use_bin_type=True) != body:
         raise InvalidRecord(Problem.NON_CANONICAL, "record body is not in canonical form")
     return record
 
 
-def _as_dicts(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    return {key: _as_dicts(value) if _is_map(value) and value else value for key, value in pairs}
-
-
-def _record_from_wire(raw: Any) -> Record:
+def _record_from_wire(raw: Any) -> tuple[Record, dict[str, Any]]:
+    """The record, and the body as a dict in wire order (for the canonical check)."""
     if not _is_map(raw) or not raw:
         raise _FieldProblem(Problem.MALFORMED, "record body must be a map")
     head = dict(raw[:2])
@@ -444,7 +442,7 @@ def _record_from_wire(raw: Any) -> Record:
         )
     wire = _as_map(raw, _LAYOUT[rtype], rtype.value)
     values = {name: convert(wire[key]) for key, name, convert in _DECODERS[rtype]}
-    return RECORD_CLASSES[rtype](**values)
+    return RECORD_CLASSES[rtype](**values), wire
 
 
 def _enum_decoder(enum_type: type[enum.Enum], wire_key: str) -> Callable[[Any], Any]:
@@ -532,7 +530,7 @@ class SignedRecord:
     def author(self) -> bytes:
         return self.record.author
 
-    @property
+    @functools.cached_property
     def key(self) -> bytes:
         return reconcile_key(self.type, self.id)
 
@@ -554,14 +552,17 @@ def verify(
     network: bytes,
     today: int,
     claimed_id: bytes | None = None,
+    body_id: bytes | None = None,
 ) -> SignedRecord:
     """Accept a record from outside, or raise :class:`InvalidRecord` saying what is wrong with it.
 
     ``today`` is the receiver's current UTC day; ``claimed_id`` is the id the sender named, when it
-    named one (an export line, a gossip announcement), and must match the body.
+    named one (an export line, a gossip announcement), and must match the body. ``body_id`` is
+    ``record_id(body)`` when the caller computed it already (intake does, to dedupe): it is
+    trusted, not checked.
     """
     record = decode_body(body)
-    rid = record_id(body)
+    rid = record_id(body) if body_id is None else body_id
     if claimed_id is not None and claimed_id != rid:
         raise InvalidRecord(Problem.ID_MISMATCH, "the record's id does not match its body")
     if record.network != network:

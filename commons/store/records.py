@@ -32,19 +32,17 @@ COMPONENT = "records"
 MIGRATIONS = (
     (
         # A rowid table: records are a few hundred bytes, too large to sit well in the b-tree of a
-        # WITHOUT ROWID table (measured: 4x slower inserts). seq is the order of arrival.
+        # WITHOUT ROWID table (measured: 4x slower inserts). seq is the order of arrival. Only what
+        # queries read is kept beside the body: everything else is in the body, decoded on read.
         """CREATE TABLE records (
             seq INTEGER PRIMARY KEY,
             key BLOB NOT NULL UNIQUE,      -- type tag || id: the reconciliation key
             type TEXT NOT NULL,
-            author BLOB NOT NULL,
             body BLOB NOT NULL,
             signature BLOB NOT NULL,
-            created INTEGER NOT NULL,      -- the record's own day
             received_at REAL NOT NULL,     -- when this node first held it
             origin TEXT NOT NULL           -- own | peer | import
         )""",
-        "CREATE INDEX records_by_author ON records (author)",
         # Ids a local policy refused (the imperative filter, trust, a death certificate): kept so
         # that reconciliation does not fetch them again, with the reason for `commons why`.
         """CREATE TABLE refused (
@@ -85,9 +83,9 @@ async def known_keys(store: Store, keys: Sequence[bytes]) -> set[bytes]:
     for start in range(0, len(keys), QUERY_CHUNK):
         chunk = list(keys[start : start + QUERY_CHUNK])
         marks = ",".join("?" * len(chunk))
-        for table in ("records", "refused"):
-            rows = await store.fetchall(f"SELECT key FROM {table} WHERE key IN ({marks})", chunk)
-            found.update(row[0] for row in rows)
+        rows = await store.fetchall(f"SELECT key FROM records WHERE key IN ({marks}) "
+                                    f"UNION ALL SELECT key FROM refused WHERE key IN ({marks})", chunk + chunk)
+        found.update(row[0] for row in rows)
     return found
 
 
@@ -113,23 +111,24 @@ async def intake(
 ) -> IntakeReport:
     """Validate and store a batch of (body, signature) pairs in one transaction."""
     today = day_of(now)
+    ids = [blake3(body).digest() for body, _ in items]
     keys = []
-    for body, _ in items:
+    for (body, _), rid in zip(items, ids):
         rtype = peek_type(body)
-        keys.append(reconcile_key(rtype, blake3(body).digest()) if rtype is not None else None)
+        keys.append(reconcile_key(rtype, rid) if rtype is not None else None)
     held = await known_keys(store, [key for key in keys if key is not None])
     accepted: list[SignedRecord] = []
     refusals: list[Refusal] = []
     refused_rows: list[tuple[bytes, str, float]] = []
     duplicates = 0
     seen_in_batch: set[bytes] = set()
-    for index, ((body, signature), key) in enumerate(zip(items, keys)):
+    for index, ((body, signature), key, rid) in enumerate(zip(items, keys, ids)):
         if key is not None and (key in held or key in seen_in_batch):
             duplicates += 1
             continue
         claimed = claimed_ids[index] if claimed_ids is not None else None
         try:
-            signed = verify(body, signature, network=network, today=today, claimed_id=claimed)
+            signed = verify(body, signature, network=network, today=today, claimed_id=claimed, body_id=rid)
         except InvalidRecord as error:
             refusals.append(Refusal(index, str(error), invalid=True))
             continue
@@ -151,22 +150,12 @@ async def intake(
 
 
 _INSERT = (
-    "INSERT OR IGNORE INTO records (key, type, author, body, signature, created, received_at, origin)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT OR IGNORE INTO records (key, type, body, signature, received_at, origin) VALUES (?, ?, ?, ?, ?, ?)"
 )
 
 
 def _row(signed: SignedRecord, now: float, origin: str) -> tuple:
-    return (
-        signed.key,
-        signed.type.value,
-        signed.author,
-        signed.body,
-        signed.signature,
-        signed.record.created,
-        now,
-        origin,
-    )
+    return (signed.key, signed.type.value, signed.body, signed.signature, now, origin)
 
 
 async def add_own(store: Store, signed: Iterable[SignedRecord], now: float) -> None:
