@@ -113,7 +113,14 @@ def test_help_lists_every_command():
         assert command in done.stdout
 
 
-@pytest.mark.parametrize("command", ["init", "id", "config", "export", "import", "store", "demo"])
+def _commands() -> list[str]:
+    from commons.cli import build_parser
+
+    (subparsers,) = [a for a in build_parser()._actions if a.dest == "command"]
+    return sorted(subparsers.choices)
+
+
+@pytest.mark.parametrize("command", _commands())
 def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as exited:
         main([command, "--help"])

@@ -21,14 +21,14 @@ from commons.cli.context import Context
 from commons.errors import CommonsError, UsageError
 
 COMMAND_MODULES = (
-    "commons.cli.identity",
-    "commons.cli.records",
-    "commons.cli.store",
-    "commons.cli.lessons",
-    "commons.cli.organism",
-    "commons.cli.review",
-    "commons.cli.ingest",
-    "commons.cli.daemon",
+    "commons.cli.identity",  # init, id, config
+    "commons.cli.ingest",  # ingest, archive, episodes
+    "commons.cli.organism",  # sleep, report, recall, mcp
+    "commons.cli.lessons",  # lessons, forget, render
+    "commons.cli.review",  # why, vouch, revoke, revocations
+    "commons.cli.daemon",  # daemon, status, peers, publish, service
+    "commons.cli.records",  # export, import
+    "commons.cli.store",  # store check
     "commons.cli.demo",
 )
 
