@@ -11,7 +11,7 @@ from pathlib import Path
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import ShiftedClock, SystemClock, format_time, parse_time
 from commons.config import _hex_key, _host_port
-from commons.errors import UsageError
+from commons.errors import CommonsError, UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,6 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.set_defaults(handler=cmd_peers_add)
     remove = commands.add_parser("remove", help="remove a peer added with `commons peers add`")
     remove.add_argument("transport_key")
+    add_json_flag(remove)
     remove.set_defaults(handler=cmd_peers_remove)
 
     pub = subparsers.add_parser(
@@ -69,6 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "install", help="write ~/.config/systemd/user/commons.service",
         description="Write a systemd user unit that runs `commons daemon` for this home, and say how to enable it.")
     install.add_argument("--listen", metavar="HOST:PORT", help="passed to `commons daemon --listen`")
+    add_json_flag(install)
     install.set_defaults(handler=cmd_service_install)
     service.set_defaults(handler=None, _help=service)
 
@@ -202,28 +204,32 @@ async def cmd_peers_remove(ctx: Context, args: argparse.Namespace) -> int:
     async with await ctx.open_store() as store:
         removed = await peer_store.remove(store, key)
     if not removed:
-        print(f"commons: no stored peer {key.hex()[:16]} (configured peers are removed from config.toml)",
-              file=sys.stderr)
-        return 1
-    print(f"removed {key.hex()[:16]}")
+        raise CommonsError(f"no stored peer {key.hex()[:16]} (peers in config.toml are removed by editing it)")
+    emit(args, {"removed": key.hex()}, f"removed {key.hex()[:16]}; a running daemon disconnects from it")
     return 0
 
 
 async def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
-    from commons import publish
+    from commons import publish, review
+    from commons.cli.lessons import setup_of
 
+    verifications = []
     async with await ctx.open_store() as store:
         if args.state is not None:
             await publish.set_on(store, args.state == "on", ctx.now())
         on = await publish.is_on(store)
         made = await publish.publish_pending(store, ctx.identity, ctx.config, ctx.now()) if on else None
+        if on:  # judgements of received lessons go out under the same opt-in
+            verifications = await review.sign_reviews(store, setup_of(ctx), ctx.now())
     data = {"publishing": on, "published": [r.id.hex() for r in made.records] if made else [],
+            "verifications": [r.id.hex() for r in verifications],
             "kept_back": [{"lesson": s.lesson_id, "reason": s.reason} for s in made.skipped] if made else []}
 
     def text() -> str:
         lines = [f"publishing: {'on' if on else 'off'}"]
         if made is not None:
-            lines.append(f"signed {len(made.records)} shared lessons; a running daemon sends them to peers")
+            lines.append(f"signed {len(made.records)} shared lessons and {len(verifications)} verifications; "
+                         "a running daemon sends them to peers")
             lines += [f"  kept back {s.lesson_id[:12]}: {s.reason}" for s in made.skipped]
         return "\n".join(lines)
 
@@ -254,7 +260,8 @@ def cmd_service_install(ctx: Context, args: argparse.Namespace) -> int:
     path = base / "systemd" / "user" / "commons.service"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(unit_text(ctx, args.listen), encoding="utf-8")
-    print(f"wrote {path}\nenable and start it with:\n  systemctl --user daemon-reload\n"
-          "  systemctl --user enable --now commons\n"
-          "logs: journalctl --user -u commons (and <data>/logs/daemon.log)")
+    emit(args, {"unit": str(path), "enable": ["systemctl --user daemon-reload", "systemctl --user enable --now commons"]},
+         f"wrote {path}\nenable and start it with:\n  systemctl --user daemon-reload\n"
+         "  systemctl --user enable --now commons\n"
+         "logs: journalctl --user -u commons (and <data>/logs/daemon.log)")
     return 0
