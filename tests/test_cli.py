@@ -147,3 +147,14 @@ def test_demo_over_daemons_promotes_then_revokes_and_names_every_node(tmp_path, 
             text=True,
         )
         assert json.loads(done.stdout)["author"] == node["public_key"]
+
+
+def test_status_json_names_everything_a_script_needs_without_a_daemon(home, capsys):
+    run(capsys, "init")
+    code, out, _ = run(capsys, "status", "--json")
+    status = json.loads(out)
+    assert code == 0 and status["daemon"] is False and status["listen"] is None
+    assert set(status) >= {"peers_connected", "records", "lessons", "received_lessons", "last_ingest",
+                           "last_sleep", "last_sync", "publishing"}
+    assert set(status["records"]["by_type"]) == {"revocation", "vouch", "lesson", "verification"}
+    assert status["publishing"] is False

@@ -94,7 +94,7 @@ def _when(value: float | None) -> str | None:
 
 
 async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
-    from commons import publish
+    from commons import publish, review
     from commons.daemon import LAST_INGEST, read_daemon_file
     from commons.store import records as record_store
     from commons.store import settings
@@ -111,6 +111,11 @@ async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
                           default=None)
         last_sync = await store.scalar("SELECT max(last_sync) FROM peers")
         publishing = await publish.is_on(store)
+        held = await review.load(store, ctx.config, ctx.identity.author_public, ctx.now())
+        commons_layer: dict[str, int] = {}
+        for state in held.view.lessons.values():
+            if state.author != ctx.identity.author_public:  # lessons other agents taught this node
+                commons_layer[state.status.value] = commons_layer.get(state.status.value, 0) + 1
     data = {
         "daemon": running is not None,
         "pid": running and running.get("pid"),
@@ -119,6 +124,7 @@ async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
         "peers_connected": len(running.get("connected", [])) if running else 0,
         "records": {"by_type": by_type, "by_origin": by_origin, "refused": refused},
         "lessons": lessons,
+        "received_lessons": commons_layer,
         "last_ingest": _when(last_ingest),
         "last_sleep": _when(last_sleep),
         "last_sync": (running or {}).get("last_sync") or _when(last_sync),
@@ -133,6 +139,7 @@ async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
             head,
             f"records: {types}; {refused} refused",
             "lessons: " + (", ".join(f"{n} {s}" for s, n in sorted(lessons.items())) or "none"),
+            "received lessons: " + (", ".join(f"{n} {s}" for s, n in sorted(commons_layer.items())) or "none"),
             f"last ingest: {data['last_ingest'] or 'never'}; last sleep: {data['last_sleep'] or 'never'}; "
             f"last sync: {data['last_sync'] or 'never'}",
             f"publishing: {'on' if publishing else 'off'}",
