@@ -277,13 +277,16 @@ async def after_sleep(store: Store, setup, now: float) -> ReviewResult:
         return ReviewResult((), (), (), ())
     me, config, params = setup.identity.author_public, setup.config, setup.sleep
     held = await load(store, config, me, now)
-    every = [s.episode for s in await episode_store.load_episodes(store, include_archived=True)
-             if s.episode.at <= now]
-    live = [s.episode for s in await episode_store.load_episodes(store) if s.episode.at <= now]
+    alive = held.received_lessons(LessonStatus.CANDIDATE, LessonStatus.COMMON)
+    if not alive:  # nothing received to judge, or to dedupe against: leave the episodes unread
+        signed = await publish_pending(store, setup, now)
+        return ReviewResult((), (), tuple(signed), tuple(await refresh(store, config, me, now)))
+    stored = [s for s in await episode_store.load_episodes(store, include_archived=True) if s.episode.at <= now]
+    every = [s.episode for s in stored]
+    live = [s.episode for s in stored if s.archived_at is None]
     previous = await ls.reviews(store)
 
     represented, corroborations = await _dedupe(store, held, every, previous, params.verify_cosine, now)
-    alive = held.received_lessons(LessonStatus.CANDIDATE, LessonStatus.COMMON)
     cursor: dict[bytes, float] = {}
     for review in previous:
         cursor[review.lesson] = max(cursor.get(review.lesson, 0.0), review.observed)
