@@ -487,8 +487,11 @@ def record_id(body: bytes) -> bytes:
     return blake3(body).digest()
 
 
+_DOMAIN_TAGS = {rtype: rtype.domain_tag for rtype in RecordType}
+
+
 def signed_message(rtype: RecordType, rid: bytes) -> bytes:
-    return rtype.domain_tag + rid
+    return _DOMAIN_TAGS[rtype] + rid
 
 
 _TYPE_PREFIXES = {
