@@ -508,3 +508,21 @@ def test_rotation_leaves_a_node_alone_when_it_knows_nobody_else():
     pair.run(NOW)
     a.tick(NOW + 600)
     assert not a.sessions()[0].closed
+
+
+def test_a_revocation_is_announced_to_every_open_session_beyond_the_fanout():
+    params = GossipParams(fanout=2, sync_on_open=False)
+    hub = node(1, params=params)
+    spokes = [node(n, params=params) for n in range(2, 7)]
+    pairs = [PeerPair(spoke, hub, NOW) for spoke in spokes]  # each spoke dials the hub
+    for pair in pairs:
+        pair.run(NOW)
+    target = lesson(0)
+    hub.add_local(target)
+    hub.add_local(revocation(target))
+    for pair in pairs:
+        pair.run(NOW)
+    revocation_key = revocation(target).key
+    assert sum(s.statistics().announced_keys_received for s in spokes) >= len(spokes)
+    assert all(s.get(revocation_key) is not None for s in spokes)
+    assert sum(s.get(target.key) is not None for s in spokes) < len(spokes)  # lessons stop at the fanout

@@ -419,7 +419,9 @@ class GossipNode:
             self._events.append(Accepted(tuple(accepted), session.peer_key))
 
     def _announce(self, batch: list[tuple[bytes, Iterable[PeerSession]]]) -> None:
-        """Announce keys, each to ``fanout`` open sessions that did not announce it to us.
+        """Announce keys, each to ``fanout`` open sessions that did not announce it to us, and a
+        revocation to every open session: it is flooded, since what it takes down should not
+        live a round longer than it must.
 
         One shuffled order of the sessions serves the whole batch, so keys that arrived together
         leave together, to the same peers, in one Announce -- a revocation received with the
@@ -430,10 +432,11 @@ class GossipNode:
             self.rng.shuffle(sessions)
         for key, skip in batch:
             skip = set(skip)
+            limit = len(sessions) if key[0] == rec.RecordType.REVOCATION.tag else self.params.fanout
             sent = 0
             for session in sessions:
                 if session not in skip:
                     session._enqueue_announce(key)
                     sent += 1
-                    if sent == self.params.fanout:
+                    if sent == limit:
                         break
