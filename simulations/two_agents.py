@@ -60,16 +60,6 @@ class ExperimentError(RuntimeError):
 # A node: one home driven through the command line
 
 
-def _cli_commands() -> set[str]:
-    from commons.cli import build_parser
-
-    parser = build_parser()
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return set(action.choices)
-    return set()
-
-
 @dataclass
 class Node:
     """One commons home, its agent's transcripts folder and memory folder, under ``root``."""
@@ -304,10 +294,7 @@ class FileLink:
         self.nodes = (a, b)
         for node in (a, b):
             self.seen[node.name] = set()
-            if "publish" in _cli_commands():
-                node.cli("publish", "on" if self.publish else "off", "--json")
-            else:
-                _set_publishing(node, self.publish)
+            node.cli("publish", "on" if self.publish else "off", "--json")
 
     def exchange(self, at: str) -> None:
         assert self.nodes is not None, "FileLink.exchange() before start() (API misuse)"
@@ -329,24 +316,9 @@ class FileLink:
         pass
 
 
-def _set_publishing(node: Node, on: bool) -> None:
-    """Stopgap for the fallback while `commons publish on|off` is not a command: the same setting."""
-    from commons import publish
-    from commons.runtime import run
-    from commons.store.db import Store
-
-    async def set_it() -> None:
-        async with await Store.open(node.home / "data" / "commons.db") as store:
-            await publish.set_on(store, on, time.time())
-
-    run(set_it)
-
-
 def make_link(publish: bool, prefer: str = "daemon") -> Link:
-    commands = _cli_commands()
-    if prefer == "daemon" and {"daemon", "peers", "publish"} <= commands:
-        return DaemonLink(publish)
-    return FileLink(publish)
+    """The real daemons; ``prefer="file"`` for the export/import fallback (labelled as such)."""
+    return DaemonLink(publish) if prefer == "daemon" else FileLink(publish)
 
 
 # --------------------------------------------------------------------------------------------
@@ -614,7 +586,6 @@ def plots(result: dict, folder: Path) -> list[str]:
     arms = result["arms"]
     written = []
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    a_only = set(result["a_only_pitfalls"])
     for name, s in arms.items():
         # Cumulative errors of B on A-only pitfalls, from B's per-day errors restricted to them.
         series, total = [], 0

@@ -8,11 +8,10 @@ import lzma
 from pathlib import Path
 
 from simulations.task_world import Memory, Outcome, PITFALLS, ScriptedAgent, make_plan
-from simulations.two_agents import Node, _cli_commands, run_arm, summarise
+from simulations.two_agents import Node, run_arm, summarise
 
 SEED, DAYS, A_ONLY, B_OWN = 3, 8, 2, 1
-# The real wire once the daemon commands exist; until then the labelled export/import fallback.
-LINK = "daemon" if {"daemon", "peers", "publish"} <= _cli_commands() else "file"
+LINK = "daemon"  # the real wire: two daemons on loopback
 
 
 def test_plan_is_reproducible_and_puts_a_before_b():
