@@ -21,7 +21,7 @@ from commons.core.trust import LessonStatus, TrustPolicy, evaluate
 from simulations import authors
 from simulations.measure import Reach, Result, peak_rss_mb, reach_of, traffic
 from simulations.sim import Churn, LinkChurn, SimNetwork, drive
-from simulations.webs import Web, honest_label, sybil_label
+from simulations.webs import Web, sybil_label
 
 WARMUP = 10.0  # virtual seconds before the first publication
 BOOTSTRAP_DEGREE = 4

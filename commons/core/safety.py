@@ -176,7 +176,7 @@ _INJECTION = re.compile(
             rf"\b(?:note|message|attention|instructions?|warning|notice|reminder)\s+(?:to|for)\s+"
             rf"(?:all\s+|any\s+)?(?:the\s+)?(?:ai\s+)?{_AGENT}\b",
             rf"\b(?:dear|hey|hi|attention)\s+(?:ai\s+)?{_AGENT}\b",
-            rf"\b(?:ai|llm)\s+(?:assistant|agent|model)s?\s*[,:]",
+            r"\b(?:ai|llm)\s+(?:assistant|agent|model)s?\s*[,:]",
             rf"^\s*{_AGENT}\s*[,:]",
             r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?"
             r"(?:previous|prior|above|earlier|preceding|system|original)\s+"
