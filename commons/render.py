@@ -132,9 +132,11 @@ def _inline(text: str) -> str:
 
 
 def index_line(layer: str, item: RenderItem) -> str:
-    extra = f", confirmed by {item.confirmations}" if item.confirmations is not None else ""
-    return (f"- [{_inline(item.text)}]({file_name(item.id)}) — {item.kind}, {item.scope}, "
-            f"strength {item.strength:.2f}, seen {item.seen}{extra}")
+    if item.confirmations is not None:  # another agent's lesson: what counts is who confirmed it
+        standing = f"confirmed by {item.confirmations}"
+    else:
+        standing = f"strength {item.strength:.2f}, seen {item.seen}"
+    return f"- [{_inline(item.text)}]({file_name(item.id)}) — {item.kind}, {item.scope}, {standing}"
 
 
 def lesson_file(layer: str, item: RenderItem) -> str:
@@ -227,7 +229,8 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
     left_out: dict[str, int] = {}
     files: dict[str, str] = {}
     for layer in layers:
-        items = sorted(layer.items, key=lambda it: (-it.strength, it.id))
+        # Most confirmed first in the common layer, strongest first in one's own.
+        items = sorted(layer.items, key=lambda it: (-(it.confirmations or 0), -it.strength, it.id))
         safe = []
         for item in items:
             if safe_to_render(item.text):

@@ -90,6 +90,15 @@ def test_a_common_layer_is_a_second_list_with_its_own_markers_and_confirmations(
     assert "confirmations: 3" in (tmp_path / file_name("c" * 64)).read_text()
 
 
+def test_the_common_layer_lists_the_most_confirmed_first(tmp_path):
+    common = [RenderItem(id=f"{n:02x}" * 32, text=f"`tool{n}` failed with 'error {n}'.", kind="error",
+                         scope="shared", strength=1.0, seen=1, confirmations=n) for n in (3, 7, 5)]
+    render(tmp_path, [Layer("common", common)])
+    lines = [line for line in (tmp_path / INDEX).read_text().splitlines() if line.startswith("- [")]
+    assert [line.rsplit("confirmed by ", 1)[1] for line in lines] == ["7", "5", "3"]
+    assert not any("strength" in line for line in lines)
+
+
 def test_files_of_lessons_no_longer_rendered_are_removed(tmp_path):
     render(tmp_path, [Layer("own", [item(1), item(2)])])
     result = render(tmp_path, [Layer("own", [item(2)])], previous_files=[file_name(item(1).id), file_name(item(2).id)])
