@@ -85,26 +85,26 @@ class Demo:
         self.say()
         self._ingest_sessions()
         rendered = self._sleep_nights()
-        self.say("## 3. ada signs two records: a lesson and a vouch for grace")
+        self.say("## 4. ada signs two records: a lesson and a vouch for grace")
         self._sign_demo_records(self.nodes[0], keys["grace"]["author"])
         self.say()
-        self.say("## 4. ada exports its records; grace imports them, checking each as if from a peer")
+        self.say("## 5. ada exports its records; grace imports them, checking each as if from a peer")
         exported = self.commons(self.nodes[0], "export", show=False)
         export_file = self.root / "ada-export.jsonl"
         export_file.write_text(exported, encoding="utf-8")
         self.commons(self.nodes[1], "import", str(export_file), at=DEMO_START)
-        self.say("\n## 5. A tampered copy is refused, saying why")
+        self.say("\n## 6. A tampered copy is refused, saying why")
         tampered = self.root / "tampered.jsonl"
         # Change one word inside the signed body of the lesson: its id and signature no longer match.
         tampered.write_text(exported.replace(b"fails".hex(), b"works".hex(), 1), encoding="utf-8")
         self.commons(self.nodes[2], "import", str(tampered), at=DEMO_START, check=False)
         self.say()
-        self.say("## 6. Every store passes its integrity check")
+        self.say("## 7. Every store passes its integrity check")
         for node in self.nodes:
             self.commons(node, "store", "check")
         self.say()
         self._federation()
-        from commons.demo_review import peer_review_and_revocation  # steps 8 and 9: commons/demo_review.py
+        from commons.demo_review import peer_review_and_revocation  # steps 9 and 10: commons/demo_review.py
 
         review = peer_review_and_revocation(self, keys)
         return {
@@ -132,11 +132,11 @@ class Demo:
             self.commons(node, "episodes", "--limit", "4")
         self.say()
 
-    # -- step 2b: sleep, lessons, report, recall, the memory folder -------------------------------
+    # -- step 3: sleep, lessons, report, recall, the memory folder -------------------------------
 
     def _sleep_nights(self) -> dict[str, str]:
         """Each node sleeps its scripted nights; returns the memory folder each one rendered into."""
-        self.say("## 2b. Each node sleeps five scripted nights: lessons, predictions checked, memory rendered")
+        self.say("## 3. Each node sleeps five scripted nights: lessons, predictions checked, memory rendered")
         folders = {}
         for node in self.nodes:
             for night in NIGHTS[:-1]:
@@ -189,13 +189,13 @@ class Demo:
             self.say(f"  signed {record.type.value} {record.id.hex()[:16]}… at {format_time(now)}")
 
 
-    # -- step 7: a local federation of daemons -----------------------------------------------------
+    # -- step 8: a local federation of daemons -----------------------------------------------------
 
     def _federation(self) -> None:
         """Each node runs its daemon on loopback; ada publishes, grace and linus receive."""
         from commons.demo_federation import Federation, export_ids
 
-        self.say("## 7. A local federation: a daemon per node on 127.0.0.1, ada publishes, the others receive")
+        self.say("## 8. A local federation: a daemon per node on 127.0.0.1, ada publishes, the others receive")
         ada, grace, linus = self.nodes
         with Federation(self, self.nodes, FEDERATION_AT) as federation:
             self.commons(ada, "publish", "on", at=FEDERATION_AT)

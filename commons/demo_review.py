@@ -1,13 +1,13 @@
 """The demo's peer-review and revocation steps (`make demo`, after the federation step).
 
-8. **Peer review.** ada publishes its pip pitfall and a lesson derived from it; four other nodes
+9. **Peer review.** ada publishes its pip pitfall and a lesson derived from it; four other nodes
    (grace and linus, and two newcomers, hedy and katherine) receive them and, days later, meet the
    same situation in their own sessions (``demo_sessions/review/<node>/``). Each node's sleep
    verifies the lessons against those sessions: grace, hedy and katherine had never met the
    pitfall (independent confirmations); linus had, on day 8, so his is a corroboration that does
    not count. With three independent confirmations the lessons are common at every node and
    appear in each memory folder's common layer.
-9. **Revocation.** ada revokes the pip lesson; the lesson derived from it falls with it on every
+10. **Revocation.** ada revokes the pip lesson; the lesson derived from it falls with it on every
    node, at once, and `commons revocations` shows it everywhere.
 
 Records travel over the network: each scripted morning every node's daemon runs on loopback
@@ -30,7 +30,7 @@ DERIVED_TEXT = "`pip install --user` failed with 'error: externally-managed-envi
 
 
 def peer_review_and_revocation(demo, keys: dict) -> dict:
-    """Run steps 8 and 9 on ``demo`` (a ``commons.demo.Demo``); returns what each node ended with."""
+    """Run steps 9 and 10 on ``demo`` (a ``commons.demo.Demo``); returns what each node ended with."""
     from commons.demo import DEMO_SESSIONS, DemoNode
     from commons.demo_federation import Federation, export_ids
 
@@ -40,7 +40,7 @@ def peer_review_and_revocation(demo, keys: dict) -> dict:
     reviewers = [grace, linus, *newcomers]
     say = demo.say
 
-    say("## 8. Peer review: ada publishes; four nodes verify against their own later sessions")
+    say("## 9. Peer review: ada publishes; four nodes verify against their own later sessions")
     for node in newcomers:
         if not (node.home / "data" / "keys").exists():
             demo.commons(node, "init")
@@ -84,7 +84,7 @@ def peer_review_and_revocation(demo, keys: dict) -> dict:
     before = {node.name: _memory(node) for node in nodes}
     say()
 
-    say("## 9. ada revokes the pip lesson: the lesson derived from it falls with it, on every node")
+    say("## 10. ada revokes the pip lesson: the lesson derived from it falls with it, on every node")
     demo.commons(ada, "revoke", pip["record_id"][:16], "--reason",
                  "the failures came from a misconfigured mirror image, not from Debian", at=REVOKED_AT)
     ids = (pip["record_id"][:12], derived["record_id"][:12], pip["id"][:12], derived["id"][:12])
