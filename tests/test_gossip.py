@@ -526,3 +526,28 @@ def test_a_revocation_is_announced_to_every_open_session_beyond_the_fanout():
     assert sum(s.statistics().announced_keys_received for s in spokes) >= len(spokes)
     assert all(s.get(revocation_key) is not None for s in spokes)
     assert sum(s.get(target.key) is not None for s in spokes) < len(spokes)  # lessons stop at the fanout
+
+
+def test_a_key_a_peer_will_not_serve_is_fetched_from_another_at_once():
+    from commons.core.gossip_session import PeerSession
+
+    class Withholding(PeerSession):  # claims the key in reconciliation, then answers "missing"
+        __slots__ = ()
+
+        def _serve(self, keys, now):
+            self._send(Records((), tuple(sorted(set(keys)))))
+
+    me, stingy, generous = node(1), node(2), node(3)
+    wanted = lesson(1)
+    stingy.load([wanted])
+    generous.load([wanted])
+    with_stingy, with_generous = PeerPair(me, stingy, NOW), PeerPair(me, generous, NOW)
+    with_stingy.b_session.__class__ = Withholding
+    for pair in (with_stingy, with_generous):
+        pair.run(NOW)
+    with_stingy.a_session.start_sync(NOW)
+    for _ in range(5):  # no anti-entropy round is due: only the lost want can start the second sync
+        with_stingy.run(NOW)
+        with_generous.run(NOW)
+    assert me.get(wanted.key) == wanted
+    assert me.statistics().syncs_completed == 2

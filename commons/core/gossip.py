@@ -35,6 +35,7 @@ How a record spreads, and why this shape (``protocol/gossip.md`` has the details
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -47,6 +48,8 @@ from commons.core.gossip_peers import GossipParams, PeerInfo, PeerTable
 from commons.core.gossip_session import CloseKind, PeerSession, SessionState
 from commons.core.revocation import REFUSED_AS_DEAD
 from commons.core.reconcile import KeySet
+
+_RESYNC_MEMORY = 4096
 
 __all__ = [
     "Accepted",
@@ -160,6 +163,7 @@ class GossipNode:
         self._count = [0] * len(_COUNTERS)
         self._next_sync = now + self.params.sync_interval * rng.random()
         self._next_rotation = now + self.params.rotate_interval
+        self._resynced: dict[bytes, float] = {}  # key -> when a lost want last started a reconciliation
 
     # -- records -----------------------------------------------------------------------------------
 
@@ -364,9 +368,26 @@ class GossipNode:
         entry[1] = sources
         if not sources:
             del self._pending[key]
+            self._resync(key, session, now)
         elif entry[0] is None:
             sources[0]._queue_want(key)
             sources[0]._pump(now)
+
+    def _resync(self, key: bytes, failed: PeerSession, now: float) -> None:
+        """No peer is left to ask for ``key`` (the one that had it answered "missing", or went
+        away): reconcile now with another peer rather than waiting for the next round, so a key
+        learned from a peer that will not serve it (a free rider, one over its rate) arrives from
+        another. At most once per key per ``sync_interval``, so peers that all refuse cannot make
+        it a loop."""
+        if key in self.keyset or now - self._resynced.get(key, -math.inf) < self.params.sync_interval:
+            return
+        ready = [s for s in self._sessions.values()
+                 if s is not failed and s.state is SessionState.OPEN and not s.syncing]
+        if ready:
+            self._resynced[key] = now
+            if len(self._resynced) > _RESYNC_MEMORY:  # forget the oldest: a guard, not a record
+                del self._resynced[next(iter(self._resynced))]
+            self.rng.choice(ready).start_sync(now)
 
     def _take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float) -> None:
         """Validate, then store and relay, or remember a refusal; penalise invalid ones."""
