@@ -16,309 +16,38 @@ one home to the other.
 **The link.** :class:`DaemonLink` runs both nodes as real daemons on loopback, each night, started
 ``--at`` the night's time, dialling each other through a byte-counting relay of this harness (which
 is how the bytes that crossed the wire are measured) until each holds the other's records.
-:class:`FileLink` is the fallback (``commons export`` piped into ``commons import``), used only when
-the daemon commands are missing, and is named as such in every output.
+:class:`FileLink` (``--link file``: ``commons export`` piped into ``commons import``) is a fallback
+for machines where daemons cannot listen, and is named as such in every output. The links live in
+``simulations.links``, a home driven through the CLI in ``simulations.homes``, the report in
+``simulations.experiment_doc``.
 
 Run ``python -m simulations.two_agents --json`` (``make experiment`` also writes
 ``docs/experiment.md``); ``--a-transcripts DIR --b-transcripts DIR`` replays recorded sessions
 instead of the scripted world.
 """
-
 from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
-import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from commons.report import accuracy
 from simulations.task_world import (Encounter, Outcome, PitfallKind, Plan, ScriptedAgent, day_time, iso,
                                     make_plan)
+from simulations.experiment_doc import write_doc
+from simulations.homes import ExperimentError, Node
+from simulations.links import DaemonLink, FileLink, Link, make_link
 
 ARMS = ("control", "trusted", "peer_review")
-REPO = Path(__file__).resolve().parent.parent
-SETTLE_SECONDS = 20.0  # longest a night's exchange may take before the harness says so
-
-
-class ExperimentError(RuntimeError):
-    """The experiment could not run as set up (a command failed, a daemon did not start)."""
-
-
-# --------------------------------------------------------------------------------------------
-# A node: one home driven through the command line
-
-
-@dataclass
-class Node:
-    """One commons home, its agent's transcripts folder and memory folder, under ``root``."""
-
-    name: str
-    root: Path
-    subprocess_cli: bool = False  # run each command in its own process (slower; same code)
-    ingest_counts: list[dict] = field(default_factory=list)  # per night: episodes by kind
-    night_counts: list[dict] = field(default_factory=list)  # per night: sleep's counts
-    author: str = ""  # its author key (hex), known after init
-
-    @property
-    def home(self) -> Path:
-        return self.root / "home"
-
-    @property
-    def transcripts(self) -> Path:
-        return self.root / "transcripts"
-
-    @property
-    def memory(self) -> Path:
-        return self.root / "memory"
-
-    def cli(self, *argv: str, at: str | None = None, parse: bool = True, check: bool = True):
-        """``commons [--at AT] ARGV`` in this home: its JSON output (or text with parse=False)."""
-        args = (["--at", at] if at else []) + list(argv)
-        if self.subprocess_cli:
-            done = subprocess.run([sys.executable, "-m", "commons", *args], capture_output=True, text=True,
-                                  env=dict(os.environ, COMMONS_HOME=str(self.home)), cwd=REPO)
-            code, out, err = done.returncode, done.stdout, done.stderr
-        else:
-            from commons.cli import main
-
-            saved = os.environ.get("COMMONS_HOME")
-            os.environ["COMMONS_HOME"] = str(self.home)
-            out_buf, err_buf = io.StringIO(), io.StringIO()
-            try:
-                with contextlib.redirect_stdout(out_buf), contextlib.redirect_stderr(err_buf):
-                    code = main(args)
-            finally:
-                if saved is None:
-                    os.environ.pop("COMMONS_HOME", None)
-                else:
-                    os.environ["COMMONS_HOME"] = saved
-            out, err = out_buf.getvalue(), err_buf.getvalue()
-        if check and code != 0:
-            raise ExperimentError(f"node {self.name}: `commons {' '.join(args)}` exited {code}: {err.strip()}")
-        return json.loads(out) if parse and out.strip() else out
-
-    def init(self, sections: dict[str, dict]) -> dict:
-        """Create the home; write ``sections`` into its config (transcripts and memory folders too)."""
-        for path in (self.home, self.transcripts, self.memory):
-            path.mkdir(parents=True, exist_ok=True)
-        self.cli("init", "--json")
-        sections = {"ingest": {"roots": [str(self.transcripts)], "poll_seconds": 0.5},
-                    "render": {"folder": str(self.memory)}, **sections}
-        config = self.home / "config.toml"
-        text = config.read_text("utf-8")
-        for name, values in sections.items():
-            text += f"\n[{name}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in values.items())
-        config.write_text(text, "utf-8")
-        ids = self.cli("id", "--json")
-        self.author = ids["author"]
-        return ids
-
-    def night(self, at: str) -> None:
-        got = self.cli("ingest", str(self.transcripts), "--json", at=at)
-        self.ingest_counts.append(dict(got["episodes"]))
-        slept = self.cli("sleep", "--json", at=at)
-        self.night_counts.append(dict(slept["counts"]))
-
-    def records(self) -> list[dict]:
-        text = self.cli("export", parse=False)
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
-# --------------------------------------------------------------------------------------------
-# Links: how two homes meet at night
-
-
-class Link(Protocol):
-    kind: str  # "daemon" or "file (fallback)": said in every output
-
-    def start(self, a: Node, b: Node) -> None: ...
-
-    def exchange(self, at: str) -> None: ...
-
-    def bytes_crossed(self) -> int: ...
-
-    def close(self) -> None: ...
-
-
-class _Relay:
-    """A loopback TCP relay that counts the bytes it carries: the wire between the two daemons."""
-
-    def __init__(self, target: tuple[str, int]):
-        self.target = target
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.address = self.listener.getsockname()
-        self.bytes = 0
-        self._lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            try:
-                upstream = socket.create_connection(self.target, timeout=5)
-            except OSError:
-                conn.close()
-                continue
-            for src, dst in ((conn, upstream), (upstream, conn)):
-                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
-
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while data := src.recv(65536):
-                with self._lock:
-                    self.bytes += len(data)
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                with contextlib.suppress(OSError):
-                    s.shutdown(socket.SHUT_RDWR)
-
-    def close(self) -> None:
-        self.listener.close()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class DaemonLink:
-    """Both nodes as real daemons each night, dialling each other through counting relays."""
-
-    kind = "daemon"
-
-    def __init__(self, publish: bool):
-        self.publish = publish
-        self.relays: list[_Relay] = []
-        self.nodes: tuple[Node, Node] | None = None
-        self.ports: dict[str, int] = {}
-        self.seconds: list[float] = []
-
-    def start(self, a: Node, b: Node) -> None:
-        self.nodes = (a, b)
-        ids = {n.name: n.cli("id", "--json") for n in (a, b)}
-        for node in (a, b):
-            self.ports[node.name] = _free_port()
-        for node, other in ((a, b), (b, a)):
-            relay = _Relay(("127.0.0.1", self.ports[other.name]))
-            self.relays.append(relay)
-            host, port = relay.address
-            node.cli("peers", "add", f"{host}:{port}", ids[other.name]["transport"], "--json")
-            node.cli("publish", "on" if self.publish else "off", "--json")
-
-    def exchange(self, at: str) -> None:
-        assert self.nodes is not None, "DaemonLink.exchange() before start() (API misuse)"
-        started = time.monotonic()
-        procs = []
-        try:
-            for node in self.nodes:
-                procs.append(subprocess.Popen(
-                    [sys.executable, "-m", "commons", "--at", at, "daemon", "--listen",
-                     f"127.0.0.1:{self.ports[node.name]}"], cwd=REPO,
-                    env=dict(os.environ, COMMONS_HOME=str(node.home)),
-                    stdout=subprocess.DEVNULL, stderr=open(node.root / "daemon.log", "ab")))
-            self._wait_settled(procs)
-        finally:
-            for proc in procs:
-                proc.terminate()
-            for proc in procs:
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-        self.seconds.append(time.monotonic() - started)
-
-    def _wait_settled(self, procs: Sequence[subprocess.Popen]) -> None:
-        """Until each node holds every record the other authored (or the time is up)."""
-        a, b = self.nodes
-        deadline = time.monotonic() + SETTLE_SECONDS
-        while time.monotonic() < deadline:
-            for proc, node in zip(procs, self.nodes):
-                if proc.poll() is not None:
-                    raise ExperimentError(f"node {node.name}'s daemon exited {proc.returncode}; "
-                                          f"see {node.root / 'daemon.log'}")
-            records = {n.name: n.records() for n in (a, b)}
-            held = {name: {r["id"] for r in rs} for name, rs in records.items()}
-            own = {n.name: {r["id"] for r in records[n.name] if r["record"].get("author") == n.author}
-                   for n in (a, b)}
-            if own[a.name] <= held[b.name] and own[b.name] <= held[a.name]:
-                return
-            time.sleep(0.2)
-        raise ExperimentError(f"the daemons did not exchange their records within {SETTLE_SECONDS:.0f} s")
-
-    def bytes_crossed(self) -> int:
-        return sum(r.bytes for r in self.relays)
-
-    def close(self) -> None:
-        for relay in self.relays:
-            relay.close()
-
-
-def _author(node: Node) -> str:
-    return node.author
-
-
-class FileLink:
-    """FALLBACK, not the experiment's wire: each node's records exported and imported by the other.
-
-    Used only when the daemon commands are missing; the bytes counted are the exported lines.
-    """
-
-    kind = "file (fallback)"
-
-    def __init__(self, publish: bool):
-        self.publish = publish
-        self.nodes: tuple[Node, Node] | None = None
-        self.carried = 0
-        self.seen: dict[str, set[str]] = {}
-
-    def start(self, a: Node, b: Node) -> None:
-        self.nodes = (a, b)
-        for node in (a, b):
-            self.seen[node.name] = set()
-            node.cli("publish", "on" if self.publish else "off", "--json")
-
-    def exchange(self, at: str) -> None:
-        assert self.nodes is not None, "FileLink.exchange() before start() (API misuse)"
-        for src, dst in (self.nodes, self.nodes[::-1]):
-            lines = [json.dumps(r) for r in src.records() if r["id"] not in self.seen[dst.name]]
-            if not lines:
-                continue
-            path = dst.root / "incoming.jsonl"
-            path.write_text("\n".join(lines) + "\n", "utf-8")
-            self.carried += path.stat().st_size
-            dst.cli("import", str(path), "--json", at=at, check=False)
-            path.unlink()
-            self.seen[dst.name] |= {json.loads(line)["id"] for line in lines}
-
-    def bytes_crossed(self) -> int:
-        return self.carried
-
-    def close(self) -> None:
-        pass
-
-
-def make_link(publish: bool, prefer: str = "daemon") -> Link:
-    """The real daemons; ``prefer="file"`` for the export/import fallback (labelled as such)."""
-    return DaemonLink(publish) if prefer == "daemon" else FileLink(publish)
+__all__ = ["ARMS", "ExperimentError", "Node", "DaemonLink", "FileLink", "Link", "make_link", "run_arm",
+           "run_experiment", "summarise", "replay_arm", "main"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -408,7 +137,7 @@ def _records_summary(run: ArmRun) -> dict:
     """Lessons published, verifications signed and lessons made common, per node."""
     out = {}
     for node in (run.a, run.b):
-        mine = _author(node)
+        mine = node.author
         records = node.records()
         by = lambda t, own: sum(r["type"] == t and (r["record"].get("author") == mine) == own for r in records)
         common = []
@@ -545,140 +274,6 @@ def _repeated_errors(node: Node) -> int:
     sims = vectors @ vectors.T
     return sum(any(sims[i, j] >= 0.55 and episodes[j]["session"] != episodes[i]["session"] for j in range(i))
                for i in range(len(episodes)))
-
-
-# --------------------------------------------------------------------------------------------
-# Output
-
-
-def table(result: dict) -> str:
-    arms = result["arms"]
-    rows = ["| arm | B errors on A-only pitfalls | B encounters with them | avoided via common layer "
-            "| B errors on its own pitfalls | lessons A published | lessons B received | B verifications "
-            "| lessons common at B | bytes on the wire |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
-    for name, s in arms.items():
-        ra, rb = s["records"]["ada"], s["records"]["bo"]
-        rows.append(f"| {name} | **{s['b_errors_on_a_only_pitfalls']}** | {s['b_encounters_with_a_only_pitfalls']} "
-                    f"| {s['b_avoided_a_only_via_common']} | {s['b_errors_on_own_pitfalls']} "
-                    f"| {ra['lessons_published']} | {rb['lessons_received']} | {rb['verifications_signed']} "
-                    f"| {rb['lessons_common']} | {s['bytes_crossed']:,} |")
-    rows += ["", "| arm | agent | repeat-yourself rate | repeated-error rate | surprises per session "
-             "| prediction accuracy |", "|---|---|---|---|---|---|"]
-    for name, s in arms.items():
-        for agent, r in s["agents"].items():
-            acc = "–" if r["prediction_accuracy"] is None else f"{r['prediction_accuracy']:.2f}"
-            rows.append(f"| {name} | {agent} | {r['repeat_yourself_rate']:.3f} | {r['repeated_error_rate']:.3f} "
-                        f"| {r['surprises_per_session']:.3f} | {acc} |")
-    return "\n".join(rows)
-
-
-def plots(result: dict, folder: Path) -> list[str]:
-    """PNG plots beside the doc; [] (and a message) without matplotlib."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: docs/experiment.md is written without plots", file=sys.stderr)
-        return []
-    arms = result["arms"]
-    written = []
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    for name, s in arms.items():
-        # Cumulative errors of B on A-only pitfalls, from B's per-day errors restricted to them.
-        series, total = [], 0
-        for row in s["per_day"]["bo"]:
-            total += row.get("errors_on_a_only", 0)
-            series.append(total)
-        ax.step(range(1, len(series) + 1), series, where="post", label=name)
-    ax.set_xlabel("day")
-    ax.set_ylabel("B's errors on A-only pitfalls (cumulative)")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(folder / "experiment-b-errors.png", dpi=110)
-    written.append("experiment-b-errors.png")
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-    for ax, agent in zip(axes, ("ada", "bo")):
-        for name, s in arms.items():
-            rows = s["per_day"][agent]
-            ax.plot([r["day"] for r in rows], [r["surprises_seen"] for r in rows], marker=".", label=name)
-        ax.set_title(f"agent {'A' if agent == 'ada' else 'B'} ({agent})")
-        ax.set_xlabel("day")
-    axes[0].set_ylabel("surprises in the day's session")
-    axes[1].legend()
-    fig.tight_layout()
-    fig.savefig(folder / "experiment-surprises.png", dpi=110)
-    written.append("experiment-surprises.png")
-    plt.close("all")
-    return written
-
-
-def write_doc(result: dict, path: Path, command: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    images = plots(result, path.parent)
-    link = ", ".join(result["link"])
-    fallback = ("\n**The link in this run was the file fallback (`commons export` → `commons import`), not "
-                "the daemons: the daemon commands were missing when it ran.**\n" if "daemon" not in link else "")
-    arms = result["arms"]
-    head = " · ".join(f"{name}: **{s['b_errors_on_a_only_pitfalls']}** of {s['b_encounters_with_a_only_pitfalls']}"
-                      for name, s in arms.items())
-    text = f"""# The two-agent experiment
-
-Design paper §7.5: two agents on one machine, each with its own raw stream, exchanging only
-lessons over the wire. Does agent B stop making the mistakes only agent A has met?
-
-Regenerate with `{command}` (seed {result['seed']}, {result['days']} days; about
-{sum(s['seconds'] for s in arms.values()):.0f} s here). Link: {link}.
-{fallback}
-## Set-up
-
-- Two homes (`COMMONS_HOME`), two transcripts folders, two memory folders; the scripted agents
-  (`simulations/task_world.py`) write one Claude Code session a day each, in the real format.
-- Every night, on one scripted clock: each node runs `commons --at NIGHT ingest` and `sleep`,
-  the two daemons are started `--at` the night and gossip over loopback until each holds the
-  other's records, then each node renders its memory folder, which its agent reads the next morning.
-- A pitfall is avoided only when the memory folder holds a lesson that covers it, judged by sleep's
-  own rules: the lesson names the command about to run (or its situation line matches it at
-  cosine ≥ 0.5) and reports the surprise that command would meet (cosine ≥ 0.5).
-- A meets its {len(result['a_only_pitfalls'])} error pitfalls twice each in the first half (an error
-  must repeat before it is a lesson); B meets each of them three times in the second half, and its
-  own {len(result['b_own_pitfalls'])} pitfalls across the run. Each agent also has two project
-  conventions the person corrects. A-only pitfalls: {', '.join(result['a_only_pitfalls'])}.
-- Arms: **control** (publishing off), **trusted** (B names A's author key in `[trust] authors`),
-  **peer_review** (no trust in A; `[trust] required = 1`: B confirms a lesson once before it is common).
-
-## Headline: B's errors on the pitfalls only A had met
-
-{head}
-
-{table(result)}
-
-Rates are per session. The repeat-yourself rate counts corrections the person had already given
-in an earlier session; the repeated-error rate counts failures the agent had met before.
-Surprises per session are what commons itself found in the day's transcript (error and correction
-episodes). Prediction accuracy is `(confirmed + prevented) / (confirmed + prevented + failed)`
-over the whole run, from each night's sleep.
-
-Convention lessons ("The person corrected the agent, saying …") are `local` by scope and are
-never published, so they cannot cross: the repeat-yourself rate is each agent's own.
-
-## Reading it
-
-- Control: B learns each A-only pitfall alone; an error must repeat before it is a lesson, so each
-  costs B two errors. Trusted: A's lesson is common at B on arrival and B never meets it.
-  Peer review: B's first error confirms A's lesson (B was naive: it received the lesson before
-  meeting the surprise), which makes it common at `required = 1`; B errs once per pitfall.
-- B's errors on its own pitfalls are the same in every arm: the commons changes nothing else.
-- Prediction accuracy is 1.00 because this world never contradicts a lesson: a pitfall, once
-  set, always fails the same way until its workaround is used, so a prediction is either met or
-  prevented. A world where pitfalls get fixed upstream (the command starts working) would show
-  failed predictions and lessons fading; real transcripts (`--a-transcripts/--b-transcripts`) do.
-"""
-    for image in images:
-        text += f"\n![{image}]({image})\n"
-    path.write_text(text, "utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,99 @@
+"""A commons home driven through its command line, as the two-agent experiment drives each node."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class ExperimentError(RuntimeError):
+    """The experiment could not run as set up (a command failed, a daemon did not start)."""
+
+
+# --------------------------------------------------------------------------------------------
+# A node: one home driven through the command line
+
+
+@dataclass
+class Node:
+    """One commons home, its agent's transcripts folder and memory folder, under ``root``."""
+
+    name: str
+    root: Path
+    subprocess_cli: bool = False  # run each command in its own process (slower; same code)
+    ingest_counts: list[dict] = field(default_factory=list)  # per night: episodes by kind
+    night_counts: list[dict] = field(default_factory=list)  # per night: sleep's counts
+    author: str = ""  # its author key (hex), known after init
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def transcripts(self) -> Path:
+        return self.root / "transcripts"
+
+    @property
+    def memory(self) -> Path:
+        return self.root / "memory"
+
+    def cli(self, *argv: str, at: str | None = None, parse: bool = True, check: bool = True):
+        """``commons [--at AT] ARGV`` in this home: its JSON output (or text with parse=False)."""
+        args = (["--at", at] if at else []) + list(argv)
+        if self.subprocess_cli:
+            done = subprocess.run([sys.executable, "-m", "commons", *args], capture_output=True, text=True,
+                                  env=dict(os.environ, COMMONS_HOME=str(self.home)), cwd=REPO)
+            code, out, err = done.returncode, done.stdout, done.stderr
+        else:
+            from commons.cli import main
+
+            saved = os.environ.get("COMMONS_HOME")
+            os.environ["COMMONS_HOME"] = str(self.home)
+            out_buf, err_buf = io.StringIO(), io.StringIO()
+            try:
+                with contextlib.redirect_stdout(out_buf), contextlib.redirect_stderr(err_buf):
+                    code = main(args)
+            finally:
+                if saved is None:
+                    os.environ.pop("COMMONS_HOME", None)
+                else:
+                    os.environ["COMMONS_HOME"] = saved
+            out, err = out_buf.getvalue(), err_buf.getvalue()
+        if check and code != 0:
+            raise ExperimentError(f"node {self.name}: `commons {' '.join(args)}` exited {code}: {err.strip()}")
+        return json.loads(out) if parse and out.strip() else out
+
+    def init(self, sections: dict[str, dict]) -> dict:
+        """Create the home; write ``sections`` into its config (transcripts and memory folders too)."""
+        for path in (self.home, self.transcripts, self.memory):
+            path.mkdir(parents=True, exist_ok=True)
+        self.cli("init", "--json")
+        sections = {"ingest": {"roots": [str(self.transcripts)], "poll_seconds": 0.5},
+                    "render": {"folder": str(self.memory)}, **sections}
+        config = self.home / "config.toml"
+        text = config.read_text("utf-8")
+        for name, values in sections.items():
+            text += f"\n[{name}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in values.items())
+        config.write_text(text, "utf-8")
+        ids = self.cli("id", "--json")
+        self.author = ids["author"]
+        return ids
+
+    def night(self, at: str) -> None:
+        got = self.cli("ingest", str(self.transcripts), "--json", at=at)
+        self.ingest_counts.append(dict(got["episodes"]))
+        slept = self.cli("sleep", "--json", at=at)
+        self.night_counts.append(dict(slept["counts"]))
+
+    def records(self) -> list[dict]:
+        text = self.cli("export", parse=False)
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
