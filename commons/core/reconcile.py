@@ -34,10 +34,13 @@ from dataclasses import dataclass, field
 
 import blake3
 
-TAG_REVOCATION = 0x00
-TAG_VOUCH = 0x01
-TAG_LESSON = 0x02
-TAG_VERIFICATION = 0x03
+from commons.core.records import RecordType
+
+# The record types' tags, from the one place they are defined (revocations sort first).
+TAG_REVOCATION = RecordType.REVOCATION.tag
+TAG_VOUCH = RecordType.VOUCH.tag
+TAG_LESSON = RecordType.LESSON.tag
+TAG_VERIFICATION = RecordType.VERIFICATION.tag
 
 KEY_SIZE = 33
 ID_SIZE = 32
