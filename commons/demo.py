@@ -17,19 +17,16 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import nacl.signing
-
-from commons.clock import format_time, parse_time
-from commons.core.records import Lesson, LessonKind, Prediction, Scope, Vouch, day_of, sign
 from commons.errors import CommonsError
 
 NODE_NAMES = ("ada", "grace", "linus")
-DEMO_START = "2026-11-02T09:00:00Z"
 DEMO_SESSIONS = Path(__file__).resolve().parent / "demo_sessions"  # <node name>/day-NN-*.jsonl
 INGESTED_AT = "2026-11-10T18:00:00Z"  # after the last bundled session
 NIGHTS = ("2026-11-03T03:00Z", "2026-11-05T03:00Z", "2026-11-07T03:00Z", "2026-11-09T03:00Z",
           "2026-11-11T03:00Z")  # scripted nights of sleep; each sees the sessions before it
+SIGNED_AT = "2026-11-11T08:00:00Z"  # ada writes a lesson by hand and starts publishing
 FEDERATION_AT = "2026-11-11T09:00:00Z"  # the daemons' clocks start the morning after the last night
+HAND_LESSON = "Debian 12's system Python refuses `pip install`: it fails with 'error: externally-managed-environment'."
 
 
 @dataclass(frozen=True)
@@ -65,7 +62,7 @@ class Demo:
             self.say(f"  ({len(done.stdout.splitlines())} lines)")
         elif not self.quiet and done.stdout.strip():
             print("  " + done.stdout.rstrip().replace("\n", "\n  "), flush=True)
-        if not self.quiet and done.returncode != 0:
+        if not self.quiet and done.returncode != 0 and done.stderr.strip():
             print("  " + done.stderr.rstrip().replace("\n", "\n  "), flush=True)
         if check and done.returncode != 0:
             raise CommonsError(f"demo step failed: {shown}\n{done.stderr.strip()}")
@@ -85,19 +82,21 @@ class Demo:
         self.say()
         self._ingest_sessions()
         rendered = self._sleep_nights()
-        self.say("## 4. ada signs two records: a lesson and a vouch for grace")
-        self._sign_demo_records(self.nodes[0], keys["grace"]["author"])
+        ada, grace, linus = self.nodes
+        self.say("## 4. ada signs records: a lesson in her own words, her shared lessons, a vouch for grace")
+        self.commons(ada, "lessons", "add", HAND_LESSON, "--scope", "shared", at=SIGNED_AT)
+        self.commons(ada, "publish", "on", at=SIGNED_AT)  # signs every shared lesson; local ones stay home
+        self.commons(ada, "vouch", keys["grace"]["author"], at=SIGNED_AT)
         self.say()
         self.say("## 5. ada exports its records; grace imports them, checking each as if from a peer")
-        exported = self.commons(self.nodes[0], "export", show=False)
+        exported = self.commons(ada, "export", show=False)
         export_file = self.root / "ada-export.jsonl"
         export_file.write_text(exported, encoding="utf-8")
-        self.commons(self.nodes[1], "import", str(export_file), at=DEMO_START)
+        self.commons(grace, "import", str(export_file), at=SIGNED_AT)
         self.say("\n## 6. A tampered copy is refused, saying why")
         tampered = self.root / "tampered.jsonl"
-        # Change one word inside the signed body of the lesson: its id and signature no longer match.
-        tampered.write_text(exported.replace(b"fails".hex(), b"works".hex(), 1), encoding="utf-8")
-        self.commons(self.nodes[2], "import", str(tampered), at=DEMO_START, check=False)
+        tampered.write_text(_tamper(exported, "fails", "works"), encoding="utf-8")
+        self.commons(linus, "import", str(tampered), at=SIGNED_AT, check=False)
         self.say()
         self.say("## 7. Every store passes its integrity check")
         for node in self.nodes:
@@ -153,42 +152,6 @@ class Demo:
             self.say()
         return folders
 
-    def _sign_demo_records(self, node: DemoNode, vouchee_hex: str) -> None:
-        # Until lessons are learned from sessions, the demo signs one by hand through the library.
-        from commons import identity
-        from commons.config import load_config
-        from commons.home import Home
-        from commons.runtime import run
-        from commons.store import records as record_store
-        from commons.store.db import Store
-
-        home = Home(config_dir=node.home, data_dir=node.home / "data")
-        me = identity.load(home)
-        network = load_config(home.config_file).network.key_bytes
-        now = parse_time(DEMO_START)
-        key: nacl.signing.SigningKey = me.author_key
-        lesson = Lesson(
-            network=network,
-            author=me.author_public,
-            created=day_of(now),
-            kind=LessonKind.ERROR,
-            text="`pip install` into Debian 12's system Python fails with 'error: externally-managed-environment'.",
-            scope=Scope.SHARED,
-            topics=("debian", "pip", "python"),
-            prediction=Prediction("pip install on a system Python", "error: externally-managed-environment"),
-        )
-        vouch = Vouch(network=network, author=me.author_public, created=day_of(now), subject=bytes.fromhex(vouchee_hex))
-        signed = [sign(lesson, key), sign(vouch, key)]
-
-        async def store_them() -> None:
-            async with await Store.open(home.database) as store:
-                await record_store.add_own(store, signed, now)
-
-        run(store_them)
-        for record in signed:
-            self.say(f"  signed {record.type.value} {record.id.hex()[:16]}… at {format_time(now)}")
-
-
     # -- step 8: a local federation of daemons -----------------------------------------------------
 
     def _federation(self) -> None:
@@ -205,6 +168,17 @@ class Demo:
             for node in self.nodes:
                 self.commons(node, "status")
         self.say()
+
+
+def _tamper(exported: str, word: str, other: str) -> str:
+    """Change one word inside the signed body of the first record that has it: its id and signature
+    no longer match, as if a relay had altered it."""
+    lines = exported.splitlines()
+    for index, line in enumerate(lines):
+        if word.encode().hex() in json.loads(line)["body"]:
+            lines[index] = line.replace(word.encode().hex(), other.encode().hex(), 1)
+            break
+    return "\n".join(lines) + "\n"
 
 
 def run_demo(directory: Path | None, *, as_json: bool) -> dict:
