@@ -20,6 +20,7 @@ import json
 from mcp.server.mcpserver import MCPServer
 
 from commons import organism
+from commons import recall as recalling
 from commons.cli.context import Context
 
 INSTRUCTIONS = (
@@ -38,7 +39,7 @@ def build_server(ctx: Context, store) -> MCPServer:
                               "0.25·recency + 0.15·strength. Returns JSON: a list of {id, text, score, "
                               "relevance, recency, strength}. Recalling a lesson keeps it alive."))
     async def recall(query: str, k: int = 5) -> str:
-        hits = await organism.recall(store, setup, query, max(1, min(int(k), 50)), ctx.now())
+        hits = await recalling.recall(store, setup, query, max(1, min(int(k), 50)), ctx.now())
         return json.dumps(hits, ensure_ascii=False)
 
     @server.tool(description=("The lessons this agent has learned, strongest first. status: active "

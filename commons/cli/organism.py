@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from commons import organism
+from commons import recall as recalling
 from commons.cli.context import Context, add_json_flag, emit
 from commons.cli.lessons import render_text, setup_of
 from commons.clock import parse_time
@@ -88,7 +89,7 @@ async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
     setup = setup_of(ctx)
     try:
         async with await ctx.open_store() as store:
-            hits = await organism.recall(store, setup, args.query, args.k, ctx.now(), episodes=args.episodes)
+            hits = await recalling.recall(store, setup, args.query, args.k, ctx.now(), episodes=args.episodes)
     except organism.LessonRefused as error:
         raise UsageError(str(error)) from None
     emit(args, hits, lambda: "\n".join(

@@ -1,0 +1,113 @@
+"""Recall through the store: the k lessons most relevant to a situation, for the CLI and the MCP tool.
+
+score = relevance·w₁ + recency·w₂ + strength·w₃ ([recall] in config.toml; the core's ``top_k``),
+over the node's active lessons (a matrix kept in memory while no lesson changes), the lessons
+other agents taught it that are common at this node, and optionally the live episodes. Every
+lesson returned is touched: use keeps a memory alive (design paper §4.4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import trio
+
+from commons.core.embed import embed, embed_many
+from commons.core.lessons import DAY, Lesson, adjust
+from commons.core.recall import RecallParams, normalised_strength, top_k
+from commons.store import episodes as episode_store
+from commons.store import lessons as ls
+from commons.store.db import Store
+from commons.organism import LessonRefused, Setup
+
+
+def _components(query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray,
+                rows: Sequence[int], now: float, params: RecallParams) -> list[tuple[float, float, float]]:
+    """(relevance, recency, normalised strength) of some rows, as the score weighs them."""
+    sub = matrix[list(rows)]
+    relevance = np.maximum(sub @ query_vec, 0.0)
+    age = np.maximum(now - touched[list(rows)], 0.0) / DAY
+    recency = np.exp2(-age / params.recency_half_life_days)
+    strength_n = normalised_strength(strength[list(rows)])
+    return [(float(a), float(b), float(c)) for a, b, c in zip(relevance, recency, strength_n)]
+
+
+async def recall(store: Store, setup: Setup, query: str, k: int, now: float, *,
+                 episodes: bool = False) -> list[dict]:
+    """The ``k`` best active lessons (and episodes) for ``query``; each one returned is touched."""
+    if not query.strip():
+        raise LessonRefused("recall needs a query: the words of the situation, e.g. an error line")
+    params, half_life = setup.recall, setup.sleep.half_life_days
+    qvec = embed(query)
+    cached = await ls.recall_matrix(store)
+    ids, matrix, touched = list(cached.ids), cached.vectors, cached.touched
+    strength = cached.strength * np.exp2(-np.maximum(now - cached.strength_at, 0.0) / (half_life * DAY))
+    texts: dict[str, str] = {}
+    kinds = ["lesson"] * len(ids)
+    ep_keys: dict[str, str] = {}
+    common = await _common_lessons(store, setup, now)
+    if common:
+        # Lessons other agents taught this node and enough of them confirmed: no local strength
+        # or touches, so recency counts from receipt and strength is the confirmation count.
+        matrix = np.concatenate([matrix, await trio.to_thread.run_sync(embed_many, [c[1] for c in common])])
+        touched = np.concatenate([touched, [c[2] for c in common]])
+        strength = np.concatenate([strength, [float(c[3]) for c in common]])
+        for rid, text, _, _ in common:
+            ids.append(rid)
+            kinds.append("common")
+            texts[rid] = text
+    if episodes:
+        live = await episode_store.load_episodes(store)
+        touches = await ls.episode_touches(store)
+        if live:
+            ep_last = np.array([max(s.episode.at, touches.get(s.episode.uid, s.episode.at)) for s in live])
+            ep_vecs = await trio.to_thread.run_sync(embed_many, [s.episode.text() for s in live])
+            matrix = np.concatenate([matrix, ep_vecs])
+            touched = np.concatenate([touched, ep_last])
+            strength = np.concatenate([strength, np.exp2(-np.maximum(now - ep_last, 0.0) / (half_life * DAY))])
+            for s in live:
+                ids.append(s.key)
+                kinds.append("episode")
+                texts[s.key] = s.episode.text()
+                ep_keys[s.key] = s.episode.uid
+    best = top_k(qvec, matrix, touched, strength, now, k, params)
+    parts = _components(qvec, matrix, touched, strength, [i for i, _ in best], now, params)
+    lesson_ids = [ids[i] for i, _ in best if kinds[i] == "lesson"]
+    found = {s.lesson.id: s.lesson for s in await ls.load_lessons(store, ids=lesson_ids)} if lesson_ids else {}
+    hits = []
+    for (row, score), (relevance, recency, strength_n) in zip(best, parts):
+        hit_id = ids[row]
+        hits.append({"id": hit_id, "type": kinds[row],
+                     "text": found[hit_id].text if kinds[row] == "lesson" else texts[hit_id],
+                     "score": round(score, 4), "relevance": round(relevance, 4), "recency": round(recency, 4),
+                     "strength": round(float(strength[row]), 4), "strength_normalised": round(strength_n, 4)})
+    await _touch(store, [found[i] for i in lesson_ids], [(key, ep_keys[key]) for key in
+                 (h["id"] for h in hits if h["type"] == "episode")], now, half_life)
+    return hits
+
+
+async def _common_lessons(store: Store, setup: Setup, now: float) -> list[tuple[str, str, float, int]]:
+    """(record id, text, received at, confirmations) of the received lessons common at this node."""
+    if setup.identity is None or setup.config is None:
+        return []
+    from commons import review
+
+    held = await review.load(store, setup.config, setup.identity.author_public, now)
+    found = []
+    for signed in held.received_lessons(review.LessonStatus.COMMON):
+        state = held.state(signed.id)
+        found.append((signed.id.hex(), signed.record.text, held.received[signed.id], state.confirmations))
+    return found
+
+
+async def _touch(store: Store, lessons: Sequence[Lesson], episode_keys: Sequence[tuple[str, str]],
+                 now: float, half_life: float) -> None:
+    """Use keeps a memory alive: every recalled lesson's recency is renewed (the core's adjust)."""
+    if not lessons and not episode_keys:
+        return
+    touched = [adjust(lesson, 0.0, now, half_life, touch=True) for lesson in lessons]
+    async with store.transaction():
+        await ls.touch_lessons(store, [(t.strength, t.strength_at, t.touched, t.id) for t in touched])
+        if episode_keys:
+            await ls.touch_episodes(store, episode_keys, now)
