@@ -18,6 +18,7 @@ from pathlib import Path
 
 from commons.clock import format_time
 from commons.store import lessons as ls
+from commons.store import reviews as review_store
 from commons.store.db import Store
 
 _LESSON_TYPES = ("learned", "strengthened", "weakened", "archived")
@@ -53,7 +54,7 @@ async def build_report(store: Store, since: float, until: float) -> dict:
     # The commons: lessons promoted, faded or revoked here (peer review, commons.review), and the
     # revocations that arrived, with their reasons (they apply at once, not at the next sleep).
     commons = [{"lesson": c.record_id.hex(), "from": c.before, "to": c.after, "text": c.text, "why": c.why,
-                "at": format_time(c.at)} for c in await ls.trust_changes(store, since, until)]
+                "at": format_time(c.at)} for c in await review_store.trust_changes(store, since, until)]
     revocations = [{"id": key[1:].hex(), "at": format_time(at)} for key, at in await store.fetchall(
         "SELECT key, received_at FROM records WHERE type = 'revocation' AND received_at > ? AND received_at <= ? "
         "ORDER BY received_at, key", (since, until))]

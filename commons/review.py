@@ -47,6 +47,7 @@ from commons.core.revocation import Cause
 from commons.core.trust import LessonState, LessonStatus, TrustPolicy, TrustView, evaluate
 from commons.store import episodes as episode_store
 from commons.store import lessons as ls
+from commons.store import reviews as review_store
 from commons.store import records as record_store
 from commons.store.db import Store
 
@@ -140,23 +141,23 @@ def status_why(held: Held, state: LessonState) -> str:
             f"latest counted outcomes; {state.confirmations} independent confirmation(s) in all")
 
 
-async def refresh(store: Store, config: Config, me: bytes, now: float) -> list[ls.TrustChange]:
+async def refresh(store: Store, config: Config, me: bytes, now: float) -> list[review_store.TrustChange]:
     """Log every lesson whose status changed since the last refresh (promoted, faded, revoked…).
 
     A lesson's first status is remembered silently unless it arrives common or revoked.
     """
     held = await load(store, config, me, now)
-    previous = await ls.trust_statuses(store)
+    previous = await review_store.trust_statuses(store)
     changes = []
     for rid, state in sorted(held.view.lessons.items()):
         before, after = previous.get(rid), state.status.value
         if before == after:
             continue
         text = held.records[rid].record.text
-        changes.append(ls.TrustChange(rid, before, after, text, status_why(held, state), now))
+        changes.append(review_store.TrustChange(rid, before, after, text, status_why(held, state), now))
     if changes:
         async with store.transaction():
-            await ls.add_trust_changes(store, changes)
+            await review_store.add_trust_changes(store, changes)
     return [c for c in changes if c.before is not None or c.after in ("common", "revoked")]
 
 
@@ -244,10 +245,10 @@ def judge_received(items: Sequence[tuple[SignedRecord, float]], episodes: Sequen
 
 @dataclass(frozen=True)
 class ReviewResult:
-    judged: tuple[ls.Review, ...]  # new judgements of received lessons
+    judged: tuple[review_store.Review, ...]  # new judgements of received lessons
     represented: tuple[tuple[str, bytes], ...]  # (own lesson id, common record id): not published twice
     signed: tuple[SignedRecord, ...]  # records signed tonight (lessons and verifications)
-    changes: tuple[ls.TrustChange, ...]
+    changes: tuple[review_store.TrustChange, ...]
 
     def as_dict(self) -> dict:
         return {
@@ -258,7 +259,7 @@ class ReviewResult:
         }
 
 
-def change_dict(change: ls.TrustChange) -> dict:
+def change_dict(change: review_store.TrustChange) -> dict:
     return {"lesson": change.record_id.hex(), "from": change.before, "to": change.after,
             "text": change.text, "why": change.why}
 
@@ -284,7 +285,7 @@ async def after_sleep(store: Store, setup, now: float) -> ReviewResult:
     stored = [s for s in await episode_store.load_episodes(store, include_archived=True) if s.episode.at <= now]
     every = [s.episode for s in stored]
     live = [s.episode for s in stored if s.archived_at is None]
-    previous = await ls.reviews(store)
+    previous = await review_store.reviews(store)
 
     represented, corroborations = await _dedupe(store, held, every, previous, params.verify_cosine, now)
     cursor: dict[bytes, float] = {}
@@ -301,11 +302,11 @@ async def after_sleep(store: Store, setup, now: float) -> ReviewResult:
     met = await trio.to_thread.run_sync(partial(
         _met_before, [s for s in alive if s.id in judged_ids], held.received, _surprises(every),
         params.verify_cosine))
-    new = [ls.Review(j.lesson, j.evidence, j.how, j.lesson not in met, j.observed, held.received[j.lesson], now)
+    new = [review_store.Review(j.lesson, j.evidence, j.how, j.lesson not in met, j.observed, held.received[j.lesson], now)
            for j in judgements] + corroborations
     if new or represented:
         async with store.transaction():
-            await ls.add_reviews(store, new)
+            await review_store.add_reviews(store, new)
             await ls.mark_represented(store, represented, now)
     signed = await publish_pending(store, setup, now)
     changes = await refresh(store, config, me, now)
@@ -322,8 +323,8 @@ def _met_before(lessons: Sequence[SignedRecord], received: Mapping[bytes, float]
     return found
 
 
-async def _dedupe(store: Store, held: Held, episodes: Sequence, previous: Sequence[ls.Review],
-                  cosine: float, now: float) -> tuple[list[tuple[str, bytes]], list[ls.Review]]:
+async def _dedupe(store: Store, held: Held, episodes: Sequence, previous: Sequence[review_store.Review],
+                  cosine: float, now: float) -> tuple[list[tuple[str, bytes]], list[review_store.Review]]:
     """Own unpublished shared lessons that a common lesson already stands for, and corroborations."""
     common = held.received_lessons(LessonStatus.COMMON)
     if not common:
@@ -334,7 +335,7 @@ async def _dedupe(store: Store, held: Held, episodes: Sequence, previous: Sequen
     stands = [stand_in(s) for s in common]
     reviewed = {r.lesson for r in previous}
     represented: list[tuple[str, bytes]] = []
-    corroborations: list[ls.Review] = []
+    corroborations: list[review_store.Review] = []
     for lesson in own:
         surprises = [by_uid[uid] for uid in lesson.episodes if uid in by_uid]
         meetings = await trio.to_thread.run_sync(partial(first_meetings, stands, surprises, cosine=cosine))
@@ -346,7 +347,7 @@ async def _dedupe(store: Store, held: Held, episodes: Sequence, previous: Sequen
         received = held.received[rid]
         if episode.at < received and rid not in reviewed:  # met before receipt: a corroboration
             reviewed.add(rid)
-            corroborations.append(ls.Review(rid, episode.uid, CORROBORATED, False, received, received, now))
+            corroborations.append(review_store.Review(rid, episode.uid, CORROBORATED, False, received, received, now))
     return represented, corroborations
 
 
@@ -362,13 +363,13 @@ async def publish_pending(store: Store, setup, now: float) -> list[SignedRecord]
 
 async def sign_reviews(store: Store, setup, now: float) -> list[SignedRecord]:
     """Sign every judgement not yet signed as a Verification and store it (origin own)."""
-    pending = await ls.reviews(store, unsigned=True)
+    pending = await review_store.reviews(store, unsigned=True)
     if not pending:
         return []
     identity, network = setup.identity, setup.config.network.key_bytes
     held = await load(store, setup.config, identity.author_public, now)
     today = day_of(now)
-    made: list[tuple[ls.Review, SignedRecord]] = []
+    made: list[tuple[review_store.Review, SignedRecord]] = []
     for review in pending:
         if review.lesson in held.view.dead_ids:
             continue  # a verification of a dead lesson would count for nothing
@@ -383,7 +384,7 @@ async def sign_reviews(store: Store, setup, now: float) -> list[SignedRecord]:
     if made:
         await record_store.add_own(store, [s for _, s in made], now)
         async with store.transaction():
-            await ls.sign_reviews(store, [(r.lesson, r.evidence, s.id) for r, s in made])
+            await review_store.sign_reviews(store, [(r.lesson, r.evidence, s.id) for r, s in made])
     return [s for _, s in made]
 
 

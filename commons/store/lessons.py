@@ -105,39 +105,6 @@ MIGRATIONS = (
         "CREATE TABLE episode_touches (key TEXT PRIMARY KEY, uid TEXT NOT NULL, touched REAL NOT NULL)",
     ),
     (
-        # Peer review (commons.review): what this node's sessions said about lessons it received.
-        # One row per (received lesson, deciding episode); record_id is the signed verification,
-        # filled when publishing is on (verifications go out under the same opt-in as lessons).
-        """CREATE TABLE reviews (
-            lesson BLOB NOT NULL,            -- the received lesson's record id
-            evidence TEXT NOT NULL,          -- the local episode uid that decided it (never published)
-            how TEXT NOT NULL,               -- confirmed | prevented | failed | corroborated
-            naive INTEGER NOT NULL,          -- 0: the node had met the surprise before receipt
-            observed REAL NOT NULL,          -- when the deciding episode happened
-            received REAL NOT NULL,          -- when the node first held the lesson
-            at REAL NOT NULL,                -- when it was judged
-            record_id BLOB,                  -- the signed verification, once published
-            PRIMARY KEY (lesson, evidence)
-        ) WITHOUT ROWID""",
-        # The last status each lesson record was seen with, so changes (promoted, faded, revoked)
-        # can be reported; the status itself is always recomputed from the records.
-        """CREATE TABLE trust_status (
-            record_id BLOB PRIMARY KEY,
-            status TEXT NOT NULL,
-            since REAL NOT NULL
-        ) WITHOUT ROWID""",
-        """CREATE TABLE trust_changes (
-            id INTEGER PRIMARY KEY,
-            record_id BLOB NOT NULL,
-            before TEXT,
-            after TEXT NOT NULL,
-            text TEXT NOT NULL,
-            why TEXT NOT NULL,
-            at REAL NOT NULL
-        )""",
-        "CREATE INDEX trust_changes_by_time ON trust_changes (at)",
-    ),
-    (
         # A counter that moves with every change to the lessons table, whoever makes it (this
         # process, the CLI, the daemon): a long-lived process keeps the recall matrix in memory
         # and reloads it only when the counter moved (see RecallMatrix).
@@ -498,49 +465,6 @@ async def touch_episodes(store: Store, touched: Sequence[tuple[str, str]], now: 
         [(key, uid, now) for key, uid in touched])
 
 
-# --- peer review: reviews of received lessons, trust status changes -----------------------------
-
-
-@dataclass(frozen=True)
-class Review:
-    lesson: bytes  # the received lesson's record id
-    evidence: str  # local episode uid
-    how: str  # confirmed | prevented | failed | corroborated
-    naive: bool
-    observed: float
-    received: float
-    at: float
-    record_id: bytes | None = None
-
-
-_REVIEW_COLUMNS = "lesson, evidence, how, naive, observed, received, at, record_id"
-
-
-def _review(row: Sequence[Any]) -> Review:
-    lesson, evidence, how, naive, observed, received, at, record_id = row
-    return Review(lesson, evidence, how, bool(naive), observed, received, at, record_id)
-
-
-async def add_reviews(store: Store, reviews: Sequence[Review]) -> None:
-    """Record judgements of received lessons (inside the caller's transaction); repeats are ignored."""
-    await store.executemany(
-        f"INSERT OR IGNORE INTO reviews ({_REVIEW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [(r.lesson, r.evidence, r.how, int(r.naive), r.observed, r.received, r.at, r.record_id) for r in reviews])
-
-
-async def reviews(store: Store, *, unsigned: bool = False) -> list[Review]:
-    sql = f"SELECT {_REVIEW_COLUMNS} FROM reviews"
-    if unsigned:
-        sql += " WHERE record_id IS NULL"
-    return [_review(row) for row in await store.fetchall(sql + " ORDER BY at, observed, lesson, evidence")]
-
-
-async def sign_reviews(store: Store, signed: Sequence[tuple[bytes, str, bytes]]) -> None:
-    """(lesson, evidence, verification record id) for reviews just signed (inside a transaction)."""
-    await store.executemany("UPDATE reviews SET record_id = ? WHERE lesson = ? AND evidence = ?",
-                            [(rid, lesson, evidence) for lesson, evidence, rid in signed])
-
-
 async def mark_represented(store: Store, items: Sequence[tuple[str, bytes]], now: float) -> None:
     """Own lessons that a record already stands for in the commons: (lesson id, record id).
 
@@ -549,33 +473,3 @@ async def mark_represented(store: Store, items: Sequence[tuple[str, bytes]], now
     """
     await store.executemany("UPDATE lessons SET record_id = ?, updated = ? WHERE id = ? AND record_id IS NULL",
                             [(rid, now, lid) for lid, rid in items])
-
-
-async def trust_statuses(store: Store) -> dict[bytes, str]:
-    return dict(await store.fetchall("SELECT record_id, status FROM trust_status"))
-
-
-@dataclass(frozen=True)
-class TrustChange:
-    record_id: bytes
-    before: str | None
-    after: str
-    text: str
-    why: str
-    at: float
-
-
-async def add_trust_changes(store: Store, changes: Sequence[TrustChange]) -> None:
-    """Remember new statuses and the change log (inside the caller's transaction)."""
-    await store.executemany("INSERT OR REPLACE INTO trust_status (record_id, status, since) VALUES (?, ?, ?)",
-                            [(c.record_id, c.after, c.at) for c in changes])
-    await store.executemany(
-        "INSERT INTO trust_changes (record_id, before, after, text, why, at) VALUES (?, ?, ?, ?, ?, ?)",
-        [(c.record_id, c.before, c.after, c.text, c.why, c.at) for c in changes])
-
-
-async def trust_changes(store: Store, since: float, until: float) -> list[TrustChange]:
-    rows = await store.fetchall(
-        "SELECT record_id, before, after, text, why, at FROM trust_changes WHERE at > ? AND at <= ? ORDER BY at, id",
-        (since, until))
-    return [TrustChange(*row) for row in rows]

@@ -23,6 +23,7 @@ COMPONENT_MODULES = (
     "commons.store.settings",
     "commons.store.episodes",
     "commons.store.lessons",
+    "commons.store.reviews",
     "commons.store.peers",
 )
 
