@@ -338,14 +338,19 @@ async def decide_predictions(store: Store, verdicts: Sequence[tuple[str, str, st
 
 async def prediction_counts(store: Store, since: float | None = None, until: float | None = None) -> dict[str, int]:
     """Decided predictions per verdict, optionally decided within (since, until]."""
-    sql, params = "SELECT status, count(*) FROM predictions WHERE status != 'open'", []
-    if since is not None:
-        sql += " AND decided_at > ?"
-        params.append(since)
-    if until is not None:
-        sql += " AND decided_at <= ?"
-        params.append(until)
+    window, params = _window("decided_at", since, until)
+    sql = "SELECT status, count(*) FROM predictions WHERE status != 'open'" + window
     return dict(await store.fetchall(sql + " GROUP BY status", params))
+
+
+def _window(column: str, since: float | None, until: float | None) -> tuple[str, list[float]]:
+    """SQL conditions (each led by AND) keeping ``column`` within (since, until], either side optional."""
+    sql, params = "", []
+    if since is not None:
+        sql, params = sql + f" AND {column} > ?", params + [since]
+    if until is not None:
+        sql, params = sql + f" AND {column} <= ?", params + [until]
+    return sql, params
 
 
 # --- vetoes -----------------------------------------------------------------------------------
@@ -361,13 +366,8 @@ class Veto:
 
 
 async def vetoes(store: Store, since: float | None = None, until: float | None = None) -> list[Veto]:
-    sql, params = "SELECT lesson_id, content_key, text, reason, at FROM vetoes WHERE 1", []
-    if since is not None:
-        sql += " AND at > ?"
-        params.append(since)
-    if until is not None:
-        sql += " AND at <= ?"
-        params.append(until)
+    window, params = _window("at", since, until)
+    sql = "SELECT lesson_id, content_key, text, reason, at FROM vetoes WHERE 1" + window
     return [Veto(*row) for row in await store.fetchall(sql + " ORDER BY at, lesson_id", params)]
 
 
