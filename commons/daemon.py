@@ -163,8 +163,7 @@ class Daemon:
         self._pending: list = []
         self._pending_ready = trio.Event()
         self._dial_now = trio.Event()
-        self._revocations = revocation.resolve(())
-        self._authorities = frozenset(bytes.fromhex(k) for k in config.trust.revocation_authorities)
+        self._revocations = revocation.resolve(())  # until _load: the death certificates held
         self.node: GossipNode | None = None
         self.driver: GossipDriver | None = None
         self.setup = organism.Setup.for_node(config, home, me)
@@ -230,7 +229,7 @@ class Daemon:
         if await settings.get(store, FIRST_STARTED) is None:
             await settings.put(store, FIRST_STARTED, self.now(), self.now())
         held = await record_store.all_records(store)
-        await self._resolve_revocations(held)
+        await self._resolve_revocations()
         self.last_seq = int(await store.scalar("SELECT coalesce(max(seq), 0) FROM records"))
         own = {row[0] for row in await store.fetchall("SELECT key FROM records WHERE origin = 'own'")}
         self.node.load([r for r in held if r.key not in own or self._may_leave(r)],
@@ -320,29 +319,27 @@ class Daemon:
         if received:
             await record_store.add_received(self.store, received, now)
             log.info("received %d records", len(received))
-            if any(r.type is rec.RecordType.REVOCATION for r in received):
-                await self._resolve_revocations()
-            # Statuses may change (a promotion, a revocation): the memory folder follows at once.
-            changes = await revoke.after_intake(self.store, self.setup, now, received)
-            for change in changes["status_changes"]:
-                log.info("lesson %s: %s -> %s (%s)", change["lesson"][:12], change["from"], change["to"], change["why"])
         if refused:
             await record_store.add_refused(self.store, refused, now)
             log.info("refused %d records by local policy", len(refused))
-            if any(revocation.refused_as_dead(reason) for _, reason in refused):
-                # A newly dead id kills what was derived from it, even if that arrived first.
-                await self._resolve_revocations()
-                await revoke.after_intake(self.store, self.setup, now, refused_dead=True)
+        # A revocation, or a newly dead id (it kills what was derived from it, even what came
+        # first), changes the death certificates.
+        died = any(revocation.refused_as_dead(reason) for _, reason in refused)
+        if died or any(r.type is rec.RecordType.REVOCATION for r in received):
+            await self._resolve_revocations()
+        if received or died:
+            # Statuses may change (a promotion, a revocation): the memory folder follows at once.
+            changes = await revoke.after_intake(self.store, self.setup, now, received, refused_dead=died)
+            for change in changes["status_changes"]:
+                log.info("lesson %s: %s -> %s (%s)", change["lesson"][:12], change["from"], change["to"], change["why"])
         if received or refused:
             self.last_seq = max(self.last_seq, int(await self.store.scalar("SELECT coalesce(max(seq), 0) FROM records")))
 
-    async def _resolve_revocations(self, held: list[rec.SignedRecord] | None = None) -> None:
-        """Rebuild the death certificates from the records held and the ids refused as dead."""
-        if held is None:
-            held = await record_store.all_records(self.store)
-        self._revocations = revocation.resolve(held, authorities=self._authorities,
-                                               threshold=self.config.trust.revocation_threshold,
-                                               refused=await record_store.refused_dead_ids(self.store))
+    async def _resolve_revocations(self) -> None:
+        """The death certificates, from the evaluation peer review keeps of every record held (the
+        records and the ids refused as dead): one evaluation serves both, and it is cached."""
+        held = await review.load(self.store, self.config, self.me.author_public, self.now())
+        self._revocations = held.view.revocations
 
     # -- what the CLI changed ---------------------------------------------------------------------
 
