@@ -30,6 +30,8 @@ COMMAND_MODULES = (
     "commons.cli.records",  # export, import
     "commons.cli.store",  # store check
     "commons.cli.demo",
+    "commons.cli.setup",  # setup claude-code
+    "commons.cli.hook",  # hook session-end
 )
 
 

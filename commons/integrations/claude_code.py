@@ -1,0 +1,385 @@
+"""Claude Code's folders, as Claude Code lays them out: its config folder, project slugs, auto memory.
+
+What this module answers, for a path or a transcript:
+
+- :class:`ClaudeHome` — the config folder (``$CLAUDE_CONFIG_DIR``, else ``~/.claude``), its
+  ``projects/`` folder, the user settings file and the user-scope MCP file (``.claude.json``).
+- :func:`slug` — the name Claude Code gives a project folder under ``projects/``: every character
+  that is not an ASCII letter or digit becomes ``-``; past 200 characters the slug is cut and a hash
+  of the path is appended. :meth:`ClaudeHome.project_folder` prefers the folder that exists.
+- :func:`project_at` — the :class:`Project` a path belongs to. Auto memory is keyed by the git root
+  of the *main* working tree, so every worktree and subfolder of one repository shares one folder;
+  outside git the folder itself is the project.
+- :func:`auto_memory` — where that project's auto memory lives and whether it is on, from the
+  ``autoMemoryDirectory`` / ``autoMemoryEnabled`` settings in the scopes Claude Code reads them from.
+- :func:`transcript_project` — the project of a transcript, from the ``cwd`` it records.
+
+The rules are pure functions over strings and mappings (:func:`slug`, :func:`name_variants`,
+:func:`resolve_auto_memory`); reading git metadata and settings files is kept to a few functions
+that only read (no ``git`` subprocess: a `SessionEnd` hook must answer in milliseconds).
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import os
+import re
+import struct
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+CONFIG_DIR_ENV = "CLAUDE_CONFIG_DIR"
+DISABLE_AUTO_MEMORY_ENV = "CLAUDE_CODE_DISABLE_AUTO_MEMORY"
+MAX_SLUG = 200  # Claude Code's MAX_SANITIZED_LENGTH: longer slugs are cut and hashed
+MEMORY_INDEX = "MEMORY.md"
+TRANSCRIPT_HEAD = 256 * 1024  # bytes of a transcript searched for its `cwd`
+
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+[0-9]*|[0-9]+")
+
+
+# -- the config folder -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClaudeHome:
+    """Claude Code's per-user folder and the files commons reads or edits in it."""
+
+    config_dir: Path  # ~/.claude, or $CLAUDE_CONFIG_DIR
+    user_config_file: Path  # ~/.claude.json (user-scope MCP servers), or $CLAUDE_CONFIG_DIR/.claude.json
+
+    @classmethod
+    def locate(cls, environ: Mapping[str, str] | None = None, home: Path | None = None) -> "ClaudeHome":
+        env = os.environ if environ is None else environ
+        user = home if home is not None else Path(env.get("HOME") or Path.home())
+        if env.get(CONFIG_DIR_ENV):
+            config_dir = Path(env[CONFIG_DIR_ENV]).expanduser()
+            return cls(config_dir=config_dir, user_config_file=config_dir / ".claude.json")
+        return cls(config_dir=user / ".claude", user_config_file=user / ".claude.json")
+
+    @property
+    def projects_dir(self) -> Path:
+        return self.config_dir / "projects"
+
+    @property
+    def settings_file(self) -> Path:
+        """User settings: hooks, permissions, autoMemory* for every project."""
+        return self.config_dir / "settings.json"
+
+    def project_folder(self, path: str | os.PathLike[str]) -> Path:
+        """``projects/<slug>/`` for ``path``. A slug past 200 characters ends in a hash that the
+        native build computes differently from the npm build; the folder that exists with the same
+        200-character prefix wins, else the npm build's name."""
+        name = slug(path)
+        folder = self.projects_dir / name
+        if len(name) <= MAX_SLUG or folder.exists():
+            return folder
+        prefix = name[:MAX_SLUG] + "-"
+        try:
+            found = sorted(p for p in self.projects_dir.iterdir() if p.name.startswith(prefix))
+        except OSError:
+            found = []
+        return found[0] if len(found) == 1 else folder
+
+
+def slug(path: str | os.PathLike[str]) -> str:
+    """Claude Code's folder name for a project path: ``/home/ada/spotter_web`` → ``-home-ada-spotter-web``.
+
+    Every UTF-16 code unit that is not an ASCII letter or digit becomes ``-`` (so an emoji costs
+    two); past :data:`MAX_SLUG` characters the slug keeps its first 200 and appends ``-`` and the
+    base-36 of a 31-multiplier hash of the original path, as the npm build of Claude Code does.
+    """
+    text = os.fspath(path)
+    units = _utf16_units(text)
+    sanitized = "".join(chr(u) if u < 128 and _NOT_ALNUM.match(chr(u)) is None else "-" for u in units)
+    if len(sanitized) <= MAX_SLUG:
+        return sanitized
+    return f"{sanitized[:MAX_SLUG]}-{_base36(abs(_java_hash(units)))}"
+
+
+def _utf16_units(text: str) -> tuple[int, ...]:
+    data = text.encode("utf-16-le", "surrogatepass")
+    return struct.unpack(f"<{len(data) // 2}H", data)
+
+
+def _java_hash(units: Sequence[int]) -> int:
+    """``h = (h << 5) - h + unit | 0`` over the code units: a signed 32-bit result."""
+    h = 0
+    for unit in units:
+        h = (h * 31 + unit) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, rest = divmod(n, 36)
+        out = digits[rest] + out
+        if not n:
+            return out
+
+
+# -- git checkouts and projects --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GitCheckout:
+    """The git working tree around a path, read from ``.git`` without running git."""
+
+    toplevel: Path  # the working tree that contains the path (a linked worktree's own folder)
+    main_root: Path  # the main working tree: every linked worktree of the repository shares it
+    common_dir: Path  # the repository's shared git folder (refs, config, worktrees/)
+
+    @property
+    def is_linked_worktree(self) -> bool:
+        return self.toplevel != self.main_root
+
+
+def find_checkout(path: str | os.PathLike[str]) -> GitCheckout | None:
+    """The checkout ``path`` is in, or None outside git (or when its ``.git`` cannot be read)."""
+    start = Path(os.path.abspath(os.fspath(path)))
+    for folder in (start, *start.parents):
+        dot_git = folder / ".git"
+        try:
+            if dot_git.is_dir():
+                return GitCheckout(toplevel=folder, main_root=folder, common_dir=dot_git)
+            if dot_git.is_file():
+                return _linked_checkout(folder, dot_git)
+        except OSError:
+            return None
+    return None
+
+
+def _linked_checkout(folder: Path, dot_git: Path) -> GitCheckout | None:
+    """A ``.git`` file (``gitdir: …``): a linked worktree, or a submodule (its own project)."""
+    first = dot_git.read_text(encoding="utf-8", errors="replace").splitlines()[:1]
+    if not first or not first[0].startswith("gitdir:"):
+        return None
+    git_dir = (folder / first[0][len("gitdir:") :].strip()).resolve()
+    commondir = git_dir / "commondir"
+    common = (git_dir / commondir.read_text(encoding="utf-8").strip()).resolve() if commondir.is_file() else git_dir
+    # A worktree's common dir is the main checkout's `.git`; a submodule's git dir has no commondir
+    # and lives in the superproject's .git/modules/, so the submodule stays a project of its own.
+    main_root = common.parent if common.name == ".git" and commondir.is_file() else folder
+    return GitCheckout(toplevel=folder, main_root=main_root, common_dir=common)
+
+
+@dataclass(frozen=True)
+class Project:
+    """A project as Claude Code keys it, and the names a lesson may call it by.
+
+    ``root`` is the main working tree's folder (or the folder itself outside git); ``slug`` names its
+    ``~/.claude/projects/<slug>/`` folder, where its auto memory lives; ``names`` are the spellings
+    of the repository's name that text about it may use — the folder, the ``origin`` remote's
+    repository name and each linked worktree's folder, each in its kebab, snake, Pascal and camel
+    case (``spotter-web``, ``spotter_web``, ``SpotterWeb``, ``spotterWeb``) — for scope detection.
+    """
+
+    root: Path
+    slug: str
+    names: tuple[str, ...]
+
+
+def project_at(path: str | os.PathLike[str]) -> Project:
+    """The project ``path`` belongs to. A path that no longer exists is its own project."""
+    checkout = find_checkout(path)
+    if checkout is None:
+        root = Path(os.path.abspath(os.fspath(path)))
+        return Project(root=root, slug=slug(root), names=name_variants(root.name))
+    bases = [checkout.main_root.name, _origin_name(checkout.common_dir), *_worktree_names(checkout)]
+    names: list[str] = []
+    for base in bases:
+        names += [n for n in name_variants(base) if n not in names]
+    return Project(root=checkout.main_root, slug=slug(checkout.main_root), names=tuple(names))
+
+
+def name_variants(name: str) -> tuple[str, ...]:
+    """``spotter-web`` → (spotter-web, spotter_web, SpotterWeb, spotterWeb, spotterweb); the name
+    itself first. Names are split at ``-``, ``_``, ``.``, spaces and case changes."""
+    if not name:
+        return ()
+    words = [w.lower() for w in _WORD.findall(name)]
+    variants = [name]
+    if words:
+        variants += [
+            "-".join(words), "_".join(words), "".join(w.capitalize() for w in words),
+            words[0] + "".join(w.capitalize() for w in words[1:]), "".join(words),
+        ]  # fmt: skip
+    return tuple(dict.fromkeys(variants))
+
+
+def _origin_name(common_dir: Path) -> str:
+    """The repository name in the ``origin`` remote's URL (``…/spotter-web.git`` → spotter-web)."""
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    try:
+        parser.read(common_dir / "config", encoding="utf-8")
+        url = parser.get('remote "origin"', "url", fallback="")
+    except (OSError, configparser.Error, UnicodeDecodeError):
+        return ""
+    tail = re.split(r"[/:\\]", url.strip().rstrip("/"))[-1]
+    return tail[: -len(".git")] if tail.endswith(".git") else tail
+
+
+def _worktree_names(checkout: GitCheckout) -> list[str]:
+    """Folder names of the repository's linked worktrees (from ``<common>/worktrees/*/gitdir``)."""
+    names = [checkout.toplevel.name] if checkout.is_linked_worktree else []
+    try:
+        entries = sorted((checkout.common_dir / "worktrees").iterdir())
+    except OSError:
+        return names
+    for entry in entries:
+        try:
+            target = Path((entry / "gitdir").read_text(encoding="utf-8").strip())
+        except OSError:
+            continue
+        if target.parent.name and target.parent.name not in names:
+            names.append(target.parent.name)
+    return names
+
+
+# -- auto memory -----------------------------------------------------------------------------------
+
+
+class SettingsScope(Enum):
+    """Where a Claude Code setting was read from, lowest precedence first."""
+
+    USER = "user"  # ~/.claude/settings.json
+    PROJECT = "project"  # <project>/.claude/settings.json (checked in, shared with the team)
+    LOCAL = "local"  # <project>/.claude/settings.local.json (this person only)
+    MANAGED = "managed"  # the organisation's managed-settings.json
+
+    @property
+    def may_move_memory(self) -> bool:
+        """Claude Code refuses ``autoMemoryDirectory`` from project settings, so a shared repository
+        cannot redirect a person's memory writes."""
+        return self is not SettingsScope.PROJECT
+
+
+@dataclass(frozen=True)
+class AutoMemory:
+    """A project's auto-memory folder and whether Claude Code loads it."""
+
+    folder: Path
+    enabled: bool
+    decided_by: str  # what chose `enabled`: "default", a settings file, or the environment variable
+
+    @property
+    def index(self) -> Path:
+        return self.folder / MEMORY_INDEX
+
+
+def resolve_auto_memory(
+    default_folder: Path,
+    layers: Sequence[tuple[SettingsScope, str, Mapping[str, object]]],
+    environ: Mapping[str, str],
+    *,
+    home: Path,
+    workdir: Path,
+) -> AutoMemory:
+    """The effective auto memory from settings ``layers`` (scope, file name, parsed settings).
+
+    The highest scope that sets a key wins (managed > local > project > user);
+    ``CLAUDE_CODE_DISABLE_AUTO_MEMORY=1`` turns it off over any setting. A relative
+    ``autoMemoryDirectory`` is taken from the project's folder; ``~`` is the person's home.
+    """
+    ordered = sorted(layers, key=lambda layer: list(SettingsScope).index(layer[0]), reverse=True)
+    folder, enabled, decided_by = default_folder, True, "default"
+    for scope, _, settings in ordered:
+        value = settings.get("autoMemoryDirectory")
+        if scope.may_move_memory and isinstance(value, str) and value.strip():
+            moved = Path(home / value[2:] if value.startswith("~/") else value)
+            folder = moved if moved.is_absolute() else workdir / moved
+            break
+    for scope, name, settings in ordered:
+        value = settings.get("autoMemoryEnabled")
+        if isinstance(value, bool):
+            enabled, decided_by = value, name
+            break
+    if environ.get(DISABLE_AUTO_MEMORY_ENV, "").strip().lower() in ("1", "true", "yes"):
+        enabled, decided_by = False, DISABLE_AUTO_MEMORY_ENV
+    return AutoMemory(folder=folder, enabled=enabled, decided_by=decided_by)
+
+
+def settings_files(claude: ClaudeHome, workdir: Path) -> list[tuple[SettingsScope, Path]]:
+    """The settings files Claude Code reads for a session in ``workdir``, lowest precedence first."""
+    return [
+        (SettingsScope.USER, claude.settings_file),
+        (SettingsScope.PROJECT, workdir / ".claude" / "settings.json"),
+        (SettingsScope.LOCAL, workdir / ".claude" / "settings.local.json"),
+        (SettingsScope.MANAGED, _managed_settings_file()),
+    ]
+
+
+def _managed_settings_file() -> Path:
+    if sys.platform == "darwin":
+        return Path("/Library/Application Support/ClaudeCode/managed-settings.json")
+    if sys.platform == "win32":
+        return Path(os.environ.get("ProgramData", r"C:\ProgramData")) / "ClaudeCode" / "managed-settings.json"
+    return Path("/etc/claude-code/managed-settings.json")
+
+
+def read_settings(path: Path) -> dict[str, object] | None:
+    """A settings file's object; None when it is absent, unreadable or not a JSON object (Claude
+    Code reports those itself; a reader of them must not stop over it)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def auto_memory(
+    project: Project,
+    claude: ClaudeHome,
+    *,
+    workdir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> AutoMemory:
+    """Where ``project``'s auto memory lives and whether it is on, for a session run in ``workdir``
+    (default: the project's root; a worktree's own ``.claude/settings*.json`` apply to it)."""
+    env = os.environ if environ is None else environ
+    where = workdir if workdir is not None else project.root
+    layers = []
+    for scope, path in settings_files(claude, where):
+        settings = read_settings(path)
+        if settings is not None:
+            layers.append((scope, str(path), settings))
+    home = Path(env.get("HOME") or Path.home())
+    default = claude.project_folder(project.root) / "memory"
+    return resolve_auto_memory(default, layers, env, home=home, workdir=where)
+
+
+# -- transcripts -----------------------------------------------------------------------------------
+
+
+def transcript_cwd(transcript: Path, limit: int = TRANSCRIPT_HEAD) -> str | None:
+    """The working directory a transcript records (its first record with a ``cwd``), or None."""
+    try:
+        with transcript.open("rb") as f:
+            head = f.read(limit)
+    except OSError:
+        return None
+    for line in head.splitlines():
+        if b'"cwd"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("cwd"), str) and record["cwd"]:
+            return record["cwd"]
+    return None
+
+
+def transcript_project(transcript: Path, cwd: str | None = None) -> Project | None:
+    """The project a transcript belongs to: from ``cwd`` (the hook's input) or the ``cwd`` the
+    transcript records, resolved to its git root. None when neither is known: the slug of its
+    ``projects/<slug>/`` folder cannot be turned back into a path (``-`` stands for ``/``, ``.``,
+    ``_``, spaces and dashes alike)."""
+    where = cwd or transcript_cwd(transcript)
+    return project_at(where) if where else None
