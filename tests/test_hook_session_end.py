@@ -1,0 +1,128 @@
+"""`commons hook session-end`: the ended session's transcript is ingested at once, and nothing the
+hook meets ever fails the agent's session."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from commons.home import Home
+from commons.integrations.session_end import HookInputError, parse_hook_input
+from tests.claude_homes import Machine, make_machine, write_session
+from tests.transcripts import cli, cli_json
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Home) -> Machine:
+    return make_machine(tmp_path, monkeypatch)
+
+
+def _hook_input(transcript: Path, cwd: Path) -> bytes:
+    return json.dumps({
+        "session_id": transcript.stem, "transcript_path": str(transcript), "cwd": str(cwd),
+        "permission_mode": "default", "hook_event_name": "SessionEnd", "reason": "prompt_input_exit",
+    }).encode()  # fmt: skip
+
+
+class _Stdin(io.BufferedReader):
+    """The hook's stdin: a real pipe holding ``data``, closed at the writing end."""
+
+    def __init__(self, data: bytes) -> None:
+        read, write = os.pipe()
+        os.write(write, data)
+        os.close(write)
+        super().__init__(io.FileIO(read, "rb"))
+
+
+def _hook(capsys, monkeypatch, data: bytes, *flags: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "stdin", _Stdin(data))
+    return cli(capsys, "hook", "session-end", *flags)
+
+
+def _log(home: Home) -> str:
+    return (home.log_dir / "hook.log").read_text()
+
+
+def test_hook_ingests_the_ended_sessions_transcript(capsys, monkeypatch, machine: Machine, home: Home):
+    assert cli(capsys, "init")[0] == 0
+    transcript = write_session(machine, machine.worktree)
+    code, out, _ = _hook(capsys, monkeypatch, _hook_input(transcript, machine.worktree), "--wait")
+    assert code == 0 and out == ""
+    kinds = [e["kind"] for e in cli_json(capsys, "episodes")["episodes"]]
+    assert sorted(kinds) == ["correction", "error", "session"]
+    assert f"(prompt_input_exit, {machine.repo})" in _log(home)  # the session's project: the git root
+    # The same session ending again (a resumed session) adds nothing.
+    assert _hook(capsys, monkeypatch, _hook_input(transcript, machine.worktree), "--wait")[0] == 0
+    assert len(cli_json(capsys, "episodes")["episodes"]) == 3
+
+
+def test_hook_detaches_the_ingest_and_the_episodes_still_arrive(capsys, machine: Machine, home: Home):
+    assert cli(capsys, "init")[0] == 0
+    transcript = write_session(machine, machine.repo)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "commons", "hook", "session-end"],
+        input=_hook_input(transcript, machine.repo), capture_output=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout == b""
+    deadline = time.monotonic() + 60
+    while "1 session" not in _log(home) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "ingest handed to pid" in _log(home) and "1 session, 1 error, 1 correction" in _log(home)
+
+
+@pytest.mark.parametrize(
+    "data, logged",
+    [(b"", "no hook input"), (b"\x00\xffnot json", "not JSON"), (b"[1, 2]", "not an object"),
+     (b'{"session_id": "s"}', "no transcript_path")],
+)  # fmt: skip
+def test_hook_exits_0_on_garbage_input_and_logs_it(capsys, monkeypatch, home: Home, data, logged):
+    assert cli(capsys, "init")[0] == 0
+    code, out, _ = _hook(capsys, monkeypatch, data)
+    assert code == 0 and out == ""
+    assert logged in _log(home)
+
+
+def test_hook_exits_0_on_a_missing_transcript(capsys, monkeypatch, machine: Machine, home: Home):
+    assert cli(capsys, "init")[0] == 0
+    gone = machine.claude / "projects" / "-gone" / "0000.jsonl"
+    code, out, _ = _hook(capsys, monkeypatch, _hook_input(gone, machine.repo), "--wait")
+    assert code == 0 and out == ""
+    assert f"cannot read {gone}" in _log(home)
+
+
+def test_hook_exits_0_without_an_initialised_home_and_creates_none(capsys, monkeypatch, machine: Machine, home: Home):
+    transcript = write_session(machine, machine.repo)
+    code, out, err = _hook(capsys, monkeypatch, _hook_input(transcript, machine.repo), "--wait")
+    assert code == 0 and out == ""
+    assert "commons init" in err
+    assert not home.data_dir.exists()
+
+
+def test_hook_exits_0_when_the_store_cannot_be_opened(capsys, monkeypatch, machine: Machine, home: Home):
+    assert cli(capsys, "init")[0] == 0
+    home.database.parent.mkdir(parents=True, exist_ok=True)
+    home.database.write_bytes(b"this is not an SQLite database" * 100)
+    transcript = write_session(machine, machine.repo)
+    code, out, _ = _hook(capsys, monkeypatch, _hook_input(transcript, machine.repo), "--wait")
+    assert code == 0 and out == ""
+    assert "session-end hook failed" in _log(home)
+
+
+def test_hook_input_is_parsed_from_claude_codes_json_and_unknown_keys_are_ignored():
+    event = parse_hook_input(b'{"session_id": "abc", "transcript_path": "/t/abc.jsonl", "cwd": "/w", '
+                             b'"hook_event_name": "SessionEnd", "reason": "clear", "new_key": {"x": 1}}')  # fmt: skip
+    assert (event.session_id, str(event.transcript_path), event.cwd, event.reason) == ("abc", "/t/abc.jsonl", "/w", "clear")
+    with pytest.raises(HookInputError, match="not an absolute path"):
+        parse_hook_input(b'{"transcript_path": "rel/abc.jsonl"}')
+    with pytest.raises(HookInputError, match="over the"):
+        parse_hook_input(b" " * (2 * 1024 * 1024))
