@@ -16,11 +16,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from commons.errors import CommonsError
-from commons.ingest.archive import Archive
-from commons.ingest.ingester import IngestReport, ingest_paths
 from commons.integrations.claude_code import Project, transcript_project
-from commons.store.db import Store
+
+if TYPE_CHECKING:  # the hook's first process only parses; the detached one imports the ingest
+    from commons.ingest.archive import Archive
+    from commons.ingest.ingester import IngestReport
+    from commons.store.db import Store
 
 MAX_INPUT = 1024 * 1024  # the hook's JSON is a few hundred bytes; anything this big is not it
 
@@ -87,6 +91,8 @@ async def ingest_session_end(
 ) -> SessionEndOutcome:
     """Ingest the ended session's transcript (its subagents' transcripts beside it included), then
     run ``nap`` on the outcome when one is given."""
+    from commons.ingest.ingester import ingest_paths
+
     paths = [event.transcript_path]
     subagents = event.transcript_path.with_suffix("") / "subagents"
     if subagents.is_dir():
