@@ -12,6 +12,7 @@ from commons.integrations.claude_code import (
     ClaudeHome,
     auto_memory,
     find_checkout,
+    folder_of_slug,
     name_variants,
     project_at,
     slug,
@@ -156,3 +157,22 @@ def test_a_transcript_that_records_no_cwd_has_no_known_project(machine: Machine)
     bare.write_text('{"type":"summary","summary":"x"}\n')
     assert transcript_project(bare) is None
     assert transcript_project(machine.claude / "missing.jsonl") is None
+
+
+def test_a_transcript_without_cwd_gets_the_project_its_folder_slug_names_on_disk(machine: Machine):
+    transcript = machine.claude / "projects" / slug(machine.worktree) / "abc" / "subagents" / "agent-1.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text('{"type":"summary","summary":"x"}\n')
+    project = transcript_project(transcript)
+    assert project is not None and project.root == machine.repo
+
+
+def test_a_slug_names_a_folder_only_when_one_reading_of_it_exists(tmp_path: Path):
+    (tmp_path / "my_app" / "src").mkdir(parents=True)
+    (tmp_path / ".hidden").mkdir()
+    assert folder_of_slug("-my-app-src", tmp_path) == tmp_path / "my_app" / "src"
+    assert folder_of_slug("--hidden", tmp_path) == tmp_path / ".hidden"
+    (tmp_path / "my" / "app-src").mkdir(parents=True)
+    assert folder_of_slug("-my-app-src", tmp_path) is None  # two folders, one slug
+    assert folder_of_slug("-nothing-here", tmp_path) is None
+    assert folder_of_slug("-" + "x" * 250, tmp_path) is None  # cut and hashed: not decodable

@@ -16,7 +16,7 @@ import pytest
 from commons.home import Home
 from commons.integrations.session_end import HookInputError, parse_hook_input
 from tests.claude_homes import Machine, make_machine, write_session
-from tests.transcripts import cli, cli_json
+from tests.transcripts import cli, cli_json, pip_fails, session
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -126,3 +126,16 @@ def test_hook_input_is_parsed_from_claude_codes_json_and_unknown_keys_are_ignore
         parse_hook_input(b'{"transcript_path": "rel/abc.jsonl"}')
     with pytest.raises(HookInputError, match="over the"):
         parse_hook_input(b" " * (2 * 1024 * 1024))
+
+
+def test_hook_ingests_the_sessions_subagent_transcripts_too(capsys, monkeypatch, machine: Machine, home: Home):
+    assert cli(capsys, "init")[0] == 0
+    transcript = write_session(machine, machine.repo)
+    agent = session(transcript.with_suffix("") / "subagents", 2, "agent", cwd=str(machine.repo))
+    agent.path = agent.path.with_name("agent-a1b2c3.jsonl")
+    agent.user("install requests")
+    pip_fails(agent, "requests")
+    agent.write()
+    assert _hook(capsys, monkeypatch, _hook_input(transcript, machine.repo), "--wait")[0] == 0
+    kinds = sorted(e["kind"] for e in cli_json(capsys, "episodes")["episodes"])
+    assert kinds == ["correction", "error", "error", "session", "session"]

@@ -162,7 +162,7 @@ def _linked_checkout(folder: Path, dot_git: Path) -> GitCheckout | None:
         return None
     git_dir = (folder / first[0][len("gitdir:") :].strip()).resolve()
     commondir = git_dir / "commondir"
-    common = (git_dir / commondir.read_text(encoding="utf-8").strip()).resolve() if commondir.is_file() else git_dir
+    common = (git_dir / commondir.read_text(encoding="utf-8", errors="replace").strip()).resolve() if commondir.is_file() else git_dir
     # A worktree's common dir is the main checkout's `.git`; a submodule's git dir has no commondir
     # and lives in the superproject's .git/modules/, so the submodule stays a project of its own.
     main_root = common.parent if common.name == ".git" and commondir.is_file() else folder
@@ -376,10 +376,49 @@ def transcript_cwd(transcript: Path, limit: int = TRANSCRIPT_HEAD) -> str | None
     return None
 
 
+def transcript_slug(transcript: Path) -> str | None:
+    """The ``<slug>`` of ``projects/<slug>/…`` a transcript is kept under (subagents' included)."""
+    for folder in transcript.parents:
+        if folder.parent.name == "projects":
+            return folder.name
+    return None
+
+
+def folder_of_slug(name: str, root: Path = Path("/"), *, budget: int = 2000) -> Path | None:
+    """The one existing folder whose slug is ``name``, found by walking down from ``root``; None if
+    there is none, more than one, the slug was cut and hashed, or ``budget`` folders were listed.
+
+    A slug cannot be decoded (``-`` stands for ``/``, ``.``, ``_``, spaces and dashes alike), but
+    the folders on disk tell which reading is real.
+    """
+    if len(name) > MAX_SLUG or not name.startswith("-"):
+        return None
+    found: list[Path] = []
+    stack = [(root, name)]
+    while stack and budget > 0 and len(found) < 2:
+        folder, rest = stack.pop()
+        if not rest:
+            found.append(folder)
+            continue
+        budget -= 1
+        try:
+            entries = sorted(e for e in folder.iterdir() if e.is_dir())
+        except OSError:
+            continue
+        for entry in entries:
+            part = "-" + slug(entry.name)
+            if rest.startswith(part) and (len(rest) == len(part) or rest[len(part)] == "-"):
+                stack.append((entry, rest[len(part) :]))
+    return found[0] if len(found) == 1 and budget > 0 else None
+
+
 def transcript_project(transcript: Path, cwd: str | None = None) -> Project | None:
-    """The project a transcript belongs to: from ``cwd`` (the hook's input) or the ``cwd`` the
-    transcript records, resolved to its git root. None when neither is known: the slug of its
-    ``projects/<slug>/`` folder cannot be turned back into a path (``-`` stands for ``/``, ``.``,
-    ``_``, spaces and dashes alike)."""
+    """The project a transcript belongs to, resolved to its git root: from ``cwd`` (the hook's
+    input), else the ``cwd`` the transcript records, else the one folder on disk whose slug names
+    its ``projects/<slug>/`` folder. None when none of them is known."""
     where = cwd or transcript_cwd(transcript)
-    return project_at(where) if where else None
+    if where:
+        return project_at(where)
+    name = transcript_slug(transcript)
+    folder = folder_of_slug(name) if name else None
+    return project_at(folder) if folder else None

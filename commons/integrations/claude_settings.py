@@ -79,7 +79,7 @@ def is_commons_hook(command: object) -> bool:
         return False
     for i, word in enumerate(words):
         name = os.path.basename(word)
-        if name == "commons" and tuple(words[i + 1 : i + 3]) == HOOK_ARGS:
+        if name in ("commons", "commons.exe") and tuple(words[i + 1 : i + 3]) == HOOK_ARGS:
             return True
         if word == "-m" and words[i + 1 : i + 2] == ["commons"] and tuple(words[i + 2 : i + 4]) == HOOK_ARGS:
             return True
