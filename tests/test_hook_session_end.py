@@ -139,3 +139,11 @@ def test_hook_ingests_the_sessions_subagent_transcripts_too(capsys, monkeypatch,
     assert _hook(capsys, monkeypatch, _hook_input(transcript, machine.repo), "--wait")[0] == 0
     kinds = sorted(e["kind"] for e in cli_json(capsys, "episodes")["episodes"])
     assert kinds == ["correction", "error", "error", "session", "session"]
+
+
+def test_hook_exits_0_when_its_log_folder_cannot_be_made(capsys, monkeypatch, machine: Machine, home: Home):
+    assert cli(capsys, "init")[0] == 0
+    home.log_dir.parent.mkdir(parents=True, exist_ok=True)
+    home.log_dir.write_text("a file where the log folder should be")
+    code, out, err = _hook(capsys, monkeypatch, b"not json")
+    assert code == 0 and out == "" and "not JSON" in err

@@ -115,8 +115,12 @@ def read_stdin(stream, wait: float) -> bytes:
 
 
 def _log_to(ctx: Context) -> logging.Handler:
-    ctx.home.log_dir.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(ctx.home.log_dir / LOG_NAME, encoding="utf-8")
+    """The home's hook log; stderr (which Claude Code shows only with --debug) if it cannot be opened."""
+    try:
+        ctx.home.log_dir.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(ctx.home.log_dir / LOG_NAME, encoding="utf-8")
+    except OSError:
+        handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s pid %(process)d: %(message)s"))
     log.addHandler(handler)
     log.setLevel(logging.INFO)

@@ -66,6 +66,11 @@ class ClaudeHome:
         return self.config_dir / "projects"
 
     @property
+    def user_memory_file(self) -> Path:
+        """The user's CLAUDE.md: loaded in full into every session of every project."""
+        return self.config_dir / "CLAUDE.md"
+
+    @property
     def settings_file(self) -> Path:
         """User settings: hooks, permissions, autoMemory* for every project."""
         return self.config_dir / "settings.json"
