@@ -187,3 +187,31 @@ def test_claude_config_dir_moves_what_setup_edits(capsys, machine: Machine, monk
     assert machine.settings.read_bytes() == machine.settings_bytes
     assert _setup(capsys, "--undo")[0] == 0
     assert not (alt / "settings.json").exists()
+
+
+def test_undo_with_the_backup_gone_still_takes_the_hook_out(capsys, machine: Machine):
+    assert _setup(capsys)[0] == 0
+    Path(str(machine.settings) + ".commons-backup").unlink()
+    assert _setup(capsys, "--undo")[0] == 0
+    assert _session_end_commands(machine.settings) == ["notify-send 'Claude is done'"]
+
+
+def _fake_claude(tmp_path: Path, said: str) -> None:
+    fake = tmp_path / "bin" / "claude"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(f"#!/bin/sh\necho '{said}' >&2\nexit 1\n")
+    fake.chmod(0o755)
+
+
+def test_a_failing_claude_cli_leaves_the_settings_untouched(capsys, machine: Machine, tmp_path: Path):
+    _fake_claude(tmp_path, "Error: Invalid configuration: unreadable config")
+    code, _, err = _setup(capsys)
+    assert code == 1 and "Invalid configuration" in err and len(err.strip().splitlines()) == 1
+    assert machine.settings.read_bytes() == machine.settings_bytes
+
+
+def test_a_server_the_claude_cli_already_has_is_left_to_it_and_not_undone(capsys, machine: Machine, tmp_path, home):
+    _fake_claude(tmp_path, "MCP server commons already exists in user config")
+    assert _setup(capsys)[0] == 0
+    assert "mcp" not in json.loads((home.data_dir / "integrations" / "claude-code.json").read_text())
+    assert len(_session_end_commands(machine.settings)) == 2

@@ -194,6 +194,18 @@ def _install(claude: ClaudeHome, record: dict, record_path: Path, *, dry_run: bo
     result = _result(dry_run, settings, mcp_file, command, "add")
     if dry_run:
         return result
+    # The MCP step first: when `claude mcp add` fails, nothing has been changed yet.
+    if command:
+        if _run_claude(command, tolerate="already exists"):
+            record["mcp"] = {"via": "claude", "name": cs.MCP_NAME}
+        else:  # registered where commons did not look (another config): not ours to undo
+            result["mcp"] = {"changed": False}
+    elif mcp_file is not None and mcp_file.changes:
+        _write(mcp_file.path, mcp_file.after)
+        record["mcp"] = {
+            "via": "file", "path": str(mcp_file.path), "name": cs.MCP_NAME, "created": mcp_file.before is None,
+        }  # fmt: skip
+    _save_record(record_path, record)
     if settings.changes:
         backup = None
         if settings.before is not None:
@@ -205,18 +217,14 @@ def _install(claude: ClaudeHome, record: dict, record_path: Path, *, dry_run: bo
             "sha256_after": _sha(settings.after), "hook_command": hook_command(),
         }  # fmt: skip
         result["settings"]["backup"] = str(backup) if backup else None
-    if command:
-        _run_claude(command)
-        record["mcp"] = {"via": "claude", "name": cs.MCP_NAME}
-    elif mcp_file is not None and mcp_file.changes:
-        _write(mcp_file.path, mcp_file.after)
-        record["mcp"] = {
-            "via": "file", "path": str(mcp_file.path), "name": cs.MCP_NAME, "created": mcp_file.before is None,
-        }  # fmt: skip
-    if record:
-        record_path.parent.mkdir(parents=True, exist_ok=True)
-        record_path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        _save_record(record_path, record)
     return result
+
+
+def _save_record(path: Path, record: dict) -> None:
+    if record:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write(path, (json.dumps(record, indent=2) + "\n").encode("utf-8"))
 
 
 def _undo(claude: ClaudeHome, record: dict, record_path: Path, *, dry_run: bool) -> dict:
@@ -224,12 +232,11 @@ def _undo(claude: ClaudeHome, record: dict, record_path: Path, *, dry_run: bool)
     path = Path(noted.get("path") or claude.settings_file)
     current = _read(path)
     backup = Path(noted["backup"]) if noted.get("backup") else None
-    if noted and _sha(current) == noted.get("sha256_after"):
+    kept = _read(backup) if backup else None
+    if noted and _sha(current) == noted.get("sha256_after") and (backup is None or kept is not None):
         # Untouched since setup wrote it: the state before setup, byte for byte.
-        settings = Edit(path, current, _read(backup) if backup else None)
-        if backup and settings.after is None:
-            raise CommonsError(f"the backup {backup} is gone; run `commons setup claude-code --undo` after restoring it")
-    else:
+        settings = Edit(path, current, kept)
+    else:  # changed since (or its backup is gone): take out the commons hook alone
         settings = _edit(path, cs.without_hook)
     mcp = record.get("mcp") or {}
     via_cli = mcp.get("via") == "claude" and shutil.which("claude") is not None
@@ -244,14 +251,15 @@ def _undo(claude: ClaudeHome, record: dict, record_path: Path, *, dry_run: bool)
     result = _result(dry_run, settings, mcp_file, command, "remove")
     if dry_run:
         return result
-    if settings.changes:
-        _write(settings.path, settings.after)
-    if backup is not None:
-        backup.unlink(missing_ok=True)
+    # The MCP step first: when `claude mcp remove` fails, the settings and the record are intact.
     if command:
         _run_claude(command)
     elif mcp_file is not None and mcp_file.changes:
         _write(mcp_file.path, mcp_file.after)
+    if settings.changes:
+        _write(settings.path, settings.after)
+    if backup is not None:
+        backup.unlink(missing_ok=True)
     record_path.unlink(missing_ok=True)
     try:
         record_path.parent.rmdir()  # the integrations folder, if setup's record was all it held
@@ -281,14 +289,19 @@ def _is_ours(config_text: str, path: Path) -> bool:
     return any(Path(w).name in ("commons", "commons.exe") for w in words) or "commons" in words
 
 
-def _run_claude(command: list[str]) -> None:
+def _run_claude(command: list[str], tolerate: str | None = None) -> bool:
+    """Run the ``claude`` CLI: True when it did it, False when it refused with ``tolerate`` in
+    its words; anything else it says is the error."""
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=CLAUDE_CLI_TIMEOUT)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise CommonsError(f"`{shlex.join(command)}` did not run: {error}") from None
     if done.returncode != 0:
         said = (done.stderr or done.stdout).strip().splitlines()
+        if tolerate and any(tolerate in line for line in said):
+            return False
         raise CommonsError(f"`{shlex.join(command)}` failed (exit {done.returncode}): {said[-1] if said else 'no output'}")
+    return True
 
 
 def _load_record(path: Path) -> dict:
