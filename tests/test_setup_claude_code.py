@@ -174,7 +174,7 @@ def test_setup_goes_through_the_claude_cli_when_it_is_on_path(capsys, machine: M
     assert len(runs) == 2
     add, remove = runs
     assert add[:4] == ["mcp", "add", "--scope", "user"] and add[-1] == "mcp"
-    assert add[add.index("--") - 1] == "commons" and "-e" in add
+    assert add[4:6] == ["commons", "-e"] and add[6].startswith("COMMONS_HOME=") and add[7] == "--"
     assert remove == ["mcp", "remove", "--scope", "user", "commons"]
 
 

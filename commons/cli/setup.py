@@ -96,8 +96,10 @@ def mcp_server_entry() -> dict:
 
 
 def claude_mcp_add() -> list[str]:
+    # The name goes before `-e`: `-e` takes every value up to `--`, so `-e K=V NAME` would read
+    # NAME as a second variable (anthropics/claude-code#62332).
     env = [arg for k, v in _home_env().items() for arg in ("-e", f"{k}={v}")]
-    return ["claude", "mcp", "add", "--scope", "user", *env, cs.MCP_NAME, "--", *commons_executable(), "mcp"]
+    return ["claude", "mcp", "add", "--scope", "user", cs.MCP_NAME, *env, "--", *commons_executable(), "mcp"]
 
 
 CLAUDE_MCP_REMOVE = ["claude", "mcp", "remove", "--scope", "user", cs.MCP_NAME]
