@@ -17,11 +17,15 @@ What each episode holds (§4.1 of the design paper):
 
 - `SessionEpisode` (uid = sessionId, or ``sessionId:agentId`` for a subagent's file): the person's
   first requests, tool counts, the tool calls (tool + target), the last thing the agent said.
-- `ErrorEpisode` (uid = the tool_use id) per failed tool call: its tool and target, the first
-  meaningful line of the failure, the exit code. "Sibling tool call errored" results are the
+- `ErrorEpisode` (uid = the tool_use id) per failed tool call: its tool and target, the line that
+  says what failed and the sub-command it belongs to (`commons.core.failure`), the exit code, and
+  what resolved it (`commons.core.resolution`). A resolution shows only in later calls, possibly
+  in a later read of a growing transcript: the error episode is then emitted again, same uid, with
+  its resolution (the store replaces by kind and uid). "Sibling tool call errored" results are the
   echo of another call's failure and make no episode; a rejection by the person is not an error.
 - `CorrectionEpisode` (uid = the record's uuid) per message in which the person corrected the
-  agent (rules in `corrections.py`), or a rejected tool use that carried the person's words.
+  agent (rules in `corrections.py`), a rejected tool use that carried the person's words, or a
+  message that contradicts the agent's claim to be done; with the command the agent had run.
 
 Transcripts are data: nothing in them is executed or opened. Bad lines are counted and skipped.
 """
@@ -29,7 +33,6 @@ Transcripts are data: nothing in them is executed or opened. Bad lines are count
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter, OrderedDict
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime, timezone
@@ -38,9 +41,16 @@ from typing import Any
 from blake3 import blake3
 
 from commons.core.episode import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode, ToolCall
-from commons.ingest.corrections import is_correction, is_person_text, rejection_words
+from commons.core.failure import attribute, failure_line
+from commons.core.resolution import OpenFailure, advance, named, named_fix, opened
+from commons.core.scope import SHELL_TOOLS
+from commons.ingest.corrections import claims_done, contradicts, is_correction, is_person_text, rejection_words
 
-STATE_VERSION = 1
+__all__ = ["ParseResult", "ParseState", "StateError", "failure_line", "fingerprint", "is_rewritten", "parse"]
+
+# 2: open failures awaiting a resolution, call details, "the agent claimed done" (older states are
+# refused by `from_json`, and the ingester then reads the transcript again from scratch).
+STATE_VERSION = 2
 HEAD_BYTES = 4096  # the fingerprint of a transcript covers (at most) its first 4 KB
 
 # Bounds that keep the parse state small whatever the transcript's length.
@@ -53,7 +63,7 @@ SAID_CHARS = 1000
 ENDED_CHARS = 1000
 PRECEDING_CHARS = 500
 TARGET_CHARS = 300
-FAILURE_CHARS = 300
+DETAIL_CHARS = 80
 
 # Records that never carry a conversation turn. Checked on the raw bytes of the line's head before
 # json.loads; a user or assistant record always has a message with a "role", so a line holding a
@@ -93,7 +103,10 @@ class ParseState:
     ended: str = ""
     turn_text: str = ""  # the agent's last words since the person last spoke
     turn_call: str = ""  # the agent's last tool call since the person last spoke
-    pending: tuple[tuple[str, str, str], ...] = ()  # (tool_use id, tool, target), oldest first
+    turn_done: bool = False  # the agent's last words since the person spoke claimed the work done
+    pending: tuple[tuple[str, str, str, str], ...] = ()  # (tool_use id, tool, target, detail), oldest first
+    open_failures: tuple[OpenFailure, ...] = ()  # failed calls still awaiting a resolution
+    open_errors: tuple[ErrorEpisode, ...] = ()  # their episodes, to emit again once resolved
     seen: tuple[str, ...] = ()  # tool_use ids (and "!"+id for reported errors), oldest first
     records: int = 0
     skipped_lines: int = 0
@@ -101,6 +114,9 @@ class ParseState:
     def to_json(self) -> str:
         body = asdict(self)
         body["calls"] = [[c.tool, c.target] for c in self.calls]
+        body["open_failures"] = [f.to_json() for f in self.open_failures]
+        body["open_errors"] = [[e.session, e.uid, e.at, e.tool, e.target, e.failure, e.exit_code, e.command]
+                               for e in self.open_errors]
         body["v"] = STATE_VERSION
         return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
@@ -113,7 +129,12 @@ class ParseState:
             body["asked"] = tuple(str(a) for a in body["asked"])
             body["tool_counts"] = tuple((str(t), int(n)) for t, n in body["tool_counts"])
             body["calls"] = tuple(ToolCall(str(t), str(g)) for t, g in body["calls"])
-            body["pending"] = tuple((str(i), str(t), str(g)) for i, t, g in body["pending"])
+            body["pending"] = tuple((str(i), str(t), str(g), str(d)) for i, t, g, d in body["pending"])
+            body["open_failures"] = tuple(OpenFailure.from_json(row) for row in body["open_failures"])
+            body["open_errors"] = tuple(
+                ErrorEpisode(session=str(s), uid=str(u), at=float(a), tool=str(t), target=str(g), failure=str(f),
+                             exit_code=None if x is None else int(x), command=str(c))
+                for s, u, a, t, g, f, x, c in body["open_errors"])
             body["seen"] = tuple(str(s) for s in body["seen"])
             names = {f.name for f in fields(cls)}
             if set(body) != names:
@@ -165,7 +186,11 @@ def parse(data: bytes, state: ParseState | None = None, *, session_hint: str = "
         head_len = min(HEAD_BYTES, end)
         new_state = replace(new_state, head_len=head_len, head_hash=fingerprint(data[:head_len]))
     session = reader.session_episode()
-    episodes = tuple(reader.out) + ((session,) if session is not None else ())
+    # An error resolved in the same read was emitted twice: keep its last form, in its first place.
+    latest: dict[tuple[str, str], Episode] = {}
+    for episode in reader.out:
+        latest[(episode.kind.value, episode.uid)] = episode
+    episodes = tuple(latest.values()) + ((session,) if session is not None else ())
     return ParseResult(new_state, episodes, skipped, end, session)
 
 
@@ -182,7 +207,10 @@ class _Reader:
         self.calls = list(s.calls)
         self.call_set = set(s.calls)
         self.ended, self.turn_text, self.turn_call = s.ended, s.turn_text, s.turn_call
-        self.pending: OrderedDict[str, tuple[str, str]] = OrderedDict((i, (t, g)) for i, t, g in s.pending)
+        self.turn_done = s.turn_done
+        self.pending: OrderedDict[str, tuple[str, str, str]] = OrderedDict((i, (t, g, d)) for i, t, g, d in s.pending)
+        self.open_failures = s.open_failures
+        self.open_errors = {e.uid: e for e in s.open_errors}
         self.seen: OrderedDict[str, None] = OrderedDict.fromkeys(s.seen)
         self.records = s.records
         self.skipped = 0
@@ -255,6 +283,7 @@ class _Reader:
                     text = text.strip()
                     self.ended = text[:ENDED_CHARS]
                     self.turn_text = text[:PRECEDING_CHARS]
+                    self.turn_done = claims_done(text)
             elif kind == "tool_use":
                 self._tool_use(block)
 
@@ -271,7 +300,7 @@ class _Reader:
         if call not in self.call_set and len(self.calls) < MAX_CALLS:
             self.calls.append(call)
             self.call_set.add(call)
-        self.pending[use_id] = (name, target)
+        self.pending[use_id] = (name, target, _detail(block.get("input")))
         while len(self.pending) > MAX_PENDING:
             self.pending.popitem(last=False)
         self.turn_call = f"{name} {target}".strip()
@@ -306,24 +335,33 @@ class _Reader:
 
     def _person(self, rec: dict[str, Any], text: str, ts: float | None) -> None:
         uid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else f"{self.session}#{self.person_messages}"
-        if self.person_messages > 0 and is_correction(text):
+        worded = is_correction(text)
+        after_done = not worded and self.turn_done and contradicts(text)
+        if self.person_messages > 0 and (worded or after_done):
             self.out.append(
                 CorrectionEpisode(
                     session=self._session_id(), uid=uid, at=self._at(ts),
                     said=text[:SAID_CHARS], preceding=self.turn_text or self.turn_call,
+                    command=self.turn_call, after_done=after_done,
                 )  # fmt: skip
             )
         if len(self.asked) < MAX_ASKED:
             self.asked.append(text[:ASKED_CHARS])
         self.person_messages += 1
         self.turn_text = self.turn_call = ""
+        self.turn_done = False
+        # The person spoke: the task moved on, and what follows no longer resolves earlier failures.
+        self.open_failures = ()
+        self.open_errors = {}
 
     def _tool_result(self, rec: dict[str, Any], block: dict[str, Any], ts: float | None) -> None:
         use_id = block.get("tool_use_id")
         if not isinstance(use_id, str):
             return
-        tool, target = self.pending.pop(use_id, ("", ""))
+        tool, target, detail = self.pending.pop(use_id, ("", "", ""))
         if block.get("is_error") is not True:
+            if tool:
+                self._resolve(tool, target, detail)
             return
         text = _result_text(block.get("content"))
         words = rejection_words(text)
@@ -335,6 +373,7 @@ class _Reader:
                     CorrectionEpisode(
                         session=self._session_id(), uid=uid, at=self._at(ts), said=words[:SAID_CHARS],
                         preceding=rejected or self.turn_text or self.turn_call, via_rejection=True,
+                        command=rejected,
                     )  # fmt: skip
                 )
                 self.turn_text = self.turn_call = ""
@@ -346,12 +385,35 @@ class _Reader:
             return
         self._remember(key)
         failure, exit_code = failure_line(text)
-        self.out.append(
-            ErrorEpisode(
-                session=self._session_id(), uid=use_id, at=self._at(ts), tool=tool or "unknown",
-                target=target, failure=failure, exit_code=exit_code,
-            )  # fmt: skip
-        )
+        tool = tool or "unknown"
+        shell = tool.lower() in SHELL_TOOLS
+        command = attribute(target, text) if shell else ""
+        hint = named_fix(text)
+        episode = ErrorEpisode(
+            session=self._session_id(), uid=use_id, at=self._at(ts), tool=tool, target=target,
+            failure=failure, exit_code=exit_code, command=command if command != target else "",
+            resolution=named(hint, tool),
+        )  # fmt: skip
+        self.out.append(episode)
+        self.open_failures, resolved = advance(self.open_failures, tool, target, ok=False)
+        self._drop_closed()
+        self.open_failures = opened(self.open_failures, OpenFailure(use_id, tool, command or target, hint))
+        self.open_errors[use_id] = replace(episode, resolution=None)
+
+    def _resolve(self, tool: str, target: str, detail: str) -> None:
+        """A call succeeded: emit again, with their resolution, the open failures it resolved."""
+        if not self.open_failures:
+            return
+        self.open_failures, resolved = advance(self.open_failures, tool, target, ok=True, detail=detail)
+        for item in resolved:
+            episode = self.open_errors.pop(item.uid, None)
+            if episode is not None:
+                self.out.append(replace(episode, resolution=item.resolution))
+        self._drop_closed()
+
+    def _drop_closed(self) -> None:
+        live = {f.uid for f in self.open_failures}
+        self.open_errors = {uid: e for uid, e in self.open_errors.items() if uid in live}
 
     # -- results -----------------------------------------------------------------------------
 
@@ -388,8 +450,10 @@ class _Reader:
             at=self.at, ended_at=self.ended_at, asked=tuple(self.asked),
             person_messages=self.person_messages,
             tool_counts=tuple(sorted(self.counts.items())), calls=tuple(self.calls),
-            ended=self.ended, turn_text=self.turn_text, turn_call=self.turn_call,
-            pending=tuple((i, t, g) for i, (t, g) in self.pending.items()),
+            ended=self.ended, turn_text=self.turn_text, turn_call=self.turn_call, turn_done=self.turn_done,
+            pending=tuple((i, t, g, d) for i, (t, g, d) in self.pending.items()),
+            open_failures=self.open_failures,
+            open_errors=tuple(e for e in self.open_errors.values()),
             seen=tuple(self.seen), records=self.records,
             skipped_lines=self.s.skipped_lines + self.skipped,
         )  # fmt: skip
@@ -439,47 +503,14 @@ def _result_text(content: Any) -> str:
     return ""
 
 
-_EXIT = re.compile(r"^(?:Error: )?Exit code (-?\d+)\s*$", re.MULTILINE)
-_TAGS = re.compile(r"</?tool_use_error>")
-# Lines that carry no meaning of their own: banners, rules, pytest headers, traceback frames,
-# npm's "code"/blank lines, git hints.
-_NOISE = re.compile(
-    r"""^(?:
-        (?:Error:\s*)?Exit\ code\ -?\d+
-      | [=\-_*~#.]{3,}.*
-      | (?:platform|rootdir|configfile|cachedir|plugins|collected|collecting|asyncio|testpaths)\b.*
-      | Traceback\ \(most\ recent\ call\ last\):
-      | File\ ".*
-      | npm\ (?:ERR!|error)(?:\s+(?:code|errno|syscall|path)\b.*)?
-      | >\ .*
-      | hint:.*
-      | To\ \S+
-    )$""",
-    re.VERBOSE,
-)
-# Lines that state the failure itself; the first of them wins over earlier context lines.
-_STRONG = re.compile(
-    r"""^(?:
-        (?i:error|fatal|panic)\b
-      | FAILED\b | FAIL\b | Failed:
-      | E\s{2,}\S
-      | \S*(?:Error|Exception)\b
-      | npm\ (?:ERR!|error)\s+\S
-      | !\s*\[(?:remote\ )?rejected\]
-    )""",
-    re.VERBOSE,
-)
-
-
-def failure_line(text: str) -> tuple[str, int | None]:
-    """The first meaningful line of a failed tool's output, and the exit code it reports."""
-    found = _EXIT.search(text)
-    exit_code = int(found.group(1)) if found else None
-    lines = [" ".join(raw.split()) for raw in _TAGS.sub("\n", text).splitlines()]
-    meaningful = [line for line in lines if line and not _NOISE.match(line)]
-    for line in meaningful:
-        if _STRONG.match(line):
-            return line[:FAILURE_CHARS], exit_code
-    if meaningful:
-        return meaningful[0][:FAILURE_CHARS], exit_code
-    return (f"Exit code {exit_code}" if exit_code is not None else ""), exit_code
+def _detail(tool_input: Any) -> str:
+    """What an edit wrote, when it is one short line ("asyncio_mode = 'auto'"): the part of a fix
+    a lesson can name. Longer edits are named by their file alone."""
+    if not isinstance(tool_input, dict):
+        return ""
+    new = tool_input.get("new_string", tool_input.get("content"))
+    if isinstance(new, str):
+        lines = [line.strip() for line in new.strip().splitlines() if line.strip()]
+        if len(lines) == 1 and len(lines[0]) <= DETAIL_CHARS:
+            return lines[0]
+    return ""
