@@ -105,8 +105,8 @@ def _words(command: str) -> set[str]:
     out = set()
     for part in segments(command):
         for word in part.split()[1:]:
-            word = word.strip("'\"")
-            if len(word) >= 3 and not word.startswith("-") and "=" not in word and not word.isdigit():
+            word = re.split(r"[=<>~!@\[]", word.strip("'\""))[0]  # "httpx==0.27" names httpx
+            if len(word) >= 3 and not word.startswith("-") and not word.isdigit():
                 out.add(word.rsplit("/", 1)[-1].lower())
     return out
 
