@@ -47,7 +47,7 @@ _NOISE = re.compile(
          Installing|Building|Built|Preparing|Collecting|Using|Running|Finished|Analyzing|Loading|
          Randomized\ with\ seed|Including\ tags|Excluding\ tags|Updating|Locking|Audited|Prepared|
          Uninstalled|Installed|Creating|Writing)\b.*
-      | \[\d+/\d+\].*
+      | \[\d+/\d+\].* | \[(?:INFO|WARNING|WARN|\+)\].* | [⠿✔✘⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏].*
       | \d+\ (?:files?|tests?|examples?)\ (?:reformatted|left\ unchanged|would\ be\ reformatted)\b.*
       | (?:\S+:\d+:\d+:\ )?(?i:warning)\b.*
       | \S*Warning:.*
@@ -68,6 +68,7 @@ _MARKER = re.compile(
       | !\s*\[(?:remote\ )?rejected\]
       | \S+:\ (?:command\ not\ found|No\ such\ file\ or\ directory|Permission\ denied)
       | \S+\ (?:[^\s.]+\ )*\.{3,}\s*Failed
+      | \[[A-Z]\]\ [→↗↘↑]\ \S
     )""",
     re.VERBOSE,
 )
@@ -83,7 +84,8 @@ _HOOK_FINDING = re.compile(r"^-\s+(?!hook id:|exit code:|duration:)(.+)$")
 
 def _lines(text: str) -> list[str]:
     text = _TAGS.sub("\n", text)
-    return [" ".join(raw.split()) for raw in text.splitlines()]
+    # Box-drawing gutters (credo's "┃", compilers' "│") frame a finding; the finding is the line.
+    return [" ".join(raw.strip().lstrip("┃│").split()) for raw in text.splitlines()]
 
 
 def exit_code_of(text: str) -> int | None:

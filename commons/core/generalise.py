@@ -86,10 +86,9 @@ def generalise(text: str, project_names: Iterable[str] = ()) -> str:
 
 def _path(m: re.Match[str]) -> str:
     value = m.group(0)
-    if value.lower().rsplit("/", 1)[-1] in _KEEP_FILES and "/" not in value.strip("./"):
-        return value
-    if value.lower() in _KEEP_FILES:
-        return value
+    name = value.rstrip("/").rsplit("/", 1)[-1]
+    if name.lower() in _KEEP_FILES:  # a project's well-known file is named the same everywhere
+        return name
     if value.startswith(("./.venv", ".venv")):
         return value
     return "<path>"

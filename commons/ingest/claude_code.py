@@ -504,13 +504,15 @@ def _result_text(content: Any) -> str:
 
 
 def _detail(tool_input: Any) -> str:
-    """What an edit wrote, when it is one short line ("asyncio_mode = 'auto'"): the part of a fix
-    a lesson can name. Longer edits are named by their file alone."""
+    """What an edit added, when it is one short line (``asyncio_mode = "auto"``): the part of a
+    fix a lesson can name. Longer edits are named by their file alone."""
     if not isinstance(tool_input, dict):
         return ""
     new = tool_input.get("new_string", tool_input.get("content"))
+    old = tool_input.get("old_string")
     if isinstance(new, str):
-        lines = [line.strip() for line in new.strip().splitlines() if line.strip()]
-        if len(lines) == 1 and len(lines[0]) <= DETAIL_CHARS:
-            return lines[0]
+        before = set(old.splitlines()) if isinstance(old, str) else set()
+        added = [line.strip() for line in new.splitlines() if line.strip() and line not in before]
+        if len(added) == 1 and len(added[0]) <= DETAIL_CHARS:
+            return added[0]
     return ""

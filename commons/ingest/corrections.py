@@ -109,6 +109,7 @@ _DONE = re.compile(
       | (?:it\s+|this\s+|that\s+)?(?:now\s+)?works(?:\s+now)? | should\s+(?:now\s+)?work | is\s+(?:now\s+)?working
       | (?:is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:fixed|resolved|implemented|complete|in\s+place)
       | successfully | completed? | ready
+      | (?:i(?:'ve|\s+have)?\s+)?(?:updated|added|moved|changed|created|renamed|removed|implemented)
     )\b""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -120,6 +121,7 @@ _CONTRADICTS = re.compile(
       | doesn'?t | didn'?t\s+(?:work|change|fix) | not\s+(?:working|fixed|passing|done|there)
       | blank | empty | nothing\s+(?:happens|changed|shows) | same\s+(?:error|problem|issue|result)
       | still | hangs? | 404 | 500
+      | (?<=,\s)not\s+(?!sure\b|now\b|yet\b)\S+  # "it lives in docs/CHANGES.md, not CHANGELOG.md"
     )\b""",
     re.IGNORECASE | re.VERBOSE,
 )
