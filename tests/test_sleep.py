@@ -64,7 +64,7 @@ def test_repeated_error_and_single_correction_become_lessons_but_a_single_error_
     assert set(learned) == {LessonKind.ERROR, LessonKind.CORRECTION}
     error = learned[LessonKind.ERROR]
     assert error.episodes == ("e1", "e2") and error.seen == 2 and error.strength == 1.5
-    assert error.text == f'`pip install` failed with "{PIP_FAIL}"; `uv add requests` succeeded after it (1 of 2 sessions).'
+    assert error.text == f'`pip install` failed with "{PIP_FAIL}"; `uv add <package>` succeeded after it (1 of 2 sessions).'
     assert error.scope is Scope.SHARED and "pip" in error.topics
     assert error.provenance == (b"k:e1", b"k:e2")
     assert learned[LessonKind.CORRECTION].text == (

@@ -71,7 +71,7 @@ def generalise(text: str, project_names: Iterable[str] = ()) -> str:
     out = _PID.sub(r"\1 <pid>", out)
     out = _PATH.sub(_path, out)
     out = _LINE_NO.sub(_line_no, out)
-    out = _REFSPEC.sub(lambda m: f"{m['a']}<branch>{m['c']}<branch>", out)
+    out = _REFSPEC.sub(lambda m: f"{m['a']}{_ref(m['b'])}{m['c']}{_ref(m['d'])}", out)
     out = _BRANCH.sub(_branch, out)
     names = sorted({n for n in project_names if n and len(n) >= 3}, key=len, reverse=True)
     if names:
@@ -98,9 +98,16 @@ def _line_no(m: re.Match[str]) -> str:
     return f"{m.group(1)} <n>" if m.group(1) else ":<n>"
 
 
+_SHARED_BRANCHES = frozenset({"main", "master", "HEAD", "develop", "trunk"})
+
+
+def _ref(name: str) -> str:
+    return name if name in _SHARED_BRANCHES else "<branch>"
+
+
 def _branch(m: re.Match[str]) -> str:
     name = m["b"]
-    if name.startswith("<") or name in {"main", "master", "HEAD", "develop", "trunk"}:
+    if name.startswith("<") or name in _SHARED_BRANCHES:
         return m.group(0)
     return f"{m['a']}<branch>"
 

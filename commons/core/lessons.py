@@ -117,6 +117,7 @@ _TOOL_RULE = re.compile(r"has not been read yet|exceeds maximum allowed|file con
                         r"must (?:read|use) .{0,30} (?:first|before)|String to replace not found|"
                         r"File has been modified since read|InputValidationError|required parameter",
                         re.IGNORECASE)
+_PLACEHOLDERS = re.compile(r"<(?:path|branch|n|port|pid|package)>")
 _FILE_TOOLS = frozenset({"read", "edit", "write", "multiedit", "notebookedit", "glob", "grep"})
 
 
@@ -137,9 +138,25 @@ def is_resolved(ep: ErrorEpisode) -> bool:
     return ep.resolution is not None and ep.resolution.confidence >= RESOLVED_MIN
 
 
-def _fix_phrase(res: Resolution, names: Sequence[str]) -> str:
+_INSTALLS = frozenset({"pip install", "uv add", "uv pip", "npm install", "npm i", "yarn add", "pnpm add",
+                       "cargo add", "gem install", "brew install", "poetry add", "pipx install", "go get"})
+_PYTEST_PREFIX = re.compile(r"^(?:FAILED|ERROR) \S+ - ")
+
+
+def _same_package(command: str, failed: str) -> str:
+    """``command`` with the package it shares with the failed install as ``<package>``, so that
+    ``uv add httpx`` after ``pip install httpx`` and ``uv add rich`` after ``pip install rich``
+    are one fix."""
+    if command_head("bash", failed) not in _INSTALLS or command_head("bash", command) not in _INSTALLS:
+        return command
+    shared = {re.split(r"[=<>~!@\[]", w)[0].lower() for w in failed.split()[2:] if not w.startswith("-")}
+    return " ".join("<package>" if re.split(r"[=<>~!@\[]", w)[0].lower() in shared and not w.startswith("-")
+                    and i >= 2 else w for i, w in enumerate(command.split()))
+
+
+def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> str:
     """What worked, in the past tense, with what is particular generalised."""
-    command = _clean(generalise(res.command, names), 70)
+    command = _clean(generalise(_same_package(res.command, failed), names), 70)
     if res.relation is Relation.REREAD:
         return "it succeeded after a Read of the file"
     if res.relation is Relation.NAMED:
@@ -172,13 +189,14 @@ def _error_text(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> str:
     head = _clean(head_of(err), 60) or err.tool
     if head == err.tool.lower():
         head = err.tool
-    failure = _clean(generalise(err.failure, names))
+    # pytest's "FAILED <path>::<test> - " prefix names one test; the message after it is the pitfall.
+    failure = _clean(generalise(_PYTEST_PREFIX.sub("", err.failure), names))
     sessions = {e.session for e in errors}
     # The fix seen in most sessions (by its generalised phrase), and in how many.
     fixes: dict[str, set[str]] = {}
     for e in errors:
         if e.resolution is not None and (is_resolved(e) or e.resolution.relation is Relation.NAMED):
-            fixes.setdefault(_fix_phrase(e.resolution, names), set()).add(e.session)
+            fixes.setdefault(_fix_phrase(e.resolution, names, e.failed), set()).add(e.session)
     shown = [p for p in fixes if not p.startswith("its output named")] or list(fixes)
     if shown:
         best = max(shown, key=lambda p: (len(fixes[p]), p))
@@ -203,7 +221,8 @@ def claim_of(said: str) -> str:
 
 def _correction_text(corr: CorrectionEpisode, n: int, names: Sequence[str]) -> str:
     claim = _clean(generalise(claim_of(corr.said), names), 120) or "a correction"
-    command = _agent_command(corr)
+    # Found by structure, the correction answers what the agent claimed, not its last command.
+    command = "" if corr.after_done else _agent_command(corr)
     tail = _seen(n)
     if command:
         return _fit(f"The person corrected the agent's `{_clean(generalise(command, names), 60)}`: ", claim, f"{tail}.")
@@ -340,7 +359,9 @@ def new_lesson(kind: LessonKind, episodes: Sequence[Surprise], now: float, *, st
     episodes = sorted(episodes, key=lambda e: (e.at, e.uid))
     text, by_model = lesson_text(kind, episodes, write_text, project_names)
     triggers, outcome = situation_of(kind, episodes, project_names)
-    decision = classify(text, triggers, project_names=project_names)
+    # generalise's placeholders for what was particular are not private: the lesson is about the
+    # tool whatever the path or branch was (<project> and <host> still make it local).
+    decision = classify(_PLACEHOLDERS.sub("", text), triggers, project_names=project_names)
     scope = decision.scope
     errors = [e for e in episodes if isinstance(e, ErrorEpisode)]
     if kind is LessonKind.ERROR and (any(is_tool_rule(e) for e in errors) or not any(map(is_resolved, errors))):

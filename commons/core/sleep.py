@@ -13,9 +13,10 @@ The passes, in order:
    only by a touch the caller reports (``episode_touched``, e.g. from recall).
 2. **Lessons.** Surprises (errors, corrections) not yet inside a lesson join the active lesson
    whose founding episode they most resemble (cosine ≥ 0.55: +0.5 strength, +1 seen), or cluster
-   among themselves, in time order, around the first of their kind (leader clustering). A
-   cluster holding a correction is a lesson (the person said so); a cluster of errors is one only
-   when the error repeated (≥ 2 episodes). A single error waits, unabsorbed, for its repeat —
+   among themselves, in time order, around the first of their kind (leader clustering); errors and
+   corrections cluster and join apart, so an error lesson keeps what worked after the failure. A
+   correction is a lesson (the person said so); a cluster of errors is one only when the error
+   repeated (≥ 2 episodes), and not when it is one session's work in progress. A single error waits, unabsorbed, for its repeat —
    until it decays away.
 3. **Verify.** Open predictions are judged against later episodes (see ``predictions``).
    Confirmed or prevented: +0.5; failed: −0.5; expired: no change. A surprise that joins a lesson
@@ -252,8 +253,14 @@ def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, param
     active = [lesson for lesson in lessons.values() if lesson.status is LessonStatus.ACTIVE]
     joined: dict[str, list[Surprise]] = {}
     rest = np.arange(len(pending))
+    is_error = np.array([isinstance(e, ErrorEpisode) for e in pending], dtype=bool)
     if active:
         sims = vecs @ embed_many([lesson.gist or lesson.text for lesson in active]).T
+        # An error joins error lessons and a correction correction lessons: an error lesson says
+        # what worked after the failure, which a correction's text (the person's claim) would lose.
+        other_kind = np.array([lesson.kind is (LessonKind.CORRECTION) for lesson in active], dtype=bool)
+        sims[np.ix_(is_error, other_kind)] = -1.0
+        sims[np.ix_(~is_error, np.array([lesson.kind is LessonKind.ERROR for lesson in active], dtype=bool))] = -1.0
         best, arg = sims.max(axis=1), sims.argmax(axis=1)
         for i in np.flatnonzero(best >= params.join_cosine):
             joined.setdefault(active[int(arg[i])].id, []).append(pending[i])
@@ -267,8 +274,11 @@ def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, param
 
     for lid, eps in joined.items():
         join(lid, eps)
-    for cluster in _leader_clusters(vecs[rest], params.join_cosine):
-        eps = [pending[int(rest[i])] for i in cluster]
+    clusters = [[int(rows[i]) for i in cluster]
+                for rows in (rest[is_error[rest]], rest[~is_error[rest]])
+                for cluster in _leader_clusters(vecs[rows], params.join_cosine)]
+    for cluster in sorted(clusters):
+        eps = [pending[i] for i in cluster]
         has_correction = any(isinstance(e, CorrectionEpisode) for e in eps)
         if not has_correction and len(eps) < params.error_min_repeats:
             continue  # an error must repeat before it is a lesson
