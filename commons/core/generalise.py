@@ -35,7 +35,7 @@ _KEEP_FILES = frozenset({
     "requirements.txt", "makefile", "dockerfile", ".pre-commit-config.yaml", "tsconfig.json",
     "mix.lock", "cargo.lock", "yarn.lock", "pnpm-lock.yaml", "gemfile", ".formatter.exs",
 })  # fmt: skip
-_LINE_NO = re.compile(r"(?<=[\w>]):\d+(?::\d+)?\b|\b(line|lines)\s+\d+\b", re.I)
+_LINE_NO = re.compile(r"(?<=<path>):\d+(?::\d+)?\b|\b(line|lines)\s+\d+\b", re.I)
 _COUNT = re.compile(r"\b\d+(?=\s+(?:files?|tests?|errors?|failures?|failed|passed|items?|warnings?|"
                     r"source\ files|examples?|modules?|packages?|seconds?|ms)\b)", re.I)
 _HEX = re.compile(r"\b[0-9a-f]{12,}\b")
@@ -65,12 +65,12 @@ def project_aliases(project_paths: Iterable[str]) -> tuple[str, ...]:
 def generalise(text: str, project_names: Iterable[str] = ()) -> str:
     """``text`` with what is particular to one session replaced by placeholders (module docstring)."""
     out = _URL.sub("<host>", text)
+    out = _PATH.sub(_path, out)  # before hosts: "lib/a.ex:12" is a file and a line, not a host and a port
+    out = _LINE_NO.sub(_line_no, out)
     out = _HOST_PORT.sub("<host>:<port>", out)
     out = _IP.sub("<host>", out)
     out = _PORT.sub(r"\1 <port>", out)
     out = _PID.sub(r"\1 <pid>", out)
-    out = _PATH.sub(_path, out)
-    out = _LINE_NO.sub(_line_no, out)
     out = _REFSPEC.sub(lambda m: f"{m['a']}{_ref(m['b'])}{m['c']}{_ref(m['d'])}", out)
     out = _BRANCH.sub(_branch, out)
     names = sorted({n for n in project_names if n and len(n) >= 3}, key=len, reverse=True)
