@@ -107,8 +107,7 @@ def _choose(lines: list[str]) -> str:
     meaningful = [(i, line) for i, line in enumerate(lines) if line and not _NOISE.match(line)]
     if not meaningful:
         return ""
-    joined = "\n".join(lines)
-    if _VALIDATION.search(joined):
+    if _VALIDATION.search("\n".join(lines[:3])):  # the header opens a validation error
         after = [line for i, line in meaningful if not _VALIDATION.search(line)]
         if after:
             return after[0]

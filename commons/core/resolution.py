@@ -78,8 +78,8 @@ class Resolution:
 
 _HINTS = (
     # git: "To push the current branch and set the remote as upstream, use\n\n    git push --set-upstream origin x"
-    re.compile(r"\buse\s*:?\s*\n\s*\n?\s+((?:git|npm|pip|uv|mix|cargo|yarn|pnpm)\s[^\n]+)", re.IGNORECASE),
-    re.compile(r"\b(?:run|try|use|try running|please run)\s+[`'\"]([^`'\"\n]{3,80})[`'\"]", re.IGNORECASE),
+    re.compile(r"\buse:?[ \t]*\n(?:[ \t]*\n)?[ \t]+((?:git|npm|pip|uv|mix|cargo|yarn|pnpm)[ \t][^\n]+)", re.IGNORECASE),
+    re.compile(r"\b(?:run|try|use|try running|please run)[ \t]+[`'\"]([^`'\"\n]{3,80})[`'\"]", re.IGNORECASE),
     re.compile(r"\bdid you mean\s+[`'\"]?([^`'\"\n?]{3,60})[`'\"]?\?", re.IGNORECASE),
 )
 _LOOKS_LIKE_COMMAND = re.compile(r"^[a-z][\w.\-]*(?:\s+[\w.\-=/<>:@\"']+)*$")
@@ -87,6 +87,9 @@ _LOOKS_LIKE_COMMAND = re.compile(r"^[a-z][\w.\-]*(?:\s+[\w.\-=/<>:@\"']+)*$")
 
 def named_fix(output: str) -> str:
     """The command a failed tool's output names as its fix, or "" (never guessed)."""
+    lower = output.lower()
+    if "use" not in lower and "run" not in lower and "try" not in lower and "did you mean" not in lower:
+        return ""
     for pattern in _HINTS:
         found = pattern.search(output)
         if found:

@@ -384,6 +384,7 @@ class _Reader:
         if key in self.seen:
             return
         self._remember(key)
+        text = _ends(text)
         failure, exit_code = failure_line(text)
         tool = tool or "unknown"
         shell = tool.lower() in SHELL_TOOLS
@@ -501,6 +502,17 @@ def _result_text(content: Any) -> str:
         parts = [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
         return "\n".join(parts)
     return ""
+
+
+OUTPUT_ENDS = 6000  # characters of a failed output's head and of its tail that are searched
+
+
+def _ends(text: str) -> str:
+    """A long output's head and tail: a failure is stated near one end (the error first, or the
+    summary last), and the middle of a 30 KB log would only cost time."""
+    if len(text) <= 2 * OUTPUT_ENDS:
+        return text
+    return text[:OUTPUT_ENDS] + "\n" + text[-OUTPUT_ENDS:]
 
 
 def _detail(tool_input: Any) -> str:
