@@ -140,3 +140,31 @@ def test_the_lessons_report_meets_its_goals_on_the_fixtures():
     assert report.naming_fix.value is not None and report.naming_fix.value >= 0.8
     assert report.bare_echoes.value is not None and report.bare_echoes.value <= 0.1
     assert report.correction_precision.value == 1.0
+
+
+def _night(names: list[str]):
+    from commons.core.generalise import project_aliases
+    from commons.core.sleep import PredictionMade, SleepState, sleep
+
+    episodes = read_all([FIXTURES / f"{name}.jsonl" for name in names])
+    last = max(e.at for e in episodes)
+    result = sleep(SleepState(), episodes, last + 3600, hash_episode=lambda uid: uid.encode(),
+                   project_names=project_aliases(["/home/dev/src/spotter", "/home/dev/src/ledger"]))
+    return {e.prediction.lesson_id: e.prediction for e in result.events if isinstance(e, PredictionMade)}, result
+
+
+def test_a_prediction_is_the_failing_command_not_any_use_of_a_tool():
+    predictions, result = _night(["push-upstream-spotter-gqc", "push-upstream-totals-panel",
+                                  "edit-before-read-client.ex", "edit-before-read-retry.ts"])
+    by_text = {l.text.split(" failed")[0]: l for l in result.state.lessons}
+    push, edit = by_text["`git push`"], by_text["`Edit`"]
+    assert predictions[push.id].triggers == ("git push",) and predictions[push.id].situation == "Bash git push"
+    assert edit.id not in predictions  # "any use of Edit" is no situation
+
+
+def test_a_correction_predicts_on_the_command_the_agent_ran_not_its_prose():
+    from commons.core.predictions import situation_line
+
+    _, result = _night(["corrections-ledger"])
+    (pip,) = [l for l in result.state.lessons if "pip install" in l.text]
+    assert situation_line(pip) == "Bash pip install --break-system-packages rich"

@@ -279,7 +279,9 @@ def surprise_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
     in two worktrees is one cluster."""
     if isinstance(ep, ErrorEpisode):
         return generalise(f"{ep.tool} {ep.failed}\n{ep.failure}".strip(), project_names)
-    return generalise(ep.text(), project_names)
+    # A correction's second line is its situation (predictions.situation_line): the command the
+    # agent ran when it has one, not the agent's prose.
+    return generalise(f"{ep.said}\n{ep.command or ep.preceding}".strip(), project_names)
 
 
 def lesson_text(kind: LessonKind, episodes: Sequence[Surprise],
