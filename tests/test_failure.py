@@ -75,3 +75,11 @@ def test_a_piped_failure_belongs_to_the_command_not_its_filter():
 
 def test_segments_split_at_every_shell_separator():
     assert segments("a && b || c; d | e\nf") == ["a", "b", "c", "d", "e", "f"]
+
+
+def test_compiler_lines_of_other_languages_are_found_past_their_headers():
+    assert failure_line("# example.com/app\n./main.go:12:2: undefined: render")[0] == "./main.go:12:2: undefined: render"
+    assert failure_line("src/a.ts(12,5): error TS2322: Type 'string' is not assignable")[0].startswith("src/a.ts(12,5): error")
+    assert failure_line("   Compiling app v0.1.0\nerror[E0382]: borrow of moved value: `x`")[0] == (
+        "error[E0382]: borrow of moved value: `x`")
+    assert failure_line("Exit code 127\nbash: line 1: pnpm: command not found")[0] == "bash: line 1: pnpm: command not found"

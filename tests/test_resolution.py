@@ -71,3 +71,11 @@ def test_resolution_and_open_failure_round_trip_through_json():
     assert Resolution.from_json(r.to_json()) == r
     f = OpenFailure("t1", "Bash", "npm ci", "", 3, ("npm cache clean",))
     assert OpenFailure.from_json(f.to_json()) == f
+
+
+def test_looking_around_after_a_failure_is_not_its_fix():
+    failure = OpenFailure("t1", "Bash", "git push", "")
+    assert relate(failure, "Bash", "git status") is None
+    assert relate(failure, "Bash", "git log --oneline -3") is None
+    found = relate(OpenFailure("t1", "Bash", "npm ci", ""), "Bash", "npm install")
+    assert found is not None and found.relation is Relation.NEXT_COMMAND

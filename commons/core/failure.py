@@ -47,6 +47,7 @@ _NOISE = re.compile(
          Installing|Building|Built|Preparing|Collecting|Using|Running|Finished|Analyzing|Loading|
          Randomized\ with\ seed|Including\ tags|Excluding\ tags|Updating|Locking|Audited|Prepared|
          Uninstalled|Installed|Creating|Writing)\b.*
+      | \#\ [\w./\-]+
       | \[\d+/\d+\].* | \[(?:INFO|WARNING|WARN|\+)\].* | [⠿✔✘⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏].*
       | \d+\ (?:files?|tests?|examples?)\ (?:reformatted|left\ unchanged|would\ be\ reformatted)\b.*
       | (?:\S+:\d+:\d+:\ )?(?i:warning)\b.*
@@ -66,7 +67,9 @@ _MARKER = re.compile(
       | \S*(?:Error|Exception)\b
       | npm\ (?:ERR!|error)\s+\S
       | !\s*\[(?:remote\ )?rejected\]
-      | \S+:\ (?:command\ not\ found|No\ such\ file\ or\ directory|Permission\ denied)
+      | (?:\S+:\ )*\S+:\ (?:command\ not\ found|No\ such\ file\ or\ directory|Permission\ denied)
+      | \S+\(\d+,\d+\):\ (?:error|fatal)\b
+      | \S+\.\w{1,5}:\d+(?::\d+)?:\ (?!warning|note)\S
       | \S+\ (?:[^\s.]+\ )*\.{3,}\s*Failed
       | \[[A-Z]\]\ [→↗↘↑]\ \S
     )""",

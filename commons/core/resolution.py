@@ -171,7 +171,8 @@ def relate(failure: OpenFailure, tool: str, target: str) -> Resolution | None:
     subjects = _words(failure.command) - _GENERIC_WORDS
     for part in parts:
         other = program_of(part)
-        if not other or other in {"cd", "echo", "ls", "cat", "which", "git"} and program != "git":
+        # Looking around ("git status", "ls") is not doing something else for the same goal.
+        if not other or not changes_something(tool, part) or other == "git" and program != "git":
             continue
         if other == program or (subjects and subjects & _words(part)):
             return Resolution(Relation.NEXT_COMMAND, part, confidence=CONFIDENCE[Relation.NEXT_COMMAND], tool=tool)
