@@ -116,7 +116,9 @@ _DONE = re.compile(
 # The person says it is not: a failure, an absence, or "it does not".
 _CONTRADICTS = re.compile(
     r"""\b(?:
-        fail(?:s|ed|ing)? | errors? | exception | traceback | crash(?:es|ed|ing)? | broken | broke
+        fail(?:s|ed|ing)? | crash(?:es|ed|ing)? | broken | broke | errors\s+out | it\s+errors
+      | (?:get|got|getting|see|seeing|shows?|throws?|there'?s|gives?|giving|raises?)\s+(?:me\s+)?(?:an?\s+|the\s+|this\s+|that\s+)?
+        (?:\w+\s+)?(?:error|exception|traceback)
       | (?:does|do|did|is|are|was)\s*n[o']?t\s+(?:work|run|pass|load|build|compile|start|show|render|change)
       | doesn'?t | didn'?t\s+(?:work|change|fix) | not\s+(?:working|fixed|passing|done|there)
       | blank | empty | nothing\s+(?:happens|changed|shows) | same\s+(?:error|problem|issue|result)
@@ -125,7 +127,11 @@ _CONTRADICTS = re.compile(
     )\b""",
     re.IGNORECASE | re.VERBOSE,
 )
-# A person who agrees, or asks for the next thing, is not contradicting ("thanks, looks good").
+# A person who asks for the next thing is not contradicting, whatever words the request holds
+# ("now add error handling for empty files").
+_REQUEST = re.compile(r"^\W*(?:now|also|next|then|and|add|can\s+you|could\s+you|please|let'?s|make|implement|write|"
+                      r"create|update|change|rename|remove|refactor|move|handle|support|document)\b", re.IGNORECASE)
+# A person who agrees is not contradicting ("thanks, looks good").
 _AGREES = re.compile(r"^\W*(?:thanks?|thank\s+you|great|perfect|nice|cool|lgtm|looks\s+good|ok(?:ay)?\b|yes|yep|good)",
                      re.IGNORECASE)
 
@@ -140,7 +146,8 @@ def contradicts(person_text: str) -> bool:
     after the agent claimed done (the reader keeps that context); a question about failures in
     general ("how do errors get logged?") is not a contradiction."""
     norm = normalize(person_text)
-    if not is_person_text(norm) or _AGREES.match(norm) or norm.rstrip().endswith("?") and len(norm) < 60:
+    if not is_person_text(norm) or _AGREES.match(norm) or _REQUEST.match(norm) \
+            or norm.rstrip().endswith("?") and len(norm) < 60:
         return False
     return bool(_CONTRADICTS.search(norm))
 
