@@ -236,7 +236,8 @@ def _agent_command(corr: CorrectionEpisode) -> str:
     """The command the agent ran before the correction: a shell call's command, else "Tool target"."""
     tool, _, rest = corr.command.partition(" ")
     if tool.lower() in SHELL_TOOLS:
-        return rest.strip()
+        # "cd ../docs && npm ci" is about npm ci: where it ran is particular.
+        return re.sub(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)+", "", rest.strip())
     return corr.command.strip()
 
 
