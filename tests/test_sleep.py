@@ -230,3 +230,13 @@ def test_a_corrections_situation_is_the_command_the_agent_ran_not_the_tools_name
     assert heads_in_prose("Bash cd app && git push origin main") == ("git push",)
     assert heads_in_prose("I'll run `pip install rich` first.") == ("pip install",)
     assert heads_in_prose("Edit src/app.py") == ()
+
+
+def test_a_fix_seen_in_a_later_session_is_named_when_its_error_joins_the_lesson():
+    state, eps, lesson = learned_pip_lesson()
+    assert "no fix was seen" in lesson.text
+    later = err("e6", 2.5, target="pip install requests", resolution=UV_ADD)
+    result = night(state, eps + [later], 3)
+    (joined,) = [e for e in of(result.events, LessonStrengthened) if e.reason.value == "joined"]
+    assert joined.lesson.id == lesson.id
+    assert joined.lesson.text.endswith("; `uv add <package>` succeeded after it (1 of 3 sessions).")
