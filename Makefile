@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test demo bench simulations experiment clean
+.PHONY: install test demo bench lessons-report simulations experiment clean
 
 install: $(STAMP)
 
@@ -29,6 +29,11 @@ bench: $(STAMP)
 		$(BIN)/python -m tests.benchmarks.$$name --json > .bench/$$name.json; \
 		$(BIN)/python -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1])), indent=2))" .bench/$$name.json; \
 	done
+
+# What the lessons say, measured on ../shared/transcripts, tests/fixtures/lessons and the demo
+# sessions: informative failure lines, lessons naming what worked, bare echoes, correction precision.
+lessons-report: $(STAMP)
+	$(BIN)/python -m commons.ingest.lessons_report
 
 # The two-agent experiment (design paper §7.5): prints its figures as JSON and regenerates
 # docs/experiment.md with its table and plots. Reproducible by --seed; a few minutes at most.

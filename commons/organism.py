@@ -31,6 +31,7 @@ from commons.core import sleep as core
 from commons.core.embed import embed_many
 from commons.core.episode import SessionEpisode
 from commons.core.hashing import episode_hash
+from commons.core.generalise import project_aliases
 from commons.core.lessons import DAY, Lesson, WriteText, heads_in_prose, lesson_id
 from commons.model import model_hook
 from commons.core.predictions import Prediction
@@ -150,7 +151,7 @@ def _night(state: core.SleepState, episodes: Sequence, now: float, setup: Setup,
            rendered_since: dict[str, float], touched: dict[str, float], vetoed_ids: set[str],
            vetoed_keys: set[str]) -> Night:
     """The CPU-bound part (run in a worker thread): the core's sleep, then vetoes applied."""
-    projects = sorted({Path(e.project).name for e in episodes if isinstance(e, SessionEpisode) and e.project})
+    projects = project_aliases(e.project for e in episodes if isinstance(e, SessionEpisode) and e.project)
     result = core.sleep(state, episodes, now, setup.sleep, hash_episode=setup.hash_episode,
                         rendered_since=rendered_since, write_text=setup.write_text,
                         episode_touched=touched, project_names=projects)

@@ -76,11 +76,12 @@ class Nodes:
 
 
 def pip_sessions(folder: Path, day: int, slug: str = "rates") -> Path:
-    """A session meeting the pip pitfall twice (a lesson the night after)."""
+    """A session meeting the pip pitfall twice, then `uv add` working (a lesson the night after)."""
     s = session(folder, day, slug)
     s.user("add httpx and write the rates client")
     pip_fails(s, "httpx")
     pip_fails(s, "httpx==0.27")
+    s.bash("uv add httpx==0.27", "Add httpx with uv", "Resolved 3 packages\n + httpx==0.27.0")
     s.write()
     return s.path
 

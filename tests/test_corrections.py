@@ -136,3 +136,16 @@ def test_rejection_carrying_words_returns_the_persons_words():
 def test_ordinary_failure_is_not_a_rejection():
     assert rejection_words("Exit code 1\nerror: externally-managed-environment") is None
     assert rejection_words("<tool_use_error>File does not exist.</tool_use_error>") is None
+
+
+def test_a_contradiction_of_a_claimed_done_is_told_from_a_new_request():
+    from commons.ingest.corrections import claims_done, contradicts
+
+    assert claims_done("Done: the report prints JSON and all tests pass.")
+    assert claims_done("I've added the --since option.")
+    assert not claims_done("Let me look at the parser first.")
+    assert contradicts("the output is empty when the ledger has no entries")
+    assert contradicts("I get a KeyError traceback when I run it")
+    assert not contradicts("now add error handling for empty files")
+    assert not contradicts("thanks, looks good")
+    assert not contradicts("how do errors get logged?")

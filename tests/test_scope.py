@@ -32,3 +32,13 @@ def test_command_head_finds_the_program_and_subcommand():
 
 def test_topics_include_the_episode_heads():
     assert topics("it failed", ["cargo build"]) == ("cargo",)
+
+
+def test_a_project_is_recognised_under_its_worktree_and_module_case_names():
+    from commons.core.generalise import project_aliases
+
+    names = project_aliases(["/home/dev/src/spotter-gqc"])
+    assert classify("`mix test` failed with 'SpotterWeb.Router is undefined'", ("mix test",),
+                    project_names=names).scope is Scope.LOCAL
+    assert classify("`mix test` failed in spotter-gqc", ("mix test",), project_names=names).scope is Scope.LOCAL
+    assert classify("`git push` failed: no upstream branch", ("git push",), project_names=names).scope is Scope.SHARED

@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+from commons.core.resolution import Relation, Resolution
 from commons.core.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode, ToolCall
 from commons.core.lessons import LessonKind, LessonStatus
 from commons.core.predictions import Prediction, is_too_generic, negative
@@ -20,9 +21,12 @@ def hash_uid(uid: str) -> bytes:
     return b"k:" + uid.encode()
 
 
-def err(uid, day, target="pip install requests", failure=PIP_FAIL):
+UV_ADD = Resolution(Relation.NEXT_COMMAND, "uv add requests", confidence=0.6, tool="Bash")
+
+
+def err(uid, day, target="pip install requests", failure=PIP_FAIL, resolution=None):
     return ErrorEpisode(session=f"s-{uid}", uid=uid, at=day * DAY, tool="Bash", target=target,
-                        failure=failure, exit_code=1)
+                        failure=failure, exit_code=1, resolution=resolution)
 
 
 def corr(uid, day, said="no, use uv instead of pip", preceding="I'll run `pip install requests`"):
@@ -52,7 +56,7 @@ def learned_pip_lesson():
 
 
 def test_repeated_error_and_single_correction_become_lessons_but_a_single_error_does_not():
-    eps = [err("e1", 0), err("e2", 1),
+    eps = [err("e1", 0), err("e2", 1, resolution=UV_ADD),
            err("e3", 1, target="cargo build", failure="error[E0382]: borrow of moved value"),
            corr("c1", 1, said="no, the changelog goes in docs/CHANGES.md", preceding="editing README")]
     result = night(SleepState(), eps, 2)
@@ -60,10 +64,11 @@ def test_repeated_error_and_single_correction_become_lessons_but_a_single_error_
     assert set(learned) == {LessonKind.ERROR, LessonKind.CORRECTION}
     error = learned[LessonKind.ERROR]
     assert error.episodes == ("e1", "e2") and error.seen == 2 and error.strength == 1.5
-    assert error.text == f'`pip install` failed with "{PIP_FAIL}" (seen 2 times).'
+    assert error.text == f'`pip install` failed with "{PIP_FAIL}"; `uv add <package>` succeeded after it (1 of 2 sessions).'
     assert error.scope is Scope.SHARED and "pip" in error.topics
     assert error.provenance == (b"k:e1", b"k:e2")
-    assert learned[LessonKind.CORRECTION].text.startswith('The person corrected the agent, saying "no,')
+    assert learned[LessonKind.CORRECTION].text == (
+        'The person corrected the agent, after it said "editing README": "the changelog goes in <path>".')
     assert learned[LessonKind.CORRECTION].scope is Scope.LOCAL
     assert all("e3" not in lesson.episodes for lesson in result.state.lessons)
 
@@ -74,7 +79,7 @@ def test_a_new_similar_error_joins_the_lesson():
     (joined,) = [e for e in of(result.events, LessonStrengthened) if e.reason.value == "joined"]
     assert joined.evidence == ("e5",)
     assert joined.lesson.id == lesson.id and joined.lesson.seen == 3
-    assert joined.lesson.text.endswith("(seen 3 times).")
+    assert joined.lesson.text.endswith("; no fix was seen (3 times in 3 sessions).")
 
 
 def test_rerunning_a_night_is_idempotent():
@@ -225,3 +230,13 @@ def test_a_corrections_situation_is_the_command_the_agent_ran_not_the_tools_name
     assert heads_in_prose("Bash cd app && git push origin main") == ("git push",)
     assert heads_in_prose("I'll run `pip install rich` first.") == ("pip install",)
     assert heads_in_prose("Edit src/app.py") == ()
+
+
+def test_a_fix_seen_in_a_later_session_is_named_when_its_error_joins_the_lesson():
+    state, eps, lesson = learned_pip_lesson()
+    assert "no fix was seen" in lesson.text
+    later = err("e6", 2.5, target="pip install requests", resolution=UV_ADD)
+    result = night(state, eps + [later], 3)
+    (joined,) = [e for e in of(result.events, LessonStrengthened) if e.reason.value == "joined"]
+    assert joined.lesson.id == lesson.id
+    assert joined.lesson.text.endswith("; `uv add <package>` succeeded after it (1 of 3 sessions).")

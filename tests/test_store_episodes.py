@@ -41,3 +41,28 @@ async def test_archived_episodes_are_left_out_unless_asked_for(aio, tmp_path):
         every = await episode_store.load_episodes(store, include_archived=True)
     assert [s.episode for s in live] == [CORRECTION]
     assert len(every) == 2 and every[0].archived_at == 5.0
+
+
+async def test_an_error_resolved_later_replaces_its_row_and_keeps_its_resolution(aio, tmp_path):
+    from dataclasses import replace
+
+    from commons.core.resolution import Relation, Resolution
+
+    resolved = replace(ERROR, command="pytest -q", resolution=Resolution(
+        Relation.RERUN, "pytest -q", ("uv add --dev pytest-asyncio",), 0.7, "Bash"))
+    async with await Store.open(tmp_path / "c.db") as store:
+        async with store.transaction():
+            await episode_store.put_episodes(store, [ERROR], transcript="t", now=1.0)
+        async with store.transaction():
+            new = await episode_store.put_episodes(store, [resolved], transcript="t", now=2.0)
+        (loaded,) = [s.episode for s in await episode_store.load_episodes(store, kinds=[EpisodeKind.ERROR])]
+    assert new == 0 and loaded == resolved
+
+
+def test_rows_written_before_resolutions_existed_still_load():
+    old_error = {"session": "s1", "uid": "toolu_1", "at": 150.0, "tool": "Bash", "target": "pytest -q",
+                 "failure": "E   boom", "exit_code": 1}
+    old_correction = {"session": "s1", "uid": "u9", "at": 160.0, "said": "no, use uv", "preceding": "pip install x",
+                      "via_rejection": False}
+    assert episode_store.episode_from_json(EpisodeKind.ERROR, old_error) == ERROR
+    assert episode_store.episode_from_json(EpisodeKind.CORRECTION, old_correction) == CORRECTION

@@ -14,6 +14,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from .resolution import Resolution
+
 
 class EpisodeKind(enum.Enum):
     SESSION = "session"
@@ -59,9 +61,16 @@ class ErrorEpisode:
     at: float
     tool: str
     target: str  # the command, description or path the call was aimed at
-    failure: str  # the first meaningful line of the failure
+    failure: str  # the line of the output that says what failed (core/failure.py)
     exit_code: int | None = None
+    command: str = ""  # for a shell call, the sub-command the failure belongs to ("" = the target)
+    resolution: Resolution | None = None  # what the session did that resolved it, if it showed
     kind: EpisodeKind = field(default=EpisodeKind.ERROR, init=False)
+
+    @property
+    def failed(self) -> str:
+        """What failed: the attributed sub-command, else the call's target."""
+        return self.command or self.target
 
     def text(self) -> str:
         return f"{self.tool} {self.target}\n{self.failure}".strip()
@@ -75,6 +84,8 @@ class CorrectionEpisode:
     said: str  # the person's words
     preceding: str  # what the agent had said or done just before
     via_rejection: bool = False  # the words came with a rejected tool use
+    command: str = ""  # the agent's last tool call before the words ("Bash pip install httpx")
+    after_done: bool = False  # found by structure: the agent claimed done, the person contradicted it
     kind: EpisodeKind = field(default=EpisodeKind.CORRECTION, init=False)
 
     def text(self) -> str:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, replace
 import blake3
 
 from .episode import CorrectionEpisode, ErrorEpisode
+from .generalise import generalise
+from .resolution import Relation, Resolution
 from .safety import SafetyError, check_observation, contains_injection, strip_injections
 from .records import LessonKind, Scope
 from .scope import SHELL_TOOLS, VOCABULARY, classify, command_head
@@ -103,49 +105,188 @@ def _clean(text: str, limit: int = QUOTE_MAX) -> str:
     return text
 
 
-_SEEN_TAIL = re.compile(r"(?: \(seen \d+ times\))?\.$")
+# What an error lesson says worked and its counts; the text without them is what names the lesson
+# (its id, and the store's "same normalised text" key, which a veto matches), so a lesson seen
+# once more, or whose fix shows in a later session, is still the same lesson.
+_SEEN_TAIL = re.compile(r"(?:; (?:no fix was seen|it (?:succeeded|passed)|the same command|its output named|`)[^\"]*?)?"
+                        r"(?: \((?:seen \d+ times|\d+ times in \d+ sessions?|\d+ of \d+ sessions|\d+ sessions?)\))?\.$")
+TEXT_MAX = 200  # one index line
+RESOLVED_MIN = 0.5  # confidence from which a resolution is named as what worked
+# Rules of the agent's own tools: true, but about the tool, not about the work.
+_TOOL_RULE = re.compile(r"has not been read yet|exceeds maximum allowed|file content .{0,40}exceeds|"
+                        r"must (?:read|use) .{0,30} (?:first|before)|String to replace not found|"
+                        r"File has been modified since read|InputValidationError|required parameter",
+                        re.IGNORECASE)
+_PLACEHOLDERS = re.compile(r"<(?:path|branch|n|port|pid|package)>")
+_FILE_TOOLS = frozenset({"read", "edit", "write", "multiedit", "notebookedit", "glob", "grep"})
 
 
 def _seen(n: int) -> str:
     return f" (seen {n} times)" if n > 1 else ""
 
 
-def _head_of(ep: ErrorEpisode) -> str:
-    return command_head(ep.tool, ep.target)
+def head_of(ep: ErrorEpisode) -> str:
+    return command_head(ep.tool, ep.failed)
 
 
-def deterministic_text(kind: LessonKind, episodes: Sequence[Surprise]) -> str:
-    """The lesson text built from its episodes alone, without a model; always an observation."""
+def is_tool_rule(ep: ErrorEpisode) -> bool:
+    """A failure that is a rule of the agent's own tools ("File has not been read yet")."""
+    return ep.tool.lower() in _FILE_TOOLS and bool(_TOOL_RULE.search(ep.failure))
+
+
+def is_resolved(ep: ErrorEpisode) -> bool:
+    return ep.resolution is not None and ep.resolution.confidence >= RESOLVED_MIN
+
+
+_INSTALLS = frozenset({"pip install", "uv add", "uv pip", "npm install", "npm i", "yarn add", "pnpm add",
+                       "cargo add", "gem install", "brew install", "poetry add", "pipx install", "go get"})
+_PYTEST_PREFIX = re.compile(r"^(?:FAILED|ERROR) \S+ - ")
+
+
+def _same_package(command: str, failed: str) -> str:
+    """``command`` with the package it shares with the failed install as ``<package>``, so that
+    ``uv add httpx`` after ``pip install httpx`` and ``uv add rich`` after ``pip install rich``
+    are one fix."""
+    if command_head("bash", failed) not in _INSTALLS or command_head("bash", command) not in _INSTALLS:
+        return command
+    shared = {re.split(r"[=<>~!@\[]", w)[0].lower() for w in failed.split()[2:] if not w.startswith("-")}
+    return " ".join("<package>" if re.split(r"[=<>~!@\[]", w)[0].lower() in shared and not w.startswith("-")
+                    and i >= 2 else w for i, w in enumerate(command.split()))
+
+
+def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> str:
+    """What worked, in the past tense, with what is particular generalised."""
+    command = _clean(generalise(_same_package(res.command, failed), names), 70)
+    if res.relation is Relation.REREAD:
+        return "it succeeded after a Read of the file"
+    if res.relation is Relation.NAMED:
+        return f"its output named `{command}` as the fix"
+    if res.relation is Relation.RERUN:
+        if res.steps:
+            return f"it passed after `{_clean(generalise(res.steps[-1], names), 70)}`"
+        return "the same command passed when run again"
+    return f"`{command}` succeeded after it"
+
+
+def _sessions_tail(n_sessions: int, k: int | None) -> str:
+    if k is not None:
+        return f" ({k} of {n_sessions} sessions)"
+    return f" ({n_sessions} session{'s' if n_sessions != 1 else ''})" if n_sessions > 1 else ""
+
+
+def _fit(prefix: str, quote: str, suffix: str) -> str:
+    """``prefix + "quote" + suffix`` within `TEXT_MAX`, shortening the quote (never the rest)."""
+    room = TEXT_MAX - len(prefix) - len(suffix) - 2
+    if room < 20:
+        room = 20
+    if len(quote) > room:
+        quote = quote[: room - 1].rstrip() + "…"
+    return f"{prefix}\"{quote}\"{suffix}"
+
+
+def _error_text(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> str:
+    err = errors[0]
+    head = _clean(head_of(err), 60) or err.tool
+    if head == err.tool.lower():
+        head = err.tool
+    # pytest's "FAILED <path>::<test> - " prefix names one test; the message after it is the pitfall.
+    failure = _clean(generalise(_PYTEST_PREFIX.sub("", err.failure), names))
+    sessions = {e.session for e in errors}
+    # The fix seen in most sessions (by its generalised phrase), and in how many.
+    fixes: dict[str, set[str]] = {}
+    for e in errors:
+        if e.resolution is not None and (is_resolved(e) or e.resolution.relation is Relation.NAMED):
+            fixes.setdefault(_fix_phrase(e.resolution, names, e.failed), set()).add(e.session)
+    shown = [p for p in fixes if not p.startswith("its output named")] or list(fixes)
+    if shown:
+        best = max(shown, key=lambda p: (len(fixes[p]), p))
+        suffix = f"; {best}{_sessions_tail(len(sessions), len(fixes[best]))}."
+    else:
+        count = f" ({len(errors)} times in {len(sessions)} session{'s' if len(sessions) != 1 else ''})" \
+            if len(errors) > 1 else ""
+        suffix = f"; no fix was seen{count}."
+    if not failure:
+        return f"`{head}` failed{suffix}"
+    return _fit(f"`{head}` failed with ", failure, suffix)
+
+
+_OPENER_WORDS = re.compile(r"^\W*(?:(?:no|nope|nah|wait|hmm+|oh|ok(?:ay)?|well|sorry|actually|stop|hold on)\b[\s,.!:;\-\u2014]*)+",
+                           re.IGNORECASE)
+
+
+def claim_of(said: str) -> str:
+    """The person's claim in a correction: their words without the opening "no, wait,"."""
+    return _OPENER_WORDS.sub("", said.strip()).strip() or said.strip()
+
+
+def _correction_text(corr: CorrectionEpisode, n: int, names: Sequence[str]) -> str:
+    claim = _clean(generalise(claim_of(corr.said), names), 120) or "a correction"
+    # Found by structure, the correction answers what the agent claimed, not its last command.
+    command = "" if corr.after_done else _agent_command(corr)
+    tail = _seen(n)
+    if command:
+        return _fit(f"The person corrected the agent's `{_clean(generalise(command, names), 60)}`: ", claim, f"{tail}.")
+    preceding = _clean(generalise(corr.preceding, names), 60)
+    if preceding:
+        return _fit("The person corrected the agent, after it said \"" + preceding + "\": ", claim, f"{tail}.")
+    return _fit("The person corrected the agent: ", claim, f"{tail}.")
+
+
+def _agent_command(corr: CorrectionEpisode) -> str:
+    """The command the agent ran before the correction: a shell call's command, else "Tool target"."""
+    tool, _, rest = corr.command.partition(" ")
+    if tool.lower() in SHELL_TOOLS:
+        # "cd ../docs && npm ci" is about npm ci: where it ran is particular.
+        return re.sub(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)+", "", rest.strip())
+    return corr.command.strip()
+
+
+def deterministic_text(kind: LessonKind, episodes: Sequence[Surprise], project_names: Sequence[str] = ()) -> str:
+    """The lesson text built from its episodes alone, without a model; always an observation.
+
+    An error lesson names the failure and what worked after it, with how many of its sessions
+    showed that fix, or says that no fix was seen; a correction lesson names the command the
+    agent ran and the person's claim. What is particular becomes a placeholder (`generalise`).
+    """
     if not episodes:
         raise ValueError("deterministic_text() needs at least one episode (API misuse)")
     n = len(episodes)
-    lead = episodes[0]
     if kind is LessonKind.CORRECTION:
         corr = next((e for e in episodes if isinstance(e, CorrectionEpisode)), None)
         if corr is None:
             raise ValueError("a correction lesson needs a correction episode (API misuse)")
-        said = _clean(corr.said) or "a correction"
-        preceding = _clean(corr.preceding, 100)
-        after = f", after the agent's \"{preceding}\"" if preceding else ""
-        text = f"The person corrected the agent, saying \"{said}\"{after}{_seen(n)}."
+        text = _correction_text(corr, n, project_names)
     else:
-        err = next((e for e in episodes if isinstance(e, ErrorEpisode)), lead)
-        if not isinstance(err, ErrorEpisode):
+        errors = [e for e in episodes if isinstance(e, ErrorEpisode)]
+        if not errors:
             raise ValueError("an error lesson needs an error episode (API misuse)")
-        head = _clean(_head_of(err), 60) or err.tool
-        failure = _clean(err.failure)
-        with_what = f" with \"{failure}\"" if failure else ""
-        text = f"`{head}` failed{with_what}{_seen(n)}."
+        text = _error_text(errors, project_names)
     try:
         return check_observation(text)
     except SafetyError:
-        # Cannot happen with the shapes above (they open with "The person" or a code span); kept
-        # as a last line so that no input, however odd, yields an instruction.
+        # The shapes above open with "The person" or a code span; kept as a last line so that
+        # no input, however odd, yields an instruction.
         return f"The agent met a {kind.value}{_seen(n)}."
 
 
+def uncounted(text: str) -> str:
+    """A lesson's text without its count: what two lessons compare to be one."""
+    return normalise(_SEEN_TAIL.sub(".", text.strip(), count=1))
+
+
+def surprise_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
+    """The text that stands for a surprise when surprises are compared and clustered: for an error
+    the failed sub-command and failure line, generalised, so the same pitfall on two branches or
+    in two worktrees is one cluster."""
+    if isinstance(ep, ErrorEpisode):
+        return generalise(f"{ep.tool} {ep.failed}\n{ep.failure}".strip(), project_names)
+    # A correction's second line is its situation (predictions.situation_line): the command the
+    # agent ran when it has one, not the agent's prose.
+    return generalise(f"{ep.said}\n{ep.command or ep.preceding}".strip(), project_names)
+
+
 def lesson_text(kind: LessonKind, episodes: Sequence[Surprise],
-                write_text: WriteText | None) -> tuple[str, bool]:
+                write_text: WriteText | None, project_names: Sequence[str] = ()) -> tuple[str, bool]:
     """(text, by_model): the hook's text when it passes every check, else the deterministic one.
 
     The hook's output must be an observation, free of words addressed to an agent, and one or
@@ -166,25 +307,28 @@ def lesson_text(kind: LessonKind, episodes: Sequence[Surprise],
                     return check_observation(proposed), True
             except SafetyError:
                 pass
-    return deterministic_text(kind, episodes), False
+    return deterministic_text(kind, episodes, project_names), False
 
 
-def situation_of(kind: LessonKind, episodes: Sequence[Surprise]) -> tuple[tuple[str, ...], str]:
-    """(triggers, outcome) of a lesson: the command heads it concerns and the surprise met there."""
+def situation_of(kind: LessonKind, episodes: Sequence[Surprise],
+                 project_names: Sequence[str] = ()) -> tuple[tuple[str, ...], str]:
+    """(triggers, outcome) of a lesson: the command heads of the shell commands that met the
+    surprise, and the surprise (generalised). Other tools give no trigger: "any use of Read" is
+    no situation a prediction can be tested against."""
     heads: list[str] = []
     for ep in episodes:
-        if isinstance(ep, ErrorEpisode):
-            head = _head_of(ep)
-            if head not in heads:
+        if isinstance(ep, ErrorEpisode) and ep.tool.lower() in SHELL_TOOLS:
+            head = head_of(ep)
+            if head not in heads and head not in SHELL_TOOLS:
                 heads.append(head)
     corr = next((e for e in episodes if isinstance(e, CorrectionEpisode)), None)
     if kind is LessonKind.CORRECTION and corr is not None:
-        outcome = _clean(corr.said)
+        outcome = _clean(generalise(claim_of(corr.said), project_names))
         if not heads:
-            heads = list(heads_in_prose(corr.preceding))
+            heads = list(heads_in_prose(corr.command or corr.preceding))
     else:
         err = next(e for e in episodes if isinstance(e, ErrorEpisode))
-        outcome = _clean(err.failure)
+        outcome = _clean(generalise(err.failure, project_names))
     return tuple(heads[:4]), outcome
 
 
@@ -216,15 +360,24 @@ def new_lesson(kind: LessonKind, episodes: Sequence[Surprise], now: float, *, st
                project_names: Sequence[str] = ()) -> Lesson:
     """A lesson founded by ``episodes`` (oldest first), with text, scope, topics and provenance."""
     episodes = sorted(episodes, key=lambda e: (e.at, e.uid))
-    text, by_model = lesson_text(kind, episodes, write_text)
-    triggers, outcome = situation_of(kind, episodes)
-    decision = classify(text, triggers, project_names=project_names)
+    text, by_model = lesson_text(kind, episodes, write_text, project_names)
+    triggers, outcome = situation_of(kind, episodes, project_names)
+    # generalise's placeholders for what was particular are not private: the lesson is about the
+    # tool whatever the path or branch was (<project> and <host> still make it local).
+    decision = classify(_PLACEHOLDERS.sub("", text), triggers, project_names=project_names)
+    scope = decision.scope
+    errors = [e for e in episodes if isinstance(e, ErrorEpisode)]
+    if kind is LessonKind.ERROR and (any(is_tool_rule(e) for e in errors) or not any(map(is_resolved, errors))):
+        # A rule of the agent's own tools, or a failure with no fix seen: kept for this node,
+        # never offered to the commons unless the owner re-scopes it.
+        scope = Scope.LOCAL
+    founder = _founder(kind, episodes)
     return Lesson(
         # The id is taken from the deterministic text without its count, so that a model's
         # wording (which may differ between runs) cannot change which lesson this is.
-        id=lesson_id(kind, _SEEN_TAIL.sub(".", deterministic_text(kind, episodes)), episodes[0].uid),
-        kind=kind, text=text, scope=decision.scope, topics=decision.topics,
-        gist=_founder(kind, episodes).text(), triggers=triggers, outcome=outcome,
+        id=lesson_id(kind, _SEEN_TAIL.sub(".", deterministic_text(kind, episodes, project_names)), episodes[0].uid),
+        kind=kind, text=text, scope=scope, topics=decision.topics,
+        gist=surprise_text(founder, project_names), triggers=triggers, outcome=outcome,
         episodes=tuple(e.uid for e in episodes),
         provenance=tuple(hash_episode(e.uid) for e in episodes),
         strength=strength, strength_at=now, touched=now, seen=len(episodes), created=now,
@@ -233,14 +386,24 @@ def new_lesson(kind: LessonKind, episodes: Sequence[Surprise], now: float, *, st
 
 
 def absorb(lesson: Lesson, episodes: Sequence[Surprise], now: float, gain_each: float,
-           half_life_days: float, hash_episode: Callable[[str], bytes]) -> Lesson:
-    """``lesson`` after ``episodes`` joined it: +gain and +1 seen each; deterministic text refreshed."""
+           half_life_days: float, hash_episode: Callable[[str], bytes],
+           known: Sequence[Surprise] = (), project_names: Sequence[str] = ()) -> Lesson:
+    """``lesson`` after ``episodes`` joined it: +gain and +1 seen each; deterministic text refreshed.
+
+    ``known``: the lesson's earlier episodes the caller still holds. With them the text is built
+    again from every episode (a fix seen in a later session now counts); without them only the
+    count at its end changes.
+    """
     grown = adjust(lesson, gain_each * len(episodes), now, half_life_days, touch=True)
     seen = lesson.seen + len(episodes)
     text = lesson.text
     if not lesson.by_model:
-        # Only the "(seen N times)" tail changes; rebuilding from the gist keeps the words stable.
-        text = _SEEN_TAIL.sub(f"{_seen(seen)}.", lesson.text, count=1)
+        everything = sorted({e.uid: e for e in (*known, *episodes)}.values(), key=lambda e: (e.at, e.uid))
+        wanted = ErrorEpisode if lesson.kind is LessonKind.ERROR else CorrectionEpisode
+        if known and any(isinstance(e, wanted) for e in everything):
+            text = deterministic_text(lesson.kind, everything, project_names)
+        else:
+            text = _SEEN_TAIL.sub(f"{_seen(seen)}.", lesson.text, count=1)
     return replace(grown, text=text, seen=seen,
                    episodes=lesson.episodes + tuple(e.uid for e in episodes),
                    provenance=lesson.provenance + tuple(hash_episode(e.uid) for e in episodes))

@@ -109,7 +109,7 @@ _LOCAL_MARKERS = re.compile(
     r"\b(?:this|our|my|the person|the user|the owner)\s+(?:project|repo|repository|codebase|"
     r"team|company|machine|laptop|server|setup|branch|workspace|monorepo|app|service)\b"
     r"|\bthe (?:person|user|owner)\b|\bprefer(?:s|red|ence)?\b|\bconvention\b|\bin here\b"
-    r"|\bwe (?:use|keep|always|never)\b|<(?:path|host|email|ip|secret)>",
+    r"|\bwe (?:use|keep|always|never)\b|<(?:path|host|email|ip|secret|project)>",
     re.IGNORECASE,
 )
 
@@ -136,7 +136,12 @@ def classify(text: str, heads: Iterable[str] = (), *, project_names: Iterable[st
         return ScopeDecision(Scope.LOCAL, found, f"about this person or project ({marker.group(0)!r})")
     words = set(tokenize(text))
     for name in project_names:
-        if name and name.lower() in words and name.lower() not in VOCABULARY:
+        low = name.lower()
+        if not name or low in VOCABULARY:
+            continue
+        # "SpotterWeb" is the project "spotter" in module case: a word that begins with a
+        # project name of four letters or more names it too.
+        if low in words or (len(low) >= 4 and any(w.startswith(low) for w in words)):
             return ScopeDecision(Scope.LOCAL, found, f"names the project {name!r}")
     if not any(t in VOCABULARY for t in found):
         return ScopeDecision(Scope.LOCAL, found, "names no tool, library or platform anyone may meet")

@@ -13,9 +13,10 @@ The passes, in order:
    only by a touch the caller reports (``episode_touched``, e.g. from recall).
 2. **Lessons.** Surprises (errors, corrections) not yet inside a lesson join the active lesson
    whose founding episode they most resemble (cosine ≥ 0.55: +0.5 strength, +1 seen), or cluster
-   among themselves, in time order, around the first of their kind (leader clustering). A
-   cluster holding a correction is a lesson (the person said so); a cluster of errors is one only
-   when the error repeated (≥ 2 episodes). A single error waits, unabsorbed, for its repeat —
+   among themselves, in time order, around the first of their kind (leader clustering); errors and
+   corrections cluster and join apart, so an error lesson keeps what worked after the failure. A
+   correction is a lesson (the person said so); a cluster of errors is one only when the error
+   repeated (≥ 2 episodes), and not when it is one session's work in progress. A single error waits, unabsorbed, for its repeat —
    until it decays away.
 3. **Verify.** Open predictions are judged against later episodes (see ``predictions``).
    Confirmed or prevented: +0.5; failed: −0.5; expired: no change. A surprise that joins a lesson
@@ -39,7 +40,7 @@ import numpy as np
 from .embed import DIM, embed_many
 from .episode import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode
 from .lessons import (Lesson, LessonKind, LessonStatus, Surprise, WriteText, absorb, adjust,
-                      decayed, new_lesson)
+                      decayed, head_of, new_lesson, surprise_text, uncounted)
 from .predictions import (Prediction, PredictionStatus, make_prediction, too_generic, verify)
 
 
@@ -247,25 +248,42 @@ def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, param
     if not pending:
         return []
     events: list[Event] = []
-    vecs = embed_many([e.text() for e in pending])
+    vecs = embed_many([surprise_text(e, project_names) for e in pending])
+    by_uid = {e.uid: e for e in live if isinstance(e, ErrorEpisode | CorrectionEpisode)}
     active = [lesson for lesson in lessons.values() if lesson.status is LessonStatus.ACTIVE]
     joined: dict[str, list[Surprise]] = {}
     rest = np.arange(len(pending))
+    is_error = np.array([isinstance(e, ErrorEpisode) for e in pending], dtype=bool)
     if active:
         sims = vecs @ embed_many([lesson.gist or lesson.text for lesson in active]).T
+        # An error joins error lessons and a correction correction lessons: an error lesson says
+        # what worked after the failure, which a correction's text (the person's claim) would lose.
+        other_kind = np.array([lesson.kind is (LessonKind.CORRECTION) for lesson in active], dtype=bool)
+        sims[np.ix_(is_error, other_kind)] = -1.0
+        sims[np.ix_(~is_error, np.array([lesson.kind is LessonKind.ERROR for lesson in active], dtype=bool))] = -1.0
         best, arg = sims.max(axis=1), sims.argmax(axis=1)
         for i in np.flatnonzero(best >= params.join_cosine):
             joined.setdefault(active[int(arg[i])].id, []).append(pending[i])
         rest = np.flatnonzero(best < params.join_cosine)
-    for lid, eps in joined.items():
-        lessons[lid] = absorb(lessons[lid], eps, now, params.join_gain, params.half_life_days, hash_episode)
+    def join(lid: str, eps: list[Surprise]) -> None:
+        known = [by_uid[uid] for uid in lessons[lid].episodes if uid in by_uid]
+        lessons[lid] = absorb(lessons[lid], eps, now, params.join_gain, params.half_life_days, hash_episode,
+                              known=known, project_names=project_names)
         events.append(LessonStrengthened(lessons[lid], params.join_gain * len(eps), Reason.JOINED,
                                          tuple(e.uid for e in eps)))
-    for cluster in _leader_clusters(vecs[rest], params.join_cosine):
-        eps = [pending[int(rest[i])] for i in cluster]
+
+    for lid, eps in joined.items():
+        join(lid, eps)
+    clusters = [[int(rows[i]) for i in cluster]
+                for rows in (rest[is_error[rest]], rest[~is_error[rest]])
+                for cluster in _leader_clusters(vecs[rows], params.join_cosine)]
+    for cluster in sorted(clusters):
+        eps = [pending[i] for i in cluster]
         has_correction = any(isinstance(e, CorrectionEpisode) for e in eps)
         if not has_correction and len(eps) < params.error_min_repeats:
             continue  # an error must repeat before it is a lesson
+        if not has_correction and work_in_progress(eps):
+            continue  # the failures of one session's unfinished work are not yet a pitfall
         kind = LessonKind.CORRECTION if has_correction else LessonKind.ERROR
         lesson = new_lesson(kind, eps, now,
                             strength=params.new_lesson_strength + params.join_gain * (len(eps) - 1),
@@ -273,9 +291,32 @@ def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, param
                             project_names=project_names)
         if lesson.id in lessons:  # same founding episode and text: already learned
             continue
+        same = next((lid for lid, old in lessons.items() if old.status is LessonStatus.ACTIVE
+                     and old.kind is kind and uncounted(old.text) == uncounted(lesson.text)), None)
+        if same is not None:  # lessons with the same normalised text are one lesson
+            join(same, eps)
+            continue
         lessons[lesson.id] = lesson
         events.append(LessonLearned(lesson))
     return events
+
+
+# Commands whose failures are, within one session, usually the work being written: a test that
+# does not pass yet, a file that does not compile yet.
+_WORK_COMMANDS = frozenset({"pytest", "mix test", "mix compile", "cargo build", "cargo test", "cargo check",
+                            "npm test", "go build", "go test", "tsc", "jest", "vitest",
+                            "mix credo", "mix dialyzer", "mypy", "pyright", "ruff check"})
+
+
+def work_in_progress(errors: Sequence[Surprise]) -> bool:
+    """Whether a cluster of errors is one session's work in progress: every failure a test or
+    compile run, in a single session, with no fix that names another command. It becomes a lesson
+    when the same failure recurs in another session."""
+    errs = [e for e in errors if isinstance(e, ErrorEpisode)]
+    if not errs or len({e.session for e in errs}) > 1:
+        return False
+    return all(head_of(e) in _WORK_COMMANDS and (e.resolution is None or e.resolution.relation.value in
+                                                  {"rerun", "named"}) for e in errs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -331,6 +372,9 @@ def predict(lessons: Mapping[str, Lesson], open_predictions: Sequence[Prediction
         if lesson.status is LessonStatus.ACTIVE and lesson.id not in has_open
         and lesson.strength_now(now, params.half_life_days) >= params.predict_min_strength
         and (lesson.triggers or lesson.gist)
+        # An error of a tool other than the shell ("Edit", "Read") has no situation but any use of
+        # that tool, which no later session can confirm or contradict.
+        and (lesson.triggers or lesson.kind is not LessonKind.ERROR)
     ]
     sessions = sorted((e for e in live if isinstance(e, SessionEpisode) and e.at <= now),
                       key=lambda e: (e.at, e.uid))[-params.generic_sample:]

@@ -13,15 +13,14 @@ Only complete lines (ending in ``\\n``) are consumed; a line still being written
 next call. A transcript rewritten in place (it shrank, or its first bytes changed) must be read
 again from scratch: `is_rewritten` tells, from the state and the file's size and head.
 
-What each episode holds (§4.1 of the design paper):
-
-- `SessionEpisode` (uid = sessionId, or ``sessionId:agentId`` for a subagent's file): the person's
-  first requests, tool counts, the tool calls (tool + target), the last thing the agent said.
-- `ErrorEpisode` (uid = the tool_use id) per failed tool call: its tool and target, the first
-  meaningful line of the failure, the exit code. "Sibling tool call errored" results are the
-  echo of another call's failure and make no episode; a rejection by the person is not an error.
-- `CorrectionEpisode` (uid = the record's uuid) per message in which the person corrected the
-  agent (rules in `corrections.py`), or a rejected tool use that carried the person's words.
+This module knows Claude Code's records and nothing of what they mean: it turns them into the
+neutral stream of turns (`commons.ingest.turns`) that the one episode builder
+(`commons.ingest.episodes`, which says what each episode holds) turns into episodes, as every
+agent's reader does. What is Claude Code's own stays here: the records that carry no turn
+(progress, snapshots), the wrappers it writes into user records, its rejection text, and the
+"Sibling tool call errored" results that echo another call's failure and make no episode. Uids:
+a session is its sessionId (``sessionId:agentId`` for a subagent's file), an error its tool_use
+id, a correction the uuid of the record that carried the person's words.
 
 Transcripts are data: nothing in them is executed or opened. Bad lines are counted and skipped.
 """
@@ -29,31 +28,27 @@ Transcripts are data: nothing in them is executed or opened. Bad lines are count
 from __future__ import annotations
 
 import json
-import re
-from collections import Counter, OrderedDict
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timezone
 from typing import Any
 
 from blake3 import blake3
 
-from commons.core.episode import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode, ToolCall
-from commons.ingest.corrections import is_correction, is_person_text, rejection_words
+from commons.core.episode import Episode, SessionEpisode
+from commons.core.failure import failure_line
+from commons.ingest.corrections import is_person_text, rejection_words
+from commons.ingest.episodes import BuildState, EpisodeBuilder
+from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned
 
-STATE_VERSION = 1
+__all__ = ["ParseResult", "ParseState", "StateError", "failure_line", "fingerprint", "is_rewritten", "parse"]
+
+# 2: the episode builder's state apart (open failures awaiting a resolution, call details, "the
+# agent claimed done"); older states are refused by `from_json`, and the ingester then reads the
+# transcript again from scratch.
+STATE_VERSION = 2
 HEAD_BYTES = 4096  # the fingerprint of a transcript covers (at most) its first 4 KB
-
-# Bounds that keep the parse state small whatever the transcript's length.
-MAX_ASKED = 3  # first requests kept
-MAX_CALLS = 200  # distinct (tool, target) pairs kept for the session episode
-MAX_PENDING = 256  # tool calls awaiting their result; older ones are forgotten
-MAX_SEEN = 512  # recently seen tool_use ids (a split or repeated message is counted once)
-ASKED_CHARS = 500
-SAID_CHARS = 1000
-ENDED_CHARS = 1000
-PRECEDING_CHARS = 500
 TARGET_CHARS = 300
-FAILURE_CHARS = 300
+DETAIL_CHARS = 80
 
 # Records that never carry a conversation turn. Checked on the raw bytes of the line's head before
 # json.loads; a user or assistant record always has a message with a "role", so a line holding a
@@ -79,29 +74,13 @@ class ParseState:
     offset: int = 0  # bytes of the transcript consumed so far
     head_len: int = 0  # how many leading bytes `head_hash` covers
     head_hash: str = ""
-    hint: str = ""  # session name to use if the transcript never states one (its file stem)
-    session: str = ""
-    agent: str = ""
-    project: str = ""
-    sidechain: bool = False
-    at: float | None = None
-    ended_at: float | None = None
-    asked: tuple[str, ...] = ()
-    person_messages: int = 0
-    tool_counts: tuple[tuple[str, int], ...] = ()
-    calls: tuple[ToolCall, ...] = ()
-    ended: str = ""
-    turn_text: str = ""  # the agent's last words since the person last spoke
-    turn_call: str = ""  # the agent's last tool call since the person last spoke
-    pending: tuple[tuple[str, str, str], ...] = ()  # (tool_use id, tool, target), oldest first
-    seen: tuple[str, ...] = ()  # tool_use ids (and "!"+id for reported errors), oldest first
     records: int = 0
     skipped_lines: int = 0
+    build: BuildState = field(default_factory=BuildState)  # the episode builder's own state
 
     def to_json(self) -> str:
-        body = asdict(self)
-        body["calls"] = [[c.tool, c.target] for c in self.calls]
-        body["v"] = STATE_VERSION
+        body = {"v": STATE_VERSION, "offset": self.offset, "head_len": self.head_len, "head_hash": self.head_hash,
+                "records": self.records, "skipped_lines": self.skipped_lines, "build": self.build.to_json()}
         return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
@@ -110,15 +89,12 @@ class ParseState:
             body = json.loads(text)
             if body.pop("v") != STATE_VERSION:
                 raise StateError(f"parse state version {body.get('v')!r} is not {STATE_VERSION}")
-            body["asked"] = tuple(str(a) for a in body["asked"])
-            body["tool_counts"] = tuple((str(t), int(n)) for t, n in body["tool_counts"])
-            body["calls"] = tuple(ToolCall(str(t), str(g)) for t, g in body["calls"])
-            body["pending"] = tuple((str(i), str(t), str(g)) for i, t, g in body["pending"])
-            body["seen"] = tuple(str(s) for s in body["seen"])
             names = {f.name for f in fields(cls)}
             if set(body) != names:
                 raise StateError(f"parse state fields differ: {sorted(set(body) ^ names)}")
-            return cls(**body)
+            return cls(offset=int(body["offset"]), head_len=int(body["head_len"]), head_hash=str(body["head_hash"]),
+                       records=int(body["records"]), skipped_lines=int(body["skipped_lines"]),
+                       build=BuildState.from_json(body["build"]))
         except StateError:
             raise
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -156,39 +132,28 @@ def parse(data: bytes, state: ParseState | None = None, *, session_hint: str = "
     `session_hint` names the session if the transcript never does (used when `state` is None).
     """
     if state is None:
-        state = ParseState(hint=session_hint)
+        state = ParseState(build=BuildState(hint=session_hint))
     end = data.rfind(b"\n") + 1
-    reader = _Reader(state)
+    builder = EpisodeBuilder(state.build)
+    reader = _Reader(builder)
     skipped = reader.feed(data[:end]) if end else 0
-    new_state = reader.snapshot(consumed=end)
+    new_state = replace(state, offset=state.offset + end, records=state.records + reader.records,
+                        skipped_lines=state.skipped_lines + skipped, build=builder.snapshot())
     if state.head_len == 0 and state.offset == 0 and end:
         head_len = min(HEAD_BYTES, end)
         new_state = replace(new_state, head_len=head_len, head_hash=fingerprint(data[:head_len]))
-    session = reader.session_episode()
-    episodes = tuple(reader.out) + ((session,) if session is not None else ())
+    session = builder.session_episode()
+    episodes = builder.episodes() + ((session,) if session is not None else ())
     return ParseResult(new_state, episodes, skipped, end, session)
 
 
 class _Reader:
-    """The mutable working copy of a `ParseState` while one batch of lines is read."""
+    """Claude Code's records → turns, fed to the builder as they are read."""
 
-    def __init__(self, s: ParseState) -> None:
-        self.s = s
-        self.session, self.agent, self.project, self.sidechain = s.session, s.agent, s.project, s.sidechain
-        self.at, self.ended_at = s.at, s.ended_at
-        self.asked = list(s.asked)
-        self.person_messages = s.person_messages
-        self.counts = Counter(dict(s.tool_counts))
-        self.calls = list(s.calls)
-        self.call_set = set(s.calls)
-        self.ended, self.turn_text, self.turn_call = s.ended, s.turn_text, s.turn_call
-        self.pending: OrderedDict[str, tuple[str, str]] = OrderedDict((i, (t, g)) for i, t, g in s.pending)
-        self.seen: OrderedDict[str, None] = OrderedDict.fromkeys(s.seen)
-        self.records = s.records
+    def __init__(self, builder: EpisodeBuilder) -> None:
+        self.builder = builder
+        self.records = 0
         self.skipped = 0
-        self.out: list[Episode] = []
-
-    # -- lines -------------------------------------------------------------------------------
 
     def feed(self, body: bytes) -> int:
         loads = json.loads
@@ -216,31 +181,23 @@ class _Reader:
         kind = rec.get("type")
         if kind != "user" and kind != "assistant":
             return
-        if not self.session and isinstance(rec.get("sessionId"), str):
-            self.session = rec["sessionId"]
-            self.sidechain = rec.get("isSidechain") is True
-            agent = rec.get("agentId")
-            self.agent = agent if isinstance(agent, str) else ""
-        if not self.project and isinstance(rec.get("cwd"), str):
-            self.project = rec["cwd"]
+        feed = self.builder.feed
+        session, agent, cwd = rec.get("sessionId"), rec.get("agentId"), rec.get("cwd")
         ts = _timestamp(rec.get("timestamp"))
-        if ts is not None:
-            if self.at is None:
-                self.at = ts
-            if self.ended_at is None or ts > self.ended_at:
-                self.ended_at = ts
+        feed(SessionSeen(
+            session=session if isinstance(session, str) else "", agent=agent if isinstance(agent, str) else "",
+            project=cwd if isinstance(cwd, str) else "", sidechain=rec.get("isSidechain") is True, at=ts,
+        ))  # fmt: skip
         msg = rec.get("message")
         if not isinstance(msg, dict):
             return
         content = msg.get("content")
         if kind == "assistant":
-            self._assistant(content)
+            self._assistant(content, ts)
         elif not rec.get("isMeta") and not rec.get("isCompactSummary"):
             self._user(rec, content, ts)
 
-    # -- the agent ---------------------------------------------------------------------------
-
-    def _assistant(self, content: Any) -> None:
+    def _assistant(self, content: Any, ts: float | None) -> None:
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
         if not isinstance(content, list):
@@ -252,36 +209,12 @@ class _Reader:
             if kind == "text":
                 text = block.get("text")
                 if isinstance(text, str) and text.strip():
-                    text = text.strip()
-                    self.ended = text[:ENDED_CHARS]
-                    self.turn_text = text[:PRECEDING_CHARS]
+                    self.builder.feed(AgentSaid(ts, text))
             elif kind == "tool_use":
-                self._tool_use(block)
-
-    def _tool_use(self, block: dict[str, Any]) -> None:
-        use_id, name = block.get("id"), block.get("name")
-        if not isinstance(use_id, str) or not isinstance(name, str) or not name:
-            return
-        if use_id in self.seen:  # the same call written twice (a message split or replayed)
-            return
-        self._remember(use_id)
-        target = _target(block.get("input"))
-        self.counts[name] += 1
-        call = ToolCall(name, target)
-        if call not in self.call_set and len(self.calls) < MAX_CALLS:
-            self.calls.append(call)
-            self.call_set.add(call)
-        self.pending[use_id] = (name, target)
-        while len(self.pending) > MAX_PENDING:
-            self.pending.popitem(last=False)
-        self.turn_call = f"{name} {target}".strip()
-
-    def _remember(self, key: str) -> None:
-        self.seen[key] = None
-        while len(self.seen) > MAX_SEEN:
-            self.seen.popitem(last=False)
-
-    # -- the person and the tools ------------------------------------------------------------
+                use_id, name = block.get("id"), block.get("name")
+                if isinstance(use_id, str) and isinstance(name, str) and name:
+                    tool_input = block.get("input")
+                    self.builder.feed(ToolCalled(use_id, name, _target(tool_input), _detail(tool_input), ts))
 
     def _user(self, rec: dict[str, Any], content: Any, ts: float | None) -> None:
         texts: list[str] = []
@@ -302,97 +235,25 @@ class _Reader:
             return
         text = "\n".join(texts).strip()
         if is_person_text(text):
-            self._person(rec, text, ts)
-
-    def _person(self, rec: dict[str, Any], text: str, ts: float | None) -> None:
-        uid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else f"{self.session}#{self.person_messages}"
-        if self.person_messages > 0 and is_correction(text):
-            self.out.append(
-                CorrectionEpisode(
-                    session=self._session_id(), uid=uid, at=self._at(ts),
-                    said=text[:SAID_CHARS], preceding=self.turn_text or self.turn_call,
-                )  # fmt: skip
-            )
-        if len(self.asked) < MAX_ASKED:
-            self.asked.append(text[:ASKED_CHARS])
-        self.person_messages += 1
-        self.turn_text = self.turn_call = ""
+            uid = rec.get("uuid")
+            self.builder.feed(PersonSaid(uid if isinstance(uid, str) else "", ts, text))
 
     def _tool_result(self, rec: dict[str, Any], block: dict[str, Any], ts: float | None) -> None:
         use_id = block.get("tool_use_id")
         if not isinstance(use_id, str):
             return
-        tool, target = self.pending.pop(use_id, ("", ""))
+        uid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else ""
         if block.get("is_error") is not True:
+            self.builder.feed(ToolReturned(use_id, uid, ts, ok=True, output=""))
             return
         text = _result_text(block.get("content"))
         words = rejection_words(text)
         if words is not None:  # the person said no to this call: not a failure of the tool
-            if words:
-                uid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else use_id
-                rejected = f"{tool} {target}".strip()
-                self.out.append(
-                    CorrectionEpisode(
-                        session=self._session_id(), uid=uid, at=self._at(ts), said=words[:SAID_CHARS],
-                        preceding=rejected or self.turn_text or self.turn_call, via_rejection=True,
-                    )  # fmt: skip
-                )
-                self.turn_text = self.turn_call = ""
+            self.builder.feed(ToolRejected(use_id, uid, ts, words))
             return
         if "Sibling tool call errored" in text[:200]:  # an echo of the call that really failed
             return
-        key = "!" + use_id
-        if key in self.seen:
-            return
-        self._remember(key)
-        failure, exit_code = failure_line(text)
-        self.out.append(
-            ErrorEpisode(
-                session=self._session_id(), uid=use_id, at=self._at(ts), tool=tool or "unknown",
-                target=target, failure=failure, exit_code=exit_code,
-            )  # fmt: skip
-        )
-
-    # -- results -----------------------------------------------------------------------------
-
-    def _session_id(self) -> str:
-        return self.session or self.s.hint
-
-    def _at(self, ts: float | None) -> float:
-        if ts is not None:
-            return ts
-        return self.ended_at if self.ended_at is not None else 0.0
-
-    def session_episode(self) -> SessionEpisode | None:
-        session = self._session_id()
-        if self.at is None or not session:
-            return None
-        return SessionEpisode(
-            session=session,
-            uid=f"{session}:{self.agent}" if self.agent else session,
-            at=self.at,
-            ended_at=self.ended_at if self.ended_at is not None else self.at,
-            asked=tuple(self.asked),
-            tool_counts=tuple(sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0]))),
-            ended=self.ended,
-            calls=tuple(self.calls),
-            project=self.project,
-            sidechain=self.sidechain,
-        )
-
-    def snapshot(self, consumed: int) -> ParseState:
-        return replace(
-            self.s,
-            offset=self.s.offset + consumed,
-            session=self.session, agent=self.agent, project=self.project, sidechain=self.sidechain,
-            at=self.at, ended_at=self.ended_at, asked=tuple(self.asked),
-            person_messages=self.person_messages,
-            tool_counts=tuple(sorted(self.counts.items())), calls=tuple(self.calls),
-            ended=self.ended, turn_text=self.turn_text, turn_call=self.turn_call,
-            pending=tuple((i, t, g) for i, (t, g) in self.pending.items()),
-            seen=tuple(self.seen), records=self.records,
-            skipped_lines=self.s.skipped_lines + self.skipped,
-        )  # fmt: skip
+        self.builder.feed(ToolReturned(use_id, uid, ts, ok=False, output=text))
 
 
 # -- helpers over one record's values -----------------------------------------------------------
@@ -439,47 +300,16 @@ def _result_text(content: Any) -> str:
     return ""
 
 
-_EXIT = re.compile(r"^(?:Error: )?Exit code (-?\d+)\s*$", re.MULTILINE)
-_TAGS = re.compile(r"</?tool_use_error>")
-# Lines that carry no meaning of their own: banners, rules, pytest headers, traceback frames,
-# npm's "code"/blank lines, git hints.
-_NOISE = re.compile(
-    r"""^(?:
-        (?:Error:\s*)?Exit\ code\ -?\d+
-      | [=\-_*~#.]{3,}.*
-      | (?:platform|rootdir|configfile|cachedir|plugins|collected|collecting|asyncio|testpaths)\b.*
-      | Traceback\ \(most\ recent\ call\ last\):
-      | File\ ".*
-      | npm\ (?:ERR!|error)(?:\s+(?:code|errno|syscall|path)\b.*)?
-      | >\ .*
-      | hint:.*
-      | To\ \S+
-    )$""",
-    re.VERBOSE,
-)
-# Lines that state the failure itself; the first of them wins over earlier context lines.
-_STRONG = re.compile(
-    r"""^(?:
-        (?i:error|fatal|panic)\b
-      | FAILED\b | FAIL\b | Failed:
-      | E\s{2,}\S
-      | \S*(?:Error|Exception)\b
-      | npm\ (?:ERR!|error)\s+\S
-      | !\s*\[(?:remote\ )?rejected\]
-    )""",
-    re.VERBOSE,
-)
-
-
-def failure_line(text: str) -> tuple[str, int | None]:
-    """The first meaningful line of a failed tool's output, and the exit code it reports."""
-    found = _EXIT.search(text)
-    exit_code = int(found.group(1)) if found else None
-    lines = [" ".join(raw.split()) for raw in _TAGS.sub("\n", text).splitlines()]
-    meaningful = [line for line in lines if line and not _NOISE.match(line)]
-    for line in meaningful:
-        if _STRONG.match(line):
-            return line[:FAILURE_CHARS], exit_code
-    if meaningful:
-        return meaningful[0][:FAILURE_CHARS], exit_code
-    return (f"Exit code {exit_code}" if exit_code is not None else ""), exit_code
+def _detail(tool_input: Any) -> str:
+    """What an edit added, when it is one short line (``asyncio_mode = "auto"``): the part of a
+    fix a lesson can name. Longer edits are named by their file alone."""
+    if not isinstance(tool_input, dict):
+        return ""
+    new = tool_input.get("new_string", tool_input.get("content"))
+    old = tool_input.get("old_string")
+    if isinstance(new, str):
+        before = set(old.splitlines()) if isinstance(old, str) else set()
+        added = [line.strip() for line in new.splitlines() if line.strip() and line not in before]
+        if len(added) == 1 and len(added[0]) <= DETAIL_CHARS:
+            return added[0]
+    return ""

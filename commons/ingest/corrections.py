@@ -9,6 +9,9 @@ records are the person's; this module decides what their text is:
 - `is_correction(text)`: the person corrected the agent: opening words (§4.1 of the design paper:
   no, don't, stop, wrong, actually, instead, undo, revert, that's not, not what I ...) or a
   "still doesn't work"-style follow-up anywhere in the message.
+- `claims_done(agent_text)` and `contradicts(person_text)`: a correction that opens with no
+  keyword but shows in the structure: the agent said the work was done, and the person's next
+  message says it is not ("the page is blank", "it fails with ...").
 - `rejection_words(result_text)`: a rejected tool use, and the words the person typed with it, if
   any (newer Claude Code versions append "To tell you how to proceed, the user said:\\n...").
 
@@ -97,6 +100,56 @@ def is_correction(text: str) -> bool:
         return False
     norm = normalize(text)
     return bool(_OPENING.match(norm) or _STILL.search(norm))
+
+
+# The agent says the work is finished or works.
+_DONE = re.compile(
+    r"""\b(?:
+        done | fixed | all\s+(?:\d+\s+)?(?:tests?\s+)?(?:pass(?:es|ed|ing)?|green) | tests?\s+(?:now\s+)?pass(?:es|ed|ing)?
+      | (?:it\s+|this\s+|that\s+)?(?:now\s+)?works(?:\s+now)? | should\s+(?:now\s+)?work | is\s+(?:now\s+)?working
+      | (?:is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:fixed|resolved|implemented|complete|in\s+place)
+      | successfully | completed? | ready
+      | (?:i(?:'ve|\s+have)?\s+)?(?:updated|added|moved|changed|created|renamed|removed|implemented)
+    )\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# The person says it is not: a failure, an absence, or "it does not".
+_CONTRADICTS = re.compile(
+    r"""\b(?:
+        fail(?:s|ed|ing)? | crash(?:es|ed|ing)? | broken | broke | errors\s+out | it\s+errors
+      | (?:get|got|getting|see|seeing|shows?|throws?|there'?s|gives?|giving|raises?)\s+(?:me\s+)?(?:an?\s+|the\s+|this\s+|that\s+)?
+        (?:\w+\s+)?(?:error|exception|traceback)
+      | (?:does|do|did|is|are|was)\s*n[o']?t\s+(?:work|run|pass|load|build|compile|start|show|render|change)
+      | doesn'?t | didn'?t\s+(?:work|change|fix) | not\s+(?:working|fixed|passing|done|there)
+      | blank | empty | nothing\s+(?:happens|changed|shows) | same\s+(?:error|problem|issue|result)
+      | still | hangs? | 404 | 500
+      | (?<=,\s)not\s+(?!sure\b|now\b|yet\b)\S+  # "it lives in docs/CHANGES.md, not CHANGELOG.md"
+    )\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# A person who asks for the next thing is not contradicting, whatever words the request holds
+# ("now add error handling for empty files").
+_REQUEST = re.compile(r"^\W*(?:now|also|next|then|and|add|can\s+you|could\s+you|please|let'?s|make|implement|write|"
+                      r"create|update|change|rename|remove|refactor|move|handle|support|document)\b", re.IGNORECASE)
+# A person who agrees is not contradicting ("thanks, looks good").
+_AGREES = re.compile(r"^\W*(?:thanks?|thank\s+you|great|perfect|nice|cool|lgtm|looks\s+good|ok(?:ay)?\b|yes|yep|good)",
+                     re.IGNORECASE)
+
+
+def claims_done(agent_text: str) -> bool:
+    """True when the agent's words claim the work finished or working."""
+    return bool(_DONE.search(normalize(agent_text)))
+
+
+def contradicts(person_text: str) -> bool:
+    """True when the person's message says the claimed result does not hold. Asked only right
+    after the agent claimed done (the reader keeps that context); a question about failures in
+    general ("how do errors get logged?") is not a contradiction."""
+    norm = normalize(person_text)
+    if not is_person_text(norm) or _AGREES.match(norm) or _REQUEST.match(norm) \
+            or norm.rstrip().endswith("?") and len(norm) < 60:
+        return False
+    return bool(_CONTRADICTS.search(norm))
 
 
 def rejection_words(result_text: str) -> str | None:

@@ -24,6 +24,7 @@ from commons.core.episode import (
     SessionEpisode,
     ToolCall,
 )
+from commons.core.resolution import Resolution
 from commons.store.db import Store
 
 COMPONENT = "episodes"
@@ -65,6 +66,8 @@ def episode_to_json(episode: Episode) -> dict[str, Any]:
         data["calls"] = [[c.tool, c.target] for c in episode.calls]
         data["tool_counts"] = [list(pair) for pair in episode.tool_counts]
         data["asked"] = list(episode.asked)
+    if isinstance(episode, ErrorEpisode):
+        data["resolution"] = episode.resolution.to_json() if episode.resolution is not None else None
     return data
 
 
@@ -76,6 +79,9 @@ def episode_from_json(kind: EpisodeKind, data: dict[str, Any]) -> Episode:
             tool_counts=tuple((tool, count) for tool, count in data.get("tool_counts", ())),
             asked=tuple(data.get("asked", ())),
         )
+    if kind is EpisodeKind.ERROR and data.get("resolution") is not None:
+        data = dict(data, resolution=Resolution.from_json(data["resolution"]))
+    # Rows written before a field existed lack it: the dataclass default stands in for them.
     return _CLASSES[kind](**data)
 
 

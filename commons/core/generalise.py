@@ -1,0 +1,121 @@
+"""Placeholders for what is particular to one session, so the same pitfall joins into one lesson.
+
+`generalise(text, project_names)` replaces, in a lesson's text and its prediction, what differs
+between two meetings of the same pitfall: branch names (``<branch>``), paths (``<path>``), the
+project's own names in any case form (``<project>``), host names and addresses (``<host>``), ports
+(``<port>``), process ids (``<pid>``) and line numbers and counts (``<n>``). Versions, flags,
+package and tool names are kept: they are what makes a lesson about a tool useful to others.
+
+`project_aliases` turns a project's working directories into every name it goes by: the repo name,
+the worktree's name (``spotter-gqc``), and module-case variants (``SpotterWeb`` → ``spotter``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_BRANCH = re.compile(
+    r"""(?x)
+    (?P<a>\b(?:current\ branch|branch|upstream|origin|checkout(?:\ -b)?|switch(?:\ -c)?|-b|-c)\s+)
+    (?P<b>(?!(?:is|has|to|of|the|with|and|set|as|upstream|origin|branch|-)\b)[\w][\w./\-]*)
+    """
+)
+_REFSPEC = re.compile(r"(?P<a>\s)(?P<b>[\w][\w.\-/]*)(?P<c>\s+->\s+)(?P<d>[\w][\w.\-/]*)")
+_URL = re.compile(r"\b(?:https?|ssh|git)://[^\s'\"`)]+")
+_HOST_PORT = re.compile(r"\b(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|[a-z0-9\-]+(?:\.[a-z0-9\-]+)+):(\d{2,5})\b", re.I)
+_IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
+_HOSTNAME = re.compile(r"\b[a-z0-9\-]+(?:\.[a-z0-9\-]+)*\.(?:local|lan|internal|corp|home|example|com|net|org|io|dev)\b", re.I)
+_PORT = re.compile(r"\b(port)\s+\d{2,5}\b", re.I)
+_PID = re.compile(r"\b(pid|process|PID)\s*[:=]?\s*\d+\b")
+_PATH = re.compile(r"(?<![\w<])(?:~|\.{1,2})?(?:/[\w.\-@+]+){2,}/?|(?<![\w/<])[\w.\-]+(?:/[\w.\-]+)+\.\w{1,5}\b|(?<![\w/<.])[\w\-]+\.(?:py|ex|exs|js|ts|tsx|rs|go|rb|toml|json|lock|yml|yaml|md|cfg|ini|txt|sh)\b(?!\.)")
+_KEEP_FILES = frozenset({
+    "pyproject.toml", "package.json", "package-lock.json", "mix.exs", "cargo.toml", "setup.py",
+    "setup.cfg", "tox.ini", "pytest.ini", "conftest.py", "uv.lock", "poetry.lock", "go.mod",
+    "requirements.txt", "makefile", "dockerfile", ".pre-commit-config.yaml", "tsconfig.json",
+    "mix.lock", "cargo.lock", "yarn.lock", "pnpm-lock.yaml", "gemfile", ".formatter.exs",
+})  # fmt: skip
+_LINE_NO = re.compile(r"(?<=<path>):\d+(?::\d+)?\b|\b(line|lines)\s+\d+\b", re.I)
+_COUNT = re.compile(r"\b\d+(?=\s+(?:files?|tests?|errors?|failures?|failed|passed|items?|warnings?|"
+                    r"source\ files|examples?|modules?|packages?|seconds?|ms)\b)", re.I)
+_HEX = re.compile(r"\b[0-9a-f]{12,}\b")
+
+
+def project_aliases(project_paths: Iterable[str]) -> tuple[str, ...]:
+    """Every name the projects at ``project_paths`` go by, longest first: the folder names of the
+    path's last two parts, their parts split at ``-``/``_`` when a part is long enough to be a
+    name, and module-case forms split at capitals (``SpotterWeb`` → ``spotter``)."""
+    names: set[str] = set()
+    for path in project_paths:
+        parts = [p for p in path.replace("\\", "/").rstrip("/").split("/") if p]
+        for part in parts[-2:]:
+            if part.lower() in {"src", "home", "users", "work", "code", "repos", "projects", "tmp", "wt"}:
+                continue
+            names.add(part)
+            for piece in re.split(r"[-_.]", part):
+                if len(piece) >= 4:
+                    names.add(piece)
+    for name in list(names):
+        for piece in re.findall(r"[A-Z][a-z0-9]+", name):
+            if len(piece) >= 4:
+                names.add(piece)
+    return tuple(sorted({n for n in names if len(n) >= 3}, key=lambda n: (-len(n), n)))
+
+
+def generalise(text: str, project_names: Iterable[str] = ()) -> str:
+    """``text`` with what is particular to one session replaced by placeholders (module docstring)."""
+    out = _URL.sub("<host>", text)
+    out = _PATH.sub(_path, out)  # before hosts: "lib/a.ex:12" is a file and a line, not a host and a port
+    out = _LINE_NO.sub(_line_no, out)
+    out = _HOST_PORT.sub("<host>:<port>", out)
+    out = _IP.sub("<host>", out)
+    out = _PORT.sub(r"\1 <port>", out)
+    out = _PID.sub(r"\1 <pid>", out)
+    out = _REFSPEC.sub(lambda m: f"{m['a']}{_ref(m['b'])}{m['c']}{_ref(m['d'])}", out)
+    out = _BRANCH.sub(_branch, out)
+    names = sorted({n for n in project_names if n and len(n) >= 3}, key=len, reverse=True)
+    if names:
+        pattern = re.compile(r"(?<![<\w])(?:" + "|".join(re.escape(n) for n in names) + r")(?:[A-Z]\w*)?(?![\w>])",
+                             re.IGNORECASE)
+        out = pattern.sub("<project>", out)
+    out = _HOSTNAME.sub(_hostname, out)
+    out = _COUNT.sub("<n>", out)
+    out = _HEX.sub("<n>", out)
+    return out
+
+
+def _path(m: re.Match[str]) -> str:
+    value = m.group(0)
+    name = value.rstrip("/").rsplit("/", 1)[-1]
+    if name.lower() in _KEEP_FILES:  # a project's well-known file is named the same everywhere
+        return name
+    if value.startswith(("./.venv", ".venv")):
+        return value
+    return "<path>"
+
+
+def _line_no(m: re.Match[str]) -> str:
+    return f"{m.group(1)} <n>" if m.group(1) else ":<n>"
+
+
+_SHARED_BRANCHES = frozenset({"main", "master", "HEAD", "develop", "trunk"})
+
+
+def _ref(name: str) -> str:
+    return name if name in _SHARED_BRANCHES else "<branch>"
+
+
+def _branch(m: re.Match[str]) -> str:
+    name = m["b"]
+    if name.startswith("<") or name in _SHARED_BRANCHES:
+        return m.group(0)
+    return f"{m['a']}<branch>"
+
+
+def _hostname(m: re.Match[str]) -> str:
+    value = m.group(0)
+    # Package and module names look like host names ("socket.io", "lodash.merge"): only names
+    # with a site-like ending and no file extension are hosts.
+    if value.count(".") == 1 and value.split(".")[-1].lower() in {"io", "dev", "com", "org", "net"}:
+        return value if value.split(".")[0].lower() in {"socket", "next", "vue", "chart", "three", "node"} else "<host>"
+    return "<host>"

@@ -1,0 +1,308 @@
+"""The one episode builder: a stream of turns (`commons.ingest.turns`) in, episodes out.
+
+Every agent's reader feeds the same builder, so what an episode means is decided once:
+
+- `ErrorEpisode` per failed tool call: the line that says what failed and the sub-command it
+  belongs to (`commons.core.failure`), the exit code, and what resolved it
+  (`commons.core.resolution`). A resolution shows only in later calls, possibly in a later read of
+  a growing transcript: the error episode is then emitted again, same uid, with its resolution
+  (the store replaces by kind and uid). Until the person speaks again or the horizon passes, a
+  failure waits in the state for its resolution.
+- `CorrectionEpisode` per message in which the person corrected the agent (rules in
+  `corrections.py`), per rejected tool call that carried the person's words, and per message that
+  contradicts the agent's claim to be done; each with the command the agent had run.
+- `SessionEpisode`: the person's first requests, tool counts, the tool calls, the last words.
+
+The builder's state (`BuildState`) is small and bounded whatever the session's length, and
+serialisable, so a reader can stop after any turn and go on later from the saved state.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, replace
+from typing import Any
+
+from commons.core.episode import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode, ToolCall
+from commons.core.failure import attribute, failure_line
+from commons.core.resolution import OpenFailure, advance, named, named_fix, opened
+from commons.core.scope import SHELL_TOOLS
+from commons.ingest.corrections import claims_done, contradicts, is_correction
+from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned, Turn
+
+# Bounds that keep the state small whatever the session's length.
+MAX_ASKED = 3  # first requests kept
+MAX_CALLS = 200  # distinct (tool, target) pairs kept for the session episode
+MAX_PENDING = 256  # tool calls awaiting their result; older ones are forgotten
+MAX_SEEN = 512  # recently seen tool-call ids (a split or repeated message is counted once)
+ASKED_CHARS = 500
+SAID_CHARS = 1000
+ENDED_CHARS = 1000
+PRECEDING_CHARS = 500
+OUTPUT_ENDS = 6000  # characters of a failed output's head and of its tail that are searched
+
+
+@dataclass(frozen=True)
+class BuildState:
+    """Everything the builder must remember between two turns."""
+
+    hint: str = ""  # session name to use if the stream never states one
+    session: str = ""
+    agent: str = ""
+    project: str = ""
+    sidechain: bool = False
+    at: float | None = None
+    ended_at: float | None = None
+    asked: tuple[str, ...] = ()
+    person_messages: int = 0
+    tool_counts: tuple[tuple[str, int], ...] = ()
+    calls: tuple[ToolCall, ...] = ()
+    ended: str = ""
+    turn_text: str = ""  # the agent's last words since the person last spoke
+    turn_call: str = ""  # the agent's last tool call since the person last spoke
+    turn_done: bool = False  # the agent's last words since the person spoke claimed the work done
+    pending: tuple[tuple[str, str, str, str], ...] = ()  # (call id, tool, target, detail), oldest first
+    open_failures: tuple[OpenFailure, ...] = ()  # failed calls still awaiting a resolution
+    open_errors: tuple[ErrorEpisode, ...] = ()  # their episodes, to emit again once resolved
+    seen: tuple[str, ...] = ()  # call ids (and "!"+id for reported errors), oldest first
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "hint": self.hint, "session": self.session, "agent": self.agent, "project": self.project,
+            "sidechain": self.sidechain, "at": self.at, "ended_at": self.ended_at, "asked": list(self.asked),
+            "person_messages": self.person_messages, "tool_counts": [list(p) for p in self.tool_counts],
+            "calls": [[c.tool, c.target] for c in self.calls], "ended": self.ended,
+            "turn_text": self.turn_text, "turn_call": self.turn_call, "turn_done": self.turn_done,
+            "pending": [list(p) for p in self.pending], "open_failures": [f.to_json() for f in self.open_failures],
+            "open_errors": [[e.session, e.uid, e.at, e.tool, e.target, e.failure, e.exit_code, e.command]
+                            for e in self.open_errors],
+            "seen": list(self.seen),
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> BuildState:
+        """Raises ValueError, TypeError or KeyError on a body this version did not write."""
+        known = {"hint", "session", "agent", "project", "sidechain", "at", "ended_at", "asked", "person_messages",
+                 "tool_counts", "calls", "ended", "turn_text", "turn_call", "turn_done", "pending",
+                 "open_failures", "open_errors", "seen"}  # fmt: skip
+        if set(body) != known:
+            raise KeyError(f"build state fields differ: {sorted(set(body) ^ known)}")
+        return cls(
+            hint=str(body["hint"]), session=str(body["session"]), agent=str(body["agent"]),
+            project=str(body["project"]), sidechain=bool(body["sidechain"]),
+            at=None if body["at"] is None else float(body["at"]),
+            ended_at=None if body["ended_at"] is None else float(body["ended_at"]),
+            asked=tuple(str(a) for a in body["asked"]), person_messages=int(body["person_messages"]),
+            tool_counts=tuple((str(t), int(n)) for t, n in body["tool_counts"]),
+            calls=tuple(ToolCall(str(t), str(g)) for t, g in body["calls"]), ended=str(body["ended"]),
+            turn_text=str(body["turn_text"]), turn_call=str(body["turn_call"]), turn_done=bool(body["turn_done"]),
+            pending=tuple((str(i), str(t), str(g), str(d)) for i, t, g, d in body["pending"]),
+            open_failures=tuple(OpenFailure.from_json(row) for row in body["open_failures"]),
+            open_errors=tuple(
+                ErrorEpisode(session=str(s), uid=str(u), at=float(a), tool=str(t), target=str(g), failure=str(f),
+                             exit_code=None if x is None else int(x), command=str(c))
+                for s, u, a, t, g, f, x, c in body["open_errors"]),
+            seen=tuple(str(s) for s in body["seen"]),
+        )  # fmt: skip
+
+
+class EpisodeBuilder:
+    """The mutable working copy of a `BuildState` while a batch of turns is fed."""
+
+    def __init__(self, s: BuildState) -> None:
+        self.s = s
+        self.session, self.agent, self.project, self.sidechain = s.session, s.agent, s.project, s.sidechain
+        self.at, self.ended_at = s.at, s.ended_at
+        self.asked = list(s.asked)
+        self.person_messages = s.person_messages
+        self.counts = Counter(dict(s.tool_counts))
+        self.calls = list(s.calls)
+        self.call_set = set(s.calls)
+        self.ended, self.turn_text, self.turn_call, self.turn_done = s.ended, s.turn_text, s.turn_call, s.turn_done
+        self.pending: OrderedDict[str, tuple[str, str, str]] = OrderedDict((i, (t, g, d)) for i, t, g, d in s.pending)
+        self.open_failures = s.open_failures
+        self.open_errors = {e.uid: e for e in s.open_errors}
+        self.seen: OrderedDict[str, None] = OrderedDict.fromkeys(s.seen)
+        self.out: list[Episode] = []
+
+    def feed(self, turn: Turn) -> None:
+        if isinstance(turn, SessionSeen):
+            self._seen_session(turn)
+        elif isinstance(turn, ToolReturned):
+            self._returned(turn)
+        elif isinstance(turn, ToolCalled):
+            self._called(turn)
+        elif isinstance(turn, AgentSaid):
+            text = turn.text.strip()
+            if text:
+                self.ended = text[:ENDED_CHARS]
+                self.turn_text = text[:PRECEDING_CHARS]
+                self.turn_done = claims_done(text)
+        elif isinstance(turn, PersonSaid):
+            self._person(turn)
+        elif isinstance(turn, ToolRejected):
+            self._rejected(turn)
+
+    # -- what each turn does -----------------------------------------------------------------
+
+    def _seen_session(self, turn: SessionSeen) -> None:
+        if not self.session and turn.session:
+            self.session, self.sidechain, self.agent = turn.session, turn.sidechain, turn.agent
+        if not self.project and turn.project:
+            self.project = turn.project
+        if turn.at is not None:
+            if self.at is None:
+                self.at = turn.at
+            if self.ended_at is None or turn.at > self.ended_at:
+                self.ended_at = turn.at
+
+    def _called(self, turn: ToolCalled) -> None:
+        if turn.use_id in self.seen:  # the same call written twice (a message split or replayed)
+            return
+        self._remember(turn.use_id)
+        self.counts[turn.tool] += 1
+        call = ToolCall(turn.tool, turn.target)
+        if call not in self.call_set and len(self.calls) < MAX_CALLS:
+            self.calls.append(call)
+            self.call_set.add(call)
+        self.pending[turn.use_id] = (turn.tool, turn.target, turn.detail)
+        while len(self.pending) > MAX_PENDING:
+            self.pending.popitem(last=False)
+        self.turn_call = f"{turn.tool} {turn.target}".strip()
+
+    def _remember(self, key: str) -> None:
+        self.seen[key] = None
+        while len(self.seen) > MAX_SEEN:
+            self.seen.popitem(last=False)
+
+    def _person(self, turn: PersonSaid) -> None:
+        text = turn.text
+        uid = turn.uid or f"{self.session}#{self.person_messages}"
+        worded = is_correction(text)
+        after_done = not worded and self.turn_done and contradicts(text)
+        if self.person_messages > 0 and (worded or after_done):
+            self.out.append(
+                CorrectionEpisode(
+                    session=self._session_id(), uid=uid, at=self._at(turn.at), said=text[:SAID_CHARS],
+                    preceding=self.turn_text or self.turn_call, command=self.turn_call, after_done=after_done,
+                )  # fmt: skip
+            )
+        if len(self.asked) < MAX_ASKED:
+            self.asked.append(text[:ASKED_CHARS])
+        self.person_messages += 1
+        self.turn_text = self.turn_call = ""
+        self.turn_done = False
+        # The person spoke: the task moved on, and what follows no longer resolves earlier failures.
+        self.open_failures = ()
+        self.open_errors = {}
+
+    def _rejected(self, turn: ToolRejected) -> None:
+        tool, target, _ = self.pending.pop(turn.use_id, ("", "", ""))
+        if not turn.words:
+            return
+        rejected = f"{tool} {target}".strip()
+        self.out.append(
+            CorrectionEpisode(
+                session=self._session_id(), uid=turn.uid or turn.use_id, at=self._at(turn.at),
+                said=turn.words[:SAID_CHARS], preceding=rejected or self.turn_text or self.turn_call,
+                via_rejection=True, command=rejected,
+            )  # fmt: skip
+        )
+        self.turn_text = self.turn_call = ""
+
+    def _returned(self, turn: ToolReturned) -> None:
+        tool, target, detail = self.pending.pop(turn.use_id, ("", "", ""))
+        if turn.ok:
+            if tool:
+                self._resolve(tool, target, detail)
+            return
+        key = "!" + turn.use_id
+        if key in self.seen:
+            return
+        self._remember(key)
+        text = _ends(turn.output)
+        failure, exit_code = failure_line(text)
+        tool = tool or "unknown"
+        command = attribute(target, text) if tool.lower() in SHELL_TOOLS else ""
+        hint = named_fix(text)
+        episode = ErrorEpisode(
+            session=self._session_id(), uid=turn.use_id, at=self._at(turn.at), tool=tool, target=target,
+            failure=failure, exit_code=exit_code, command=command if command != target else "",
+            resolution=named(hint, tool),
+        )  # fmt: skip
+        self.out.append(episode)
+        self.open_failures, _ = advance(self.open_failures, tool, target, ok=False)
+        self._drop_closed()
+        self.open_failures = opened(self.open_failures, OpenFailure(turn.use_id, tool, command or target, hint))
+        self.open_errors[turn.use_id] = replace(episode, resolution=None)
+
+    def _resolve(self, tool: str, target: str, detail: str) -> None:
+        """A call succeeded: emit again, with their resolution, the open failures it resolved."""
+        if not self.open_failures:
+            return
+        self.open_failures, resolved = advance(self.open_failures, tool, target, ok=True, detail=detail)
+        for item in resolved:
+            episode = self.open_errors.pop(item.uid, None)
+            if episode is not None:
+                self.out.append(replace(episode, resolution=item.resolution))
+        self._drop_closed()
+
+    def _drop_closed(self) -> None:
+        live = {f.uid for f in self.open_failures}
+        self.open_errors = {uid: e for uid, e in self.open_errors.items() if uid in live}
+
+    # -- results -----------------------------------------------------------------------------
+
+    def _session_id(self) -> str:
+        return self.session or self.s.hint
+
+    def _at(self, ts: float | None) -> float:
+        if ts is not None:
+            return ts
+        return self.ended_at if self.ended_at is not None else 0.0
+
+    def episodes(self) -> tuple[Episode, ...]:
+        """The errors and corrections of this batch, an error resolved in it once (its last form,
+        in its first place)."""
+        latest: dict[tuple[str, str], Episode] = {}
+        for episode in self.out:
+            latest[(episode.kind.value, episode.uid)] = episode
+        return tuple(latest.values())
+
+    def session_episode(self) -> SessionEpisode | None:
+        session = self._session_id()
+        if self.at is None or not session:
+            return None
+        return SessionEpisode(
+            session=session,
+            uid=f"{session}:{self.agent}" if self.agent else session,
+            at=self.at,
+            ended_at=self.ended_at if self.ended_at is not None else self.at,
+            asked=tuple(self.asked),
+            tool_counts=tuple(sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0]))),
+            ended=self.ended,
+            calls=tuple(self.calls),
+            project=self.project,
+            sidechain=self.sidechain,
+        )
+
+    def snapshot(self) -> BuildState:
+        return replace(
+            self.s,
+            session=self.session, agent=self.agent, project=self.project, sidechain=self.sidechain,
+            at=self.at, ended_at=self.ended_at, asked=tuple(self.asked),
+            person_messages=self.person_messages,
+            tool_counts=tuple(sorted(self.counts.items())), calls=tuple(self.calls),
+            ended=self.ended, turn_text=self.turn_text, turn_call=self.turn_call, turn_done=self.turn_done,
+            pending=tuple((i, t, g, d) for i, (t, g, d) in self.pending.items()),
+            open_failures=self.open_failures, open_errors=tuple(self.open_errors.values()),
+            seen=tuple(self.seen),
+        )  # fmt: skip
+
+
+def _ends(text: str) -> str:
+    """A long output's head and tail: a failure is stated near one end (the error first, or the
+    summary last), and the middle of a 30 KB log would only cost time."""
+    if len(text) <= 2 * OUTPUT_ENDS:
+        return text
+    return text[:OUTPUT_ENDS] + "\n" + text[-OUTPUT_ENDS:]

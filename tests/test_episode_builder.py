@@ -1,0 +1,52 @@
+"""The one episode builder, fed turns directly as any agent's reader would feed it."""
+
+from __future__ import annotations
+
+import json
+
+from commons.core.episode import CorrectionEpisode, ErrorEpisode
+from commons.core.resolution import Relation
+from commons.ingest.episodes import BuildState, EpisodeBuilder
+from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolReturned
+
+NO_UPSTREAM = ("fatal: The current branch feat-x has no upstream branch.\n"
+               "To push the current branch and set the remote as upstream, use\n\n"
+               "    git push --set-upstream origin feat-x\n")
+TURNS = [
+    SessionSeen(session="s1", project="/home/dev/src/app", at=10.0),
+    PersonSaid("p1", 10.0, "push the branch"),
+    ToolCalled("c1", "shell", "git push", at=11.0),
+    ToolReturned("c1", "r1", 12.0, ok=False, output="Exit code 128\n" + NO_UPSTREAM),
+    ToolCalled("c2", "shell", "git push --set-upstream origin feat-x", at=13.0),
+    ToolReturned("c2", "r2", 14.0, ok=True, output=""),
+    AgentSaid(15.0, "Done: the branch is pushed."),
+    PersonSaid("p2", 16.0, "the CI run fails on it though"),
+]
+
+
+def _run(turns, state=BuildState()):
+    builder = EpisodeBuilder(state)
+    for turn in turns:
+        builder.feed(turn)
+    return builder
+
+
+def test_turns_from_any_format_become_an_error_with_its_resolution_and_a_correction():
+    builder = _run(TURNS)
+    (error,) = [e for e in builder.episodes() if isinstance(e, ErrorEpisode)]
+    assert error.failure == "fatal: The current branch feat-x has no upstream branch."
+    assert error.resolution.relation is Relation.HINTED and error.exit_code == 128
+    (corr,) = [e for e in builder.episodes() if isinstance(e, CorrectionEpisode)]
+    assert corr.after_done and corr.uid == "p2"
+    assert builder.session_episode().project == "/home/dev/src/app"
+
+
+def test_stopping_after_any_turn_and_going_on_from_the_saved_state_changes_nothing():
+    whole = _run(TURNS)
+    for cut in range(len(TURNS) + 1):
+        first = _run(TURNS[:cut])
+        saved = BuildState.from_json(json.loads(json.dumps(first.snapshot().to_json())))
+        second = _run(TURNS[cut:], saved)
+        latest = {(e.kind, e.uid): e for e in (*first.episodes(), *second.episodes())}
+        assert set(latest.values()) == set(whole.episodes()), cut
+        assert second.snapshot() == whole.snapshot()

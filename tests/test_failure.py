@@ -1,0 +1,85 @@
+"""The failure line says what failed; a compound command's failure belongs to the part that failed."""
+
+from __future__ import annotations
+
+from commons.core.failure import attribute, failure_line, is_informative, segments
+
+MIX_TEST = """Getting extensions in current project...
+Compiling 41 files (.ex)
+    warning: variable "conn" is unused
+    │
+ 12 │   def index(conn, params) do
+    │
+    error: undefined function render_totals/1 (expected SpotterWeb.DashboardLive to define such a function)
+    │
+** (CompileError) lib/spotter_web/live/dashboard_live.ex: cannot compile module SpotterWeb.DashboardLive"""
+
+
+def test_preamble_progress_and_warnings_give_way_to_the_error_line():
+    line, code = failure_line("Exit code 1\n" + MIX_TEST)
+    assert line.startswith("error: undefined function render_totals/1") and code == 1
+
+
+def test_a_traceback_is_named_by_its_last_line():
+    out = ("Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n    import httpx\n"
+           "ModuleNotFoundError: No module named 'httpx'")
+    assert failure_line(out)[0] == "ModuleNotFoundError: No module named 'httpx'"
+
+
+def test_pytest_short_summary_with_its_message_wins_over_headers():
+    out = ("============ test session starts ============\nplatform linux -- Python 3.12.3\nrootdir: /x\n"
+           "collected 3 items\n\ntests/test_a.py F..\n\n=== FAILURES ===\n___ test_a ___\nE   assert 1 == 2\n"
+           "=== short test summary info ===\nFAILED tests/test_a.py::test_a - assert 1 == 2\n=== 1 failed ===")
+    assert failure_line(out)[0] == "FAILED tests/test_a.py::test_a - assert 1 == 2"
+
+
+def test_a_bare_marker_takes_the_line_after_it():
+    assert failure_line("Exit code 1\nerror ->\n  config/dev.exs is missing the :port key")[0] == (
+        "error -> config/dev.exs is missing the :port key")
+
+
+def test_a_failed_pre_commit_hook_is_named_with_its_finding():
+    out = ("[INFO] Stashing unstaged files to /tmp/patch.\nruff.......Passed\nruff-format.......Failed\n"
+           "- hook id: ruff-format\n- files were modified by this hook\n\n1 file reformatted")
+    assert failure_line(out)[0] == "hook ruff-format failed: files were modified by this hook"
+
+
+def test_a_tool_validation_error_keeps_the_issue_not_its_header():
+    out = ("<tool_use_error>InputValidationError: Edit failed due to the following issue:\n"
+           "The required parameter `old_string` is missing</tool_use_error>")
+    assert failure_line(out)[0] == "The required parameter `old_string` is missing"
+
+
+def test_uninformative_lines_are_told_apart_from_informative_ones():
+    for bad in ("", "Exit code 1", "Getting extensions in current project...", "Compiling 41 files (.ex)",
+                "Checking 3 source files ...", "error ->", "error"):
+        assert not is_informative(bad), bad
+    assert is_informative("fatal: The current branch x has no upstream branch.")
+    assert is_informative("error: externally-managed-environment")
+
+
+def test_a_pre_commit_hook_failure_belongs_to_git_commit_not_git_add():
+    out = "ruff-format......Failed\n- hook id: ruff-format\n- files were modified by this hook"
+    assert attribute("git add -A && git commit -m 'x'", out) == "git commit -m 'x'"
+
+
+def test_a_command_not_found_belongs_to_the_program_named():
+    assert attribute("cd web && pnpm install && npm run build", "bash: pnpm: command not found") == "pnpm install"
+
+
+def test_a_piped_failure_belongs_to_the_command_not_its_filter():
+    out = "npm error code EUSAGE\nnpm error The `npm ci` command can only install with an existing package-lock.json"
+    assert attribute("npm ci 2>&1 | tail -20", out) == "npm ci 2>&1"
+    assert attribute("cd app && make test", "something broke") == "make test"
+
+
+def test_segments_split_at_every_shell_separator():
+    assert segments("a && b || c; d | e\nf") == ["a", "b", "c", "d", "e", "f"]
+
+
+def test_compiler_lines_of_other_languages_are_found_past_their_headers():
+    assert failure_line("# example.com/app\n./main.go:12:2: undefined: render")[0] == "./main.go:12:2: undefined: render"
+    assert failure_line("src/a.ts(12,5): error TS2322: Type 'string' is not assignable")[0].startswith("src/a.ts(12,5): error")
+    assert failure_line("   Compiling app v0.1.0\nerror[E0382]: borrow of moved value: `x`")[0] == (
+        "error[E0382]: borrow of moved value: `x`")
+    assert failure_line("Exit code 127\nbash: line 1: pnpm: command not found")[0] == "bash: line 1: pnpm: command not found"

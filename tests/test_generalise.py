@@ -1,0 +1,37 @@
+"""What is particular becomes a placeholder, so the same pitfall in two worktrees is one lesson."""
+
+from __future__ import annotations
+
+from commons.core.generalise import generalise, project_aliases
+
+
+def test_branch_names_become_a_placeholder_but_main_stays():
+    assert generalise("fatal: The current branch spotter-gqc has no upstream branch.") == (
+        "fatal: The current branch <branch> has no upstream branch.")
+    assert generalise("git push --set-upstream origin totals-panel") == "git push --set-upstream origin <branch>"
+    assert generalise("! [rejected] main -> main (non-fast-forward)") == "! [rejected] main -> main (non-fast-forward)"
+    assert generalise("! [rejected] feat-1 -> feat-1 (fetch first)") == "! [rejected] <branch> -> <branch> (fetch first)"
+
+
+def test_paths_hosts_ports_pids_and_line_numbers_become_placeholders():
+    assert generalise("cannot open /home/ada/src/ledgerly/app/main.py") == "cannot open <path>"
+    assert generalise("connect to db.internal:5432 refused") == "connect to <host>:<port> refused"
+    assert generalise("Address already in use (port 4000, pid 8812)") == "Address already in use (port <port>, pid <pid>)"
+    assert generalise("lib/a.ex:12:5: undefined function") == "<path>:<n>: undefined function"
+
+
+def test_well_known_project_files_keep_their_names():
+    assert generalise("Edit /home/ada/src/ledgerly/pyproject.toml") == "Edit pyproject.toml"
+    assert generalise("no package-lock.json found") == "no package-lock.json found"
+
+
+def test_versions_and_tool_names_are_kept():
+    text = "pytest-asyncio 0.23.5 requires pytest>=7.0.0"
+    assert generalise(text) == text
+
+
+def test_a_project_is_known_under_its_worktree_and_module_names():
+    names = project_aliases(["/home/dev/src/spotter-gqc", "/home/dev/src/spotter"])
+    assert "spotter-gqc" in names and "spotter" in names
+    assert generalise("undefined module SpotterWeb.Router in spotter-gqc", names) == (
+        "undefined module <project>.Router in <project>")

@@ -1,0 +1,170 @@
+"""Real-format sessions of a failure and its fix, through ingest and one night of sleep: the lesson
+names what worked, joins sessions from different branches and worktrees, and invents no fix."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from commons.core.episode import CorrectionEpisode, ErrorEpisode
+from commons.core.lessons import Lesson
+from commons.core.records import LessonKind, Scope
+from commons.core.resolution import Relation
+from commons.core.safety import check_observation
+from commons.ingest.claude_code import STATE_VERSION, ParseState, StateError, parse
+from commons.ingest.lessons_report import measure, read_all
+
+FIXTURES = Path(__file__).parent / "fixtures" / "lessons"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def lessons_of(*names: str) -> list[Lesson]:
+    report = measure([FIXTURES / f"{name}.jsonl" for name in names])
+    return list(report.lessons)
+
+
+def only(lessons: list[Lesson], kind: LessonKind = LessonKind.ERROR) -> Lesson:
+    (lesson,) = [l for l in lessons if l.kind is kind]
+    return lesson
+
+
+def test_git_push_without_upstream_on_two_branches_is_one_lesson_naming_set_upstream():
+    lesson = only(lessons_of("push-upstream-spotter-gqc", "push-upstream-totals-panel"))
+    assert lesson.text == ('`git push` failed with "fatal: The current branch <branch> has no upstream branch."; '
+                           '`git push --set-upstream origin <branch>` succeeded after it (2 of 2 sessions).')
+    assert lesson.seen == 2 and lesson.scope is Scope.SHARED and lesson.triggers == ("git push",)
+    assert "spotter" not in lesson.text and "totals" not in lesson.text
+
+
+def test_npm_ci_without_a_lockfile_names_npm_install():
+    lesson = only(lessons_of("npm-ci-ci-setup", "npm-ci-docs"))
+    assert lesson.text.startswith("`npm ci` failed with \"npm error The 'npm ci' command can only install")
+    assert lesson.text.endswith("; `npm install` succeeded after it (2 of 2 sessions).")
+
+
+def test_pip_externally_managed_names_uv_add_whatever_the_package():
+    lesson = only(lessons_of("pip-uv-httpx", "pip-uv-orjson"))
+    assert lesson.text == ('`pip install` failed with "error: externally-managed-environment"; '
+                           '`uv add <package>` succeeded after it (2 of 2 sessions).')
+
+
+def test_pytest_async_not_supported_names_the_asyncio_mode_edit():
+    lesson = only(lessons_of("pytest-async-async-retry", "pytest-async-worker-retry"))
+    assert lesson.text == ('`pytest` failed with "Failed: async def functions are not natively supported."; '
+                           "it passed after `Edit pyproject.toml: asyncio_mode = 'auto'` (2 of 2 sessions).")
+
+
+def test_a_pre_commit_format_hook_failure_belongs_to_git_commit_and_names_ruff_format():
+    lesson = only(lessons_of("precommit-ruff-export-header", "precommit-ruff-rates-cache"))
+    assert lesson.text.startswith('`git commit` failed with "hook ruff-format failed: files were modified')
+    assert lesson.text.endswith("it passed after `uv run ruff format .` (2 of 2 sessions).")
+
+
+def test_edit_before_read_names_the_read_and_stays_a_local_rule_without_a_trigger():
+    lesson = only(lessons_of("edit-before-read-client.ex", "edit-before-read-retry.ts"))
+    assert "it succeeded after a Read of the file (2 of 2 sessions)" in lesson.text
+    assert lesson.scope is Scope.LOCAL and lesson.triggers == ()  # never "any use of Edit"
+
+
+def test_a_failure_with_no_fix_says_so_and_invents_none():
+    errors = [e for e in read_all([FIXTURES / "no-fix-spotter.jsonl", FIXTURES / "no-fix-spotter-gqc.jsonl"])
+              if isinstance(e, ErrorEpisode)]
+    assert len(errors) == 2 and all(e.resolution is None for e in errors)
+    lesson = only(lessons_of("no-fix-spotter", "no-fix-spotter-gqc"))
+    assert lesson.text.endswith("; no fix was seen (2 times in 2 sessions).")
+    assert lesson.scope is Scope.LOCAL  # not offered to the commons unless the owner says so
+    assert "spotter" not in lesson.text
+
+
+def test_one_sessions_work_in_progress_is_no_lesson():
+    assert lessons_of("wip-mix-compile") == []
+
+
+def test_every_fixture_lesson_is_a_short_observation():
+    for lesson in lessons_of(*[p.stem for p in FIXTURES.glob("*.jsonl")]):
+        assert check_observation(lesson.text) == lesson.text
+        assert len(lesson.text) <= 220, lesson.text
+
+
+def test_a_resolution_that_arrives_in_a_later_read_re_emits_the_error_with_the_same_uid():
+    data = (FIXTURES / "push-upstream-totals-panel.jsonl").read_bytes()
+    lines = data.splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if b"has no upstream branch" in line) + 1
+    first = parse(b"".join(lines[:cut]))
+    (failed,) = [e for e in first.episodes if isinstance(e, ErrorEpisode)]
+    assert failed.resolution is not None and failed.resolution.relation is Relation.NAMED  # the hint alone
+    state = ParseState.from_json(first.state.to_json())
+    second = parse(b"".join(lines[cut:]), state)
+    (resolved,) = [e for e in second.episodes if isinstance(e, ErrorEpisode)]
+    assert resolved.uid == failed.uid and resolved.resolution.relation is Relation.HINTED
+    whole = [e for e in parse(data).episodes if isinstance(e, ErrorEpisode)]
+    assert whole == [resolved]
+
+
+def test_a_state_saved_by_the_previous_reader_is_refused_so_the_transcript_is_read_again():
+    old = json.loads(ParseState().to_json())
+    old["v"] = STATE_VERSION - 1
+    with pytest.raises(StateError):
+        ParseState.from_json(json.dumps(old))
+
+
+def test_corrections_on_labelled_fixtures_are_found_with_full_precision():
+    labels = json.loads((FIXTURES / "corrections_labels.json").read_text())
+    found = {e.uid: e for e in parse((FIXTURES / "corrections-ledger.jsonl").read_bytes()).episodes
+             if isinstance(e, CorrectionEpisode)}
+    assert set(found) == {uid for uid, yes in labels.items() if yes}
+    assert sum(e.after_done for e in found.values()) >= 2  # found by structure, with no keyword
+
+
+def test_a_correction_lesson_names_the_command_and_the_claim():
+    (lesson,) = [l for l in lessons_of("corrections-ledger") if "pip install" in l.text]
+    assert lesson.text == ("The person corrected the agent's `pip install --break-system-packages rich`: "
+                           "\"this project uses uv. use uv add rich\".")
+    assert lesson.triggers == ("pip install",)
+
+
+def test_the_fixtures_are_what_their_builder_writes(tmp_path):
+    before = {p.name: p.read_bytes() for p in FIXTURES.glob("*.json*")}
+    subprocess.run([sys.executable, str(FIXTURES / "_build.py")], check=True, cwd=ROOT)
+    after = {p.name: p.read_bytes() for p in FIXTURES.glob("*.json*")}
+    assert before == after, "regenerate with: python tests/fixtures/lessons/_build.py"
+
+
+def test_the_lessons_report_meets_its_goals_on_the_fixtures():
+    report = measure([FIXTURES])
+    assert report.informative.value is not None and report.informative.value >= 0.95
+    assert report.naming_fix.value is not None and report.naming_fix.value >= 0.8
+    assert report.bare_echoes.value is not None and report.bare_echoes.value <= 0.1
+    assert report.correction_precision.value == 1.0
+
+
+def _night(names: list[str]):
+    from commons.core.generalise import project_aliases
+    from commons.core.sleep import PredictionMade, SleepState, sleep
+
+    episodes = read_all([FIXTURES / f"{name}.jsonl" for name in names])
+    last = max(e.at for e in episodes)
+    result = sleep(SleepState(), episodes, last + 3600, hash_episode=lambda uid: uid.encode(),
+                   project_names=project_aliases(["/home/dev/src/spotter", "/home/dev/src/ledger"]))
+    return {e.prediction.lesson_id: e.prediction for e in result.events if isinstance(e, PredictionMade)}, result
+
+
+def test_a_prediction_is_the_failing_command_not_any_use_of_a_tool():
+    predictions, result = _night(["push-upstream-spotter-gqc", "push-upstream-totals-panel",
+                                  "edit-before-read-client.ex", "edit-before-read-retry.ts"])
+    by_text = {l.text.split(" failed")[0]: l for l in result.state.lessons}
+    push, edit = by_text["`git push`"], by_text["`Edit`"]
+    assert predictions[push.id].triggers == ("git push",) and predictions[push.id].situation == "Bash git push"
+    assert edit.id not in predictions  # "any use of Edit" is no situation
+
+
+def test_a_correction_predicts_on_the_command_the_agent_ran_not_its_prose():
+    from commons.core.predictions import situation_line
+
+    _, result = _night(["corrections-ledger"])
+    (pip,) = [l for l in result.state.lessons if "pip install" in l.text]
+    assert situation_line(pip) == "Bash pip install --break-system-packages rich"
