@@ -1,0 +1,382 @@
+"""The scrubber's rules: which text is a secret or a personal detail, and what replaces it.
+
+Each :class:`Rule` is a regular expression, the literal keywords without which it cannot match
+(its prefilter), the group whose text is replaced (``v``; the rest of the match is context that
+stays, so ``password=hunter2`` becomes ``password=<password>``) and an optional ``accept``
+check that turns away look-alikes (a version ``1.2.3.4`` is not an address). Order matters:
+where two rules claim overlapping text the earlier one wins, so specific formats come first.
+
+Formats follow the public rule sets of gitleaks and detect-secrets (Yelp), written anew and
+widened where agent sessions show secrets in other places (a password in prose, a Docker
+``auth`` value, ``mysql -pSECRET``). docs/privacy.md says how to add a rule.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Kind(Enum):
+    """What was found; the value is the placeholder that replaces it."""
+
+    PRIVATE_KEY = "<private-key>"
+    GITHUB_TOKEN = "<github-token>"
+    GITLAB_TOKEN = "<gitlab-token>"
+    AWS_KEY = "<aws-key>"
+    AWS_SECRET = "<aws-secret>"
+    GCP_KEY = "<gcp-key>"
+    AZURE_KEY = "<azure-key>"
+    SLACK_TOKEN = "<slack-token>"
+    SLACK_WEBHOOK = "<slack-webhook>"
+    STRIPE_KEY = "<stripe-key>"
+    OPENAI_KEY = "<openai-key>"
+    ANTHROPIC_KEY = "<anthropic-key>"
+    HUGGINGFACE_TOKEN = "<huggingface-token>"
+    NPM_TOKEN = "<npm-token>"
+    PYPI_TOKEN = "<pypi-token>"
+    DOCKER_TOKEN = "<docker-token>"
+    DOCKER_AUTH = "<docker-auth>"
+    SENDGRID_KEY = "<sendgrid-key>"
+    TWILIO_KEY = "<twilio-key>"
+    JWT = "<jwt>"
+    PASSWORD = "<password>"
+    TOKEN = "<token>"
+    SECRET = "<secret>"
+    EMAIL = "<email>"
+    PHONE = "<phone>"
+    IP = "<ip>"
+    HOST = "<host>"
+    USER_AT_HOST = "<user@host>"
+    HOME = "~"  # "/home/alice/x" -> "~/x": the path still reads, the user name is gone
+
+
+Accept = Callable[[re.Match[str]], "Kind | None | bool"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    kind: Kind
+    pattern: re.Pattern[str]
+    keywords: tuple[str, ...] = ()  # lower-case literals; empty: always run
+    accept: Accept | None = None  # False/None rejects; a Kind overrides ``kind``
+
+    def spans(self, text: str) -> Iterator[tuple[int, int, Kind]]:
+        # The replaced text is the first value group (named v, v_…) that took part; the rest of
+        # the match is context that stays.
+        groups = [g for g in self.pattern.groupindex if g.startswith("v")] or [0]
+        for m in self.pattern.finditer(text):
+            group = next((g for g in groups if m.start(g) >= 0), None)
+            if group is None:
+                continue
+            start, end = m.span(group)
+            if text.startswith("<", start):  # already a placeholder
+                continue
+            kind = self.kind
+            if self.accept is not None:
+                verdict = self.accept(m)
+                if not verdict:
+                    continue
+                if isinstance(verdict, Kind):
+                    kind = verdict
+            yield start, end, kind
+
+
+def _rule(name: str, kind: Kind, pattern: str, keywords: str = "", accept: Accept | None = None,
+          flags: int = 0) -> Rule:
+    return Rule(name, kind, re.compile(pattern, flags), tuple(keywords.split()), accept)
+
+
+# --------------------------------------------------------------------------------------------
+# Checks that turn look-alikes away
+
+
+def entropy(s: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(s)
+    return -sum(c / len(s) * math.log2(c / len(s)) for c in counts.values()) if s else 0.0
+
+
+def _mixed(s: str) -> bool:
+    """A key mixes digits and letters; a word or an identifier in code usually does not."""
+    return any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
+
+
+def _mixed_value(m: re.Match[str]) -> bool:
+    return _mixed(m.group("v"))
+
+
+_NOT_A_VALUE = frozenset(
+    """none null nil true false yes no undefined required optional empty redacted hidden masked
+    changeme_not_set unset invalid expired missing wrong incorrect correct ok provided""".split()
+)
+_TEMPLATE = re.compile(r"^(?:\$|\{\{|%\(|#\{|\*{3,}|x{3,}$|\.{3}|<|~/|\[redacted)", re.I)
+_CODE_EXPR = re.compile(r"^[A-Za-z_][\w.]*\s*[(\[]|^(?:os|self|this|process|settings|config|env)\.")
+
+
+def _plain_value(value: str) -> bool:
+    """Whether ``value`` names no secret: empty, a word like "none", a template or code."""
+    v = value.strip().strip("'\"`")
+    return (len(v) < 3 or v.lower() in _NOT_A_VALUE or bool(_TEMPLATE.match(v))
+            or bool(_CODE_EXPR.match(v)))
+
+
+def _secret_like(value: str) -> bool:
+    """A bare word in running text is a secret only if it looks like one."""
+    return (len(value) >= 6 and (_mixed(value) or bool(re.search(r"[!@#$%^&*+=?]", value)))) or (
+        len(value) >= 16 and entropy(value) >= 3.5)
+
+
+# --------------------------------------------------------------------------------------------
+# key = value, in every common syntax
+
+_SECRET_WORDS = frozenset(
+    "password passwd passphrase passcode pass secret token apikey apitoken authtoken auth "
+    "credential credentials accesstoken refreshtoken sessiontoken clientsecret privatekey "
+    "secretkey accesskey signingkey masterkey accountkey".split()
+)
+_SECRET_SUFFIXES = ("password", "passwd", "secret", "token", "apikey", "passphrase")
+_SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"),
+                           ("auth", "key"), ("account", "key"), ("client", "secret"),
+                           ("signing", "key"), ("encryption", "key"), ("master", "key"),
+                           ("db", "pwd"), ("mysql", "pwd"), ("sql", "pwd"), ("user", "pwd")})
+# A key ending in one of these names something about the secret, not the secret itself.
+_ABOUT_SECRET = frozenset(
+    """file path dir url uri endpoint length len size count type name id ids env var field header
+    hint policy prompt required expiry expires expiration ttl method mode format limit min max
+    timeout enabled version cmd command reset stdin rotation strategy provider store manager
+    helper class kind source mount ref""".split()
+)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _key_parts(key: str) -> list[str]:
+    return [p.lower() for p in re.split(r"[_.\-]+", _CAMEL.sub("_", key.strip("-"))) if p]
+
+
+def _secret_key_kind(key: str) -> Kind | None:
+    parts = _key_parts(key)
+    if not parts or parts[-1] in _ABOUT_SECRET:
+        return None
+    hit = [p for p in parts if p in _SECRET_WORDS or p.endswith(_SECRET_SUFFIXES)]
+    pairs = [pair for pair in zip(parts, parts[1:]) if pair in _SECRET_PAIRS]
+    if not hit and not pairs:
+        return None
+    joined = "".join(parts)
+    if "pass" in joined or "pwd" in joined:
+        return Kind.PASSWORD
+    if "token" in joined or parts == ["auth"]:
+        return Kind.TOKEN
+    return Kind.SECRET
+
+
+_KEY_VALUE = re.compile(
+    # The lookahead keeps the scan in C: only keys holding a secret's stem reach Python.
+    r"""(?P<k>(?<![\w.\-])-{0,2}(?=[\w.\-]{0,40}?(?i:pass|pwd|secret|token|key|cred|auth))"""
+    r"""[A-Za-z_][\w.\-]{0,63})(?P<kq>["']?)"""
+    r"""(?P<sep>[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+)"""
+    r"""(?:"(?P<v1>[^"\n]{1,256})"|'(?P<v2>[^'\n]{1,256})'|`(?P<v3>[^`\n]{1,256})`"""
+    r"""|(?P<v4>[^\s"'`,;&<>(){}\[\]]{1,256}))"""
+)
+_KV_KEYWORDS = "pass pwd secret token key cred auth"
+_LINE_START = re.compile(r"(?:^|[\n{,\[])[ \t\-#]*[\"']?$")
+
+
+def _key_value_spans(text: str) -> Iterator[tuple[int, int, Kind]]:
+    for m in _KEY_VALUE.finditer(text):
+        key, sep = m.group("k"), m.group("sep")
+        kind = _secret_key_kind(key)
+        if kind is None:
+            continue
+        group = next(g for g in ("v1", "v2", "v3", "v4") if m.group(g) is not None)
+        value = m.group(group)
+        if _plain_value(value):
+            continue
+        quoted = group != "v4"
+        bare = sep.strip()
+        if not bare:  # "--password X": only a command-line flag takes its value after a space
+            if not key.startswith("-") or value.startswith("-"):
+                continue
+        elif bare == ":" and not (quoted or m.group("kq")):
+            at_line_start = bool(_LINE_START.search(text, max(0, m.start() - 40), m.start()))
+            if not at_line_start and not _secret_like(value):
+                continue  # prose: "unexpected token: IDENTIFIER"
+        elif bare == "=" and sep != "=" and not quoted and re.fullmatch(r"[A-Za-z_][\w.]*", value):
+            continue  # code: "token = new_token" assigns a variable
+        yield m.start(group), m.end(group), kind
+
+
+class KeyValueRule(Rule):
+    """``key=value`` in env, YAML, JSON, CLI-flag and header syntax; the key decides the kind."""
+
+    def spans(self, text: str) -> Iterator[tuple[int, int, Kind]]:
+        return _key_value_spans(text)
+
+
+# --------------------------------------------------------------------------------------------
+# Addresses, numbers and paths
+
+_VERSION_BEFORE = re.compile(r"(?:\bv|version\s*|[=<>~^@]=?|\w-|python|node|go)\s*$", re.I)
+
+
+def _ipv4(m: re.Match[str]) -> bool:
+    octets = [int(o) for o in m.group("v").split(".")]
+    if all(o < 10 for o in octets):
+        return False  # 1.2.3.4 and 8.8.8.8: a version, or a public resolver that names no one
+    if octets[0] in (0, 127, 255):
+        return False  # 0.0.0.0, loopback and netmasks: the same on every machine
+    before = m.string[max(0, m.start() - 12):m.start()]
+    return not _VERSION_BEFORE.search(before)
+
+
+def _ipv6(m: re.Match[str]) -> bool:
+    raw = m.group("v").split("%")[0]
+    if not any(c.isdigit() for c in raw) or sum(1 for g in raw.split(":") if g) < 2:
+        return False  # "dead::beef", "a[::2]": code, not an address
+    try:
+        addr = ipaddress.IPv6Address(raw)
+    except ValueError:
+        return False  # 10:15:30 is a time, aa:bb:cc a fragment
+    return not (addr.is_loopback or addr.is_unspecified)
+
+
+def _phone(m: re.Match[str]) -> bool:
+    digits = sum(c.isdigit() for c in m.group("v"))
+    return 8 <= digits <= 15
+
+
+_NOT_MAIL_TLDS = frozenset("png jpg jpeg gif svg webp js ts py css json lock md txt html".split())
+
+
+def _email(m: re.Match[str]) -> bool:
+    local, _, domain = m.group("v").partition("@")
+    return local.lower() != "git" and domain.rsplit(".", 1)[-1].lower() not in _NOT_MAIL_TLDS
+
+
+_CODE_NAMES = frozenset("threading self this window thread asyncio contextvars werkzeug flask "
+                        "django request g app ctx".split())
+
+
+def _internal_host(m: re.Match[str]) -> bool:
+    return m.group("v").split(".")[0].lower() not in _CODE_NAMES
+
+
+def _prose_secret(m: re.Match[str]) -> bool:
+    value = m.group("v")
+    if value.upper() in ("YES", "NO") or _plain_value(value):
+        return False  # MySQL's "(using password: YES)" says whether one was given, not which
+    return bool(m.group("q")) or _secret_like(value)
+
+
+def _bearer(m: re.Match[str]) -> bool:
+    return _mixed(m.group("v")) or entropy(m.group("v")) >= 3.0
+
+
+# --------------------------------------------------------------------------------------------
+# The rules, most specific first
+
+_V = r"(?P<v>{})"
+RULES: tuple[Rule, ...] = (
+    _rule("pem-private-key", Kind.PRIVATE_KEY,
+          r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?"
+          r"(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?=\"\s*[,}])|\Z)",
+          "private", flags=re.S),
+    _rule("github", Kind.GITHUB_TOKEN,
+          r"\b(?:gh[pousr]_[A-Za-z0-9]{20,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
+          "ghp_ gho_ ghu_ ghs_ ghr_ github_pat_"),
+    _rule("gitlab", Kind.GITLAB_TOKEN,
+          r"\bgl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent|oas)-[A-Za-z0-9_\-]{20,}", "gl"),
+    _rule("aws-access-key-id", Kind.AWS_KEY,
+          r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|A3T[A-Z0-9])"
+          r"[A-Z0-9]{16}(?![A-Z0-9])", "akia asia abia acca agpa aida aroa aipa anpa anva apka a3t"),
+    _rule("gcp-api-key", Kind.GCP_KEY, r"\bAIza[0-9A-Za-z_\-]{35}(?![\w\-])", "aiza"),
+    _rule("slack-webhook", Kind.SLACK_WEBHOOK,
+          r"hooks\.slack\.com/(?:services|workflows|triggers)/" + _V.format(r"[A-Za-z0-9_/\-]{16,}"),
+          "hooks.slack.com"),
+    _rule("slack-token", Kind.SLACK_TOKEN,
+          r"\bxox[abposre]-[A-Za-z0-9\-]{10,}|\bxapp-\d-[A-Za-z0-9\-]{10,}", "xox xapp-"),
+    _rule("stripe", Kind.STRIPE_KEY, r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|\bwhsec_[A-Za-z0-9]{20,}",
+          "_live_ _test_ whsec_"),
+    _rule("anthropic", Kind.ANTHROPIC_KEY, r"\bsk-ant-[A-Za-z0-9_\-]{16,}", "sk-ant-"),
+    _rule("openai", Kind.OPENAI_KEY,
+          r"\bsk-(?:proj-|svcacct-|admin-|None-)?" + _V.format(r"[A-Za-z0-9_\-]{20,}"), "sk-",
+          _mixed_value),
+    _rule("huggingface", Kind.HUGGINGFACE_TOKEN, r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}\b", "hf_ api_org_"),
+    _rule("npm", Kind.NPM_TOKEN, r"\bnpm_[A-Za-z0-9]{30,}\b", "npm_"),
+    _rule("pypi", Kind.PYPI_TOKEN, r"\bpypi-AgE[A-Za-z0-9_\-]{20,}|\bpypi-[A-Za-z0-9_\-]{50,}", "pypi-"),
+    _rule("docker-hub", Kind.DOCKER_TOKEN, r"\bdckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,}", "dckr_"),
+    _rule("sendgrid", Kind.SENDGRID_KEY, r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}", "sg."),
+    _rule("twilio", Kind.TWILIO_KEY, r"\b(?:SK|AC)[0-9a-fA-F]{32}\b", "sk ac"),
+    _rule("vendor-token", Kind.TOKEN,
+          r"\b(?:ya29\.[A-Za-z0-9_\-]{20,}|dop_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"
+          r"|glc_[A-Za-z0-9+/]{32,}|lin_api_[A-Za-z0-9]{40}|sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}"
+          r"|AGE-SECRET-KEY-1[0-9A-Z]{58})",
+          "ya29. dop_v1_ shpat_ shpca_ shppa_ shpss_ glc_ lin_api_ sq0 age-secret-key-"),
+    _rule("jwt", Kind.JWT, r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", "eyj"),
+    _rule("docker-auth", Kind.DOCKER_AUTH,
+          r"""(?i)["']?(?:auth|identitytoken|registrytoken)["']?\s*:\s*["']"""
+          + _V.format(r"[A-Za-z0-9+/=_\-.]{8,}") + "[\"']", "auth token"),
+    _rule("azure-key", Kind.AZURE_KEY,
+          r"(?i)\b(?:AccountKey|SharedAccessKey|SharedSecret)\s*=\s*" + _V.format(r"[A-Za-z0-9+/=]{16,}")
+          + r"|\bSharedAccessSignature\s*=\s*(?P<v_sas>[^;\s\"']+)|[?&]sig=(?P<v_sig>[A-Za-z0-9%+/=]{16,})",
+          "accountkey sharedaccess sharedsecret sig="),
+    _rule("aws-secret-access-key", Kind.AWS_SECRET,
+          r"(?i)(?:aws[\w .\-]{0,20}?secret|secret[ _\-]?access[ _\-]?key)[\w .\-\[\]\"']{0,24}?"
+          r"[=:\s]\s*[\"']?" + _V.format(r"[A-Za-z0-9/+]{40}") + r"(?![A-Za-z0-9/+=])",
+          "secret", _mixed_value),
+    _rule("url-credentials", Kind.PASSWORD,
+          r"\b[a-z][a-z0-9+.\-]*://[^\s/:@<>\"']*:" + _V.format(r"[^\s/<>\"']+") + "@", "://"),
+    _rule("authorization-header", Kind.TOKEN,
+          r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+          r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|negotiate)\s+)?"
+          + _V.format(r"[^\s\"',<]{6,}"), "authorization", _bearer),
+    _rule("bearer", Kind.TOKEN, r"(?i)\bbearer\s+" + _V.format(r"[A-Za-z0-9._~+/\-]{12,}=*"),
+          "bearer", _bearer),
+    _rule("mysql-attached-password", Kind.PASSWORD,
+          r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p" + _V.format(r"[^\s'\"]+"), "mysql mariadb"),
+    _rule("sshpass", Kind.PASSWORD, r"\bsshpass\s+-p\s*['\"]?" + _V.format(r"[^\s'\"]+"), "sshpass"),
+    _rule("curl-user", Kind.PASSWORD,
+          r"\b(?:curl|wget|http)\b[^\n|;]*?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:" + _V.format(r"[^\s'\"@]+"),
+          "-u --user"),
+    KeyValueRule("key-value", Kind.SECRET, _KEY_VALUE, tuple(_KV_KEYWORDS.split())),
+    _rule("password-in-prose", Kind.PASSWORD,
+          r"(?i)\b(?:(?:password|passphrase|passcode|secret|token|api key|access key)\s+"
+          r"(?:is|was|is now|is set to|was set to|should be|to|of|as|->)"
+          r"|(?:using|with|use|try)\s+(?:the\s+)?(?:password|passphrase)\s*:?)\s+"
+          r"(?P<q>[\"'`]?)" + _V.format(r"[^\s\"'`]+?") + r"(?P=q)(?=[.,;:)]?(?:\s|$))",
+          "password passphrase passcode secret token key", _prose_secret),
+    _rule("email", Kind.EMAIL,
+          _V.format(r"\b[A-Za-z0-9._%+\-]+@(?:[A-Za-z0-9\-]+\.)+[A-Za-z]{2,}\b"), "@", _email),
+    _rule("user-at-host", Kind.USER_AT_HOST,
+          r"(?<![\w.@\-])" + _V.format(r"[a-z_][a-z0-9_\-]{0,31}@[A-Za-z0-9][\w\-]*(?:\.[\w\-]+)*")
+          + r"(?=:\s?[~/])", "@"),
+    _rule("home-path", Kind.HOME,
+          r"(?<![\w.\-])" + _V.format(r"/(?:home|Users|var/home)/[^/\s'\"`:;,()<>\[\]{}|*?\\]+")
+          + r"|(?P<v_win>(?i:\b[a-z]:(?:\\\\|\\|/)(?:users|documents and settings)(?:\\\\|\\|/))"
+          + r"[^\\/\s'\"`:;,<>|*?]+)"
+          + r"|(?<![\w~])(?P<v_tilde>~[a-z_][a-z0-9_\-]*)(?=/)",
+          "/home/ /users/ /var/home ~ :\\ :/"),
+    _rule("ipv6", Kind.IP,
+          r"(?<![\w:.])" + _V.format(r"(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?:%[\w.]+)?")
+          + r"(?![\w:])", ":", _ipv6),
+    _rule("ipv4", Kind.IP,
+          r"(?<![\w.])" + _V.format(r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}")
+          + r"(?!\.?\d|\w)", ".", _ipv4),
+    _rule("phone", Kind.PHONE,
+          r"(?<![\w+.\-/])" + _V.format(
+              r"\+[1-9]\d{0,2}(?:[ .\-]?\(?\d{1,4}\)?){2,5}"
+              r"|\(\d{3}\)[ ]?\d{3}[ .\-]\d{4}|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}")
+          + r"(?![\w.\-]?\d)", "", _phone),
+    _rule("internal-host", Kind.HOST,
+          r"(?i)(?<![\w.\-@/])" + _V.format(
+              r"(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+"
+              r"(?:internal|local|lan|intranet|corp|localdomain|home\.arpa)")
+          + r"(?![\w\-(]|\.[a-z])", ".internal .local .lan .intranet .corp .localdomain .home.arpa",
+          _internal_host),
+)
