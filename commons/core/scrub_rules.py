@@ -71,7 +71,12 @@ class Rule:
         # The replaced text is the first value group (named v, v_…) that took part; the rest of
         # the match is context that stays.
         groups = [g for g in self.pattern.groupindex if g.startswith("v")] or [0]
-        for m in self.pattern.finditer(text):
+        pos = 0
+        while (m := self.pattern.search(text, pos)) is not None:
+            # A rejected match must not hide one that starts inside it ("with the password is
+            # X": "with the password" + "is" is turned away, "password is X" is not), so the
+            # scan resumes one character on; an accepted one resumes at its end.
+            pos = m.start() + 1
             group = next((g for g in groups if m.start(g) >= 0), None)
             if group is None:
                 continue
@@ -85,6 +90,7 @@ class Rule:
                     continue
                 if isinstance(verdict, Kind):
                     kind = verdict
+            pos = max(m.end(), pos)
             yield start, end, kind
 
 
@@ -222,7 +228,7 @@ class KeyValueRule(Rule):
 # --------------------------------------------------------------------------------------------
 # Addresses, numbers and paths
 
-_VERSION_BEFORE = re.compile(r"(?:\bv|version\s*|[=<>~^@]=?|\w-|python|node|go)\s*$", re.I)
+_VERSION_BEFORE = re.compile(r"(?:\bv|version\s*|[=<>~!]=|[\^@~]|\w-|python|node|go)\s*$", re.I)
 
 
 def _ipv4(m: re.Match[str]) -> bool:
@@ -305,8 +311,8 @@ RULES: tuple[Rule, ...] = (
           "_live_ _test_ whsec_"),
     _rule("anthropic", Kind.ANTHROPIC_KEY, r"\bsk-ant-[A-Za-z0-9_\-]{16,}", "sk-ant-"),
     _rule("openai", Kind.OPENAI_KEY,
-          r"\bsk-(?:proj-|svcacct-|admin-|None-)?" + _V.format(r"[A-Za-z0-9_\-]{20,}"), "sk-",
-          _mixed_value),
+          r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", "sk-",
+          lambda m: _mixed(m.group(0))),  # a long hyphenated name is not a key
     _rule("huggingface", Kind.HUGGINGFACE_TOKEN, r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}\b", "hf_ api_org_"),
     _rule("npm", Kind.NPM_TOKEN, r"\bnpm_[A-Za-z0-9]{30,}\b", "npm_"),
     _rule("pypi", Kind.PYPI_TOKEN, r"\bpypi-AgE[A-Za-z0-9_\-]{20,}|\bpypi-[A-Za-z0-9_\-]{50,}", "pypi-"),
