@@ -166,8 +166,13 @@ def _key_parts(key: str) -> list[str]:
     return [p.lower() for p in re.split(r"[_.\-]+", _CAMEL.sub("_", key.strip("-"))) if p]
 
 
+_SESSION_KEYS = frozenset({"sessionid", "phpsessid", "jsessionid", "sid", "connectsid"})
+
+
 def _secret_key_kind(key: str) -> Kind | None:
     parts = _key_parts(key)
+    if "".join(parts) in _SESSION_KEYS:
+        return Kind.TOKEN  # a session cookie logs in whoever holds it
     if not parts or parts[-1] in _ABOUT_SECRET:
         return None
     hit = [p for p in parts if p in _SECRET_WORDS or p.endswith(_SECRET_SUFFIXES)]
@@ -184,18 +189,20 @@ def _secret_key_kind(key: str) -> Kind | None:
 
 _KEY_VALUE = re.compile(
     # The lookahead keeps the scan in C: only keys holding a secret's stem reach Python.
-    r"""(?P<k>(?<![\w.\-])-{0,2}(?=[\w.\-]{0,40}?(?i:pass|pwd|secret|token|key|cred|auth))"""
+    r"""(?P<k>(?<![\w.\-])-{0,2}(?=[\w.\-]{0,40}?(?i:pass|pwd|secret|token|key|cred|auth|sess|sid))"""
     r"""[A-Za-z_][\w.\-]{0,63})(?P<kq>["']?)"""
     r"""(?P<sep>[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+)"""
     r"""(?:"(?P<v1>[^"\n]{1,256})"|'(?P<v2>[^'\n]{1,256})'|`(?P<v3>[^`\n]{1,256})`"""
     r"""|(?P<v4>[^\s"'`,;&<>(){}\[\]]{1,256}))"""
 )
-_KV_KEYWORDS = "pass pwd secret token key cred auth"
-_LINE_START = re.compile(r"(?:^|[\n{,\[])[ \t\-#]*[\"']?$")
+_KV_KEYWORDS = "pass pwd secret token key cred auth sess sid"
+_LINE_START = re.compile(r"(?:^|\n)[ \t\-#]*$")  # YAML, headers: "password: x" opens a line
 
 
 def _key_value_spans(text: str) -> Iterator[tuple[int, int, Kind]]:
-    for m in _KEY_VALUE.finditer(text):
+    pos = 0
+    while (m := _KEY_VALUE.search(text, pos)) is not None:
+        pos = m.start() + 1  # as in Rule.spans: a rejected match must not hide a later key
         key, sep = m.group("k"), m.group("sep")
         kind = _secret_key_kind(key)
         if kind is None:
@@ -213,9 +220,18 @@ def _key_value_spans(text: str) -> Iterator[tuple[int, int, Kind]]:
             at_line_start = bool(_LINE_START.search(text, max(0, m.start() - 40), m.start()))
             if not at_line_start and not _secret_like(value):
                 continue  # prose: "unexpected token: IDENTIFIER"
-        elif bare == "=" and sep != "=" and not quoted and re.fullmatch(r"[A-Za-z_][\w.]*", value):
-            continue  # code: "token = new_token" assigns a variable
+        elif not quoted and re.fullmatch(r"[A-Za-z_][\w.]*", value) and (
+                sep != "=" or (not key.isupper()
+                               and (value.lower() == key.strip("-").lower() or _names_a_secret(value)))):
+            # code: "token = new_token", "login(password=password)" pass a variable; an
+            # environment assignment (POSTGRES_PASSWORD=mysecretpassword) sets a literal
+            continue
+        pos = max(pos, m.end())
         yield m.start(group), m.end(group), kind
+
+
+def _names_a_secret(identifier: str) -> bool:
+    return not any(c.isdigit() for c in identifier) and _secret_key_kind(identifier) is not None
 
 
 class KeyValueRule(Rule):
@@ -281,7 +297,12 @@ def _prose_secret(m: re.Match[str]) -> bool:
 
 
 def _bearer(m: re.Match[str]) -> bool:
-    return _mixed(m.group("v")) or entropy(m.group("v")) >= 3.0
+    value = m.group("v")
+    return not _plain_value(value) and (_mixed(value) or entropy(value) >= 3.0)
+
+
+def _not_plain(m: re.Match[str]) -> bool:
+    return not _plain_value(m.group("v"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -349,7 +370,8 @@ RULES: tuple[Rule, ...] = (
     _rule("sshpass", Kind.PASSWORD, r"\bsshpass\s+-p\s*['\"]?" + _V.format(r"[^\s'\"]+"), "sshpass"),
     _rule("curl-user", Kind.PASSWORD,
           r"\b(?:curl|wget|http)\b[^\n|;]*?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:" + _V.format(r"[^\s'\"@]+"),
-          "-u --user"),
+          "-u --user", _not_plain),
+    _rule("netrc", Kind.PASSWORD, r"\blogin\s+\S+\s+password\s+" + _V.format(r"\S+"), "login", _not_plain),
     KeyValueRule("key-value", Kind.SECRET, _KEY_VALUE, tuple(_KV_KEYWORDS.split())),
     _rule("password-in-prose", Kind.PASSWORD,
           r"(?i)\b(?:(?:password|passphrase|passcode|secret|token|api key|access key)\s+"
