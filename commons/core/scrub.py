@@ -17,10 +17,11 @@ The surface, pure and without I/O:
   can halve a key so that neither half is recognised).
 - :func:`require_clean` — the last gate before signing: raises :class:`ScrubbedTextRequired`.
 
-How it stays fast on the ingest path: each rule names the literal keywords without which it
-cannot match, and a rule runs only when one of its keywords occurs in the text (one
-``str.__contains__`` per keyword over the lower-cased text). Rules themselves live in
-:mod:`commons.core.scrub_rules`; docs/privacy.md says how to add one.
+How it stays fast on the ingest path: each rule names the literal keywords (or anchors, patterns
+with a literal start) without which it cannot match; ``str.find`` over the lower-cased text
+finds them, and the rule's full pattern runs only in a small window around each one. Most of a
+tool's output is never seen by any full pattern. Rules live in :mod:`commons.core.scrub_rules`;
+docs/privacy.md says how to add one.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .scrub_rules import RULES, Kind, Rule
+from .scrub_rules import RULES, Kind, Marks
 
 __all__ = [
     "Finding", "Kind", "ScrubbedTextRequired", "clip", "findings", "is_clean", "looks_private",
@@ -69,12 +70,10 @@ class ScrubbedTextRequired(ValueError):
 
 
 def _candidates(text: str) -> list[tuple[int, int, int, Kind]]:
-    lower = text.lower()
+    marks = Marks(text)
     out: list[tuple[int, int, int, Kind]] = []
     for rank, rule in enumerate(RULES):
-        if rule.keywords and not any(k in lower for k in rule.keywords):
-            continue
-        for start, end, kind in rule.spans(text):
+        for start, end, kind in rule.spans(marks):
             if start < end:
                 out.append((rank, start, end, kind))
     return out

@@ -61,42 +61,115 @@ Accept = Callable[[re.Match[str]], "Kind | None | bool"]
 
 @dataclass(frozen=True)
 class Rule:
+    """One format. ``keywords`` (lower-case literals) and ``anchors`` (patterns with a literal
+    start, which the regex engine finds fast) mark where a match can be; the full pattern then
+    runs only in a window around each mark: from ``before`` characters ahead of the
+    whitespace-free run holding the mark to ``after`` characters past it (None: to the end).
+    A rule with neither runs over the whole text."""
+
     name: str
     kind: Kind
     pattern: re.Pattern[str]
-    keywords: tuple[str, ...] = ()  # lower-case literals; empty: always run
+    keywords: tuple[str, ...] = ()
     accept: Accept | None = None  # False/None rejects; a Kind overrides ``kind``
+    anchors: tuple[re.Pattern[str], ...] = ()
+    before: int = 0
+    after: int | None = 512
 
-    def spans(self, text: str) -> Iterator[tuple[int, int, Kind]]:
+    def windows(self, marks: Marks) -> list[tuple[int, int]]:
+        text, n = marks.text, len(marks.text)
+        if not (self.keywords or self.anchors) or marks.lower is None:
+            return [(0, n)]
+        found = [p for k in self.keywords for p in marks.keyword(k)]
+        found += [p for a in self.anchors for p in marks.anchor(a)]
+        out: list[tuple[int, int]] = []
+        for p in sorted(found):
+            lo = max(0, token_start(text, p) - self.before)
+            hi = n if self.after is None else min(n, p + self.after)
+            if out and lo <= out[-1][1]:
+                out[-1] = (out[-1][0], max(hi, out[-1][1]))
+            else:
+                out.append((lo, hi))
+        return out
+
+    def spans(self, marks: Marks) -> Iterator[tuple[int, int, Kind]]:
         # The replaced text is the first value group (named v, v_…) that took part; the rest of
         # the match is context that stays.
         groups = [g for g in self.pattern.groupindex if g.startswith("v")] or [0]
-        pos = 0
-        while (m := self.pattern.search(text, pos)) is not None:
-            # A rejected match must not hide one that starts inside it ("with the password is
-            # X": "with the password" + "is" is turned away, "password is X" is not), so the
-            # scan resumes one character on; an accepted one resumes at its end.
-            pos = m.start() + 1
-            group = next((g for g in groups if m.start(g) >= 0), None)
-            if group is None:
-                continue
-            start, end = m.span(group)
-            if text.startswith("<", start):  # already a placeholder
-                continue
-            kind = self.kind
-            if self.accept is not None:
-                verdict = self.accept(m)
-                if not verdict:
+        text = marks.text
+        n = len(text)
+        for lo, hi in self.windows(marks):
+            pos = lo
+            while pos < hi and (m := self.pattern.search(text, pos, hi)) is not None:
+                # A rejected match must not hide one that starts inside it ("with the password
+                # is X": "with the password" + "is" is turned away, "password is X" is not), so
+                # the scan resumes one character on; an accepted one resumes at its end.
+                pos = m.start() + 1
+                if m.end() == hi < n:  # the window may have cut it short: see it whole
+                    m = self.pattern.match(text, m.start())
+                    if m is None:
+                        continue
+                group = next((g for g in groups if m.start(g) >= 0), None)
+                if group is None:
                     continue
-                if isinstance(verdict, Kind):
-                    kind = verdict
-            pos = max(m.end(), pos)
-            yield start, end, kind
+                start, end = m.span(group)
+                if text.startswith("<", start):  # already a placeholder
+                    continue
+                kind = self.kind
+                if self.accept is not None:
+                    verdict = self.accept(m)
+                    if not verdict:
+                        continue
+                    if isinstance(verdict, Kind):
+                        kind = verdict
+                pos = max(m.end(), pos)
+                yield start, end, kind
+
+
+class Marks:
+    """Where each keyword and anchor occurs in one text: found once, shared by every rule."""
+
+    __slots__ = ("text", "lower", "_keywords", "_anchors")
+
+    def __init__(self, text: str):
+        self.text = text
+        lower = text.lower()
+        # A few letters lower-case to two characters; then positions would not line up, and
+        # every rule runs over the whole text instead.
+        self.lower: str | None = lower if len(lower) == len(text) else None
+        self._keywords: dict[str, list[int]] = {}
+        self._anchors: dict[re.Pattern[str], list[int]] = {}
+
+    def keyword(self, k: str) -> list[int]:
+        found = self._keywords.get(k)
+        if found is None:
+            found = []
+            if self.lower is not None:
+                i = self.lower.find(k)
+                while i >= 0:
+                    found.append(i)
+                    i = self.lower.find(k, i + 1)
+            self._keywords[k] = found
+        return found
+
+    def anchor(self, pattern: re.Pattern[str]) -> list[int]:
+        found = self._anchors.get(pattern)
+        if found is None:
+            found = self._anchors[pattern] = [m.start() for m in pattern.finditer(self.text)]
+        return found
+
+
+def token_start(text: str, p: int, cap: int = 256) -> int:
+    """Where the whitespace-free run of ``text`` that holds position ``p`` begins (at most ``cap`` back)."""
+    lo = max(0, p - cap)
+    ws = max(text.rfind(" ", lo, p), text.rfind("\n", lo, p), text.rfind("\t", lo, p))
+    return ws + 1 if ws >= 0 else lo
 
 
 def _rule(name: str, kind: Kind, pattern: str, keywords: str = "", accept: Accept | None = None,
-          flags: int = 0) -> Rule:
-    return Rule(name, kind, re.compile(pattern, flags), tuple(keywords.split()), accept)
+          flags: int = 0, anchors: tuple[str, ...] = (), before: int = 0, after: int | None = 512) -> Rule:
+    return Rule(name, kind, re.compile(pattern, flags), tuple(keywords.split()), accept,
+                tuple(re.compile(a) for a in anchors), before, after)
 
 
 # --------------------------------------------------------------------------------------------
@@ -188,21 +261,33 @@ def _secret_key_kind(key: str) -> Kind | None:
 
 
 _KEY_VALUE = re.compile(
-    # The lookahead keeps the scan in C: only keys holding a secret's stem reach Python.
-    r"""(?P<k>(?<![\w.\-])-{0,2}(?=[\w.\-]{0,40}?(?i:pass|pwd|secret|token|key|cred|auth|sess|sid))"""
-    r"""[A-Za-z_][\w.\-]{0,63})(?P<kq>["']?)"""
+    r"""(?P<k>(?<![\w.\-])-{0,2}[A-Za-z_][\w.\-]{0,63})(?P<kq>["']?)"""
     r"""(?P<sep>[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+)"""
     r"""(?:"(?P<v1>[^"\n]{1,256})"|'(?P<v2>[^'\n]{1,256})'|`(?P<v3>[^`\n]{1,256})`"""
     r"""|(?P<v4>[^\s"'`,;&<>(){}\[\]]{1,256}))"""
 )
-_KV_KEYWORDS = "pass pwd secret token key cred auth sess sid"
+_KV_STEMS = ("pass", "pwd", "secret", "token", "key", "cred", "auth", "sess", "sid")
 _LINE_START = re.compile(r"(?:^|\n)[ \t\-#]*$")  # YAML, headers: "password: x" opens a line
 
 
-def _key_value_spans(text: str) -> Iterator[tuple[int, int, Kind]]:
-    pos = 0
-    while (m := _KEY_VALUE.search(text, pos)) is not None:
-        pos = m.start() + 1  # as in Rule.spans: a rejected match must not hide a later key
+_KEY_BACK = re.compile(r"[\w.\-]{0,64}\Z")
+
+
+def _key_value_spans(marks: Marks) -> Iterator[tuple[int, int, Kind]]:
+    # Each key holds a secret's stem; finding the stems with str.find and matching from the
+    # key's start keeps the regex off the rest of the text.
+    text = marks.text
+    if marks.lower is None:
+        marks = Marks(text.lower())  # positions only need to be close: the key is matched again
+    starts = {_KEY_BACK.search(text, max(0, i - 64), i).start()
+              for stem in _KV_STEMS for i in marks.keyword(stem)}
+    done = -1
+    for ks in sorted(starts):
+        if ks < done:
+            continue
+        m = _KEY_VALUE.match(text, ks)
+        if m is None:
+            continue
         key, sep = m.group("k"), m.group("sep")
         kind = _secret_key_kind(key)
         if kind is None:
@@ -226,7 +311,7 @@ def _key_value_spans(text: str) -> Iterator[tuple[int, int, Kind]]:
             # code: "token = new_token", "login(password=password)" pass a variable; an
             # environment assignment (POSTGRES_PASSWORD=mysecretpassword) sets a literal
             continue
-        pos = max(pos, m.end())
+        done = m.end()
         yield m.start(group), m.end(group), kind
 
 
@@ -237,8 +322,8 @@ def _names_a_secret(identifier: str) -> bool:
 class KeyValueRule(Rule):
     """``key=value`` in env, YAML, JSON, CLI-flag and header syntax; the key decides the kind."""
 
-    def spans(self, text: str) -> Iterator[tuple[int, int, Kind]]:
-        return _key_value_spans(text)
+    def spans(self, marks: Marks) -> Iterator[tuple[int, int, Kind]]:
+        return _key_value_spans(marks)
 
 
 # --------------------------------------------------------------------------------------------
@@ -313,42 +398,45 @@ RULES: tuple[Rule, ...] = (
     _rule("pem-private-key", Kind.PRIVATE_KEY,
           r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?"
           r"(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?=\"\s*[,}])|\Z)",
-          "private", flags=re.S),
+          "private", flags=re.S, before=40, after=None),
     _rule("github", Kind.GITHUB_TOKEN,
           r"\b(?:gh[pousr]_[A-Za-z0-9]{20,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
-          "ghp_ gho_ ghu_ ghs_ ghr_ github_pat_"),
+          anchors=(r"gh[pousr]_", r"github_pat_")),
     _rule("gitlab", Kind.GITLAB_TOKEN,
-          r"\bgl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent|oas)-[A-Za-z0-9_\-]{20,}", "gl"),
+          r"\bgl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent|oas)-[A-Za-z0-9_\-]{20,}",
+          anchors=(r"gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent|oas)-",)),
     _rule("aws-access-key-id", Kind.AWS_KEY,
           r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|A3T[A-Z0-9])"
-          r"[A-Z0-9]{16}(?![A-Z0-9])", "akia asia abia acca agpa aida aroa aipa anpa anva apka a3t"),
-    _rule("gcp-api-key", Kind.GCP_KEY, r"\bAIza[0-9A-Za-z_\-]{35}(?![\w\-])", "aiza"),
+          r"[A-Z0-9]{16}(?![A-Z0-9])", anchors=(r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA|PKA|3T)[A-Z0-9]{16}",)),
+    _rule("gcp-api-key", Kind.GCP_KEY, r"\bAIza[0-9A-Za-z_\-]{35}(?![\w\-])", anchors=(r"AIza",)),
     _rule("slack-webhook", Kind.SLACK_WEBHOOK,
           r"hooks\.slack\.com/(?:services|workflows|triggers)/" + _V.format(r"[A-Za-z0-9_/\-]{16,}"),
           "hooks.slack.com"),
     _rule("slack-token", Kind.SLACK_TOKEN,
-          r"\bxox[abposre]-[A-Za-z0-9\-]{10,}|\bxapp-\d-[A-Za-z0-9\-]{10,}", "xox xapp-"),
+          r"\bxox[abposre]-[A-Za-z0-9\-]{10,}|\bxapp-\d-[A-Za-z0-9\-]{10,}", anchors=(r"x(?:ox[abposre]|app)-",)),
     _rule("stripe", Kind.STRIPE_KEY, r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|\bwhsec_[A-Za-z0-9]{20,}",
           "_live_ _test_ whsec_"),
     _rule("anthropic", Kind.ANTHROPIC_KEY, r"\bsk-ant-[A-Za-z0-9_\-]{16,}", "sk-ant-"),
     _rule("openai", Kind.OPENAI_KEY,
           r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", "sk-",
           lambda m: _mixed(m.group(0))),  # a long hyphenated name is not a key
-    _rule("huggingface", Kind.HUGGINGFACE_TOKEN, r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}\b", "hf_ api_org_"),
+    _rule("huggingface", Kind.HUGGINGFACE_TOKEN, r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}\b", anchors=(r"hf_", r"api_org_")),
     _rule("npm", Kind.NPM_TOKEN, r"\bnpm_[A-Za-z0-9]{30,}\b", "npm_"),
     _rule("pypi", Kind.PYPI_TOKEN, r"\bpypi-AgE[A-Za-z0-9_\-]{20,}|\bpypi-[A-Za-z0-9_\-]{50,}", "pypi-"),
     _rule("docker-hub", Kind.DOCKER_TOKEN, r"\bdckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,}", "dckr_"),
-    _rule("sendgrid", Kind.SENDGRID_KEY, r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}", "sg."),
-    _rule("twilio", Kind.TWILIO_KEY, r"\b(?:SK|AC)[0-9a-fA-F]{32}\b", "sk ac"),
+    _rule("sendgrid", Kind.SENDGRID_KEY, r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}", anchors=(r"SG\.",)),
+    _rule("twilio", Kind.TWILIO_KEY, r"\b(?:SK|AC)[0-9a-fA-F]{32}\b",
+          anchors=(r"SK[0-9a-fA-F]{8}", r"AC[0-9a-fA-F]{8}")),
     _rule("vendor-token", Kind.TOKEN,
           r"\b(?:ya29\.[A-Za-z0-9_\-]{20,}|dop_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"
           r"|glc_[A-Za-z0-9+/]{32,}|lin_api_[A-Za-z0-9]{40}|sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}"
           r"|AGE-SECRET-KEY-1[0-9A-Z]{58})",
-          "ya29. dop_v1_ shpat_ shpca_ shppa_ shpss_ glc_ lin_api_ sq0 age-secret-key-"),
-    _rule("jwt", Kind.JWT, r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", "eyj"),
+          "ya29. dop_v1_ shp glc_ lin_api_ sq0 age-secret-key-"),
+    _rule("jwt", Kind.JWT, r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", anchors=(r"eyJ",)),
     _rule("docker-auth", Kind.DOCKER_AUTH,
           r"""(?i)["']?(?:auth|identitytoken|registrytoken)["']?\s*:\s*["']"""
-          + _V.format(r"[A-Za-z0-9+/=_\-.]{8,}") + "[\"']", "auth token"),
+          + _V.format(r"[A-Za-z0-9+/=_\-.]{8,}") + "[\"']",
+          anchors=(r"auth[\"']?\s*:\s*[\"']", r"[Tt]oken[\"']?\s*:\s*[\"']"), before=16, after=600),
     _rule("azure-key", Kind.AZURE_KEY,
           r"(?i)\b(?:AccountKey|SharedAccessKey|SharedSecret)\s*=\s*" + _V.format(r"[A-Za-z0-9+/=]{16,}")
           + r"|\bSharedAccessSignature\s*=\s*(?P<v_sas>[^;\s\"']+)|[?&]sig=(?P<v_sig>[A-Za-z0-9%+/=]{16,})",
@@ -356,29 +444,32 @@ RULES: tuple[Rule, ...] = (
     _rule("aws-secret-access-key", Kind.AWS_SECRET,
           r"(?i)(?:aws[\w .\-]{0,20}?secret|secret[ _\-]?access[ _\-]?key)[\w .\-\[\]\"']{0,24}?"
           r"[=:\s]\s*[\"']?" + _V.format(r"[A-Za-z0-9/+]{40}") + r"(?![A-Za-z0-9/+=])",
-          "secret", _mixed_value),
+          "secret", _mixed_value, before=30, after=200),
     _rule("url-credentials", Kind.PASSWORD,
           r"\b[a-z][a-z0-9+.\-]*://[^\s/:@<>\"']*:" + _V.format(r"[^\s/<>\"']+") + "@", "://"),
     _rule("authorization-header", Kind.TOKEN,
           r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
           r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|negotiate)\s+)?"
-          + _V.format(r"[^\s\"',<]{6,}"), "authorization", _bearer),
+          + _V.format(r"[^\s\"',<]{6,}"), "authorization", _bearer, before=8),
     _rule("bearer", Kind.TOKEN, r"(?i)\bbearer\s+" + _V.format(r"[A-Za-z0-9._~+/\-]{12,}=*"),
           "bearer", _bearer),
     _rule("mysql-attached-password", Kind.PASSWORD,
-          r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p" + _V.format(r"[^\s'\"]+"), "mysql mariadb"),
+          r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p" + _V.format(r"[^\s'\"]+"), "mysql mariadb",
+          after=2000),
     _rule("sshpass", Kind.PASSWORD, r"\bsshpass\s+-p\s*['\"]?" + _V.format(r"[^\s'\"]+"), "sshpass"),
     _rule("curl-user", Kind.PASSWORD,
           r"\b(?:curl|wget|http)\b[^\n|;]*?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:" + _V.format(r"[^\s'\"@]+"),
-          "-u --user", _not_plain),
-    _rule("netrc", Kind.PASSWORD, r"\blogin\s+\S+\s+password\s+" + _V.format(r"\S+"), "login", _not_plain),
-    KeyValueRule("key-value", Kind.SECRET, _KEY_VALUE, tuple(_KV_KEYWORDS.split())),
+          "curl wget", _not_plain, after=2000),
+    _rule("netrc", Kind.PASSWORD, r"\blogin\s+\S+\s+password\s+" + _V.format(r"\S+"), "login", _not_plain,
+          after=600),
+    KeyValueRule("key-value", Kind.SECRET, _KEY_VALUE),
     _rule("password-in-prose", Kind.PASSWORD,
           r"(?i)\b(?:(?:password|passphrase|passcode|secret|token|api key|access key)\s+"
           r"(?:is|was|is now|is set to|was set to|should be|to|of|as|->)"
           r"|(?:using|with|use|try)\s+(?:the\s+)?(?:password|passphrase)\s*:?)\s+"
           r"(?P<q>[\"'`]?)" + _V.format(r"[^\s\"'`]+?") + r"(?P=q)(?=[.,;:)]?(?:\s|$))",
-          "password passphrase passcode secret token key", _prose_secret),
+          "password passphrase passcode", _prose_secret, before=24, after=200,
+          anchors=tuple(rf"{w}\s+(?:is|was|should|to|of|as|->)\s" for w in ("[Ss]ecret", "[Tt]oken", "[Kk]ey"))),
     _rule("email", Kind.EMAIL,
           _V.format(r"\b[A-Za-z0-9._%+\-]+@(?:[A-Za-z0-9\-]+\.)+[A-Za-z]{2,}\b"), "@", _email),
     _rule("user-at-host", Kind.USER_AT_HOST,
@@ -389,22 +480,23 @@ RULES: tuple[Rule, ...] = (
           + r"|(?P<v_win>(?i:\b[a-z]:(?:\\\\|\\|/)(?:users|documents and settings)(?:\\\\|\\|/))"
           + r"[^\\/\s'\"`:;,<>|*?]+)"
           + r"|(?<![\w~])(?P<v_tilde>~[a-z_][a-z0-9_\-]*)(?=/)",
-          "/home/ /users/ /var/home ~ :\\ :/"),
+          "/home/ users /var/home ~ settings", before=24),
     _rule("ipv6", Kind.IP,
           r"(?<![\w:.])" + _V.format(r"(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?:%[\w.]+)?")
-          + r"(?![\w:])", ":", _ipv6),
+          + r"(?![\w:])", "", _ipv6, anchors=(r":[0-9A-Fa-f]{0,4}:",), after=60),
     _rule("ipv4", Kind.IP,
           r"(?<![\w.])" + _V.format(r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}")
-          + r"(?!\.?\d|\w)", ".", _ipv4),
+          + r"(?!\.?\d|\w)", "", _ipv4, anchors=(r"\.\d",), after=20),
     _rule("phone", Kind.PHONE,
           r"(?<![\w+.\-/])" + _V.format(
               r"\+[1-9]\d{0,2}(?:[ .\-]?\(?\d{1,4}\)?){2,5}"
               r"|\(\d{3}\)[ ]?\d{3}[ .\-]\d{4}|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}")
-          + r"(?![\w.\-]?\d)", "", _phone),
+          + r"(?![\w.\-]?\d)", "", _phone,
+          anchors=(r"\+[1-9]", r"\(\d{3}\) ?\d{3}[ .\-]\d{4}", r"-\d{3}-\d{4}", r"\.\d{3}\.\d{4}"), after=30),
     _rule("internal-host", Kind.HOST,
           r"(?i)(?<![\w.\-@/])" + _V.format(
               r"(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+"
               r"(?:internal|local|lan|intranet|corp|localdomain|home\.arpa)")
-          + r"(?![\w\-(]|\.[a-z])", ".internal .local .lan .intranet .corp .localdomain .home.arpa",
+          + r"(?![\w\-(]|\.[a-z])", ".internal .local .lan .intranet .corp .home.arpa",
           _internal_host),
 )
