@@ -69,11 +69,42 @@ class ScrubbedTextRequired(ValueError):
         )
 
 
+def _index() -> tuple[dict[str, tuple[int, ...]], dict[re.Pattern[str], tuple[int, ...]], tuple[int, ...]]:
+    by_keyword: dict[str, list[int]] = {}
+    by_anchor: dict[re.Pattern[str], list[int]] = {}
+    always = []
+    for rank, rule in enumerate(RULES):
+        for k in rule.keywords:
+            by_keyword.setdefault(k, []).append(rank)
+        for a in rule.anchors:
+            by_anchor.setdefault(a, []).append(rank)
+        if not (rule.keywords or rule.anchors):
+            always.append(rank)
+    return ({k: tuple(v) for k, v in by_keyword.items()}, {a: tuple(v) for a, v in by_anchor.items()},
+            tuple(always))
+
+
+# Which rules a keyword or an anchor can wake: one pass over these per text decides which of
+# the rules run at all, so a text with nothing in it costs a few dozen substring checks.
+_BY_KEYWORD, _BY_ANCHOR, _ALWAYS = _index()
+
+
 def _candidates(text: str) -> list[tuple[int, int, int, Kind]]:
     marks = Marks(text)
+    if marks.lower is None:
+        live = set(range(len(RULES)))
+    else:
+        live = set(_ALWAYS)
+        lower = marks.lower
+        for k, ranks in _BY_KEYWORD.items():
+            if k in lower:
+                live.update(ranks)
+        for a, ranks in _BY_ANCHOR.items():
+            if marks.anchor(a):
+                live.update(ranks)
     out: list[tuple[int, int, int, Kind]] = []
-    for rank, rule in enumerate(RULES):
-        for start, end, kind in rule.spans(marks):
+    for rank in sorted(live):
+        for start, end, kind in RULES[rank].spans(marks):
             if start < end:
                 out.append((rank, start, end, kind))
     return out

@@ -271,6 +271,7 @@ _LINE_START = re.compile(r"(?:^|\n)[ \t\-#]*$")  # YAML, headers: "password: x" 
 
 
 _KEY_BACK = re.compile(r"[\w.\-]{0,64}\Z")
+_STEM_TAIL = re.compile(r"[\w.\-]*[\"']?(?:[ \t]*(?::=|=>|=|:)|(?P<space>[ \t]+)[^\s\-])")
 
 
 def _key_value_spans(marks: Marks) -> Iterator[tuple[int, int, Kind]]:
@@ -279,8 +280,16 @@ def _key_value_spans(marks: Marks) -> Iterator[tuple[int, int, Kind]]:
     text = marks.text
     if marks.lower is None:
         marks = Marks(text.lower())  # positions only need to be close: the key is matched again
-    starts = {_KEY_BACK.search(text, max(0, i - 64), i).start()
-              for stem in _KV_STEMS for i in marks.keyword(stem)}
+    starts = set()
+    for stem in _KV_STEMS:
+        for i in marks.keyword(stem):
+            tail = _STEM_TAIL.match(text, i)
+            if tail is None:
+                continue  # "tokenizer.next()", "the key point": no separator after the key
+            ks = _KEY_BACK.search(text, max(0, i - 64), i).start()
+            if tail.group("space") and not text.startswith("-", ks):
+                continue  # a value after a space belongs to a command-line flag only
+            starts.add(ks)
     done = -1
     for ks in sorted(starts):
         if ks < done:
@@ -462,7 +471,7 @@ RULES: tuple[Rule, ...] = (
           "curl wget", _not_plain, after=2000),
     _rule("netrc", Kind.PASSWORD, r"\blogin\s+\S+\s+password\s+" + _V.format(r"\S+"), "login", _not_plain,
           after=600),
-    KeyValueRule("key-value", Kind.SECRET, _KEY_VALUE),
+    KeyValueRule("key-value", Kind.SECRET, _KEY_VALUE, _KV_STEMS),
     _rule("password-in-prose", Kind.PASSWORD,
           r"(?i)\b(?:(?:password|passphrase|passcode|secret|token|api key|access key)\s+"
           r"(?:is|was|is now|is set to|was set to|should be|to|of|as|->)"
@@ -476,11 +485,14 @@ RULES: tuple[Rule, ...] = (
           r"(?<![\w.@\-])" + _V.format(r"[a-z_][a-z0-9_\-]{0,31}@[A-Za-z0-9][\w\-]*(?:\.[\w\-]+)*")
           + r"(?=:\s?[~/])", "@"),
     _rule("home-path", Kind.HOME,
-          r"(?<![\w.\-])" + _V.format(r"/(?:home|Users|var/home)/[^/\s'\"`:;,()<>\[\]{}|*?\\]+")
-          + r"|(?P<v_win>(?i:\b[a-z]:(?:\\\\|\\|/)(?:users|documents and settings)(?:\\\\|\\|/))"
-          + r"[^\\/\s'\"`:;,<>|*?]+)"
-          + r"|(?<![\w~])(?P<v_tilde>~[a-z_][a-z0-9_\-]*)(?=/)",
-          "/home/ users /var/home ~ settings", before=24),
+          r"(?<![\w.\-])" + _V.format(r"/(?:home|Users|var/home)/[^/\s'\"`:;,()<>\[\]{}|*?\\]+"),
+          anchors=(r"/home/", r"/Users/"), after=300),
+    _rule("home-path-windows", Kind.HOME,
+          _V.format(r"(?i:\b[a-z]:(?:\\\\|\\|/)(?:users|documents and settings)(?:\\\\|\\|/))"
+                    r"[^\\/\s'\"`:;,<>|*?]+"),
+          anchors=(r":[\\/]+(?:[Uu]sers|Documents and Settings)[\\/]",), before=24, after=300),
+    _rule("home-path-tilde", Kind.HOME, r"(?<![\w~])" + _V.format(r"~[a-z_][a-z0-9_\-]*") + r"(?=/)",
+          anchors=(r"~[a-z_]",), after=64),
     _rule("ipv6", Kind.IP,
           r"(?<![\w:.])" + _V.format(r"(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?:%[\w.]+)?")
           + r"(?![\w:])", "", _ipv6, anchors=(r":[0-9A-Fa-f]{0,4}:",), after=60),
