@@ -425,7 +425,7 @@ RULES: tuple[Rule, ...] = (
           r"\bxox[abposre]-[A-Za-z0-9\-]{10,}|\bxapp-\d-[A-Za-z0-9\-]{10,}", anchors=(r"x(?:ox[abposre]|app)-",)),
     _rule("stripe", Kind.STRIPE_KEY, r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|\bwhsec_[A-Za-z0-9]{20,}",
           "_live_ _test_ whsec_"),
-    _rule("anthropic", Kind.ANTHROPIC_KEY, r"\bsk-ant-[A-Za-z0-9_\-]{16,}", "sk-ant-"),
+    _rule("anthropic", Kind.ANTHROPIC_KEY, r"\bsk-ant-[A-Za-z0-9_\-]{16,}", "sk-"),
     _rule("openai", Kind.OPENAI_KEY,
           r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", "sk-",
           lambda m: _mixed(m.group(0))),  # a long hyphenated name is not a key
@@ -445,7 +445,7 @@ RULES: tuple[Rule, ...] = (
     _rule("docker-auth", Kind.DOCKER_AUTH,
           r"""(?i)["']?(?:auth|identitytoken|registrytoken)["']?\s*:\s*["']"""
           + _V.format(r"[A-Za-z0-9+/=_\-.]{8,}") + "[\"']",
-          anchors=(r"auth[\"']?\s*:\s*[\"']", r"[Tt]oken[\"']?\s*:\s*[\"']"), before=16, after=600),
+          anchors=(r"auth[\"']?\s*:\s*[\"']", r"oken[\"']?\s*:\s*[\"']"), before=16, after=600),
     _rule("azure-key", Kind.AZURE_KEY,
           r"(?i)\b(?:AccountKey|SharedAccessKey|SharedSecret)\s*=\s*" + _V.format(r"[A-Za-z0-9+/=]{16,}")
           + r"|\bSharedAccessSignature\s*=\s*(?P<v_sas>[^;\s\"']+)|[?&]sig=(?P<v_sig>[A-Za-z0-9%+/=]{16,})",
@@ -478,7 +478,8 @@ RULES: tuple[Rule, ...] = (
           r"|(?:using|with|use|try)\s+(?:the\s+)?(?:password|passphrase)\s*:?)\s+"
           r"(?P<q>[\"'`]?)" + _V.format(r"[^\s\"'`]+?") + r"(?P=q)(?=[.,;:)]?(?:\s|$))",
           "password passphrase passcode", _prose_secret, before=24, after=200,
-          anchors=tuple(rf"{w}\s+(?:is|was|should|to|of|as|->)\s" for w in ("[Ss]ecret", "[Tt]oken", "[Kk]ey"))),
+          # anchors open with a literal, which the regex engine finds fast
+          anchors=tuple(rf"{w}\s+(?:is|was|should|to|of|as|->)\s" for w in ("ecret", "oken", "key", "Key"))),
     _rule("email", Kind.EMAIL,
           _V.format(r"\b[A-Za-z0-9._%+\-]+@(?:[A-Za-z0-9\-]+\.)+[A-Za-z]{2,}\b"), "@", _email),
     _rule("user-at-host", Kind.USER_AT_HOST,
@@ -509,6 +510,6 @@ RULES: tuple[Rule, ...] = (
           r"(?i)(?<![\w.\-@/])" + _V.format(
               r"(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+"
               r"(?:internal|local|lan|intranet|corp|localdomain|home\.arpa)")
-          + r"(?![\w\-(]|\.[a-z])", ".internal .local .lan .intranet .corp .home.arpa",
-          _internal_host),
+          + r"(?![\w\-(]|\.[a-z])", "",
+          _internal_host, anchors=(r"\.(?:internal|local|lan|intranet|corp|home\.arpa)\b",)),
 )

@@ -79,12 +79,12 @@ def tool_output(target_bytes: int, seed: int = 3) -> list[str]:
     return pieces
 
 
-def _mb_per_s(pieces: list[str]) -> float:
+def _mb_per_s(pieces: list[str], clock=time.perf_counter) -> float:
     size = sum(len(p.encode()) for p in pieces)
-    t0 = time.perf_counter()
+    t0 = clock()
     for p in pieces:
         scrub(p)
-    return size / (time.perf_counter() - t0) / 1e6
+    return size / (clock() - t0) / 1e6
 
 
 def measure_ours() -> dict:
@@ -145,6 +145,8 @@ def main() -> None:
     lines = _transcript_lines()
     result = {"ours": measure_ours(),
               "speed_tool_output_mb_per_s": round(_mb_per_s(pieces), 1),
+              # on a shared machine the wall clock counts other processes' time too
+              "speed_tool_output_cpu_mb_per_s": round(_mb_per_s(pieces, time.process_time), 1),
               "speed_transcript_lines_mb_per_s": round(_mb_per_s(lines * 20), 1),
               "speed_mb": round(sum(len(p.encode()) for p in pieces) / 1e6, 1)}
     ds = measure_detect_secrets("\n".join(pieces)[: 2_000_000])
@@ -161,7 +163,8 @@ def main() -> None:
     if ds is not None:
         print(f"{'detect-secrets 1.5.0':24}{ds['cases_caught']:>14}{ds['formats_caught_in_all_contexts']:>17}"
               f"{ds['benign_flagged']:>16}{ds['mb_per_s']:>8}")
-    print(f"scrub over whole transcript lines: {result['speed_transcript_lines_mb_per_s']} MB/s")
+    print(f"scrub over tool output, per CPU second: {result['speed_tool_output_cpu_mb_per_s']} MB/s; "
+          f"over whole transcript lines: {result['speed_transcript_lines_mb_per_s']} MB/s")
     if ours["missed"]:
         print("missed:", ", ".join(ours["missed"]))
     if ours["benign_changed_strings"]:
