@@ -13,6 +13,7 @@ widened where agent sessions show secrets in other places (a password in prose, 
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import math
 import re
@@ -242,10 +243,13 @@ def _key_parts(key: str) -> list[str]:
 _SESSION_KEYS = frozenset({"sessionid", "phpsessid", "jsessionid", "sid", "connectsid"})
 
 
-def _secret_key_kind(key: str) -> Kind | None:
+@functools.lru_cache(maxsize=4096)  # keys repeat: the same few hundred names fill a session
+def _secret_key_kind(key: str, sep: str = "=") -> Kind | None:
     parts = _key_parts(key)
     if "".join(parts) in _SESSION_KEYS:
-        return Kind.TOKEN  # a session cookie logs in whoever holds it
+        # a session cookie (sessionid=…) logs in whoever holds it; a "sessionId" field in a
+        # JSON record names a conversation
+        return Kind.TOKEN if sep == "=" else None
     if not parts or parts[-1] in _ABOUT_SECRET:
         return None
     hit = [p for p in parts if p in _SECRET_WORDS or p.endswith(_SECRET_SUFFIXES)]
@@ -271,7 +275,7 @@ _LINE_START = re.compile(r"(?:^|\n)[ \t\-#]*$")  # YAML, headers: "password: x" 
 
 
 _KEY_BACK = re.compile(r"[\w.\-]{0,64}\Z")
-_STEM_TAIL = re.compile(r"[\w.\-]*[\"']?(?:[ \t]*(?::=|=>|=|:)|(?P<space>[ \t]+)[^\s\-])")
+_STEM_TAIL = re.compile(r"[\w.\-]*(?P<w>)[\"']?(?:[ \t]*(?P<sep>:=|=>|=|:)|(?P<space>[ \t]+)[^\s\-])")
 
 
 def _key_value_spans(marks: Marks) -> Iterator[tuple[int, int, Kind]]:
@@ -289,6 +293,8 @@ def _key_value_spans(marks: Marks) -> Iterator[tuple[int, int, Kind]]:
             ks = _KEY_BACK.search(text, max(0, i - 64), i).start()
             if tail.group("space") and not text.startswith("-", ks):
                 continue  # a value after a space belongs to a command-line flag only
+            if _secret_key_kind(text[ks:tail.end("w")], tail.group("sep") or " ") is None:
+                continue  # "input_tokens": 12 names a count
             starts.add(ks)
     done = -1
     for ks in sorted(starts):
@@ -298,7 +304,7 @@ def _key_value_spans(marks: Marks) -> Iterator[tuple[int, int, Kind]]:
         if m is None:
             continue
         key, sep = m.group("k"), m.group("sep")
-        kind = _secret_key_kind(key)
+        kind = _secret_key_kind(key, sep.strip() or " ")
         if kind is None:
             continue
         group = next(g for g in ("v1", "v2", "v3", "v4") if m.group(g) is not None)
@@ -496,10 +502,12 @@ RULES: tuple[Rule, ...] = (
           anchors=(r"~[a-z_]",), after=64),
     _rule("ipv6", Kind.IP,
           r"(?<![\w:.])" + _V.format(r"(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?:%[\w.]+)?")
-          + r"(?![\w:])", "", _ipv6, anchors=(r":[0-9A-Fa-f]{0,4}:",), after=60),
+          + r"(?![\w:])", "", _ipv6,
+          # "::" or four colons: a time (10:15:30) has two and never wakes the rule
+          anchors=(r"::", r":[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:"), after=60),
     _rule("ipv4", Kind.IP,
           r"(?<![\w.])" + _V.format(r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}")
-          + r"(?!\.?\d|\w)", "", _ipv4, anchors=(r"\.\d",), after=20),
+          + r"(?!\.?\d|\w)", "", _ipv4, anchors=(r"\.\d{1,3}\.\d{1,3}\.\d",), after=20),
     _rule("phone", Kind.PHONE,
           r"(?<![\w+.\-/])" + _V.format(
               r"\+[1-9]\d{0,2}(?:[ .\-]?\(?\d{1,4}\)?){2,5}"
