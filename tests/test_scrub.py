@@ -108,6 +108,10 @@ def test_placeholder_names_what_stood_there_and_keeps_the_key(text, expected):
     "password: ${DB_PASSWORD}", "Authorization: Bearer ${TOKEN}", "PWD=/tmp/build",
     "git@github.com: Permission denied", "threading.local()", "image@2x.png",
     "max_tokens=1024", "password_file=/run/secrets/db", "the token expired",
+    "    token: TrioToken | None = None", "    hash_secret: bytes", "    pass_fds: Sequence[int]",
+    'AWAIT_CLIENT_AUTH = "await-client-auth"', '{"hash_secret": "hash.secret"}',
+    "see http://www.example.org/~david/notes", 'address = "192.0.2.10:7346"',
+    '{"sessionId":"d6e0bada-1959-4eec-a9d2-0bfade768d8f"}', '"input_tokens": 1520',
 ])
 def test_look_alikes_are_kept(text):
     assert scrub(text) == text, findings(text)

@@ -194,9 +194,10 @@ def _mixed_value(m: re.Match[str]) -> bool:
 
 _NOT_A_VALUE = frozenset(
     """none null nil true false yes no undefined required optional empty redacted hidden masked
-    changeme_not_set unset invalid expired missing wrong incorrect correct ok provided""".split()
+    changeme_not_set unset invalid expired missing wrong incorrect correct ok provided
+    password passwd pass pwd pw secret token apikey api_key""".split()
 )
-_TEMPLATE = re.compile(r"^(?:\$|\{\{|%\(|#\{|\*{3,}|x{3,}$|\.{3}|<|~/|\[redacted)", re.I)
+_TEMPLATE = re.compile(r"^(?:\$|\{\{|%\(|#\{|\*{3,}|x{3,}$|\.{3}|<|~/|\[redacted|#[0-9a-f]{3,8}\b)", re.I)
 _CODE_EXPR = re.compile(r"^[A-Za-z_][\w.]*\s*[(\[]|^(?:os|self|this|process|settings|config|env)\.")
 
 
@@ -237,7 +238,10 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def _key_parts(key: str) -> list[str]:
-    return [p.lower() for p in re.split(r"[_.\-]+", _CAMEL.sub("_", key.strip("-"))) if p]
+    # In a dotted key the last segment names the value: "db.password" is one, "Token.Keyword"
+    # (a syntax-highlighting style) is not.
+    last = key.strip("-").rsplit(".", 1)[-1]
+    return [p.lower() for p in re.split(r"[_\-]+", _CAMEL.sub("_", last)) if p]
 
 
 _SESSION_KEYS = frozenset({"sessionid", "phpsessid", "jsessionid", "sid", "connectsid"})
@@ -312,14 +316,21 @@ def _key_value_spans(marks: Marks) -> Iterator[tuple[int, int, Kind]]:
         if _plain_value(value):
             continue
         quoted = group != "v4"
+        if _names_itself(key, value) or (not quoted and _type_annotation(text, m, value)):
+            continue
+        if not quoted and text.startswith(("[", "(", "."), m.end()):
+            continue  # "password=parts['password']", "auth=merge(auth)": code, not a literal
         bare = sep.strip()
         if not bare:  # "--password X": only a command-line flag takes its value after a space
             if not key.startswith("-") or value.startswith("-"):
                 continue
         elif bare == ":" and not (quoted or m.group("kq")):
             at_line_start = bool(_LINE_START.search(text, max(0, m.start() - 40), m.start()))
-            if not at_line_start and not _secret_like(value):
-                continue  # prose: "unexpected token: IDENTIFIER"
+            if not _secret_like(value):
+                if not at_line_start or sep[0] in " \t":
+                    continue  # prose: "unexpected token: IDENTIFIER"; "Pass :meth:"
+                if value.isalpha() and re.match(r"[ \t]+[A-Za-z]", text[m.end():m.end() + 2]):
+                    continue  # a docstring: "refresh_token: The refresh token to use."
         elif not quoted and re.fullmatch(r"[A-Za-z_][\w.]*", value) and (
                 sep != "=" or (not key.isupper()
                                and (value.lower() == key.strip("-").lower() or _names_a_secret(value)))):
@@ -328,6 +339,28 @@ def _key_value_spans(marks: Marks) -> Iterator[tuple[int, int, Kind]]:
             continue
         done = m.end()
         yield m.start(group), m.end(group), kind
+
+
+_FILE_NAME = re.compile(r"[\w\-]+\.(?:key|pem|secret|json|txt|ya?ml|toml|env|crt|cer|p12|pfx|jks|gpg|asc|pub)")
+_TYPE_NAMES = frozenset("str bytes int bool float bytearray object dict list tuple set any none".split())
+
+
+def _names_itself(key: str, value: str) -> bool:
+    """``AUTH = "await-client-auth"``, ``"hash_secret": "hash.secret"``: a name, not a secret."""
+    v = value.lower().replace("-", "_").replace(".", "_")
+    return v == key.strip("-").lower().replace("-", "_") or bool(_FILE_NAME.fullmatch(value))
+
+
+def _type_annotation(text: str, m: re.Match[str], value: str) -> bool:
+    """``token: TrioToken | None = …``, ``secret: bytes``: Python annotates, it assigns nothing."""
+    if not m.group("sep").strip().startswith(":") or any(c.isdigit() for c in value):
+        return False
+    if not re.fullmatch(r"[A-Za-z_][\w.]*", value):
+        return False
+    follows = text[m.end():m.end() + 3]
+    camel = value[0].isupper() and any(c.isupper() for c in value[1:]) and len(value) < 16
+    return (value.lower() in _TYPE_NAMES or "." in value or camel
+            or follows.startswith(("[", " |", " =", ",", ")")))
 
 
 def _names_a_secret(identifier: str) -> bool:
@@ -353,6 +386,8 @@ def _ipv4(m: re.Match[str]) -> bool:
         return False  # 1.2.3.4 and 8.8.8.8: a version, or a public resolver that names no one
     if octets[0] in (0, 127, 255):
         return False  # 0.0.0.0, loopback and netmasks: the same on every machine
+    if octets[:3] in ([192, 0, 2], [198, 51, 100], [203, 0, 113]):
+        return False  # RFC 5737 documentation ranges: examples, never anyone's host
     before = m.string[max(0, m.start() - 12):m.start()]
     return not _VERSION_BEFORE.search(before)
 
@@ -369,8 +404,10 @@ def _ipv6(m: re.Match[str]) -> bool:
 
 
 def _phone(m: re.Match[str]) -> bool:
-    digits = sum(c.isdigit() for c in m.group("v"))
-    return 8 <= digits <= 15
+    v = m.group("v")
+    if re.fullmatch(r"\+\d+\.\d+", v) or m.string.startswith(("j", "e", "E"), m.end()):
+        return False  # +4.0614962j, +1.5e10: numbers in code and output
+    return 8 <= sum(c.isdigit() for c in v) <= 15
 
 
 _NOT_MAIL_TLDS = frozenset("png jpg jpeg gif svg webp js ts py css json lock md txt html".split())
@@ -382,11 +419,16 @@ def _email(m: re.Match[str]) -> bool:
 
 
 _CODE_NAMES = frozenset("threading self this window thread asyncio contextvars werkzeug flask "
-                        "django request g app ctx".split())
+                        "django request g app ctx version parsed prospective first last lower upper "
+                        "value obj config settings spec item node".split())
+_CODE_AFTER = re.compile(r"\s*(?:is\b|==|!=|=[^=]|\(|\)|,|\]|\[)")
 
 
 def _internal_host(m: re.Match[str]) -> bool:
-    return m.group("v").split(".")[0].lower() not in _CODE_NAMES
+    labels = m.group("v").split(".")
+    if labels[0].lower() in _CODE_NAMES or any("_" in label for label in labels):
+        return False  # host names have no underscores; "version.local" is an attribute
+    return not _CODE_AFTER.match(m.string, m.end())
 
 
 def _prose_secret(m: re.Match[str]) -> bool:
@@ -461,7 +503,8 @@ RULES: tuple[Rule, ...] = (
           r"[=:\s]\s*[\"']?" + _V.format(r"[A-Za-z0-9/+]{40}") + r"(?![A-Za-z0-9/+=])",
           "secret", _mixed_value, before=30, after=200),
     _rule("url-credentials", Kind.PASSWORD,
-          r"\b[a-z][a-z0-9+.\-]*://[^\s/:@<>\"']*:" + _V.format(r"[^\s/<>\"']+") + "@", "://"),
+          r"\b[a-z][a-z0-9+.\-]*://[^\s/:@<>\"']*:" + _V.format(r"[^\s/<>\"']+") + "@", "://",
+          _not_plain),
     _rule("authorization-header", Kind.TOKEN,
           r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
           r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|negotiate)\s+)?"
@@ -475,7 +518,8 @@ RULES: tuple[Rule, ...] = (
     _rule("curl-user", Kind.PASSWORD,
           r"\b(?:curl|wget|http)\b[^\n|;]*?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:" + _V.format(r"[^\s'\"@]+"),
           "curl wget", _not_plain, after=2000),
-    _rule("netrc", Kind.PASSWORD, r"\blogin\s+\S+\s+password\s+" + _V.format(r"\S+"), "login", _not_plain,
+    _rule("netrc", Kind.PASSWORD, r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+" + _V.format(r"\S+"),
+          "machine", _not_plain,
           after=600),
     KeyValueRule("key-value", Kind.SECRET, _KEY_VALUE, _KV_STEMS),
     _rule("password-in-prose", Kind.PASSWORD,
@@ -498,7 +542,7 @@ RULES: tuple[Rule, ...] = (
           _V.format(r"(?i:\b[a-z]:(?:\\\\|\\|/)(?:users|documents and settings)(?:\\\\|\\|/))"
                     r"[^\\/\s'\"`:;,<>|*?]+"),
           anchors=(r":[\\/]+(?:[Uu]sers|Documents and Settings)[\\/]",), before=24, after=300),
-    _rule("home-path-tilde", Kind.HOME, r"(?<![\w~])" + _V.format(r"~[a-z_][a-z0-9_\-]*") + r"(?=/)",
+    _rule("home-path-tilde", Kind.HOME, r"(?<![\w~/])" + _V.format(r"~[a-z_][a-z0-9_\-]*") + r"(?=/)",
           anchors=(r"~[a-z_]",), after=64),
     _rule("ipv6", Kind.IP,
           r"(?<![\w:.])" + _V.format(r"(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?:%[\w.]+)?")
