@@ -254,7 +254,7 @@ def _secret_key_kind(key: str, sep: str = "=") -> Kind | None:
         # a session cookie (sessionid=…) logs in whoever holds it; a "sessionId" field in a
         # JSON record names a conversation
         return Kind.TOKEN if sep == "=" else None
-    if not parts or parts[-1] in _ABOUT_SECRET:
+    if not parts or parts[-1] in _ABOUT_SECRET or "public" in parts:
         return None
     hit = [p for p in parts if p in _SECRET_WORDS or p.endswith(_SECRET_SUFFIXES)]
     pairs = [pair for pair in zip(parts, parts[1:]) if pair in _SECRET_PAIRS]
@@ -332,10 +332,9 @@ def _key_value_spans(marks: Marks) -> Iterator[tuple[int, int, Kind]]:
                 if value.isalpha() and re.match(r"[ \t]+[A-Za-z]", text[m.end():m.end() + 2]):
                     continue  # a docstring: "refresh_token: The refresh token to use."
         elif not quoted and re.fullmatch(r"[A-Za-z_][\w.]*", value) and (
-                sep != "=" or (not key.isupper()
-                               and (value.lower() == key.strip("-").lower() or _names_a_secret(value)))):
-            # code: "token = new_token", "login(password=password)" pass a variable; an
-            # environment assignment (POSTGRES_PASSWORD=mysecretpassword) sets a literal
+                sep != "=" or not (key.isupper() or key.startswith("-") or any(c.isdigit() for c in value))):
+            # code: "token = new_token", "f(secret=match)" pass a variable; an environment
+            # assignment (POSTGRES_PASSWORD=mysecretpassword) or a flag sets a literal
             continue
         done = m.end()
         yield m.start(group), m.end(group), kind
@@ -353,18 +352,16 @@ def _names_itself(key: str, value: str) -> bool:
 
 def _type_annotation(text: str, m: re.Match[str], value: str) -> bool:
     """``token: TrioToken | None = …``, ``secret: bytes``: Python annotates, it assigns nothing."""
-    if not m.group("sep").strip().startswith(":") or any(c.isdigit() for c in value):
-        return False
-    if not re.fullmatch(r"[A-Za-z_][\w.]*", value):
+    if not m.group("sep").strip().startswith(":") or not re.fullmatch(r"[A-Za-z_][\w.]*", value):
         return False
     follows = text[m.end():m.end() + 3]
+    if follows.startswith(("[", " |", " =", ",", ")")):
+        return True
+    if any(c.isdigit() for c in value):
+        return False
     camel = value[0].isupper() and any(c.isupper() for c in value[1:]) and len(value) < 16
     return (value.lower() in _TYPE_NAMES or "." in value or camel
             or follows.startswith(("[", " |", " =", ",", ")")))
-
-
-def _names_a_secret(identifier: str) -> bool:
-    return not any(c.isdigit() for c in identifier) and _secret_key_kind(identifier) is not None
 
 
 class KeyValueRule(Rule):
@@ -405,7 +402,8 @@ def _ipv6(m: re.Match[str]) -> bool:
 
 def _phone(m: re.Match[str]) -> bool:
     v = m.group("v")
-    if re.fullmatch(r"\+\d+\.\d+", v) or m.string.startswith(("j", "e", "E"), m.end()):
+    if (re.fullmatch(r"\+\d+\.\d+", v) or re.match(r"\+\d{4}-\d\d-\d\d", v)
+            or m.string.startswith(("j", "e", "E"), m.end())):
         return False  # +4.0614962j, +1.5e10: numbers in code and output
     return 8 <= sum(c.isdigit() for c in v) <= 15
 
@@ -420,7 +418,7 @@ def _email(m: re.Match[str]) -> bool:
 
 _CODE_NAMES = frozenset("threading self this window thread asyncio contextvars werkzeug flask "
                         "django request g app ctx version parsed prospective first last lower upper "
-                        "value obj config settings spec item node".split())
+                        "value obj config settings spec item node py path os".split())
 _CODE_AFTER = re.compile(r"\s*(?:is\b|==|!=|=[^=]|\(|\)|,|\]|\[)")
 
 
@@ -431,16 +429,24 @@ def _internal_host(m: re.Match[str]) -> bool:
     return not _CODE_AFTER.match(m.string, m.end())
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_.]*")  # no digits: a name in code, not a secret
+_SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+
+
 def _prose_secret(m: re.Match[str]) -> bool:
     value = m.group("v")
     if value.upper() in ("YES", "NO") or _plain_value(value):
         return False  # MySQL's "(using password: YES)" says whether one was given, not which
+    if "." in value and _IDENTIFIER.fullmatch(value):
+        return False  # "token is Token.Name.Function": code
     return bool(m.group("q")) or _secret_like(value)
 
 
 def _bearer(m: re.Match[str]) -> bool:
-    value = m.group("v")
-    return not _plain_value(value) and (_mixed(value) or entropy(value) >= 3.0)
+    value = m.group("v").rstrip("})]")
+    if _plain_value(value) or _SNAKE.fullmatch(value):
+        return False  # "'Authorization': v4auth_header}" names a variable
+    return _mixed(value) or entropy(value) >= 3.0
 
 
 def _not_plain(m: re.Match[str]) -> bool:
