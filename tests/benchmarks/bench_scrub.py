@@ -7,6 +7,8 @@ speed, and detect-secrets 1.5.0 side by side when it is installed.
 
 Catch rate: a case is caught when no 8 characters of its planted value survive ``scrub``.
 False positives: benign strings (tests/privacy/corpus.py) that ``scrub`` changes at all.
+Ingest path: synthesised transcripts (as bench_ingest makes them) parsed into episodes, alone
+and with every text field of every episode scrubbed, per CPU second.
 Speed: ``scrub`` over tool results taken from the bundled demo sessions and the shared
 transcripts (when present), with file-sized code-like bodies as bench_ingest makes them, each
 piece scrubbed on its own as a door would; and over whole transcript lines.
@@ -22,6 +24,7 @@ Install it into the venv only for this (``.venv/bin/pip install detect-secrets==
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import sys
@@ -30,7 +33,8 @@ import time
 from pathlib import Path
 
 from commons.core.scrub import scrub
-from tests.benchmarks.bench_ingest import _code_body
+from commons.ingest.claude_code import parse
+from tests.benchmarks.bench_ingest import _code_body, synthesise
 from tests.privacy.corpus import BENIGN, FORMATS, cases
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,6 +89,36 @@ def _mb_per_s(pieces: list[str], clock=time.perf_counter) -> float:
     for p in pieces:
         scrub(p)
     return size / (clock() - t0) / 1e6
+
+
+def _derived_fields(episode: object) -> list[str]:
+    out: list[str] = []
+    for f in dataclasses.fields(episode):
+        value = getattr(episode, f.name)
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, tuple):
+            out.extend(v for v in value if isinstance(v, str))
+    return out
+
+
+def measure_ingest_path(mb: float) -> dict:
+    """Parse synthesised transcripts as ingest does, alone and then scrubbing every text field of
+    the episodes (the door at which an episode's derived fields are made)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        blobs = [p.read_bytes() for p in synthesise(Path(tmp), int(mb * 1e6))]
+    size = sum(map(len, blobs))
+    t0 = time.process_time()
+    results = [parse(b) for b in blobs]
+    parse_s = time.process_time() - t0
+    fields = [t for r in results for e in r.episodes for t in _derived_fields(e)]
+    t0 = time.process_time()
+    for text in fields:
+        scrub(text)
+    scrub_s = time.process_time() - t0
+    return {"transcript_mb": round(size / 1e6, 1), "derived_field_kb": round(sum(map(len, fields)) / 1e3, 1),
+            "parse_cpu_mb_per_s": round(size / parse_s / 1e6, 1),
+            "parse_and_scrub_cpu_mb_per_s": round(size / (parse_s + scrub_s) / 1e6, 1)}
 
 
 def measure_ours() -> dict:
@@ -149,6 +183,7 @@ def main() -> None:
               "speed_tool_output_cpu_mb_per_s": round(_mb_per_s(pieces, time.process_time), 1),
               "speed_transcript_lines_mb_per_s": round(_mb_per_s(lines * 20), 1),
               "speed_mb": round(sum(len(p.encode()) for p in pieces) / 1e6, 1)}
+    result["ingest_path"] = measure_ingest_path(args.mb)
     ds = measure_detect_secrets("\n".join(pieces)[: 2_000_000])
     if ds is not None:
         result["detect_secrets_1_5_0"] = ds
@@ -165,6 +200,10 @@ def main() -> None:
               f"{ds['benign_flagged']:>16}{ds['mb_per_s']:>8}")
     print(f"scrub over tool output, per CPU second: {result['speed_tool_output_cpu_mb_per_s']} MB/s; "
           f"over whole transcript lines: {result['speed_transcript_lines_mb_per_s']} MB/s")
+    ing = result["ingest_path"]
+    print(f"ingest path ({ing['transcript_mb']} MB of transcripts, {ing['derived_field_kb']} kB of episode "
+          f"fields scrubbed): parse {ing['parse_cpu_mb_per_s']} MB/s, parse + scrub "
+          f"{ing['parse_and_scrub_cpu_mb_per_s']} MB/s per CPU second")
     if ours["missed"]:
         print("missed:", ", ".join(ours["missed"]))
     if ours["benign_changed_strings"]:
