@@ -227,9 +227,3 @@ def strip_injections(text: str) -> str:
         if parts:
             kept.append(" ".join(parts))
     return "\n".join(kept).strip()
-
-
-# --------------------------------------------------------------------------------------------
-# 3. Scrubber: one module of its own (commons.core.scrub); its names are kept here for the
-# callers that import them from this door.
-# (imported at the top of this module: ``from .scrub import looks_private, scrub``)

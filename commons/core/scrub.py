@@ -30,7 +30,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .scrub_rules import RULES, Kind, Marks
+from .scrub_rule import Kind, Marks
+from .scrub_rules import RULES
 
 __all__ = [
     "Finding", "Kind", "ScrubbedTextRequired", "clip", "findings", "is_clean", "looks_private",
