@@ -48,6 +48,21 @@ def test_phone_numbers_are_scrubbed_in_international_and_us_forms():
     assert out == "call <phone> or <phone> or <phone> or <phone>"
 
 
+def test_national_phone_number_is_scrubbed_but_a_dump_of_zeros_is_not():
+    assert scrub("ring 020 7946 0958 after six") == "ring <phone> after six"
+    assert scrub("0000 0000 0000") == "0000 0000 0000"
+
+
+def test_address_after_credentials_in_a_url_is_scrubbed():
+    assert scrub("DATABASE_URL=mysql://admin:Sup3r-S3cret@10.1.4.20:3306/app") == \
+        "DATABASE_URL=mysql://admin:<password>@<ip>:3306/app"
+
+
+def test_prose_names_the_kind_of_secret_it_gives():
+    assert scrub("the api key is 3f9a8b7c6d5e4f3a2b1c, rotate it") == "the api key is <secret>, rotate it"
+    assert scrub("the token was Zq81Lm02Xv") == "the token was <token>"
+
+
 def test_ipv6_short_form_is_scrubbed():
     assert scrub("ping6 fe80::1%en0 failed") == "ping6 <ip> failed"
     assert scrub("bind [2001:db8::42]:8080") == "bind [<ip>]:8080"

@@ -20,7 +20,8 @@ __all__ = ["RULES", "Kind", "Marks", "Rule"]
 # --------------------------------------------------------------------------------------------
 # Addresses, numbers and paths
 
-_VERSION_BEFORE = re.compile(r"(?:\bv|version\s*|[=<>~!]=|[\^@~]|\w-|python|node|go)\s*$", re.I)
+# "@" is no marker: "user:pw@10.1.4.20" is an address, and package versions have three parts
+_VERSION_BEFORE = re.compile(r"(?:\bv|version\s*|[=<>~!]=|[\^~]|\w-|python|node|go)\s*$", re.I)
 
 
 def _ipv4(m: re.Match[str]) -> bool:
@@ -51,6 +52,8 @@ def _phone(m: re.Match[str]) -> bool:
     if (re.fullmatch(r"\+\d+\.\d+", v) or re.match(r"\+\d{4}-\d\d-\d\d", v)
             or m.string.startswith(("j", "e", "E"), m.end())):
         return False  # +4.0614962j, +1.5e10: numbers in code and output
+    if v.startswith("00") or not v.strip("0 -"):
+        return False  # "0000 0000 0000": a dump, not a number anyone answers
     return 8 <= sum(c.isdigit() for c in v) <= 15
 
 
@@ -79,13 +82,16 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_.]*")  # no digits: a name in code, 
 _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 
 
-def _prose_secret(m: re.Match[str]) -> bool:
+def _prose_secret(m: re.Match[str]) -> Kind | bool:
     value = m.group("v")
     if value.upper() in ("YES", "NO") or plain_value(value):
         return False  # MySQL's "(using password: YES)" says whether one was given, not which
     if "." in value and _IDENTIFIER.fullmatch(value):
         return False  # "token is Token.Name.Function": code
-    return bool(m.group("q")) or secret_like(value)
+    if not (m.group("q") or secret_like(value)):
+        return False
+    said = m.group(0).lower()
+    return Kind.PASSWORD if "pass" in said else Kind.TOKEN if "token" in said else Kind.SECRET
 
 
 def _bearer(m: re.Match[str]) -> bool:
@@ -207,9 +213,11 @@ RULES: tuple[Rule, ...] = (
     make_rule("phone", Kind.PHONE,
           r"(?<![\w+.\-/])" + _V.format(
               r"\+[1-9]\d{0,2}(?:[ .\-]?\(?\d{1,4}\)?){2,5}"
-              r"|\(\d{3}\)[ ]?\d{3}[ .\-]\d{4}|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}")
+              r"|\(\d{3}\)[ ]?\d{3}[ .\-]\d{4}|\d{3}-\d{3}-\d{4}|\d{3}\.\d{3}\.\d{4}"
+              r"|0\d{2,4}[ \-]\d{3,4}[ \-]\d{3,4}")  # national: 020 7946 0958, 030-901820-12
           + r"(?![\w.\-]?\d)", "", _phone,
-          anchors=(r"\+[1-9]", r"\(\d{3}\) ?\d{3}[ .\-]\d{4}", r"-\d{3}-\d{4}", r"\.\d{3}\.\d{4}"), after=30),
+          anchors=(r"\+[1-9]", r"\(\d{3}\) ?\d{3}[ .\-]\d{4}", r"-\d{3}-\d{4}", r"\.\d{3}\.\d{4}",
+                   r"0\d{2,4}[ \-]\d{3,4}[ \-]\d{3,4}"), after=30),
     make_rule("internal-host", Kind.HOST,
           r"(?i)(?<![\w.\-@/])" + _V.format(
               r"(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+"
