@@ -95,6 +95,7 @@ def test_a_long_key_is_cut_after_scrubbing_never_before():
     ("Authorization: Basic ZGVwbG95OnMzY3Jl", "Authorization: Basic <token>"),
     ("curl -u admin:S3cret99 https://x.io", "curl -u admin:<password> https://x.io"),
     ("Cookie: sessionid=8f7a6b5c4d3e2f1a", "Cookie: sessionid=<token>"),
+    ("DB_PASSWORD=password123", "DB_PASSWORD=<password>"),
     ("machine api.heroku.com login me password abc123", "machine api.heroku.com login me password <password>"),
     ("File /home/alice/proj/x.py, line 3", "File ~/proj/x.py, line 3"),
     ("open /Users/bob/Library/x", "open ~/Library/x"),
@@ -127,6 +128,8 @@ def test_placeholder_names_what_stood_there_and_keeps_the_key(text, expected):
     'AWAIT_CLIENT_AUTH = "await-client-auth"', '{"hash_secret": "hash.secret"}',
     "see http://www.example.org/~david/notes", 'address = "192.0.2.10:7346"',
     '{"sessionId":"d6e0bada-1959-4eec-a9d2-0bfade768d8f"}', '"input_tokens": 1520',
+    'SERVER_AUTH: "serverAuth",', 'client_secret="my-client-secret"', "from hypothesis.internal import x",
+    "use the --username and --password options instead", 'auth = "Basic " + creds', 'password = ":****"',
 ])
 def test_look_alikes_are_kept(text):
     assert scrub(text) == text, findings(text)

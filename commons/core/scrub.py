@@ -170,7 +170,7 @@ def require_clean(text: str, what: str) -> str:
     return text
 
 
-_PLACEHOLDER = re.compile("|".join(sorted((re.escape(k.value) for k in Kind if k.value.startswith("<")),
+PLACEHOLDER = re.compile("|".join(sorted((re.escape(k.value) for k in Kind if k.value.startswith("<")),
                                           key=len, reverse=True)))
 ELLIPSIS = "…"
 
@@ -187,7 +187,7 @@ def clip(text: str, n: int) -> str:
     if len(text) <= n:
         return text
     cut = n - len(ELLIPSIS)
-    for m in _PLACEHOLDER.finditer(text, max(0, cut - 32), cut + 32):
+    for m in PLACEHOLDER.finditer(text, max(0, cut - 32), cut + 32):
         if m.start() < cut < m.end():
             cut = m.start()
             break

@@ -29,7 +29,8 @@ _ABOUT_SECRET = frozenset(
     """file path dir url uri endpoint length len size count type name id ids env var field header
     hint policy prompt required expiry expires expiration ttl method mode format limit min max
     timeout enabled version cmd command reset stdin rotation strategy provider store manager
-    helper class kind source mount ref""".split()
+    helper class kind source mount ref prefix suffix separator regex pattern label marker
+    placeholder example description help doc""".split()
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -121,6 +122,8 @@ def _key_value_spans(marks: Marks) -> Iterator[tuple[int, int, Kind]]:
         if not bare:  # "--password X": only a command-line flag takes its value after a space
             if not key.startswith("-") or value.startswith("-"):
                 continue
+            if value.isalpha() and re.match(r"[ \t]+[a-z]", text[m.end():m.end() + 2]):
+                continue  # prose about a flag: "the --username and --password options"
         elif bare == ":" and not (quoted or m.group("kq")):
             at_line_start = bool(_LINE_START.search(text, max(0, m.start() - 40), m.start()))
             if not secret_like(value):
@@ -143,8 +146,14 @@ _TYPE_NAMES = frozenset("str bytes int bool float bytearray object dict list tup
 
 def _names_itself(key: str, value: str) -> bool:
     """``AUTH = "await-client-auth"``, ``"hash_secret": "hash.secret"``: a name, not a secret."""
-    v = value.lower().replace("-", "_").replace(".", "_")
-    return v == key.strip("-").lower().replace("-", "_") or bool(_FILE_NAME.fullmatch(value))
+    def bare(s: str) -> str:
+        return re.sub(r"[\W_]+", "", s).lower()
+
+    name = bare(key.rsplit(".", 1)[-1])
+    # "serverAuth" for SERVER_AUTH, "my-client-secret" for client_secret: the value spells the key
+    spelled = bool(name) and (name == bare(value) or (name in bare(value)
+                                                        and not any(c.isdigit() for c in value)))
+    return spelled or bool(_FILE_NAME.fullmatch(value))
 
 
 def _type_annotation(text: str, m: re.Match[str], value: str) -> bool:

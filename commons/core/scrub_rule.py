@@ -189,16 +189,16 @@ def mixed_value(m: re.Match[str]) -> bool:
 _NOT_A_VALUE = frozenset(
     """none null nil true false yes no undefined required optional empty redacted hidden masked
     changeme_not_set unset invalid expired missing wrong incorrect correct ok provided
-    password passwd pass pwd pw secret token apikey api_key""".split()
+    password passwd pass pwd pw secret token apikey api_key basic bearer""".split()
 )
-_TEMPLATE = re.compile(r"^(?:\$|\{\{|%\(|#\{|\*{3,}|x{3,}$|\.{3}|<|~/|\[redacted|#[0-9a-f]{3,8}\b)", re.I)
+_TEMPLATE = re.compile(r"^(?:\$|\{\{|%\(|#\{|x{3,}$|\.{3}|<|~/|\[redacted|#[0-9a-f]{3,8}\b)|\*{3,}", re.I)
 _CODE_EXPR = re.compile(r"^[A-Za-z_][\w.]*\s*[(\[]|^(?:os|self|this|process|settings|config|env)\.")
 
 
 def plain_value(value: str) -> bool:
     """Whether ``value`` names no secret: empty, a word like "none", a template or code."""
     v = value.strip().strip("'\"`")
-    return (len(v) < 3 or v.lower() in _NOT_A_VALUE or bool(_TEMPLATE.match(v))
+    return (len(v) < 3 or v.lower() in _NOT_A_VALUE or bool(_TEMPLATE.search(v))
             or bool(_CODE_EXPR.match(v)))
 
 

@@ -68,7 +68,7 @@ def _email(m: re.Match[str]) -> bool:
 _CODE_NAMES = frozenset("threading self this window thread asyncio contextvars werkzeug flask "
                         "django request g app ctx version parsed prospective first last lower upper "
                         "value obj config settings spec item node py path os".split())
-_CODE_AFTER = re.compile(r"\s*(?:is\b|==|!=|=[^=]|\(|\)|,|\]|\[)")
+_CODE_AFTER = re.compile(r"\s*(?:is\b|import\b|==|!=|=[^=]|\(|\)|,|\]|\[)|:(?!\d)")
 
 
 def _internal_host(m: re.Match[str]) -> bool:
