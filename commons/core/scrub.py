@@ -30,7 +30,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .scrub_rule import Kind, Marks
+from .scrub_rule import Kind, Marks, literal
 from .scrub_rules import RULES
 
 __all__ = [
@@ -70,7 +70,10 @@ class ScrubbedTextRequired(ValueError):
         )
 
 
-def _index() -> tuple[dict[str, tuple[int, ...]], dict[re.Pattern[str], tuple[int, ...]], tuple[int, ...]]:
+Gate = tuple[str, tuple[int, ...], "str | None"]  # keyword or literal, the rules it wakes, its parent
+
+
+def _index() -> tuple[list[Gate], list[tuple[re.Pattern[str], tuple[int, ...], str | None]], tuple[int, ...]]:
     by_keyword: dict[str, list[int]] = {}
     by_anchor: dict[re.Pattern[str], list[int]] = {}
     always = []
@@ -81,13 +84,18 @@ def _index() -> tuple[dict[str, tuple[int, ...]], dict[re.Pattern[str], tuple[in
             by_anchor.setdefault(a, []).append(rank)
         if not (rule.keywords or rule.anchors):
             always.append(rank)
-    return ({k: tuple(v) for k, v in by_keyword.items()}, {a: tuple(v) for a, v in by_anchor.items()},
-            tuple(always))
+    # A keyword that holds a shorter one ("password" holds "pass") is looked for only when the
+    # shorter one is there: shortest first, so a parent's presence is known before its child.
+    keywords = sorted(by_keyword, key=len)
+    gates = [(k, tuple(by_keyword[k]), next((p for p in keywords if p != k and p in k), None))
+             for k in keywords]
+    anchors = [(a, tuple(ranks), literal(a)) for a, ranks in by_anchor.items()]
+    return gates, anchors, tuple(always)
 
 
 # Which rules a keyword or an anchor can wake: one pass over these per text decides which of
 # the rules run at all, so a text with nothing in it costs a few dozen substring checks.
-_BY_KEYWORD, _BY_ANCHOR, _ALWAYS = _index()
+_KEYWORDS, _ANCHORS, _ALWAYS = _index()
 
 
 def _candidates(text: str) -> list[tuple[int, int, int, Kind]]:
@@ -97,11 +105,13 @@ def _candidates(text: str) -> list[tuple[int, int, int, Kind]]:
     else:
         live = set(_ALWAYS)
         lower = marks.lower
-        for k, ranks in _BY_KEYWORD.items():
-            if k in lower:
+        present = set()
+        for k, ranks, parent in _KEYWORDS:
+            if (parent is None or parent in present) and k in lower:
+                present.add(k)
                 live.update(ranks)
-        for a, ranks in _BY_ANCHOR.items():
-            if marks.anchor(a):
+        for a, ranks, lit in _ANCHORS:
+            if (lit is None or lit in text) and marks.anchor(a):
                 live.update(ranks)
     out: list[tuple[int, int, int, Kind]] = []
     for rank in sorted(live):

@@ -77,7 +77,10 @@ _LINE_START = re.compile(r"(?:^|\n)[ \t\-#]*$")  # YAML, headers: "password: x" 
 
 
 _KEY_BACK = re.compile(r"[\w.\-]{0,64}\Z")
-_STEM_TAIL = re.compile(r"[\w.\-]*(?P<w>)[\"']?(?:[ \t]*(?P<sep>:=|=>|=|:)|(?P<space>[ \t]+)[^\s\-])")
+_STEM_TAIL = re.compile(r"[\w.\-]*(?P<w>)[\"']?[ \t]*(?P<sep>:=|=>|=|:)")
+# A flag that takes its value after a space (--password X). The pattern opens with a literal so
+# the regex engine skips to each "-"; the lookbehind then keeps only a word's first dash.
+_FLAG = re.compile(r"-(?<=[\s\"'=(]-)-?(?P<k>[A-Za-z][\w.\-]*)[ \t]+[^\s\-]")
 
 
 def _key_value_spans(marks: Marks) -> Iterator[tuple[int, int, Kind]]:
@@ -93,11 +96,12 @@ def _key_value_spans(marks: Marks) -> Iterator[tuple[int, int, Kind]]:
             if tail is None:
                 continue  # "tokenizer.next()", "the key point": no separator after the key
             ks = _KEY_BACK.search(text, max(0, i - 64), i).start()
-            if tail.group("space") and not text.startswith("-", ks):
-                continue  # a value after a space belongs to a command-line flag only
-            if _secret_key_kind(text[ks:tail.end("w")], tail.group("sep") or " ") is None:
+            if _secret_key_kind(text[ks:tail.end("w")], tail.group("sep")) is None:
                 continue  # "input_tokens": 12 names a count
             starts.add(ks)
+    for m in _FLAG.finditer(("\n" + text) if text.startswith("-") else text):
+        if _secret_key_kind(m.group("k"), " ") is not None:
+            starts.add(m.start() - (1 if text.startswith("-") else 0))
     done = -1
     for ks in sorted(starts):
         if ks < done:
