@@ -191,3 +191,14 @@ def test_clip_leaves_short_text_whole_but_scrubbed():
 def test_clip_refuses_a_length_with_no_room():
     with pytest.raises(ValueError, match="n=0"):
         clip("x", 0)
+
+
+# A rejected match is retried one character on; with an unbounded repeat a long run of
+# look-alikes ("sk-sk-sk-…", 60 kB) once took minutes. The bound is on the test, not a benchmark:
+# the failure it guards against is quadratic, hundreds of times over the limit.
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("text", ["sk-" * 20_000, "a://b:password@" * 4_000, "a@b.png" * 8_000,
+                                  "Authorization: " * 4_000, "git@" * 15_000, ":" * 60_000])
+def test_runs_of_look_alikes_do_not_make_the_scan_quadratic(text):
+    once = scrub(text)
+    assert is_clean(once)

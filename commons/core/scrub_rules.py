@@ -108,6 +108,8 @@ def _not_plain(m: re.Match[str]) -> bool:
 # --------------------------------------------------------------------------------------------
 # The rules, most specific first
 
+# Every repeat is bounded (at most 512): a rejected match is retried one character on, so an
+# unbounded run ("sk-sk-sk-…") would make the scan quadratic in the run's length.
 _V = r"(?P<v>{})"
 RULES: tuple[Rule, ...] = (
     make_rule("pem-private-key", Kind.PRIVATE_KEY,
@@ -118,43 +120,43 @@ RULES: tuple[Rule, ...] = (
           r"\b(?:gh[pousr]_[A-Za-z0-9]{20,255}|github_pat_[A-Za-z0-9_]{22,255})\b",
           anchors=(r"gh[pousr]_", r"github_pat_")),
     make_rule("gitlab", Kind.GITLAB_TOKEN,
-          r"\bgl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent|oas)-[A-Za-z0-9_\-]{20,}",
+          r"\bgl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent|oas)-[A-Za-z0-9_\-]{20,512}",
           anchors=(r"gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent|oas)-",)),
     make_rule("aws-access-key-id", Kind.AWS_KEY,
           r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|A3T[A-Z0-9])"
           r"[A-Z0-9]{16}(?![A-Z0-9])", anchors=(r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA|PKA|3T)[A-Z0-9]{16}",)),
     make_rule("gcp-api-key", Kind.GCP_KEY, r"\bAIza[0-9A-Za-z_\-]{35}(?![\w\-])", anchors=(r"AIza",)),
     make_rule("slack-webhook", Kind.SLACK_WEBHOOK,
-          r"hooks\.slack\.com/(?:services|workflows|triggers)/" + _V.format(r"[A-Za-z0-9_/\-]{16,}"),
+          r"hooks\.slack\.com/(?:services|workflows|triggers)/" + _V.format(r"[A-Za-z0-9_/\-]{16,512}"),
           "hooks.slack.com"),
     make_rule("slack-token", Kind.SLACK_TOKEN,
-          r"\bxox[abposre]-[A-Za-z0-9\-]{10,}|\bxapp-\d-[A-Za-z0-9\-]{10,}", anchors=(r"x(?:ox[abposre]|app)-",)),
-    make_rule("stripe", Kind.STRIPE_KEY, r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|\bwhsec_[A-Za-z0-9]{20,}",
+          r"\bxox[abposre]-[A-Za-z0-9\-]{10,512}|\bxapp-\d-[A-Za-z0-9\-]{10,512}", anchors=(r"x(?:ox[abposre]|app)-",)),
+    make_rule("stripe", Kind.STRIPE_KEY, r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,512}|\bwhsec_[A-Za-z0-9]{20,512}",
           "_live_ _test_ whsec_"),
-    make_rule("anthropic", Kind.ANTHROPIC_KEY, r"\bsk-ant-[A-Za-z0-9_\-]{16,}", "sk-"),
+    make_rule("anthropic", Kind.ANTHROPIC_KEY, r"\bsk-ant-[A-Za-z0-9_\-]{16,512}", "sk-"),
     make_rule("openai", Kind.OPENAI_KEY,
-          r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}", "sk-",
+          r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,512}", "sk-",
           lambda m: mixed(m.group(0))),  # a long hyphenated name is not a key
-    make_rule("huggingface", Kind.HUGGINGFACE_TOKEN, r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}\b", anchors=(r"hf_", r"api_org_")),
-    make_rule("npm", Kind.NPM_TOKEN, r"\bnpm_[A-Za-z0-9]{30,}\b", "npm_"),
-    make_rule("pypi", Kind.PYPI_TOKEN, r"\bpypi-AgE[A-Za-z0-9_\-]{20,}|\bpypi-[A-Za-z0-9_\-]{50,}", "pypi-"),
-    make_rule("docker-hub", Kind.DOCKER_TOKEN, r"\bdckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,}", "dckr_"),
+    make_rule("huggingface", Kind.HUGGINGFACE_TOKEN, r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,512}\b", anchors=(r"hf_", r"api_org_")),
+    make_rule("npm", Kind.NPM_TOKEN, r"\bnpm_[A-Za-z0-9]{30,512}\b", "npm_"),
+    make_rule("pypi", Kind.PYPI_TOKEN, r"\bpypi-AgE[A-Za-z0-9_\-]{20,512}|\bpypi-[A-Za-z0-9_\-]{50,512}", "pypi-"),
+    make_rule("docker-hub", Kind.DOCKER_TOKEN, r"\bdckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,512}", "dckr_"),
     make_rule("sendgrid", Kind.SENDGRID_KEY, r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}", anchors=(r"SG\.",)),
     make_rule("twilio", Kind.TWILIO_KEY, r"\b(?:SK|AC)[0-9a-fA-F]{32}\b",
           anchors=(r"SK[0-9a-fA-F]{8}", r"AC[0-9a-fA-F]{8}")),
     make_rule("vendor-token", Kind.TOKEN,
-          r"\b(?:ya29\.[A-Za-z0-9_\-]{20,}|dop_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"
-          r"|glc_[A-Za-z0-9+/]{32,}|lin_api_[A-Za-z0-9]{40}|sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}"
+          r"\b(?:ya29\.[A-Za-z0-9_\-]{20,512}|dop_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"
+          r"|glc_[A-Za-z0-9+/]{32,512}|lin_api_[A-Za-z0-9]{40}|sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,512}"
           r"|AGE-SECRET-KEY-1[0-9A-Z]{58})",
           "ya29. dop_v1_ shp glc_ lin_api_ sq0 age-secret-key-"),
-    make_rule("jwt", Kind.JWT, r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*", anchors=(r"eyJ",)),
+    make_rule("jwt", Kind.JWT, r"\beyJ[A-Za-z0-9_\-]{8,512}\.[A-Za-z0-9_\-]{8,512}\.[A-Za-z0-9_\-]*", anchors=(r"eyJ",)),
     make_rule("docker-auth", Kind.DOCKER_AUTH,
           r"""(?i)["']?(?:auth|identitytoken|registrytoken)["']?\s*:\s*["']"""
-          + _V.format(r"[A-Za-z0-9+/=_\-.]{8,}") + "[\"']",
+          + _V.format(r"[A-Za-z0-9+/=_\-.]{8,512}") + "[\"']",
           anchors=(r"auth[\"']?\s*:\s*[\"']", r"oken[\"']?\s*:\s*[\"']"), before=16, after=600),
     make_rule("azure-key", Kind.AZURE_KEY,
-          r"(?i)\b(?:AccountKey|SharedAccessKey|SharedSecret)\s*=\s*" + _V.format(r"[A-Za-z0-9+/=]{16,}")
-          + r"|\bSharedAccessSignature\s*=\s*(?P<v_sas>[^;\s\"']+)|[?&]sig=(?P<v_sig>[A-Za-z0-9%+/=]{16,})",
+          r"(?i)\b(?:AccountKey|SharedAccessKey|SharedSecret)\s*=\s*" + _V.format(r"[A-Za-z0-9+/=]{16,512}")
+          + r"|\bSharedAccessSignature\s*=\s*(?P<v_sas>[^;\s\"']+)|[?&]sig=(?P<v_sig>[A-Za-z0-9%+/=]{16,512})",
           "accountkey sharedaccess sharedsecret sig="),
     make_rule("aws-secret-access-key", Kind.AWS_SECRET,
           r"(?i)(?:aws[\w .\-]{0,20}?secret|secret[ _\-]?access[ _\-]?key)[\w .\-\[\]\"']{0,24}?"
@@ -166,8 +168,8 @@ RULES: tuple[Rule, ...] = (
     make_rule("authorization-header", Kind.TOKEN,
           r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
           r"(?:(?:bearer|basic|token|digest|bot|apikey|sso-key|negotiate)\s+)?"
-          + _V.format(r"[^\s\"',<]{6,}"), "authorization", _bearer, before=8),
-    make_rule("bearer", Kind.TOKEN, r"(?i)\bbearer\s+" + _V.format(r"[A-Za-z0-9._~+/\-]{12,}=*"),
+          + _V.format(r"[^\s\"',<]{6,512}"), "authorization", _bearer, before=8),
+    make_rule("bearer", Kind.TOKEN, r"(?i)\bbearer\s+" + _V.format(r"[A-Za-z0-9._~+/\-]{12,512}=*"),
           "bearer", _bearer),
     make_rule("mysql-attached-password", Kind.PASSWORD,
           r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p" + _V.format(r"[^\s'\"]+"), "mysql mariadb",
@@ -189,7 +191,7 @@ RULES: tuple[Rule, ...] = (
           # anchors open with a literal, which the regex engine finds fast
           anchors=tuple(rf"{w}\s+(?:is|was|should|to|of|as|->)\s" for w in ("ecret", "oken", "key", "Key"))),
     make_rule("email", Kind.EMAIL,
-          _V.format(r"\b[A-Za-z0-9._%+\-]+@(?:[A-Za-z0-9\-]+\.)+[A-Za-z]{2,}\b"), "@", _email),
+          _V.format(r"\b[A-Za-z0-9._%+\-]+@(?:[A-Za-z0-9\-]+\.)+[A-Za-z]{2,512}\b"), "@", _email),
     make_rule("user-at-host", Kind.USER_AT_HOST,
           r"(?<![\w.@\-])" + _V.format(r"[a-z_][a-z0-9_\-]{0,31}@[A-Za-z0-9][\w\-]*(?:\.[\w\-]+)*")
           + r"(?=:\s?[~/])", "@"),
