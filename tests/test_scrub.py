@@ -95,6 +95,8 @@ def test_a_long_key_is_cut_after_scrubbing_never_before():
     ("Authorization: Basic ZGVwbG95OnMzY3Jl", "Authorization: Basic <token>"),
     ("curl -u admin:S3cret99 https://x.io", "curl -u admin:<password> https://x.io"),
     ("Cookie: sessionid=8f7a6b5c4d3e2f1a", "Cookie: sessionid=<token>"),
+    ("docker login -u ci -p S3cur3P@ss registry.example.com",
+     "docker login -u ci -p <password> registry.example.com"),
     ("DB_PASSWORD=password123", "DB_PASSWORD=<password>"),
     ("machine api.heroku.com login me password abc123", "machine api.heroku.com login me password <password>"),
     ("File /home/alice/proj/x.py, line 3", "File ~/proj/x.py, line 3"),

@@ -174,6 +174,11 @@ RULES: tuple[Rule, ...] = (
     make_rule("mysql-attached-password", Kind.PASSWORD,
           r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p" + _V.format(r"[^\s'\"]+"), "mysql mariadb",
           after=2000),
+    # "docker login -u ci -p X", "helm registry login … -p X": after "login", -p takes the
+    # password (for mysql a spaced -p X names a database, so that stays with its own rule)
+    make_rule("login-p-flag", Kind.PASSWORD,
+          r"\blogin\b[^\n|;&]{0,200}?\s-p\s+['\"]?" + _V.format(r"[^\s'\"]{1,512}"), "login", _not_plain,
+          after=300),
     make_rule("sshpass", Kind.PASSWORD, r"\bsshpass\s+-p\s*['\"]?" + _V.format(r"[^\s'\"]+"), "sshpass"),
     make_rule("curl-user", Kind.PASSWORD,
           r"\b(?:curl|wget|http)\b[^\n|;]*?\s(?:-u|--user)\s*['\"]?[^\s:'\"]+:" + _V.format(r"[^\s'\"@]+"),
