@@ -8,8 +8,9 @@
    package's error message). Sentences in it that address the agent ("NOTE TO AI AGENTS: …",
    "ignore previous instructions", ``<system>`` tags) are removed before any of it is quoted in a
    lesson: :func:`strip_injections`.
-3. **Scrubber.** Before anything is published: secrets, paths, home directories, e-mail
-   addresses, private host names and IP addresses become placeholders: :func:`scrub`.
+3. **Scrubber.** Secrets and personal details (tokens, keys, passwords, e-mail addresses, phone
+   numbers, IP addresses, internal host names, the user name in a home path) become typed
+   placeholders: :func:`scrub`, which lives in :mod:`commons.core.scrub` and is re-exported here.
 
 Quoted speech is allowed inside an observation: ``The person corrected the agent, saying "no,
 use uv"`` reports the person's words, so text between double quotes is masked before the
@@ -21,6 +22,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+
+from .scrub import looks_private, scrub  # noqa: F401  (re-exported: callers import them from here)
 
 
 class SafetyError(ValueError):
@@ -224,105 +227,3 @@ def strip_injections(text: str) -> str:
         if parts:
             kept.append(" ".join(parts))
     return "\n".join(kept).strip()
-
-
-# --------------------------------------------------------------------------------------------
-# 3. Scrubber
-
-# Hosts anyone may meet; naming them discloses nothing about the owner.
-PUBLIC_HOSTS = frozenset(
-    """pypi.org files.pythonhosted.org github.com raw.githubusercontent.com gitlab.com
-    registry.npmjs.org npmjs.com crates.io static.crates.io docs.rs proxy.golang.org
-    pkg.go.dev hub.docker.com docker.io ghcr.io localhost deb.debian.org archive.ubuntu.com
-    security.debian.org repo.maven.apache.org dl-cdn.alpinelinux.org python.org
-    docs.python.org nodejs.org rubygems.org api.anthropic.com api.openai.com""".split()
-)
-# Paths that are the same on every machine of a platform: facts about the platform, not the owner.
-_SYSTEM_PATH_PREFIXES = ("/usr/", "/etc/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/dev/",
-                         "/proc/", "/sys/", "/opt/homebrew/")
-
-_SECRET_PATTERNS = [
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
-    re.compile(r"\b(?:sk|pk|rk)-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}|\bxox[abprs]-[A-Za-z0-9\-]{10,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b|\bAIza[0-9A-Za-z_\-]{35}\b"),
-    re.compile(r"\bnpm_[A-Za-z0-9]{30,}\b|\bpypi-[A-Za-z0-9_\-]{30,}"),
-    re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),  # JWT
-    re.compile(r"(?i)\b(?:bearer|basic)\s+[A-Za-z0-9._~+/\-]{12,}=*"),
-]
-_KEY_VALUE = re.compile(
-    r"(?i)\b([\w\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|auth)[\w\-]*)"
-    r"(\s*[=:]\s*)(?!<)(['\"]?)[^\s'\"]{4,}\3"
-)
-_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s:@]+:[^/\s@]+@")
-_EMAIL = re.compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b")
-_URL = re.compile(
-    r"(?i)\b([a-z][a-z0-9+.\-]*)://((?:<secret>|[^/\s@<>]+)@)?([^/\s:'\"<>@]+)(:\d+)?([^\s'\"<>]*)"
-)
-_PROMPT_HOST = re.compile(r"\b[a-z_][\w\-]*@[A-Za-z][\w\-.]*(?=:)")
-_HOME = re.compile(r"(?:/home/|/Users/|/root\b)[^\s'\"`:,;)]*|~[/\\][^\s'\"`:,;)]*|~[a-z_][\w\-]*")
-_WIN_PATH = re.compile(r"\b[A-Za-z]:\\[^\s'\"`,;)]*")
-_ABS_PATH = re.compile(r"(?<![\w.~<>\-/])/(?:[\w.@+\-]+/)+[\w.@+\-]*")
-_IPV4 = re.compile(r"\b(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}\b")
-_IPV6 = re.compile(r"(?i)(?<![\w:])(?:[0-9a-f]{1,4}:){2,7}[0-9a-f]{1,4}(?![\w:])")
-_INTERNAL_HOST = re.compile(
-    r"(?i)\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.(?:local|lan|internal|intranet|corp|home|"
-    r"localdomain|home\.arpa)\b"
-)
-_LONG_HEX = re.compile(r"\b[0-9a-fA-F]{32,}\b")
-_LONG_B64 = re.compile(r"(?<![\w/+])[A-Za-z0-9+/_\-]{40,}={0,2}(?![\w/+])")
-_PUBLIC_IPS = frozenset({"127.0.0.1", "0.0.0.0"})
-
-
-def _scrub_url(match: re.Match[str]) -> str:
-    host = match.group(3).lower()
-    if host in PUBLIC_HOSTS or host.endswith(".github.io"):
-        return match.group(0)
-    userinfo = "<secret>@" if match.group(2) else ""
-    return f"{match.group(1)}://{userinfo}<host>{'/<path>' if len(match.group(5)) > 1 else ''}"
-
-
-def _scrub_abs_path(match: re.Match[str]) -> str:
-    path = match.group(0)
-    return path if path.startswith(_SYSTEM_PATH_PREFIXES) else "<path>"
-
-
-def scrub(text: str) -> str:
-    """``text`` with secrets, paths, e-mail addresses, private hosts and IPs replaced.
-
-    Placeholders: ``<secret>``, ``<path>``, ``<email>``, ``<host>``, ``<ip>``. Kept on purpose:
-    public package hosts (pypi.org, github.com, …), system paths that are the same on every
-    machine of a platform (/usr/lib/python3.12/EXTERNALLY-MANAGED), loopback addresses.
-    """
-    out = unicodedata.normalize("NFC", text)
-    for pattern in _SECRET_PATTERNS:
-        out = pattern.sub("<secret>", out)
-    out = _URL_CREDENTIALS.sub(r"\1<secret>@", out)
-    out = _KEY_VALUE.sub(lambda m: f"{m.group(1)}{m.group(2)}<secret>", out)
-    out = _EMAIL.sub("<email>", out)
-    out = _URL.sub(_scrub_url, out)
-    out = _PROMPT_HOST.sub("<host>", out)
-    out = _HOME.sub("<path>", out)
-    out = _WIN_PATH.sub("<path>", out)
-    out = _ABS_PATH.sub(_scrub_abs_path, out)
-    out = _IPV4.sub(lambda m: m.group(0) if m.group(0) in _PUBLIC_IPS else "<ip>", out)
-    out = _IPV6.sub("<ip>", out)
-    out = _INTERNAL_HOST.sub("<host>", out)
-    out = _LONG_HEX.sub("<secret>", out)
-    out = _LONG_B64.sub(_scrub_blob, out)
-    return out
-
-
-def _scrub_blob(match: re.Match[str]) -> str:
-    blob = match.group(0)
-    # A long run of letters only is a word or an identifier (e.g. a long test name), not a key;
-    # a key mixes digits and cases.
-    has_digit = any(c.isdigit() for c in blob)
-    mixed = any(c.isupper() for c in blob) and any(c.islower() for c in blob)
-    return "<secret>" if has_digit and mixed else blob
-
-
-def looks_private(text: str) -> bool:
-    """Whether ``text`` holds anything :func:`scrub` would replace."""
-    return scrub(text) != unicodedata.normalize("NFC", text)
