@@ -432,13 +432,17 @@ def _record_from_wire(raw: Any) -> tuple[Record, dict[str, Any]]:
         raise _FieldProblem(Problem.MALFORMED, "record body must be a map")
     head = dict(raw[:2])
     try:
-        rtype = RecordType(head.get("type"))
+        declared = head.get("type")
+        rtype = RecordType(declared if type(declared) is str else None)
     except ValueError:
         raise _FieldProblem(Problem.UNKNOWN_TYPE, f"unknown record type {head.get('type')!r}") from None
-    if head.get("v") != PROTOCOL_VERSION:
+    version = head.get("v")
+    # ``type(...) is int``, not ``==``: Python's True == 1 == 1.0, and msgpack's true (0xc3) or a
+    # float 1.0 would otherwise pass as version 1 and give one record a second valid body.
+    if type(version) is not int or version != PROTOCOL_VERSION:
         raise _FieldProblem(
             Problem.UNKNOWN_VERSION,
-            f"{rtype.value} version {head.get('v')!r} is not understood (this node speaks {PROTOCOL_VERSION})",
+            f"{rtype.value} version {version!r} is not understood (this node speaks {PROTOCOL_VERSION})",
         )
     wire = _as_map(raw, _LAYOUT[rtype], rtype.value)
     values = {name: convert(wire[key]) for key, name, convert in _DECODERS[rtype]}
@@ -450,8 +454,10 @@ def _enum_decoder(enum_type: type[enum.Enum], wire_key: str) -> Callable[[Any], 
 
     def convert(value: Any) -> Any:
         try:
+            if type(value) is not str:  # enums travel as strings; nothing else may hash its way in
+                raise KeyError(value)
             return members[value]
-        except (KeyError, TypeError):
+        except KeyError:
             raise _FieldProblem(Problem.BAD_FIELD, f"{wire_key} has an unknown value {value!r}") from None
 
     return convert
