@@ -294,6 +294,23 @@ def test_unsolicited_records_are_rate_limited():
     assert pair.b_session.closed and pair.b_session.misbehaved
 
 
+def test_resent_copies_of_a_held_record_are_dropped_without_penalty():
+    params = GossipParams(records_per_second=10, records_burst=20)
+    a, b = node(1), node(2, params=params)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    record = lesson(0)
+    copies = encode(Records(((record.body, record.signature),) * 10))
+    for _ in range(50):  # 500 copies, 25 times the bucket: none of them costs anything
+        pair.b_session.receive(copies, NOW)
+    assert not pair.b_session.closed and pair.b_session.score == 0
+    assert b.record_keys() == {record.key}
+    assert b.statistics().duplicate_bodies == 499
+    fresh = lesson(1)  # the bucket is still full for a record that is new
+    pair.b_session.receive(encode(Records(((fresh.body, fresh.signature),))), NOW)
+    assert fresh.key in b.record_keys()
+
+
 def test_fetching_respects_the_rate_limit():
     params = GossipParams(records_per_second=50, records_burst=100, max_outstanding=64)
     a, b = node(1), node(2, params=params)

@@ -320,6 +320,10 @@ class PeerSession:
             key = rec.reconcile_key(rtype, rec.record_id(body)) if rtype is not None else None
             if key is not None and self._outstanding.pop(key, None) is not None:
                 taken.append((body, sig))  # asked for: paid for when we asked
+            elif key is not None and key in node.keyset:
+                # A copy of a record we hold (or refused): the spec drops duplicates, and an honest
+                # peer sends them whenever two of its Wants race, so they cost neither tokens nor score.
+                taken.append((body, sig))
             elif self._tokens >= 1:  # unsolicited (or answered after we gave up): rate-limited
                 self._tokens -= 1
                 taken.append((body, sig))
