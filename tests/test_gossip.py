@@ -311,6 +311,25 @@ def test_resent_copies_of_a_held_record_are_dropped_without_penalty():
     assert fresh.key in b.record_keys()
 
 
+def test_an_announcement_flood_is_bounded_by_the_queue_and_released_when_the_session_ends():
+    bound = 300
+    a, b = node(1), node(2, params=GossipParams(sync_on_open=False, max_queued_wants=bound, records_per_second=1,
+                                                 records_burst=1))
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    flood = [bytes([2]) + stand_in_id(i) for i in range(5 * bound)]
+    for i in range(0, len(flood), 500):
+        pair.b_session.receive(encode(Announce(tuple(flood[i : i + 500]))), NOW)
+    assert b.statistics().announced_keys_received == 5 * bound
+    assert b.statistics().wanted <= bound + GossipParams().max_outstanding
+    pair.b_session.connection_lost(NOW)
+    assert b.statistics().wanted == 0 and b.sessions() == []
+
+
+def stand_in_id(i: int) -> bytes:
+    return rec.record_id(i.to_bytes(8, "big"))
+
+
 def test_fetching_respects_the_rate_limit():
     params = GossipParams(records_per_second=50, records_burst=100, max_outstanding=64)
     a, b = node(1), node(2, params=params)

@@ -108,6 +108,7 @@ class GossipStatistics:
     withheld: int
     sessions: int
     known_peers: int
+    wanted: int  # keys some open session announced and this node lacks (bounded by the per-peer queues)
     bytes_in: int
     bytes_out: int
     frames_in: int
@@ -309,7 +310,8 @@ class GossipNode:
 
     def statistics(self) -> GossipStatistics:
         withheld = len(self.keyset) - len(self._store)
-        return GossipStatistics(len(self._store), withheld, len(self._sessions), len(self._peers), *self._count)
+        return GossipStatistics(len(self._store), withheld, len(self._sessions), len(self._peers), len(self._pending),
+                                *self._count)
 
     # -- called by sessions ------------------------------------------------------------------------
 
@@ -321,7 +323,10 @@ class GossipNode:
             session.start_sync(now)
 
     def _closed(self, session: PeerSession, now: float) -> None:
-        for key in [*session._outstanding, *session._queue]:  # hand its keys to other peers
+        # Hand its keys to other peers. A key it was only a fallback source for (popped from its
+        # queue while another peer fetched it) keeps a reference to it until that fetch ends,
+        # within want_timeout; _release drops closed sources then.
+        for key in [*session._outstanding, *session._queue]:
             self._release(key, session, now)
         session._outstanding.clear()
         session._queue.clear()
@@ -347,13 +352,18 @@ class GossipNode:
                     self._count[_C["duplicate_announced_keys"]] += 1
                 continue
             entry = pending.get(key)
+            if entry is not None and session in entry[1]:
+                continue
+            # Only what the peer's own queue can take is remembered at all: a key recorded here
+            # but dropped by a full queue would be owned by no session, released by none, and
+            # kept for ever (announcement floods grew the daemon by 150 MB that way). A key
+            # beyond the bound is forgotten; a later reconciliation brings it up again.
+            if not session._queue_want(key):
+                continue
             if entry is None:
                 pending[key] = [None, [session]]
-            elif session not in entry[1]:
-                entry[1].append(session)
             else:
-                continue
-            session._queue_want(key)
+                entry[1].append(session)
 
     def _release(self, key: bytes, session: PeerSession, now: float) -> None:
         """``session`` will not deliver ``key``: hand it to another peer that announced it."""
@@ -365,12 +375,14 @@ class GossipNode:
         if session in entry[1]:
             entry[1].remove(session)
         sources = [s for s in entry[1] if not s.closed]
+        if entry[0] is None:  # the next source asks for it; one whose queue is full is no source
+            while sources and not sources[0]._queue_want(key):
+                sources.pop(0)
         entry[1] = sources
         if not sources:
             del self._pending[key]
             self._resync(key, session, now)
         elif entry[0] is None:
-            sources[0]._queue_want(key)
             sources[0]._pump(now)
 
     def _resync(self, key: bytes, failed: PeerSession, now: float) -> None:
@@ -407,6 +419,7 @@ class GossipNode:
             key = rec.reconcile_key(rtype, rec.record_id(body)) if rtype is not None else None
             if key is not None and key in self.keyset:
                 c[_C["duplicate_bodies"]] += 1
+                self._pending.pop(key, None)  # held since it was asked for (added locally meanwhile)
                 continue
             try:
                 signed = self._verify(body, sig, network=self.network, today=today)

@@ -256,10 +256,15 @@ class PeerSession:
         self._serve_tokens = min(p.records_burst, self._serve_tokens + elapsed * p.records_per_second)
         self._tokens_at = now
 
-    def _queue_want(self, key: bytes) -> None:
-        if key not in self._queued and len(self._queued) < self.node.params.max_queued_wants:
-            self._queued.add(key)
-            heapq.heappush(self._queue, key)
+    def _queue_want(self, key: bytes) -> bool:
+        """Queue a key to ask this peer for; False if the queue is full (the key is not kept)."""
+        if key in self._queued:
+            return True
+        if len(self._queued) >= self.node.params.max_queued_wants:
+            return False
+        self._queued.add(key)
+        heapq.heappush(self._queue, key)
+        return True
 
     def _pump(self, now: float) -> None:
         """Turn queued keys into Wants while the peer has room for requests and we have tokens."""
