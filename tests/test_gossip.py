@@ -523,13 +523,23 @@ def test_a_dialed_session_reconciles_as_soon_as_it_opens():
     assert len(a.record_keys()) == 5 and a.statistics().syncs_completed == 1
 
 
+def live_until(pair: PeerPair, start: float, end: float, step: float = 30.0) -> None:
+    """Both nodes of a pair run their timers and trade frames (keepalives too) from start to end."""
+    now = start
+    while now < end:
+        now = min(end, now + step)
+        pair.a.tick(now)
+        pair.b.tick(now)
+        pair.run(now)
+
+
 def test_a_node_with_every_slot_taken_drops_one_dialed_session_each_rotation():
     params = GossipParams(max_peers=1, rotate_interval=600.0)
     a, b = node(1, params=params), node(2, params=params)
     a.add_peer(node(3).transport_key, "127.0.0.1:9", "exchange")  # someone else to meet
     pair = PeerPair(a, b, NOW)
     pair.run(NOW)
-    a.tick(NOW + 599)
+    live_until(pair, NOW, NOW + 599)
     assert not a.sessions()[0].closed
     a.tick(NOW + 600)
     pair.run(NOW + 600)
@@ -542,7 +552,7 @@ def test_rotation_leaves_a_node_alone_when_it_knows_nobody_else():
     a, b = node(1, params=params), node(2, params=params)
     pair = PeerPair(a, b, NOW)
     pair.run(NOW)
-    a.tick(NOW + 600)
+    live_until(pair, NOW, NOW + 600)
     assert not a.sessions()[0].closed
 
 
@@ -587,3 +597,70 @@ def test_a_key_a_peer_will_not_serve_is_fetched_from_another_at_once():
         with_generous.run(NOW)
     assert me.get(wanted.key) == wanted
     assert me.statistics().syncs_completed == 2
+
+
+def test_a_session_silent_for_the_idle_timeout_is_closed_without_penalty():
+    params = GossipParams(sync_on_open=False, idle_timeout=120.0, keepalive_interval=0)
+    a, b = node(1), node(2, params=params)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    assert pair.b_session.next_deadline() <= NOW + 120
+    b.tick(NOW + 119)
+    assert not pair.b_session.closed
+    b.tick(NOW + 120)
+    assert pair.b_session.closed and pair.b_session.close_kind is CloseKind.TIMEOUT
+    assert not pair.b_session.misbehaved and b.peer(a.transport_key) is None  # nothing kept of it
+
+
+def test_keepalives_keep_a_quiet_honest_session_open_past_the_idle_timeout():
+    params = GossipParams(sync_on_open=False, sync_interval=10_000.0, idle_timeout=120.0, keepalive_interval=40.0)
+    a, b = node(1, params=params), node(2, params=params)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    live_until(pair, NOW, NOW + 1000, step=10.0)
+    assert not pair.a_session.closed and not pair.b_session.closed
+    assert pair.b_session.active_at == NOW  # keepalives keep it open, but do not count as activity
+
+
+def idle_inbound(hub: GossipNode, n: int, now: float) -> PeerPair:
+    """A peer that dials the hub, says Hello, and says nothing more."""
+    pair = PeerPair(node(n, params=HAND_SYNC), hub, now)
+    pair.run(now)
+    return pair
+
+
+def test_a_new_peer_takes_the_slot_of_the_longest_idle_inbound_session_when_all_are_full():
+    params = GossipParams(sync_on_open=False, max_sessions=4, evict_idle=5.0)
+    hub = node(1, params=params)
+    squatters = [idle_inbound(hub, 10 + i, NOW + i) for i in range(4)]
+    assert len(hub.sessions()) == 4
+    early = idle_inbound(hub, 20, NOW + 4.5)  # nobody has been idle for evict_idle yet
+    assert early.b_session.close_kind is CloseKind.BUSY
+    honest = idle_inbound(hub, 21, NOW + 10)
+    assert not honest.b_session.closed
+    assert squatters[0].b_session.close_kind is CloseKind.EVICTED  # the one idle the longest
+    assert all(not s.b_session.closed for s in squatters[1:])
+
+
+def test_eviction_spares_a_peer_that_contributed_and_takes_a_low_scored_one_first():
+    params = GossipParams(sync_on_open=False, max_sessions=3, evict_idle=5.0)
+    hub = node(1, params=params)
+    helper, squatter, rude = (idle_inbound(hub, n, NOW) for n in (10, 11, 12))
+    gift = lesson(0, signing_key(10))
+    helper.a.add_local(gift)
+    helper.run(NOW)
+    assert gift.key in hub.record_keys() and helper.b_session.contributed
+    rude.b_session.penalise(5, "over the rate limit", NOW)
+    idle_inbound(hub, 13, NOW + 60)
+    assert rude.b_session.close_kind is CloseKind.EVICTED
+    idle_inbound(hub, 14, NOW + 61)
+    assert squatter.b_session.close_kind is CloseKind.EVICTED and not helper.b_session.closed
+
+
+def test_a_flood_of_fresh_inbound_keys_leaves_no_trace_in_the_peer_table():
+    hub = node(1, params=GossipParams(sync_on_open=False, max_known_peers=10))
+    for n in range(10, 60):
+        pair = idle_inbound(hub, n, NOW)
+        pair.a_session.close("bye", NOW)
+        pair.run(NOW)
+    assert hub.known_peers() == [] and hub.sessions() == []

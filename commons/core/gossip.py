@@ -244,9 +244,31 @@ class GossipNode:
         self._sessions[peer_key] = session
         self._peers.connected(peer_key, True)
         if not initiator and len(self._sessions) > self.params.max_sessions:
-            session._send_peers()  # tell it where else to go before turning it away
-            session._end("busy", now, CloseKind.BUSY)
+            victim = self._evictable(session, now)
+            if victim is not None:
+                victim._end(f"evicted: every slot is taken and this session was idle for {now - victim.active_at:.0f} s"
+                            f" (score {victim.score:g})", now, CloseKind.EVICTED)
+            else:
+                session._send_peers()  # tell it where else to go before turning it away
+                session._end("busy", now, CloseKind.BUSY)
         return session
+
+    def _evictable(self, newcomer: PeerSession, now: float) -> PeerSession | None:
+        """The inbound session whose slot a newcomer may take when every slot is full, if any.
+
+        Silent sessions must not hold a node's slots (16 sessions that only said Hello once kept
+        every honest peer out). Candidates are inbound sessions that sent nothing useful for
+        ``evict_idle`` seconds, or whose score is below zero; of those, one whose peer never
+        contributed (no accepted record, no finished reconciliation) goes first, then the lowest
+        score, then the longest idle. Sessions this node dialed are its own choice and stay.
+        """
+        idle_before = now - self.params.evict_idle
+        candidates = [s for s in self._sessions.values()
+                      if s is not newcomer and not s.initiator and not s.closed
+                      and (s.active_at <= idle_before or s.score < 0)]
+        if not candidates:
+            return None
+        return min(candidates, key=lambda s: (s.contributed, s.score, s.active_at))
 
     def dial_failed(self, peer_key: bytes, now: float) -> None:
         """The driver could not connect or finish the handshake: back off that peer."""
@@ -446,6 +468,7 @@ class GossipNode:
             self._store[key] = signed
             self.keyset.add(key)
             accepted.append(signed)
+            session.contributed = True
             relay.append((key, (session, *sources)))
         if relay:
             self._announce(relay)

@@ -53,18 +53,20 @@ class CloseKind(enum.Enum):
     PEER_BYE = "peer-bye"  # the peer sent Bye
     PEER_MISBEHAVED = "peer-misbehaved"  # the peer's score fell to close_score, or it broke the protocol
     CONNECTION_LOST = "connection-lost"  # the transport ended under us
-    TIMEOUT = "timeout"  # no Hello in time
+    TIMEOUT = "timeout"  # no Hello in time, or nothing at all from the peer for idle_timeout
     INCOMPATIBLE = "incompatible"  # another gossip version or another network
     DUPLICATE = "duplicate"  # a second connection to the same peer
     BUSY = "busy"  # we hold max_sessions already
+    EVICTED = "evicted"  # every slot was taken: a new peer got this idle (or low-scored) session's slot
 
 
 class PeerSession:
     """The gossip protocol over one connection, in either role (``initiator``: we dialed)."""
 
     __slots__ = ("node", "peer_key", "initiator", "state", "close_reason", "close_kind", "misbehaved", "score", "listen",
-                 "context", "_out", "_announce", "_queue", "_queued", "_outstanding", "_tokens", "_serve_tokens",
-                 "_tokens_at", "_sync", "_sync_deadline", "_answer", "_answer_deadline", "_hello_deadline", "_pex_at")
+                 "context", "contributed", "active_at", "_out", "_announce", "_queue", "_queued", "_outstanding",
+                 "_tokens", "_serve_tokens", "_tokens_at", "_sync", "_sync_deadline", "_answer", "_answer_deadline",
+                 "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent")
 
     def __init__(self, node: GossipNode, peer_key: bytes, initiator: bool, now: float) -> None:
         p = node.params
@@ -76,6 +78,11 @@ class PeerSession:
         self.score = 0.0
         self.listen: str | None = None  # the peer's listen address, from its Hello
         self.context: object = None  # free for the driver (memnet keeps the other end here)
+        # Merit, for choosing whose slot a newcomer takes when every slot is full: whether the peer
+        # ever delivered a record we accepted or finished a reconciliation with us, and when it
+        # last sent anything but a keepalive.
+        self.contributed = False
+        self.active_at = now
         self._out: list[bytes] = []
         self._announce: list[bytes] = []
         self._queue: list[bytes] = []  # heap of keys to Want from this peer (revocations first)
@@ -89,6 +96,9 @@ class PeerSession:
         self._answer_deadline = 0.0
         self._hello_deadline = now + p.hello_timeout
         self._pex_at = now + p.pex_interval
+        self._heard_at = now  # the last frame of any kind from the peer (for idle_timeout)
+        self._keepalive_at = now + p.keepalive_interval
+        self._sent = False  # whether anything was queued since the last keepalive check
         self._send(Hello(GOSSIP_VERSION, node.network_hash, node.listen))
 
     # -- the driver's surface ----------------------------------------------------------------------
@@ -104,6 +114,7 @@ class PeerSession:
         node = self.node
         node._count[0] += len(frame)
         node._count[2] += 1
+        self._heard_at = now
         try:
             message = decode(frame, node.params.max_frame_bytes)
         except GossipProtocolError as error:
@@ -115,6 +126,8 @@ class PeerSession:
         if self.state is SessionState.HELLO and not isinstance(message, Hello | Bye):
             self._misbehaved(f"{type(message).__name__} before Hello", now)
             return
+        if not (isinstance(message, Announce) and not message.keys):  # an empty Announce is a keepalive
+            self.active_at = now
         if isinstance(message, Hello):
             self._on_hello(message, now)
         elif isinstance(message, Announce):
@@ -147,9 +160,18 @@ class PeerSession:
             self._sync = None
         if self._answer is not None and now >= self._answer_deadline:
             self._answer = None
+        p = self.node.params
+        if p.idle_timeout and now >= self._heard_at + p.idle_timeout:
+            self._end(f"nothing from the peer for {now - self._heard_at:.0f} s", now, CloseKind.TIMEOUT)
+            return
         if now >= self._pex_at:
-            self._pex_at = now + self.node.params.pex_interval
+            self._pex_at = now + p.pex_interval
             self._send_peers()
+        if p.keepalive_interval and now >= self._keepalive_at:
+            self._keepalive_at = now + p.keepalive_interval
+            if not self._sent:
+                self._send(Announce(()))
+            self._sent = False
         self._pump(now)
 
     def outbox(self) -> list[bytes]:
@@ -171,7 +193,12 @@ class PeerSession:
             return None
         if self.state is SessionState.HELLO:
             return self._hello_deadline
+        p = self.node.params
         times = [self._pex_at]
+        if p.idle_timeout:
+            times.append(self._heard_at + p.idle_timeout)
+        if p.keepalive_interval:
+            times.append(self._keepalive_at)
         if self._outstanding:
             times.append(min(self._outstanding.values()))
         if self._sync is not None:
@@ -179,7 +206,7 @@ class PeerSession:
         if self._answer is not None:
             times.append(self._answer_deadline)
         if self._queue and self._tokens < 1:
-            times.append(self._tokens_at + (1 - self._tokens) / self.node.params.records_per_second)
+            times.append(self._tokens_at + (1 - self._tokens) / p.records_per_second)
         return min(times)
 
     def close(self, reason: str, now: float) -> None:
@@ -214,6 +241,7 @@ class PeerSession:
     def _send(self, message: object) -> None:
         if not self._out and not self._announce:
             self.node._dirty[self] = None
+        self._sent = True
         self._out.append(encode(message))
 
     def _enqueue_announce(self, key: bytes) -> None:
@@ -364,6 +392,7 @@ class PeerSession:
         if step.need:
             self.node._learn(step.need, self, count=False)
         if step.done:
+            self.contributed = True
             if mine:
                 self._sync = None
                 self.node._synced(self, now)
