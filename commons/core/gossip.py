@@ -156,7 +156,12 @@ class GossipNode:
         self._verify = verify
         self._store: dict[bytes, rec.SignedRecord] = {}
         self.keyset = KeySet()
-        self._pending: dict[bytes, list] = {}  # key -> [session fetching it or None, [sessions that have it]]
+        # Keys some peer announced and this node lacks. Per key: the sessions that announced it (one
+        # session, or a list once there are several: no allocation per key in the common case, as a
+        # flood holds up to max_queued_wants keys per session) and, while it is asked of one of them,
+        # which. Only keys an announcing session's queue took are here, so both are bounded.
+        self._sources: dict[bytes, PeerSession | list[PeerSession]] = {}
+        self._fetching: dict[bytes, PeerSession] = {}
         self._sessions: dict[bytes, PeerSession] = {}
         self._dirty: dict[PeerSession, None] = {}
         self._peers = PeerTable(self.params, self_key=transport_key)
@@ -164,7 +169,7 @@ class GossipNode:
         self._count = [0] * len(_COUNTERS)
         self._next_sync = now + self.params.sync_interval * rng.random()
         self._next_rotation = now + self.params.rotate_interval
-        self._resynced: dict[bytes, float] = {}  # key -> when a lost want last started a reconciliation
+        self._resynced: dict[int, float] = {}  # key tag -> when a lost want last started a reconciliation
 
     # -- records -----------------------------------------------------------------------------------
 
@@ -332,7 +337,7 @@ class GossipNode:
 
     def statistics(self) -> GossipStatistics:
         withheld = len(self.keyset) - len(self._store)
-        return GossipStatistics(len(self._store), withheld, len(self._sessions), len(self._peers), len(self._pending),
+        return GossipStatistics(len(self._store), withheld, len(self._sessions), len(self._peers), len(self._sources),
                                 *self._count)
 
     # -- called by sessions ------------------------------------------------------------------------
@@ -348,8 +353,14 @@ class GossipNode:
         # Hand its keys to other peers. A key it was only a fallback source for (popped from its
         # queue while another peer fetched it) keeps a reference to it until that fetch ends,
         # within want_timeout; _release drops closed sources then.
+        lost = False
         for key in [*session._outstanding, *session._queue]:
-            self._release(key, session, now)
+            lost |= not self._release(key, session, now, resync=False)
+        if lost:  # one reconciliation with another peer covers every key that only this one had
+            self._start_resync(session, now)
+        # Python's dicts never shrink as entries go: after a flood, copy them down to their size.
+        self._sources = dict(self._sources)
+        self._fetching = dict(self._fetching)
         session._outstanding.clear()
         session._queue.clear()
         session._queued.clear()
@@ -365,7 +376,7 @@ class GossipNode:
 
     def _learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None:
         """The peer holds these keys (announced, or learned by reconciliation): fetch those we lack."""
-        held, pending = self.keyset, self._pending
+        held, sources = self.keyset, self._sources
         for key in keys:
             if count:
                 self._count[_C["announced_keys_received"]] += 1
@@ -373,8 +384,8 @@ class GossipNode:
                 if count:
                     self._count[_C["duplicate_announced_keys"]] += 1
                 continue
-            entry = pending.get(key)
-            if entry is not None and session in entry[1]:
+            entry = sources.get(key)
+            if entry is session or (type(entry) is list and session in entry):
                 continue
             # Only what the peer's own queue can take is remembered at all: a key recorded here
             # but dropped by a full queue would be owned by no session, released by none, and
@@ -383,29 +394,54 @@ class GossipNode:
             if not session._queue_want(key):
                 continue
             if entry is None:
-                pending[key] = [None, [session]]
+                sources[key] = session
+            elif type(entry) is list:
+                entry.append(session)
             else:
-                entry[1].append(session)
+                sources[key] = [entry, session]
 
-    def _release(self, key: bytes, session: PeerSession, now: float) -> None:
-        """``session`` will not deliver ``key``: hand it to another peer that announced it."""
-        entry = self._pending.get(key)
+    def _release(self, key: bytes, session: PeerSession, now: float, resync: bool = True) -> bool:
+        """``session`` will not deliver ``key``: hand it to another peer that announced it.
+
+        Returns False when no peer is left to ask (then, with ``resync``, a reconciliation with
+        another peer starts: ``_resync``)."""
+        if self._fetching.get(key) is session:
+            del self._fetching[key]
+        entry = self._sources.get(key)
         if entry is None:
-            return
-        if entry[0] is session:
-            entry[0] = None
-        if session in entry[1]:
-            entry[1].remove(session)
-        sources = [s for s in entry[1] if not s.closed]
-        if entry[0] is None:  # the next source asks for it; one whose queue is full is no source
+            return True
+        sources = [s for s in (entry if type(entry) is list else (entry,)) if s is not session and not s.closed]
+        fetching = key in self._fetching
+        if not fetching:  # the next source asks for it; one whose queue is full is no source
             while sources and not sources[0]._queue_want(key):
                 sources.pop(0)
-        entry[1] = sources
         if not sources:
-            del self._pending[key]
-            self._resync(key, session, now)
-        elif entry[0] is None:
+            del self._sources[key]
+            self._fetching.pop(key, None)
+            if resync:
+                self._resync(key, session, now)
+            return False
+        self._sources[key] = sources if len(sources) > 1 else sources[0]
+        if not fetching:
             sources[0]._pump(now)
+        return True
+
+    def _claim(self, key: bytes, session: PeerSession) -> bool:
+        """Whether ``session`` should ask its peer for ``key`` now (and if so, it is its to fetch):
+        not if the key was taken or forgotten meanwhile, nor while another peer is asked for it."""
+        if key not in self._sources:
+            return False
+        owner = self._fetching.get(key)
+        if owner is not None and owner is not session and owner.asked(key):
+            return False  # being fetched from another peer (this one stays a fallback)
+        self._fetching[key] = session
+        return True
+
+    def _forget(self, key: bytes) -> tuple[PeerSession, ...]:
+        """The key arrived: stop tracking it; returns the sessions that had announced it."""
+        self._fetching.pop(key, None)
+        entry = self._sources.pop(key, ())
+        return tuple(entry) if type(entry) is list else (entry,) if entry else ()
 
     def _resync(self, key: bytes, failed: PeerSession, now: float) -> None:
         """No peer is left to ask for ``key`` (the one that had it answered "missing", or went
@@ -413,15 +449,25 @@ class GossipNode:
         learned from a peer that will not serve it (a free rider, one over its rate) arrives from
         another. At most once per key per ``sync_interval``, so peers that all refuse cannot make
         it a loop."""
-        if key in self.keyset or now - self._resynced.get(key, -math.inf) < self.params.sync_interval:
+        # Remembered by 64 bits of the id, not the key itself: a key is an object of the frame it
+        # came in, and a few such objects kept long after a flood pin the allocator's arenas (and
+        # the daemon's RSS) that all the flood's other keys were freed from.
+        tag = int.from_bytes(key[1:9], "big")
+        if key in self.keyset or now - self._resynced.get(tag, -math.inf) < self.params.sync_interval:
             return
-        ready = [s for s in self._sessions.values()
-                 if s is not failed and s.state is SessionState.OPEN and not s.syncing]
-        if ready:
-            self._resynced[key] = now
+        if self._start_resync(failed, now):
+            self._resynced[tag] = now
             if len(self._resynced) > _RESYNC_MEMORY:  # forget the oldest: a guard, not a record
                 del self._resynced[next(iter(self._resynced))]
-            self.rng.choice(ready).start_sync(now)
+
+    def _start_resync(self, failed: PeerSession, now: float) -> bool:
+        """Reconcile at once with a random open session other than ``failed``; False if none can."""
+        ready = [s for s in self._sessions.values()
+                 if s is not failed and s.state is SessionState.OPEN and not s.syncing]
+        if not ready:
+            return False
+        self.rng.choice(ready).start_sync(now)
+        return True
 
     def _take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float) -> None:
         """Validate, then store and relay, or remember a refusal; penalise invalid ones."""
@@ -441,7 +487,7 @@ class GossipNode:
             key = rec.reconcile_key(rtype, rec.record_id(body)) if rtype is not None else None
             if key is not None and key in self.keyset:
                 c[_C["duplicate_bodies"]] += 1
-                self._pending.pop(key, None)  # held since it was asked for (added locally meanwhile)
+                self._forget(key)  # held since it was asked for (added locally meanwhile)
                 continue
             try:
                 signed = self._verify(body, sig, network=self.network, today=today)
@@ -453,7 +499,7 @@ class GossipNode:
                 session.penalise(p.penalty_minor if minor else p.penalty_invalid, f"invalid record: {error}", now)
                 continue
             key = signed.key
-            sources = self._pending.pop(key, (None, ()))[1]
+            sources = self._forget(key)
             reason = None
             if signed.type is not rec.RecordType.REVOCATION:  # revocations are always kept and relayed
                 if self._is_dead is not None and self._is_dead(signed):

@@ -26,7 +26,10 @@ class GossipParams:
     records_per_second: float = 200.0  # per peer: records we ask for / accept unsolicited / serve
     records_burst: int = 400  # token bucket depth for the three rates above
     max_outstanding: int = 64  # keys asked from one peer and not yet answered
-    max_queued_wants: int = 65536  # keys waiting to be asked from one peer (more wait for a sync)
+    max_queued_wants: int = 8192  # keys waiting to be asked from one peer. Keys beyond it are not kept
+    # at all; once the queue drains, the node reconciles with that peer again, which names them anew.
+    # So a deeper queue would not fetch faster, only let each announcing peer (new keys cost
+    # nothing) hold more of the node's memory
     want_timeout: float = 10.0  # an unanswered Want key is asked from another peer after this
     reconcile_timeout: float = 30.0  # a reconciliation without an answer for this long is dropped
     hello_timeout: float = 10.0  # a session without the peer's Hello for this long is closed

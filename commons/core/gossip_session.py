@@ -66,7 +66,7 @@ class PeerSession:
     __slots__ = ("node", "peer_key", "initiator", "state", "close_reason", "close_kind", "misbehaved", "score", "listen",
                  "context", "contributed", "active_at", "_out", "_announce", "_queue", "_queued", "_outstanding",
                  "_tokens", "_serve_tokens", "_tokens_at", "_sync", "_sync_deadline", "_answer", "_answer_deadline",
-                 "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent")
+                 "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent", "_overflow")
 
     def __init__(self, node: GossipNode, peer_key: bytes, initiator: bool, now: float) -> None:
         p = node.params
@@ -87,6 +87,7 @@ class PeerSession:
         self._announce: list[bytes] = []
         self._queue: list[bytes] = []  # heap of keys to Want from this peer (revocations first)
         self._queued: set[bytes] = set()
+        self._overflow = False  # the queue was full and dropped keys: reconcile again once it drains
         self._outstanding: dict[bytes, float] = {}  # key -> when we give up waiting for it
         self._tokens = self._serve_tokens = float(p.records_burst)
         self._tokens_at = now
@@ -232,6 +233,10 @@ class PeerSession:
         self._send(Reconcile(ReconcilePhase.START, self._sync.initiate()))
         return True
 
+    def asked(self, key: bytes) -> bool:
+        """Whether this session asked its peer for ``key`` and is waiting for the answer."""
+        return key in self._outstanding
+
     @property
     def syncing(self) -> bool:
         return self._sync is not None
@@ -289,6 +294,7 @@ class PeerSession:
         if key in self._queued:
             return True
         if len(self._queued) >= self.node.params.max_queued_wants:
+            self._overflow = True
             return False
         self._queued.add(key)
         heapq.heappush(self._queue, key)
@@ -296,7 +302,14 @@ class PeerSession:
 
     def _pump(self, now: float) -> None:
         """Turn queued keys into Wants while the peer has room for requests and we have tokens."""
-        if self.state is not SessionState.OPEN or not self._queue:
+        if self.state is not SessionState.OPEN:
+            return
+        if not self._queue:
+            if self._overflow and not self._outstanding and self._sync is None:
+                # Keys this peer has were dropped for want of room: a reconciliation names them
+                # again, so a node far behind catches up at the rate limit with a queue kept small.
+                self._overflow = False
+                self.start_sync(now)
             return
         self._refill(now)
         node, p = self.node, self.node.params
@@ -305,13 +318,8 @@ class PeerSession:
         while self._queue and len(self._outstanding) < p.max_outstanding and self._tokens >= 1:
             key = heapq.heappop(self._queue)
             self._queued.discard(key)
-            pending = node._pending.get(key)
-            if pending is None:
-                continue  # held by now, or no longer worth fetching
-            owner = pending[0]
-            if owner is not None and key in owner._outstanding:
-                continue  # being fetched from another peer (we stay a fallback)
-            pending[0] = self
+            if not node._claim(key, self):
+                continue  # held by now, no longer worth fetching, or asked of another peer
             self._outstanding[key] = deadline
             self._tokens -= 1
             batch.append(key)
