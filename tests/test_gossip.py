@@ -330,6 +330,22 @@ def stand_in_id(i: int) -> bytes:
     return rec.record_id(i.to_bytes(8, "big"))
 
 
+def test_a_free_rider_takes_records_but_never_announces_or_serves_them():
+    rider, other = node(1, free_rider=True), node(2)
+    pair = PeerPair(other, rider, NOW)
+    pair.run(NOW)
+    gift, own = lesson(0), lesson(1)
+    other.add_local(gift)
+    pair.run(NOW)
+    assert gift.key in rider.record_keys()
+    rider.add_local(own)
+    pair.run(NOW)
+    assert own.key not in other.keyset  # never announced
+    pair.b_session.receive(encode(Want((gift.key,))), NOW)
+    answer = decode(rider.drain_outboxes()[0][1][-1])
+    assert answer == Records((), (gift.key,))
+
+
 def test_fetching_respects_the_rate_limit():
     params = GossipParams(records_per_second=50, records_burst=100, max_outstanding=64)
     a, b = node(1), node(2, params=params)
@@ -575,20 +591,12 @@ def test_a_revocation_is_announced_to_every_open_session_beyond_the_fanout():
 
 
 def test_a_key_a_peer_will_not_serve_is_fetched_from_another_at_once():
-    from commons.core.gossip_session import PeerSession
-
-    class Withholding(PeerSession):  # claims the key in reconciliation, then answers "missing"
-        __slots__ = ()
-
-        def _serve(self, keys, now):
-            self._send(Records((), tuple(sorted(set(keys)))))
-
-    me, stingy, generous = node(1), node(2), node(3)
+    # The free rider claims the key in reconciliation, then answers "missing".
+    me, stingy, generous = node(1), node(2, free_rider=True), node(3)
     wanted = lesson(1)
     stingy.load([wanted])
     generous.load([wanted])
     with_stingy, with_generous = PeerPair(me, stingy, NOW), PeerPair(me, generous, NOW)
-    with_stingy.b_session.__class__ = Withholding
     for pair in (with_stingy, with_generous):
         pair.run(NOW)
     with_stingy.a_session.start_sync(NOW)

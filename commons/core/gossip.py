@@ -144,13 +144,19 @@ class GossipNode:
         is_dead: Callable[[rec.SignedRecord], bool] | None = None,
         verify: Verify = rec.verify,
         now: float = 0.0,
+        free_rider: bool = False,
     ) -> None:
+        """``free_rider``: the node takes records but never announces one and answers every Want
+        with "missing" -- a peer that does not pull its weight, for the simulator to put in a
+        network (a peer that claims keys it will not serve then costs a round trip, not a round:
+        protocol/gossip.md, Lost wants). A daemon never is one."""
         self.params = params or GossipParams()
         self.network = network
         self.network_hash = network_hash(network)
         self.transport_key = transport_key
         self.listen = listen
         self.rng = rng
+        self.free_rider = free_rider
         self._admit = admit
         self._is_dead = is_dead
         self._verify = verify
@@ -243,19 +249,19 @@ class GossipNode:
             def dialer(s: PeerSession) -> bytes:
                 return self.transport_key if s.initiator else s.peer_key
             if dialer(existing) <= dialer(session):
-                session._end("duplicate connection", now, CloseKind.DUPLICATE)
+                session.end("duplicate connection", now, CloseKind.DUPLICATE)
                 return session
-            existing._end("duplicate connection", now, CloseKind.DUPLICATE)
+            existing.end("duplicate connection", now, CloseKind.DUPLICATE)
         self._sessions[peer_key] = session
         self._peers.connected(peer_key, True)
         if not initiator and len(self._sessions) > self.params.max_sessions:
             victim = self._evictable(session, now)
             if victim is not None:
-                victim._end(f"evicted: every slot is taken and this session was idle for {now - victim.active_at:.0f} s"
+                victim.end(f"evicted: every slot is taken and this session was idle for {now - victim.active_at:.0f} s"
                             f" (score {victim.score:g})", now, CloseKind.EVICTED)
             else:
-                session._send_peers()  # tell it where else to go before turning it away
-                session._end("busy", now, CloseKind.BUSY)
+                session.send_peers()  # tell it where else to go before turning it away
+                session.end("busy", now, CloseKind.BUSY)
         return session
 
     def _evictable(self, newcomer: PeerSession, now: float) -> PeerSession | None:
@@ -340,41 +346,60 @@ class GossipNode:
         return GossipStatistics(len(self._store), withheld, len(self._sessions), len(self._peers), len(self._sources),
                                 *self._count)
 
-    # -- called by sessions ------------------------------------------------------------------------
+    # -- the node's side of the seam (gossip_session.SessionHost): what its sessions call --------
 
-    def _opened(self, session: PeerSession, now: float) -> None:
+    def count_in(self, nbytes: int) -> None:
+        self._count[_C["bytes_in"]] += nbytes
+        self._count[_C["frames_in"]] += 1
+
+    def count_out(self, nbytes: int, frames: int) -> None:
+        self._count[_C["bytes_out"]] += nbytes
+        self._count[_C["frames_out"]] += frames
+
+    def wake(self, session: PeerSession) -> None:
+        """``session`` has frames to send: ``drain_outboxes`` will return it."""
+        self._dirty[session] = None
+
+    def serve(self, key: bytes) -> rec.SignedRecord | None:
+        """The record to send a peer that asked for ``key``; None: answer it as missing."""
+        return None if self.free_rider else self._store.get(key)
+
+    def learn_peers(self, entries: Iterable[tuple[str, bytes]]) -> None:
+        self._peers.learn(entries)
+
+    def peers_to_share(self, count: int, exclude: bytes) -> list[tuple[str, bytes]]:
+        return self._peers.sample(count, exclude=exclude, rng=self.rng)
+
+    def session_opened(self, session: PeerSession, now: float) -> None:
         if session.listen is not None:
             self._peers.add(session.peer_key, session.listen, "hello")
-        session._send_peers()
+        session.send_peers()
         if session.initiator and self.params.sync_on_open:
             session.start_sync(now)
 
-    def _closed(self, session: PeerSession, now: float) -> None:
+    def session_closed(self, session: PeerSession, now: float) -> None:
         # Hand its keys to other peers. A key it was only a fallback source for (popped from its
         # queue while another peer fetched it) keeps a reference to it until that fetch ends,
         # within want_timeout; _release drops closed sources then.
         lost = False
-        for key in [*session._outstanding, *session._queue]:
-            lost |= not self._release(key, session, now, resync=False)
+        for key in session.drop_wants():
+            lost |= not self.release(key, session, now, resync=False)
         if lost:  # one reconciliation with another peer covers every key that only this one had
             self._start_resync(session, now)
         # Python's dicts never shrink as entries go: after a flood, copy them down to their size.
         self._sources = dict(self._sources)
         self._fetching = dict(self._fetching)
-        session._outstanding.clear()
-        session._queue.clear()
-        session._queued.clear()
         if self._sessions.get(session.peer_key) is session:
             del self._sessions[session.peer_key]
             self._peers.connected(session.peer_key, False)
         self._peers.closed(session.peer_key, session.misbehaved, now)
         self._events.append(SessionClosed(session.peer_key, session.close_reason or "", session.misbehaved, session.close_kind))
 
-    def _synced(self, session: PeerSession, now: float) -> None:
+    def session_synced(self, session: PeerSession, now: float) -> None:
         self._count[_C["syncs_completed"]] += 1
         self._peers.synced(session.peer_key, now)
 
-    def _learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None:
+    def learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None:
         """The peer holds these keys (announced, or learned by reconciliation): fetch those we lack."""
         held, sources = self.keyset, self._sources
         for key in keys:
@@ -391,7 +416,7 @@ class GossipNode:
             # but dropped by a full queue would be owned by no session, released by none, and
             # kept for ever (announcement floods grew the daemon by 150 MB that way). A key
             # beyond the bound is forgotten; a later reconciliation brings it up again.
-            if not session._queue_want(key):
+            if not session.queue_want(key):
                 continue
             if entry is None:
                 sources[key] = session
@@ -400,7 +425,7 @@ class GossipNode:
             else:
                 sources[key] = [entry, session]
 
-    def _release(self, key: bytes, session: PeerSession, now: float, resync: bool = True) -> bool:
+    def release(self, key: bytes, session: PeerSession, now: float, resync: bool = True) -> bool:
         """``session`` will not deliver ``key``: hand it to another peer that announced it.
 
         Returns False when no peer is left to ask (then, with ``resync``, a reconciliation with
@@ -413,7 +438,7 @@ class GossipNode:
         sources = [s for s in (entry if type(entry) is list else (entry,)) if s is not session and not s.closed]
         fetching = key in self._fetching
         if not fetching:  # the next source asks for it; one whose queue is full is no source
-            while sources and not sources[0]._queue_want(key):
+            while sources and not sources[0].queue_want(key):
                 sources.pop(0)
         if not sources:
             del self._sources[key]
@@ -423,10 +448,10 @@ class GossipNode:
             return False
         self._sources[key] = sources if len(sources) > 1 else sources[0]
         if not fetching:
-            sources[0]._pump(now)
+            sources[0].pump(now)
         return True
 
-    def _claim(self, key: bytes, session: PeerSession) -> bool:
+    def claim(self, key: bytes, session: PeerSession) -> bool:
         """Whether ``session`` should ask its peer for ``key`` now (and if so, it is its to fetch):
         not if the key was taken or forgotten meanwhile, nor while another peer is asked for it."""
         if key not in self._sources:
@@ -469,7 +494,7 @@ class GossipNode:
         self.rng.choice(ready).start_sync(now)
         return True
 
-    def _take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float) -> None:
+    def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float) -> None:
         """Validate, then store and relay, or remember a refusal; penalise invalid ones."""
         p, c = self.params, self._count
         accepted: list[rec.SignedRecord] = []
@@ -480,7 +505,7 @@ class GossipNode:
                 for rest, _ in bodies[n:]:
                     rtype = rec.peek_type(rest)
                     if rtype is not None:
-                        self._release(rec.reconcile_key(rtype, rec.record_id(rest)), session, now)
+                        self.release(rec.reconcile_key(rtype, rec.record_id(rest)), session, now)
                 break
             c[_C["bodies_received"]] += 1
             rtype = rec.peek_type(body)
@@ -494,7 +519,7 @@ class GossipNode:
             except rec.InvalidRecord as error:
                 c[_C["invalid_received"]] += 1
                 if key is not None:
-                    self._release(key, session, now)
+                    self.release(key, session, now)
                 minor = error.problem in _MINOR_PROBLEMS
                 session.penalise(p.penalty_minor if minor else p.penalty_invalid, f"invalid record: {error}", now)
                 continue
@@ -530,6 +555,8 @@ class GossipNode:
         leave together, to the same peers, in one Announce -- a revocation received with the
         lesson it revokes is never announced to a peer without it, and so never falls behind it.
         """
+        if self.free_rider:
+            return
         sessions = [s for s in self._sessions.values() if s.state is SessionState.OPEN]
         if len(sessions) > self.params.fanout:
             self.rng.shuffle(sessions)
@@ -539,7 +566,7 @@ class GossipNode:
             sent = 0
             for session in sessions:
                 if session not in skip:
-                    session._enqueue_announce(key)
+                    session.enqueue_announce(key)
                     sent += 1
                     if sent == limit:
                         break
