@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test demo bench simulations experiment clean
+.PHONY: install test demo bench fuzz simulations experiment clean
 
 install: $(STAMP)
 
@@ -29,6 +29,14 @@ bench: $(STAMP)
 		$(BIN)/python -m tests.benchmarks.$$name --json > .bench/$$name.json; \
 		$(BIN)/python -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1])), indent=2))" .bench/$$name.json; \
 	done
+
+# Fuzzing the decoders of peers' bytes (records, gossip messages, box-stream): 10^6 inputs each by
+# default (FUZZ_INPUTS=...), about a minute; prints crashes and invalid-accepted counts, exits 1 on any.
+FUZZ_INPUTS ?= 1000000
+fuzz: $(STAMP)
+	mkdir -p .bench
+	$(BIN)/python -m tests.fuzzing --inputs $(FUZZ_INPUTS) --json > .bench/fuzz.json || (cat .bench/fuzz.json; exit 1)
+	@$(BIN)/python -c "import json; r=json.load(open('.bench/fuzz.json')); [print(f\"{x['decoder']:16} {x['inputs']} inputs: {x['crash']} crashes, {x['invalid-accepted']} invalid accepted, {x['accepted']} accepted, {x['refused']} refused ({x['seconds']} s)\") for x in r['results']]"
 
 # The two-agent experiment (design paper §7.5): prints its figures as JSON and regenerates
 # docs/experiment.md with its table and plots. Reproducible by --seed; a few minutes at most.
