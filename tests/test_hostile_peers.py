@@ -31,10 +31,11 @@ def target(tmp_path):
         node.stop(signal.SIGKILL)
 
 
-def settled_rss(pid: int, seconds: float = 1.0) -> int:
-    """The smallest RSS seen over a short while (the daemon's own timers allocate and free)."""
+def settled_rss(pid: int, seconds: float = 1.0, below: float = 0.0) -> int:
+    """The smallest RSS seen over ``seconds`` (the daemon's own timers allocate and free), or
+    sooner, as soon as it is under ``below`` (a loaded machine may take a while to get there)."""
     lowest, deadline = rss_bytes(pid), time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and lowest >= below:
         time.sleep(0.1)
         lowest = min(lowest, rss_bytes(pid))
     return lowest
@@ -63,7 +64,7 @@ def test_rss_comes_back_within_ten_percent_after_announcement_floods_end(target)
     baseline = settled_rss(pid)
     for _ in range(ROUNDS):
         trio.run(flood_round, KEYS_PER_ATTACKER)
-    after = settled_rss(pid, 2.0)
+    after = settled_rss(pid, 10.0, below=baseline * 1.05)
     assert target.process.poll() is None, target.stderr()
     print(f"baseline {baseline / 2**20:.1f} MB, peaks {[round(p / 2**20, 1) for p in peaks]} MB, "
           f"after {after / 2**20:.1f} MB")
@@ -83,9 +84,10 @@ def test_an_honest_peer_delivers_a_lesson_within_five_seconds_while_sixteen_idle
                 await squatter.connect()
                 nursery.start_soon(squatter.drain)
             await trio.sleep(6.0)  # past evict_idle (5 s): they have held every slot in silence
+            with open(honest.home.config_file, "a", encoding="utf-8") as config:  # dialed as soon as it starts
+                config.write(f'\n[[peers]]\naddress = "{target.address}"\ntransport_key = "{target.transport}"\n')
             honest.start()
             began = time.monotonic()
-            honest.cli("peers", "add", target.address, target.transport)
             while lesson.key not in target.keys():
                 if time.monotonic() - began > 20:
                     break
@@ -96,6 +98,7 @@ def test_an_honest_peer_delivers_a_lesson_within_five_seconds_while_sixteen_idle
 
     try:
         took = trio.run(squat_then_watch)
+        print(f"the honest peer's lesson arrived {took:.2f} s after its daemon started, 16 squatters sitting")
         assert lesson.key in target.keys(), "the honest peer's lesson never arrived"
         assert took <= 5.0, f"the lesson took {took:.1f} s"
         assert target.process.poll() is None, target.stderr()
