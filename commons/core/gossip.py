@@ -380,7 +380,7 @@ class GossipNode:
     def session_closed(self, session: PeerSession, now: float) -> None:
         # Hand its keys to other peers. A key it was only a fallback source for (popped from its
         # queue while another peer fetched it) keeps a reference to it until that fetch ends,
-        # within want_timeout; _release drops closed sources then.
+        # within want_timeout; release() drops closed sources then.
         lost = False
         for key in session.drop_wants():
             lost |= not self.release(key, session, now, resync=False)
