@@ -8,7 +8,8 @@ Two state machines, in the h11 / aioquic style (bytes and ``now`` in, bytes and 
   and sends what ``outbox()`` returns through ``encode_frame``.
 * :class:`GossipNode` -- one node: its records (in memory: key -> SignedRecord, plus a reconcile
   :class:`KeySet`), its sessions and its peer table (``gossip_peers.py``, with the parameters);
-  it picks peers to sync with and to dial. Wire messages and frames: ``gossip_messages.py``.
+  it picks peers to sync with and to dial. Wire messages and frames: ``gossip_messages.py``; what
+  it reports (events, statistics): ``gossip_events.py``.
 
 How a record spreads, and why this shape (``protocol/gossip.md`` has the details):
 
@@ -38,11 +39,19 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from blake3 import blake3
 
 from commons.core import records as rec
+from commons.core.gossip_events import (
+    COUNTER_INDEX,
+    COUNTERS,
+    Accepted,
+    Event,
+    GossipStatistics,
+    Refused,
+    SessionClosed,
+)
 from commons.core.gossip_messages import GossipUsageError
 from commons.core.gossip_peers import GossipParams, PeerInfo, PeerTable
 from commons.core.gossip_session import CloseKind, PeerSession, SessionState
@@ -74,57 +83,6 @@ def network_hash(network: bytes) -> bytes:
     return blake3(b"commons/gossip/v1/network\n" + network).digest()
 
 
-@dataclass(frozen=True)
-class Accepted:
-    """Records accepted from a peer (valid, admitted): the driver persists them."""
-
-    records: tuple[rec.SignedRecord, ...]
-    from_peer: bytes
-
-
-@dataclass(frozen=True)
-class Refused:
-    """A valid record refused by local policy or a death certificate: remembered as withheld."""
-
-    key: bytes
-    reason: str
-    from_peer: bytes
-
-
-@dataclass(frozen=True)
-class SessionClosed:
-    peer_key: bytes
-    reason: str
-    misbehaved: bool
-    kind: CloseKind
-
-
-Event = Accepted | Refused | SessionClosed
-
-
-@dataclass(frozen=True)
-class GossipStatistics:
-    records_held: int
-    withheld: int
-    sessions: int
-    known_peers: int
-    wanted: int  # keys some open session announced and this node lacks (bounded by the per-peer queues)
-    bytes_in: int
-    bytes_out: int
-    frames_in: int
-    frames_out: int
-    bodies_received: int
-    duplicate_bodies: int
-    invalid_received: int
-    refused: int
-    announced_keys_received: int
-    duplicate_announced_keys: int
-    syncs_completed: int
-
-
-_COUNTERS = ("bytes_in", "bytes_out", "frames_in", "frames_out", "bodies_received", "duplicate_bodies",
-             "invalid_received", "refused", "announced_keys_received", "duplicate_announced_keys", "syncs_completed")
-_C = {name: i for i, name in enumerate(_COUNTERS)}
 # Problems a relaying peer could not have caused on purpose get the minor penalty.
 _MINOR_PROBLEMS = {rec.Problem.FUTURE}
 
@@ -172,7 +130,7 @@ class GossipNode:
         self._dirty: dict[PeerSession, None] = {}
         self._peers = PeerTable(self.params, self_key=transport_key)
         self._events: list[Event] = []
-        self._count = [0] * len(_COUNTERS)
+        self._count = [0] * len(COUNTERS)
         self._next_sync = now + self.params.sync_interval * rng.random()
         self._next_rotation = now + self.params.rotate_interval
         self._resynced: dict[int, float] = {}  # key tag -> when a lost want last started a reconciliation
@@ -349,12 +307,12 @@ class GossipNode:
     # -- the node's side of the seam (gossip_session.SessionHost): what its sessions call --------
 
     def count_in(self, nbytes: int) -> None:
-        self._count[_C["bytes_in"]] += nbytes
-        self._count[_C["frames_in"]] += 1
+        self._count[COUNTER_INDEX["bytes_in"]] += nbytes
+        self._count[COUNTER_INDEX["frames_in"]] += 1
 
     def count_out(self, nbytes: int, frames: int) -> None:
-        self._count[_C["bytes_out"]] += nbytes
-        self._count[_C["frames_out"]] += frames
+        self._count[COUNTER_INDEX["bytes_out"]] += nbytes
+        self._count[COUNTER_INDEX["frames_out"]] += frames
 
     def wake(self, session: PeerSession) -> None:
         """``session`` has frames to send: ``drain_outboxes`` will return it."""
@@ -396,7 +354,7 @@ class GossipNode:
         self._events.append(SessionClosed(session.peer_key, session.close_reason or "", session.misbehaved, session.close_kind))
 
     def session_synced(self, session: PeerSession, now: float) -> None:
-        self._count[_C["syncs_completed"]] += 1
+        self._count[COUNTER_INDEX["syncs_completed"]] += 1
         self._peers.synced(session.peer_key, now)
 
     def learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None:
@@ -404,10 +362,10 @@ class GossipNode:
         held, sources = self.keyset, self._sources
         for key in keys:
             if count:
-                self._count[_C["announced_keys_received"]] += 1
+                self._count[COUNTER_INDEX["announced_keys_received"]] += 1
             if key in held:
                 if count:
-                    self._count[_C["duplicate_announced_keys"]] += 1
+                    self._count[COUNTER_INDEX["duplicate_announced_keys"]] += 1
                 continue
             entry = sources.get(key)
             if entry is session or (type(entry) is list and session in entry):
@@ -507,17 +465,17 @@ class GossipNode:
                     if rtype is not None:
                         self.release(rec.reconcile_key(rtype, rec.record_id(rest)), session, now)
                 break
-            c[_C["bodies_received"]] += 1
+            c[COUNTER_INDEX["bodies_received"]] += 1
             rtype = rec.peek_type(body)
             key = rec.reconcile_key(rtype, rec.record_id(body)) if rtype is not None else None
             if key is not None and key in self.keyset:
-                c[_C["duplicate_bodies"]] += 1
+                c[COUNTER_INDEX["duplicate_bodies"]] += 1
                 self._forget(key)  # held since it was asked for (added locally meanwhile)
                 continue
             try:
                 signed = self._verify(body, sig, network=self.network, today=today)
             except rec.InvalidRecord as error:
-                c[_C["invalid_received"]] += 1
+                c[COUNTER_INDEX["invalid_received"]] += 1
                 if key is not None:
                     self.release(key, session, now)
                 minor = error.problem in _MINOR_PROBLEMS
@@ -533,7 +491,7 @@ class GossipNode:
                     reason = self._admit(signed)
             if reason is not None:
                 self.keyset.add(key, withheld=True)
-                c[_C["refused"]] += 1
+                c[COUNTER_INDEX["refused"]] += 1
                 self._events.append(Refused(key, reason, session.peer_key))
                 continue
             self._store[key] = signed
