@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test demo bench lessons-report simulations experiment clean
+.PHONY: install test demo bench fuzz lessons-report simulations experiment clean
 
 install: $(STAMP)
 
@@ -34,6 +34,14 @@ bench: $(STAMP)
 # sessions: informative failure lines, lessons naming what worked, bare echoes, correction precision.
 lessons-report: $(STAMP)
 	$(BIN)/python -m commons.ingest.lessons_report
+
+# Fuzzing the decoders of peers' bytes (records, gossip messages, box-stream): 10^6 inputs each by
+# default (FUZZ_INPUTS=...), about a minute; prints crashes and invalid-accepted counts, exits 1 on any.
+FUZZ_INPUTS ?= 1000000
+fuzz: $(STAMP)
+	mkdir -p .bench
+	$(BIN)/python -m tests.fuzzing --inputs $(FUZZ_INPUTS) --json > .bench/fuzz.json || (cat .bench/fuzz.json; exit 1)
+	@$(BIN)/python -c "import json; r=json.load(open('.bench/fuzz.json')); [print(f\"{x['decoder']:16} {x['inputs']} inputs: {x['crash']} crashes, {x['invalid-accepted']} invalid accepted, {x['accepted']} accepted, {x['refused']} refused ({x['seconds']} s)\") for x in r['results']]"
 
 # The two-agent experiment (design paper §7.5): prints its figures as JSON and regenerates
 # docs/experiment.md with its table and plots. Reproducible by --seed; a few minutes at most.

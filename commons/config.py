@@ -166,6 +166,10 @@ class GossipConfig:
     max_peers: int = 8  # sessions the daemon dials up to
     fanout: int = 8  # peers a new record's key is announced to
     discovery: bool = True  # advertise and browse _commons._tcp on the LAN when listening beyond loopback
+    idle_timeout: float = 300.0  # a session from which nothing arrives for this long is closed (0: never)
+    evict_idle: float = 5.0  # with every slot taken, a newcomer may take the slot of a session idle this long
+    max_half_open: int = 64  # inbound connections still in their handshake, from everyone
+    max_half_open_per_address: int = 8  # the same, from one IP address
 
     def __post_init__(self) -> None:
         _check("sync_interval", lambda: _at_least("sync_interval", self.sync_interval, 0.1))
@@ -173,6 +177,11 @@ class GossipConfig:
         _check("backoff_cap", lambda: _at_least("backoff_cap", self.backoff_cap, self.backoff_base))
         _check("max_peers", lambda: _at_least("max_peers", self.max_peers, 1))
         _check("fanout", lambda: _at_least("fanout", self.fanout, 1))
+        _check("idle_timeout", lambda: _at_least("idle_timeout", self.idle_timeout, 0))
+        _check("evict_idle", lambda: _at_least("evict_idle", self.evict_idle, 0))
+        _check("max_half_open", lambda: _at_least("max_half_open", self.max_half_open, 1))
+        _check("max_half_open_per_address", lambda: _at_least("max_half_open_per_address",
+                                                              self.max_half_open_per_address, 1))
 
 
 @dataclass(frozen=True)

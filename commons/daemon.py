@@ -46,6 +46,7 @@ from commons.errors import CommonsError, UsageError
 from commons.home import Home
 from commons.identity import Identity
 from commons.net import discovery
+from commons.net.admission import HalfOpenCaps, HalfOpenLimit
 from commons.net.peer_driver import GossipDriver
 from commons.net.transport import PeerFailed, dial, handshake_as_server
 from commons.store import peers as peer_store
@@ -127,7 +128,8 @@ def next_sleep(after: float, at: str) -> float:
 def gossip_params(config: Config) -> GossipParams:
     g = config.gossip
     return replace(GossipParams(), sync_interval=g.sync_interval, backoff_base=g.backoff_base,
-                   backoff_cap=g.backoff_cap, max_peers=g.max_peers, fanout=g.fanout)
+                   backoff_cap=g.backoff_cap, max_peers=g.max_peers, fanout=g.fanout, idle_timeout=g.idle_timeout,
+                   evict_idle=g.evict_idle)
 
 
 def setup_logging(home: Home, verbose: bool) -> None:
@@ -199,6 +201,8 @@ class Daemon:
         self.node = GossipNode(self.network, self.me.transport_public, random.Random(), params=gossip_params(self.config),
                                listen=hello_address, admit=admit, is_dead=self._is_dead, now=self.now())
         self.driver = GossipDriver(self.node, self.now, self._on_events)
+        self.half_open = HalfOpenLimit(HalfOpenCaps(self.config.gossip.max_half_open,
+                                                    self.config.gossip.max_half_open_per_address))
         await self._load(store)
         log.info("listening on %s (transport key %s); publishing %s; %d records held",
                  self.listen_address, self.me.transport_public.hex(), "on" if self.publishing else "off",
@@ -252,7 +256,8 @@ class Daemon:
 
     async def _inbound(self, stream: trio.SocketStream) -> None:
         try:
-            link = await handshake_as_server(stream, network_key=self.network, seed=self.me.transport_seed)
+            link = await handshake_as_server(stream, network_key=self.network, seed=self.me.transport_seed,
+                                             half_open=self.half_open)
         except PeerFailed as error:
             log.debug("inbound connection refused: %s", error)
             return

@@ -13,8 +13,9 @@ frame, timer, dial and hang-up, each at a virtual time) with what a real network
   online/offline times so that a chosen fraction is offline at any moment.
 * **Partitions**: :meth:`SimNetwork.partition` cuts every connection between two sides and fails
   dials across; :meth:`SimNetwork.heal` lets them through again.
-* **Free riders**: :class:`SimNode` with ``free_rider=True`` takes records but never announces
-  them and answers every Want with "missing" (a peer then asks someone else).
+* **Free riders**: :class:`SimNode` with ``free_rider=True`` is a ``GossipNode(free_rider=True)``:
+  it takes records but never announces them and answers every Want with "missing" (a peer then
+  asks someone else); the behaviour is the core's, configured, not patched in.
 * **Tracking**: :class:`Tracker` records, for chosen record keys, when and at which hop each node
   first took them (hop = body transfers from the publisher; the publisher is hop 0).
 
@@ -31,7 +32,6 @@ from dataclasses import dataclass
 
 from commons.core import records as rec
 from commons.core.gossip import Accepted, GossipNode, GossipParams, Refused
-from commons.core.gossip_messages import Records
 from commons.core.gossip_session import PeerSession, SessionState
 from commons.core.memnet import _HANGUP, Network
 from commons.core.revocation import resolve
@@ -89,8 +89,7 @@ class SimNode(GossipNode):
     def __init__(self, *args, free_rider: bool = False, revocations: bool = False, **kwargs) -> None:
         if revocations:
             kwargs["is_dead"] = self._dead
-        super().__init__(*args, **kwargs)
-        self.free_rider = free_rider
+        super().__init__(*args, free_rider=free_rider, **kwargs)
         self.refused_dead: set[bytes] = set()  # ids refused as dead: what the daemon keeps in `refused`
 
     def revocations(self):
@@ -103,22 +102,6 @@ class SimNode(GossipNode):
         self.refused_dead.add(signed.id)
         return True
 
-    def open_session(self, peer_key: bytes, initiator: bool, now: float) -> PeerSession:
-        session = super().open_session(peer_key, initiator, now)
-        if self.free_rider:
-            session.__class__ = _FreeRiderSession  # GossipNode has no session factory (see report)
-        return session
-
-    def _announce(self, batch) -> None:
-        if not self.free_rider:
-            super()._announce(batch)
-
-
-class _FreeRiderSession(PeerSession):
-    __slots__ = ()
-
-    def _serve(self, keys: tuple[bytes, ...], now: float) -> None:
-        self._send(Records((), tuple(sorted(set(keys)))))
 
 
 class Tracker:

@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 import uuid
 
 import pytest
@@ -91,3 +92,46 @@ def test_two_daemons_on_one_lan_find_each_other_with_no_bootstrap_entry(two_name
         for node in (a, b):
             if node.process is not None and node.process.poll() is None:
                 node.stop(signal.SIGTERM)
+
+
+def test_sigterm_exits_zero_with_discovery_on(two_namespaces, tmp_path):
+    node = Node(tmp_path, "lone")
+    node.start("0.0.0.0:0", netns=two_namespaces[0])
+    try:
+        wait_for(lambda: "discovery: advertising" in node.stderr(), 20, "discovery to start advertising")
+        code = node.stop(signal.SIGTERM)
+        assert code == 0, node.stderr()[-2000:]
+        assert "internal error" not in node.stderr()
+    finally:
+        if node.process.poll() is None:
+            node.stop(signal.SIGKILL)
+
+
+def test_sigterm_while_records_are_being_written_exits_zero_and_leaves_a_sound_store(two_namespaces, tmp_path):
+    import sqlite3
+
+    a, b = Node(tmp_path, "source"), Node(tmp_path, "sink")
+    signed = {r.key for r in a.sign_lessons(2500)}  # about 12 s of intake at the 200 records/s rate limit
+    a.cli("publish", "on")
+    try:
+        a.start("0.0.0.0:0", netns=two_namespaces[0])
+        port = a.address.rsplit(":", 1)[1]
+        b.start("0.0.0.0:0", netns=two_namespaces[1])
+        b.cli("peers", "add", f"10.231.7.1:{port}", a.transport)
+        for delay in (0.0, 0.3, 0.7):  # SIGTERM lands at different points of a batch's transaction
+            before = len(b.keys())
+            wait_for(lambda: len(b.keys()) > before, 30, "sink to be receiving records")
+            time.sleep(delay)
+            code = b.stop(signal.SIGTERM)
+            assert code == 0, b.stderr()[-3000:]
+            db = sqlite3.connect(b.home.database)
+            try:
+                assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+            finally:
+                db.close()
+            assert b.keys() <= signed
+            b.start("0.0.0.0:0", netns=two_namespaces[1])
+    finally:
+        for node in (a, b):
+            if node.process is not None and node.process.poll() is None:
+                node.stop(signal.SIGKILL)

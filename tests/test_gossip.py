@@ -294,6 +294,58 @@ def test_unsolicited_records_are_rate_limited():
     assert pair.b_session.closed and pair.b_session.misbehaved
 
 
+def test_resent_copies_of_a_held_record_are_dropped_without_penalty():
+    params = GossipParams(records_per_second=10, records_burst=20)
+    a, b = node(1), node(2, params=params)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    record = lesson(0)
+    copies = encode(Records(((record.body, record.signature),) * 10))
+    for _ in range(50):  # 500 copies, 25 times the bucket: none of them costs anything
+        pair.b_session.receive(copies, NOW)
+    assert not pair.b_session.closed and pair.b_session.score == 0
+    assert b.record_keys() == {record.key}
+    assert b.statistics().duplicate_bodies == 499
+    fresh = lesson(1)  # the bucket is still full for a record that is new
+    pair.b_session.receive(encode(Records(((fresh.body, fresh.signature),))), NOW)
+    assert fresh.key in b.record_keys()
+
+
+def test_an_announcement_flood_is_bounded_by_the_queue_and_released_when_the_session_ends():
+    bound = 300
+    a, b = node(1), node(2, params=GossipParams(sync_on_open=False, max_queued_wants=bound, records_per_second=1,
+                                                 records_burst=1))
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    flood = [bytes([2]) + stand_in_id(i) for i in range(5 * bound)]
+    for i in range(0, len(flood), 500):
+        pair.b_session.receive(encode(Announce(tuple(flood[i : i + 500]))), NOW)
+    assert b.statistics().announced_keys_received == 5 * bound
+    assert b.statistics().wanted <= bound + GossipParams().max_outstanding
+    pair.b_session.connection_lost(NOW)
+    assert b.statistics().wanted == 0 and b.sessions() == []
+
+
+def stand_in_id(i: int) -> bytes:
+    return rec.record_id(i.to_bytes(8, "big"))
+
+
+def test_a_free_rider_takes_records_but_never_announces_or_serves_them():
+    rider, other = node(1, free_rider=True), node(2)
+    pair = PeerPair(other, rider, NOW)
+    pair.run(NOW)
+    gift, own = lesson(0), lesson(1)
+    other.add_local(gift)
+    pair.run(NOW)
+    assert gift.key in rider.record_keys()
+    rider.add_local(own)
+    pair.run(NOW)
+    assert own.key not in other.keyset  # never announced
+    pair.b_session.receive(encode(Want((gift.key,))), NOW)
+    answer = decode(rider.drain_outboxes()[0][1][-1])
+    assert answer == Records((), (gift.key,))
+
+
 def test_fetching_respects_the_rate_limit():
     params = GossipParams(records_per_second=50, records_burst=100, max_outstanding=64)
     a, b = node(1), node(2, params=params)
@@ -487,13 +539,23 @@ def test_a_dialed_session_reconciles_as_soon_as_it_opens():
     assert len(a.record_keys()) == 5 and a.statistics().syncs_completed == 1
 
 
+def live_until(pair: PeerPair, start: float, end: float, step: float = 30.0) -> None:
+    """Both nodes of a pair run their timers and trade frames (keepalives too) from start to end."""
+    now = start
+    while now < end:
+        now = min(end, now + step)
+        pair.a.tick(now)
+        pair.b.tick(now)
+        pair.run(now)
+
+
 def test_a_node_with_every_slot_taken_drops_one_dialed_session_each_rotation():
     params = GossipParams(max_peers=1, rotate_interval=600.0)
     a, b = node(1, params=params), node(2, params=params)
     a.add_peer(node(3).transport_key, "127.0.0.1:9", "exchange")  # someone else to meet
     pair = PeerPair(a, b, NOW)
     pair.run(NOW)
-    a.tick(NOW + 599)
+    live_until(pair, NOW, NOW + 599)
     assert not a.sessions()[0].closed
     a.tick(NOW + 600)
     pair.run(NOW + 600)
@@ -506,7 +568,7 @@ def test_rotation_leaves_a_node_alone_when_it_knows_nobody_else():
     a, b = node(1, params=params), node(2, params=params)
     pair = PeerPair(a, b, NOW)
     pair.run(NOW)
-    a.tick(NOW + 600)
+    live_until(pair, NOW, NOW + 600)
     assert not a.sessions()[0].closed
 
 
@@ -529,20 +591,12 @@ def test_a_revocation_is_announced_to_every_open_session_beyond_the_fanout():
 
 
 def test_a_key_a_peer_will_not_serve_is_fetched_from_another_at_once():
-    from commons.core.gossip_session import PeerSession
-
-    class Withholding(PeerSession):  # claims the key in reconciliation, then answers "missing"
-        __slots__ = ()
-
-        def _serve(self, keys, now):
-            self._send(Records((), tuple(sorted(set(keys)))))
-
-    me, stingy, generous = node(1), node(2), node(3)
+    # The free rider claims the key in reconciliation, then answers "missing".
+    me, stingy, generous = node(1), node(2, free_rider=True), node(3)
     wanted = lesson(1)
     stingy.load([wanted])
     generous.load([wanted])
     with_stingy, with_generous = PeerPair(me, stingy, NOW), PeerPair(me, generous, NOW)
-    with_stingy.b_session.__class__ = Withholding
     for pair in (with_stingy, with_generous):
         pair.run(NOW)
     with_stingy.a_session.start_sync(NOW)
@@ -551,3 +605,78 @@ def test_a_key_a_peer_will_not_serve_is_fetched_from_another_at_once():
         with_generous.run(NOW)
     assert me.get(wanted.key) == wanted
     assert me.statistics().syncs_completed == 2
+
+
+def test_a_session_silent_for_the_idle_timeout_is_closed_without_penalty():
+    params = GossipParams(sync_on_open=False, idle_timeout=120.0, keepalive_interval=0)
+    a, b = node(1), node(2, params=params)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    assert pair.b_session.next_deadline() <= NOW + 120
+    b.tick(NOW + 119)
+    assert not pair.b_session.closed
+    b.tick(NOW + 120)
+    assert pair.b_session.closed and pair.b_session.close_kind is CloseKind.TIMEOUT
+    assert not pair.b_session.misbehaved and b.peer(a.transport_key) is None  # nothing kept of it
+
+
+def test_keepalives_keep_a_quiet_honest_session_open_past_the_idle_timeout():
+    params = GossipParams(sync_on_open=False, sync_interval=10_000.0, idle_timeout=120.0, keepalive_interval=40.0)
+    a, b = node(1, params=params), node(2, params=params)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    live_until(pair, NOW, NOW + 1000, step=10.0)
+    assert not pair.a_session.closed and not pair.b_session.closed
+    assert pair.b_session.active_at == NOW  # keepalives keep it open, but do not count as activity
+
+
+def idle_inbound(hub: GossipNode, n: int, now: float) -> PeerPair:
+    """A peer that dials the hub, says Hello, and says nothing more."""
+    pair = PeerPair(node(n, params=HAND_SYNC), hub, now)
+    pair.run(now)
+    return pair
+
+
+def test_a_new_peer_takes_the_slot_of_the_longest_idle_inbound_session_when_all_are_full():
+    params = GossipParams(sync_on_open=False, max_sessions=4, evict_idle=5.0)
+    hub = node(1, params=params)
+    squatters = [idle_inbound(hub, 10 + i, NOW + i) for i in range(4)]
+    assert len(hub.sessions()) == 4
+    early = idle_inbound(hub, 20, NOW + 4.5)  # nobody has been idle for evict_idle yet
+    assert early.b_session.close_kind is CloseKind.BUSY
+    honest = idle_inbound(hub, 21, NOW + 10)
+    assert not honest.b_session.closed
+    assert squatters[0].b_session.close_kind is CloseKind.EVICTED  # the one idle the longest
+    assert all(not s.b_session.closed for s in squatters[1:])
+
+
+def test_eviction_spares_a_peer_that_contributed_and_takes_a_low_scored_one_first():
+    params = GossipParams(sync_on_open=False, max_sessions=3, evict_idle=5.0)
+    hub = node(1, params=params)
+    helper, squatter, rude = (idle_inbound(hub, n, NOW) for n in (10, 11, 12))
+    gift = lesson(0, signing_key(10))
+    helper.a.add_local(gift)
+    helper.run(NOW)
+    assert gift.key in hub.record_keys() and helper.b_session.contributed
+    rude.b_session.penalise(5, "over the rate limit", NOW)
+    idle_inbound(hub, 13, NOW + 60)
+    assert rude.b_session.close_kind is CloseKind.EVICTED
+    idle_inbound(hub, 14, NOW + 61)
+    assert squatter.b_session.close_kind is CloseKind.EVICTED and not helper.b_session.closed
+
+
+def test_a_flood_of_fresh_inbound_keys_leaves_no_trace_in_the_peer_table():
+    hub = node(1, params=GossipParams(sync_on_open=False, max_known_peers=10))
+    for n in range(10, 60):
+        pair = idle_inbound(hub, n, NOW)
+        pair.a_session.close("bye", NOW)
+        pair.run(NOW)
+    assert hub.known_peers() == [] and hub.sessions() == []
+
+
+def test_a_node_with_a_small_queue_still_fetches_everything_a_reconciliation_names():
+    a, b = node(1, params=GossipParams(max_queued_wants=8)), node(2)
+    b.load([lesson(i) for i in range(50)])
+    pair = PeerPair(a, b, NOW)  # a dials and reconciles at once; 42 of the 50 keys find no room
+    pair.run(NOW)
+    assert len(a.record_keys()) == 50 and a.statistics().syncs_completed >= 7

@@ -8,7 +8,8 @@ Two state machines, in the h11 / aioquic style (bytes and ``now`` in, bytes and 
   and sends what ``outbox()`` returns through ``encode_frame``.
 * :class:`GossipNode` -- one node: its records (in memory: key -> SignedRecord, plus a reconcile
   :class:`KeySet`), its sessions and its peer table (``gossip_peers.py``, with the parameters);
-  it picks peers to sync with and to dial. Wire messages and frames: ``gossip_messages.py``.
+  it picks peers to sync with and to dial. Wire messages and frames: ``gossip_messages.py``; what
+  it reports (events, statistics): ``gossip_events.py``.
 
 How a record spreads, and why this shape (``protocol/gossip.md`` has the details):
 
@@ -38,11 +39,19 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from blake3 import blake3
 
 from commons.core import records as rec
+from commons.core.gossip_events import (
+    COUNTER_INDEX,
+    COUNTERS,
+    Accepted,
+    Event,
+    GossipStatistics,
+    Refused,
+    SessionClosed,
+)
 from commons.core.gossip_messages import GossipUsageError
 from commons.core.gossip_peers import GossipParams, PeerInfo, PeerTable
 from commons.core.gossip_session import CloseKind, PeerSession, SessionState
@@ -74,56 +83,6 @@ def network_hash(network: bytes) -> bytes:
     return blake3(b"commons/gossip/v1/network\n" + network).digest()
 
 
-@dataclass(frozen=True)
-class Accepted:
-    """Records accepted from a peer (valid, admitted): the driver persists them."""
-
-    records: tuple[rec.SignedRecord, ...]
-    from_peer: bytes
-
-
-@dataclass(frozen=True)
-class Refused:
-    """A valid record refused by local policy or a death certificate: remembered as withheld."""
-
-    key: bytes
-    reason: str
-    from_peer: bytes
-
-
-@dataclass(frozen=True)
-class SessionClosed:
-    peer_key: bytes
-    reason: str
-    misbehaved: bool
-    kind: CloseKind
-
-
-Event = Accepted | Refused | SessionClosed
-
-
-@dataclass(frozen=True)
-class GossipStatistics:
-    records_held: int
-    withheld: int
-    sessions: int
-    known_peers: int
-    bytes_in: int
-    bytes_out: int
-    frames_in: int
-    frames_out: int
-    bodies_received: int
-    duplicate_bodies: int
-    invalid_received: int
-    refused: int
-    announced_keys_received: int
-    duplicate_announced_keys: int
-    syncs_completed: int
-
-
-_COUNTERS = ("bytes_in", "bytes_out", "frames_in", "frames_out", "bodies_received", "duplicate_bodies",
-             "invalid_received", "refused", "announced_keys_received", "duplicate_announced_keys", "syncs_completed")
-_C = {name: i for i, name in enumerate(_COUNTERS)}
 # Problems a relaying peer could not have caused on purpose get the minor penalty.
 _MINOR_PROBLEMS = {rec.Problem.FUTURE}
 
@@ -143,27 +102,38 @@ class GossipNode:
         is_dead: Callable[[rec.SignedRecord], bool] | None = None,
         verify: Verify = rec.verify,
         now: float = 0.0,
+        free_rider: bool = False,
     ) -> None:
+        """``free_rider``: the node takes records but never announces one and answers every Want
+        with "missing" -- a peer that does not pull its weight, for the simulator to put in a
+        network (a peer that claims keys it will not serve then costs a round trip, not a round:
+        protocol/gossip.md, Lost wants). A daemon never is one."""
         self.params = params or GossipParams()
         self.network = network
         self.network_hash = network_hash(network)
         self.transport_key = transport_key
         self.listen = listen
         self.rng = rng
+        self.free_rider = free_rider
         self._admit = admit
         self._is_dead = is_dead
         self._verify = verify
         self._store: dict[bytes, rec.SignedRecord] = {}
         self.keyset = KeySet()
-        self._pending: dict[bytes, list] = {}  # key -> [session fetching it or None, [sessions that have it]]
+        # Keys some peer announced and this node lacks. Per key: the sessions that announced it (one
+        # session, or a list once there are several: no allocation per key in the common case, as a
+        # flood holds up to max_queued_wants keys per session) and, while it is asked of one of them,
+        # which. Only keys an announcing session's queue took are here, so both are bounded.
+        self._sources: dict[bytes, PeerSession | list[PeerSession]] = {}
+        self._fetching: dict[bytes, PeerSession] = {}
         self._sessions: dict[bytes, PeerSession] = {}
         self._dirty: dict[PeerSession, None] = {}
         self._peers = PeerTable(self.params, self_key=transport_key)
         self._events: list[Event] = []
-        self._count = [0] * len(_COUNTERS)
+        self._count = [0] * len(COUNTERS)
         self._next_sync = now + self.params.sync_interval * rng.random()
         self._next_rotation = now + self.params.rotate_interval
-        self._resynced: dict[bytes, float] = {}  # key -> when a lost want last started a reconciliation
+        self._resynced: dict[int, float] = {}  # key tag -> when a lost want last started a reconciliation
 
     # -- records -----------------------------------------------------------------------------------
 
@@ -237,15 +207,37 @@ class GossipNode:
             def dialer(s: PeerSession) -> bytes:
                 return self.transport_key if s.initiator else s.peer_key
             if dialer(existing) <= dialer(session):
-                session._end("duplicate connection", now, CloseKind.DUPLICATE)
+                session.end("duplicate connection", now, CloseKind.DUPLICATE)
                 return session
-            existing._end("duplicate connection", now, CloseKind.DUPLICATE)
+            existing.end("duplicate connection", now, CloseKind.DUPLICATE)
         self._sessions[peer_key] = session
         self._peers.connected(peer_key, True)
         if not initiator and len(self._sessions) > self.params.max_sessions:
-            session._send_peers()  # tell it where else to go before turning it away
-            session._end("busy", now, CloseKind.BUSY)
+            victim = self._evictable(session, now)
+            if victim is not None:
+                victim.end(f"evicted: every slot is taken and this session was idle for {now - victim.active_at:.0f} s"
+                            f" (score {victim.score:g})", now, CloseKind.EVICTED)
+            else:
+                session.send_peers()  # tell it where else to go before turning it away
+                session.end("busy", now, CloseKind.BUSY)
         return session
+
+    def _evictable(self, newcomer: PeerSession, now: float) -> PeerSession | None:
+        """The inbound session whose slot a newcomer may take when every slot is full, if any.
+
+        Silent sessions must not hold a node's slots (16 sessions that only said Hello once kept
+        every honest peer out). Candidates are inbound sessions that sent nothing useful for
+        ``evict_idle`` seconds, or whose score is below zero; of those, one whose peer never
+        contributed (no accepted record, no finished reconciliation) goes first, then the lowest
+        score, then the longest idle. Sessions this node dialed are its own choice and stay.
+        """
+        idle_before = now - self.params.evict_idle
+        candidates = [s for s in self._sessions.values()
+                      if s is not newcomer and not s.initiator and not s.closed
+                      and (s.active_at <= idle_before or s.score < 0)]
+        if not candidates:
+            return None
+        return min(candidates, key=lambda s: (s.contributed, s.score, s.active_at))
 
     def dial_failed(self, peer_key: bytes, now: float) -> None:
         """The driver could not connect or finish the handshake: back off that peer."""
@@ -309,69 +301,130 @@ class GossipNode:
 
     def statistics(self) -> GossipStatistics:
         withheld = len(self.keyset) - len(self._store)
-        return GossipStatistics(len(self._store), withheld, len(self._sessions), len(self._peers), *self._count)
+        return GossipStatistics(len(self._store), withheld, len(self._sessions), len(self._peers), len(self._sources),
+                                *self._count)
 
-    # -- called by sessions ------------------------------------------------------------------------
+    # -- the node's side of the seam (gossip_session.SessionHost): what its sessions call --------
 
-    def _opened(self, session: PeerSession, now: float) -> None:
+    def count_in(self, nbytes: int) -> None:
+        self._count[COUNTER_INDEX["bytes_in"]] += nbytes
+        self._count[COUNTER_INDEX["frames_in"]] += 1
+
+    def count_out(self, nbytes: int, frames: int) -> None:
+        self._count[COUNTER_INDEX["bytes_out"]] += nbytes
+        self._count[COUNTER_INDEX["frames_out"]] += frames
+
+    def wake(self, session: PeerSession) -> None:
+        """``session`` has frames to send: ``drain_outboxes`` will return it."""
+        self._dirty[session] = None
+
+    def serve(self, key: bytes) -> rec.SignedRecord | None:
+        """The record to send a peer that asked for ``key``; None: answer it as missing."""
+        return None if self.free_rider else self._store.get(key)
+
+    def learn_peers(self, entries: Iterable[tuple[str, bytes]]) -> None:
+        self._peers.learn(entries)
+
+    def peers_to_share(self, count: int, exclude: bytes) -> list[tuple[str, bytes]]:
+        return self._peers.sample(count, exclude=exclude, rng=self.rng)
+
+    def session_opened(self, session: PeerSession, now: float) -> None:
         if session.listen is not None:
             self._peers.add(session.peer_key, session.listen, "hello")
-        session._send_peers()
+        session.send_peers()
         if session.initiator and self.params.sync_on_open:
             session.start_sync(now)
 
-    def _closed(self, session: PeerSession, now: float) -> None:
-        for key in [*session._outstanding, *session._queue]:  # hand its keys to other peers
-            self._release(key, session, now)
-        session._outstanding.clear()
-        session._queue.clear()
-        session._queued.clear()
+    def session_closed(self, session: PeerSession, now: float) -> None:
+        # Hand its keys to other peers. A key it was only a fallback source for (popped from its
+        # queue while another peer fetched it) keeps a reference to it until that fetch ends,
+        # within want_timeout; release() drops closed sources then.
+        lost = False
+        for key in session.drop_wants():
+            lost |= not self.release(key, session, now, resync=False)
+        if lost:  # one reconciliation with another peer covers every key that only this one had
+            self._start_resync(session, now)
+        # Python's dicts never shrink as entries go: after a flood, copy them down to their size.
+        self._sources = dict(self._sources)
+        self._fetching = dict(self._fetching)
         if self._sessions.get(session.peer_key) is session:
             del self._sessions[session.peer_key]
             self._peers.connected(session.peer_key, False)
         self._peers.closed(session.peer_key, session.misbehaved, now)
         self._events.append(SessionClosed(session.peer_key, session.close_reason or "", session.misbehaved, session.close_kind))
 
-    def _synced(self, session: PeerSession, now: float) -> None:
-        self._count[_C["syncs_completed"]] += 1
+    def session_synced(self, session: PeerSession, now: float) -> None:
+        self._count[COUNTER_INDEX["syncs_completed"]] += 1
         self._peers.synced(session.peer_key, now)
 
-    def _learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None:
+    def learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None:
         """The peer holds these keys (announced, or learned by reconciliation): fetch those we lack."""
-        held, pending = self.keyset, self._pending
+        held, sources = self.keyset, self._sources
         for key in keys:
             if count:
-                self._count[_C["announced_keys_received"]] += 1
+                self._count[COUNTER_INDEX["announced_keys_received"]] += 1
             if key in held:
                 if count:
-                    self._count[_C["duplicate_announced_keys"]] += 1
+                    self._count[COUNTER_INDEX["duplicate_announced_keys"]] += 1
                 continue
-            entry = pending.get(key)
+            entry = sources.get(key)
+            if entry is session or (type(entry) is list and session in entry):
+                continue
+            # Only what the peer's own queue can take is remembered at all: a key recorded here
+            # but dropped by a full queue would be owned by no session, released by none, and
+            # kept for ever (announcement floods grew the daemon by 150 MB that way). A key
+            # beyond the bound is forgotten; a later reconciliation brings it up again.
+            if not session.queue_want(key):
+                continue
             if entry is None:
-                pending[key] = [None, [session]]
-            elif session not in entry[1]:
-                entry[1].append(session)
+                sources[key] = session
+            elif type(entry) is list:
+                entry.append(session)
             else:
-                continue
-            session._queue_want(key)
+                sources[key] = [entry, session]
 
-    def _release(self, key: bytes, session: PeerSession, now: float) -> None:
-        """``session`` will not deliver ``key``: hand it to another peer that announced it."""
-        entry = self._pending.get(key)
+    def release(self, key: bytes, session: PeerSession, now: float, resync: bool = True) -> bool:
+        """``session`` will not deliver ``key``: hand it to another peer that announced it.
+
+        Returns False when no peer is left to ask (then, with ``resync``, a reconciliation with
+        another peer starts: ``_resync``)."""
+        if self._fetching.get(key) is session:
+            del self._fetching[key]
+        entry = self._sources.get(key)
         if entry is None:
-            return
-        if entry[0] is session:
-            entry[0] = None
-        if session in entry[1]:
-            entry[1].remove(session)
-        sources = [s for s in entry[1] if not s.closed]
-        entry[1] = sources
+            return True
+        sources = [s for s in (entry if type(entry) is list else (entry,)) if s is not session and not s.closed]
+        fetching = key in self._fetching
+        if not fetching:  # the next source asks for it; one whose queue is full is no source
+            while sources and not sources[0].queue_want(key):
+                sources.pop(0)
         if not sources:
-            del self._pending[key]
-            self._resync(key, session, now)
-        elif entry[0] is None:
-            sources[0]._queue_want(key)
-            sources[0]._pump(now)
+            del self._sources[key]
+            self._fetching.pop(key, None)
+            if resync:
+                self._resync(key, session, now)
+            return False
+        self._sources[key] = sources if len(sources) > 1 else sources[0]
+        if not fetching:
+            sources[0].pump(now)
+        return True
+
+    def claim(self, key: bytes, session: PeerSession) -> bool:
+        """Whether ``session`` should ask its peer for ``key`` now (and if so, it is its to fetch):
+        not if the key was taken or forgotten meanwhile, nor while another peer is asked for it."""
+        if key not in self._sources:
+            return False
+        owner = self._fetching.get(key)
+        if owner is not None and owner is not session and owner.asked(key):
+            return False  # being fetched from another peer (this one stays a fallback)
+        self._fetching[key] = session
+        return True
+
+    def _forget(self, key: bytes) -> tuple[PeerSession, ...]:
+        """The key arrived: stop tracking it; returns the sessions that had announced it."""
+        self._fetching.pop(key, None)
+        entry = self._sources.pop(key, ())
+        return tuple(entry) if type(entry) is list else (entry,) if entry else ()
 
     def _resync(self, key: bytes, failed: PeerSession, now: float) -> None:
         """No peer is left to ask for ``key`` (the one that had it answered "missing", or went
@@ -379,17 +432,27 @@ class GossipNode:
         learned from a peer that will not serve it (a free rider, one over its rate) arrives from
         another. At most once per key per ``sync_interval``, so peers that all refuse cannot make
         it a loop."""
-        if key in self.keyset or now - self._resynced.get(key, -math.inf) < self.params.sync_interval:
+        # Remembered by 64 bits of the id, not the key itself: a key is an object of the frame it
+        # came in, and a few such objects kept long after a flood pin the allocator's arenas (and
+        # the daemon's RSS) that all the flood's other keys were freed from.
+        tag = int.from_bytes(key[1:9], "big")
+        if key in self.keyset or now - self._resynced.get(tag, -math.inf) < self.params.sync_interval:
             return
-        ready = [s for s in self._sessions.values()
-                 if s is not failed and s.state is SessionState.OPEN and not s.syncing]
-        if ready:
-            self._resynced[key] = now
+        if self._start_resync(failed, now):
+            self._resynced[tag] = now
             if len(self._resynced) > _RESYNC_MEMORY:  # forget the oldest: a guard, not a record
                 del self._resynced[next(iter(self._resynced))]
-            self.rng.choice(ready).start_sync(now)
 
-    def _take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float) -> None:
+    def _start_resync(self, failed: PeerSession, now: float) -> bool:
+        """Reconcile at once with a random open session other than ``failed``; False if none can."""
+        ready = [s for s in self._sessions.values()
+                 if s is not failed and s.state is SessionState.OPEN and not s.syncing]
+        if not ready:
+            return False
+        self.rng.choice(ready).start_sync(now)
+        return True
+
+    def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float) -> None:
         """Validate, then store and relay, or remember a refusal; penalise invalid ones."""
         p, c = self.params, self._count
         accepted: list[rec.SignedRecord] = []
@@ -400,25 +463,26 @@ class GossipNode:
                 for rest, _ in bodies[n:]:
                     rtype = rec.peek_type(rest)
                     if rtype is not None:
-                        self._release(rec.reconcile_key(rtype, rec.record_id(rest)), session, now)
+                        self.release(rec.reconcile_key(rtype, rec.record_id(rest)), session, now)
                 break
-            c[_C["bodies_received"]] += 1
+            c[COUNTER_INDEX["bodies_received"]] += 1
             rtype = rec.peek_type(body)
             key = rec.reconcile_key(rtype, rec.record_id(body)) if rtype is not None else None
             if key is not None and key in self.keyset:
-                c[_C["duplicate_bodies"]] += 1
+                c[COUNTER_INDEX["duplicate_bodies"]] += 1
+                self._forget(key)  # held since it was asked for (added locally meanwhile)
                 continue
             try:
                 signed = self._verify(body, sig, network=self.network, today=today)
             except rec.InvalidRecord as error:
-                c[_C["invalid_received"]] += 1
+                c[COUNTER_INDEX["invalid_received"]] += 1
                 if key is not None:
-                    self._release(key, session, now)
+                    self.release(key, session, now)
                 minor = error.problem in _MINOR_PROBLEMS
                 session.penalise(p.penalty_minor if minor else p.penalty_invalid, f"invalid record: {error}", now)
                 continue
             key = signed.key
-            sources = self._pending.pop(key, (None, ()))[1]
+            sources = self._forget(key)
             reason = None
             if signed.type is not rec.RecordType.REVOCATION:  # revocations are always kept and relayed
                 if self._is_dead is not None and self._is_dead(signed):
@@ -427,12 +491,13 @@ class GossipNode:
                     reason = self._admit(signed)
             if reason is not None:
                 self.keyset.add(key, withheld=True)
-                c[_C["refused"]] += 1
+                c[COUNTER_INDEX["refused"]] += 1
                 self._events.append(Refused(key, reason, session.peer_key))
                 continue
             self._store[key] = signed
             self.keyset.add(key)
             accepted.append(signed)
+            session.contributed = True
             relay.append((key, (session, *sources)))
         if relay:
             self._announce(relay)
@@ -448,6 +513,8 @@ class GossipNode:
         leave together, to the same peers, in one Announce -- a revocation received with the
         lesson it revokes is never announced to a peer without it, and so never falls behind it.
         """
+        if self.free_rider:
+            return
         sessions = [s for s in self._sessions.values() if s.state is SessionState.OPEN]
         if len(sessions) > self.params.fanout:
             self.rng.shuffle(sessions)
@@ -457,7 +524,7 @@ class GossipNode:
             sent = 0
             for session in sessions:
                 if session not in skip:
-                    session._enqueue_announce(key)
+                    session.enqueue_announce(key)
                     sent += 1
                     if sent == limit:
                         break

@@ -26,10 +26,19 @@ class GossipParams:
     records_per_second: float = 200.0  # per peer: records we ask for / accept unsolicited / serve
     records_burst: int = 400  # token bucket depth for the three rates above
     max_outstanding: int = 64  # keys asked from one peer and not yet answered
-    max_queued_wants: int = 65536  # keys waiting to be asked from one peer (more wait for a sync)
+    max_queued_wants: int = 8192  # keys waiting to be asked from one peer. Keys beyond it are not kept
+    # at all; once the queue drains, the node reconciles with that peer again, which names them anew.
+    # So a deeper queue would not fetch faster, only let each announcing peer (new keys cost
+    # nothing) hold more of the node's memory
     want_timeout: float = 10.0  # an unanswered Want key is asked from another peer after this
     reconcile_timeout: float = 30.0  # a reconciliation without an answer for this long is dropped
     hello_timeout: float = 10.0  # a session without the peer's Hello for this long is closed
+    idle_timeout: float = 300.0  # an open session from which nothing at all arrives for this long is
+    # closed (a peer that vanished without a FIN; one holding a slot in silence); 0: never
+    keepalive_interval: float = 60.0  # an open session that sent nothing for this long sends an empty
+    # Announce, so that an honest quiet peer never meets the other side's idle_timeout; 0: never
+    evict_idle: float = 5.0  # with every slot taken, a new inbound peer takes the slot of an inbound
+    # session whose peer sent nothing useful for this long (one that never contributed goes first)
     pex_size: int = 16  # peers in one Peers message (at most 32)
     pex_interval: float = 600.0  # seconds between Peers messages on one session (one at open)
     max_known_peers: int = 100  # peer table size; exchange-learned peers beyond it are dropped
@@ -60,6 +69,9 @@ class PeerInfo:
     connected: bool
 
 
+_HEARSAY = frozenset({"exchange", "hello"})  # sources a peer controls, capped by max_known_peers
+
+
 class _Peer:
     __slots__ = ("address", "source", "strikes", "backoff_until", "last_sync", "connected", "dialing_until")
 
@@ -85,7 +97,8 @@ class PeerTable:
             return
         peer = self._peers.get(key)
         if peer is None:
-            if source == "exchange" and len(self._peers) >= self._params.max_known_peers:
+            # What a peer says of itself or of others is bounded: new keys cost an attacker nothing.
+            if source in _HEARSAY and len(self._peers) >= self._params.max_known_peers:
                 return
             self._peers[key] = _Peer(address, source)
         elif address is not None and (peer.address is None or source != "exchange"):
@@ -117,6 +130,14 @@ class PeerTable:
     def closed(self, key: bytes, misbehaved: bool, now: float) -> None:
         peer = self._peers.get(key)
         if peer is None:
+            return
+        if peer.address is None and not peer.connected and (
+            (not misbehaved and not peer.strikes) or len(self._peers) > self._params.max_known_peers
+        ):
+            # An inbound peer we cannot dial and hold nothing against: nothing about it is worth
+            # keeping after it leaves, and a flood of fresh keys must not pile up here (strikes are
+            # kept while the table has room, so that status can show who misbehaved).
+            del self._peers[key]
             return
         if misbehaved:
             self.strike(key, now)

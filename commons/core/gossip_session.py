@@ -6,14 +6,16 @@ what is per peer -- its queue of keys to ask this peer for, the keys asked and n
 two token buckets (records we take from the peer, records we serve it), the reconciliations in
 flight both ways, and the peer's score. Everything shared -- the records, the key set, which peer
 is fetching which key, the peer table -- belongs to :class:`~commons.core.gossip.GossipNode`,
-which creates sessions (``open_session``) and which each session calls back into.
+which creates sessions (``open_session``) and which each session calls back into, through the
+methods :class:`SessionHost` lists and nothing else.
 """
 
 from __future__ import annotations
 
 import enum
 import heapq
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Protocol
 
 from commons.core import records as rec
 from commons.core.gossip_messages import (
@@ -37,7 +39,37 @@ from commons.core.gossip_messages import (
 from commons.core.reconcile import Reconciler, ReconcileProtocolError, ReconcileStep
 
 if TYPE_CHECKING:
-    from commons.core.gossip import GossipNode
+    from commons.core.gossip_peers import GossipParams
+    from commons.core.reconcile import KeySet
+    from commons.core.records import SignedRecord
+
+
+class SessionHost(Protocol):
+    """What a session needs of its node: the whole seam between the two (GossipNode implements it).
+
+    Sessions call nothing else of the node, and the node calls only the public methods of its
+    sessions, so either side can change inside, and a simulation configures behaviour (a free
+    rider: ``GossipNode(free_rider=True)``) instead of overriding private methods.
+    """
+
+    params: GossipParams
+    network_hash: bytes
+    listen: str | None
+    keyset: KeySet
+
+    def count_in(self, nbytes: int) -> None: ...
+    def count_out(self, nbytes: int, frames: int) -> None: ...
+    def wake(self, session: PeerSession) -> None: ...  # the session has frames to send
+    def serve(self, key: bytes) -> SignedRecord | None: ...  # None: answer as missing
+    def learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None: ...
+    def claim(self, key: bytes, session: PeerSession) -> bool: ...  # may this session ask for key now?
+    def release(self, key: bytes, session: PeerSession, now: float) -> bool: ...  # it will not deliver key
+    def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float) -> None: ...
+    def learn_peers(self, entries: Iterable[tuple[str, bytes]]) -> None: ...
+    def peers_to_share(self, count: int, exclude: bytes) -> list[tuple[str, bytes]]: ...
+    def session_opened(self, session: PeerSession, now: float) -> None: ...
+    def session_closed(self, session: PeerSession, now: float) -> None: ...
+    def session_synced(self, session: PeerSession, now: float) -> None: ...
 
 
 class SessionState(enum.Enum):
@@ -53,20 +85,22 @@ class CloseKind(enum.Enum):
     PEER_BYE = "peer-bye"  # the peer sent Bye
     PEER_MISBEHAVED = "peer-misbehaved"  # the peer's score fell to close_score, or it broke the protocol
     CONNECTION_LOST = "connection-lost"  # the transport ended under us
-    TIMEOUT = "timeout"  # no Hello in time
+    TIMEOUT = "timeout"  # no Hello in time, or nothing at all from the peer for idle_timeout
     INCOMPATIBLE = "incompatible"  # another gossip version or another network
     DUPLICATE = "duplicate"  # a second connection to the same peer
     BUSY = "busy"  # we hold max_sessions already
+    EVICTED = "evicted"  # every slot was taken: a new peer got this idle (or low-scored) session's slot
 
 
 class PeerSession:
     """The gossip protocol over one connection, in either role (``initiator``: we dialed)."""
 
     __slots__ = ("node", "peer_key", "initiator", "state", "close_reason", "close_kind", "misbehaved", "score", "listen",
-                 "context", "_out", "_announce", "_queue", "_queued", "_outstanding", "_tokens", "_serve_tokens",
-                 "_tokens_at", "_sync", "_sync_deadline", "_answer", "_answer_deadline", "_hello_deadline", "_pex_at")
+                 "context", "contributed", "active_at", "_out", "_announce", "_queue", "_queued", "_outstanding",
+                 "_tokens", "_serve_tokens", "_tokens_at", "_sync", "_sync_deadline", "_answer", "_answer_deadline",
+                 "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent", "_overflow")
 
-    def __init__(self, node: GossipNode, peer_key: bytes, initiator: bool, now: float) -> None:
+    def __init__(self, node: SessionHost, peer_key: bytes, initiator: bool, now: float) -> None:
         p = node.params
         self.node, self.peer_key, self.initiator = node, peer_key, initiator
         self.state = SessionState.HELLO
@@ -76,10 +110,16 @@ class PeerSession:
         self.score = 0.0
         self.listen: str | None = None  # the peer's listen address, from its Hello
         self.context: object = None  # free for the driver (memnet keeps the other end here)
+        # Merit, for choosing whose slot a newcomer takes when every slot is full: whether the peer
+        # ever delivered a record we accepted or finished a reconciliation with us, and when it
+        # last sent anything but a keepalive.
+        self.contributed = False
+        self.active_at = now
         self._out: list[bytes] = []
         self._announce: list[bytes] = []
         self._queue: list[bytes] = []  # heap of keys to Want from this peer (revocations first)
         self._queued: set[bytes] = set()
+        self._overflow = False  # the queue was full and dropped keys: reconcile again once it drains
         self._outstanding: dict[bytes, float] = {}  # key -> when we give up waiting for it
         self._tokens = self._serve_tokens = float(p.records_burst)
         self._tokens_at = now
@@ -89,6 +129,9 @@ class PeerSession:
         self._answer_deadline = 0.0
         self._hello_deadline = now + p.hello_timeout
         self._pex_at = now + p.pex_interval
+        self._heard_at = now  # the last frame of any kind from the peer (for idle_timeout)
+        self._keepalive_at = now + p.keepalive_interval
+        self._sent = False  # whether anything was queued since the last keepalive check
         self._send(Hello(GOSSIP_VERSION, node.network_hash, node.listen))
 
     # -- the driver's surface ----------------------------------------------------------------------
@@ -102,8 +145,8 @@ class PeerSession:
         if self.closed:
             return
         node = self.node
-        node._count[0] += len(frame)
-        node._count[2] += 1
+        node.count_in(len(frame))
+        self._heard_at = now
         try:
             message = decode(frame, node.params.max_frame_bytes)
         except GossipProtocolError as error:
@@ -115,10 +158,12 @@ class PeerSession:
         if self.state is SessionState.HELLO and not isinstance(message, Hello | Bye):
             self._misbehaved(f"{type(message).__name__} before Hello", now)
             return
+        if not (isinstance(message, Announce) and not message.keys):  # an empty Announce is a keepalive
+            self.active_at = now
         if isinstance(message, Hello):
             self._on_hello(message, now)
         elif isinstance(message, Announce):
-            node._learn(message.keys, self)
+            node.learn(message.keys, self)
         elif isinstance(message, Want):
             self._serve(message.keys, now)
         elif isinstance(message, Records):
@@ -126,10 +171,10 @@ class PeerSession:
         elif isinstance(message, Reconcile):
             self._on_reconcile(message, now)
         elif isinstance(message, Peers):
-            node._peers.learn(message.entries)
+            node.learn_peers(message.entries)
         else:
-            self._end(f"peer said bye: {message.reason}", now, CloseKind.PEER_BYE, send_bye=False)
-        self._pump(now)
+            self.end(f"peer said bye: {message.reason}", now, CloseKind.PEER_BYE, send_bye=False)
+        self.pump(now)
 
     def tick(self, now: float) -> None:
         """Act on timers: Hello and Want timeouts, stalled reconciliations, peer exchange, refills."""
@@ -137,20 +182,29 @@ class PeerSession:
             return
         if self.state is SessionState.HELLO:
             if now >= self._hello_deadline:
-                self._end("no Hello in time", now, CloseKind.TIMEOUT)
+                self.end("no Hello in time", now, CloseKind.TIMEOUT)
             return
         late = [k for k, deadline in self._outstanding.items() if deadline <= now]
         for key in late:  # the peer did not answer: ask another peer that announced it
             del self._outstanding[key]
-            self.node._release(key, self, now)
+            self.node.release(key, self, now)
         if self._sync is not None and now >= self._sync_deadline:
             self._sync = None
         if self._answer is not None and now >= self._answer_deadline:
             self._answer = None
+        p = self.node.params
+        if p.idle_timeout and now >= self._heard_at + p.idle_timeout:
+            self.end(f"nothing from the peer for {now - self._heard_at:.0f} s", now, CloseKind.TIMEOUT)
+            return
         if now >= self._pex_at:
-            self._pex_at = now + self.node.params.pex_interval
-            self._send_peers()
-        self._pump(now)
+            self._pex_at = now + p.pex_interval
+            self.send_peers()
+        if p.keepalive_interval and now >= self._keepalive_at:
+            self._keepalive_at = now + p.keepalive_interval
+            if not self._sent:
+                self._send(Announce(()))
+            self._sent = False
+        self.pump(now)
 
     def outbox(self) -> list[bytes]:
         """Frames to send, in order (each a message; the driver prefixes it with encode_frame)."""
@@ -161,9 +215,7 @@ class PeerSession:
             for i in range(0, len(keys), step):
                 self._send(Announce(tuple(keys[i : i + step])))
         out, self._out = self._out, []
-        node = self.node
-        node._count[1] += sum(map(len, out))
-        node._count[3] += len(out)
+        self.node.count_out(sum(map(len, out)), len(out))
         return out
 
     def next_deadline(self) -> float | None:
@@ -171,7 +223,12 @@ class PeerSession:
             return None
         if self.state is SessionState.HELLO:
             return self._hello_deadline
+        p = self.node.params
         times = [self._pex_at]
+        if p.idle_timeout:
+            times.append(self._heard_at + p.idle_timeout)
+        if p.keepalive_interval:
+            times.append(self._keepalive_at)
         if self._outstanding:
             times.append(min(self._outstanding.values()))
         if self._sync is not None:
@@ -179,16 +236,16 @@ class PeerSession:
         if self._answer is not None:
             times.append(self._answer_deadline)
         if self._queue and self._tokens < 1:
-            times.append(self._tokens_at + (1 - self._tokens) / self.node.params.records_per_second)
+            times.append(self._tokens_at + (1 - self._tokens) / p.records_per_second)
         return min(times)
 
     def close(self, reason: str, now: float) -> None:
         """Our side ends the session (a Bye is queued): the driver sends the outbox, then hangs up."""
-        self._end(reason, now, CloseKind.LOCAL)
+        self.end(reason, now, CloseKind.LOCAL)
 
     def connection_lost(self, now: float) -> None:
         """The transport broke (or ended) under the session: no Bye can be sent."""
-        self._end("connection lost", now, CloseKind.CONNECTION_LOST, send_bye=False)
+        self.end("connection lost", now, CloseKind.CONNECTION_LOST, send_bye=False)
 
     def penalise(self, amount: float, reason: str, now: float) -> None:
         """Lower the peer's score; past the threshold the session closes as misbehaved."""
@@ -205,6 +262,18 @@ class PeerSession:
         self._send(Reconcile(ReconcilePhase.START, self._sync.initiate()))
         return True
 
+    def drop_wants(self) -> list[bytes]:
+        """Forget every key asked of this peer or waiting to be (the session ended); returns them."""
+        keys = [*self._outstanding, *self._queue]
+        self._outstanding.clear()
+        self._queue.clear()
+        self._queued.clear()
+        return keys
+
+    def asked(self, key: bytes) -> bool:
+        """Whether this session asked its peer for ``key`` and is waiting for the answer."""
+        return key in self._outstanding
+
     @property
     def syncing(self) -> bool:
         return self._sync is not None
@@ -213,15 +282,16 @@ class PeerSession:
 
     def _send(self, message: object) -> None:
         if not self._out and not self._announce:
-            self.node._dirty[self] = None
+            self.node.wake(self)
+        self._sent = True
         self._out.append(encode(message))
 
-    def _enqueue_announce(self, key: bytes) -> None:
+    def enqueue_announce(self, key: bytes) -> None:
         if not self._out and not self._announce:
-            self.node._dirty[self] = None
+            self.node.wake(self)
         self._announce.append(key)
 
-    def _end(self, reason: str, now: float, kind: CloseKind, send_bye: bool = True) -> None:
+    def end(self, reason: str, now: float, kind: CloseKind, send_bye: bool = True) -> None:
         if self.closed:
             return
         if send_bye:
@@ -230,24 +300,24 @@ class PeerSession:
         self.close_reason = reason
         self.close_kind = kind
         self._sync = self._answer = None
-        self.node._closed(self, now)
+        self.node.session_closed(self, now)
 
     def _misbehaved(self, reason: str, now: float) -> None:
         self.misbehaved = True
-        self._end(f"misbehaved: {reason}", now, CloseKind.PEER_MISBEHAVED)
+        self.end(f"misbehaved: {reason}", now, CloseKind.PEER_MISBEHAVED)
 
     def _on_hello(self, hello: Hello, now: float) -> None:
         if self.state is not SessionState.HELLO:
             self._misbehaved("second Hello", now)
         elif hello.version != GOSSIP_VERSION:
-            self._end(f"gossip version {hello.version} is not spoken here (this node speaks {GOSSIP_VERSION})", now,
+            self.end(f"gossip version {hello.version} is not spoken here (this node speaks {GOSSIP_VERSION})", now,
                       CloseKind.INCOMPATIBLE)
         elif hello.network_hash != self.node.network_hash:
-            self._end("wrong network", now, CloseKind.INCOMPATIBLE)
+            self.end("wrong network", now, CloseKind.INCOMPATIBLE)
         else:
             self.state = SessionState.OPEN
             self.listen = hello.listen
-            self.node._opened(self, now)
+            self.node.session_opened(self, now)
 
     def _refill(self, now: float) -> None:
         p = self.node.params
@@ -256,14 +326,27 @@ class PeerSession:
         self._serve_tokens = min(p.records_burst, self._serve_tokens + elapsed * p.records_per_second)
         self._tokens_at = now
 
-    def _queue_want(self, key: bytes) -> None:
-        if key not in self._queued and len(self._queued) < self.node.params.max_queued_wants:
-            self._queued.add(key)
-            heapq.heappush(self._queue, key)
+    def queue_want(self, key: bytes) -> bool:
+        """Queue a key to ask this peer for; False if the queue is full (the key is not kept)."""
+        if key in self._queued:
+            return True
+        if len(self._queued) >= self.node.params.max_queued_wants:
+            self._overflow = True
+            return False
+        self._queued.add(key)
+        heapq.heappush(self._queue, key)
+        return True
 
-    def _pump(self, now: float) -> None:
+    def pump(self, now: float) -> None:
         """Turn queued keys into Wants while the peer has room for requests and we have tokens."""
-        if self.state is not SessionState.OPEN or not self._queue:
+        if self.state is not SessionState.OPEN:
+            return
+        if not self._queue:
+            if self._overflow and not self._outstanding and self._sync is None:
+                # Keys this peer has were dropped for want of room: a reconciliation names them
+                # again, so a node far behind catches up at the rate limit with a queue kept small.
+                self._overflow = False
+                self.start_sync(now)
             return
         self._refill(now)
         node, p = self.node, self.node.params
@@ -272,13 +355,8 @@ class PeerSession:
         while self._queue and len(self._outstanding) < p.max_outstanding and self._tokens >= 1:
             key = heapq.heappop(self._queue)
             self._queued.discard(key)
-            pending = node._pending.get(key)
-            if pending is None:
-                continue  # held by now, or no longer worth fetching
-            owner = pending[0]
-            if owner is not None and key in owner._outstanding:
-                continue  # being fetched from another peer (we stay a fallback)
-            pending[0] = self
+            if not node.claim(key, self):
+                continue  # held by now, no longer worth fetching, or asked of another peer
             self._outstanding[key] = deadline
             self._tokens -= 1
             batch.append(key)
@@ -294,7 +372,7 @@ class PeerSession:
         node, limit = self.node, self.node.params.max_frame_bytes - 64
         found, missing = [], []
         for key in sorted(set(keys)):
-            signed = node._store.get(key)
+            signed = node.serve(key)
             if signed is None or self._serve_tokens < 1:
                 missing.append(key)
             else:
@@ -320,6 +398,10 @@ class PeerSession:
             key = rec.reconcile_key(rtype, rec.record_id(body)) if rtype is not None else None
             if key is not None and self._outstanding.pop(key, None) is not None:
                 taken.append((body, sig))  # asked for: paid for when we asked
+            elif key is not None and key in node.keyset:
+                # A copy of a record we hold (or refused): the spec drops duplicates, and an honest
+                # peer sends them whenever two of its Wants race, so they cost neither tokens nor score.
+                taken.append((body, sig))
             elif self._tokens >= 1:  # unsolicited (or answered after we gave up): rate-limited
                 self._tokens -= 1
                 taken.append((body, sig))
@@ -327,10 +409,10 @@ class PeerSession:
                 self.penalise(node.params.penalty_minor, "records beyond the rate limit", now)
                 if self.closed:
                     return
-        node._take_records(taken, self, now)
+        node.take_records(taken, self, now)
         for key in message.missing:
             if self._outstanding.pop(key, None) is not None:
-                node._release(key, self, now)
+                node.release(key, self, now)
 
     def _on_reconcile(self, message: Reconcile, now: float) -> None:
         p = self.node.params
@@ -353,15 +435,16 @@ class PeerSession:
         if step.reply is not None:
             self._send(Reconcile(ReconcilePhase.INITIATOR if mine else ReconcilePhase.RESPONDER, step.reply))
         if step.need:
-            self.node._learn(step.need, self, count=False)
+            self.node.learn(step.need, self, count=False)
         if step.done:
+            self.contributed = True
             if mine:
                 self._sync = None
-                self.node._synced(self, now)
+                self.node.session_synced(self, now)
             else:
                 self._answer = None
 
-    def _send_peers(self) -> None:
-        entries = self.node._peers.sample(self.node.params.pex_size, exclude=self.peer_key, rng=self.node.rng)
+    def send_peers(self) -> None:
+        entries = self.node.peers_to_share(self.node.params.pex_size, exclude=self.peer_key)
         if entries:
             self._send(Peers(tuple(entries[:MAX_PEER_ENTRIES])))

@@ -6,17 +6,23 @@ LAN cannot be tied to the lessons it signs, and never the network key itself. Se
 network (another ``nh``) and our own advertisement are ignored; what remains is handed to the
 daemon, which dials it like any other peer (the handshake still proves the key).
 
-zeroconf runs its own thread and loop (``use_asyncio=False``): no second asyncio bridge in the
-process. Its callbacks come back into trio through ``trio.from_thread`` with the daemon's token.
+zeroconf runs on a plain asyncio loop in a thread of its own (:class:`_ZeroconfLoop`), never on
+trio-asyncio's: the daemon's bridge patches ``asyncio.new_event_loop`` to make trio-asyncio's
+greenlet-based loop, zeroconf's own thread would run one, and closing it from another thread at
+SIGTERM failed with "parent cannot be on a different thread" and exit 1 (issue #19). Its
+callbacks come back into trio through ``trio.from_thread`` with the daemon's token.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import socket
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import trio
 from blake3 import blake3
@@ -25,6 +31,36 @@ log = logging.getLogger("commons.discovery")
 
 SERVICE_TYPE = "_commons._tcp.local."
 RESOLVE_MS = 3000
+STOP_SECONDS = 5.0
+T = TypeVar("T")
+
+
+class _ZeroconfLoop:
+    """A plain asyncio event loop running in a thread of its own, for zeroconf and nothing else.
+
+    ``asyncio.SelectorEventLoop()`` is made directly: ``asyncio.new_event_loop`` would give
+    trio-asyncio's loop in this process. Zeroconf built inside it (:meth:`build`) attaches to it,
+    and its blocking calls work from any other thread, which is where the daemon makes them.
+    """
+
+    def __init__(self) -> None:
+        self.loop = asyncio.SelectorEventLoop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="commons-zeroconf", daemon=True)
+        self._thread.start()
+
+    def build(self, make: Callable[[], T]) -> T:
+        """What ``make()`` returns, called on the loop's thread while the loop runs."""
+        async def inside() -> T:
+            return make()
+
+        return asyncio.run_coroutine_threadsafe(inside(), self.loop).result(STOP_SECONDS)
+
+    def stop(self) -> None:
+        """Stop the loop and its thread (after zeroconf is closed), from any other thread."""
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(STOP_SECONDS)
+        if not self._thread.is_alive():
+            self.loop.close()
 
 
 def network_tag(network_key: bytes) -> str:
@@ -91,7 +127,13 @@ async def run_discovery(host: str, port: int, transport_key: bytes, network_key:
         log.warning("discovery: no non-loopback address to advertise")
         return
     interfaces = addresses if host not in ("", "0.0.0.0", "::") else InterfaceChoice.All
-    zc = await trio.to_thread.run_sync(lambda: Zeroconf(interfaces=interfaces, use_asyncio=False))
+    engine = await trio.to_thread.run_sync(_ZeroconfLoop)
+    try:
+        zc = await trio.to_thread.run_sync(engine.build, lambda: Zeroconf(interfaces=interfaces, use_asyncio=True))
+    except BaseException:
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(engine.stop)
+        raise
     info = ServiceInfo(
         SERVICE_TYPE,
         f"commons-{transport_key.hex()[:16]}.{SERVICE_TYPE}",
@@ -123,10 +165,13 @@ async def run_discovery(host: str, port: int, transport_key: bytes, network_key:
     finally:
         with trio.CancelScope(shield=True):
             def close() -> None:
-                if browser is not None:
-                    browser.cancel()
                 try:
-                    zc.unregister_service(info)
+                    if browser is not None:
+                        browser.cancel()
+                    try:
+                        zc.unregister_service(info)
+                    finally:
+                        zc.close()
                 finally:
-                    zc.close()
+                    engine.stop()
             await trio.to_thread.run_sync(close)

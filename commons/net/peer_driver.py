@@ -32,11 +32,13 @@ import trio
 
 from commons.core.gossip import Event, GossipNode, PeerSession
 from commons.core.gossip_messages import FrameDecoder, GossipProtocolError, encode_frame
+from commons.net import memory
 from commons.net.transport import PeerFailed
 
 log = logging.getLogger("commons.gossip")
 
 WRITE_BYTES = 65536  # frames joined into one link write up to about this size
+TRIM_SECONDS = 1.0  # freed memory is handed back to the system at most this often (see memory.py)
 
 
 class Link(Protocol):
@@ -97,6 +99,8 @@ class GossipDriver:
         self._on_events = on_events
         self._wake = trio.Event()
         self.connections: dict[bytes, int] = {}  # peer transport key -> open connections
+        self._trim_due = False  # a session ended since memory was last handed back
+        self._trimmed_at = -math.inf
 
     def after(self) -> None:
         """Call after every call into the core: frames to writers, events to the owner, the ticker woken."""
@@ -119,10 +123,17 @@ class GossipDriver:
         while True:
             deadline = self.node.next_deadline()
             wait = math.inf if deadline is None else max(0.0, deadline - self.now())
+            if self._trim_due:
+                wait = min(wait, max(0.0, self._trimmed_at + TRIM_SECONDS - trio.current_time()))
             with trio.move_on_after(wait):
                 await self._wake.wait()
             self.node.tick(self.now())
             self.after()
+            if self._trim_due and trio.current_time() >= self._trimmed_at + TRIM_SECONDS:
+                # What a closed session held (up to max_queued_wants keys) goes back to the system.
+                self._trim_due = False
+                self._trimmed_at = trio.current_time()
+                memory.trim()
             self._wake = trio.Event()  # after() woke us for our own tick: nothing new to wait for
 
     async def run_connection(self, link: Link, peer_key: bytes, initiator: bool) -> str:
@@ -144,6 +155,7 @@ class GossipDriver:
             if not session.closed:  # cancelled from outside (the daemon stops): no Bye can go now
                 session.connection_lost(self.now())
             session.context = None
+            self._trim_due = True
             self.after()
             with trio.CancelScope(shield=True):
                 await link.aclose()

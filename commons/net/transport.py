@@ -24,6 +24,7 @@ from commons.core.shs import (
     MessageBuffer,
     ServerHandshake,
 )
+from commons.net.admission import HalfOpenLimit
 
 HANDSHAKE_TIMEOUT = 10.0
 RECEIVE_BYTES = 65536
@@ -123,8 +124,38 @@ async def handshake_as_server(
     network_key: bytes,
     seed: bytes,
     authorize: Callable[[bytes], bool] | None = None,
+    half_open: HalfOpenLimit | None = None,
 ) -> SecureLink:
-    """Listen side: learn and check the dialer's transport key."""
+    """Listen side: learn and check the dialer's transport key.
+
+    With ``half_open``, the connection counts against its caps until the handshake ends, and one
+    over a cap is closed at once, unread (:class:`PeerFailed` says which cap)."""
+    if half_open is None:
+        return await _serve_handshake(stream, network_key, seed, authorize)
+    address = remote_address(stream)
+    refused = half_open.enter(address)
+    if refused is not None:
+        await trio.aclose_forcefully(stream)
+        raise PeerFailed(f"refused before the handshake: {refused}")
+    try:
+        return await _serve_handshake(stream, network_key, seed, authorize)
+    finally:
+        half_open.leave(address)
+
+
+def remote_address(stream: trio.abc.Stream) -> str:
+    """The remote IP address of a socket stream (what the half-open caps count), or "" if none."""
+    socket = getattr(stream, "socket", None)
+    try:
+        peer = socket.getpeername() if socket is not None else None
+    except OSError:  # already reset by the peer
+        peer = None
+    return str(peer[0]) if isinstance(peer, tuple) and peer else ""
+
+
+async def _serve_handshake(
+    stream: trio.abc.Stream, network_key: bytes, seed: bytes, authorize: Callable[[bytes], bool] | None
+) -> SecureLink:
     shake = ServerHandshake(network_key, seed, authorize=authorize)
     buffer = MessageBuffer()
     try:

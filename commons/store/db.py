@@ -85,7 +85,10 @@ class Store:
     async def transaction(self) -> AsyncIterator["Store"]:
         """One write transaction; the lock keeps the daemon's tasks from interleaving theirs."""
         async with self._lock:
-            await self._execute("BEGIN IMMEDIATE")
+            # Shielded: cancelled while SQLite runs it (SIGTERM), BEGIN would still take effect
+            # and leave a transaction nobody rolls back ("within a transaction" at the next one).
+            with trio.CancelScope(shield=True):
+                await self._execute("BEGIN IMMEDIATE")
             try:
                 yield self
             except BaseException:

@@ -131,6 +131,52 @@ def invalid() -> list[tuple[str, bytes, str]]:
     ]
 
 
+def type_confusion() -> list[tuple[str, bytes, str]]:
+    """Every field of every message given true (and every integer also 1.0), which Python's
+    ``True == 1 == 1.0`` would let pass an equality check: each is refused by type."""
+    k, body, sig = key(2, "lesson/0"), b"\x80", bytes(64)
+    fields: list[tuple[str, list[Any]]] = [
+        ("Hello", [0, 1, bytes(32), None]),
+        ("Announce", [1, [k]]),
+        ("Want", [2, [k]]),
+        ("Records", [3, [[body, sig]], [k]]),
+        ("Reconcile", [4, 0, b"\x01"]),
+        ("Peers", [5, [["tcp:x:1", bytes(32)]]]),
+        ("Bye", [6, "done"]),
+    ]
+    out = [("type code as true (== 1, Announce)", msgpack.packb([True, [k]]), "malformed"),
+           ("type code as 1.0", msgpack.packb([1.0, [k]]), "malformed")]
+    for name, items in fields:
+        for i in range(1, len(items)):
+            for path, wrong in _confusions(items[i]):
+                changed = list(items)
+                changed[i] = wrong
+                out.append((f"{name} field {i}{path} as {_label(wrong)}", msgpack.packb(changed), "bad-field"))
+    return out
+
+
+def _confusions(value: Any) -> list[tuple[str, Any]]:
+    """(where, replacement) for ``value`` and, inside lists, for each element, one level down."""
+    swaps: list[tuple[str, Any]] = [("", True)]
+    if type(value) is int:
+        swaps += [("", False), ("", float(value))]  # with true: the booleans, and the float equal to it
+    if type(value) is list and value:
+        if type(value[0]) is list:
+            swaps.append(("[0]", [True]))
+        for j, inner in enumerate(value[0] if type(value[0]) is list else [value[0]]):
+            nested = type(value[0]) is list
+            for path, wrong in _confusions(inner):
+                element = [*value[0][:j], wrong, *value[0][j + 1 :]] if nested else wrong
+                swaps.append((f"[0]{f'[{j}]' if nested else ''}{path}", [element]))
+    return swaps
+
+
+def _label(value: Any) -> str:
+    while type(value) is list:
+        value = value[0] if type(value[0]) is not list else next(v for v in value[0] if type(v) in (bool, float))
+    return {True: "true", False: "false"}[value] if type(value) is bool else repr(value)
+
+
 def vectors() -> dict[str, Any]:
     return {
         "_comment": COMMENT,
@@ -147,7 +193,7 @@ def vectors() -> dict[str, Any]:
         ],
         "invalid": [
             {"id": i, "comment": comment, "message": raw.hex(), "result": "invalid", "problem": problem}
-            for i, (comment, raw, problem) in enumerate(invalid())
+            for i, (comment, raw, problem) in enumerate(invalid() + type_confusion())
         ],
     }
 

@@ -521,6 +521,39 @@ def value_cases(c: Cases) -> None:
     )
 
 
+def type_confusion_cases(c: Cases) -> None:
+    """Every field of every type given a value of the wrong msgpack type that Python's loose
+    equality would let through (``True == 1 == 1.0``, ``hash(True) == hash(1)``): each must be
+    refused, or one record would have two valid bodies, and two ids."""
+    for record in (lesson(parents=PARENTS[:1], episodes=EPISODES[:1], supersedes=_id("earlier")),
+                   verification(), revocation(), vouch()):
+        base = pairs(record)
+        name = record.type.value
+        for key, value in base:
+            if key == "type":
+                c.add(f"type confusion: {name} type as true", replaced(base, key, True), Problem.UNKNOWN_TYPE,
+                      type_name=name)
+                continue
+            flag = Problem.UNKNOWN_VERSION if key == "v" else Problem.BAD_FIELD
+            if type(value) is bool:  # naive: the integers that equal the booleans
+                for wrong in (1, 0):
+                    if (key, wrong) != ("naive", 1):  # naive as 1 is a value case already
+                        c.add(f"type confusion: {name} {key} as {wrong}, not a boolean", replaced(base, key, wrong), flag)
+                continue
+            whole = Problem.MALFORMED if isinstance(value, Map) else flag  # a nested map must be a map
+            c.add(f"type confusion: {name} {key} as true", replaced(base, key, True), whole)
+            if type(value) is int:
+                c.add(f"type confusion: {name} {key} as false", replaced(base, key, False), flag)
+                if (name, key) != ("lesson", "created"):  # created as float64 is a value case already
+                    c.add(f"type confusion: {name} {key} as float64 {value}.0", replaced(base, key, float(value)), flag)
+            elif type(value) is list:
+                c.add(f"type confusion: {name} {key} holding true", replaced(base, key, [True]), flag)
+            elif isinstance(value, Map):
+                for part, _ in value:
+                    c.add(f"type confusion: {name} {key}.{part} as true",
+                          replaced(base, key, replaced(value, part, True)), flag)
+
+
 def prediction_of(body: Map) -> Map:
     return dict(body)["prediction"]
 
@@ -561,6 +594,7 @@ def build() -> dict[str, Any]:
     signature_cases(cases)
     structure_cases(cases)
     value_cases(cases)
+    type_confusion_cases(cases)
     return {
         "_comment": COMMENT,
         "signing": {t.value: t.domain_tag.hex() for t in RecordType},

@@ -1,0 +1,125 @@
+"""Signed, content-addressed records: the only things that ever leave a node.
+
+Four record types travel between nodes: a **lesson** (an observation with a prediction), a
+**verification** (a node's report that a lesson predicted, or failed to predict, what its own
+sessions met), a **revocation** (of a record or of an author key) and a **vouch** (one key
+vouching for another). Each is a frozen dataclass here; on the wire each is a *body*, a *signature*
+and an *id*:
+
+- the body is one canonical msgpack map whose keys stand in the order this module lists them
+  (``codec._LAYOUT``), encoded in the shortest form msgpack allows; there is exactly one valid encoding
+  of every record, and decoding refuses every other (``decode_body``);
+- ``id = BLAKE3-256(body)``; the body names the network and the author's public key, so whoever
+  signs is part of what is hashed and nobody can re-sign another's record under the same id;
+- ``signature = Ed25519(author, domain_tag(type) || id)``.
+
+Records never change. What a node thinks of a record (strength, status) is local state, kept
+elsewhere. ``protocol/PROTOCOL.md`` is the normative description of all of this; the test vectors
+in ``protocol/vectors/records.json`` are generated from this package.
+
+The package has one module per concept, and this module re-exports the public names of all three,
+so ``from commons.core import records`` is all a caller needs:
+
+- ``types``: constants, enums, errors, field rules and the four record dataclasses;
+- ``codec``: the canonical body encoding and the strict decoder (``encode_body``, ``decode_body``,
+  ``peek_type``);
+- ``signing``: ids, keys, signatures and the receiver's check (``sign``, ``verify``).
+
+Two error classes say whose fault a problem is: :class:`InvalidRecord` (bytes from outside — a peer,
+a file — are not a valid record; the sender is at fault) and :class:`RecordUsageError` (this
+program asked for a record that cannot exist; the caller is at fault).
+"""
+
+from __future__ import annotations
+
+from commons.core.records.types import (
+    FUTURE_TOLERANCE_DAYS,
+    InvalidRecord,
+    KEY_BYTES,
+    Lesson,
+    LessonKind,
+    MAX_BODY_BYTES,
+    MAX_EPISODES,
+    MAX_PARENTS,
+    MAX_PREDICTION_PART_BYTES,
+    MAX_REASON_BYTES,
+    MAX_TEXT_BYTES,
+    MAX_TOPICS,
+    MAX_TOPIC_BYTES,
+    Outcome,
+    PROTOCOL_VERSION,
+    Prediction,
+    Problem,
+    RECORD_CLASSES,
+    Record,
+    RecordError,
+    RecordType,
+    RecordUsageError,
+    Revocation,
+    SECONDS_PER_DAY,
+    SIGNATURE_BYTES,
+    Scope,
+    TargetKind,
+    Verification,
+    Vouch,
+    as_plain,
+    day_of,
+    field_names,
+)
+from commons.core.records.codec import (
+    decode_body,
+    encode_body,
+    peek_type,
+)
+from commons.core.records.signing import (
+    SignedRecord,
+    reconcile_key,
+    record_id,
+    sign,
+    signed_message,
+    verify,
+)
+
+__all__ = [
+    "FUTURE_TOLERANCE_DAYS",
+    "InvalidRecord",
+    "KEY_BYTES",
+    "Lesson",
+    "LessonKind",
+    "MAX_BODY_BYTES",
+    "MAX_EPISODES",
+    "MAX_PARENTS",
+    "MAX_PREDICTION_PART_BYTES",
+    "MAX_REASON_BYTES",
+    "MAX_TEXT_BYTES",
+    "MAX_TOPICS",
+    "MAX_TOPIC_BYTES",
+    "Outcome",
+    "PROTOCOL_VERSION",
+    "Prediction",
+    "Problem",
+    "RECORD_CLASSES",
+    "Record",
+    "RecordError",
+    "RecordType",
+    "RecordUsageError",
+    "Revocation",
+    "SECONDS_PER_DAY",
+    "SIGNATURE_BYTES",
+    "Scope",
+    "SignedRecord",
+    "TargetKind",
+    "Verification",
+    "Vouch",
+    "as_plain",
+    "day_of",
+    "decode_body",
+    "encode_body",
+    "field_names",
+    "peek_type",
+    "reconcile_key",
+    "record_id",
+    "sign",
+    "signed_message",
+    "verify",
+]

@@ -1,0 +1,111 @@
+"""Ids and signatures: what makes a record's bytes the author's, and the check a receiver runs.
+
+``id = BLAKE3-256(body)``; ``signature = Ed25519(author, domain_tag(type) || id)``. :func:`verify`
+is the one door for records from outside: canonical body (``codec.py``), id, network, date,
+signature.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import nacl.bindings
+import nacl.exceptions
+import nacl.signing
+from blake3 import blake3
+
+from commons.core.records.codec import decode_body, encode_body
+from commons.core.records.types import (
+    FUTURE_TOLERANCE_DAYS,
+    SIGNATURE_BYTES,
+    InvalidRecord,
+    Problem,
+    Record,
+    RecordType,
+    RecordUsageError,
+)
+
+
+def record_id(body: bytes) -> bytes:
+    return blake3(body).digest()
+
+
+_DOMAIN_TAGS = {rtype: rtype.domain_tag for rtype in RecordType}
+
+
+def signed_message(rtype: RecordType, rid: bytes) -> bytes:
+    return _DOMAIN_TAGS[rtype] + rid
+
+
+
+
+def reconcile_key(rtype: RecordType, rid: bytes) -> bytes:
+    """The 33-byte key under which a record is reconciled: its type tag, then its id."""
+    return bytes([rtype.tag]) + rid
+
+
+@dataclass(frozen=True)
+class SignedRecord:
+    """A record with its canonical body, id and signature, as stored and as sent."""
+
+    record: Record
+    body: bytes
+    id: bytes
+    signature: bytes
+
+    @property
+    def type(self) -> RecordType:
+        return type(self.record).type
+
+    @property
+    def author(self) -> bytes:
+        return self.record.author
+
+    @functools.cached_property
+    def key(self) -> bytes:
+        return reconcile_key(self.type, self.id)
+
+
+def sign(record: Record, signing_key: nacl.signing.SigningKey) -> SignedRecord:
+    """Sign a record with its author's key."""
+    if bytes(signing_key.verify_key) != record.author:
+        raise RecordUsageError("the signing key is not the record's author key")
+    body = encode_body(record)
+    rid = record_id(body)
+    signature = signing_key.sign(signed_message(record.type, rid)).signature
+    return SignedRecord(record, body, rid, signature)
+
+
+def verify(
+    body: bytes,
+    signature: bytes,
+    *,
+    network: bytes,
+    today: int,
+    claimed_id: bytes | None = None,
+    body_id: bytes | None = None,
+) -> SignedRecord:
+    """Accept a record from outside, or raise :class:`InvalidRecord` saying what is wrong with it.
+
+    ``today`` is the receiver's current UTC day; ``claimed_id`` is the id the sender named, when it
+    named one (an export line, a gossip announcement), and must match the body. ``body_id`` is
+    ``record_id(body)`` when the caller computed it already (intake does, to dedupe): it is
+    trusted, not checked.
+    """
+    record = decode_body(body)
+    rid = record_id(body) if body_id is None else body_id
+    if claimed_id is not None and claimed_id != rid:
+        raise InvalidRecord(Problem.ID_MISMATCH, "the record's id does not match its body")
+    if record.network != network:
+        raise InvalidRecord(Problem.WRONG_NETWORK, "the record belongs to another network")
+    if record.created > today + FUTURE_TOLERANCE_DAYS:
+        raise InvalidRecord(Problem.FUTURE, f"the record is dated day {record.created}, in the future")
+    if not isinstance(signature, bytes) or len(signature) != SIGNATURE_BYTES:
+        raise InvalidRecord(Problem.BAD_SIGNATURE, f"a signature is {SIGNATURE_BYTES} bytes")
+    try:
+        nacl.bindings.crypto_sign_open(signature + signed_message(record.type, rid), record.author)
+    except (nacl.exceptions.BadSignatureError, ValueError):
+        raise InvalidRecord(Problem.BAD_SIGNATURE, "the signature does not verify with the author's key") from None
+    return SignedRecord(record, body, rid, signature)
+
