@@ -19,8 +19,9 @@ import json
 
 from mcp.server.mcpserver import MCPServer
 
-from commons import organism
-from commons import recall as recalling
+from commons.node.lessons import list_lessons
+from commons.node import recall as recalling
+from commons.node.context import Setup
 from commons.cli.context import Context
 
 INSTRUCTIONS = (
@@ -32,7 +33,7 @@ INSTRUCTIONS = (
 
 def build_server(ctx: Context, store) -> MCPServer:
     """The MCP server over an open store; tools read the clock from ``ctx`` on every call."""
-    setup = organism.Setup.for_node(ctx.config, ctx.home, ctx.identity)
+    setup = Setup.for_node(ctx.config, ctx.home, ctx.identity)
     server = MCPServer(name="commons", instructions=INSTRUCTIONS)
 
     @server.tool(description=("The lessons most relevant to a situation, scored 0.60·relevance + "
@@ -48,7 +49,7 @@ def build_server(ctx: Context, store) -> MCPServer:
     async def lessons(status: str = "active") -> str:
         if status not in ("active", "archived", "vetoed", "all"):
             raise ValueError("status must be one of: active, archived, vetoed, all")
-        return json.dumps(await organism.list_lessons(store, setup, status, ctx.now()), ensure_ascii=False)
+        return json.dumps(await list_lessons(store, setup, status, ctx.now()), ensure_ascii=False)
 
     return server
 

@@ -76,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def cmd_daemon(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.daemon import Daemon, setup_logging
+    from commons.daemon.main import Daemon, setup_logging
 
     listen = args.listen or ctx.config.network.listen
     fixed = ctx.at or ctx.config.clock.at
@@ -94,8 +94,9 @@ def _when(value: float | None) -> str | None:
 
 
 async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
-    from commons import publish, review
-    from commons.daemon import LAST_INGEST, read_daemon_file
+    from commons.daemon.main import LAST_INGEST
+    from commons.daemon.status import read_daemon_file
+    from commons.node import publish, trust
     from commons.store import records as record_store
     from commons.store import settings
 
@@ -111,7 +112,7 @@ async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
                           default=None)
         last_sync = await store.scalar("SELECT max(last_sync) FROM peers")
         publishing = await publish.is_on(store)
-        held = await review.load(store, ctx.config, ctx.identity.author_public, ctx.now())
+        held = await trust.load(store, ctx.config, ctx.identity.author_public, ctx.now())
         commons_layer: dict[str, int] = {}
         for state in held.view.lessons.values():
             if state.author != ctx.identity.author_public:  # lessons other agents taught this node
@@ -157,7 +158,7 @@ def _parse_key(text: str) -> bytes:
 
 
 async def cmd_peers(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.daemon import read_daemon_file
+    from commons.daemon.status import read_daemon_file
     from commons.store import peers as peer_store
 
     running = read_daemon_file(ctx.home)
@@ -217,25 +218,24 @@ async def cmd_peers_remove(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
-    from commons import publish, review
     from commons.cli.lessons import setup_of
+    from commons.node import publish
 
-    verifications = []
     async with await ctx.open_store() as store:
         if args.state is not None:
             await publish.set_on(store, args.state == "on", ctx.now())
         on = await publish.is_on(store)
-        made = await publish.publish_pending(store, ctx.identity, ctx.config, ctx.now()) if on else None
-        if on:  # judgements of received lessons go out under the same opt-in
-            verifications = await review.sign_reviews(store, setup_of(ctx), ctx.now())
-    data = {"publishing": on, "published": [r.id.hex() for r in made.records] if made else [],
+        # judgements of received lessons go out under the same opt-in as the lessons
+        made = await publish.publish_pending(store, setup_of(ctx), ctx.now()) if on else None
+    verifications = made.verifications if made else ()
+    data = {"publishing": on, "published": [r.id.hex() for r in made.lessons] if made else [],
             "verifications": [r.id.hex() for r in verifications],
             "kept_back": [{"lesson": s.lesson_id, "reason": s.reason} for s in made.skipped] if made else []}
 
     def text() -> str:
         lines = [f"publishing: {'on' if on else 'off'}"]
         if made is not None:
-            lines.append(f"signed {len(made.records)} shared lessons and {len(verifications)} verifications; "
+            lines.append(f"signed {len(made.lessons)} shared lessons and {len(verifications)} verifications; "
                          "a running daemon sends them to peers")
             lines += [f"  kept back {s.lesson_id[:12]}: {s.reason}" for s in made.skipped]
         return "\n".join(lines)

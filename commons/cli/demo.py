@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_demo(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.demo import run_demo
+    from commons.demo.run import run_demo
 
     summary = run_demo(args.dir, as_json=args.json)
     emit(args, summary, lambda: f"\ndemo homes kept in {summary['root']}")

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import argparse
 
-from commons import organism
+from commons.node import lessons, rendering
+from commons.node.context import Setup
 from commons.cli.context import Context, add_json_flag, emit
 from commons.core.records import LessonKind, Scope
 from commons.errors import CommonsError, UsageError
 from commons.store import lessons as ls
 
-STATUS_CHOICES = organism.LIST_STATUSES
+STATUS_CHOICES = lessons.LIST_STATUSES
 
 
-def setup_of(ctx: Context) -> organism.Setup:
-    return organism.Setup.for_node(ctx.config, ctx.home, ctx.identity)
+def setup_of(ctx: Context) -> Setup:
+    return Setup.for_node(ctx.config, ctx.home, ctx.identity)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -99,7 +100,7 @@ def _line(d: dict) -> str:
 async def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
     setup = setup_of(ctx)
     async with await ctx.open_store() as store:
-        found = await organism.list_lessons(store, setup, args.status, ctx.now())
+        found = await lessons.list_lessons(store, setup, args.status, ctx.now())
     emit(args, found, lambda: "\n".join(_line(d) for d in found) if found else f"no {args.status} lessons")
     return 0
 
@@ -109,31 +110,31 @@ async def cmd_add(ctx: Context, args: argparse.Namespace) -> int:
     scope = Scope(args.scope) if args.scope else None
     try:
         async with await ctx.open_store() as store:
-            lesson, new = await organism.add_lesson(store, setup, args.text, LessonKind(args.kind), scope, ctx.now())
+            lesson, new = await lessons.add_lesson(store, setup, args.text, LessonKind(args.kind), scope, ctx.now())
             if args.derived_from:
-                from commons import revoke
+                from commons.node import authoring
 
-                await revoke.derive(store, setup, lesson.id, args.derived_from, ctx.now())
+                await authoring.derive(store, setup, lesson.id, args.derived_from, ctx.now())
             prediction = (await ls.open_prediction_of(store, [lesson.id])).get(lesson.id)
             (stored,) = await ls.load_lessons(store, ids=[lesson.id])
-            data = dict(organism.describe(stored, prediction, ctx.now(), setup), new=new)
+            data = dict(lessons.describe(stored, prediction, ctx.now(), setup), new=new)
             if args.derived_from:
                 data["parents"] = args.derived_from
-    except organism.LessonRefused as refused:
+    except lessons.LessonRefused as refused:
         raise CommonsError(str(refused)) from None
     emit(args, data, f"{'added' if new else 'already known'}: {lesson.id[:12]} [{data['kind']}, {data['scope']}] {lesson.text}")
     return 0
 
 
 async def cmd_reword(ctx: Context, args: argparse.Namespace) -> int:
-    from commons import revoke
+    from commons.node import authoring
 
     setup = setup_of(ctx)
     try:
         async with await ctx.open_store() as store:
             await _resolve(store, args.id)
-            data = await revoke.reword(store, setup, args.id, args.text, ctx.now())
-    except organism.LessonRefused as refused:
+            data = await authoring.reword(store, setup, args.id, args.text, ctx.now())
+    except lessons.LessonRefused as refused:
         raise CommonsError(str(refused)) from None
     emit(args, data, lambda: (f"reworded as {data['id'][:12]}: {data['text']}"
                               + (f"\n(new record {data['record_id'][:12]} supersedes {data['supersedes'][:12]}; "
@@ -161,7 +162,7 @@ async def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
     setup = setup_of(ctx)
     async with await ctx.open_store() as store:
         lid = await _resolve(store, args.id)
-        lesson, rendered = await organism.forget(store, setup, lid, ctx.now())
+        lesson, rendered = await lessons.forget(store, setup, lid, ctx.now())
     emit(args, {"id": lesson.id, "text": lesson.text, "vetoed": True, "render": rendered},
          f"vetoed {lesson.id[:12]}: {lesson.text}\n(removed from {rendered['folder']}; it will not be made again)")
     return 0
@@ -185,6 +186,6 @@ def render_text(r: dict) -> str:
 async def cmd_render(ctx: Context, args: argparse.Namespace) -> int:
     setup = setup_of(ctx)
     async with await ctx.open_store() as store:
-        result = await organism.render(store, setup, ctx.now())
+        result = await rendering.render(store, setup, ctx.now())
     emit(args, result, lambda: render_text(result))
     return 0

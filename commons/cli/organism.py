@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from commons import organism
-from commons import recall as recalling
+from commons.node import recall as recalling
+from commons.node import sleep as night
+from commons.node.lessons import LessonRefused
 from commons.cli.context import Context, add_json_flag, emit
 from commons.cli.lessons import render_text, setup_of
 from commons.clock import parse_time
@@ -65,13 +66,13 @@ def _sleep_text(result: dict) -> str:
 async def cmd_sleep(ctx: Context, args: argparse.Namespace) -> int:
     setup = setup_of(ctx)
     async with await ctx.open_store() as store:
-        result = await organism.sleep(store, setup, ctx.now())
+        result = await night.sleep(store, setup, ctx.now())
     emit(args, result, lambda: _sleep_text(result))
     return 0
 
 
 async def cmd_report(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.report import format_report, shown_report
+    from commons.node.report import format_report, shown_report
 
     try:
         since = parse_time(args.since) if args.since else None
@@ -90,7 +91,7 @@ async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
     try:
         async with await ctx.open_store() as store:
             hits = await recalling.recall(store, setup, args.query, args.k, ctx.now(), episodes=args.episodes)
-    except organism.LessonRefused as error:
+    except LessonRefused as error:
         raise UsageError(str(error)) from None
     emit(args, hits, lambda: "\n".join(
         f"{h['score']:.3f}  {h['id'][:12]}  (relevance {h['relevance']:.2f}, recency {h['recency']:.2f}, "

@@ -87,8 +87,8 @@ def _open(path: str) -> IO[str]:
 
 
 async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
-    from commons import revoke
-    from commons.organism import Setup
+    from commons.node import revocation
+    from commons.node.context import Setup
 
     refused: list[dict] = []
     accepted = duplicates = 0
@@ -101,7 +101,7 @@ async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
     async def flush(store) -> None:
         nonlocal accepted, duplicates, admit
         if admit is None:
-            admit = await revoke.admission(store, ctx.config, setup.identity.author_public, now)
+            admit = await revocation.admission(store, ctx.config, setup.identity.author_public, now)
         report = await record_store.intake(
             store,
             [(body, sig) for _, body, sig, _ in batch],
@@ -135,7 +135,7 @@ async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
                 await flush(store)
         # Immediate effect: statuses recomputed and the memory folder re-rendered now, not at sleep.
         died = any(refused_as_dead(r["reason"]) for r in refused)
-        effect = await revoke.after_intake(store, setup, now, stored, refused_dead=died)
+        effect = await revocation.after_intake(store, setup, now, stored, refused_dead=died)
     data = {"accepted": accepted, "duplicates": duplicates, "refused": refused}
     if effect["status_changes"]:
         data["status_changes"] = effect["status_changes"]

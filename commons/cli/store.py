@@ -37,7 +37,7 @@ async def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
         except CommonsError:  # no keys yet: nothing of this node's was ever rendered
             me = None
         if me is not None:
-            from commons.revoke import dead_but_present
+            from commons.node.revocation import dead_but_present
 
             death_problems = await dead_but_present(store, ctx.config, me, ctx.now())
     problems = sqlite_problems + record_problems + death_problems

@@ -473,3 +473,8 @@ async def mark_represented(store: Store, items: Sequence[tuple[str, bytes]], now
     """
     await store.executemany("UPDATE lessons SET record_id = ?, updated = ? WHERE id = ? AND record_id IS NULL",
                             [(rid, now, lid) for lid, rid in items])
+
+
+async def link_records(store: Store, items: Sequence[tuple[str, bytes]]) -> None:
+    """Own lessons just published: (lesson id, the record signed for it)."""
+    await store.executemany("UPDATE lessons SET record_id = ? WHERE id = ?", [(rid, lid) for lid, rid in items])

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 
 from commons.config import Config
-from commons.core.records import (Lesson, RecordUsageError, Revocation, SignedRecord, TargetKind, Vouch,
-                                  day_of, sign)
+from commons.core.records import Lesson, RecordUsageError, Revocation, SignedRecord, TargetKind, day_of, sign
 from commons.core.revocation import Refusal, Revocations
-from commons.errors import CommonsError, UsageError
+from commons.errors import UsageError
+from commons.identity import Identity
+from commons.node import rendering, trust
+from commons.node.context import Setup
 from commons.store import lessons as ls
 from commons.store import records as record_store
 from commons.store.db import Store
@@ -79,25 +80,21 @@ class Admission:
 
 async def admission(store: Store, config: Config, me: bytes, now: float) -> Admission:
     """The admission check for records arriving now (from a peer, an import, a backup)."""
-    from commons import review
-
-    held = await review.load(store, config, me, now)
+    held = await trust.load(store, config, me, now)
     return Admission(held.view.revocations)
 
 
-async def after_intake(store: Store, setup, now: float, accepted: Sequence[SignedRecord] = (), *,
+async def after_intake(store: Store, setup: Setup, now: float, accepted: Sequence[SignedRecord] = (), *,
                        refused_dead: bool = False) -> dict:
     """Records were stored (or refused as dead): recompute statuses and re-render the memory folder now.
 
     Returns the status changes and the render summary (``None`` when nothing changed).
     """
-    from commons import organism, review
-
     if not (accepted or refused_dead) or setup.identity is None or setup.config is None:
         return {"status_changes": [], "render": None}
-    changes = await review.refresh(store, setup.config, setup.identity.author_public, now)
-    rendered = await organism.render(store, setup, now)
-    return {"status_changes": [review.change_dict(c) for c in changes], "render": rendered}
+    changes = await trust.refresh(store, setup.config, setup.identity.author_public, now)
+    rendered = await rendering.render(store, setup, now)
+    return {"status_changes": [trust.change_dict(c) for c in changes], "render": rendered}
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,25 +134,23 @@ async def resolve_record(store: Store, text: str) -> bytes:
                      "(see `commons lessons --status all` and `commons why`)")
 
 
-def _sign(record, identity) -> SignedRecord:
+def sign_as(record, identity: Identity) -> SignedRecord:
     return sign(record, identity.author_key)
 
 
-async def _store_own(store: Store, setup, signed: Sequence[SignedRecord], now: float) -> dict:
+async def store_own(store: Store, setup: Setup, signed: Sequence[SignedRecord], now: float) -> dict:
     await record_store.add_own(store, signed, now)
     return await after_intake(store, setup, now, signed)
 
 
-async def revoke(store: Store, setup, *, reason: str, now: float, target: str | None = None,
+async def revoke(store: Store, setup: Setup, *, reason: str, now: float, target: str | None = None,
                  key: str | None = None) -> dict:
     """Sign, store and apply a revocation of a record (``target``) or an author key (``key``)."""
-    from commons import review
-
     if (target is None) == (key is None):
         raise UsageError("name what to revoke: a lesson or record id, or --key AUTHOR_KEY")
     identity, config = setup.identity, setup.config
     if key is not None:
-        subject, kind = _key_bytes(key), TargetKind.KEY
+        subject, kind = key_bytes(key), TargetKind.KEY
     else:
         subject, kind = await resolve_record(store, target), TargetKind.RECORD
     try:
@@ -163,13 +158,13 @@ async def revoke(store: Store, setup, *, reason: str, now: float, target: str | 
                             target=subject, target_kind=kind, reason=" ".join(reason.split()))
     except RecordUsageError as error:
         raise UsageError(str(error)) from None
-    signed = _sign(record, identity)
-    effect = await _store_own(store, setup, [signed], now)
-    held = await review.load(store, config, identity.author_public, now)
+    signed = sign_as(record, identity)
+    effect = await store_own(store, setup, [signed], now)
+    held = await trust.load(store, config, identity.author_public, now)
     return dict(revocation_dict(held, signed), **effect)
 
 
-def _key_bytes(text: str) -> bytes:
+def key_bytes(text: str) -> bytes:
     try:
         key = bytes.fromhex(text.strip())
     except ValueError:
@@ -177,82 +172,6 @@ def _key_bytes(text: str) -> bytes:
     if len(key) != 32:
         raise UsageError(f"{text!r} is not an author key: 64 hex characters (see `commons id`)")
     return key
-
-
-async def vouch(store: Store, setup, key: str, now: float) -> dict:
-    """Vouch for an author key (the web of trust over which independence is counted)."""
-    subject = _key_bytes(key)
-    identity = setup.identity
-    try:
-        record = Vouch(network=setup.config.network.key_bytes, author=identity.author_public,
-                       created=day_of(now), subject=subject)
-    except RecordUsageError as error:
-        raise UsageError(str(error)) from None
-    signed = _sign(record, identity)
-    effect = await _store_own(store, setup, [signed], now)
-    return {"id": signed.id.hex(), "subject": subject.hex(), "undo": f"commons revoke {signed.id.hex()[:16]} "
-            "--reason '…'", **effect}
-
-
-async def derive(store: Store, setup, lesson_id: str, parents: Sequence[str], now: float) -> SignedRecord:
-    """Publish an own lesson with ``parents``: the lessons (local ids or record ids) it derives from.
-
-    With one parent and no situation of its own, the lesson predicts what its parent predicts.
-    Needs publishing on (`commons publish on`): the record leaves the node.
-    """
-    from commons import publish
-
-    if not await publish.is_on(store):
-        raise CommonsError("a derived lesson is published with its provenance, and publishing is off; "
-                           "turn it on first: `commons publish on`")
-    ids = sorted({await resolve_record(store, p) for p in parents})
-    held_parents = [await record_store.get(store, rid) for rid in ids]
-    (stored,) = await ls.load_lessons(store, ids=[lesson_id])
-    made = publish.lesson_record(stored.lesson, setup.identity, setup.config.network.key_bytes, now)
-    if isinstance(made, publish.Skipped):
-        raise CommonsError(f"lesson {lesson_id[:12]} cannot be published: {made.reason}")
-    lessons = [s.record for s in held_parents if s is not None and isinstance(s.record, Lesson)]
-    if len(lessons) == 1 and not stored.lesson.triggers:
-        made = replace(made, prediction=lessons[0].prediction)
-    signed = _sign(replace(made, parents=tuple(ids)), setup.identity)
-    await record_store.add_own(store, [signed], now)
-    async with store.transaction():
-        await ls.mark_represented(store, [(lesson_id, signed.id)], now)
-    await after_intake(store, setup, now, [signed])
-    return signed
-
-
-async def reword(store: Store, setup, prefix: str, text: str, now: float) -> dict:
-    """A new wording of an own lesson. Published: a new record that ``supersedes`` the old one
-    (lessons derived from the old one stay alive); unpublished: the local text changes."""
-    from commons import organism
-
-    lid = await ls.resolve_id(store, prefix)
-    (stored,) = await ls.load_lessons(store, ids=[lid])
-    if stored.origin != "own":
-        raise UsageError(f"lesson {lid[:12]} is not this node's: only its author can reword it")
-    text = organism.check_lesson_text(text)
-    old = await record_store.get(store, stored.record_id) if stored.record_id else None
-    if old is None or old.record.author != setup.identity.author_public:
-        from commons.core.embed import embed_many
-
-        lesson = replace(stored.lesson, text=text)
-        async with store.transaction():
-            await ls.put_lessons(store, [(lesson, stored.status)], embed_many([ls.recall_text(lesson)]), now)
-        await organism.render(store, setup, now)
-        return {"id": lid, "text": text, "published": False}
-    try:
-        record = replace(old.record, text=text, created=day_of(now), supersedes=old.id)
-    except RecordUsageError as error:
-        raise UsageError(str(error)) from None
-    signed = _sign(record, setup.identity)
-    new, _ = await organism.add_lesson(store, setup, text, stored.lesson.kind, stored.lesson.scope, now)
-    await record_store.add_own(store, [signed], now)
-    async with store.transaction():
-        await ls.mark_represented(store, [(new.id, signed.id)], now)
-    await after_intake(store, setup, now, [signed])
-    return {"id": new.id, "text": text, "published": True, "record_id": signed.id.hex(),
-            "supersedes": old.id.hex(), "previous_lesson": lid}
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,9 +210,7 @@ _WHY_NOT = {
 
 
 async def revocations(store: Store, config: Config, me: bytes, now: float) -> list[dict]:
-    from commons import review
-
-    held = await review.load(store, config, me, now)
+    held = await trust.load(store, config, me, now)
     found = [s for s in held.records.values() if isinstance(s.record, Revocation)]
     found.sort(key=lambda s: (held.received.get(s.id, 0.0), s.id))
     return [revocation_dict(held, s) for s in found]
@@ -305,9 +222,7 @@ async def dead_but_present(store: Store, config: Config, me: bytes, now: float) 
     A dead record that arrived *after* the revocation that kills it came through a door that
     skipped the admission check; a dead lesson still in the memory folder was not re-rendered.
     """
-    from commons import review
-
-    held = await review.load(store, config, me, now)
+    held = await trust.load(store, config, me, now)
     problems = []
     for rid, takedown in sorted(held.view.revoked.items()):
         if rid not in held.received:

@@ -21,6 +21,7 @@ from commons.store import lessons as ls
 from commons.store import reviews as review_store
 from commons.store.db import Store
 
+
 _LESSON_TYPES = ("learned", "strengthened", "weakened", "archived")
 _VERDICTS = ("confirmed", "prevented", "failed", "expired")
 
@@ -51,7 +52,7 @@ async def build_report(store: Store, since: float, until: float) -> dict:
     all_time = await ls.prediction_counts(store, until=until)
     vetoes = [{"lesson": v.lesson_id, "text": v.text, "reason": v.reason, "at": format_time(v.at)}
               for v in await ls.vetoes(store, since, until)]
-    # The commons: lessons promoted, faded or revoked here (peer review, commons.review), and the
+    # The commons: lessons promoted, faded or revoked here (peer review, commons.node.review), and the
     # revocations that arrived, with their reasons (they apply at once, not at the next sleep).
     commons = [{"lesson": c.record_id.hex(), "from": c.before, "to": c.after, "text": c.text, "why": c.why,
                 "at": format_time(c.at)} for c in await review_store.trust_changes(store, since, until)]

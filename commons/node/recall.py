@@ -16,10 +16,13 @@ import trio
 from commons.core.embed import embed, embed_many
 from commons.core.lessons import DAY, Lesson, adjust
 from commons.core.recall import RecallParams, normalised_strength, top_k
+from commons.node import review
+from commons.node import trust
+from commons.node.context import Setup
+from commons.node.lessons import LessonRefused
 from commons.store import episodes as episode_store
 from commons.store import lessons as ls
 from commons.store.db import Store
-from commons.organism import LessonRefused, Setup
 
 
 def _components(query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray,
@@ -91,9 +94,7 @@ async def _common_lessons(store: Store, setup: Setup, now: float) -> list[tuple[
     """(record id, text, received at, confirmations) of the received lessons common at this node."""
     if setup.identity is None or setup.config is None:
         return []
-    from commons import review
-
-    held = await review.load(store, setup.config, setup.identity.author_public, now)
+    held = await trust.load(store, setup.config, setup.identity.author_public, now)
     found = []
     for signed in held.received_lessons(review.LessonStatus.COMMON):
         state = held.state(signed.id)

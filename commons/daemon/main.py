@@ -21,7 +21,6 @@ home: ``data/daemon.lock`` is held with ``flock`` while it runs.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
@@ -34,10 +33,9 @@ from pathlib import Path
 
 import trio
 
-from commons import organism, review, revoke
-from commons import publish as publishing
 from commons.clock import Clock, format_time
 from commons.config import Config, _host_port
+from commons.daemon.lock import acquire_lock
 from commons.core import revocation
 from commons.core import records as rec
 from commons.core.gossip import Accepted, GossipNode, GossipParams, Refused, SessionClosed
@@ -48,6 +46,11 @@ from commons.identity import Identity
 from commons.net import discovery
 from commons.net.peer_driver import GossipDriver
 from commons.net.transport import PeerFailed, dial, handshake_as_server
+from commons.node import publish as publishing
+from commons.node import revocation as revoking
+from commons.node import sleep as night
+from commons.node import trust
+from commons.node.context import Setup
 from commons.store import peers as peer_store
 from commons.store import records as record_store
 from commons.store import settings
@@ -63,55 +66,6 @@ LAST_INGEST = "daemon.last_ingest"
 FIRST_STARTED = "daemon.first_started"
 # Own records of these types leave the node only while publishing is on.
 OPT_IN_TYPES = (rec.RecordType.LESSON, rec.RecordType.VERIFICATION)
-
-
-class DaemonRunning(CommonsError):
-    """Another daemon holds this home's lock."""
-
-
-def lock_file(home: Home) -> Path:
-    return home.data_dir / "daemon.lock"
-
-
-def acquire_lock(home: Home) -> int:
-    """Hold the home's daemon lock (returns its fd) or raise DaemonRunning naming the holder."""
-    home.data_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_file(home), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        pid = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-        os.close(fd)
-        raise DaemonRunning(f"another commons daemon (pid {pid}) is running for this home") from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    return fd
-
-
-def running_pid(home: Home) -> int | None:
-    """The pid of the daemon running for this home, or None (the lock is free)."""
-    try:
-        fd = os.open(lock_file(home), os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        text = os.pread(fd, 32, 0).decode(errors="replace").strip()
-        return int(text) if text.isdigit() else -1
-    finally:
-        os.close(fd)
-    return None
-
-
-def read_daemon_file(home: Home) -> dict | None:
-    """What the running daemon last wrote of itself, or None when no daemon runs."""
-    if running_pid(home) is None:
-        return None
-    try:
-        return json.loads(home.daemon_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def next_sleep(after: float, at: str) -> float:
@@ -166,7 +120,7 @@ class Daemon:
         self._revocations = revocation.resolve(())  # until _load: the death certificates held
         self.node: GossipNode | None = None
         self.driver: GossipDriver | None = None
-        self.setup = organism.Setup.for_node(config, home, me)
+        self.setup = Setup.for_node(config, home, me)
         self._added: set[bytes] = set()  # peers the person added with `commons peers add`
 
     def now(self) -> float:
@@ -329,7 +283,7 @@ class Daemon:
             await self._resolve_revocations()
         if received or died:
             # Statuses may change (a promotion, a revocation): the memory folder follows at once.
-            changes = await revoke.after_intake(self.store, self.setup, now, received, refused_dead=died)
+            changes = await revoking.after_intake(self.store, self.setup, now, received, refused_dead=died)
             for change in changes["status_changes"]:
                 log.info("lesson %s: %s -> %s (%s)", change["lesson"][:12], change["from"], change["to"], change["why"])
         if received or refused:
@@ -338,7 +292,7 @@ class Daemon:
     async def _resolve_revocations(self) -> None:
         """The death certificates, from the evaluation peer review keeps of every record held (the
         records and the ids refused as dead): one evaluation serves both, and it is cached."""
-        held = await review.load(self.store, self.config, self.me.author_public, self.now())
+        held = await trust.load(self.store, self.config, self.me.author_public, self.now())
         self._revocations = held.view.revocations
 
     # -- what the CLI changed ---------------------------------------------------------------------
@@ -364,9 +318,9 @@ class Daemon:
             withdrawn = self.node.withdraw(r.key for r in own if not self._may_leave(r))
             log.info("stopped serving %d of this node's own records", withdrawn)
         if self.publishing:
-            made = await review.publish_pending(store, self.setup, self.now())
-            if made:
-                log.info("published %d records (lessons and verifications)", len(made))
+            made = await publishing.publish_pending(store, self.setup, self.now())
+            if made.records:
+                log.info("published %d records (lessons and verifications)", len(made.records))
         last, fresh = await record_store.since(store, self.last_seq, ("own", "import"))
         self.last_seq = last
         if self.publishing and not was:
@@ -423,7 +377,7 @@ class Daemon:
                 continue
             log.info("sleeping (the night of %s)", format_time(due))
             try:
-                result = await organism.sleep(self.store, setup, now)
+                result = await night.sleep(self.store, setup, now)
                 log.info("slept: %s", result["counts"])
             except CommonsError as error:
                 log.warning("sleep failed: %s", error)
