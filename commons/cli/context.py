@@ -8,13 +8,16 @@ import os
 import sys
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from commons import identity
 from commons.clock import Clock, FixedClock, SystemClock, parse_time
 from commons.config import Config, load_config
 from commons.errors import UsageError
 from commons.home import Home
+
+if TYPE_CHECKING:
+    from commons.node.context import NodeContext
 
 
 @dataclass
@@ -47,6 +50,15 @@ class Context:
     @cached_property
     def identity(self) -> identity.Identity:
         return identity.load(self.home)
+
+    @cached_property
+    def node(self) -> NodeContext:
+        """The node's context for the services this command calls: one per command, so they share
+        one trust evaluation."""
+        # Loaded on first use, like the store: `commons --help` and `commons id` stay light.
+        from commons.node.context import NodeContext
+
+        return NodeContext.for_node(self.config, self.home, self.identity, self.clock)
 
     @property
     def network(self) -> bytes:

@@ -96,7 +96,7 @@ def _when(value: float | None) -> str | None:
 async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
     from commons.daemon.main import LAST_INGEST
     from commons.daemon.status import read_daemon_file
-    from commons.node import publish, trust
+    from commons.node import publish
     from commons.store import records as record_store
     from commons.store import settings
 
@@ -112,7 +112,7 @@ async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
                           default=None)
         last_sync = await store.scalar("SELECT max(last_sync) FROM peers")
         publishing = await publish.is_on(store)
-        held = await trust.load(store, ctx.config, ctx.identity.author_public, ctx.now())
+        held = await ctx.node.trust.held(store, ctx.now())
         commons_layer: dict[str, int] = {}
         for state in held.view.lessons.values():
             if state.author != ctx.identity.author_public:  # lessons other agents taught this node
@@ -218,7 +218,6 @@ async def cmd_peers_remove(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.cli.lessons import setup_of
     from commons.node import publish
 
     async with await ctx.open_store() as store:
@@ -226,7 +225,7 @@ async def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
             await publish.set_on(store, args.state == "on", ctx.now())
         on = await publish.is_on(store)
         # judgements of received lessons go out under the same opt-in as the lessons
-        made = await publish.publish_pending(store, setup_of(ctx), ctx.now()) if on else None
+        made = await publish.publish_pending(store, ctx.node, ctx.now()) if on else None
     verifications = made.verifications if made else ()
     data = {"publishing": on, "published": [r.id.hex() for r in made.lessons] if made else [],
             "verifications": [r.id.hex() for r in verifications],

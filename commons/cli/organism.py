@@ -8,7 +8,7 @@ from commons.node import recall as recalling
 from commons.node import sleep as night
 from commons.node.lessons import LessonRefused
 from commons.cli.context import Context, add_json_flag, emit
-from commons.cli.lessons import render_text, setup_of
+from commons.cli.lessons import render_text
 from commons.clock import parse_time
 from commons.errors import CommonsError, UsageError
 
@@ -64,9 +64,9 @@ def _sleep_text(result: dict) -> str:
 
 
 async def cmd_sleep(ctx: Context, args: argparse.Namespace) -> int:
-    setup = setup_of(ctx)
+    node = ctx.node
     async with await ctx.open_store() as store:
-        result = await night.sleep(store, setup, ctx.now())
+        result = await night.sleep(store, node, ctx.now())
     emit(args, result, lambda: _sleep_text(result))
     return 0
 
@@ -87,10 +87,10 @@ async def cmd_report(ctx: Context, args: argparse.Namespace) -> int:
 async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
     if args.k < 1:
         raise UsageError("-k must be at least 1")
-    setup = setup_of(ctx)
+    node = ctx.node
     try:
         async with await ctx.open_store() as store:
-            hits = await recalling.recall(store, setup, args.query, args.k, ctx.now(), episodes=args.episodes)
+            hits = await recalling.recall(store, node, args.query, args.k, ctx.now(), episodes=args.episodes)
     except LessonRefused as error:
         raise UsageError(str(error)) from None
     emit(args, hits, lambda: "\n".join(

@@ -10,9 +10,8 @@ from __future__ import annotations
 import argparse
 
 from commons.node import authoring, revocation, trust
-from commons.node.context import Setup
+from commons.node.context import NodeContext
 from commons.cli.context import Context, add_json_flag, emit
-from commons.cli.lessons import setup_of
 from commons.clock import format_time
 from commons.core.records import SECONDS_PER_DAY, Lesson, Revocation, SignedRecord, Verification, as_plain
 from commons.errors import UsageError
@@ -116,8 +115,8 @@ def _revocation(held: trust.Held, rid: bytes) -> dict | None:
     }
 
 
-async def why(store, setup: Setup, text: str, now: float) -> dict:
-    held = await trust.load(store, setup.config, setup.identity.author_public, now)
+async def why(store, node: NodeContext, text: str, now: float) -> dict:
+    held = await node.trust.held(store, now)
     local = None
     try:
         lid = await ls.resolve_id(store, text)
@@ -194,9 +193,9 @@ def why_text(d: dict) -> str:
 
 
 async def cmd_why(ctx: Context, args: argparse.Namespace) -> int:
-    setup = setup_of(ctx)
+    node = ctx.node
     async with await ctx.open_store() as store:
-        data = await why(store, setup, args.id, ctx.now())
+        data = await why(store, node, args.id, ctx.now())
     emit(args, data, lambda: why_text(data))
     return 0
 
@@ -206,9 +205,9 @@ async def cmd_why(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_vouch(ctx: Context, args: argparse.Namespace) -> int:
-    setup = setup_of(ctx)
+    node = ctx.node
     async with await ctx.open_store() as store:
-        data = await authoring.vouch(store, setup, args.key, ctx.now())
+        data = await authoring.vouch(store, node, args.key, ctx.now())
     emit(args, data, f"vouched for {data['subject'][:16]}… (vouch {data['id'][:16]}; undo: {data['undo']})")
     return 0
 
@@ -230,9 +229,9 @@ async def cmd_revoke(ctx: Context, args: argparse.Namespace) -> int:
         raise UsageError("name what to revoke: an id, or --key AUTHOR_KEY")
     if args.id is not None and args.key is not None:
         raise UsageError("revoke either a record (ID) or a key (--key), not both")
-    setup = setup_of(ctx)
+    node = ctx.node
     async with await ctx.open_store() as store:
-        data = await revocation.revoke(store, setup, reason=args.reason, now=ctx.now(), target=args.id, key=args.key)
+        data = await revocation.revoke(store, node, reason=args.reason, now=ctx.now(), target=args.id, key=args.key)
     emit(args, data, lambda: "signed revocation " + _revocation_text(data)
          + (f"\n(memory folder re-rendered: {data['render']['folder']})" if data.get("render") else ""))
     return 0
@@ -240,6 +239,6 @@ async def cmd_revoke(ctx: Context, args: argparse.Namespace) -> int:
 
 async def cmd_revocations(ctx: Context, args: argparse.Namespace) -> int:
     async with await ctx.open_store() as store:
-        found = await revocation.revocations(store, ctx.config, ctx.identity.author_public, ctx.now())
+        found = await revocation.revocations(store, ctx.node, ctx.now())
     emit(args, found, lambda: "\n".join(_revocation_text(r) for r in found) if found else "no revocations held")
     return 0

@@ -39,7 +39,7 @@ async def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
         if me is not None:
             from commons.node.revocation import dead_but_present
 
-            death_problems = await dead_but_present(store, ctx.config, me, ctx.now())
+            death_problems = await dead_but_present(store, ctx.node, ctx.now())
     problems = sqlite_problems + record_problems + death_problems
     data = {"ok": not problems, "database": str(ctx.home.database), "records_checked": checked, "problems": problems}
     emit(

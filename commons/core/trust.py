@@ -35,13 +35,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from commons.core.records import FUTURE_TOLERANCE_DAYS, Lesson, Outcome, SignedRecord, Verification, Vouch
 from commons.core.revocation import Revocations, Takedown, resolve
-
-if TYPE_CHECKING:
-    from commons.config import TrustConfig
 
 
 class Policy(enum.Enum):
@@ -70,23 +66,6 @@ class TrustPolicy:
                 raise ValueError(f"TrustPolicy.{name} must be at least 1")
         if self.max_depth < 0:
             raise ValueError("TrustPolicy.max_depth must not be negative")
-
-    @classmethod
-    def from_config(cls, config: TrustConfig) -> TrustPolicy:
-        def keys(values: Iterable[str]) -> frozenset[bytes]:
-            return frozenset(bytes.fromhex(v) for v in values)
-
-        return cls(
-            required=config.required,
-            policy=Policy(config.policy),
-            roots=keys(config.roots),
-            authors=keys(config.authors),
-            max_depth=config.max_depth,
-            max_per_voucher=config.max_per_voucher,
-            revocation_authorities=keys(config.revocation_authorities),
-            revocation_threshold=config.revocation_threshold,
-            recent_window=config.recent_window,
-        )
 
     @property
     def window(self) -> int:

@@ -49,8 +49,7 @@ from commons.net.transport import PeerFailed, dial, handshake_as_server
 from commons.node import publish as publishing
 from commons.node import revocation as revoking
 from commons.node import sleep as night
-from commons.node import trust
-from commons.node.context import Setup
+from commons.node.context import NodeContext
 from commons.store import peers as peer_store
 from commons.store import records as record_store
 from commons.store import settings
@@ -120,7 +119,7 @@ class Daemon:
         self._revocations = revocation.resolve(())  # until _load: the death certificates held
         self.node: GossipNode | None = None
         self.driver: GossipDriver | None = None
-        self.setup = Setup.for_node(config, home, me)
+        self.context = NodeContext.for_node(config, home, me, clock)
         self._added: set[bytes] = set()  # peers the person added with `commons peers add`
 
     def now(self) -> float:
@@ -283,7 +282,7 @@ class Daemon:
             await self._resolve_revocations()
         if received or died:
             # Statuses may change (a promotion, a revocation): the memory folder follows at once.
-            changes = await revoking.after_intake(self.store, self.setup, now, received, refused_dead=died)
+            changes = await revoking.after_intake(self.store, self.context, now, received, refused_dead=died)
             for change in changes["status_changes"]:
                 log.info("lesson %s: %s -> %s (%s)", change["lesson"][:12], change["from"], change["to"], change["why"])
         if received or refused:
@@ -292,7 +291,7 @@ class Daemon:
     async def _resolve_revocations(self) -> None:
         """The death certificates, from the evaluation peer review keeps of every record held (the
         records and the ids refused as dead): one evaluation serves both, and it is cached."""
-        held = await trust.load(self.store, self.config, self.me.author_public, self.now())
+        held = await self.context.trust.held(self.store, self.now())
         self._revocations = held.view.revocations
 
     # -- what the CLI changed ---------------------------------------------------------------------
@@ -318,7 +317,7 @@ class Daemon:
             withdrawn = self.node.withdraw(r.key for r in own if not self._may_leave(r))
             log.info("stopped serving %d of this node's own records", withdrawn)
         if self.publishing:
-            made = await publishing.publish_pending(store, self.setup, self.now())
+            made = await publishing.publish_pending(store, self.context, self.now())
             if made.records:
                 log.info("published %d records (lessons and verifications)", len(made.records))
         last, fresh = await record_store.since(store, self.last_seq, ("own", "import"))
@@ -366,7 +365,7 @@ class Daemon:
             await trio.sleep(self.config.ingest.poll_seconds)
 
     async def _sleep_scheduler(self) -> None:
-        setup = self.setup
+        node = self.context
         while True:
             last = await self.store.scalar("SELECT max(at) FROM sleep_runs")
             reference = last if last is not None else await settings.get(self.store, FIRST_STARTED, self.started)
@@ -377,7 +376,7 @@ class Daemon:
                 continue
             log.info("sleeping (the night of %s)", format_time(due))
             try:
-                result = await night.sleep(self.store, setup, now)
+                result = await night.sleep(self.store, node, now)
                 log.info("slept: %s", result["counts"])
             except CommonsError as error:
                 log.warning("sleep failed: %s", error)

@@ -13,29 +13,29 @@ from commons.core.embed import embed_many
 from commons.core.records import Lesson, RecordUsageError, SignedRecord, Vouch, day_of
 from commons.errors import CommonsError, UsageError
 from commons.node import publish, rendering, revocation
-from commons.node.context import Setup
+from commons.node.context import NodeContext
 from commons.node.lessons import add_lesson, check_lesson_text
 from commons.store import lessons as ls
 from commons.store import records as record_store
 from commons.store.db import Store
 
 
-async def vouch(store: Store, setup: Setup, key: str, now: float) -> dict:
+async def vouch(store: Store, node: NodeContext, key: str, now: float) -> dict:
     """Vouch for an author key (the web of trust over which independence is counted)."""
     subject = revocation.key_bytes(key)
-    identity = setup.identity
+    identity = node.identity
     try:
-        record = Vouch(network=setup.config.network.key_bytes, author=identity.author_public,
+        record = Vouch(network=node.config.network.key_bytes, author=identity.author_public,
                        created=day_of(now), subject=subject)
     except RecordUsageError as error:
         raise UsageError(str(error)) from None
     signed = revocation.sign_as(record, identity)
-    effect = await revocation.store_own(store, setup, [signed], now)
+    effect = await revocation.store_own(store, node, [signed], now)
     return {"id": signed.id.hex(), "subject": subject.hex(), "undo": f"commons revoke {signed.id.hex()[:16]} "
             "--reason '…'", **effect}
 
 
-async def derive(store: Store, setup: Setup, lesson_id: str, parents: Sequence[str], now: float) -> SignedRecord:
+async def derive(store: Store, node: NodeContext, lesson_id: str, parents: Sequence[str], now: float) -> SignedRecord:
     """Publish an own lesson with ``parents``: the lessons (local ids or record ids) it derives from.
 
     With one parent and no situation of its own, the lesson predicts what its parent predicts.
@@ -47,21 +47,21 @@ async def derive(store: Store, setup: Setup, lesson_id: str, parents: Sequence[s
     ids = sorted({await revocation.resolve_record(store, p) for p in parents})
     held_parents = [await record_store.get(store, rid) for rid in ids]
     (stored,) = await ls.load_lessons(store, ids=[lesson_id])
-    made = publish.lesson_record(stored.lesson, setup.identity, setup.config.network.key_bytes, now)
+    made = publish.lesson_record(stored.lesson, node.identity, node.config.network.key_bytes, now)
     if isinstance(made, publish.Skipped):
         raise CommonsError(f"lesson {lesson_id[:12]} cannot be published: {made.reason}")
     lessons = [s.record for s in held_parents if s is not None and isinstance(s.record, Lesson)]
     if len(lessons) == 1 and not stored.lesson.triggers:
         made = replace(made, prediction=lessons[0].prediction)
-    signed = revocation.sign_as(replace(made, parents=tuple(ids)), setup.identity)
+    signed = revocation.sign_as(replace(made, parents=tuple(ids)), node.identity)
     await record_store.add_own(store, [signed], now)
     async with store.transaction():
         await ls.mark_represented(store, [(lesson_id, signed.id)], now)
-    await revocation.after_intake(store, setup, now, [signed])
+    await revocation.after_intake(store, node, now, [signed])
     return signed
 
 
-async def reword(store: Store, setup: Setup, prefix: str, text: str, now: float) -> dict:
+async def reword(store: Store, node: NodeContext, prefix: str, text: str, now: float) -> dict:
     """A new wording of an own lesson. Published: a new record that ``supersedes`` the old one
     (lessons derived from the old one stay alive); unpublished: the local text changes."""
     lid = await ls.resolve_id(store, prefix)
@@ -70,21 +70,21 @@ async def reword(store: Store, setup: Setup, prefix: str, text: str, now: float)
         raise UsageError(f"lesson {lid[:12]} is not this node's: only its author can reword it")
     text = check_lesson_text(text)
     old = await record_store.get(store, stored.record_id) if stored.record_id else None
-    if old is None or old.record.author != setup.identity.author_public:
+    if old is None or old.record.author != node.identity.author_public:
         lesson = replace(stored.lesson, text=text)
         async with store.transaction():
             await ls.put_lessons(store, [(lesson, stored.status)], embed_many([ls.recall_text(lesson)]), now)
-        await rendering.render(store, setup, now)
+        await rendering.render(store, node, now)
         return {"id": lid, "text": text, "published": False}
     try:
         record = replace(old.record, text=text, created=day_of(now), supersedes=old.id)
     except RecordUsageError as error:
         raise UsageError(str(error)) from None
-    signed = revocation.sign_as(record, setup.identity)
-    new, _ = await add_lesson(store, setup, text, stored.lesson.kind, stored.lesson.scope, now)
+    signed = revocation.sign_as(record, node.identity)
+    new, _ = await add_lesson(store, node, text, stored.lesson.kind, stored.lesson.scope, now)
     await record_store.add_own(store, [signed], now)
     async with store.transaction():
         await ls.mark_represented(store, [(new.id, signed.id)], now)
-    await revocation.after_intake(store, setup, now, [signed])
+    await revocation.after_intake(store, node, now, [signed])
     return {"id": new.id, "text": text, "published": True, "record_id": signed.id.hex(),
             "supersedes": old.id.hex(), "previous_lesson": lid}

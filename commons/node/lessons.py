@@ -13,8 +13,7 @@ from commons.core.safety import check_observation, contains_injection
 from commons.core.scope import classify
 from commons.core.trust import LessonStatus as TrustStatus
 from commons.node import rendering
-from commons.node import trust
-from commons.node.context import Setup
+from commons.node.context import NodeContext
 from commons.render import memory_folder as renderer
 from commons.store import lessons as ls
 from commons.store.db import Store
@@ -43,7 +42,7 @@ def check_lesson_text(text: str) -> str:
             f"could read: {suggestion!r}") from None
 
 
-async def add_lesson(store: Store, setup: Setup, text: str, kind: LessonKind, scope: Scope | None,
+async def add_lesson(store: Store, node: NodeContext, text: str, kind: LessonKind, scope: Scope | None,
                      now: float) -> tuple[Lesson, bool]:
     """A lesson the person wrote: (lesson, whether it was new). Lifts a veto on the same content."""
     text = check_lesson_text(text)
@@ -61,7 +60,7 @@ async def add_lesson(store: Store, setup: Setup, text: str, kind: LessonKind, sc
     return lesson, True
 
 
-async def forget(store: Store, setup: Setup, prefix: str, now: float) -> tuple[Lesson, dict]:
+async def forget(store: Store, node: NodeContext, prefix: str, now: float) -> tuple[Lesson, dict]:
     """Veto a lesson: never made again from the same content; gone from the memory folder now."""
     lid = await ls.resolve_id(store, prefix)
     (stored,) = await ls.load_lessons(store, ids=[lid])
@@ -70,11 +69,11 @@ async def forget(store: Store, setup: Setup, prefix: str, now: float) -> tuple[L
                                      stored.lesson.text)], "forget", now)
     # The veto took the lesson out of the render state, so rendering will not remove its file
     # (it only removes files it still lists): remove it here, then render the index without it.
-    folder = setup.memory_folder
+    folder = node.memory_folder
     path = folder / renderer.file_name(lid)
     if path.exists():
         path.unlink()
-    return stored.lesson, await rendering.render(store, setup, now)
+    return stored.lesson, await rendering.render(store, node, now)
 
 
 def _trust_fields(held, rid: bytes | None) -> dict:
@@ -84,7 +83,7 @@ def _trust_fields(held, rid: bytes | None) -> dict:
             "failures": state.failures if state else 0}
 
 
-def describe(stored: ls.StoredLesson, prediction: Prediction | None, now: float, setup: Setup,
+def describe(stored: ls.StoredLesson, prediction: Prediction | None, now: float, node: NodeContext,
              held=None) -> dict:
     """An own lesson for `commons lessons`: its local state, and its record's standing if published.
 
@@ -94,7 +93,7 @@ def describe(stored: ls.StoredLesson, prediction: Prediction | None, now: float,
     """
     lesson = stored.lesson
     status, rid = stored.status, stored.record_id
-    me = setup.identity.author_public.hex() if setup.identity is not None else None
+    me = node.identity.author_public.hex() if node.identity is not None else None
     extra: dict = {}
     if held is not None and rid is not None:
         state = held.state(rid)
@@ -107,7 +106,7 @@ def describe(stored: ls.StoredLesson, prediction: Prediction | None, now: float,
             extra["represented_by"] = rid.hex()
     return {
         "id": lesson.id, "text": lesson.text, "kind": lesson.kind.value, "scope": lesson.scope.value,
-        "strength": round(rendering.strength_now(lesson, now, setup), 4), "seen": lesson.seen, "status": status,
+        "strength": round(rendering.strength_now(lesson, now, node), 4), "seen": lesson.seen, "status": status,
         "created": format_time(lesson.created), "origin": stored.origin, "author": me,
         "record_id": rid.hex() if rid else None, **_trust_fields(held, rid), **extra,
         "prediction": {"situation": prediction.situation, "outcome": prediction.outcome} if prediction else None,
@@ -131,17 +130,17 @@ def describe_received(signed, held) -> dict:
 LIST_STATUSES = ("active", "archived", "vetoed", "candidate", "common", "superseded", "revoked", "all")
 
 
-async def list_lessons(store: Store, setup: Setup, status: str, now: float) -> list[dict]:
+async def list_lessons(store: Store, node: NodeContext, status: str, now: float) -> list[dict]:
     """Own lessons (strongest first), then lessons received from others (most confirmed first).
 
     ``status``: one of :data:`LIST_STATUSES`; ``active`` lists the own lessons in use.
     """
     held = None
-    if setup.identity is not None and setup.config is not None:
-        held = await trust.load(store, setup.config, setup.identity.author_public, now)
+    if node.trust is not None:
+        held = await node.trust.held(store, now)
     stored = await ls.load_lessons(store)
     predictions = await ls.open_prediction_of(store, [s.lesson.id for s in stored])
-    own = sorted((describe(s, predictions.get(s.lesson.id), now, setup, held) for s in stored),
+    own = sorted((describe(s, predictions.get(s.lesson.id), now, node, held) for s in stored),
                  key=lambda d: (-d["strength"], d["id"]))
     received = []
     if held is not None:

@@ -22,8 +22,7 @@ from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Outcome, Prediction, Scope, SignedRecord, Verification, day_of, sign
 from commons.core.safety import is_observation, looks_private, scrub
 from commons.identity import Identity
-from commons.node import trust
-from commons.node.context import Setup
+from commons.node.context import NodeContext
 from commons.store import lessons as ls
 from commons.store import records as record_store
 from commons.store import reviews as review_store
@@ -121,13 +120,13 @@ async def _sign_lessons(store: Store, identity: Identity, network: bytes,
     return [s for _, s in signed], skipped
 
 
-async def sign_reviews(store: Store, setup: Setup, now: float) -> list[SignedRecord]:
+async def sign_reviews(store: Store, node: NodeContext, now: float) -> list[SignedRecord]:
     """Sign every judgement not yet signed as a Verification and store it (origin own)."""
     pending = await review_store.reviews(store, unsigned=True)
     if not pending:
         return []
-    identity, network = setup.identity, setup.config.network.key_bytes
-    held = await trust.load(store, setup.config, identity.author_public, now)
+    identity, network = node.identity, node.config.network.key_bytes
+    held = await node.trust.held(store, now)
     today = day_of(now)
     made: list[tuple[review_store.Review, SignedRecord]] = []
     for review in pending:
@@ -148,12 +147,12 @@ async def sign_reviews(store: Store, setup: Setup, now: float) -> list[SignedRec
     return [s for _, s in made]
 
 
-async def publish_pending(store: Store, setup: Setup, now: float) -> Published:
+async def publish_pending(store: Store, node: NodeContext, now: float) -> Published:
     """With publishing on: the pending own shared lessons, then the pending judgements, signed.
 
     Does nothing unless publishing is on. The daemon announces the new records to its peers.
     """
     if not await is_on(store):
         return Published((), (), ())
-    lessons, skipped = await _sign_lessons(store, setup.identity, setup.config.network.key_bytes, now)
-    return Published(tuple(lessons), tuple(await sign_reviews(store, setup, now)), tuple(skipped))
+    lessons, skipped = await _sign_lessons(store, node.identity, node.config.network.key_bytes, now)
+    return Published(tuple(lessons), tuple(await sign_reviews(store, node, now)), tuple(skipped))

@@ -17,8 +17,7 @@ from commons.core.embed import embed, embed_many
 from commons.core.lessons import DAY, Lesson, adjust
 from commons.core.recall import RecallParams, normalised_strength, top_k
 from commons.node import review
-from commons.node import trust
-from commons.node.context import Setup
+from commons.node.context import NodeContext
 from commons.node.lessons import LessonRefused
 from commons.store import episodes as episode_store
 from commons.store import lessons as ls
@@ -36,12 +35,12 @@ def _components(query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray, 
     return [(float(a), float(b), float(c)) for a, b, c in zip(relevance, recency, strength_n)]
 
 
-async def recall(store: Store, setup: Setup, query: str, k: int, now: float, *,
+async def recall(store: Store, node: NodeContext, query: str, k: int, now: float, *,
                  episodes: bool = False) -> list[dict]:
     """The ``k`` best active lessons (and episodes) for ``query``; each one returned is touched."""
     if not query.strip():
         raise LessonRefused("recall needs a query: the words of the situation, e.g. an error line")
-    params, half_life = setup.recall, setup.sleep.half_life_days
+    params, half_life = node.recall, node.sleep.half_life_days
     qvec = embed(query)
     cached = await ls.recall_matrix(store)
     ids, matrix, touched = list(cached.ids), cached.vectors, cached.touched
@@ -49,7 +48,7 @@ async def recall(store: Store, setup: Setup, query: str, k: int, now: float, *,
     texts: dict[str, str] = {}
     kinds = ["lesson"] * len(ids)
     ep_keys: dict[str, str] = {}
-    common = await _common_lessons(store, setup, now)
+    common = await _common_lessons(store, node, now)
     if common:
         # Lessons other agents taught this node and enough of them confirmed: no local strength
         # or touches, so recency counts from receipt and strength is the confirmation count.
@@ -90,11 +89,11 @@ async def recall(store: Store, setup: Setup, query: str, k: int, now: float, *,
     return hits
 
 
-async def _common_lessons(store: Store, setup: Setup, now: float) -> list[tuple[str, str, float, int]]:
+async def _common_lessons(store: Store, node: NodeContext, now: float) -> list[tuple[str, str, float, int]]:
     """(record id, text, received at, confirmations) of the received lessons common at this node."""
-    if setup.identity is None or setup.config is None:
+    if node.trust is None:
         return []
-    held = await trust.load(store, setup.config, setup.identity.author_public, now)
+    held = await node.trust.held(store, now)
     found = []
     for signed in held.received_lessons(review.LessonStatus.COMMON):
         state = held.state(signed.id)

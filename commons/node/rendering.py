@@ -13,17 +13,16 @@ import trio
 from commons.core.lessons import Lesson
 from commons.core.records import Lesson as LessonRecord
 from commons.node import review
-from commons.node import trust
-from commons.node.context import Setup
+from commons.node.context import NodeContext
 from commons.render import memory_folder as renderer
 from commons.store import lessons as ls
 from commons.store import records as record_store
 from commons.store.db import Store
 
 
-async def detect_deleted(store: Store, setup: Setup, now: float) -> list[str]:
+async def detect_deleted(store: Store, node: NodeContext, now: float) -> list[str]:
     """Record a veto for every rendered lesson file the person deleted; returns their ids."""
-    folder = setup.memory_folder
+    folder = node.memory_folder
     previous = [r for r in await ls.rendered(store) if r.folder == str(folder)]
     gone = renderer.deleted_by_person(folder, [(r.lesson_id, r.file) for r in previous])
     if gone:
@@ -39,24 +38,24 @@ async def detect_deleted(store: Store, setup: Setup, now: float) -> list[str]:
     return gone
 
 
-def strength_now(lesson: Lesson, now: float, setup: Setup) -> float:
-    return lesson.strength_now(now, setup.sleep.half_life_days)
+def strength_now(lesson: Lesson, now: float, node: NodeContext) -> float:
+    return lesson.strength_now(now, node.sleep.half_life_days)
 
 
-async def render(store: Store, setup: Setup, now: float) -> dict:
+async def render(store: Store, node: NodeContext, now: float) -> dict:
     """Render the memory folder now: the ``own`` layer (this node's active lessons) and, for a node
     that knows its identity, the ``common`` layer (lessons common at this node, never candidates).
 
     An own lesson whose record is revoked or superseded is left out; one that a common lesson
     stands for (content dedupe) is shown once, in the common layer, with its confirmations.
     """
-    vetoed = await detect_deleted(store, setup, now)
-    folder = setup.memory_folder
+    vetoed = await detect_deleted(store, node, now)
+    folder = node.memory_folder
     own = [s for s in await ls.load_lessons(store, statuses=["active"]) if s.origin == "own"]
     hidden: set[str] = set()
     common: list[renderer.RenderItem] = []
-    if setup.identity is not None and setup.config is not None:
-        held = await trust.load(store, setup.config, setup.identity.author_public, now)
+    if node.trust is not None:
+        held = await node.trust.held(store, now)
         hidden = review.hidden_own(held, {s.lesson.id: s.record_id for s in own})
         vetoed_ids, vetoed_keys = await ls.veto_keys(store)
         common = review.common_layer(held, vetoed_ids, vetoed_keys)
@@ -64,7 +63,7 @@ async def render(store: Store, setup: Setup, now: float) -> dict:
     predictions = await ls.open_prediction_of(store, [lesson.id for lesson in active])
     items = [renderer.RenderItem(
         id=lesson.id, text=lesson.text, kind=lesson.kind.value, scope=lesson.scope.value,
-        strength=strength_now(lesson, now, setup), seen=lesson.seen,
+        strength=strength_now(lesson, now, node), seen=lesson.seen,
         prediction=({"situation": predictions[lesson.id].situation, "outcome": predictions[lesson.id].outcome}
                     if lesson.id in predictions else None)) for lesson in active]
     previous = await ls.rendered(store)

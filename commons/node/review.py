@@ -44,7 +44,7 @@ from commons.core.records import Lesson, Scope, SignedRecord
 from commons.core.trust import LessonStatus
 from commons.node import publish
 from commons.node import trust
-from commons.node.context import Setup
+from commons.node.context import NodeContext
 from commons.render.memory_folder import RenderItem
 from commons.store import episodes as episode_store
 from commons.store import lessons as ls
@@ -158,20 +158,19 @@ def _surprises(episodes: Iterable) -> list[ErrorEpisode | CorrectionEpisode]:
     return [e for e in episodes if isinstance(e, ErrorEpisode | CorrectionEpisode)]
 
 
-async def after_sleep(store: Store, setup: Setup, now: float) -> ReviewResult:
+async def after_sleep(store: Store, node: NodeContext, now: float) -> ReviewResult:
     """Dedupe, judge received lessons, sign what publishing allows, recompute statuses.
 
-    ``setup`` is an ``context.Setup`` that knows the node (``identity`` and ``config``); without
-    them there is no commons to review and nothing happens.
+    Without an identity (``node.trust`` is None) there is no commons to review and nothing happens.
     """
-    if setup.identity is None or setup.config is None:
+    if node.trust is None:
         return ReviewResult((), (), (), ())
-    me, config, params = setup.identity.author_public, setup.config, setup.sleep
-    held = await trust.load(store, config, me, now)
+    params = node.sleep
+    held = await node.trust.held(store, now)
     alive = held.received_lessons(LessonStatus.CANDIDATE, LessonStatus.COMMON)
     if not alive:  # nothing received to judge, or to dedupe against: leave the episodes unread
-        published = await publish.publish_pending(store, setup, now)
-        return ReviewResult((), (), published.records, tuple(await trust.refresh(store, config, me, now)))
+        published = await publish.publish_pending(store, node, now)
+        return ReviewResult((), (), published.records, tuple(await trust.refresh(store, node.trust, now)))
     stored = [s for s in await episode_store.load_episodes(store, include_archived=True) if s.episode.at <= now]
     every = [s.episode for s in stored]
     live = [s.episode for s in stored if s.archived_at is None]
@@ -198,8 +197,8 @@ async def after_sleep(store: Store, setup: Setup, now: float) -> ReviewResult:
         async with store.transaction():
             await review_store.add_reviews(store, new)
             await ls.mark_represented(store, represented, now)
-    published = await publish.publish_pending(store, setup, now)
-    changes = await trust.refresh(store, config, me, now)
+    published = await publish.publish_pending(store, node, now)
+    changes = await trust.refresh(store, node.trust, now)
     return ReviewResult(tuple(new), tuple(represented), published.records, tuple(changes))
 
 

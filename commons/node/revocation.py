@@ -24,13 +24,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from commons.config import Config
 from commons.core.records import Lesson, RecordUsageError, Revocation, SignedRecord, TargetKind, day_of, sign
 from commons.core.revocation import Refusal, Revocations
 from commons.errors import UsageError
 from commons.identity import Identity
 from commons.node import rendering, trust
-from commons.node.context import Setup
+from commons.node.context import NodeContext
 from commons.store import lessons as ls
 from commons.store import records as record_store
 from commons.store.db import Store
@@ -78,22 +77,22 @@ class Admission:
         return None
 
 
-async def admission(store: Store, config: Config, me: bytes, now: float) -> Admission:
+async def admission(store: Store, node: NodeContext, now: float) -> Admission:
     """The admission check for records arriving now (from a peer, an import, a backup)."""
-    held = await trust.load(store, config, me, now)
+    held = await node.trust.held(store, now)
     return Admission(held.view.revocations)
 
 
-async def after_intake(store: Store, setup: Setup, now: float, accepted: Sequence[SignedRecord] = (), *,
+async def after_intake(store: Store, node: NodeContext, now: float, accepted: Sequence[SignedRecord] = (), *,
                        refused_dead: bool = False) -> dict:
     """Records were stored (or refused as dead): recompute statuses and re-render the memory folder now.
 
     Returns the status changes and the render summary (``None`` when nothing changed).
     """
-    if not (accepted or refused_dead) or setup.identity is None or setup.config is None:
+    if not (accepted or refused_dead) or node.trust is None:
         return {"status_changes": [], "render": None}
-    changes = await trust.refresh(store, setup.config, setup.identity.author_public, now)
-    rendered = await rendering.render(store, setup, now)
+    changes = await trust.refresh(store, node.trust, now)
+    rendered = await rendering.render(store, node, now)
     return {"status_changes": [trust.change_dict(c) for c in changes], "render": rendered}
 
 
@@ -138,17 +137,17 @@ def sign_as(record, identity: Identity) -> SignedRecord:
     return sign(record, identity.author_key)
 
 
-async def store_own(store: Store, setup: Setup, signed: Sequence[SignedRecord], now: float) -> dict:
+async def store_own(store: Store, node: NodeContext, signed: Sequence[SignedRecord], now: float) -> dict:
     await record_store.add_own(store, signed, now)
-    return await after_intake(store, setup, now, signed)
+    return await after_intake(store, node, now, signed)
 
 
-async def revoke(store: Store, setup: Setup, *, reason: str, now: float, target: str | None = None,
+async def revoke(store: Store, node: NodeContext, *, reason: str, now: float, target: str | None = None,
                  key: str | None = None) -> dict:
     """Sign, store and apply a revocation of a record (``target``) or an author key (``key``)."""
     if (target is None) == (key is None):
         raise UsageError("name what to revoke: a lesson or record id, or --key AUTHOR_KEY")
-    identity, config = setup.identity, setup.config
+    identity, config = node.identity, node.config
     if key is not None:
         subject, kind = key_bytes(key), TargetKind.KEY
     else:
@@ -159,8 +158,8 @@ async def revoke(store: Store, setup: Setup, *, reason: str, now: float, target:
     except RecordUsageError as error:
         raise UsageError(str(error)) from None
     signed = sign_as(record, identity)
-    effect = await store_own(store, setup, [signed], now)
-    held = await trust.load(store, config, identity.author_public, now)
+    effect = await store_own(store, node, [signed], now)
+    held = await node.trust.held(store, now)
     return dict(revocation_dict(held, signed), **effect)
 
 
@@ -209,20 +208,20 @@ _WHY_NOT = {
 }
 
 
-async def revocations(store: Store, config: Config, me: bytes, now: float) -> list[dict]:
-    held = await trust.load(store, config, me, now)
+async def revocations(store: Store, node: NodeContext, now: float) -> list[dict]:
+    held = await node.trust.held(store, now)
     found = [s for s in held.records.values() if isinstance(s.record, Revocation)]
     found.sort(key=lambda s: (held.received.get(s.id, 0.0), s.id))
     return [revocation_dict(held, s) for s in found]
 
 
-async def dead_but_present(store: Store, config: Config, me: bytes, now: float) -> list[str]:
+async def dead_but_present(store: Store, node: NodeContext, now: float) -> list[str]:
     """Problems for `commons store check`: what a stored revocation kills but is still live here.
 
     A dead record that arrived *after* the revocation that kills it came through a door that
     skipped the admission check; a dead lesson still in the memory folder was not re-rendered.
     """
-    held = await trust.load(store, config, me, now)
+    held = await node.trust.held(store, now)
     problems = []
     for rid, takedown in sorted(held.view.revoked.items()):
         if rid not in held.received:

@@ -33,7 +33,7 @@ from commons.core.lessons import Lesson
 from commons.core.predictions import Prediction
 from commons.node import rendering
 from commons.node import review
-from commons.node.context import Setup
+from commons.node.context import NodeContext
 from commons.node.report import write_morning_report
 from commons.store import episodes as episode_store
 from commons.store import lessons as ls
@@ -92,13 +92,13 @@ class Night:
     suppressed: tuple[Lesson, ...]  # made again from vetoed content: stored as vetoed, nothing else
 
 
-def _night(state: core.SleepState, episodes: Sequence, now: float, setup: Setup, *,
+def _night(state: core.SleepState, episodes: Sequence, now: float, node: NodeContext, *,
            rendered_since: dict[str, float], touched: dict[str, float], vetoed_ids: set[str],
            vetoed_keys: set[str]) -> Night:
     """The CPU-bound part (run in a worker thread): the core's sleep, then vetoes applied."""
     projects = sorted({Path(e.project).name for e in episodes if isinstance(e, SessionEpisode) and e.project})
-    result = core.sleep(state, episodes, now, setup.sleep, hash_episode=setup.hash_episode,
-                        rendered_since=rendered_since, write_text=setup.write_text,
+    result = core.sleep(state, episodes, now, node.sleep, hash_episode=node.hash_episode,
+                        rendered_since=rendered_since, write_text=node.write_text,
                         episode_touched=touched, project_names=projects)
     final = {lesson.id: lesson for lesson in result.state.lessons}
     suppressed = {e.lesson.id for e in result.events if isinstance(e, core.LessonLearned)
@@ -110,10 +110,10 @@ def _night(state: core.SleepState, episodes: Sequence, now: float, setup: Setup,
     return Night(events, items, vectors, tuple(final[lid] for lid in suppressed))
 
 
-async def sleep(store: Store, setup: Setup, now: float) -> dict:
+async def sleep(store: Store, node: NodeContext, now: float) -> dict:
     """One night over the store: vetoes from deleted files, the four passes, render, report."""
     started = time.perf_counter()
-    vetoed_now = await rendering.detect_deleted(store, setup, now)
+    vetoed_now = await rendering.detect_deleted(store, node, now)
     stored = await ls.load_lessons(store)
     state = core.SleepState(lessons=tuple(s.lesson for s in stored),
                             predictions=tuple(await ls.open_predictions(store)))
@@ -128,7 +128,7 @@ async def sleep(store: Store, setup: Setup, now: float) -> dict:
     touched = await ls.episode_touches(store)
     loaded_at = time.perf_counter()
     night = await trio.to_thread.run_sync(partial(
-        _night, state, [s.episode for s in loaded], now, setup, rendered_since=rendered_since,
+        _night, state, [s.episode for s in loaded], now, node, rendered_since=rendered_since,
         touched=touched, vetoed_ids=vetoed_ids, vetoed_keys=vetoed_keys))
     slept_at = time.perf_counter()
     await _apply(store, night, keys, now)
@@ -137,10 +137,10 @@ async def sleep(store: Store, setup: Setup, now: float) -> dict:
     counts["vetoes_from_deleted_files"] = len(vetoed_now)
     records = [r for r in map(_event_record, night.events) if r is not None]
     await ls.add_sleep_run(store, now, dict(counts), records)
-    reviewed = await review.after_sleep(store, setup, now)
+    reviewed = await review.after_sleep(store, node, now)
     applied_at = time.perf_counter()
-    rendered = await rendering.render(store, setup, now)
-    report_path = await write_morning_report(store, setup.reports_dir, now)
+    rendered = await rendering.render(store, node, now)
+    report_path = await write_morning_report(store, node.reports_dir, now)
     return {
         "at": format_time(now),
         "episodes": len(loaded),

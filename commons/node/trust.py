@@ -14,7 +14,6 @@ from functools import partial
 
 import trio
 
-from commons.config import Config
 from commons.core.records import Lesson, SignedRecord, day_of
 from commons.core.revocation import Cause
 from commons.core.trust import LessonState, LessonStatus, TrustPolicy, TrustView, evaluate
@@ -51,32 +50,35 @@ class Held:
         return sorted(found, key=lambda s: (self.received[s.id], s.id))
 
 
-_CACHE: dict[tuple, Held] = {}
+class TrustEvaluation:
+    """The latest evaluation of every record held, for one node under one policy.
 
+    A ``NodeContext`` owns one. Records are never changed, only added (or refused as dead), and a
+    lesson's standing depends on the day, so an evaluation is right until the store's generation,
+    the set of ids refused as dead, or the day moves; then it is made again from the store.
+    """
 
-def policy_of(config: Config) -> TrustPolicy:
-    return TrustPolicy.from_config(config.trust)
+    def __init__(self, me: bytes, policy: TrustPolicy) -> None:
+        self.me = me
+        self.policy = policy
+        self._made_at: tuple | None = None
+        self._held: Held | None = None
 
-
-async def load(store: Store, config: Config, me: bytes, now: float) -> Held:
-    """Evaluate every record held (cached until a record is added: records are never changed)."""
-    policy = policy_of(config)
-    seq, count = await store.fetchone("SELECT coalesce(max(seq), 0), count(*) FROM records")
-    refused = await record_store.refused_dead_ids(store)
-    key = (str(store.path), seq, count, len(refused), me, policy, day_of(now))
-    cached = _CACHE.get(key)
-    if cached is not None:
-        return cached
-    records = await record_store.all_records(store)
-    rows = await store.fetchall("SELECT key, received_at, origin FROM records")
-    received = {k[1:]: at for k, at, _ in rows}
-    origin = {k[1:]: o for k, _, o in rows}
-    view = await trio.to_thread.run_sync(partial(evaluate, records, me=me, policy=policy, today=day_of(now),
-                                                 refused=refused))
-    held = Held(view, {s.id: s for s in records}, received, origin, me)
-    _CACHE.clear()  # one store, one state: the latest evaluation is the one worth keeping
-    _CACHE[key] = held
-    return held
+    async def held(self, store: Store, now: float) -> Held:
+        """Every record held and what trust makes of them, today."""
+        generation = await record_store.generation(store)
+        refused = await record_store.refused_dead_ids(store)
+        made_at = (str(store.path), generation, len(refused), day_of(now))
+        if self._held is not None and made_at == self._made_at:
+            return self._held
+        records = await record_store.all_records(store)
+        arrivals = await record_store.arrivals(store)
+        view = await trio.to_thread.run_sync(partial(evaluate, records, me=self.me, policy=self.policy,
+                                                     today=day_of(now), refused=refused))
+        self._held = Held(view, {s.id: s for s in records}, {rid: a.received_at for rid, a in arrivals.items()},
+                          {rid: a.origin for rid, a in arrivals.items()}, self.me)
+        self._made_at = made_at
+        return self._held
 
 
 def describe_takedown(held: Held, rid: bytes) -> str:
@@ -109,12 +111,12 @@ def status_why(held: Held, state: LessonState) -> str:
             f"latest counted outcomes; {state.confirmations} independent confirmation(s) in all")
 
 
-async def refresh(store: Store, config: Config, me: bytes, now: float) -> list[review_store.TrustChange]:
+async def refresh(store: Store, evaluation: TrustEvaluation, now: float) -> list[review_store.TrustChange]:
     """Log every lesson whose status changed since the last refresh (promoted, faded, revoked…).
 
     A lesson's first status is remembered silently unless it arrives common or revoked.
     """
-    held = await load(store, config, me, now)
+    held = await evaluation.held(store, now)
     previous = await review_store.trust_statuses(store)
     changes = []
     for rid, state in sorted(held.view.lessons.items()):

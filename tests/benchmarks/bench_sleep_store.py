@@ -72,7 +72,7 @@ def _lessons(n: int, rng: random.Random) -> list[Lesson]:
 
 async def _recall_bench(db: Path, lessons: list[Lesson], queries: list[str], now: float) -> list[float]:
     from commons.node import recall as recalling
-    from commons.node.context import Setup
+    from commons.node.context import NodeContext
     from commons.config import Config
 
     vectors = embed_many([ls.recall_text(lesson) for lesson in lessons])
@@ -83,11 +83,11 @@ async def _recall_bench(db: Path, lessons: list[Lesson], queries: list[str], now
                 await ls.put_lessons(store, [(lesson, "active") for lesson in chunk],
                                      vectors[start:start + len(chunk)], now)
         home = Home(db.parent, db.parent)
-        setup = Setup.from_config(Config(), home, b"\0" * 32)
+        node = NodeContext.local(Config(), home, b"\0" * 32)
         times = []
         for query in queries:
             t0 = time.perf_counter()
-            hits = await recalling.recall(store, setup, query, 10, now)
+            hits = await recalling.recall(store, node, query, 10, now)
             times.append(time.perf_counter() - t0)
             assert len(hits) == 10
     return times
