@@ -97,20 +97,22 @@ async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
     from commons.daemon.main import LAST_INGEST
     from commons.daemon.status import read_daemon_file
     from commons.node import publish
+    from commons.store import lessons as lesson_store
+    from commons.store import peers as peer_store
     from commons.store import records as record_store
-    from commons.store import settings
+    from commons.store import settings, transcripts
 
     running = read_daemon_file(ctx.home)
     async with await ctx.open_store() as store:
         by_type = await record_store.counts_by_type(store)
-        refused = await store.scalar("SELECT count(*) FROM refused")
-        by_origin = dict(await store.fetchall("SELECT origin, count(*) FROM records GROUP BY origin"))
-        lessons = dict(await store.fetchall("SELECT status, count(*) FROM lessons GROUP BY status"))
-        last_sleep = await store.scalar("SELECT max(at) FROM sleep_runs")
-        read_at = await store.scalar("SELECT max(read_at) FROM transcripts")  # `commons ingest` or the daemon
+        refused = await record_store.refused_count(store)
+        by_origin = await record_store.counts_by_origin(store)
+        lessons = await lesson_store.counts_by_status(store)
+        last_sleep = await lesson_store.last_sleep_at(store)
+        read_at = await transcripts.last_read_at(store)  # `commons ingest` or the daemon
         last_ingest = max((t for t in (read_at, await settings.get(store, LAST_INGEST)) if t is not None),
                           default=None)
-        last_sync = await store.scalar("SELECT max(last_sync) FROM peers")
+        last_sync = await peer_store.last_sync(store)
         publishing = await publish.is_on(store)
         held = await ctx.node.trust.held(store, ctx.now())
         commons_layer: dict[str, int] = {}

@@ -175,7 +175,7 @@ async def cmd_episodes(ctx: Context, args: argparse.Namespace) -> int:
         raise UsageError(f"--limit {args.limit}: expected 0 (all) or a positive number")
     kinds = [EpisodeKind(args.kind)] if args.kind else None
     async with await ctx.open_store() as store:
-        since = await _cutoff(store, args.kind, args.limit) if args.limit else None
+        since = await episode_store.live_cutoff(store, args.kind, args.limit) if args.limit else None
         stored = await episode_store.load_episodes(store, kinds=kinds, since=since)
     if args.limit:
         stored = stored[-args.limit :]
@@ -192,16 +192,6 @@ async def cmd_episodes(ctx: Context, args: argparse.Namespace) -> int:
         lambda: "\n".join(_line(s.episode) for s in stored) or "no episodes yet: run `commons ingest`",
     )
     return 0
-
-
-async def _cutoff(store, kind: str | None, limit: int) -> float | None:
-    """The time of the `limit`-th most recent live episode: listing from it on shows the latest
-    `limit` without loading the rest."""
-    where = "archived_at IS NULL" + (" AND kind = ?" if kind else "")
-    return await store.scalar(
-        f"SELECT at FROM episodes WHERE {where} ORDER BY at DESC LIMIT 1 OFFSET ?",
-        ([kind] if kind else []) + [limit - 1],
-    )
 
 
 def _line(episode: Episode) -> str:

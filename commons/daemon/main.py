@@ -27,7 +27,6 @@ import os
 import random
 import signal
 import sys
-from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -38,7 +37,7 @@ from commons.config import Config, _host_port
 from commons.daemon.lock import acquire_lock
 from commons.core import revocation
 from commons.core import records as rec
-from commons.core.gossip import Accepted, GossipNode, GossipParams, Refused, SessionClosed
+from commons.core.gossip import Accepted, GossipNode, Refused, SessionClosed
 from commons.core.safety import is_observation
 from commons.errors import CommonsError, UsageError
 from commons.home import Home
@@ -50,6 +49,7 @@ from commons.node import publish as publishing
 from commons.node import revocation as revoking
 from commons.node import sleep as night
 from commons.node.context import NodeContext
+from commons.store import lessons as lesson_store
 from commons.store import peers as peer_store
 from commons.store import records as record_store
 from commons.store import settings
@@ -75,12 +75,6 @@ def next_sleep(after: float, at: str) -> float:
     if slot.timestamp() <= after:
         slot = (slot + timedelta(days=1)).replace(hour=hour, minute=minute)
     return slot.timestamp()
-
-
-def gossip_params(config: Config) -> GossipParams:
-    g = config.gossip
-    return replace(GossipParams(), sync_interval=g.sync_interval, backoff_base=g.backoff_base,
-                   backoff_cap=g.backoff_cap, max_peers=g.max_peers, fanout=g.fanout)
 
 
 def setup_logging(home: Home, verbose: bool) -> None:
@@ -149,7 +143,7 @@ class Daemon:
         if hello_address is None:
             advertised = discovery.advertised_addresses(self.host)
             hello_address = f"{advertised[0]}:{self.port}" if advertised else None
-        self.node = GossipNode(self.network, self.me.transport_public, random.Random(), params=gossip_params(self.config),
+        self.node = GossipNode(self.network, self.me.transport_public, random.Random(), params=self.config.gossip.params(),
                                listen=hello_address, admit=admit, is_dead=self._is_dead, now=self.now())
         self.driver = GossipDriver(self.node, self.now, self._on_events)
         await self._load(store)
@@ -183,8 +177,8 @@ class Daemon:
             await settings.put(store, FIRST_STARTED, self.now(), self.now())
         held = await record_store.all_records(store)
         await self._resolve_revocations()
-        self.last_seq = int(await store.scalar("SELECT coalesce(max(seq), 0) FROM records"))
-        own = {row[0] for row in await store.fetchall("SELECT key FROM records WHERE origin = 'own'")}
+        self.last_seq = await record_store.last_seq(store)
+        own = await record_store.own_keys(store)
         self.node.load([r for r in held if r.key not in own or self._may_leave(r)],
                        await record_store.refused_keys(store))
         for entry in self.config.peers:
@@ -286,7 +280,7 @@ class Daemon:
             for change in changes["status_changes"]:
                 log.info("lesson %s: %s -> %s (%s)", change["lesson"][:12], change["from"], change["to"], change["why"])
         if received or refused:
-            self.last_seq = max(self.last_seq, int(await self.store.scalar("SELECT coalesce(max(seq), 0) FROM records")))
+            self.last_seq = max(self.last_seq, await record_store.last_seq(self.store))
 
     async def _resolve_revocations(self) -> None:
         """The death certificates, from the evaluation peer review keeps of every record held (the
@@ -367,7 +361,7 @@ class Daemon:
     async def _sleep_scheduler(self) -> None:
         node = self.context
         while True:
-            last = await self.store.scalar("SELECT max(at) FROM sleep_runs")
+            last = await lesson_store.last_sleep_at(self.store)
             reference = last if last is not None else await settings.get(self.store, FIRST_STARTED, self.started)
             due = next_sleep(reference, self.config.sleep.at)
             now = self.now()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from commons.clock import format_time
 from commons.store import lessons as ls
+from commons.store import records as record_store
 from commons.store import reviews as review_store
 from commons.store.db import Store
 
@@ -56,9 +57,8 @@ async def build_report(store: Store, since: float, until: float) -> dict:
     # revocations that arrived, with their reasons (they apply at once, not at the next sleep).
     commons = [{"lesson": c.record_id.hex(), "from": c.before, "to": c.after, "text": c.text, "why": c.why,
                 "at": format_time(c.at)} for c in await review_store.trust_changes(store, since, until)]
-    revocations = [{"id": key[1:].hex(), "at": format_time(at)} for key, at in await store.fetchall(
-        "SELECT key, received_at FROM records WHERE type = 'revocation' AND received_at > ? AND received_at <= ? "
-        "ORDER BY received_at, key", (since, until))]
+    revocations = [{"id": r.id.hex(), "at": format_time(r.at)}
+                   for r in await record_store.revocations_received(store, since, until)]
     return {
         "since": format_time(since), "until": format_time(until), "nights": len(runs),
         "episodes_archived": episodes_archived,
@@ -124,7 +124,7 @@ async def write_morning_report(store: Store, reports_dir: Path, now: float) -> P
     """Write the report of the nights since the previous morning file; returns its path."""
     path = reports_dir / f"{format_time(now)[:10]}.md"
     # A second sleep on the same day rewrites that day's file from the same starting point.
-    same_day = await store.scalar("SELECT min(since) FROM reports WHERE path = ?", (str(path),))
+    same_day = await ls.report_since(store, str(path))
     since = same_day if same_day is not None else (await ls.last_report_at(store, "file") or 0.0)
     report = await build_report(store, since, now)
     reports_dir.mkdir(parents=True, exist_ok=True)

@@ -439,6 +439,20 @@ async def sleep_runs(store: Store, since: float, until: float) -> list[tuple[flo
     return [(at, json.loads(counts), json.loads(events)) for at, counts, events in rows]
 
 
+async def last_sleep_at(store: Store) -> float | None:
+    """When the last night ran (None before the first)."""
+    return await store.scalar("SELECT max(at) FROM sleep_runs")
+
+
+async def report_since(store: Store, path: str) -> float | None:
+    """Where the morning report already written at ``path`` started (None if there is none)."""
+    return await store.scalar("SELECT min(since) FROM reports WHERE path = ?", (path,))
+
+
+async def counts_by_status(store: Store) -> dict[str, int]:
+    return dict(await store.fetchall("SELECT status, count(*) FROM lessons GROUP BY status"))
+
+
 async def last_report_at(store: Store, kind: str) -> float | None:
     """When the last report of ``kind`` (a path for the morning file, NULL for one shown) was made."""
     sql = "SELECT max(at) FROM reports WHERE path IS " + ("NOT NULL" if kind == "file" else "NULL")

@@ -315,3 +315,25 @@ async def arrivals(store: Store) -> dict[bytes, Arrival]:
     """Every record held, by id: when it arrived and through which door."""
     rows = await store.fetchall("SELECT key, received_at, origin FROM records")
     return {key[1:]: Arrival(at, origin) for key, at, origin in rows}
+
+
+async def refused_count(store: Store) -> int:
+    return int(await store.scalar("SELECT count(*) FROM refused"))
+
+
+async def counts_by_origin(store: Store) -> dict[str, int]:
+    return dict(await store.fetchall("SELECT origin, count(*) FROM records GROUP BY origin"))
+
+
+@dataclass(frozen=True)
+class Received:
+    id: bytes
+    at: float
+
+
+async def revocations_received(store: Store, since: float, until: float) -> list[Received]:
+    """Revocations that arrived within (since, until], in the order they arrived."""
+    rows = await store.fetchall(
+        "SELECT key, received_at FROM records WHERE type = 'revocation' AND received_at > ? AND received_at <= ? "
+        "ORDER BY received_at, key", (since, until))
+    return [Received(key[1:], at) for key, at in rows]
