@@ -158,8 +158,8 @@ async def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
     async with await ctx.open_store() as store:
         lid = await _resolve(store, args.id)
         lesson, rendered = await lessons.forget(store, node, lid, ctx.now())
-    emit(args, {"id": lesson.id, "text": lesson.text, "vetoed": True, "render": rendered},
-         f"vetoed {lesson.id[:12]}: {lesson.text}\n(removed from {rendered['folder']}; it will not be made again)")
+    emit(args, {"id": lesson.id, "text": lesson.text, "vetoed": True, "render": rendered.to_json()},
+         f"vetoed {lesson.id[:12]}: {lesson.text}\n(removed from {rendered.folder}; it will not be made again)")
     return 0
 
 
@@ -181,6 +181,6 @@ def render_text(r: dict) -> str:
 async def cmd_render(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
     async with await ctx.open_store() as store:
-        result = await rendering.render(store, node, ctx.now())
+        result = (await rendering.render(store, node, ctx.now())).to_json()
     emit(args, result, lambda: render_text(result))
     return 0

@@ -66,7 +66,7 @@ def _sleep_text(result: dict) -> str:
 async def cmd_sleep(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
     async with await ctx.open_store() as store:
-        result = await night.sleep(store, node, ctx.now())
+        result = (await night.sleep(store, node, ctx.now())).to_json()
     emit(args, result, lambda: _sleep_text(result))
     return 0
 

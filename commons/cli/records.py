@@ -134,7 +134,7 @@ async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
                 await flush(store)
         # Immediate effect: statuses recomputed and the memory folder re-rendered now, not at sleep.
         died = any(refused_as_dead(r["reason"]) for r in refused)
-        effect = await revocation.after_intake(store, node, now, stored, refused_dead=died)
+        effect = (await revocation.after_intake(store, node, now, stored, refused_dead=died)).to_json()
     data = {"accepted": accepted, "duplicates": duplicates, "refused": refused}
     if effect["status_changes"]:
         data["status_changes"] = effect["status_changes"]

@@ -207,7 +207,7 @@ async def cmd_why(ctx: Context, args: argparse.Namespace) -> int:
 async def cmd_vouch(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
     async with await ctx.open_store() as store:
-        data = await authoring.vouch(store, node, args.key, ctx.now())
+        data = (await authoring.vouch(store, node, args.key, ctx.now())).to_json()
     emit(args, data, f"vouched for {data['subject'][:16]}… (vouch {data['id'][:16]}; undo: {data['undo']})")
     return 0
 
@@ -231,7 +231,8 @@ async def cmd_revoke(ctx: Context, args: argparse.Namespace) -> int:
         raise UsageError("revoke either a record (ID) or a key (--key), not both")
     node = ctx.node
     async with await ctx.open_store() as store:
-        data = await revocation.revoke(store, node, reason=args.reason, now=ctx.now(), target=args.id, key=args.key)
+        revoked = await revocation.revoke(store, node, reason=args.reason, now=ctx.now(), target=args.id, key=args.key)
+    data = revoked.to_json()
     emit(args, data, lambda: "signed revocation " + _revocation_text(data)
          + (f"\n(memory folder re-rendered: {data['render']['folder']})" if data.get("render") else ""))
     return 0

@@ -276,9 +276,9 @@ class Daemon:
             await self._resolve_revocations()
         if received or died:
             # Statuses may change (a promotion, a revocation): the memory folder follows at once.
-            changes = await revoking.after_intake(self.store, self.context, now, received, refused_dead=died)
-            for change in changes["status_changes"]:
-                log.info("lesson %s: %s -> %s (%s)", change["lesson"][:12], change["from"], change["to"], change["why"])
+            effect = await revoking.after_intake(self.store, self.context, now, received, refused_dead=died)
+            for change in effect.status_changes:
+                log.info("lesson %s: %s -> %s (%s)", change.record_id.hex()[:12], change.before, change.after, change.why)
         if received or refused:
             self.last_seq = max(self.last_seq, await record_store.last_seq(self.store))
 
@@ -371,7 +371,7 @@ class Daemon:
             log.info("sleeping (the night of %s)", format_time(due))
             try:
                 result = await night.sleep(self.store, node, now)
-                log.info("slept: %s", result["counts"])
+                log.info("slept: %s", result.count)
             except CommonsError as error:
                 log.warning("sleep failed: %s", error)
                 await trio.sleep(SLEEP_CHECK_SECONDS)

@@ -7,7 +7,7 @@ revocation (``commons.node.revocation.store_own``), so statuses and the memory f
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from commons.core.embed import embed_many
 from commons.core.records import Lesson, RecordUsageError, SignedRecord, Vouch, day_of
@@ -20,7 +20,18 @@ from commons.store import records as record_store
 from commons.store.db import Store
 
 
-async def vouch(store: Store, node: NodeContext, key: str, now: float) -> dict:
+@dataclass(frozen=True)
+class Vouched:
+    signed: SignedRecord
+    subject: bytes
+    effect: revocation.IntakeEffect
+
+    def to_json(self) -> dict:
+        return {"id": self.signed.id.hex(), "subject": self.subject.hex(),
+                "undo": f"commons revoke {self.signed.id.hex()[:16]} --reason '…'", **self.effect.to_json()}
+
+
+async def vouch(store: Store, node: NodeContext, key: str, now: float) -> Vouched:
     """Vouch for an author key (the web of trust over which independence is counted)."""
     subject = revocation.key_bytes(key)
     identity = node.identity
@@ -30,9 +41,7 @@ async def vouch(store: Store, node: NodeContext, key: str, now: float) -> dict:
     except RecordUsageError as error:
         raise UsageError(str(error)) from None
     signed = revocation.sign_as(record, identity)
-    effect = await revocation.store_own(store, node, [signed], now)
-    return {"id": signed.id.hex(), "subject": subject.hex(), "undo": f"commons revoke {signed.id.hex()[:16]} "
-            "--reason '…'", **effect}
+    return Vouched(signed, subject, await revocation.store_own(store, node, [signed], now))
 
 
 async def derive(store: Store, node: NodeContext, lesson_id: str, parents: Sequence[str], now: float) -> SignedRecord:

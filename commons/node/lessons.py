@@ -60,7 +60,7 @@ async def add_lesson(store: Store, node: NodeContext, text: str, kind: LessonKin
     return lesson, True
 
 
-async def forget(store: Store, node: NodeContext, prefix: str, now: float) -> tuple[Lesson, dict]:
+async def forget(store: Store, node: NodeContext, prefix: str, now: float) -> tuple[Lesson, rendering.RenderSummary]:
     """Veto a lesson: never made again from the same content; gone from the memory folder now."""
     lid = await ls.resolve_id(store, prefix)
     (stored,) = await ls.load_lessons(store, ids=[lid])

@@ -6,7 +6,9 @@ The files themselves are written by ``commons.render.memory_folder``; this modul
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 import trio
 
@@ -38,11 +40,31 @@ async def detect_deleted(store: Store, node: NodeContext, now: float) -> list[st
     return gone
 
 
+@dataclass(frozen=True)
+class RenderSummary:
+    """What one render of the memory folder did."""
+
+    folder: Path
+    rendered: int  # lesson files written (both layers)
+    removed: tuple[str, ...]  # files removed: their lessons left the folder
+    unsafe_skipped: tuple[str, ...]  # lessons whose text read as instructions: not written
+    left_out: tuple[tuple[str, int], ...]  # per layer: lessons over MEMORY.md's budget
+    vetoed_deleted_files: tuple[str, ...]  # lessons whose files the person deleted: vetoed now
+    memory_lines: int
+    memory_bytes: int
+
+    def to_json(self) -> dict:
+        return {"folder": str(self.folder), "rendered": self.rendered, "removed": list(self.removed),
+                "unsafe_skipped": list(self.unsafe_skipped), "left_out": dict(self.left_out),
+                "vetoed_deleted_files": list(self.vetoed_deleted_files), "memory_lines": self.memory_lines,
+                "memory_bytes": self.memory_bytes}
+
+
 def strength_now(lesson: Lesson, now: float, node: NodeContext) -> float:
     return lesson.strength_now(now, node.sleep.half_life_days)
 
 
-async def render(store: Store, node: NodeContext, now: float) -> dict:
+async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
     """Render the memory folder now: the ``own`` layer (this node's active lessons) and, for a node
     that knows its identity, the ``common`` layer (lessons common at this node, never candidates).
 
@@ -77,7 +99,6 @@ async def render(store: Store, node: NodeContext, now: float) -> dict:
     async with store.transaction():
         await ls.replace_rendered(store, [ls.Rendered(lid, layer, str(folder), name, since.get(lid, now))
                                           for layer, lid, name in result.written])
-    return {"folder": str(folder), "rendered": len(result.written), "removed": list(result.removed),
-            "unsafe_skipped": list(result.unsafe), "left_out": dict(result.left_out),
-            "vetoed_deleted_files": vetoed, "memory_lines": result.lines, "memory_bytes": result.bytes}
+    return RenderSummary(folder, len(result.written), tuple(result.removed), tuple(result.unsafe),
+                         tuple(dict(result.left_out).items()), tuple(vetoed), result.lines, result.bytes)
 

@@ -6,7 +6,7 @@
 
 What runs where:
 
-* **At sleep** (:func:`after_sleep`, called by ``night.sleep`` before it renders):
+* **At sleep** (:func:`after_sleep`, called by ``commons.node.sleep.sleep`` before it renders):
   1. *content dedupe*: an own, shared, unpublished lesson whose founding surprise meets the
      prediction of a **common** lesson is marked as represented by that record (``lessons.record_id``),
      so publishing never signs a duplicate; the lesson stays local, and the node corroborates the

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from commons.core.records import Lesson, RecordUsageError, Revocation, SignedRecord, TargetKind, day_of, sign
 from commons.core.revocation import Refusal, Revocations
@@ -30,8 +31,10 @@ from commons.errors import UsageError
 from commons.identity import Identity
 from commons.node import rendering, trust
 from commons.node.context import NodeContext
+from commons.node.rendering import RenderSummary
 from commons.store import lessons as ls
 from commons.store import records as record_store
+from commons.store.reviews import TrustChange
 from commons.store.db import Store
 
 
@@ -83,17 +86,25 @@ async def admission(store: Store, node: NodeContext, now: float) -> Admission:
     return Admission(held.view.revocations)
 
 
-async def after_intake(store: Store, node: NodeContext, now: float, accepted: Sequence[SignedRecord] = (), *,
-                       refused_dead: bool = False) -> dict:
-    """Records were stored (or refused as dead): recompute statuses and re-render the memory folder now.
+@dataclass(frozen=True)
+class IntakeEffect:
+    """What records arriving did at once: the status changes, and the render (None: nothing to do)."""
 
-    Returns the status changes and the render summary (``None`` when nothing changed).
-    """
+    status_changes: tuple[TrustChange, ...]
+    render: RenderSummary | None
+
+    def to_json(self) -> dict:
+        return {"status_changes": [trust.change_dict(c) for c in self.status_changes],
+                "render": self.render.to_json() if self.render is not None else None}
+
+
+async def after_intake(store: Store, node: NodeContext, now: float, accepted: Sequence[SignedRecord] = (), *,
+                       refused_dead: bool = False) -> IntakeEffect:
+    """Records were stored (or refused as dead): recompute statuses and re-render the memory folder now."""
     if not (accepted or refused_dead) or node.trust is None:
-        return {"status_changes": [], "render": None}
+        return IntakeEffect((), None)
     changes = await trust.refresh(store, node.trust, now)
-    rendered = await rendering.render(store, node, now)
-    return {"status_changes": [trust.change_dict(c) for c in changes], "render": rendered}
+    return IntakeEffect(tuple(changes), await rendering.render(store, node, now))
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,13 +148,13 @@ def sign_as(record, identity: Identity) -> SignedRecord:
     return sign(record, identity.author_key)
 
 
-async def store_own(store: Store, node: NodeContext, signed: Sequence[SignedRecord], now: float) -> dict:
+async def store_own(store: Store, node: NodeContext, signed: Sequence[SignedRecord], now: float) -> IntakeEffect:
     await record_store.add_own(store, signed, now)
     return await after_intake(store, node, now, signed)
 
 
 async def revoke(store: Store, node: NodeContext, *, reason: str, now: float, target: str | None = None,
-                 key: str | None = None) -> dict:
+                 key: str | None = None) -> Revoked:
     """Sign, store and apply a revocation of a record (``target``) or an author key (``key``)."""
     if (target is None) == (key is None):
         raise UsageError("name what to revoke: a lesson or record id, or --key AUTHOR_KEY")
@@ -159,8 +170,18 @@ async def revoke(store: Store, node: NodeContext, *, reason: str, now: float, ta
         raise UsageError(str(error)) from None
     signed = sign_as(record, identity)
     effect = await store_own(store, node, [signed], now)
-    held = await node.trust.held(store, now)
-    return dict(revocation_dict(held, signed), **effect)
+    return Revoked(revocation_dict(await node.trust.held(store, now), signed), effect)
+
+
+@dataclass(frozen=True)
+class Revoked:
+    """A revocation just signed: its ruling and what it took down, and what it did at once."""
+
+    revocation: dict  # revocation_dict's view of it
+    effect: IntakeEffect
+
+    def to_json(self) -> dict:
+        return dict(self.revocation, **self.effect.to_json())
 
 
 def key_bytes(text: str) -> bytes:

@@ -32,6 +32,7 @@ from commons.core.episode import SessionEpisode
 from commons.core.lessons import Lesson
 from commons.core.predictions import Prediction
 from commons.node import rendering
+from commons.node.rendering import RenderSummary
 from commons.node import review
 from commons.node.context import NodeContext
 from commons.node.report import write_morning_report
@@ -110,7 +111,30 @@ def _night(state: core.SleepState, episodes: Sequence, now: float, node: NodeCon
     return Night(events, items, vectors, tuple(final[lid] for lid in suppressed))
 
 
-async def sleep(store: Store, node: NodeContext, now: float) -> dict:
+@dataclass(frozen=True)
+class NightReport:
+    """What one night did: its counts, the lessons it learned, peer review, the render, the report."""
+
+    at: float
+    episodes: int  # episodes the night read
+    counts: tuple[tuple[str, int], ...]  # every event kind, in a fixed order, with zeros
+    learned: tuple[dict, ...]  # the "learned" events as the morning report records them
+    review: review.ReviewResult
+    render: RenderSummary
+    report: Path  # the morning report file
+    seconds: tuple[tuple[str, float], ...]  # wall time of each phase
+
+    @property
+    def count(self) -> dict[str, int]:
+        return dict(self.counts)
+
+    def to_json(self) -> dict:
+        return {"at": format_time(self.at), "episodes": self.episodes, "counts": dict(self.counts),
+                "learned": list(self.learned), "review": self.review.as_dict(), "render": self.render.to_json(),
+                "report": str(self.report), "seconds": dict(self.seconds)}
+
+
+async def sleep(store: Store, node: NodeContext, now: float) -> NightReport:
     """One night over the store: vetoes from deleted files, the four passes, render, report."""
     started = time.perf_counter()
     vetoed_now = await rendering.detect_deleted(store, node, now)
@@ -141,19 +165,15 @@ async def sleep(store: Store, node: NodeContext, now: float) -> dict:
     applied_at = time.perf_counter()
     rendered = await rendering.render(store, node, now)
     report_path = await write_morning_report(store, node.reports_dir, now)
-    return {
-        "at": format_time(now),
-        "episodes": len(loaded),
-        "counts": {name: counts.get(name, 0) for name in [*_COUNT_NAMES.values(), "lessons_suppressed",
-                                                          "vetoes_from_deleted_files"]},
-        "learned": [r for r in records if r["type"] == "learned"],
-        "review": reviewed.as_dict(),
-        "render": rendered,
-        "report": str(report_path),
-        "seconds": {"load": round(loaded_at - started, 3), "passes": round(slept_at - loaded_at, 3),
-                    "apply": round(applied_at - slept_at, 3),
-                    "render_and_report": round(time.perf_counter() - applied_at, 3)},
-    }
+    return NightReport(
+        at=now, episodes=len(loaded),
+        counts=tuple((name, counts.get(name, 0)) for name in [*_COUNT_NAMES.values(), "lessons_suppressed",
+                                                                "vetoes_from_deleted_files"]),
+        learned=tuple(r for r in records if r["type"] == "learned"), review=reviewed, render=rendered,
+        report=report_path,
+        seconds=(("load", round(loaded_at - started, 3)), ("passes", round(slept_at - loaded_at, 3)),
+                 ("apply", round(applied_at - slept_at, 3)),
+                 ("render_and_report", round(time.perf_counter() - applied_at, 3))))
 
 
 async def _apply(store: Store, night: Night, keys: dict[str, list[str]], now: float) -> None:
