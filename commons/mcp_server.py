@@ -39,7 +39,7 @@ def build_server(ctx: Context, store) -> MCPServer:
                               "0.25·recency + 0.15·strength. Returns JSON: a list of {id, text, score, "
                               "relevance, recency, strength}. Recalling a lesson keeps it alive."))
     async def recall(query: str, k: int = 5) -> str:
-        hits = await recalling.recall(store, node, query, max(1, min(int(k), 50)), ctx.now())
+        hits = [h.to_json() for h in await recalling.recall(store, node, query, max(1, min(int(k), 50)), ctx.now())]
         return json.dumps(hits, ensure_ascii=False)
 
     @server.tool(description=("The lessons this agent has learned, strongest first. status: active "
@@ -48,7 +48,7 @@ def build_server(ctx: Context, store) -> MCPServer:
     async def lessons(status: str = "active") -> str:
         if status not in ("active", "archived", "vetoed", "all"):
             raise ValueError("status must be one of: active, archived, vetoed, all")
-        return json.dumps(await list_lessons(store, node, status, ctx.now()), ensure_ascii=False)
+        return json.dumps([v.to_json() for v in await list_lessons(store, node, status, ctx.now())], ensure_ascii=False)
 
     return server
 

@@ -95,7 +95,7 @@ def _line(d: dict) -> str:
 async def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
     async with await ctx.open_store() as store:
-        found = await lessons.list_lessons(store, node, args.status, ctx.now())
+        found = [v.to_json() for v in await lessons.list_lessons(store, node, args.status, ctx.now())]
     emit(args, found, lambda: "\n".join(_line(d) for d in found) if found else f"no {args.status} lessons")
     return 0
 
@@ -112,7 +112,7 @@ async def cmd_add(ctx: Context, args: argparse.Namespace) -> int:
                 await authoring.derive(store, node, lesson.id, args.derived_from, ctx.now())
             prediction = (await ls.open_prediction_of(store, [lesson.id])).get(lesson.id)
             (stored,) = await ls.load_lessons(store, ids=[lesson.id])
-            data = dict(lessons.describe(stored, prediction, ctx.now(), node), new=new)
+            data = dict(lessons.describe(stored, prediction, ctx.now(), node).to_json(), new=new)
             if args.derived_from:
                 data["parents"] = args.derived_from
     except lessons.LessonRefused as refused:
@@ -128,7 +128,7 @@ async def cmd_reword(ctx: Context, args: argparse.Namespace) -> int:
     try:
         async with await ctx.open_store() as store:
             await _resolve(store, args.id)
-            data = await authoring.reword(store, node, args.id, args.text, ctx.now())
+            data = (await authoring.reword(store, node, args.id, args.text, ctx.now())).to_json()
     except lessons.LessonRefused as refused:
         raise CommonsError(str(refused)) from None
     emit(args, data, lambda: (f"reworded as {data['id'][:12]}: {data['text']}"

@@ -90,7 +90,8 @@ async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
     try:
         async with await ctx.open_store() as store:
-            hits = await recalling.recall(store, node, args.query, args.k, ctx.now(), episodes=args.episodes)
+            hits = [h.to_json() for h in await recalling.recall(store, node, args.query, args.k, ctx.now(),
+                                                                  episodes=args.episodes)]
     except LessonRefused as error:
         raise UsageError(str(error)) from None
     emit(args, hits, lambda: "\n".join(

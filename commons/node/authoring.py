@@ -70,7 +70,24 @@ async def derive(store: Store, node: NodeContext, lesson_id: str, parents: Seque
     return signed
 
 
-async def reword(store: Store, node: NodeContext, prefix: str, text: str, now: float) -> dict:
+@dataclass(frozen=True)
+class Reworded:
+    """An own lesson's new wording: the lesson that carries it, and, if published, its new record."""
+
+    id: str
+    text: str
+    record: SignedRecord | None = None  # the new record, which supersedes ``supersedes``
+    supersedes: bytes | None = None
+    previous_lesson: str | None = None
+
+    def to_json(self) -> dict:
+        if self.record is None:
+            return {"id": self.id, "text": self.text, "published": False}
+        return {"id": self.id, "text": self.text, "published": True, "record_id": self.record.id.hex(),
+                "supersedes": self.supersedes.hex(), "previous_lesson": self.previous_lesson}
+
+
+async def reword(store: Store, node: NodeContext, prefix: str, text: str, now: float) -> Reworded:
     """A new wording of an own lesson. Published: a new record that ``supersedes`` the old one
     (lessons derived from the old one stay alive); unpublished: the local text changes."""
     lid = await ls.resolve_id(store, prefix)
@@ -84,7 +101,7 @@ async def reword(store: Store, node: NodeContext, prefix: str, text: str, now: f
         async with store.transaction():
             await ls.put_lessons(store, [(lesson, stored.status)], embed_many([ls.recall_text(lesson)]), now)
         await rendering.render(store, node, now)
-        return {"id": lid, "text": text, "published": False}
+        return Reworded(lid, text)
     try:
         record = replace(old.record, text=text, created=day_of(now), supersedes=old.id)
     except RecordUsageError as error:
@@ -95,5 +112,4 @@ async def reword(store: Store, node: NodeContext, prefix: str, text: str, now: f
     async with store.transaction():
         await ls.mark_represented(store, [(new.id, signed.id)], now)
     await revocation.after_intake(store, node, now, [signed])
-    return {"id": new.id, "text": text, "published": True, "record_id": signed.id.hex(),
-            "supersedes": old.id.hex(), "previous_lesson": lid}
+    return Reworded(new.id, text, signed, old.id, lid)

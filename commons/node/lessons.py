@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from commons.clock import format_time
 from commons.core.embed import embed_many
 from commons.core.lessons import DAY, Lesson, heads_in_prose, lesson_id
 from commons.core.predictions import Prediction
 from commons.core.records import Lesson as LessonRecord
-from commons.core.records import LessonKind, Scope
+from commons.core.records import LessonKind, Scope, SignedRecord
 from commons.core.safety import ImperativeText, observation_form
 from commons.core.safety import check_observation, contains_injection
 from commons.core.scope import classify
 from commons.core.trust import LessonStatus as TrustStatus
-from commons.node import rendering
+from commons.node import rendering, trust
 from commons.node.context import NodeContext
 from commons.render import memory_folder as renderer
 from commons.store import lessons as ls
@@ -76,15 +78,49 @@ async def forget(store: Store, node: NodeContext, prefix: str, now: float) -> tu
     return stored.lesson, await rendering.render(store, node, now)
 
 
-def _trust_fields(held, rid: bytes | None) -> dict:
+@dataclass(frozen=True)
+class LessonView:
+    """A lesson as `commons lessons` (and the MCP server) lists it: own or received."""
+
+    id: str
+    text: str
+    kind: str
+    scope: str
+    strength: float | None  # now, after decay; None for a received lesson (it has no local strength)
+    seen: int | None
+    status: str
+    created: str
+    origin: str  # own | peer | import
+    author: str | None
+    record_id: str | None
+    confirmations: int
+    independent: int
+    failures: int
+    prediction: dict | None  # {situation, outcome}
+    represented_by: str | None = None  # an own lesson a common record stands for
+    received: str | None = None  # when a received lesson arrived
+
+    def to_json(self) -> dict:
+        data = {"id": self.id, "text": self.text, "kind": self.kind, "scope": self.scope, "strength": self.strength,
+                "seen": self.seen, "status": self.status, "created": self.created, "origin": self.origin,
+                "author": self.author, "record_id": self.record_id, "confirmations": self.confirmations,
+                "independent": self.independent, "failures": self.failures}
+        if self.represented_by is not None:
+            data["represented_by"] = self.represented_by
+        if self.received is not None:
+            data["received"] = self.received
+        data["prediction"] = self.prediction
+        return data
+
+
+def _counts(held: trust.Held | None, rid: bytes | None) -> tuple[int, int, int]:
+    """(confirmations, independent, failures) of a record, zeros when it has no standing here."""
     state = held.state(rid) if held is not None and rid is not None else None
-    return {"confirmations": state.confirmations if state else 0,
-            "independent": state.independent if state else 0,
-            "failures": state.failures if state else 0}
+    return (state.confirmations, state.independent, state.failures) if state else (0, 0, 0)
 
 
 def describe(stored: ls.StoredLesson, prediction: Prediction | None, now: float, node: NodeContext,
-             held=None) -> dict:
+             held: trust.Held | None = None) -> LessonView:
     """An own lesson for `commons lessons`: its local state, and its record's standing if published.
 
     Its status is the local one (active, archived, vetoed), or ``revoked`` / ``superseded`` when its
@@ -94,7 +130,7 @@ def describe(stored: ls.StoredLesson, prediction: Prediction | None, now: float,
     lesson = stored.lesson
     status, rid = stored.status, stored.record_id
     me = node.identity.author_public.hex() if node.identity is not None else None
-    extra: dict = {}
+    represented_by = None
     if held is not None and rid is not None:
         state = held.state(rid)
         if rid in held.view.dead_ids:
@@ -103,34 +139,31 @@ def describe(stored: ls.StoredLesson, prediction: Prediction | None, now: float,
             status = "superseded"
         author = held.records[rid].record.author if rid in held.records else None
         if author is not None and author != held.me:
-            extra["represented_by"] = rid.hex()
-    return {
-        "id": lesson.id, "text": lesson.text, "kind": lesson.kind.value, "scope": lesson.scope.value,
-        "strength": round(rendering.strength_now(lesson, now, node), 4), "seen": lesson.seen, "status": status,
-        "created": format_time(lesson.created), "origin": stored.origin, "author": me,
-        "record_id": rid.hex() if rid else None, **_trust_fields(held, rid), **extra,
-        "prediction": {"situation": prediction.situation, "outcome": prediction.outcome} if prediction else None,
-    }
+            represented_by = rid.hex()
+    return LessonView(
+        lesson.id, lesson.text, lesson.kind.value, lesson.scope.value,
+        round(rendering.strength_now(lesson, now, node), 4), lesson.seen, status, format_time(lesson.created),
+        stored.origin, me, rid.hex() if rid else None, *_counts(held, rid),
+        {"situation": prediction.situation, "outcome": prediction.outcome} if prediction else None,
+        represented_by=represented_by)
 
 
-def describe_received(signed, held) -> dict:
+def describe_received(signed: SignedRecord, held: trust.Held) -> LessonView:
     """A lesson received from another node, as `commons lessons` lists it (its record is its id)."""
     record: LessonRecord = signed.record
     state = held.state(signed.id)
-    return {
-        "id": signed.id.hex(), "text": record.text, "kind": record.kind.value, "scope": record.scope.value,
-        "strength": None, "seen": None, "status": state.status.value,
-        "created": format_time(record.created * DAY), "origin": held.origin.get(signed.id, "peer"),
-        "author": record.author.hex(), "record_id": signed.id.hex(), **_trust_fields(held, signed.id),
-        "received": format_time(held.received[signed.id]),
-        "prediction": {"situation": record.prediction.situation, "outcome": record.prediction.outcome},
-    }
+    return LessonView(
+        signed.id.hex(), record.text, record.kind.value, record.scope.value, None, None, state.status.value,
+        format_time(record.created * DAY), held.origin.get(signed.id, "peer"), record.author.hex(),
+        signed.id.hex(), *_counts(held, signed.id),
+        {"situation": record.prediction.situation, "outcome": record.prediction.outcome},
+        received=format_time(held.received[signed.id]))
 
 
 LIST_STATUSES = ("active", "archived", "vetoed", "candidate", "common", "superseded", "revoked", "all")
 
 
-async def list_lessons(store: Store, node: NodeContext, status: str, now: float) -> list[dict]:
+async def list_lessons(store: Store, node: NodeContext, status: str, now: float) -> list[LessonView]:
     """Own lessons (strongest first), then lessons received from others (most confirmed first).
 
     ``status``: one of :data:`LIST_STATUSES`; ``active`` lists the own lessons in use.
@@ -141,10 +174,10 @@ async def list_lessons(store: Store, node: NodeContext, status: str, now: float)
     stored = await ls.load_lessons(store)
     predictions = await ls.open_prediction_of(store, [s.lesson.id for s in stored])
     own = sorted((describe(s, predictions.get(s.lesson.id), now, node, held) for s in stored),
-                 key=lambda d: (-d["strength"], d["id"]))
+                 key=lambda v: (-v.strength, v.id))
     received = []
     if held is not None:
         received = sorted((describe_received(signed, held) for signed in held.received_lessons(*TrustStatus)),
-                          key=lambda d: (-d["confirmations"], d["id"]))
+                          key=lambda v: (-v.confirmations, v.id))
     everything = own + received
-    return everything if status == "all" else [d for d in everything if d["status"] == status]
+    return everything if status == "all" else [v for v in everything if v.status == status]

@@ -9,6 +9,7 @@ lesson returned is touched: use keeps a memory alive (design paper §4.4).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import trio
@@ -35,8 +36,27 @@ def _components(query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray, 
     return [(float(a), float(b), float(c)) for a, b, c in zip(relevance, recency, strength_n)]
 
 
+@dataclass(frozen=True)
+class RecallHit:
+    """One lesson (own or common) or episode recall returned, with its score and its parts."""
+
+    id: str
+    type: str  # lesson | common | episode
+    text: str
+    score: float
+    relevance: float
+    recency: float
+    strength: float
+    strength_normalised: float
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "type": self.type, "text": self.text, "score": self.score,
+                "relevance": self.relevance, "recency": self.recency, "strength": self.strength,
+                "strength_normalised": self.strength_normalised}
+
+
 async def recall(store: Store, node: NodeContext, query: str, k: int, now: float, *,
-                 episodes: bool = False) -> list[dict]:
+                 episodes: bool = False) -> list[RecallHit]:
     """The ``k`` best active lessons (and episodes) for ``query``; each one returned is touched."""
     if not query.strip():
         raise LessonRefused("recall needs a query: the words of the situation, e.g. an error line")
@@ -80,12 +100,11 @@ async def recall(store: Store, node: NodeContext, query: str, k: int, now: float
     hits = []
     for (row, score), (relevance, recency, strength_n) in zip(best, parts):
         hit_id = ids[row]
-        hits.append({"id": hit_id, "type": kinds[row],
-                     "text": found[hit_id].text if kinds[row] == "lesson" else texts[hit_id],
-                     "score": round(score, 4), "relevance": round(relevance, 4), "recency": round(recency, 4),
-                     "strength": round(float(strength[row]), 4), "strength_normalised": round(strength_n, 4)})
+        hits.append(RecallHit(hit_id, kinds[row], found[hit_id].text if kinds[row] == "lesson" else texts[hit_id],
+                              round(score, 4), round(relevance, 4), round(recency, 4), round(float(strength[row]), 4),
+                              round(strength_n, 4)))
     await _touch(store, [found[i] for i in lesson_ids], [(key, ep_keys[key]) for key in
-                 (h["id"] for h in hits if h["type"] == "episode")], now, half_life)
+                 (h.id for h in hits if h.type == "episode")], now, half_life)
     return hits
 
 

@@ -145,7 +145,7 @@ class ReviewResult:
     signed: tuple[SignedRecord, ...]  # records signed tonight (lessons and verifications)
     changes: tuple[review_store.TrustChange, ...]
 
-    def as_dict(self) -> dict:
+    def to_json(self) -> dict:
         return {
             "judged": [{"lesson": r.lesson.hex(), "how": r.how, "naive": r.naive} for r in self.judged],
             "represented": [{"lesson": lid, "by": rid.hex()} for lid, rid in self.represented],

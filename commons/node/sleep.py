@@ -130,7 +130,7 @@ class NightReport:
 
     def to_json(self) -> dict:
         return {"at": format_time(self.at), "episodes": self.episodes, "counts": dict(self.counts),
-                "learned": list(self.learned), "review": self.review.as_dict(), "render": self.render.to_json(),
+                "learned": list(self.learned), "review": self.review.to_json(), "render": self.render.to_json(),
                 "report": str(self.report), "seconds": dict(self.seconds)}
 
 
