@@ -108,7 +108,7 @@ def _revocation(held: trust.Held, rid: bytes) -> dict | None:
     return {
         "cause": takedown.cause.value, "why": trust.describe_takedown(held, rid),
         "key": takedown.key.hex() if takedown.key else None,
-        "revocations": [revocation.revocation_dict(held, held.records[r]) for r in takedown.revocations
+        "revocations": [revocation.describe_revocation(held, held.records[r]).to_json() for r in takedown.revocations
                         if r in held.records],
         "chain": [{"id": c.hex(), "text": getattr(held.records[c].record, "text", None) if c in held.records else None}
                   for c in takedown.chain],
@@ -152,7 +152,7 @@ async def why(store, node: NodeContext, text: str, now: float) -> dict:
         data.update(status="revoked" if rid in held.view.dead_ids else "live", provenance=[], verifications=[])
     data["revocation"] = _revocation(held, rid)
     if isinstance(record, Revocation):
-        data["ruling"] = revocation.revocation_dict(held, signed)
+        data["ruling"] = revocation.describe_revocation(held, signed).to_json()
     return data
 
 
@@ -240,6 +240,6 @@ async def cmd_revoke(ctx: Context, args: argparse.Namespace) -> int:
 
 async def cmd_revocations(ctx: Context, args: argparse.Namespace) -> int:
     async with await ctx.open_store() as store:
-        found = await revocation.revocations(store, ctx.node, ctx.now())
+        found = [r.to_json() for r in await revocation.revocations(store, ctx.node, ctx.now())]
     emit(args, found, lambda: "\n".join(_revocation_text(r) for r in found) if found else "no revocations held")
     return 0

@@ -170,18 +170,18 @@ async def revoke(store: Store, node: NodeContext, *, reason: str, now: float, ta
         raise UsageError(str(error)) from None
     signed = sign_as(record, identity)
     effect = await store_own(store, node, [signed], now)
-    return Revoked(revocation_dict(await node.trust.held(store, now), signed), effect)
+    return Revoked(describe_revocation(await node.trust.held(store, now), signed), effect)
 
 
 @dataclass(frozen=True)
 class Revoked:
     """A revocation just signed: its ruling and what it took down, and what it did at once."""
 
-    revocation: dict  # revocation_dict's view of it
+    revocation: RevocationView
     effect: IntakeEffect
 
     def to_json(self) -> dict:
-        return dict(self.revocation, **self.effect.to_json())
+        return dict(self.revocation.to_json(), **self.effect.to_json())
 
 
 def key_bytes(text: str) -> bytes:
@@ -198,27 +198,58 @@ def key_bytes(text: str) -> bytes:
 # Reading: revocations and what they took down
 
 
-def revocation_dict(held, signed: SignedRecord) -> dict:
-    """One revocation as `commons revocations` shows it: ruling, and everything it took down."""
+@dataclass(frozen=True)
+class TakenDown:
+    """A record a revocation killed, and how (directly, through its key, through provenance)."""
+
+    id: bytes
+    type: str | None  # None: not held here
+    text: str | None
+    cause: str
+    chain: tuple[bytes, ...]
+
+    def to_json(self) -> dict:
+        return {"id": self.id.hex(), "type": self.type, "text": self.text, "cause": self.cause,
+                "chain": [c.hex() for c in self.chain]}
+
+
+@dataclass(frozen=True)
+class RevocationView:
+    """One revocation as `commons revocations` shows it: its ruling, and everything it took down."""
+
+    signed: SignedRecord
+    mine: bool
+    received: float | None
+    ruling: str | None  # None: no verdict (not evaluated)
+    applied: bool
+    why_not: str | None
+    took_down: tuple[TakenDown, ...]
+
+    def to_json(self) -> dict:
+        record: Revocation = self.signed.record
+        return {
+            "id": self.signed.id.hex(), "signer": record.author.hex(), "mine": self.mine,
+            "target": record.target.hex(), "target_kind": record.target_kind.value, "reason": record.reason,
+            "created": record.created, "received": self.received, "applied": self.applied, "ruling": self.ruling,
+            "why_not": self.why_not, "took_down": [d.to_json() for d in self.took_down],
+            "dead_key": record.target.hex() if self.applied and record.target_kind is TargetKind.KEY else None,
+        }
+
+
+def describe_revocation(held: trust.Held, signed: SignedRecord) -> RevocationView:
     record: Revocation = signed.record
     verdict = held.view.revocations.verdicts.get(signed.id)
-    took = sorted(rid for rid, td in held.view.revoked.items() if signed.id in td.revocations)
     down = []
-    for rid in took:
+    for rid in sorted(rid for rid, td in held.view.revoked.items() if signed.id in td.revocations):
         target = held.records.get(rid)
         takedown = held.view.revoked[rid]
-        down.append({"id": rid.hex(), "type": target.type.value if target else None,
-                     "text": getattr(target.record, "text", None) if target else None,
-                     "cause": takedown.cause.value, "chain": [c.hex() for c in takedown.chain]})
+        down.append(TakenDown(rid, target.type.value if target else None,
+                              getattr(target.record, "text", None) if target else None,
+                              takedown.cause.value, tuple(takedown.chain)))
     applied = verdict is not None and verdict.applied
-    return {
-        "id": signed.id.hex(), "signer": record.author.hex(), "mine": record.author == held.me,
-        "target": record.target.hex(), "target_kind": record.target_kind.value, "reason": record.reason,
-        "created": record.created, "received": held.received.get(signed.id),
-        "applied": applied, "ruling": verdict.ruling.value if verdict else None,
-        "why_not": None if applied or verdict is None else _WHY_NOT.get(verdict.ruling.value, verdict.ruling.value),
-        "took_down": down, "dead_key": record.target.hex() if applied and record.target_kind is TargetKind.KEY else None,
-    }
+    why_not = None if applied or verdict is None else _WHY_NOT.get(verdict.ruling.value, verdict.ruling.value)
+    return RevocationView(signed, record.author == held.me, held.received.get(signed.id),
+                          verdict.ruling.value if verdict else None, applied, why_not, tuple(down))
 
 
 _WHY_NOT = {
@@ -229,11 +260,11 @@ _WHY_NOT = {
 }
 
 
-async def revocations(store: Store, node: NodeContext, now: float) -> list[dict]:
+async def revocations(store: Store, node: NodeContext, now: float) -> list[RevocationView]:
     held = await node.trust.held(store, now)
     found = [s for s in held.records.values() if isinstance(s.record, Revocation)]
     found.sort(key=lambda s: (held.received.get(s.id, 0.0), s.id))
-    return [revocation_dict(held, s) for s in found]
+    return [describe_revocation(held, s) for s in found]
 
 
 async def dead_but_present(store: Store, node: NodeContext, now: float) -> list[str]:
