@@ -36,6 +36,12 @@ def _components(query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray, 
     return [(float(a), float(b), float(c)) for a, b, c in zip(relevance, recency, strength_n)]
 
 
+def _decay(since: np.ndarray, now: float, half_life_days: float) -> np.ndarray:
+    """The core's decay (``commons.core.lessons.decayed``) over many rows at once: halved every
+    ``half_life_days`` since each of ``since``, never above 1."""
+    return np.exp2(-np.maximum(now - since, 0.0) / (half_life_days * DAY))
+
+
 @dataclass(frozen=True)
 class RecallHit:
     """One lesson (own or common) or episode recall returned, with its score and its parts."""
@@ -64,7 +70,7 @@ async def recall(store: Store, node: NodeContext, query: str, k: int, now: float
     qvec = embed(query)
     cached = await ls.recall_matrix(store)
     ids, matrix, touched = list(cached.ids), cached.vectors, cached.touched
-    strength = cached.strength * np.exp2(-np.maximum(now - cached.strength_at, 0.0) / (half_life * DAY))
+    strength = cached.strength * _decay(cached.strength_at, now, half_life)
     texts: dict[str, str] = {}
     kinds = ["lesson"] * len(ids)
     ep_keys: dict[str, str] = {}
@@ -87,7 +93,7 @@ async def recall(store: Store, node: NodeContext, query: str, k: int, now: float
             ep_vecs = await trio.to_thread.run_sync(embed_many, [s.episode.text() for s in live])
             matrix = np.concatenate([matrix, ep_vecs])
             touched = np.concatenate([touched, ep_last])
-            strength = np.concatenate([strength, np.exp2(-np.maximum(now - ep_last, 0.0) / (half_life * DAY))])
+            strength = np.concatenate([strength, _decay(ep_last, now, half_life)])
             for s in live:
                 ids.append(s.key)
                 kinds.append("episode")
