@@ -8,16 +8,15 @@ import os
 import sys
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from commons import identity
 from commons.clock import Clock, FixedClock, SystemClock, parse_time
 from commons.config import Config, load_config
 from commons.errors import UsageError
 from commons.home import Home
-
-if TYPE_CHECKING:
-    from commons.node.context import NodeContext
+from commons.node.context import NodeContext
+from commons.store.db import Store
 
 
 @dataclass
@@ -55,8 +54,6 @@ class Context:
     def node(self) -> NodeContext:
         """The node's context for the services this command calls: one per command, so they share
         one trust evaluation."""
-        # Loaded on first use, like the store: `commons --help` and `commons id` stay light.
-        from commons.node.context import NodeContext
 
         return NodeContext.for_node(self.config, self.home, self.identity, self.clock)
 
@@ -65,8 +62,6 @@ class Context:
         return self.config.network.key_bytes
 
     async def open_store(self):
-        from commons.store.db import Store
-
         return await Store.open(self.home.database)
 
 

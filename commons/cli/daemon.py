@@ -11,7 +11,14 @@ from pathlib import Path
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import ShiftedClock, SystemClock, format_time, parse_time
 from commons.config import _hex_key, _host_port
+from commons.daemon.main import LAST_INGEST, Daemon, setup_logging
+from commons.daemon.status import read_daemon_file
 from commons.errors import CommonsError, UsageError
+from commons.node import publish
+from commons.store import lessons as lesson_store
+from commons.store import peers as peer_store
+from commons.store import records as record_store
+from commons.store import settings, transcripts
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -76,8 +83,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def cmd_daemon(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.daemon.main import Daemon, setup_logging
-
     listen = args.listen or ctx.config.network.listen
     fixed = ctx.at or ctx.config.clock.at
     try:
@@ -94,14 +99,6 @@ def _when(value: float | None) -> str | None:
 
 
 async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.daemon.main import LAST_INGEST
-    from commons.daemon.status import read_daemon_file
-    from commons.node import publish
-    from commons.store import lessons as lesson_store
-    from commons.store import peers as peer_store
-    from commons.store import records as record_store
-    from commons.store import settings, transcripts
-
     running = read_daemon_file(ctx.home)
     async with await ctx.open_store() as store:
         by_type = await record_store.counts_by_type(store)
@@ -160,9 +157,6 @@ def _parse_key(text: str) -> bytes:
 
 
 async def cmd_peers(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.daemon.status import read_daemon_file
-    from commons.store import peers as peer_store
-
     running = read_daemon_file(ctx.home)
     connected = set(running.get("connected", [])) if running else set()
     listed: dict[str, dict] = {}
@@ -192,8 +186,6 @@ async def cmd_peers(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_peers_add(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.store import peers as peer_store
-
     try:
         _host_port(args.address)
     except ValueError as error:
@@ -208,8 +200,6 @@ async def cmd_peers_add(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_peers_remove(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.store import peers as peer_store
-
     key = _parse_key(args.transport_key)
     async with await ctx.open_store() as store:
         removed = await peer_store.remove(store, key)
@@ -220,8 +210,6 @@ async def cmd_peers_remove(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.node import publish
-
     async with await ctx.open_store() as store:
         if args.state is not None:
             await publish.set_on(store, args.state == "on", ctx.now())

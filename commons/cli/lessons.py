@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 
-from commons.node import lessons, rendering
 from commons.cli.context import Context, add_json_flag, emit
 from commons.core.records import LessonKind, Scope
 from commons.errors import CommonsError, UsageError
+from commons.node import authoring
+from commons.node import lessons, rendering
 from commons.store import lessons as ls
+
 
 STATUS_CHOICES = lessons.LIST_STATUSES
 
@@ -107,7 +109,6 @@ async def cmd_add(ctx: Context, args: argparse.Namespace) -> int:
         async with await ctx.open_store() as store:
             lesson, new = await lessons.add_lesson(store, node, args.text, LessonKind(args.kind), scope, ctx.now())
             if args.derived_from:
-                from commons.node import authoring
 
                 await authoring.derive(store, node, lesson.id, args.derived_from, ctx.now())
             prediction = (await ls.open_prediction_of(store, [lesson.id])).get(lesson.id)
@@ -122,8 +123,6 @@ async def cmd_add(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_reword(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.node import authoring
-
     node = ctx.node
     try:
         async with await ctx.open_store() as store:

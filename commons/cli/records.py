@@ -11,7 +11,9 @@ from commons.cli.context import Context, add_json_flag, emit
 from commons.core.records import RecordType, as_plain
 from commons.core.revocation import refused_as_dead
 from commons.errors import UsageError
+from commons.node import revocation
 from commons.store import records as record_store
+
 
 IMPORT_BATCH = 1000
 
@@ -87,8 +89,6 @@ def _open(path: str) -> IO[str]:
 
 
 async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.node import revocation
-
     refused: list[dict] = []
     accepted = duplicates = 0
     now = ctx.now()

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 
-from commons.node import authoring, revocation, trust
-from commons.node.context import NodeContext
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import format_time
 from commons.core.records import SECONDS_PER_DAY, Lesson, Revocation, SignedRecord, Verification, as_plain
 from commons.errors import UsageError
+from commons.node import authoring, revocation, trust
+from commons.node.context import NodeContext
 from commons.store import lessons as ls
 
 

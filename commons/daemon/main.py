@@ -34,14 +34,16 @@ import trio
 
 from commons.clock import Clock, format_time
 from commons.config import Config, _host_port
-from commons.daemon.lock import acquire_lock
-from commons.core import revocation
 from commons.core import records as rec
+from commons.core import revocation
 from commons.core.gossip import Accepted, GossipNode, Refused, SessionClosed
 from commons.core.safety import is_observation
+from commons.daemon.lock import acquire_lock
 from commons.errors import CommonsError, UsageError
 from commons.home import Home
 from commons.identity import Identity
+from commons.ingest.archive import Archive, ArchiveError
+from commons.ingest.ingester import discover, ingest_paths
 from commons.net import discovery
 from commons.net.peer_driver import GossipDriver
 from commons.net.transport import PeerFailed, dial, handshake_as_server
@@ -54,6 +56,7 @@ from commons.store import peers as peer_store
 from commons.store import records as record_store
 from commons.store import settings
 from commons.store.db import Store
+
 
 log = logging.getLogger("commons.daemon")
 
@@ -340,9 +343,6 @@ class Daemon:
     # -- the local loop ---------------------------------------------------------------------------
 
     async def _watch_ingest(self) -> None:
-        from commons.ingest.archive import Archive, ArchiveError
-        from commons.ingest.ingester import discover, ingest_paths
-
         roots = [str(Path(r).expanduser()) for r in self.config.ingest.roots]
         while True:
             try:

@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 from commons.demo.federation import Federation, export_ids
+
 
 RECEIVED_AT = "2026-11-12T12:00:00Z"  # ada's lessons reach every node (after the federation morning)
 DERIVED_AT = "2026-11-12T09:00:00Z"
@@ -107,9 +110,6 @@ def peer_review_and_revocation(demo, keys: dict) -> dict:
 
 
 def _is_common(node, record_id: str) -> bool:
-    import subprocess
-    import sys
-
     done = subprocess.run([sys.executable, "-m", "commons", "--at", SHARED_AT, "lessons", "--status", "common",
                            "--json"], env=dict(os.environ, COMMONS_HOME=str(node.home)), capture_output=True, text=True)
     return done.returncode == 0 and any(d.get("record_id") == record_id for d in json.loads(done.stdout or "[]"))
