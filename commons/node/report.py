@@ -39,9 +39,9 @@ async def build_report(store: Store, since: float, until: float) -> dict:
     predictions: dict[str, list[dict]] = {t: [] for t in _VERDICTS}
     made = 0
     episodes_archived = 0
-    for _at, counts, events in runs:
-        episodes_archived += counts.get("episodes_archived", 0)
-        for event in events:
+    for run in runs:
+        episodes_archived += run.counts.get("episodes_archived", 0)
+        for event in run.events:
             kind = event["type"]
             if kind in lessons:
                 lessons[kind].append(event)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -433,10 +433,19 @@ async def add_sleep_run(store: Store, at: float, counts: dict[str, int], events:
                       (at, json.dumps(counts), json.dumps(events, ensure_ascii=False)))
 
 
-async def sleep_runs(store: Store, since: float, until: float) -> list[tuple[float, dict, list[dict]]]:
+@dataclass(frozen=True)
+class SleepRun:
+    """One night as the morning report reads it: its counts, and its events as recorded."""
+
+    at: float
+    counts: Mapping[str, int]
+    events: tuple[Mapping[str, Any], ...]  # as ``commons.node.sleep`` records them (JSON objects)
+
+
+async def sleep_runs(store: Store, since: float, until: float) -> list[SleepRun]:
     rows = await store.fetchall("SELECT at, counts, events FROM sleep_runs WHERE at > ? AND at <= ? ORDER BY at, id",
                                 (since, until))
-    return [(at, json.loads(counts), json.loads(events)) for at, counts, events in rows]
+    return [SleepRun(at, json.loads(counts), tuple(json.loads(events))) for at, counts, events in rows]
 
 
 async def last_sleep_at(store: Store) -> float | None:
