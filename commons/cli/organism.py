@@ -78,7 +78,7 @@ async def cmd_report(ctx: Context, args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     async with await ctx.open_store() as store:
-        data = await shown_report(store, ctx.now(), since)
+        data = (await shown_report(store, ctx.now(), since)).to_json()
     emit(args, data, lambda: format_report(data))
     return 0
 
