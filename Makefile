@@ -47,7 +47,7 @@ fuzz: $(STAMP)
 # docs/experiment.md with its table and plots. Reproducible by --seed; a few minutes at most.
 experiment: $(STAMP)
 	mkdir -p .bench
-	$(BIN)/python -m simulations.two_agents --json --doc docs/experiment.md > .bench/experiment.json
+	$(BIN)/python -m simulations.experiment --json --doc docs/experiment.md > .bench/experiment.json
 	@$(BIN)/python -c "import json; r=json.load(open('.bench/experiment.json')); print(json.dumps({k: v for k, v in r.items() if k.startswith('b_errors') or k == 'link'}, indent=2))"
 
 clean:

@@ -20,6 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from commons.clock import parse_time
+from commons.core.gossip import GossipParams
+from commons.core.recall import RecallParams
+from commons.core.sleep import SleepParams
+from commons.core.trust import Policy, TrustPolicy
 from commons.errors import ConfigError
 
 # The public commons' network key. A private commons picks its own (`commons init --network-key`);
@@ -84,13 +88,14 @@ class RenderConfig:
 
 @dataclass(frozen=True)
 class SleepConfig:
+    # Each default is the core's own (SleepParams), so a threshold has one source.
     at: str = "03:00"  # local time of the nightly sleep
-    half_life_days: float = 45.0
-    archive_below: float = 0.15
-    join_cosine: float = 0.55
-    confirm_cosine: float = 0.5
-    prediction_window_days: float = 14.0
-    predict_at_strength: float = 1.0
+    half_life_days: float = SleepParams.half_life_days
+    archive_below: float = SleepParams.archive_below
+    join_cosine: float = SleepParams.join_cosine
+    confirm_cosine: float = SleepParams.verify_cosine
+    prediction_window_days: float = SleepParams.window_days
+    predict_at_strength: float = SleepParams.predict_min_strength
 
     def __post_init__(self) -> None:
         _check("at", lambda: _clock_time(self.at))
@@ -98,6 +103,11 @@ class SleepConfig:
         _check("join_cosine", lambda: _between(self.join_cosine, 0.0, 1.0))
         _check("confirm_cosine", lambda: _between(self.confirm_cosine, 0.0, 1.0))
         _check("prediction_window_days", lambda: _at_least("prediction_window_days", self.prediction_window_days, 0.01))
+
+    def params(self) -> SleepParams:
+        return SleepParams(half_life_days=self.half_life_days, archive_below=self.archive_below,
+                           join_cosine=self.join_cosine, verify_cosine=self.confirm_cosine,
+                           window_days=self.prediction_window_days, predict_min_strength=self.predict_at_strength)
 
 
 def _clock_time(value: str) -> None:
@@ -108,10 +118,14 @@ def _clock_time(value: str) -> None:
 
 @dataclass(frozen=True)
 class RecallConfig:
-    relevance: float = 0.60
-    recency: float = 0.25
-    strength: float = 0.15
-    recency_half_life_days: float = 30.0
+    relevance: float = RecallParams.relevance_weight
+    recency: float = RecallParams.recency_weight
+    strength: float = RecallParams.strength_weight
+    recency_half_life_days: float = RecallParams.recency_half_life_days
+
+    def params(self) -> RecallParams:
+        return RecallParams(relevance_weight=self.relevance, recency_weight=self.recency,
+                            strength_weight=self.strength, recency_half_life_days=self.recency_half_life_days)
 
 
 @dataclass(frozen=True)
@@ -122,17 +136,17 @@ class ModelConfig:
 
 @dataclass(frozen=True)
 class TrustConfig:
-    required: int = 3  # independent confirmations that make a lesson common
-    policy: str = "web-of-trust"  # open | web-of-trust | allowlist
+    required: int = TrustPolicy.required  # independent confirmations that make a lesson common
+    policy: str = TrustPolicy.policy.value  # open | web-of-trust | allowlist
     roots: tuple[str, ...] = ()  # keys trust starts from, besides this node's own author key
     authors: tuple[str, ...] = ()  # the person's own other agents: their lessons are common on arrival
-    max_depth: int = 2  # how many vouches away from a root a key may be and still count
-    max_per_voucher: int = 2  # keys reachable only through one voucher that may count for one lesson
+    max_depth: int = TrustPolicy.max_depth  # how many vouches away from a root a key may be and still count
+    max_per_voucher: int = TrustPolicy.max_per_voucher  # keys only one voucher reaches that may count for one lesson
     revocation_authorities: tuple[str, ...] = ()
-    revocation_threshold: int = 2
+    revocation_threshold: int = TrustPolicy.revocation_threshold
     # How many of a lesson's latest counted outcomes decide whether it is common (fade-out); the
     # window is never narrower than `required`, so promotion stays possible (docs/trust.md).
-    recent_window: int = 10
+    recent_window: int = TrustPolicy.recent_window
 
     def __post_init__(self) -> None:
         _check("required", lambda: _at_least("required", self.required, 1))
@@ -145,6 +159,15 @@ class TrustConfig:
         _check("max_per_voucher", lambda: _at_least("max_per_voucher", self.max_per_voucher, 1))
         _check("revocation_threshold", lambda: _at_least("revocation_threshold", self.revocation_threshold, 1))
         _check("recent_window", lambda: _at_least("recent_window", self.recent_window, 1))
+
+    def trust_policy(self) -> TrustPolicy:
+        def keys(values: tuple[str, ...]) -> frozenset[bytes]:
+            return frozenset(bytes.fromhex(v) for v in values)
+
+        return TrustPolicy(required=self.required, policy=Policy(self.policy), roots=keys(self.roots),
+                           authors=keys(self.authors), max_depth=self.max_depth, max_per_voucher=self.max_per_voucher,
+                           revocation_authorities=keys(self.revocation_authorities),
+                           revocation_threshold=self.revocation_threshold, recent_window=self.recent_window)
 
 
 @dataclass(frozen=True)
@@ -160,14 +183,14 @@ class ClockConfig:
 class GossipConfig:
     """The gossip timers a person (or a test) may shorten; the rest keep protocol/gossip.md's defaults."""
 
-    sync_interval: float = 60.0  # seconds between anti-entropy rounds with one random peer
-    backoff_base: float = 5.0  # seconds before redialing a peer after its first failure
-    backoff_cap: float = 3600.0  # the longest redial backoff
-    max_peers: int = 8  # sessions the daemon dials up to
-    fanout: int = 8  # peers a new record's key is announced to
+    sync_interval: float = GossipParams.sync_interval  # seconds between anti-entropy rounds with one random peer
+    backoff_base: float = GossipParams.backoff_base  # seconds before redialing a peer after its first failure
+    backoff_cap: float = GossipParams.backoff_cap  # the longest redial backoff
+    max_peers: int = GossipParams.max_peers  # sessions the daemon dials up to
+    fanout: int = GossipParams.fanout  # peers a new record's key is announced to
     discovery: bool = True  # advertise and browse _commons._tcp on the LAN when listening beyond loopback
-    idle_timeout: float = 300.0  # a session from which nothing arrives for this long is closed (0: never)
-    evict_idle: float = 5.0  # with every slot taken, a newcomer may take the slot of a session idle this long
+    idle_timeout: float = GossipParams.idle_timeout  # a session from which nothing arrives for this long is closed (0: never)
+    evict_idle: float = GossipParams.evict_idle  # with every slot taken, a newcomer may take the slot of a session idle this long
     max_half_open: int = 64  # inbound connections still in their handshake, from everyone
     max_half_open_per_address: int = 8  # the same, from one IP address
 
@@ -182,6 +205,11 @@ class GossipConfig:
         _check("max_half_open", lambda: _at_least("max_half_open", self.max_half_open, 1))
         _check("max_half_open_per_address", lambda: _at_least("max_half_open_per_address",
                                                               self.max_half_open_per_address, 1))
+
+    def params(self) -> GossipParams:
+        return dataclasses.replace(GossipParams(), sync_interval=self.sync_interval, backoff_base=self.backoff_base,
+                                   backoff_cap=self.backoff_cap, max_peers=self.max_peers, fanout=self.fanout,
+                                   idle_timeout=self.idle_timeout, evict_idle=self.evict_idle)
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ import json
 
 from mcp.server.mcpserver import MCPServer
 
-from commons import organism
-from commons import recall as recalling
+from commons.node.lessons import list_lessons
+from commons.node import recall as recalling
 from commons.cli.context import Context
 
 INSTRUCTIONS = (
@@ -32,14 +32,14 @@ INSTRUCTIONS = (
 
 def build_server(ctx: Context, store) -> MCPServer:
     """The MCP server over an open store; tools read the clock from ``ctx`` on every call."""
-    setup = organism.Setup.for_node(ctx.config, ctx.home, ctx.identity)
+    node = ctx.node
     server = MCPServer(name="commons", instructions=INSTRUCTIONS)
 
     @server.tool(description=("The lessons most relevant to a situation, scored 0.60·relevance + "
                               "0.25·recency + 0.15·strength. Returns JSON: a list of {id, text, score, "
                               "relevance, recency, strength}. Recalling a lesson keeps it alive."))
     async def recall(query: str, k: int = 5) -> str:
-        hits = await recalling.recall(store, setup, query, max(1, min(int(k), 50)), ctx.now())
+        hits = [h.to_json() for h in await recalling.recall(store, node, query, max(1, min(int(k), 50)), ctx.now())]
         return json.dumps(hits, ensure_ascii=False)
 
     @server.tool(description=("The lessons this agent has learned, strongest first. status: active "
@@ -48,7 +48,7 @@ def build_server(ctx: Context, store) -> MCPServer:
     async def lessons(status: str = "active") -> str:
         if status not in ("active", "archived", "vetoed", "all"):
             raise ValueError("status must be one of: active, archived, vetoed, all")
-        return json.dumps(await organism.list_lessons(store, setup, status, ctx.now()), ensure_ascii=False)
+        return json.dumps([v.to_json() for v in await list_lessons(store, node, status, ctx.now())], ensure_ascii=False)
 
     return server
 

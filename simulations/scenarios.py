@@ -263,7 +263,7 @@ def sybil(nodes: int, seed: int, *, sybils: int = SYBILS, attack_edges: int = AT
     dup, sent = traffic(net, before, honest, len(keys))
     reach = reach_of(net, keys, honest, t0)
 
-    policy = TrustPolicy.from_config(TrustConfig())
+    policy = TrustConfig().trust_policy()
     promoted = exposed = 0
     started = time.perf_counter()
     for i in honest:

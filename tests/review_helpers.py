@@ -43,7 +43,7 @@ class Nodes:
         return self.json(name, "id")["author"]
 
     def publish_on(self, name: str) -> None:
-        from commons import publish
+        from commons.node import publish
         from commons.runtime import run
         from commons.store.db import Store
 

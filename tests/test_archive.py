@@ -20,7 +20,7 @@ from commons.ingest.archive import (
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
 if not SHARED.is_dir() and os.environ.get("COMMONS_SHARED_DIR"):
     SHARED = Path(os.environ["COMMONS_SHARED_DIR"]) / "transcripts"
-DEMO = Path(__file__).resolve().parents[1] / "commons" / "demo_sessions"
+DEMO = Path(__file__).resolve().parents[1] / "commons" / "demo" / "sessions"
 
 
 def _transcripts() -> list[Path]:

@@ -36,7 +36,7 @@ SHARED = _shared_transcripts()
 needs_shared = pytest.mark.skipif(
     SHARED is None, reason="real transcripts not found: put them in ../shared/transcripts or set COMMONS_SHARED_DIR"
 )
-DEMO = Path(__file__).resolve().parents[1] / "commons" / "demo_sessions"
+DEMO = Path(__file__).resolve().parents[1] / "commons" / "demo" / "sessions"
 
 
 def _read(name: str) -> bytes:

@@ -16,7 +16,7 @@ needs_shared = pytest.mark.skipif(
     not TRANSCRIPTS.is_dir(),
     reason=f"real transcripts not found in {TRANSCRIPTS}: set COMMONS_SHARED_DIR to the folder holding transcripts/",
 )
-DEMO = Path(__file__).resolve().parents[1] / "commons" / "demo_sessions"
+DEMO = Path(__file__).resolve().parents[1] / "commons" / "demo" / "sessions"
 
 # What reading each real transcript yields (checked by reading the files; see
 # tests/test_ingest_claude_code.py for the episodes themselves).

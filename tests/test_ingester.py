@@ -16,7 +16,7 @@ from commons.ingest.ingester import archive_key, discover, ingest_paths
 from commons.store import episodes as episode_store
 from commons.store.db import Store
 
-DEMO = Path(__file__).resolve().parents[1] / "commons" / "demo_sessions"
+DEMO = Path(__file__).resolve().parents[1] / "commons" / "demo" / "sessions"
 ADA_DAY_04 = DEMO / "ada" / "day-04-async-tests.jsonl"  # 2 errors, 1 correction
 
 

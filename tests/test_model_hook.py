@@ -12,7 +12,7 @@ import pytest
 from commons.core.episode import ErrorEpisode
 from commons.core.lessons import lesson_text
 from commons.core.records import LessonKind
-from commons.model import model_hook
+from commons.node.model_hook import model_hook
 from tests.test_organism import day2_pip_twice_and_a_correction, ingest, lessons
 from tests.transcripts import cli, cli_json
 

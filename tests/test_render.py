@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from commons.render import INDEX, Layer, RenderError, RenderItem, file_name, markers, render
+from commons.render.memory_folder import INDEX, Layer, RenderError, RenderItem, file_name, markers, render
 
 
 def item(n: int, strength: float = 1.0, text: str | None = None) -> RenderItem:

@@ -398,11 +398,11 @@ def test_today_leaves_out_records_dated_later(world: World):
 def test_policy_is_built_from_the_config_section():
     key = "ab" * 32
     config = TrustConfig(required=4, policy="allowlist", roots=(key,), recent_window=7, revocation_authorities=(key,))
-    policy = TrustPolicy.from_config(config)
+    policy = config.trust_policy()
     assert policy.policy is Policy.ALLOWLIST and policy.roots == frozenset({bytes.fromhex(key)})
     assert (policy.required, policy.recent_window, policy.window) == (4, 7, 7)
     assert dataclasses.replace(policy, recent_window=2).window == 4  # never narrower than required
-    assert TrustPolicy.from_config(TrustConfig()) == TrustPolicy()
+    assert TrustConfig().trust_policy() == TrustPolicy()
 
 
 def test_verification_of_a_lesson_not_held_is_reported_and_counts_for_nothing(world: World):

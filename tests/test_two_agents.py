@@ -7,8 +7,8 @@ import json
 import lzma
 from pathlib import Path
 
-from simulations.task_world import Memory, Outcome, PITFALLS, ScriptedAgent, make_plan
-from simulations.two_agents import Node, run_arm, summarise
+from simulations.experiment.task_world import Memory, Outcome, PITFALLS, ScriptedAgent, make_plan
+from simulations.experiment.two_agents import Node, run_arm, summarise
 
 SEED, DAYS, A_ONLY, B_OWN = 3, 8, 2, 1
 LINK = "daemon"  # the real wire: two daemons on loopback

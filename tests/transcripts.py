@@ -1,6 +1,6 @@
 """Small Claude Code transcripts for tests, in the real format (the demo sessions' writer).
 
-``commons/demo_sessions/_build.py`` writes records exactly as Claude Code 2.1 does (split
+``commons/demo/sessions/_build.py`` writes records exactly as Claude Code 2.1 does (split
 assistant messages, hook progress records, tool results with ``toolUseResult``); these helpers
 reuse its ``Session`` to write one scripted session into a test folder, and run the CLI in-process.
 """
@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from commons.cli import main
-from commons.demo_sessions._build import PIP_EXTERNALLY_MANAGED, Session
+from commons.demo.sessions._build import PIP_EXTERNALLY_MANAGED, Session
 
 CWD = "/home/dev/ledger"
 

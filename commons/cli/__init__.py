@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from commons import __version__
 from commons.cli.context import Context
 from commons.errors import CommonsError, UsageError
+from commons.runtime import run
+
 
 COMMAND_MODULES = (
     "commons.cli.identity",  # init, id, config
@@ -75,8 +77,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         ctx = Context.from_args(args)
         handler = args.handler
         if inspect.iscoroutinefunction(handler):
-            from commons.runtime import run
-
             code = run(handler, ctx, args)
         else:
             code = handler(ctx, args)

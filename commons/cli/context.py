@@ -15,6 +15,8 @@ from commons.clock import Clock, FixedClock, SystemClock, parse_time
 from commons.config import Config, load_config
 from commons.errors import UsageError
 from commons.home import Home
+from commons.node.context import NodeContext
+from commons.store.db import Store
 
 
 @dataclass
@@ -48,13 +50,18 @@ class Context:
     def identity(self) -> identity.Identity:
         return identity.load(self.home)
 
+    @cached_property
+    def node(self) -> NodeContext:
+        """The node's context for the services this command calls: one per command, so they share
+        one trust evaluation."""
+
+        return NodeContext.for_node(self.config, self.home, self.identity, self.clock)
+
     @property
     def network(self) -> bytes:
         return self.config.network.key_bytes
 
     async def open_store(self):
-        from commons.store.db import Store
-
         return await Store.open(self.home.database)
 
 

@@ -11,7 +11,14 @@ from pathlib import Path
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import ShiftedClock, SystemClock, format_time, parse_time
 from commons.config import _hex_key, _host_port
+from commons.daemon.main import LAST_INGEST, Daemon, setup_logging
+from commons.daemon.status import read_daemon_file
 from commons.errors import CommonsError, UsageError
+from commons.node import publish
+from commons.store import lessons as lesson_store
+from commons.store import peers as peer_store
+from commons.store import records as record_store
+from commons.store import settings, transcripts
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -76,8 +83,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def cmd_daemon(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.daemon import Daemon, setup_logging
-
     listen = args.listen or ctx.config.network.listen
     fixed = ctx.at or ctx.config.clock.at
     try:
@@ -94,24 +99,19 @@ def _when(value: float | None) -> str | None:
 
 
 async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
-    from commons import publish, review
-    from commons.daemon import LAST_INGEST, read_daemon_file
-    from commons.store import records as record_store
-    from commons.store import settings
-
     running = read_daemon_file(ctx.home)
     async with await ctx.open_store() as store:
         by_type = await record_store.counts_by_type(store)
-        refused = await store.scalar("SELECT count(*) FROM refused")
-        by_origin = dict(await store.fetchall("SELECT origin, count(*) FROM records GROUP BY origin"))
-        lessons = dict(await store.fetchall("SELECT status, count(*) FROM lessons GROUP BY status"))
-        last_sleep = await store.scalar("SELECT max(at) FROM sleep_runs")
-        read_at = await store.scalar("SELECT max(read_at) FROM transcripts")  # `commons ingest` or the daemon
+        refused = await record_store.refused_count(store)
+        by_origin = await record_store.counts_by_origin(store)
+        lessons = await lesson_store.counts_by_status(store)
+        last_sleep = await lesson_store.last_sleep_at(store)
+        read_at = await transcripts.last_read_at(store)  # `commons ingest` or the daemon
         last_ingest = max((t for t in (read_at, await settings.get(store, LAST_INGEST)) if t is not None),
                           default=None)
-        last_sync = await store.scalar("SELECT max(last_sync) FROM peers")
+        last_sync = await peer_store.last_sync(store)
         publishing = await publish.is_on(store)
-        held = await review.load(store, ctx.config, ctx.identity.author_public, ctx.now())
+        held = await ctx.node.trust.held(store, ctx.now())
         commons_layer: dict[str, int] = {}
         for state in held.view.lessons.values():
             if state.author != ctx.identity.author_public:  # lessons other agents taught this node
@@ -157,9 +157,6 @@ def _parse_key(text: str) -> bytes:
 
 
 async def cmd_peers(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.daemon import read_daemon_file
-    from commons.store import peers as peer_store
-
     running = read_daemon_file(ctx.home)
     connected = set(running.get("connected", [])) if running else set()
     listed: dict[str, dict] = {}
@@ -189,8 +186,6 @@ async def cmd_peers(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_peers_add(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.store import peers as peer_store
-
     try:
         _host_port(args.address)
     except ValueError as error:
@@ -205,8 +200,6 @@ async def cmd_peers_add(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_peers_remove(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.store import peers as peer_store
-
     key = _parse_key(args.transport_key)
     async with await ctx.open_store() as store:
         removed = await peer_store.remove(store, key)
@@ -217,25 +210,21 @@ async def cmd_peers_remove(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_publish(ctx: Context, args: argparse.Namespace) -> int:
-    from commons import publish, review
-    from commons.cli.lessons import setup_of
-
-    verifications = []
     async with await ctx.open_store() as store:
         if args.state is not None:
             await publish.set_on(store, args.state == "on", ctx.now())
         on = await publish.is_on(store)
-        made = await publish.publish_pending(store, ctx.identity, ctx.config, ctx.now()) if on else None
-        if on:  # judgements of received lessons go out under the same opt-in
-            verifications = await review.sign_reviews(store, setup_of(ctx), ctx.now())
-    data = {"publishing": on, "published": [r.id.hex() for r in made.records] if made else [],
+        # judgements of received lessons go out under the same opt-in as the lessons
+        made = await publish.publish_pending(store, ctx.node, ctx.now()) if on else None
+    verifications = made.verifications if made else ()
+    data = {"publishing": on, "published": [r.id.hex() for r in made.lessons] if made else [],
             "verifications": [r.id.hex() for r in verifications],
             "kept_back": [{"lesson": s.lesson_id, "reason": s.reason} for s in made.skipped] if made else []}
 
     def text() -> str:
         lines = [f"publishing: {'on' if on else 'off'}"]
         if made is not None:
-            lines.append(f"signed {len(made.records)} shared lessons and {len(verifications)} verifications; "
+            lines.append(f"signed {len(made.lessons)} shared lessons and {len(verifications)} verifications; "
                          "a running daemon sends them to peers")
             lines += [f"  kept back {s.lesson_id[:12]}: {s.reason}" for s in made.skipped]
         return "\n".join(lines)

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from commons.cli.context import Context, add_json_flag, emit
+from commons.demo.run import run_demo
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,8 +24,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_demo(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.demo import run_demo
-
     summary = run_demo(args.dir, as_json=args.json)
     emit(args, summary, lambda: f"\ndemo homes kept in {summary['root']}")
     return 0

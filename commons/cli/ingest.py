@@ -6,10 +6,16 @@ import argparse
 import sys
 from pathlib import Path
 
+import trio
+
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import format_time
 from commons.core.episode import CorrectionEpisode, Episode, EpisodeKind, ErrorEpisode, SessionEpisode
 from commons.errors import CommonsError, UsageError
+from commons.ingest.archive import Archive, ArchiveError
+from commons.ingest.ingester import discover, ingest_paths
+from commons.store import episodes as episode_store
+
 
 PROGRESS_FROM = 20  # transcripts: fewer are read too fast for a progress line to help
 DEFAULT_LIMIT = 20
@@ -61,11 +67,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
-    import trio
-
-    from commons.ingest.archive import Archive, ArchiveError
-    from commons.ingest.ingester import discover, ingest_paths
-
     roots = args.paths or list(ctx.config.ingest.roots)
     paths = discover(roots)
     # A PATH named on the command line that is not there is reported like any unreadable file.
@@ -131,8 +132,6 @@ class _ProgressLine:
 
 
 def cmd_archive(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.ingest.archive import Archive, ArchiveError
-
     folder = ctx.home.archive_dir
     try:
         entries = Archive(folder).entries() if folder.exists() else []
@@ -169,13 +168,11 @@ def cmd_archive(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_episodes(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.store import episodes as episode_store
-
     if args.limit < 0:
         raise UsageError(f"--limit {args.limit}: expected 0 (all) or a positive number")
     kinds = [EpisodeKind(args.kind)] if args.kind else None
     async with await ctx.open_store() as store:
-        since = await _cutoff(store, args.kind, args.limit) if args.limit else None
+        since = await episode_store.live_cutoff(store, args.kind, args.limit) if args.limit else None
         stored = await episode_store.load_episodes(store, kinds=kinds, since=since)
     if args.limit:
         stored = stored[-args.limit :]
@@ -192,16 +189,6 @@ async def cmd_episodes(ctx: Context, args: argparse.Namespace) -> int:
         lambda: "\n".join(_line(s.episode) for s in stored) or "no episodes yet: run `commons ingest`",
     )
     return 0
-
-
-async def _cutoff(store, kind: str | None, limit: int) -> float | None:
-    """The time of the `limit`-th most recent live episode: listing from it on shows the latest
-    `limit` without loading the rest."""
-    where = "archived_at IS NULL" + (" AND kind = ?" if kind else "")
-    return await store.scalar(
-        f"SELECT at FROM episodes WHERE {where} ORDER BY at DESC LIMIT 1 OFFSET ?",
-        ([kind] if kind else []) + [limit - 1],
-    )
 
 
 def _line(episode: Episode) -> str:

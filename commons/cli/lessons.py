@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import argparse
 
-from commons import organism
 from commons.cli.context import Context, add_json_flag, emit
 from commons.core.records import LessonKind, Scope
 from commons.errors import CommonsError, UsageError
+from commons.node import authoring
+from commons.node import lessons, rendering
 from commons.store import lessons as ls
 
-STATUS_CHOICES = organism.LIST_STATUSES
 
-
-def setup_of(ctx: Context) -> organism.Setup:
-    return organism.Setup.for_node(ctx.config, ctx.home, ctx.identity)
+STATUS_CHOICES = lessons.LIST_STATUSES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -97,43 +95,40 @@ def _line(d: dict) -> str:
 
 
 async def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
-    setup = setup_of(ctx)
+    node = ctx.node
     async with await ctx.open_store() as store:
-        found = await organism.list_lessons(store, setup, args.status, ctx.now())
+        found = [v.to_json() for v in await lessons.list_lessons(store, node, args.status, ctx.now())]
     emit(args, found, lambda: "\n".join(_line(d) for d in found) if found else f"no {args.status} lessons")
     return 0
 
 
 async def cmd_add(ctx: Context, args: argparse.Namespace) -> int:
-    setup = setup_of(ctx)
+    node = ctx.node
     scope = Scope(args.scope) if args.scope else None
     try:
         async with await ctx.open_store() as store:
-            lesson, new = await organism.add_lesson(store, setup, args.text, LessonKind(args.kind), scope, ctx.now())
+            lesson, new = await lessons.add_lesson(store, node, args.text, LessonKind(args.kind), scope, ctx.now())
             if args.derived_from:
-                from commons import revoke
 
-                await revoke.derive(store, setup, lesson.id, args.derived_from, ctx.now())
+                await authoring.derive(store, node, lesson.id, args.derived_from, ctx.now())
             prediction = (await ls.open_prediction_of(store, [lesson.id])).get(lesson.id)
             (stored,) = await ls.load_lessons(store, ids=[lesson.id])
-            data = dict(organism.describe(stored, prediction, ctx.now(), setup), new=new)
+            data = dict(lessons.describe(stored, prediction, ctx.now(), node).to_json(), new=new)
             if args.derived_from:
                 data["parents"] = args.derived_from
-    except organism.LessonRefused as refused:
+    except lessons.LessonRefused as refused:
         raise CommonsError(str(refused)) from None
     emit(args, data, f"{'added' if new else 'already known'}: {lesson.id[:12]} [{data['kind']}, {data['scope']}] {lesson.text}")
     return 0
 
 
 async def cmd_reword(ctx: Context, args: argparse.Namespace) -> int:
-    from commons import revoke
-
-    setup = setup_of(ctx)
+    node = ctx.node
     try:
         async with await ctx.open_store() as store:
             await _resolve(store, args.id)
-            data = await revoke.reword(store, setup, args.id, args.text, ctx.now())
-    except organism.LessonRefused as refused:
+            data = (await authoring.reword(store, node, args.id, args.text, ctx.now())).to_json()
+    except lessons.LessonRefused as refused:
         raise CommonsError(str(refused)) from None
     emit(args, data, lambda: (f"reworded as {data['id'][:12]}: {data['text']}"
                               + (f"\n(new record {data['record_id'][:12]} supersedes {data['supersedes'][:12]}; "
@@ -158,12 +153,12 @@ async def cmd_scope(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
-    setup = setup_of(ctx)
+    node = ctx.node
     async with await ctx.open_store() as store:
         lid = await _resolve(store, args.id)
-        lesson, rendered = await organism.forget(store, setup, lid, ctx.now())
-    emit(args, {"id": lesson.id, "text": lesson.text, "vetoed": True, "render": rendered},
-         f"vetoed {lesson.id[:12]}: {lesson.text}\n(removed from {rendered['folder']}; it will not be made again)")
+        lesson, rendered = await lessons.forget(store, node, lid, ctx.now())
+    emit(args, {"id": lesson.id, "text": lesson.text, "vetoed": True, "render": rendered.to_json()},
+         f"vetoed {lesson.id[:12]}: {lesson.text}\n(removed from {rendered.folder}; it will not be made again)")
     return 0
 
 
@@ -183,8 +178,8 @@ def render_text(r: dict) -> str:
 
 
 async def cmd_render(ctx: Context, args: argparse.Namespace) -> int:
-    setup = setup_of(ctx)
+    node = ctx.node
     async with await ctx.open_store() as store:
-        result = await organism.render(store, setup, ctx.now())
+        result = (await rendering.render(store, node, ctx.now())).to_json()
     emit(args, result, lambda: render_text(result))
     return 0

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from commons import organism
-from commons import recall as recalling
 from commons.cli.context import Context, add_json_flag, emit
-from commons.cli.lessons import render_text, setup_of
+from commons.cli.lessons import render_text
 from commons.clock import parse_time
 from commons.errors import CommonsError, UsageError
+from commons.node import recall as recalling
+from commons.node import sleep as night
+from commons.node.lessons import LessonRefused
+from commons.node.report import format_report, shown_report
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -63,22 +65,20 @@ def _sleep_text(result: dict) -> str:
 
 
 async def cmd_sleep(ctx: Context, args: argparse.Namespace) -> int:
-    setup = setup_of(ctx)
+    node = ctx.node
     async with await ctx.open_store() as store:
-        result = await organism.sleep(store, setup, ctx.now())
+        result = (await night.sleep(store, node, ctx.now())).to_json()
     emit(args, result, lambda: _sleep_text(result))
     return 0
 
 
 async def cmd_report(ctx: Context, args: argparse.Namespace) -> int:
-    from commons.report import format_report, shown_report
-
     try:
         since = parse_time(args.since) if args.since else None
     except ValueError as error:
         raise UsageError(str(error)) from None
     async with await ctx.open_store() as store:
-        data = await shown_report(store, ctx.now(), since)
+        data = (await shown_report(store, ctx.now(), since)).to_json()
     emit(args, data, lambda: format_report(data))
     return 0
 
@@ -86,11 +86,12 @@ async def cmd_report(ctx: Context, args: argparse.Namespace) -> int:
 async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
     if args.k < 1:
         raise UsageError("-k must be at least 1")
-    setup = setup_of(ctx)
+    node = ctx.node
     try:
         async with await ctx.open_store() as store:
-            hits = await recalling.recall(store, setup, args.query, args.k, ctx.now(), episodes=args.episodes)
-    except organism.LessonRefused as error:
+            hits = [h.to_json() for h in await recalling.recall(store, node, args.query, args.k, ctx.now(),
+                                                                  episodes=args.episodes)]
+    except LessonRefused as error:
         raise UsageError(str(error)) from None
     emit(args, hits, lambda: "\n".join(
         f"{h['score']:.3f}  {h['id'][:12]}  (relevance {h['relevance']:.2f}, recency {h['recency']:.2f}, "
@@ -100,6 +101,7 @@ async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_mcp(ctx: Context, args: argparse.Namespace) -> int:
+    # The MCP SDK adds about 0.7 s to every command that imports it: only `commons mcp` pays.
     from commons.mcp_server import serve
 
     try:

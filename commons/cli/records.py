@@ -11,7 +11,9 @@ from commons.cli.context import Context, add_json_flag, emit
 from commons.core.records import RecordType, as_plain
 from commons.core.revocation import refused_as_dead
 from commons.errors import UsageError
+from commons.node import revocation
 from commons.store import records as record_store
+
 
 IMPORT_BATCH = 1000
 
@@ -87,21 +89,18 @@ def _open(path: str) -> IO[str]:
 
 
 async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
-    from commons import revoke
-    from commons.organism import Setup
-
     refused: list[dict] = []
     accepted = duplicates = 0
     now = ctx.now()
     batch: list[tuple[int, bytes, bytes, bytes]] = []
     stored: list = []
-    setup = Setup.for_node(ctx.config, ctx.home, ctx.identity)
+    node = ctx.node
     admit = None
 
     async def flush(store) -> None:
         nonlocal accepted, duplicates, admit
         if admit is None:
-            admit = await revoke.admission(store, ctx.config, setup.identity.author_public, now)
+            admit = await revocation.admission(store, node, now)
         report = await record_store.intake(
             store,
             [(body, sig) for _, body, sig, _ in batch],
@@ -135,7 +134,7 @@ async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
                 await flush(store)
         # Immediate effect: statuses recomputed and the memory folder re-rendered now, not at sleep.
         died = any(refused_as_dead(r["reason"]) for r in refused)
-        effect = await revoke.after_intake(store, setup, now, stored, refused_dead=died)
+        effect = (await revocation.after_intake(store, node, now, stored, refused_dead=died)).to_json()
     data = {"accepted": accepted, "duplicates": duplicates, "refused": refused}
     if effect["status_changes"]:
         data["status_changes"] = effect["status_changes"]

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 
-from commons import organism, review, revoke
 from commons.cli.context import Context, add_json_flag, emit
-from commons.cli.lessons import setup_of
 from commons.clock import format_time
 from commons.core.records import SECONDS_PER_DAY, Lesson, Revocation, SignedRecord, Verification, as_plain
 from commons.errors import UsageError
+from commons.node import authoring, revocation, trust
+from commons.node.context import NodeContext
 from commons.store import lessons as ls
 
 
@@ -68,7 +68,7 @@ def _day(day: int | None) -> str | None:
     return None if day is None else format_time(day * SECONDS_PER_DAY)[:10]
 
 
-def _verification(held: review.Held, signed: SignedRecord) -> dict:
+def _verification(held: trust.Held, signed: SignedRecord) -> dict:
     record: Verification = signed.record
     verdict = held.view.verifications.get(signed.id)
     return {
@@ -81,7 +81,7 @@ def _verification(held: review.Held, signed: SignedRecord) -> dict:
     }
 
 
-def _provenance(held: review.Held, lesson: Lesson) -> list[dict]:
+def _provenance(held: trust.Held, lesson: Lesson) -> list[dict]:
     """Every ancestor over ``parents``, nearest first (breadth-first; cycles and repeats cut)."""
     out, seen, layer, depth = [], set(), list(lesson.parents), 1
     while layer:
@@ -101,29 +101,29 @@ def _provenance(held: review.Held, lesson: Lesson) -> list[dict]:
     return out
 
 
-def _revocation(held: review.Held, rid: bytes) -> dict | None:
+def _revocation(held: trust.Held, rid: bytes) -> dict | None:
     takedown = held.view.revoked.get(rid)
     if takedown is None:
         return None
     return {
-        "cause": takedown.cause.value, "why": review.describe_takedown(held, rid),
+        "cause": takedown.cause.value, "why": trust.describe_takedown(held, rid),
         "key": takedown.key.hex() if takedown.key else None,
-        "revocations": [revoke.revocation_dict(held, held.records[r]) for r in takedown.revocations
+        "revocations": [revocation.describe_revocation(held, held.records[r]).to_json() for r in takedown.revocations
                         if r in held.records],
         "chain": [{"id": c.hex(), "text": getattr(held.records[c].record, "text", None) if c in held.records else None}
                   for c in takedown.chain],
     }
 
 
-async def why(store, setup: organism.Setup, text: str, now: float) -> dict:
-    held = await review.load(store, setup.config, setup.identity.author_public, now)
+async def why(store, node: NodeContext, text: str, now: float) -> dict:
+    held = await node.trust.held(store, now)
     local = None
     try:
         lid = await ls.resolve_id(store, text)
         (local,) = await ls.load_lessons(store, ids=[lid])
     except ValueError:
         pass
-    rid = local.record_id if local is not None else await revoke.resolve_record(store, text)
+    rid = local.record_id if local is not None else await revocation.resolve_record(store, text)
     signed = held.records.get(rid) if rid is not None else None
     data: dict = {"local_id": local.lesson.id if local else None, "record_id": rid.hex() if rid else None}
     if local is not None:
@@ -142,7 +142,7 @@ async def why(store, setup: organism.Setup, text: str, now: float) -> dict:
     if isinstance(record, Lesson):
         state = held.state(rid)
         data.update(text=record.text, kind=record.kind.value, status=state.status.value,
-                    why_status=review.status_why(held, state), confirmations=state.confirmations,
+                    why_status=trust.status_why(held, state), confirmations=state.confirmations,
                     independent=state.independent, failures=state.failures,
                     supersedes=record.supersedes.hex() if record.supersedes else None,
                     superseded_by=state.superseded_by.hex() if state.superseded_by else None,
@@ -152,7 +152,7 @@ async def why(store, setup: organism.Setup, text: str, now: float) -> dict:
         data.update(status="revoked" if rid in held.view.dead_ids else "live", provenance=[], verifications=[])
     data["revocation"] = _revocation(held, rid)
     if isinstance(record, Revocation):
-        data["ruling"] = revoke.revocation_dict(held, signed)
+        data["ruling"] = revocation.describe_revocation(held, signed).to_json()
     return data
 
 
@@ -193,9 +193,9 @@ def why_text(d: dict) -> str:
 
 
 async def cmd_why(ctx: Context, args: argparse.Namespace) -> int:
-    setup = setup_of(ctx)
+    node = ctx.node
     async with await ctx.open_store() as store:
-        data = await why(store, setup, args.id, ctx.now())
+        data = await why(store, node, args.id, ctx.now())
     emit(args, data, lambda: why_text(data))
     return 0
 
@@ -205,9 +205,9 @@ async def cmd_why(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_vouch(ctx: Context, args: argparse.Namespace) -> int:
-    setup = setup_of(ctx)
+    node = ctx.node
     async with await ctx.open_store() as store:
-        data = await revoke.vouch(store, setup, args.key, ctx.now())
+        data = (await authoring.vouch(store, node, args.key, ctx.now())).to_json()
     emit(args, data, f"vouched for {data['subject'][:16]}… (vouch {data['id'][:16]}; undo: {data['undo']})")
     return 0
 
@@ -229,9 +229,10 @@ async def cmd_revoke(ctx: Context, args: argparse.Namespace) -> int:
         raise UsageError("name what to revoke: an id, or --key AUTHOR_KEY")
     if args.id is not None and args.key is not None:
         raise UsageError("revoke either a record (ID) or a key (--key), not both")
-    setup = setup_of(ctx)
+    node = ctx.node
     async with await ctx.open_store() as store:
-        data = await revoke.revoke(store, setup, reason=args.reason, now=ctx.now(), target=args.id, key=args.key)
+        revoked = await revocation.revoke(store, node, reason=args.reason, now=ctx.now(), target=args.id, key=args.key)
+    data = revoked.to_json()
     emit(args, data, lambda: "signed revocation " + _revocation_text(data)
          + (f"\n(memory folder re-rendered: {data['render']['folder']})" if data.get("render") else ""))
     return 0
@@ -239,6 +240,6 @@ async def cmd_revoke(ctx: Context, args: argparse.Namespace) -> int:
 
 async def cmd_revocations(ctx: Context, args: argparse.Namespace) -> int:
     async with await ctx.open_store() as store:
-        found = await revoke.revocations(store, ctx.config, ctx.identity.author_public, ctx.now())
+        found = [r.to_json() for r in await revocation.revocations(store, ctx.node, ctx.now())]
     emit(args, found, lambda: "\n".join(_revocation_text(r) for r in found) if found else "no revocations held")
     return 0

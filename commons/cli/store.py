@@ -6,6 +6,7 @@ import argparse
 
 from commons.cli.context import Context, add_json_flag, emit
 from commons.errors import CommonsError
+from commons.node.revocation import dead_but_present
 from commons.store import records as record_store
 
 
@@ -37,9 +38,8 @@ async def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
         except CommonsError:  # no keys yet: nothing of this node's was ever rendered
             me = None
         if me is not None:
-            from commons.revoke import dead_but_present
 
-            death_problems = await dead_but_present(store, ctx.config, me, ctx.now())
+            death_problems = await dead_but_present(store, ctx.node, ctx.now())
     problems = sqlite_problems + record_problems + death_problems
     data = {"ok": not problems, "database": str(ctx.home.database), "records_checked": checked, "problems": problems}
     emit(

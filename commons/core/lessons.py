@@ -27,10 +27,10 @@ from .episode import CorrectionEpisode, ErrorEpisode
 from .generalise import generalise
 from .resolution import Relation, Resolution
 from .safety import SafetyError, check_observation, contains_injection, strip_injections
-from .records import LessonKind, Scope
+from .records import SECONDS_PER_DAY, LessonKind, Scope
 from .scope import SHELL_TOOLS, VOCABULARY, classify, command_head
 
-DAY = 86400.0
+DAY = float(SECONDS_PER_DAY)  # the one length of a day: the records' own, which count days
 
 Surprise = ErrorEpisode | CorrectionEpisode
 WriteText = Callable[[Sequence[Surprise]], str]

@@ -15,7 +15,7 @@ model and the reasons for the defaults; the rules, in the order they are applied
    key or the verification itself is revoked, the verifier is the lesson's author or an author
    anywhere in its provenance, the policy does not trust the key, a later verification by the
    same key replaces it, it says it was not naive, or the checkable naivety rule contradicts it
-   (the verifier authored a similar lesson before the day it claims to have received this one, or
+   (``commons.core.naivety``: the verifier authored a similar lesson before the day it claims to have received this one, or
    claims to have received it before it was created).
 4. **Cap** (web-of-trust only): each anchor vouches for at most ``max_per_voucher`` counted
    outcomes per lesson; keys are matched to their anchors, most recent outcome first, so any set
@@ -29,19 +29,14 @@ model and the reasons for the defaults; the rules, in the order they are applied
 from __future__ import annotations
 
 import enum
-import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from commons.core.records import FUTURE_TOLERANCE_DAYS, Lesson, Outcome, SignedRecord, Verification, Vouch
+from commons.core.naivety import Naivety, Similar, same_lesson
 from commons.core.revocation import Revocations, Takedown, resolve
-
-if TYPE_CHECKING:
-    from commons.config import TrustConfig
 
 
 class Policy(enum.Enum):
@@ -70,23 +65,6 @@ class TrustPolicy:
                 raise ValueError(f"TrustPolicy.{name} must be at least 1")
         if self.max_depth < 0:
             raise ValueError("TrustPolicy.max_depth must not be negative")
-
-    @classmethod
-    def from_config(cls, config: TrustConfig) -> TrustPolicy:
-        def keys(values: Iterable[str]) -> frozenset[bytes]:
-            return frozenset(bytes.fromhex(v) for v in values)
-
-        return cls(
-            required=config.required,
-            policy=Policy(config.policy),
-            roots=keys(config.roots),
-            authors=keys(config.authors),
-            max_depth=config.max_depth,
-            max_per_voucher=config.max_per_voucher,
-            revocation_authorities=keys(config.revocation_authorities),
-            revocation_threshold=config.revocation_threshold,
-            recent_window=config.recent_window,
-        )
 
     @property
     def window(self) -> int:
@@ -196,61 +174,6 @@ class TrustView:
     def refuses(self, signed: SignedRecord) -> str | None:
         """Intake's admission check: why a record must be refused for good, or None."""
         return self.revocations.refuses(signed)
-
-
-# --- similarity (the checkable naivety rule) -----------------------------------------------------
-
-_NON_WORD = re.compile(r"[\W_]+")
-
-
-def normalise(text: str) -> str:
-    """Text as compared for similarity: NFKC, case-folded, punctuation and spacing collapsed."""
-    return " ".join(_NON_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
-
-
-def _text_key(lesson: Lesson) -> str:
-    return normalise(lesson.text)
-
-
-def _prediction_key(lesson: Lesson) -> tuple[str, str]:
-    return normalise(lesson.prediction.situation), normalise(lesson.prediction.outcome)
-
-
-def same_lesson(a: Lesson, b: Lesson) -> bool:
-    """The default similarity: equal normalised text, or equal normalised prediction."""
-    return _text_key(a) == _text_key(b) or _prediction_key(a) == _prediction_key(b)
-
-
-Similar = Callable[[Lesson, Lesson], bool]
-
-
-class _Naivety:
-    """Answers: did ``key`` author a lesson similar to lesson ``lid`` before day ``received``?"""
-
-    def __init__(self, lessons: Mapping[bytes, Lesson], similar: Similar):
-        self._similar = similar
-        self._lessons = lessons
-        self._by_author: dict[bytes, list[Lesson]] = defaultdict(list)
-        self._forms: dict[bytes, tuple[object, object]] = {}  # lesson id -> its text and prediction keys
-        self._first: dict[tuple[bytes, object], int] = {}  # (author, text or prediction key) -> first day
-        for lid, lesson in lessons.items():
-            self._by_author[lesson.author].append(lesson)
-            if similar is same_lesson:
-                forms = self._forms[lid] = (_text_key(lesson), _prediction_key(lesson))
-                for form in forms:
-                    day = self._first.get((lesson.author, form))
-                    if day is None or lesson.created < day:
-                        self._first[(lesson.author, form)] = lesson.created
-
-    def contradicted(self, key: bytes, lid: bytes, received: int) -> bool:
-        if key not in self._by_author:
-            return False
-        if self._similar is same_lesson:  # indexed: one lookup per form instead of one call per lesson
-            text, prediction = self._forms[lid]
-            first = self._first
-            return first.get((key, text), received) < received or first.get((key, prediction), received) < received
-        lesson = self._lessons[lid]
-        return any(own.created < received and self._similar(own, lesson) for own in self._by_author[key])
 
 
 # --- the web of trust ----------------------------------------------------------------------------
@@ -395,7 +318,7 @@ def evaluate(
     else:
         trusts = web.trusts
     provenance = _provenance_authors(lessons)
-    naivety = _Naivety(lessons, similar)
+    naivety = Naivety(lessons, similar)
 
     superseded_by: dict[bytes, bytes] = {}
     for lid in sorted(lessons, key=lambda i: (lessons[i].created, i)):  # the latest successor wins
@@ -441,7 +364,7 @@ def _judge(
     dead_keys: frozenset[bytes],
     provenance: frozenset[bytes],
     trusts: Callable[[bytes], bool],
-    naivety: _Naivety,
+    naivety: Naivety,
     web: WebOfTrust,
     policy: TrustPolicy,
 ) -> None:

@@ -35,6 +35,7 @@ from commons.core.episode import Episode, EpisodeKind, SessionEpisode
 from commons.ingest.archive import Archive, ArchiveError
 from commons.ingest.claude_code import ParseState, StateError, is_rewritten, parse
 from commons.store import episodes as episode_store
+from commons.store import transcripts as transcript_store
 from commons.store.db import Store
 
 READ_CHUNK = 8 * 1024 * 1024  # bytes handed to the parser at a time: bounds memory on huge files
@@ -217,19 +218,10 @@ def _saved_state(prior: tuple[str, str] | None) -> ParseState | None:
 async def _look_up(store: Store, batch: list[Path]) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """The stored (archive key, state) of each known path, and which of the keys the new paths
     would take are already in use by another path."""
-    marks = ",".join("?" * len(batch))
-    rows = await store.fetchall(
-        f"SELECT path, archive_key, state FROM transcripts WHERE path IN ({marks})", [str(p) for p in batch]
-    )
-    known = {path: (key, state) for path, key, state in rows}
+    rows = await transcript_store.known(store, [str(p) for p in batch])
+    known = {path: (row.archive_key, row.state) for path, row in rows.items()}
     wanted = list({archive_key(p) for p in batch if str(p) not in known})
-    taken: dict[str, str] = {}
-    if wanted:
-        rows = await store.fetchall(
-            f"SELECT archive_key, path FROM transcripts WHERE archive_key IN ({','.join('?' * len(wanted))})",
-            wanted,
-        )
-        taken = dict(rows)
+    taken = await transcript_store.holders(store, wanted)
     return known, taken
 
 
@@ -251,12 +243,10 @@ async def _commit(store: Store, reads: list[_Read], now: float, tally: _Tally) -
                     tally.new[kind] += await episode_store.put_episodes(
                         store, episodes, transcript=read.key, now=now
                     )
-            await store.executemany(
-                """INSERT INTO transcripts (path, archive_key, size, state, read_at) VALUES (?, ?, ?, ?, ?)
-                   ON CONFLICT (path) DO UPDATE SET archive_key = excluded.archive_key,
-                     size = excluded.size, state = excluded.state, read_at = excluded.read_at""",
-                [(r.path, r.key, r.state.offset, r.state.to_json(), now) for r in changed if r.state],
-            )
+            await transcript_store.put_reads(store, [
+                transcript_store.TranscriptRead(r.path, r.key, r.state.offset, r.state.to_json(), now)
+                for r in changed if r.state
+            ])
     for read in reads:
         tally.add(read)
 

@@ -22,6 +22,8 @@ import trio
 from trio_asyncio import aio_as_trio
 
 from commons.errors import StoreError
+from commons.store.schema import migrate
+
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -34,8 +36,6 @@ class Store:
 
     @classmethod
     async def open(cls, path: Path) -> "Store":
-        from commons.store.schema import migrate  # the schema imports every component's tables
-
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             connection = await aio_as_trio(aiosqlite.connect)(str(path), isolation_level=None)

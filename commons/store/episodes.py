@@ -179,3 +179,13 @@ async def counts_by_kind(store: Store) -> dict[str, int]:
     counts = {kind.value: 0 for kind in EpisodeKind}
     counts.update(dict(await store.fetchall("SELECT kind, count(*) FROM episodes GROUP BY kind")))
     return counts
+
+
+async def live_cutoff(store: Store, kind: str | None, limit: int) -> float | None:
+    """The time of the ``limit``-th most recent live episode (of ``kind``, if given): listing from
+    it on shows the latest ``limit`` without loading the rest."""
+    where = "archived_at IS NULL" + (" AND kind = ?" if kind else "")
+    return await store.scalar(
+        f"SELECT at FROM episodes WHERE {where} ORDER BY at DESC LIMIT 1 OFFSET ?",
+        ([kind] if kind else []) + [limit - 1],
+    )

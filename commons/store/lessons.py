@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -433,10 +433,33 @@ async def add_sleep_run(store: Store, at: float, counts: dict[str, int], events:
                       (at, json.dumps(counts), json.dumps(events, ensure_ascii=False)))
 
 
-async def sleep_runs(store: Store, since: float, until: float) -> list[tuple[float, dict, list[dict]]]:
+@dataclass(frozen=True)
+class SleepRun:
+    """One night as the morning report reads it: its counts, and its events as recorded."""
+
+    at: float
+    counts: Mapping[str, int]
+    events: tuple[Mapping[str, Any], ...]  # as ``commons.node.sleep`` records them (JSON objects)
+
+
+async def sleep_runs(store: Store, since: float, until: float) -> list[SleepRun]:
     rows = await store.fetchall("SELECT at, counts, events FROM sleep_runs WHERE at > ? AND at <= ? ORDER BY at, id",
                                 (since, until))
-    return [(at, json.loads(counts), json.loads(events)) for at, counts, events in rows]
+    return [SleepRun(at, json.loads(counts), tuple(json.loads(events))) for at, counts, events in rows]
+
+
+async def last_sleep_at(store: Store) -> float | None:
+    """When the last night ran (None before the first)."""
+    return await store.scalar("SELECT max(at) FROM sleep_runs")
+
+
+async def report_since(store: Store, path: str) -> float | None:
+    """Where the morning report already written at ``path`` started (None if there is none)."""
+    return await store.scalar("SELECT min(since) FROM reports WHERE path = ?", (path,))
+
+
+async def counts_by_status(store: Store) -> dict[str, int]:
+    return dict(await store.fetchall("SELECT status, count(*) FROM lessons GROUP BY status"))
 
 
 async def last_report_at(store: Store, kind: str) -> float | None:
@@ -473,3 +496,8 @@ async def mark_represented(store: Store, items: Sequence[tuple[str, bytes]], now
     """
     await store.executemany("UPDATE lessons SET record_id = ?, updated = ? WHERE id = ? AND record_id IS NULL",
                             [(rid, now, lid) for lid, rid in items])
+
+
+async def link_records(store: Store, items: Sequence[tuple[str, bytes]]) -> None:
+    """Own lessons just published: (lesson id, the record signed for it)."""
+    await store.executemany("UPDATE lessons SET record_id = ? WHERE id = ?", [(rid, lid) for lid, rid in items])

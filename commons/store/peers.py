@@ -92,3 +92,8 @@ async def record_seen(store: Store, seen: Sequence[PeerRow], now: float) -> None
 async def disconnect_all(store: Store) -> None:
     """The daemon stops: nobody is connected any more."""
     await store.write("UPDATE peers SET connected = 0 WHERE connected = 1")
+
+
+async def last_sync(store: Store) -> float | None:
+    """When any peer last completed a sync with this node."""
+    return await store.scalar("SELECT max(last_sync) FROM peers")

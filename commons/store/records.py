@@ -278,3 +278,62 @@ async def refused_dead_ids(store: Store) -> list[bytes]:
 async def own_records(store: Store) -> list[SignedRecord]:
     rows = await store.fetchall(f"SELECT {_COLUMNS} FROM records WHERE origin = 'own' ORDER BY seq")
     return [_from_row(*row) for row in rows]
+
+
+@dataclass(frozen=True)
+class Generation:
+    """Where the records table stands. Records are only ever added, so a change to what is held
+    moves ``last_seq`` or ``count``: an evaluation made at one generation holds until it moves."""
+
+    last_seq: int
+    count: int
+
+
+async def generation(store: Store) -> Generation:
+    last_seq, count = await store.fetchone("SELECT coalesce(max(seq), 0), count(*) FROM records")
+    return Generation(int(last_seq), int(count))
+
+
+async def last_seq(store: Store) -> int:
+    """The highest seq held (0 when empty): records after it are new to whoever read this."""
+    return int(await store.scalar("SELECT coalesce(max(seq), 0) FROM records"))
+
+
+async def own_keys(store: Store) -> set[bytes]:
+    return {row[0] for row in await store.fetchall("SELECT key FROM records WHERE origin = 'own'")}
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """When and how a record came to be held."""
+
+    received_at: float
+    origin: str  # own | peer | import
+
+
+async def arrivals(store: Store) -> dict[bytes, Arrival]:
+    """Every record held, by id: when it arrived and through which door."""
+    rows = await store.fetchall("SELECT key, received_at, origin FROM records")
+    return {key[1:]: Arrival(at, origin) for key, at, origin in rows}
+
+
+async def refused_count(store: Store) -> int:
+    return int(await store.scalar("SELECT count(*) FROM refused"))
+
+
+async def counts_by_origin(store: Store) -> dict[str, int]:
+    return dict(await store.fetchall("SELECT origin, count(*) FROM records GROUP BY origin"))
+
+
+@dataclass(frozen=True)
+class Received:
+    id: bytes
+    at: float
+
+
+async def revocations_received(store: Store, since: float, until: float) -> list[Received]:
+    """Revocations that arrived within (since, until], in the order they arrived."""
+    rows = await store.fetchall(
+        "SELECT key, received_at FROM records WHERE type = 'revocation' AND received_at > ? AND received_at <= ? "
+        "ORDER BY received_at, key", (since, until))
+    return [Received(key[1:], at) for key, at in rows]

@@ -17,7 +17,7 @@ from commons.store.db import Store
 COMPONENT = "reviews"
 MIGRATIONS = (
     (
-        # Peer review (commons.review): what this node's sessions said about lessons it received.
+        # Peer review (commons.node.review): what this node's sessions said about lessons it received.
         # One row per (received lesson, deciding episode); record_id is the signed verification,
         # filled when publishing is on (verifications go out under the same opt-in as lessons).
         """CREATE TABLE reviews (

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from commons.ingest.archive import Archive  # noqa: E402
 from commons.ingest.claude_code import parse  # noqa: E402
 
-DEMO = ROOT / "commons" / "demo_sessions"
+DEMO = ROOT / "commons" / "demo" / "sessions"
 WORDS = (
     "def class return import from self async await yield value result error config path file "
     "request response client server token session record state offset chunk buffer stream "

@@ -7,7 +7,7 @@ A fresh home gets the synthetic episodes of ``bench_sleep.py`` (60 days of them)
 store; then two nights are timed as a person runs them, each a whole `commons --at … sleep --json`
 process (start-up, load, passes, chunked writes, render, morning report): the first night with
 every surprise pending, and a night a week later with a week of new episodes and open predictions.
-Recall: 100,000 lessons are written to another store, then `commons.recall.recall` (score, fetch and
+Recall: 100,000 lessons are written to another store, then `commons.node.recall.recall` (score, fetch and
 touch the hits) is timed over 50 queries in one process, as the MCP server and the daemon run it:
 the first query loads the recall matrix from SQLite (reported as ``recall_cold_ms``); the others
 find it in memory, since nothing changed but their own touches (p50 / p95 over those; goal p95 < 50 ms).
@@ -71,8 +71,8 @@ def _lessons(n: int, rng: random.Random) -> list[Lesson]:
 
 
 async def _recall_bench(db: Path, lessons: list[Lesson], queries: list[str], now: float) -> list[float]:
-    from commons import organism
-    from commons import recall as recalling
+    from commons.node import recall as recalling
+    from commons.node.context import NodeContext
     from commons.config import Config
 
     vectors = embed_many([ls.recall_text(lesson) for lesson in lessons])
@@ -83,11 +83,11 @@ async def _recall_bench(db: Path, lessons: list[Lesson], queries: list[str], now
                 await ls.put_lessons(store, [(lesson, "active") for lesson in chunk],
                                      vectors[start:start + len(chunk)], now)
         home = Home(db.parent, db.parent)
-        setup = organism.Setup.from_config(Config(), home, b"\0" * 32)
+        node = NodeContext.local(Config(), home, b"\0" * 32)
         times = []
         for query in queries:
             t0 = time.perf_counter()
-            hits = await recalling.recall(store, setup, query, 10, now)
+            hits = await recalling.recall(store, node, query, 10, now)
             times.append(time.perf_counter() - t0)
             assert len(hits) == 10
     return times

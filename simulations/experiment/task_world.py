@@ -36,10 +36,10 @@ from pathlib import Path
 
 from commons.core.embed import embed
 from commons.core.scope import command_head
-from commons.demo_sessions._build import (PIP_EXTERNALLY_MANAGED, Session, git_push_ok, git_push_rejected,
+from commons.demo.sessions._build import (PIP_EXTERNALLY_MANAGED, Session, git_push_ok, git_push_rejected,
                                           npm_ci_no_lockfile, pytest_async_failure)
 from commons.ingest.claude_code import failure_line
-from commons.render import FILE_PREFIX, INDEX
+from commons.render.memory_folder import FILE_PREFIX, INDEX
 
 START = datetime(2026, 11, 2, tzinfo=timezone.utc)  # day 1 of every run
 SITUATION_COSINE = 0.5  # SleepParams.situation_cosine: a session line meets a lesson's situation

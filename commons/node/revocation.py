@@ -23,15 +23,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 
-from commons.config import Config
-from commons.core.records import (Lesson, RecordUsageError, Revocation, SignedRecord, TargetKind, Vouch,
-                                  day_of, sign)
+from commons.core.records import Lesson, RecordUsageError, Revocation, SignedRecord, TargetKind, day_of, sign
 from commons.core.revocation import Refusal, Revocations
-from commons.errors import CommonsError, UsageError
+from commons.errors import UsageError
+from commons.identity import Identity
+from commons.node import rendering, trust
+from commons.node.context import NodeContext
+from commons.node.rendering import RenderSummary
 from commons.store import lessons as ls
 from commons.store import records as record_store
+from commons.store.reviews import TrustChange
 from commons.store.db import Store
 
 
@@ -77,27 +80,31 @@ class Admission:
         return None
 
 
-async def admission(store: Store, config: Config, me: bytes, now: float) -> Admission:
+async def admission(store: Store, node: NodeContext, now: float) -> Admission:
     """The admission check for records arriving now (from a peer, an import, a backup)."""
-    from commons import review
-
-    held = await review.load(store, config, me, now)
+    held = await node.trust.held(store, now)
     return Admission(held.view.revocations)
 
 
-async def after_intake(store: Store, setup, now: float, accepted: Sequence[SignedRecord] = (), *,
-                       refused_dead: bool = False) -> dict:
-    """Records were stored (or refused as dead): recompute statuses and re-render the memory folder now.
+@dataclass(frozen=True)
+class IntakeEffect:
+    """What records arriving did at once: the status changes, and the render (None: nothing to do)."""
 
-    Returns the status changes and the render summary (``None`` when nothing changed).
-    """
-    from commons import organism, review
+    status_changes: tuple[TrustChange, ...]
+    render: RenderSummary | None
 
-    if not (accepted or refused_dead) or setup.identity is None or setup.config is None:
-        return {"status_changes": [], "render": None}
-    changes = await review.refresh(store, setup.config, setup.identity.author_public, now)
-    rendered = await organism.render(store, setup, now)
-    return {"status_changes": [review.change_dict(c) for c in changes], "render": rendered}
+    def to_json(self) -> dict:
+        return {"status_changes": [trust.change_dict(c) for c in self.status_changes],
+                "render": self.render.to_json() if self.render is not None else None}
+
+
+async def after_intake(store: Store, node: NodeContext, now: float, accepted: Sequence[SignedRecord] = (), *,
+                       refused_dead: bool = False) -> IntakeEffect:
+    """Records were stored (or refused as dead): recompute statuses and re-render the memory folder now."""
+    if not (accepted or refused_dead) or node.trust is None:
+        return IntakeEffect((), None)
+    changes = await trust.refresh(store, node.trust, now)
+    return IntakeEffect(tuple(changes), await rendering.render(store, node, now))
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,25 +144,23 @@ async def resolve_record(store: Store, text: str) -> bytes:
                      "(see `commons lessons --status all` and `commons why`)")
 
 
-def _sign(record, identity) -> SignedRecord:
+def sign_as(record, identity: Identity) -> SignedRecord:
     return sign(record, identity.author_key)
 
 
-async def _store_own(store: Store, setup, signed: Sequence[SignedRecord], now: float) -> dict:
+async def store_own(store: Store, node: NodeContext, signed: Sequence[SignedRecord], now: float) -> IntakeEffect:
     await record_store.add_own(store, signed, now)
-    return await after_intake(store, setup, now, signed)
+    return await after_intake(store, node, now, signed)
 
 
-async def revoke(store: Store, setup, *, reason: str, now: float, target: str | None = None,
-                 key: str | None = None) -> dict:
+async def revoke(store: Store, node: NodeContext, *, reason: str, now: float, target: str | None = None,
+                 key: str | None = None) -> Revoked:
     """Sign, store and apply a revocation of a record (``target``) or an author key (``key``)."""
-    from commons import review
-
     if (target is None) == (key is None):
         raise UsageError("name what to revoke: a lesson or record id, or --key AUTHOR_KEY")
-    identity, config = setup.identity, setup.config
+    identity, config = node.identity, node.config
     if key is not None:
-        subject, kind = _key_bytes(key), TargetKind.KEY
+        subject, kind = key_bytes(key), TargetKind.KEY
     else:
         subject, kind = await resolve_record(store, target), TargetKind.RECORD
     try:
@@ -163,13 +168,23 @@ async def revoke(store: Store, setup, *, reason: str, now: float, target: str | 
                             target=subject, target_kind=kind, reason=" ".join(reason.split()))
     except RecordUsageError as error:
         raise UsageError(str(error)) from None
-    signed = _sign(record, identity)
-    effect = await _store_own(store, setup, [signed], now)
-    held = await review.load(store, config, identity.author_public, now)
-    return dict(revocation_dict(held, signed), **effect)
+    signed = sign_as(record, identity)
+    effect = await store_own(store, node, [signed], now)
+    return Revoked(describe_revocation(await node.trust.held(store, now), signed), effect)
 
 
-def _key_bytes(text: str) -> bytes:
+@dataclass(frozen=True)
+class Revoked:
+    """A revocation just signed: its ruling and what it took down, and what it did at once."""
+
+    revocation: RevocationView
+    effect: IntakeEffect
+
+    def to_json(self) -> dict:
+        return dict(self.revocation.to_json(), **self.effect.to_json())
+
+
+def key_bytes(text: str) -> bytes:
     try:
         key = bytes.fromhex(text.strip())
     except ValueError:
@@ -179,107 +194,62 @@ def _key_bytes(text: str) -> bytes:
     return key
 
 
-async def vouch(store: Store, setup, key: str, now: float) -> dict:
-    """Vouch for an author key (the web of trust over which independence is counted)."""
-    subject = _key_bytes(key)
-    identity = setup.identity
-    try:
-        record = Vouch(network=setup.config.network.key_bytes, author=identity.author_public,
-                       created=day_of(now), subject=subject)
-    except RecordUsageError as error:
-        raise UsageError(str(error)) from None
-    signed = _sign(record, identity)
-    effect = await _store_own(store, setup, [signed], now)
-    return {"id": signed.id.hex(), "subject": subject.hex(), "undo": f"commons revoke {signed.id.hex()[:16]} "
-            "--reason '…'", **effect}
-
-
-async def derive(store: Store, setup, lesson_id: str, parents: Sequence[str], now: float) -> SignedRecord:
-    """Publish an own lesson with ``parents``: the lessons (local ids or record ids) it derives from.
-
-    With one parent and no situation of its own, the lesson predicts what its parent predicts.
-    Needs publishing on (`commons publish on`): the record leaves the node.
-    """
-    from commons import publish
-
-    if not await publish.is_on(store):
-        raise CommonsError("a derived lesson is published with its provenance, and publishing is off; "
-                           "turn it on first: `commons publish on`")
-    ids = sorted({await resolve_record(store, p) for p in parents})
-    held_parents = [await record_store.get(store, rid) for rid in ids]
-    (stored,) = await ls.load_lessons(store, ids=[lesson_id])
-    made = publish.lesson_record(stored.lesson, setup.identity, setup.config.network.key_bytes, now)
-    if isinstance(made, publish.Skipped):
-        raise CommonsError(f"lesson {lesson_id[:12]} cannot be published: {made.reason}")
-    lessons = [s.record for s in held_parents if s is not None and isinstance(s.record, Lesson)]
-    if len(lessons) == 1 and not stored.lesson.triggers:
-        made = replace(made, prediction=lessons[0].prediction)
-    signed = _sign(replace(made, parents=tuple(ids)), setup.identity)
-    await record_store.add_own(store, [signed], now)
-    async with store.transaction():
-        await ls.mark_represented(store, [(lesson_id, signed.id)], now)
-    await after_intake(store, setup, now, [signed])
-    return signed
-
-
-async def reword(store: Store, setup, prefix: str, text: str, now: float) -> dict:
-    """A new wording of an own lesson. Published: a new record that ``supersedes`` the old one
-    (lessons derived from the old one stay alive); unpublished: the local text changes."""
-    from commons import organism
-
-    lid = await ls.resolve_id(store, prefix)
-    (stored,) = await ls.load_lessons(store, ids=[lid])
-    if stored.origin != "own":
-        raise UsageError(f"lesson {lid[:12]} is not this node's: only its author can reword it")
-    text = organism.check_lesson_text(text)
-    old = await record_store.get(store, stored.record_id) if stored.record_id else None
-    if old is None or old.record.author != setup.identity.author_public:
-        from commons.core.embed import embed_many
-
-        lesson = replace(stored.lesson, text=text)
-        async with store.transaction():
-            await ls.put_lessons(store, [(lesson, stored.status)], embed_many([ls.recall_text(lesson)]), now)
-        await organism.render(store, setup, now)
-        return {"id": lid, "text": text, "published": False}
-    try:
-        record = replace(old.record, text=text, created=day_of(now), supersedes=old.id)
-    except RecordUsageError as error:
-        raise UsageError(str(error)) from None
-    signed = _sign(record, setup.identity)
-    new, _ = await organism.add_lesson(store, setup, text, stored.lesson.kind, stored.lesson.scope, now)
-    await record_store.add_own(store, [signed], now)
-    async with store.transaction():
-        await ls.mark_represented(store, [(new.id, signed.id)], now)
-    await after_intake(store, setup, now, [signed])
-    return {"id": new.id, "text": text, "published": True, "record_id": signed.id.hex(),
-            "supersedes": old.id.hex(), "previous_lesson": lid}
-
-
 # --------------------------------------------------------------------------------------------
 # Reading: revocations and what they took down
 
 
-def revocation_dict(held, signed: SignedRecord) -> dict:
-    """One revocation as `commons revocations` shows it: ruling, and everything it took down."""
+@dataclass(frozen=True)
+class TakenDown:
+    """A record a revocation killed, and how (directly, through its key, through provenance)."""
+
+    id: bytes
+    type: str | None  # None: not held here
+    text: str | None
+    cause: str
+    chain: tuple[bytes, ...]
+
+    def to_json(self) -> dict:
+        return {"id": self.id.hex(), "type": self.type, "text": self.text, "cause": self.cause,
+                "chain": [c.hex() for c in self.chain]}
+
+
+@dataclass(frozen=True)
+class RevocationView:
+    """One revocation as `commons revocations` shows it: its ruling, and everything it took down."""
+
+    signed: SignedRecord
+    mine: bool
+    received: float | None
+    ruling: str | None  # None: no verdict (not evaluated)
+    applied: bool
+    why_not: str | None
+    took_down: tuple[TakenDown, ...]
+
+    def to_json(self) -> dict:
+        record: Revocation = self.signed.record
+        return {
+            "id": self.signed.id.hex(), "signer": record.author.hex(), "mine": self.mine,
+            "target": record.target.hex(), "target_kind": record.target_kind.value, "reason": record.reason,
+            "created": record.created, "received": self.received, "applied": self.applied, "ruling": self.ruling,
+            "why_not": self.why_not, "took_down": [d.to_json() for d in self.took_down],
+            "dead_key": record.target.hex() if self.applied and record.target_kind is TargetKind.KEY else None,
+        }
+
+
+def describe_revocation(held: trust.Held, signed: SignedRecord) -> RevocationView:
     record: Revocation = signed.record
     verdict = held.view.revocations.verdicts.get(signed.id)
-    took = sorted(rid for rid, td in held.view.revoked.items() if signed.id in td.revocations)
     down = []
-    for rid in took:
+    for rid in sorted(rid for rid, td in held.view.revoked.items() if signed.id in td.revocations):
         target = held.records.get(rid)
         takedown = held.view.revoked[rid]
-        down.append({"id": rid.hex(), "type": target.type.value if target else None,
-                     "text": getattr(target.record, "text", None) if target else None,
-                     "cause": takedown.cause.value, "chain": [c.hex() for c in takedown.chain]})
+        down.append(TakenDown(rid, target.type.value if target else None,
+                              getattr(target.record, "text", None) if target else None,
+                              takedown.cause.value, tuple(takedown.chain)))
     applied = verdict is not None and verdict.applied
-    return {
-        "id": signed.id.hex(), "signer": record.author.hex(), "mine": record.author == held.me,
-        "target": record.target.hex(), "target_kind": record.target_kind.value, "reason": record.reason,
-        "created": record.created, "received": held.received.get(signed.id),
-        "applied": applied, "ruling": verdict.ruling.value if verdict else None,
-        "why_not": None if applied or verdict is None else _WHY_NOT.get(verdict.ruling.value, verdict.ruling.value),
-        "took_down": down, "dead_key": record.target.hex() if applied and record.target_kind is TargetKind.KEY else None,
-    }
+    why_not = None if applied or verdict is None else _WHY_NOT.get(verdict.ruling.value, verdict.ruling.value)
+    return RevocationView(signed, record.author == held.me, held.received.get(signed.id),
+                          verdict.ruling.value if verdict else None, applied, why_not, tuple(down))
 
 
 _WHY_NOT = {
@@ -290,24 +260,20 @@ _WHY_NOT = {
 }
 
 
-async def revocations(store: Store, config: Config, me: bytes, now: float) -> list[dict]:
-    from commons import review
-
-    held = await review.load(store, config, me, now)
+async def revocations(store: Store, node: NodeContext, now: float) -> list[RevocationView]:
+    held = await node.trust.held(store, now)
     found = [s for s in held.records.values() if isinstance(s.record, Revocation)]
     found.sort(key=lambda s: (held.received.get(s.id, 0.0), s.id))
-    return [revocation_dict(held, s) for s in found]
+    return [describe_revocation(held, s) for s in found]
 
 
-async def dead_but_present(store: Store, config: Config, me: bytes, now: float) -> list[str]:
+async def dead_but_present(store: Store, node: NodeContext, now: float) -> list[str]:
     """Problems for `commons store check`: what a stored revocation kills but is still live here.
 
     A dead record that arrived *after* the revocation that kills it came through a door that
     skipped the admission check; a dead lesson still in the memory folder was not re-rendered.
     """
-    from commons import review
-
-    held = await review.load(store, config, me, now)
+    held = await node.trust.held(store, now)
     problems = []
     for rid, takedown in sorted(held.view.revoked.items()):
         if rid not in held.received:

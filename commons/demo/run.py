@@ -17,10 +17,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from commons.demo.federation import Federation, export_ids
 from commons.errors import CommonsError
 
 NODE_NAMES = ("ada", "grace", "linus")
-DEMO_SESSIONS = Path(__file__).resolve().parent / "demo_sessions"  # <node name>/day-NN-*.jsonl
+DEMO_SESSIONS = Path(__file__).resolve().parent / "sessions"  # <node name>/day-NN-*.jsonl
 INGESTED_AT = "2026-11-10T18:00:00Z"  # after the last bundled session
 NIGHTS = ("2026-11-03T03:00Z", "2026-11-05T03:00Z", "2026-11-07T03:00Z", "2026-11-09T03:00Z",
           "2026-11-11T03:00Z")  # scripted nights of sleep; each sees the sessions before it
@@ -103,7 +104,8 @@ class Demo:
             self.commons(node, "store", "check")
         self.say()
         self._federation()
-        from commons.demo_review import peer_review_and_revocation  # steps 9 and 10: commons/demo_review.py
+        # steps 9 and 10 (commons/demo/review.py), which builds on this module's DemoNode
+        from commons.demo.review import peer_review_and_revocation
 
         review = peer_review_and_revocation(self, keys)
         return {
@@ -156,8 +158,6 @@ class Demo:
 
     def _federation(self) -> None:
         """Each node runs its daemon on loopback; ada publishes, grace and linus receive."""
-        from commons.demo_federation import Federation, export_ids
-
         self.say("## 8. A local federation: a daemon per node on 127.0.0.1, ada publishes, the others receive")
         ada, grace, linus = self.nodes
         with Federation(self, self.nodes, FEDERATION_AT) as federation:

@@ -9,6 +9,7 @@ lesson returned is touched: use keeps a memory alive (design paper §4.4).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import trio
@@ -16,10 +17,12 @@ import trio
 from commons.core.embed import embed, embed_many
 from commons.core.lessons import DAY, Lesson, adjust
 from commons.core.recall import RecallParams, normalised_strength, top_k
+from commons.node import review
+from commons.node.context import NodeContext
+from commons.node.lessons import LessonRefused
 from commons.store import episodes as episode_store
 from commons.store import lessons as ls
 from commons.store.db import Store
-from commons.organism import LessonRefused, Setup
 
 
 def _components(query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray,
@@ -33,20 +36,45 @@ def _components(query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray, 
     return [(float(a), float(b), float(c)) for a, b, c in zip(relevance, recency, strength_n)]
 
 
-async def recall(store: Store, setup: Setup, query: str, k: int, now: float, *,
-                 episodes: bool = False) -> list[dict]:
+def _decay(since: np.ndarray, now: float, half_life_days: float) -> np.ndarray:
+    """The core's decay (``commons.core.lessons.decayed``) over many rows at once: halved every
+    ``half_life_days`` since each of ``since``, never above 1."""
+    return np.exp2(-np.maximum(now - since, 0.0) / (half_life_days * DAY))
+
+
+@dataclass(frozen=True)
+class RecallHit:
+    """One lesson (own or common) or episode recall returned, with its score and its parts."""
+
+    id: str
+    type: str  # lesson | common | episode
+    text: str
+    score: float
+    relevance: float
+    recency: float
+    strength: float
+    strength_normalised: float
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "type": self.type, "text": self.text, "score": self.score,
+                "relevance": self.relevance, "recency": self.recency, "strength": self.strength,
+                "strength_normalised": self.strength_normalised}
+
+
+async def recall(store: Store, node: NodeContext, query: str, k: int, now: float, *,
+                 episodes: bool = False) -> list[RecallHit]:
     """The ``k`` best active lessons (and episodes) for ``query``; each one returned is touched."""
     if not query.strip():
         raise LessonRefused("recall needs a query: the words of the situation, e.g. an error line")
-    params, half_life = setup.recall, setup.sleep.half_life_days
+    params, half_life = node.recall, node.sleep.half_life_days
     qvec = embed(query)
     cached = await ls.recall_matrix(store)
     ids, matrix, touched = list(cached.ids), cached.vectors, cached.touched
-    strength = cached.strength * np.exp2(-np.maximum(now - cached.strength_at, 0.0) / (half_life * DAY))
+    strength = cached.strength * _decay(cached.strength_at, now, half_life)
     texts: dict[str, str] = {}
     kinds = ["lesson"] * len(ids)
     ep_keys: dict[str, str] = {}
-    common = await _common_lessons(store, setup, now)
+    common = await _common_lessons(store, node, now)
     if common:
         # Lessons other agents taught this node and enough of them confirmed: no local strength
         # or touches, so recency counts from receipt and strength is the confirmation count.
@@ -65,7 +93,7 @@ async def recall(store: Store, setup: Setup, query: str, k: int, now: float, *,
             ep_vecs = await trio.to_thread.run_sync(embed_many, [s.episode.text() for s in live])
             matrix = np.concatenate([matrix, ep_vecs])
             touched = np.concatenate([touched, ep_last])
-            strength = np.concatenate([strength, np.exp2(-np.maximum(now - ep_last, 0.0) / (half_life * DAY))])
+            strength = np.concatenate([strength, _decay(ep_last, now, half_life)])
             for s in live:
                 ids.append(s.key)
                 kinds.append("episode")
@@ -78,22 +106,19 @@ async def recall(store: Store, setup: Setup, query: str, k: int, now: float, *,
     hits = []
     for (row, score), (relevance, recency, strength_n) in zip(best, parts):
         hit_id = ids[row]
-        hits.append({"id": hit_id, "type": kinds[row],
-                     "text": found[hit_id].text if kinds[row] == "lesson" else texts[hit_id],
-                     "score": round(score, 4), "relevance": round(relevance, 4), "recency": round(recency, 4),
-                     "strength": round(float(strength[row]), 4), "strength_normalised": round(strength_n, 4)})
+        hits.append(RecallHit(hit_id, kinds[row], found[hit_id].text if kinds[row] == "lesson" else texts[hit_id],
+                              round(score, 4), round(relevance, 4), round(recency, 4), round(float(strength[row]), 4),
+                              round(strength_n, 4)))
     await _touch(store, [found[i] for i in lesson_ids], [(key, ep_keys[key]) for key in
-                 (h["id"] for h in hits if h["type"] == "episode")], now, half_life)
+                 (h.id for h in hits if h.type == "episode")], now, half_life)
     return hits
 
 
-async def _common_lessons(store: Store, setup: Setup, now: float) -> list[tuple[str, str, float, int]]:
+async def _common_lessons(store: Store, node: NodeContext, now: float) -> list[tuple[str, str, float, int]]:
     """(record id, text, received at, confirmations) of the received lessons common at this node."""
-    if setup.identity is None or setup.config is None:
+    if node.trust is None:
         return []
-    from commons import review
-
-    held = await review.load(store, setup.config, setup.identity.author_public, now)
+    held = await node.trust.held(store, now)
     found = []
     for signed in held.received_lessons(review.LessonStatus.COMMON):
         state = held.state(signed.id)

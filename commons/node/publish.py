@@ -1,7 +1,8 @@
 """Publishing: this node's shared lessons, signed as records, only when the person opted in.
 
 `commons publish on|off` keeps the choice in the store's settings (off by default). With it on,
-:func:`publish_pending` signs every active, own, **shared**-scope lesson that has no record yet,
+:func:`publish_pending` signs every active, own, **shared**-scope lesson that has no record yet
+(and every judgement of a received lesson not yet signed, ``commons.node.review``),
 after scrubbing secrets, paths, e-mail addresses and host names from its words
 (``commons.core.safety.scrub``). A lesson whose text still looks private after scrubbing, or no
 longer reads as an observation (peers would refuse it), is not published and says why.
@@ -15,17 +16,19 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from commons.config import Config
 from commons.core import records as rec
-from commons.core.hashing import episode_hash
+from commons.core.hashing import episode_hash, evidence_hash
 from commons.core.records import Lesson as LessonRecord
-from commons.core.records import Prediction, Scope, SignedRecord, day_of, sign
+from commons.core.records import Outcome, Prediction, Scope, SignedRecord, Verification, day_of, sign
 from commons.core.safety import is_observation, looks_private, scrub
 from commons.identity import Identity
+from commons.node.context import NodeContext
 from commons.store import lessons as ls
 from commons.store import records as record_store
+from commons.store import reviews as review_store
 from commons.store import settings
 from commons.store.db import Store
+
 
 SETTING = "publish"
 
@@ -46,8 +49,15 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Published:
-    records: tuple[SignedRecord, ...]
+    """What one pass of publishing signed: lessons, verifications, and the lessons it kept back."""
+
+    lessons: tuple[SignedRecord, ...]
+    verifications: tuple[SignedRecord, ...]
     skipped: tuple[Skipped, ...]
+
+    @property
+    def records(self) -> tuple[SignedRecord, ...]:
+        return self.lessons + self.verifications
 
 
 def _fit(text: str, max_bytes: int) -> str:
@@ -87,20 +97,16 @@ def lesson_record(lesson, identity: Identity, network: bytes, now: float) -> Les
     )
 
 
-async def publish_pending(store: Store, identity: Identity, config: Config, now: float) -> Published:
-    """Sign and store (origin ``own``) the shared lessons not yet published; link each to its record.
-
-    Does nothing unless publishing is on. The daemon announces the new records to its peers.
-    """
-    if not await is_on(store):
-        return Published((), ())
+async def _sign_lessons(store: Store, identity: Identity, network: bytes,
+                        now: float) -> tuple[list[SignedRecord], list[Skipped]]:
+    """Sign and store (origin ``own``) the shared lessons not yet published; link each to its record."""
     pending = [s.lesson for s in await ls.load_lessons(store, statuses=["active"])
                if s.origin == "own" and s.record_id is None and s.lesson.scope is Scope.SHARED]
     signed: list[tuple[str, SignedRecord]] = []
     skipped: list[Skipped] = []
     for lesson in pending:
         try:
-            made = lesson_record(lesson, identity, config.network.key_bytes, now)
+            made = lesson_record(lesson, identity, network, now)
             if isinstance(made, Skipped):
                 skipped.append(made)
                 continue
@@ -110,6 +116,43 @@ async def publish_pending(store: Store, identity: Identity, config: Config, now:
     if signed:
         await record_store.add_own(store, [s for _, s in signed], now)
         async with store.transaction():
-            await store.executemany("UPDATE lessons SET record_id = ? WHERE id = ?",
-                                    [(s.id, lid) for lid, s in signed])
-    return Published(tuple(s for _, s in signed), tuple(skipped))
+            await ls.link_records(store, [(lid, s.id) for lid, s in signed])
+    return [s for _, s in signed], skipped
+
+
+async def sign_reviews(store: Store, node: NodeContext, now: float) -> list[SignedRecord]:
+    """Sign every judgement not yet signed as a Verification and store it (origin own)."""
+    pending = await review_store.reviews(store, unsigned=True)
+    if not pending:
+        return []
+    identity, network = node.identity, node.config.network.key_bytes
+    held = await node.trust.held(store, now)
+    today = day_of(now)
+    made: list[tuple[review_store.Review, SignedRecord]] = []
+    for review in pending:
+        if review.lesson in held.view.dead_ids:
+            continue  # a verification of a dead lesson would count for nothing
+        received = day_of(review.received)
+        observed = max(day_of(review.observed), received)
+        record = Verification(
+            network=network, author=identity.author_public, created=max(today, observed), lesson=review.lesson,
+            outcome=Outcome.FAILED if review.how == "failed" else Outcome.CONFIRMED,
+            evidence=evidence_hash(identity.hash_secret, review.lesson, review.evidence),
+            received=received, observed=observed, naive=review.naive)
+        made.append((review, sign(record, identity.author_key)))
+    if made:
+        await record_store.add_own(store, [s for _, s in made], now)
+        async with store.transaction():
+            await review_store.sign_reviews(store, [(r.lesson, r.evidence, s.id) for r, s in made])
+    return [s for _, s in made]
+
+
+async def publish_pending(store: Store, node: NodeContext, now: float) -> Published:
+    """With publishing on: the pending own shared lessons, then the pending judgements, signed.
+
+    Does nothing unless publishing is on. The daemon announces the new records to its peers.
+    """
+    if not await is_on(store):
+        return Published((), (), ())
+    lessons, skipped = await _sign_lessons(store, node.identity, node.config.network.key_bytes, now)
+    return Published(tuple(lessons), tuple(await sign_reviews(store, node, now)), tuple(skipped))

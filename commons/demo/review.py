@@ -2,7 +2,7 @@
 
 9. **Peer review.** ada publishes its pip pitfall and a lesson derived from it; four other nodes
    (grace and linus, and two newcomers, hedy and katherine) receive them and, days later, meet the
-   same situation in their own sessions (``demo_sessions/review/<node>/``). Each node's sleep
+   same situation in their own sessions (``sessions/review/<node>/``). Each node's sleep
    verifies the lessons against those sessions: grace, hedy and katherine had never met the
    pitfall (independent confirmations); linus had, on day 8, so his is a corroboration that does
    not count. With three independent confirmations the lessons are common at every node and
@@ -11,7 +11,7 @@
    node, at once, and `commons revocations` shows it everywhere.
 
 Records travel over the network: each scripted morning every node's daemon runs on loopback
-(``commons.demo_federation``) until what the step waits for has arrived, and the demo says how
+(``commons.demo.federation``) until what the step waits for has arrived, and the demo says how
 long that took.
 """
 
@@ -19,6 +19,11 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+
+from commons.demo.federation import Federation, export_ids
+
 
 RECEIVED_AT = "2026-11-12T12:00:00Z"  # ada's lessons reach every node (after the federation morning)
 DERIVED_AT = "2026-11-12T09:00:00Z"
@@ -30,9 +35,8 @@ DERIVED_TEXT = "`pip install --user` failed with 'error: externally-managed-envi
 
 
 def peer_review_and_revocation(demo, keys: dict) -> dict:
-    """Run steps 9 and 10 on ``demo`` (a ``commons.demo.Demo``); returns what each node ended with."""
-    from commons.demo import DEMO_SESSIONS, DemoNode
-    from commons.demo_federation import Federation, export_ids
+    """Run steps 9 and 10 on ``demo`` (a ``commons.demo.run.Demo``); returns what each node ended with."""
+    from commons.demo.run import DEMO_SESSIONS, DemoNode  # run.py calls this module: imported here, not above
 
     ada, grace, linus = demo.nodes
     newcomers = [DemoNode(name, demo.root / name) for name in NEWCOMERS]
@@ -106,9 +110,6 @@ def peer_review_and_revocation(demo, keys: dict) -> dict:
 
 
 def _is_common(node, record_id: str) -> bool:
-    import subprocess
-    import sys
-
     done = subprocess.run([sys.executable, "-m", "commons", "--at", SHARED_AT, "lessons", "--status", "common",
                            "--json"], env=dict(os.environ, COMMONS_HOME=str(node.home)), capture_output=True, text=True)
     return done.returncode == 0 and any(d.get("record_id") == record_id for d in json.loads(done.stdout or "[]"))

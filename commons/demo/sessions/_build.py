@@ -1,6 +1,6 @@
 """Writes the demo sessions (``<node>/day-NN-<slug>.jsonl``) in Claude Code's transcript format.
 
-Run from the repository root to regenerate them: ``python commons/demo_sessions/_build.py``.
+Run from the repository root to regenerate them: ``python commons/demo/sessions/_build.py``.
 The output is deterministic (fixed seeds and clocks), so regenerating changes nothing unless this
 script changed. The scenario is described in README.md next to this file.
 """

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import Protocol
 
-from simulations.homes import REPO, ExperimentError, Node
+from simulations.experiment.homes import REPO, ExperimentError, Node
 
 SETTLE_SECONDS = 20.0  # longest a night's exchange may take before the harness says so
 

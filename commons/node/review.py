@@ -6,7 +6,7 @@
 
 What runs where:
 
-* **At sleep** (:func:`after_sleep`, called by ``organism.sleep`` before it renders):
+* **At sleep** (:func:`after_sleep`, called by ``commons.node.sleep.sleep`` before it renders):
   1. *content dedupe*: an own, shared, unpublished lesson whose founding surprise meets the
      prediction of a **common** lesson is marked as represented by that record (``lessons.record_id``),
      so publishing never signs a duplicate; the lesson stays local, and the node corroborates the
@@ -18,12 +18,12 @@ What runs where:
      unwarned without the outcome → failed; no situation → nothing. One judgement per lesson per
      night, each night starting after the last deciding episode. A node that had met the surprise
      before receipt (an earlier surprise meets the same prediction) reports ``naive=False``;
-  3. *publishing*: with `commons publish on`, pending lessons (``commons.publish``) and pending
+  3. *publishing*: with `commons publish on`, pending lessons (``commons.node.publish``) and pending
      judgements are signed and stored as own records, which the daemon gossips;
   4. *status*: recomputed, and changes (promoted, faded, revoked) logged for the morning report.
 * **On demand**: :func:`load` evaluates every record held (``commons.core.trust.evaluate``), cached
   by the records table's high-water mark; :func:`refresh` logs status changes after an import, a
-  revocation or records from a peer (``commons.revoke.after_intake``).
+  revocation or records from a peer (``commons.node.revocation.after_intake``).
 
 Trust itself (what counts, what is common, what is dead) is the core's: docs/trust.md.
 """
@@ -37,128 +37,23 @@ from functools import partial
 
 import trio
 
-from commons.config import Config
 from commons.core import predictions as pr
 from commons.core.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode
-from commons.core.hashing import evidence_hash
 from commons.core.lessons import Lesson as LocalLesson
-from commons.core.records import (Lesson, Outcome, Scope, SignedRecord, Verification, day_of, sign)
-from commons.core.revocation import Cause
-from commons.core.trust import LessonState, LessonStatus, TrustPolicy, TrustView, evaluate
+from commons.core.records import Lesson, Scope, SignedRecord
+from commons.core.trust import LessonStatus
+from commons.node import publish
+from commons.node import trust
+from commons.node.context import NodeContext
+from commons.render.memory_folder import RenderItem
 from commons.store import episodes as episode_store
 from commons.store import lessons as ls
 from commons.store import reviews as review_store
-from commons.store import records as record_store
 from commons.store.db import Store
+
 
 PREVENTED = "prevented"
 CORROBORATED = "corroborated"
-
-
-# --------------------------------------------------------------------------------------------
-# What the records amount to
-
-
-@dataclass(frozen=True)
-class Held:
-    """Every record the node holds, when each arrived and how, and what trust makes of them."""
-
-    view: TrustView
-    records: Mapping[bytes, SignedRecord]
-    received: Mapping[bytes, float]  # record id -> records.received_at
-    origin: Mapping[bytes, str]  # record id -> own | peer | import
-    me: bytes
-
-    def lesson(self, rid: bytes) -> Lesson | None:
-        signed = self.records.get(rid)
-        return signed.record if signed is not None and isinstance(signed.record, Lesson) else None
-
-    def state(self, rid: bytes) -> LessonState | None:
-        return self.view.lessons.get(rid)
-
-    def received_lessons(self, *statuses: LessonStatus) -> list[SignedRecord]:
-        """Lessons by other authors with one of ``statuses``, in the order they arrived."""
-        found = [self.records[rid] for rid, state in self.view.lessons.items()
-                 if state.author != self.me and state.status in statuses]
-        return sorted(found, key=lambda s: (self.received[s.id], s.id))
-
-
-_CACHE: dict[tuple, Held] = {}
-
-
-def policy_of(config: Config) -> TrustPolicy:
-    return TrustPolicy.from_config(config.trust)
-
-
-async def load(store: Store, config: Config, me: bytes, now: float) -> Held:
-    """Evaluate every record held (cached until a record is added: records are never changed)."""
-    policy = policy_of(config)
-    seq, count = await store.fetchone("SELECT coalesce(max(seq), 0), count(*) FROM records")
-    refused = await record_store.refused_dead_ids(store)
-    key = (str(store.path), seq, count, len(refused), me, policy, day_of(now))
-    cached = _CACHE.get(key)
-    if cached is not None:
-        return cached
-    records = await record_store.all_records(store)
-    rows = await store.fetchall("SELECT key, received_at, origin FROM records")
-    received = {k[1:]: at for k, at, _ in rows}
-    origin = {k[1:]: o for k, _, o in rows}
-    view = await trio.to_thread.run_sync(partial(evaluate, records, me=me, policy=policy, today=day_of(now),
-                                                 refused=refused))
-    held = Held(view, {s.id: s for s in records}, received, origin, me)
-    _CACHE.clear()  # one store, one state: the latest evaluation is the one worth keeping
-    _CACHE[key] = held
-    return held
-
-
-def describe_takedown(held: Held, rid: bytes) -> str:
-    """Why a record is dead, in words (the revocation's reason, and the chain that carried it)."""
-    takedown = held.view.revoked.get(rid)
-    if takedown is None:
-        return ""
-    reasons = [held.records[r].record.reason for r in takedown.revocations if r in held.records]
-    because = "; ".join(dict.fromkeys(reasons)) or "revoked"
-    if takedown.cause is Cause.KEY_REVOKED:
-        return f"its author key was revoked: {because}"
-    if takedown.cause is Cause.PROVENANCE:
-        origin = takedown.chain[0].hex()[:12] if takedown.chain else "?"
-        return f"derived from revoked lesson {origin} (through {len(takedown.chain)} step(s)): {because}"
-    if takedown.cause is Cause.UNRESOLVED:
-        origin = takedown.chain[0].hex()[:12] if takedown.chain else "?"
-        return (f"derived from lesson {origin}, which this node never received and a revocation names "
-                f"(held back until it arrives): {because}")
-    return f"revoked: {because}"
-
-
-def status_why(held: Held, state: LessonState) -> str:
-    if state.status is LessonStatus.REVOKED:
-        return describe_takedown(held, state.id)
-    if state.status is LessonStatus.SUPERSEDED and state.superseded_by:
-        return f"superseded by {state.superseded_by.hex()[:12]}"
-    if state.status is LessonStatus.COMMON and state.trusted_author:
-        return "by one of [trust] authors: common on arrival"
-    return (f"{state.recent_confirmations} confirmation(s) and {state.recent_failures} failure(s) among the "
-            f"latest counted outcomes; {state.confirmations} independent confirmation(s) in all")
-
-
-async def refresh(store: Store, config: Config, me: bytes, now: float) -> list[review_store.TrustChange]:
-    """Log every lesson whose status changed since the last refresh (promoted, faded, revoked…).
-
-    A lesson's first status is remembered silently unless it arrives common or revoked.
-    """
-    held = await load(store, config, me, now)
-    previous = await review_store.trust_statuses(store)
-    changes = []
-    for rid, state in sorted(held.view.lessons.items()):
-        before, after = previous.get(rid), state.status.value
-        if before == after:
-            continue
-        text = held.records[rid].record.text
-        changes.append(review_store.TrustChange(rid, before, after, text, status_why(held, state), now))
-    if changes:
-        async with store.transaction():
-            await review_store.add_trust_changes(store, changes)
-    return [c for c in changes if c.before is not None or c.after in ("common", "revoked")]
 
 
 # --------------------------------------------------------------------------------------------
@@ -250,38 +145,32 @@ class ReviewResult:
     signed: tuple[SignedRecord, ...]  # records signed tonight (lessons and verifications)
     changes: tuple[review_store.TrustChange, ...]
 
-    def as_dict(self) -> dict:
+    def to_json(self) -> dict:
         return {
             "judged": [{"lesson": r.lesson.hex(), "how": r.how, "naive": r.naive} for r in self.judged],
             "represented": [{"lesson": lid, "by": rid.hex()} for lid, rid in self.represented],
             "signed": [{"type": s.type.value, "id": s.id.hex()} for s in self.signed],
-            "status_changes": [change_dict(c) for c in self.changes],
+            "status_changes": [trust.change_dict(c) for c in self.changes],
         }
-
-
-def change_dict(change: review_store.TrustChange) -> dict:
-    return {"lesson": change.record_id.hex(), "from": change.before, "to": change.after,
-            "text": change.text, "why": change.why}
 
 
 def _surprises(episodes: Iterable) -> list[ErrorEpisode | CorrectionEpisode]:
     return [e for e in episodes if isinstance(e, ErrorEpisode | CorrectionEpisode)]
 
 
-async def after_sleep(store: Store, setup, now: float) -> ReviewResult:
+async def after_sleep(store: Store, node: NodeContext, now: float) -> ReviewResult:
     """Dedupe, judge received lessons, sign what publishing allows, recompute statuses.
 
-    ``setup`` is an ``organism.Setup`` that knows the node (``identity`` and ``config``); without
-    them there is no commons to review and nothing happens.
+    Without an identity (``node.trust`` is None) there is no commons to review and nothing happens.
     """
-    if setup.identity is None or setup.config is None:
+    if node.trust is None:
         return ReviewResult((), (), (), ())
-    me, config, params = setup.identity.author_public, setup.config, setup.sleep
-    held = await load(store, config, me, now)
+    params = node.sleep
+    held = await node.trust.held(store, now)
     alive = held.received_lessons(LessonStatus.CANDIDATE, LessonStatus.COMMON)
     if not alive:  # nothing received to judge, or to dedupe against: leave the episodes unread
-        signed = await publish_pending(store, setup, now)
-        return ReviewResult((), (), tuple(signed), tuple(await refresh(store, config, me, now)))
+        published = await publish.publish_pending(store, node, now)
+        return ReviewResult((), (), published.records, tuple(await trust.refresh(store, node.trust, now)))
     stored = [s for s in await episode_store.load_episodes(store, include_archived=True) if s.episode.at <= now]
     every = [s.episode for s in stored]
     live = [s.episode for s in stored if s.archived_at is None]
@@ -308,9 +197,9 @@ async def after_sleep(store: Store, setup, now: float) -> ReviewResult:
         async with store.transaction():
             await review_store.add_reviews(store, new)
             await ls.mark_represented(store, represented, now)
-    signed = await publish_pending(store, setup, now)
-    changes = await refresh(store, config, me, now)
-    return ReviewResult(tuple(new), tuple(represented), tuple(signed), tuple(changes))
+    published = await publish.publish_pending(store, node, now)
+    changes = await trust.refresh(store, node.trust, now)
+    return ReviewResult(tuple(new), tuple(represented), published.records, tuple(changes))
 
 
 def _met_before(lessons: Sequence[SignedRecord], received: Mapping[bytes, float],
@@ -323,7 +212,7 @@ def _met_before(lessons: Sequence[SignedRecord], received: Mapping[bytes, float]
     return found
 
 
-async def _dedupe(store: Store, held: Held, episodes: Sequence, previous: Sequence[review_store.Review],
+async def _dedupe(store: Store, held: trust.Held, episodes: Sequence, previous: Sequence[review_store.Review],
                   cosine: float, now: float) -> tuple[list[tuple[str, bytes]], list[review_store.Review]]:
     """Own unpublished shared lessons that a common lesson already stands for, and corroborations."""
     common = held.received_lessons(LessonStatus.COMMON)
@@ -351,51 +240,12 @@ async def _dedupe(store: Store, held: Held, episodes: Sequence, previous: Sequen
     return represented, corroborations
 
 
-async def publish_pending(store: Store, setup, now: float) -> list[SignedRecord]:
-    """With publishing on: pending own lessons (``commons.publish``) and pending judgements, signed."""
-    from commons import publish
-
-    if not await publish.is_on(store):
-        return []
-    lessons = await publish.publish_pending(store, setup.identity, setup.config, now)
-    return list(lessons.records) + await sign_reviews(store, setup, now)
-
-
-async def sign_reviews(store: Store, setup, now: float) -> list[SignedRecord]:
-    """Sign every judgement not yet signed as a Verification and store it (origin own)."""
-    pending = await review_store.reviews(store, unsigned=True)
-    if not pending:
-        return []
-    identity, network = setup.identity, setup.config.network.key_bytes
-    held = await load(store, setup.config, identity.author_public, now)
-    today = day_of(now)
-    made: list[tuple[review_store.Review, SignedRecord]] = []
-    for review in pending:
-        if review.lesson in held.view.dead_ids:
-            continue  # a verification of a dead lesson would count for nothing
-        received = day_of(review.received)
-        observed = max(day_of(review.observed), received)
-        record = Verification(
-            network=network, author=identity.author_public, created=max(today, observed), lesson=review.lesson,
-            outcome=Outcome.FAILED if review.how == "failed" else Outcome.CONFIRMED,
-            evidence=evidence_hash(identity.hash_secret, review.lesson, review.evidence),
-            received=received, observed=observed, naive=review.naive)
-        made.append((review, sign(record, identity.author_key)))
-    if made:
-        await record_store.add_own(store, [s for _, s in made], now)
-        async with store.transaction():
-            await review_store.sign_reviews(store, [(r.lesson, r.evidence, s.id) for r, s in made])
-    return [s for _, s in made]
-
-
 # --------------------------------------------------------------------------------------------
 # The common layer
 
 
-def common_layer(held: Held, vetoed_ids: set[str], vetoed_keys: set[str]):
+def common_layer(held: trust.Held, vetoed_ids: set[str], vetoed_keys: set[str]):
     """Render items of the lessons common at this node (never candidates), with their confirmations."""
-    from commons.render import RenderItem
-
     items = []
     for signed in held.received_lessons(LessonStatus.COMMON):
         record: Lesson = signed.record
@@ -410,7 +260,7 @@ def common_layer(held: Held, vetoed_ids: set[str], vetoed_keys: set[str]):
     return items
 
 
-def hidden_own(held: Held, own_record_ids: Mapping[str, bytes | None]) -> set[str]:
+def hidden_own(held: trust.Held, own_record_ids: Mapping[str, bytes | None]) -> set[str]:
     """Own lessons left out of the own layer: their record is dead or superseded, or a common
     lesson stands for them (it is rendered in the common layer, with its confirmations)."""
     hidden = set()

@@ -21,38 +21,43 @@ home: ``data/daemon.lock`` is held with ``flock`` while it runs.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
 import random
 import signal
 import sys
-from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import trio
 
-from commons import organism, review, revoke
-from commons import publish as publishing
 from commons.clock import Clock, format_time
 from commons.config import Config, _host_port
-from commons.core import revocation
 from commons.core import records as rec
-from commons.core.gossip import Accepted, GossipNode, GossipParams, Refused, SessionClosed
+from commons.core import revocation
+from commons.core.gossip import Accepted, GossipNode, Refused, SessionClosed
 from commons.core.safety import is_observation
+from commons.daemon.lock import acquire_lock
 from commons.errors import CommonsError, UsageError
 from commons.home import Home
 from commons.identity import Identity
+from commons.ingest.archive import Archive, ArchiveError
+from commons.ingest.ingester import discover, ingest_paths
 from commons.net import discovery
 from commons.net.admission import HalfOpenCaps, HalfOpenLimit
 from commons.net.peer_driver import GossipDriver
 from commons.net.transport import PeerFailed, dial, handshake_as_server
+from commons.node import publish as publishing
+from commons.node import revocation as revoking
+from commons.node import sleep as night
+from commons.node.context import NodeContext
+from commons.store import lessons as lesson_store
 from commons.store import peers as peer_store
 from commons.store import records as record_store
 from commons.store import settings
 from commons.store.db import Store
+
 
 log = logging.getLogger("commons.daemon")
 
@@ -66,55 +71,6 @@ FIRST_STARTED = "daemon.first_started"
 OPT_IN_TYPES = (rec.RecordType.LESSON, rec.RecordType.VERIFICATION)
 
 
-class DaemonRunning(CommonsError):
-    """Another daemon holds this home's lock."""
-
-
-def lock_file(home: Home) -> Path:
-    return home.data_dir / "daemon.lock"
-
-
-def acquire_lock(home: Home) -> int:
-    """Hold the home's daemon lock (returns its fd) or raise DaemonRunning naming the holder."""
-    home.data_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_file(home), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        pid = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-        os.close(fd)
-        raise DaemonRunning(f"another commons daemon (pid {pid}) is running for this home") from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    return fd
-
-
-def running_pid(home: Home) -> int | None:
-    """The pid of the daemon running for this home, or None (the lock is free)."""
-    try:
-        fd = os.open(lock_file(home), os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        text = os.pread(fd, 32, 0).decode(errors="replace").strip()
-        return int(text) if text.isdigit() else -1
-    finally:
-        os.close(fd)
-    return None
-
-
-def read_daemon_file(home: Home) -> dict | None:
-    """What the running daemon last wrote of itself, or None when no daemon runs."""
-    if running_pid(home) is None:
-        return None
-    try:
-        return json.loads(home.daemon_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def next_sleep(after: float, at: str) -> float:
     """The first local ``HH:MM`` strictly after ``after`` (unix seconds)."""
     hour, minute = (int(part) for part in at.split(":"))
@@ -123,13 +79,6 @@ def next_sleep(after: float, at: str) -> float:
     if slot.timestamp() <= after:
         slot = (slot + timedelta(days=1)).replace(hour=hour, minute=minute)
     return slot.timestamp()
-
-
-def gossip_params(config: Config) -> GossipParams:
-    g = config.gossip
-    return replace(GossipParams(), sync_interval=g.sync_interval, backoff_base=g.backoff_base,
-                   backoff_cap=g.backoff_cap, max_peers=g.max_peers, fanout=g.fanout, idle_timeout=g.idle_timeout,
-                   evict_idle=g.evict_idle)
 
 
 def setup_logging(home: Home, verbose: bool) -> None:
@@ -168,7 +117,7 @@ class Daemon:
         self._revocations = revocation.resolve(())  # until _load: the death certificates held
         self.node: GossipNode | None = None
         self.driver: GossipDriver | None = None
-        self.setup = organism.Setup.for_node(config, home, me)
+        self.context = NodeContext.for_node(config, home, me, clock)
         self._added: set[bytes] = set()  # peers the person added with `commons peers add`
 
     def now(self) -> float:
@@ -198,7 +147,7 @@ class Daemon:
         if hello_address is None:
             advertised = discovery.advertised_addresses(self.host)
             hello_address = f"{advertised[0]}:{self.port}" if advertised else None
-        self.node = GossipNode(self.network, self.me.transport_public, random.Random(), params=gossip_params(self.config),
+        self.node = GossipNode(self.network, self.me.transport_public, random.Random(), params=self.config.gossip.params(),
                                listen=hello_address, admit=admit, is_dead=self._is_dead, now=self.now())
         self.driver = GossipDriver(self.node, self.now, self._on_events)
         self.half_open = HalfOpenLimit(HalfOpenCaps(self.config.gossip.max_half_open,
@@ -234,8 +183,8 @@ class Daemon:
             await settings.put(store, FIRST_STARTED, self.now(), self.now())
         held = await record_store.all_records(store)
         await self._resolve_revocations()
-        self.last_seq = int(await store.scalar("SELECT coalesce(max(seq), 0) FROM records"))
-        own = {row[0] for row in await store.fetchall("SELECT key FROM records WHERE origin = 'own'")}
+        self.last_seq = await record_store.last_seq(store)
+        own = await record_store.own_keys(store)
         self.node.load([r for r in held if r.key not in own or self._may_leave(r)],
                        await record_store.refused_keys(store))
         for entry in self.config.peers:
@@ -334,16 +283,16 @@ class Daemon:
             await self._resolve_revocations()
         if received or died:
             # Statuses may change (a promotion, a revocation): the memory folder follows at once.
-            changes = await revoke.after_intake(self.store, self.setup, now, received, refused_dead=died)
-            for change in changes["status_changes"]:
-                log.info("lesson %s: %s -> %s (%s)", change["lesson"][:12], change["from"], change["to"], change["why"])
+            effect = await revoking.after_intake(self.store, self.context, now, received, refused_dead=died)
+            for change in effect.status_changes:
+                log.info("lesson %s: %s -> %s (%s)", change.record_id.hex()[:12], change.before, change.after, change.why)
         if received or refused:
-            self.last_seq = max(self.last_seq, int(await self.store.scalar("SELECT coalesce(max(seq), 0) FROM records")))
+            self.last_seq = max(self.last_seq, await record_store.last_seq(self.store))
 
     async def _resolve_revocations(self) -> None:
         """The death certificates, from the evaluation peer review keeps of every record held (the
         records and the ids refused as dead): one evaluation serves both, and it is cached."""
-        held = await review.load(self.store, self.config, self.me.author_public, self.now())
+        held = await self.context.trust.held(self.store, self.now())
         self._revocations = held.view.revocations
 
     # -- what the CLI changed ---------------------------------------------------------------------
@@ -369,9 +318,9 @@ class Daemon:
             withdrawn = self.node.withdraw(r.key for r in own if not self._may_leave(r))
             log.info("stopped serving %d of this node's own records", withdrawn)
         if self.publishing:
-            made = await review.publish_pending(store, self.setup, self.now())
-            if made:
-                log.info("published %d records (lessons and verifications)", len(made))
+            made = await publishing.publish_pending(store, self.context, self.now())
+            if made.records:
+                log.info("published %d records (lessons and verifications)", len(made.records))
         last, fresh = await record_store.since(store, self.last_seq, ("own", "import"))
         self.last_seq = last
         if self.publishing and not was:
@@ -398,9 +347,6 @@ class Daemon:
     # -- the local loop ---------------------------------------------------------------------------
 
     async def _watch_ingest(self) -> None:
-        from commons.ingest.archive import Archive, ArchiveError
-        from commons.ingest.ingester import discover, ingest_paths
-
         roots = [str(Path(r).expanduser()) for r in self.config.ingest.roots]
         while True:
             try:
@@ -417,9 +363,9 @@ class Daemon:
             await trio.sleep(self.config.ingest.poll_seconds)
 
     async def _sleep_scheduler(self) -> None:
-        setup = self.setup
+        node = self.context
         while True:
-            last = await self.store.scalar("SELECT max(at) FROM sleep_runs")
+            last = await lesson_store.last_sleep_at(self.store)
             reference = last if last is not None else await settings.get(self.store, FIRST_STARTED, self.started)
             due = next_sleep(reference, self.config.sleep.at)
             now = self.now()
@@ -428,8 +374,8 @@ class Daemon:
                 continue
             log.info("sleeping (the night of %s)", format_time(due))
             try:
-                result = await organism.sleep(self.store, setup, now)
-                log.info("slept: %s", result["counts"])
+                result = await night.sleep(self.store, node, now)
+                log.info("slept: %s", result.count)
             except CommonsError as error:
                 log.warning("sleep failed: %s", error)
                 await trio.sleep(SLEEP_CHECK_SECONDS)

@@ -95,7 +95,7 @@ Regenerate with `{command}` (seed {result['seed']}, {result['days']} days; about
 ## Set-up
 
 - Two homes (`COMMONS_HOME`), two transcripts folders, two memory folders; the scripted agents
-  (`simulations/task_world.py`) write one Claude Code session a day each, in the real format.
+  (`simulations/experiment/task_world.py`) write one Claude Code session a day each, in the real format.
 - Every night, on one scripted clock: each node runs `commons --at NIGHT ingest` and `sleep`,
   the two daemons are started `--at` the night and gossip over loopback until each holds the
   other's records, then each node renders its memory folder, which its agent reads the next morning.

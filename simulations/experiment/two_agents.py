@@ -3,7 +3,7 @@ A has met?
 
 Two commons nodes, each with its own ``COMMONS_HOME``, transcripts folder and memory folder, on one
 scripted clock that advances a day at a time. Every day each scripted agent
-(``simulations.task_world``) works one session, written as a real Claude Code transcript; every
+(``simulations.experiment.task_world``) works one session, written as a real Claude Code transcript; every
 night each node ingests the day's transcripts and sleeps through the ordinary command line
 (``commons --at NIGHT ingest|sleep``), then the two nodes meet through the link, then each renders
 its memory folder, which the agent reads the next morning. Nothing but signed records ever goes from
@@ -18,10 +18,10 @@ one home to the other.
 is how the bytes that crossed the wire are measured) until each holds the other's records.
 :class:`FileLink` (``--link file``: ``commons export`` piped into ``commons import``) is a fallback
 for machines where daemons cannot listen, and is named as such in every output. The links live in
-``simulations.links``, a home driven through the CLI in ``simulations.homes``, the report in
-``simulations.experiment_doc``.
+``simulations.experiment.links``, a home driven through the CLI in ``simulations.experiment.homes``, the
+report in ``simulations.experiment.experiment_doc``.
 
-Run ``python -m simulations.two_agents --json`` (``make experiment`` also writes
+Run ``python -m simulations.experiment --json`` (``make experiment`` also writes
 ``docs/experiment.md``); ``--a-transcripts DIR --b-transcripts DIR`` replays recorded sessions
 instead of the scripted world.
 """
@@ -38,12 +38,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from commons.report import accuracy
-from simulations.task_world import (Encounter, Outcome, PitfallKind, Plan, ScriptedAgent, day_time, iso,
+from commons.node.report import accuracy
+from simulations.experiment.task_world import (Encounter, Outcome, PitfallKind, Plan, ScriptedAgent, day_time, iso,
                                     make_plan)
-from simulations.experiment_doc import write_doc
-from simulations.homes import ExperimentError, Node
-from simulations.links import DaemonLink, FileLink, Link, make_link
+from simulations.experiment.experiment_doc import write_doc
+from simulations.experiment.homes import ExperimentError, Node
+from simulations.experiment.links import DaemonLink, FileLink, Link, make_link
 
 ARMS = ("control", "trusted", "peer_review")
 __all__ = ["ARMS", "ExperimentError", "Node", "DaemonLink", "FileLink", "Link", "make_link", "run_arm",
@@ -277,7 +277,7 @@ def _repeated_errors(node: Node) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m simulations.two_agents", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m simulations.experiment", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--days", type=int, default=28)
     parser.add_argument("--a-only", type=int, default=5, help="error pitfalls A meets first (default 5)")

@@ -14,12 +14,16 @@ shows what changed since the person last asked (or ``--since``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from commons.clock import format_time
 from commons.store import lessons as ls
+from commons.store import records as record_store
 from commons.store import reviews as review_store
 from commons.store.db import Store
+
 
 _LESSON_TYPES = ("learned", "strengthened", "weakened", "archived")
 _VERDICTS = ("confirmed", "prevented", "failed", "expired")
@@ -31,15 +35,49 @@ def accuracy(counts: dict[str, int]) -> float | None:
     return round(held / tested, 4) if tested else None
 
 
-async def build_report(store: Store, since: float, until: float) -> dict:
+@dataclass(frozen=True)
+class MorningReport:
+    """What the nights within (since, until] changed, and how well the predictions held."""
+
+    since: float
+    until: float
+    nights: int
+    episodes_archived: int
+    lessons: tuple[tuple[str, tuple[Mapping, ...]], ...]  # per kind of change (_LESSON_TYPES): its events
+    predictions_made: int
+    predictions: tuple[tuple[str, tuple[Mapping, ...]], ...]  # per verdict (_VERDICTS): its events
+    vetoes: tuple[ls.Veto, ...]
+    commons: tuple[review_store.TrustChange, ...]  # lessons promoted, faded or revoked here
+    revocations: tuple[record_store.Received, ...]  # revocations that arrived
+    all_time: Mapping[str, int]  # decided predictions per verdict, up to ``until``
+
+    def to_json(self) -> dict:
+        period = {t: len(events) for t, events in self.predictions}
+        return {
+            "since": format_time(self.since), "until": format_time(self.until), "nights": self.nights,
+            "episodes_archived": self.episodes_archived,
+            **{f"lessons_{t}": list(events) for t, events in self.lessons},
+            "predictions_made": self.predictions_made,
+            **{f"predictions_{t}": list(events) for t, events in self.predictions},
+            "vetoes": [{"lesson": v.lesson_id, "text": v.text, "reason": v.reason, "at": format_time(v.at)}
+                       for v in self.vetoes],
+            "commons": [{"lesson": c.record_id.hex(), "from": c.before, "to": c.after, "text": c.text, "why": c.why,
+                         "at": format_time(c.at)} for c in self.commons],
+            "revocations": [{"id": r.id.hex(), "at": format_time(r.at)} for r in self.revocations],
+            "accuracy": {"period": accuracy(period), "all_time": accuracy(self.all_time), "period_counts": period,
+                         "all_time_counts": {t: self.all_time.get(t, 0) for t in _VERDICTS}},
+        }
+
+
+async def build_report(store: Store, since: float, until: float) -> MorningReport:
     runs = await ls.sleep_runs(store, since, until)
-    lessons: dict[str, list[dict]] = {t: [] for t in _LESSON_TYPES}
-    predictions: dict[str, list[dict]] = {t: [] for t in _VERDICTS}
+    lessons: dict[str, list[Mapping]] = {t: [] for t in _LESSON_TYPES}
+    predictions: dict[str, list[Mapping]] = {t: [] for t in _VERDICTS}
     made = 0
     episodes_archived = 0
-    for _at, counts, events in runs:
-        episodes_archived += counts.get("episodes_archived", 0)
-        for event in events:
+    for run in runs:
+        episodes_archived += run.counts.get("episodes_archived", 0)
+        for event in run.events:
             kind = event["type"]
             if kind in lessons:
                 lessons[kind].append(event)
@@ -47,29 +85,14 @@ async def build_report(store: Store, since: float, until: float) -> dict:
                 predictions[kind].append(event)
             elif kind == "prediction_made":
                 made += 1
-    period = {t: len(v) for t, v in predictions.items()}
-    all_time = await ls.prediction_counts(store, until=until)
-    vetoes = [{"lesson": v.lesson_id, "text": v.text, "reason": v.reason, "at": format_time(v.at)}
-              for v in await ls.vetoes(store, since, until)]
-    # The commons: lessons promoted, faded or revoked here (peer review, commons.review), and the
+    # The commons: lessons promoted, faded or revoked here (peer review, commons.node.review), and the
     # revocations that arrived, with their reasons (they apply at once, not at the next sleep).
-    commons = [{"lesson": c.record_id.hex(), "from": c.before, "to": c.after, "text": c.text, "why": c.why,
-                "at": format_time(c.at)} for c in await review_store.trust_changes(store, since, until)]
-    revocations = [{"id": key[1:].hex(), "at": format_time(at)} for key, at in await store.fetchall(
-        "SELECT key, received_at FROM records WHERE type = 'revocation' AND received_at > ? AND received_at <= ? "
-        "ORDER BY received_at, key", (since, until))]
-    return {
-        "since": format_time(since), "until": format_time(until), "nights": len(runs),
-        "episodes_archived": episodes_archived,
-        **{f"lessons_{t}": lessons[t] for t in _LESSON_TYPES},
-        "predictions_made": made,
-        **{f"predictions_{t}": predictions[t] for t in _VERDICTS},
-        "vetoes": vetoes,
-        "commons": commons,
-        "revocations": revocations,
-        "accuracy": {"period": accuracy(period), "all_time": accuracy(all_time),
-                     "period_counts": period, "all_time_counts": {t: all_time.get(t, 0) for t in _VERDICTS}},
-    }
+    return MorningReport(
+        since, until, len(runs), episodes_archived, tuple((t, tuple(v)) for t, v in lessons.items()), made,
+        tuple((t, tuple(v)) for t, v in predictions.items()), tuple(await ls.vetoes(store, since, until)),
+        tuple(await review_store.trust_changes(store, since, until)),
+        tuple(await record_store.revocations_received(store, since, until)),
+        await ls.prediction_counts(store, until=until))
 
 
 def _short(event: dict) -> str:
@@ -77,7 +100,7 @@ def _short(event: dict) -> str:
 
 
 def format_report(report: dict) -> str:
-    """The report as Markdown a person reads over coffee."""
+    """The report (its JSON form, ``MorningReport.to_json``) as Markdown a person reads over coffee."""
     start = "the beginning" if report["since"].startswith("1970-01-01") else report["since"]
     out = [f"# commons report: {start} → {report['until']}", "",
            f"{report['nights']} night(s) of sleep; {report['episodes_archived']} episode(s) archived by decay.", ""]
@@ -123,16 +146,16 @@ async def write_morning_report(store: Store, reports_dir: Path, now: float) -> P
     """Write the report of the nights since the previous morning file; returns its path."""
     path = reports_dir / f"{format_time(now)[:10]}.md"
     # A second sleep on the same day rewrites that day's file from the same starting point.
-    same_day = await store.scalar("SELECT min(since) FROM reports WHERE path = ?", (str(path),))
+    same_day = await ls.report_since(store, str(path))
     since = same_day if same_day is not None else (await ls.last_report_at(store, "file") or 0.0)
     report = await build_report(store, since, now)
     reports_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(format_report(report) + "\n", encoding="utf-8")
+    path.write_text(format_report(report.to_json()) + "\n", encoding="utf-8")
     await ls.add_report(store, now, since, str(path))
     return path
 
 
-async def shown_report(store: Store, now: float, since: float | None) -> dict:
+async def shown_report(store: Store, now: float, since: float | None) -> MorningReport:
     """The report ``commons report`` shows: since ``since``, else since it was last shown."""
     remember = since is None
     if since is None:

@@ -1,0 +1,67 @@
+"""The naivety rule (docs/trust.md): a verification counts as independent evidence only if its
+author had not already published a similar lesson before receiving the one it verifies.
+
+Checkable by anyone from the records alone: "similar" is, by default, the same normalised text or
+the same normalised prediction (:func:`same_lesson`); ``evaluate`` may be given another rule.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+
+from commons.core.records import Lesson
+
+_NON_WORD = re.compile(r"[\W_]+")
+
+
+def similarity_key(text: str) -> str:
+    """Text as compared for similarity: NFKC, case-folded, punctuation and spacing collapsed."""
+    return " ".join(_NON_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
+
+
+def _text_key(lesson: Lesson) -> str:
+    return similarity_key(lesson.text)
+
+
+def _prediction_key(lesson: Lesson) -> tuple[str, str]:
+    return similarity_key(lesson.prediction.situation), similarity_key(lesson.prediction.outcome)
+
+
+def same_lesson(a: Lesson, b: Lesson) -> bool:
+    """The default similarity: equal normalised text, or equal normalised prediction."""
+    return _text_key(a) == _text_key(b) or _prediction_key(a) == _prediction_key(b)
+
+
+Similar = Callable[[Lesson, Lesson], bool]
+
+
+class Naivety:
+    """Answers: did ``key`` author a lesson similar to lesson ``lid`` before day ``received``?"""
+
+    def __init__(self, lessons: Mapping[bytes, Lesson], similar: Similar):
+        self._similar = similar
+        self._lessons = lessons
+        self._by_author: dict[bytes, list[Lesson]] = defaultdict(list)
+        self._forms: dict[bytes, tuple[object, object]] = {}  # lesson id -> its text and prediction keys
+        self._first: dict[tuple[bytes, object], int] = {}  # (author, text or prediction key) -> first day
+        for lid, lesson in lessons.items():
+            self._by_author[lesson.author].append(lesson)
+            if similar is same_lesson:
+                forms = self._forms[lid] = (_text_key(lesson), _prediction_key(lesson))
+                for form in forms:
+                    day = self._first.get((lesson.author, form))
+                    if day is None or lesson.created < day:
+                        self._first[(lesson.author, form)] = lesson.created
+
+    def contradicted(self, key: bytes, lid: bytes, received: int) -> bool:
+        if key not in self._by_author:
+            return False
+        if self._similar is same_lesson:  # indexed: one lookup per form instead of one call per lesson
+            text, prediction = self._forms[lid]
+            first = self._first
+            return first.get((key, text), received) < received or first.get((key, prediction), received) < received
+        lesson = self._lessons[lid]
+        return any(own.created < received and self._similar(own, lesson) for own in self._by_author[key])

@@ -1,0 +1,68 @@
+"""The node's context: what every service of a home needs, built once from the home.
+
+A command builds one (``commons.cli.context.Context.node``), the daemon one for its life, the MCP
+server one per connection; the services of ``commons.node`` take it as their first argument after
+the store. It is frozen: thresholds, folders and keys do not change under a running service. The one
+thing in it that moves is the trust evaluation it owns (``trust``), which is remade only when the
+records held change (``commons.node.trust.TrustEvaluation``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from commons.clock import Clock, SystemClock
+from commons.config import Config
+from commons.core import sleep as core
+from commons.core.hashing import episode_hash
+from commons.core.lessons import WriteText
+from commons.core.recall import RecallParams
+from commons.home import Home
+from commons.identity import Identity
+from commons.node.model_hook import model_hook
+from commons.node.trust import TrustEvaluation
+
+
+@dataclass(frozen=True)
+class NodeContext:
+    """A home's config and folders, its keys, its clock, the thresholds its services run with."""
+
+    config: Config
+    home: Home
+    clock: Clock
+    sleep: core.SleepParams
+    recall: RecallParams
+    memory_folder: Path  # the render target: where the memory folder is written
+    hash_secret: bytes  # keys episode hashes (the identity's, or a test's without one)
+    write_text: WriteText | None = None  # the local model's hook, when [model] names one
+    # The node itself, for the commons side (peer review, the common layer, signing); without it
+    # the loop is the local one alone and there is no trust to evaluate.
+    identity: Identity | None = None
+    trust: TrustEvaluation | None = None
+
+    @classmethod
+    def for_node(cls, config: Config, home: Home, identity: Identity, clock: Clock | None = None) -> NodeContext:
+        """The full context of a node: the local loop and its commons side."""
+        return cls.local(config, home, identity.hash_secret, clock, identity=identity)
+
+    @classmethod
+    def local(cls, config: Config, home: Home, hash_secret: bytes, clock: Clock | None = None, *,
+              identity: Identity | None = None) -> NodeContext:
+        """A context from a home's config; without ``identity``, the local loop alone."""
+        folder = Path(config.render.folder).expanduser() if config.render.folder else home.data_dir / "memory"
+        hook = model_hook(config.model.endpoint, config.model.name) if config.model.endpoint else None
+        evaluation = TrustEvaluation(identity.author_public, config.trust.trust_policy()) if identity is not None else None
+        return cls(config, home, clock or SystemClock(), config.sleep.params(), config.recall.params(), folder,
+                   hash_secret, hook, identity, evaluation)
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.home.reports_dir
+
+    @property
+    def network(self) -> bytes:
+        return self.config.network.key_bytes
+
+    def hash_episode(self, uid: str) -> bytes:
+        return episode_hash(self.hash_secret, uid)

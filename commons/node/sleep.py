@@ -1,0 +1,215 @@
+"""The night: one sleep of a node over its store (design paper §4).
+
+    episodes ──sleep──▶ lessons ──render──▶ memory folder ──(sessions)──▶ episodes …
+                          └── recall (``commons.node.recall``: CLI, MCP) touches what it returns
+
+The passes themselves are the pure core (``commons.core.sleep``); this module loads their
+inputs from the store, runs the CPU-bound part in a worker thread (``trio.to_thread``) so the
+trio loop stays responsive, and applies the resulting events in chunks of a few thousand rows,
+each its own transaction, so that a long night never holds the database for long.
+
+Vetoes are enforced here, around the core: a vetoed lesson is handed to the core as archived (its
+episodes stay absorbed, nothing joins it), and a lesson the core makes whose id or normalised text
+was vetoed is stored as vetoed at once, with none of its events applied.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import trio
+
+from commons.clock import format_time
+from commons.core import sleep as core
+from commons.core.embed import embed_many
+from commons.core.episode import SessionEpisode
+from commons.core.generalise import project_aliases
+from commons.core.lessons import Lesson
+from commons.core.predictions import Prediction
+from commons.node import rendering
+from commons.node.rendering import RenderSummary
+from commons.node import review
+from commons.node.context import NodeContext
+from commons.node.report import write_morning_report
+from commons.store import episodes as episode_store
+from commons.store import lessons as ls
+from commons.store.db import Store
+
+
+def _event_record(event: core.Event) -> dict | None:
+    """An event as the report reads it (episode archivals are only counted)."""
+    if isinstance(event, core.LessonLearned):
+        lesson = event.lesson
+        return {"type": "learned", "lesson": lesson.id, "text": lesson.text, "kind": lesson.kind.value,
+                "scope": lesson.scope.value}
+    if isinstance(event, core.LessonStrengthened | core.LessonWeakened):
+        return {"type": "strengthened" if isinstance(event, core.LessonStrengthened) else "weakened",
+                "lesson": event.lesson.id, "text": event.lesson.text, "by": event.by,
+                "reason": event.reason.value, "evidence": list(event.evidence)}
+    if isinstance(event, core.LessonArchived):
+        return {"type": "archived", "lesson": event.lesson.id, "text": event.lesson.text,
+                "strength": round(event.strength, 4)}
+    if isinstance(event, core.PredictionMade):
+        p = event.prediction
+        return {"type": "prediction_made", "prediction": p.id, "lesson": p.lesson_id, "says": p.describe()}
+    verdicts = {core.PredictionConfirmed: "confirmed", core.PredictionPrevented: "prevented",
+                core.PredictionFailed: "failed", core.PredictionExpired: "expired"}
+    if type(event) in verdicts:
+        p = event.prediction
+        return {"type": verdicts[type(event)], "prediction": p.id, "lesson": p.lesson_id,
+                "says": p.describe(), "evidence": getattr(event, "evidence", None), "at": event.at}
+    return None
+
+
+_COUNT_NAMES = {
+    core.LessonLearned: "lessons_learned", core.LessonStrengthened: "lessons_strengthened",
+    core.LessonWeakened: "lessons_weakened", core.LessonArchived: "lessons_archived",
+    core.EpisodeArchived: "episodes_archived", core.PredictionMade: "predictions_made",
+    core.PredictionConfirmed: "predictions_confirmed", core.PredictionPrevented: "predictions_prevented",
+    core.PredictionFailed: "predictions_failed", core.PredictionExpired: "predictions_expired",
+}
+
+
+def _lesson_of(event: core.Event) -> str | None:
+    if hasattr(event, "lesson"):
+        return event.lesson.id
+    if hasattr(event, "prediction"):
+        return event.prediction.lesson_id
+    return None
+
+
+@dataclass(frozen=True)
+class Night:
+    """What one sleep decided, ready to be written."""
+
+    events: tuple[core.Event, ...]  # without those of suppressed lessons
+    lessons: tuple[tuple[Lesson, str], ...]  # changed lessons with their store status
+    vectors: np.ndarray  # their recall embeddings
+    suppressed: tuple[Lesson, ...]  # made again from vetoed content: stored as vetoed, nothing else
+
+
+def _night(state: core.SleepState, episodes: Sequence, now: float, node: NodeContext, *,
+           rendered_since: dict[str, float], touched: dict[str, float], vetoed_ids: set[str],
+           vetoed_keys: set[str]) -> Night:
+    """The CPU-bound part (run in a worker thread): the core's sleep, then vetoes applied."""
+    projects = project_aliases(e.project for e in episodes if isinstance(e, SessionEpisode) and e.project)
+    result = core.sleep(state, episodes, now, node.sleep, hash_episode=node.hash_episode,
+                        rendered_since=rendered_since, write_text=node.write_text,
+                        episode_touched=touched, project_names=projects)
+    final = {lesson.id: lesson for lesson in result.state.lessons}
+    suppressed = {e.lesson.id for e in result.events if isinstance(e, core.LessonLearned)
+                  and (e.lesson.id in vetoed_ids or ls.content_key(e.lesson.kind, e.lesson.text) in vetoed_keys)}
+    events = tuple(e for e in result.events if _lesson_of(e) not in suppressed)
+    changed = list(dict.fromkeys(e.lesson.id for e in events if hasattr(e, "lesson")))
+    items = tuple((final[lid], final[lid].status.value) for lid in changed)
+    vectors = embed_many([ls.recall_text(lesson) for lesson, _ in items]) if items else np.zeros((0, 256), np.float32)
+    return Night(events, items, vectors, tuple(final[lid] for lid in suppressed))
+
+
+@dataclass(frozen=True)
+class NightReport:
+    """What one night did: its counts, the lessons it learned, peer review, the render, the report."""
+
+    at: float
+    episodes: int  # episodes the night read
+    counts: tuple[tuple[str, int], ...]  # every event kind, in a fixed order, with zeros
+    learned: tuple[dict, ...]  # the "learned" events as the morning report records them
+    review: review.ReviewResult
+    render: RenderSummary
+    report: Path  # the morning report file
+    seconds: tuple[tuple[str, float], ...]  # wall time of each phase
+
+    @property
+    def count(self) -> dict[str, int]:
+        return dict(self.counts)
+
+    def to_json(self) -> dict:
+        return {"at": format_time(self.at), "episodes": self.episodes, "counts": dict(self.counts),
+                "learned": list(self.learned), "review": self.review.to_json(), "render": self.render.to_json(),
+                "report": str(self.report), "seconds": dict(self.seconds)}
+
+
+async def sleep(store: Store, node: NodeContext, now: float) -> NightReport:
+    """One night over the store: vetoes from deleted files, the four passes, render, report."""
+    started = time.perf_counter()
+    vetoed_now = await rendering.detect_deleted(store, node, now)
+    stored = await ls.load_lessons(store)
+    state = core.SleepState(lessons=tuple(s.lesson for s in stored),
+                            predictions=tuple(await ls.open_predictions(store)))
+    # Episodes stamped after the night's time have not happened yet as far as this night knows
+    # (a scripted --at night over transcripts ingested ahead of it).
+    loaded = [s for s in await episode_store.load_episodes(store) if s.episode.at <= now]
+    keys: dict[str, list[str]] = {}
+    for s in loaded:
+        keys.setdefault(s.episode.uid, []).append(s.key)
+    rendered_since = {r.lesson_id: r.since for r in await ls.rendered(store)}
+    vetoed_ids, vetoed_keys = await ls.veto_keys(store)
+    touched = await ls.episode_touches(store)
+    loaded_at = time.perf_counter()
+    night = await trio.to_thread.run_sync(partial(
+        _night, state, [s.episode for s in loaded], now, node, rendered_since=rendered_since,
+        touched=touched, vetoed_ids=vetoed_ids, vetoed_keys=vetoed_keys))
+    slept_at = time.perf_counter()
+    await _apply(store, night, keys, now)
+    counts = Counter(_COUNT_NAMES[type(e)] for e in night.events)
+    counts["lessons_suppressed"] = len(night.suppressed)
+    counts["vetoes_from_deleted_files"] = len(vetoed_now)
+    records = [r for r in map(_event_record, night.events) if r is not None]
+    await ls.add_sleep_run(store, now, dict(counts), records)
+    reviewed = await review.after_sleep(store, node, now)
+    applied_at = time.perf_counter()
+    rendered = await rendering.render(store, node, now)
+    report_path = await write_morning_report(store, node.reports_dir, now)
+    return NightReport(
+        at=now, episodes=len(loaded),
+        counts=tuple((name, counts.get(name, 0)) for name in [*_COUNT_NAMES.values(), "lessons_suppressed",
+                                                                "vetoes_from_deleted_files"]),
+        learned=tuple(r for r in records if r["type"] == "learned"), review=reviewed, render=rendered,
+        report=report_path,
+        seconds=(("load", round(loaded_at - started, 3)), ("passes", round(slept_at - loaded_at, 3)),
+                 ("apply", round(applied_at - slept_at, 3)),
+                 ("render_and_report", round(time.perf_counter() - applied_at, 3))))
+
+
+async def _apply(store: Store, night: Night, keys: dict[str, list[str]], now: float) -> None:
+    """Write a night's results, a chunk per transaction; lessons and verdicts first (see below)."""
+    verdicts = []
+    made: list[Prediction] = []
+    archived_keys: list[str] = []
+    for e in night.events:
+        if isinstance(e, core.PredictionMade):
+            made.append(e.prediction)
+        elif isinstance(e, core.PredictionConfirmed | core.PredictionPrevented | core.PredictionFailed):
+            status = {core.PredictionConfirmed: "confirmed", core.PredictionPrevented: "prevented",
+                      core.PredictionFailed: "failed"}[type(e)]
+            verdicts.append((e.prediction.id, status, e.evidence, e.at))
+        elif isinstance(e, core.PredictionExpired):
+            verdicts.append((e.prediction.id, "expired", None, e.at))
+        elif isinstance(e, core.EpisodeArchived):
+            archived_keys += keys.get(e.uid, [])
+    suppressed = [(lesson, ls.VETOED) for lesson in night.suppressed]
+    sup_vecs = embed_many([ls.recall_text(l) for l, _ in suppressed]) if suppressed else np.zeros((0, 256), np.float32)
+    # A lesson's strength change and the verdict that caused it go in the same transaction when
+    # they fit in one chunk (the usual night), so a crash cannot apply one without the other.
+    # Episode archivals are idempotent and may be many: they follow, chunked.
+    items = list(night.lessons) + suppressed
+    vectors = np.concatenate([night.vectors, sup_vecs]) if len(items) else night.vectors
+    step = ls.CHUNK_ROWS
+    first = True
+    for start in range(0, max(len(items), 1), step):
+        async with store.transaction():
+            await ls.put_lessons(store, items[start:start + step], vectors[start:start + step], now)
+            if first:
+                await ls.decide_predictions(store, verdicts)
+                await ls.add_predictions(store, made)
+                first = False
+    for start in range(0, len(archived_keys), step):
+        async with store.transaction():
+            await episode_store.mark_archived(store, archived_keys[start:start + step], now)
+
