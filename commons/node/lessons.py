@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from commons.clock import format_time
 from commons.core.embed import embed_many
@@ -66,15 +67,15 @@ async def forget(store: Store, node: NodeContext, prefix: str, now: float) -> tu
     """Veto a lesson: never made again from the same content; gone from the memory folder now."""
     lid = await ls.resolve_id(store, prefix)
     (stored,) = await ls.load_lessons(store, ids=[lid])
+    shown_in = [Path(r.folder) / r.file for r in await ls.rendered(store) if r.lesson_id == lid]
     async with store.transaction():
         await ls.add_vetoes(store, [(lid, ls.content_key(stored.lesson.kind, stored.lesson.text),
                                      stored.lesson.text)], "forget", now)
     # The veto took the lesson out of the render state, so rendering will not remove its file
     # (it only removes files it still lists): remove it here, then render the index without it.
-    folder = node.memory_folder
-    path = folder / renderer.file_name(lid)
-    if path.exists():
-        path.unlink()
+    for path in {*shown_in, node.memory_folder / renderer.file_name(lid)}:
+        if path.exists():
+            path.unlink()
     return stored.lesson, await rendering.render(store, node, now)
 
 

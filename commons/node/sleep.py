@@ -148,7 +148,7 @@ async def sleep(store: Store, node: NodeContext, now: float) -> NightReport:
     keys: dict[str, list[str]] = {}
     for s in loaded:
         keys.setdefault(s.episode.uid, []).append(s.key)
-    rendered_since = {r.lesson_id: r.since for r in await ls.rendered(store)}
+    rendered_since = ls.rendered_since(await ls.rendered(store))
     vetoed_ids, vetoed_keys = await ls.veto_keys(store)
     touched = await ls.episode_touches(store)
     loaded_at = time.perf_counter()

@@ -114,6 +114,23 @@ MIGRATIONS = (
         "CREATE TRIGGER lessons_updated AFTER UPDATE ON lessons BEGIN UPDATE lesson_generation SET n = n + 1; END",
         "CREATE TRIGGER lessons_deleted AFTER DELETE ON lessons BEGIN UPDATE lesson_generation SET n = n + 1; END",
     ),
+    (
+        # One lesson may be rendered in many folders (a shared lesson in every project's memory):
+        # the render state is keyed by lesson and folder, and says which project the folder is for
+        # ('' for a folder that is no project's, such as the plain memory folder).
+        """CREATE TABLE rendered_v2 (
+            lesson_id TEXT NOT NULL,
+            layer TEXT NOT NULL,
+            folder TEXT NOT NULL,
+            file TEXT NOT NULL,
+            since REAL NOT NULL,
+            project TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (lesson_id, folder)
+        )""",
+        "INSERT INTO rendered_v2 (lesson_id, layer, folder, file, since) SELECT lesson_id, layer, folder, file, since FROM rendered",
+        "DROP TABLE rendered",
+        "ALTER TABLE rendered_v2 RENAME TO rendered",
+    ),
 )
 
 VETOED = "vetoed"
@@ -411,18 +428,29 @@ class Rendered:
     folder: str
     file: str
     since: float
+    project: str = ""  # the project root the folder is the memory of; "" for a folder of no project
 
 
 async def rendered(store: Store) -> list[Rendered]:
+    """Every (lesson, folder) rendered: a lesson shown in three projects has three rows."""
     return [Rendered(*row) for row in await store.fetchall(
-        "SELECT lesson_id, layer, folder, file, since FROM rendered ORDER BY lesson_id")]
+        "SELECT lesson_id, layer, folder, file, since, project FROM rendered ORDER BY lesson_id, folder")]
+
+
+def rendered_since(rows: Iterable[Rendered]) -> dict[str, float]:
+    """Lesson id → since when it has been rendered anywhere (the earliest of its folders)."""
+    since: dict[str, float] = {}
+    for r in rows:
+        since[r.lesson_id] = min(since.get(r.lesson_id, r.since), r.since)
+    return since
 
 
 async def replace_rendered(store: Store, rows: Sequence[Rendered]) -> None:
     """The render state is what was just written (inside the caller's transaction)."""
     await store.execute("DELETE FROM rendered")
-    await store.executemany("INSERT INTO rendered (lesson_id, layer, folder, file, since) VALUES (?, ?, ?, ?, ?)",
-                            [(r.lesson_id, r.layer, r.folder, r.file, r.since) for r in rows])
+    await store.executemany(
+        "INSERT INTO rendered (lesson_id, layer, folder, file, since, project) VALUES (?, ?, ?, ?, ?, ?)",
+        [(r.lesson_id, r.layer, r.folder, r.file, r.since, r.project) for r in rows])
 
 
 # --- sleep runs and reports -------------------------------------------------------------------
