@@ -32,6 +32,7 @@ from commons.core.episode import SessionEpisode
 from commons.core.generalise import project_aliases
 from commons.core.lessons import Lesson
 from commons.core.predictions import Prediction
+from commons.integrations.claude_code import project_at
 from commons.node import rendering
 from commons.node.rendering import RenderSummary
 from commons.node import review
@@ -98,7 +99,10 @@ def _night(state: core.SleepState, episodes: Sequence, now: float, node: NodeCon
            rendered_since: dict[str, float], touched: dict[str, float], vetoed_ids: set[str],
            vetoed_keys: set[str]) -> Night:
     """The CPU-bound part (run in a worker thread): the core's sleep, then vetoes applied."""
-    projects = project_aliases(e.project for e in episodes if isinstance(e, SessionEpisode) and e.project)
+    workdirs = sorted({e.project for e in episodes if isinstance(e, SessionEpisode) and e.project})
+    # Every name a project goes by (its folder, its origin's name, its worktrees', in each case):
+    # a lesson that names the project under any of them is local to it.
+    projects = tuple(dict.fromkeys([*project_aliases(workdirs), *(n for w in workdirs for n in project_at(w).names)]))
     result = core.sleep(state, episodes, now, node.sleep, hash_episode=node.hash_episode,
                         rendered_since=rendered_since, write_text=node.write_text,
                         episode_touched=touched, project_names=projects)
