@@ -29,11 +29,10 @@ from commons.clock import format_time
 from commons.core import sleep as core
 from commons.core.embed import embed_many
 from commons.core.episode import SessionEpisode
-from commons.core.generalise import project_aliases
 from commons.core.lessons import Lesson
 from commons.core.predictions import Prediction
-from commons.integrations.claude_code import project_at
 from commons.node import rendering
+from commons.node.nap import project_names
 from commons.node.rendering import RenderSummary
 from commons.node import review
 from commons.node.context import NodeContext
@@ -99,10 +98,7 @@ def _night(state: core.SleepState, episodes: Sequence, now: float, node: NodeCon
            rendered_since: dict[str, float], touched: dict[str, float], vetoed_ids: set[str],
            vetoed_keys: set[str]) -> Night:
     """The CPU-bound part (run in a worker thread): the core's sleep, then vetoes applied."""
-    workdirs = sorted({e.project for e in episodes if isinstance(e, SessionEpisode) and e.project})
-    # Every name a project goes by (its folder, its origin's name, its worktrees', in each case):
-    # a lesson that names the project under any of them is local to it.
-    projects = tuple(dict.fromkeys([*project_aliases(workdirs), *(n for w in workdirs for n in project_at(w).names)]))
+    projects = project_names(e.project for e in episodes if isinstance(e, SessionEpisode) and e.project)
     result = core.sleep(state, episodes, now, node.sleep, hash_episode=node.hash_episode,
                         rendered_since=rendered_since, write_text=node.write_text,
                         episode_touched=touched, project_names=projects)
