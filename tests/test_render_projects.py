@@ -111,3 +111,22 @@ def test_a_configured_folder_keeps_the_plain_folder_target(capsys, machine: Mach
     assert night["render"]["target"] == "folder"
     assert "this project uses uv" in (folder / "MEMORY.md").read_text()
     assert (machine.memory / "MEMORY.md").read_text() == PERSON_MEMORY
+
+
+def test_recall_answers_for_the_current_project_unless_asked_for_all(capsys, machine: Machine, monkeypatch):
+    assert cli(capsys, "init")[0] == 0
+    write_session(machine, machine.repo)
+    notes_session(machine)
+    learn(capsys, machine)
+    query = "pip install httpx: this project uses uv"
+
+    def recalled(*flags: str) -> list[str]:
+        return [hit["text"] for hit in cli_json(capsys, "recall", query, "-k", "5", *flags)]
+
+    monkeypatch.chdir(machine.worktree)  # a worktree answers for its repository
+    assert any("uses uv" in text for text in recalled())
+    monkeypatch.chdir(machine.scratch)
+    assert not any("uses uv" in text for text in recalled())
+    assert any("journal folder" in text for text in recalled())
+    assert any("uses uv" in text for text in recalled("--all"))
+    assert any("uses uv" in text for text in recalled("--project", str(machine.repo / "src")))
