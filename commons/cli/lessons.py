@@ -8,7 +8,9 @@ the agent's memory folder.
 from __future__ import annotations
 
 import argparse
+import os
 
+from commons.node import recall as recalling
 from commons.cli.context import Context, add_json_flag, emit
 from commons.core.records import LessonKind, Scope
 from commons.errors import CommonsError, UsageError
@@ -107,7 +109,9 @@ async def cmd_add(ctx: Context, args: argparse.Namespace) -> int:
     scope = Scope(args.scope) if args.scope else None
     try:
         async with await ctx.open_store() as store:
-            lesson, new = await lessons.add_lesson(store, node, args.text, LessonKind(args.kind), scope, ctx.now())
+            # Written here, it belongs to the project of the folder it was written in.
+            lesson, new = await lessons.add_lesson(store, node, args.text, LessonKind(args.kind), scope, ctx.now(),
+                                                   project=recalling.project_key(os.getcwd()))
             if args.derived_from:
 
                 await authoring.derive(store, node, lesson.id, args.derived_from, ctx.now())

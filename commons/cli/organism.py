@@ -51,9 +51,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     recall.set_defaults(handler=cmd_recall)
 
     mcp = subparsers.add_parser(
-        "mcp", help="serve recall and lessons as MCP tools over stdio",
-        description=("Serve `recall` and `lessons` as Model Context Protocol tools on stdin/stdout, "
-                     "for an agent to ask mid-task. Claude Code: `claude mcp add commons -- commons mcp`."))
+        "mcp", help="serve recall, lessons, why, remember and forget as MCP tools over stdio",
+        description=("Serve `recall`, `lessons`, `why`, `remember` and `forget` as Model Context Protocol "
+                     "tools on stdin/stdout, for an agent to use mid-task; they answer for the project of "
+                     "the working directory. `commons setup claude-code` registers it with Claude Code."))
     mcp.set_defaults(handler=cmd_mcp)
 
 

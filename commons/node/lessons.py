@@ -46,8 +46,9 @@ def check_lesson_text(text: str) -> str:
 
 
 async def add_lesson(store: Store, node: NodeContext, text: str, kind: LessonKind, scope: Scope | None,
-                     now: float) -> tuple[Lesson, bool]:
-    """A lesson the person wrote: (lesson, whether it was new). Lifts a veto on the same content."""
+                     now: float, *, project: str = "") -> tuple[Lesson, bool]:
+    """A lesson the person (or the agent, through MCP) wrote: (lesson, whether it was new). Lifts a
+    veto on the same content. ``project``: the root of the project it was written in, if any."""
     text = check_lesson_text(text)
     decision = classify(text)
     lid = lesson_id(kind, text, "by-hand")
@@ -60,6 +61,8 @@ async def add_lesson(store: Store, node: NodeContext, text: str, kind: LessonKin
     async with store.transaction():
         await ls.lift_veto(store, lid, ls.content_key(kind, text))
         await ls.put_lessons(store, [(lesson, "active")], embed_many([ls.recall_text(lesson)]), now)
+        if project:
+            await ls.set_project(store, lid, project)
     return lesson, True
 
 

@@ -86,9 +86,11 @@ async def elsewhere(store: Store, lessons: Sequence[Lesson], project: str) -> se
     """Ids of the local lessons among ``lessons`` that no session of ``project`` taught."""
     local = [lesson for lesson in lessons if lesson.scope is Scope.LOCAL]
     workdirs = await episode_store.workdirs_of(store, [uid for lesson in local for uid in lesson.episodes])
-    keys = {w: project_key(w) for w in set(workdirs.values())}
+    written = await ls.written_in(store, [lesson.id for lesson in local if not lesson.episodes])
+    keys = {w: project_key(w) for w in {*workdirs.values(), *written.values()}}
     return {lesson.id for lesson in local
-            if project not in {keys[workdirs[uid]] for uid in lesson.episodes if uid in workdirs}}
+            if project not in {keys[workdirs[uid]] for uid in lesson.episodes if uid in workdirs}
+            | ({keys[written[lesson.id]]} if lesson.id in written else set())}
 
 
 async def recall(store: Store, node: NodeContext, query: str, k: int, now: float, *,

@@ -7,7 +7,8 @@ lesson knows its projects through its episodes: each episode's session ran in a 
 root). Then, for each destination the target names:
 
 * ``project`` layer: the *local* lessons learned in that project's sessions, and only there;
-* ``own`` layer: this node's shared-scope lessons, whatever project taught them;
+* ``own`` layer: this node's shared-scope lessons, whatever project taught them (and a local
+  lesson that no session or project places);
 * ``common`` layer: lessons common at this node (never candidates).
 
 A destination of no project (the plain folder) shows every own lesson in ``own``, as before.
@@ -121,10 +122,12 @@ def strength_now(lesson: Lesson, now: float, node: NodeContext) -> float:
 async def lesson_projects(store: Store, node: NodeContext, lessons: Sequence[Lesson]) -> dict[str, frozenset[str]]:
     """Lesson id → the projects (target keys) its episodes' sessions ran in; empty when unknown."""
     workdirs = await episode_store.workdirs_of(store, [uid for lesson in lessons for uid in lesson.episodes])
+    written = await ls.written_in(store, [lesson.id for lesson in lessons if not lesson.episodes])
     found = {}
     for lesson in lessons:
-        keys = {node.target.project_of(workdirs[uid]) for uid in lesson.episodes if uid in workdirs}
-        found[lesson.id] = frozenset(k for k in keys if k)
+        places = [workdirs[uid] for uid in lesson.episodes if uid in workdirs]
+        places += [written[lesson.id]] if lesson.id in written else []
+        found[lesson.id] = frozenset(k for k in map(node.target.project_of, places) if k)
     return found
 
 
@@ -134,7 +137,9 @@ def _layers(dest: Destination, folder_has: set[str], own: Sequence[tuple[Lesson,
         layers = [renderer.Layer("own", [item for _, item in own])]
     else:
         local = [item for lesson, item in own if lesson.scope is Scope.LOCAL and dest.project in projects[lesson.id]]
-        shared = [item for lesson, item in own if lesson.scope is not Scope.LOCAL]
+        # A local lesson no session places (one written by hand before lessons had projects) is
+        # shown everywhere rather than nowhere: what the person wrote is never silently dropped.
+        shared = [item for lesson, item in own if lesson.scope is not Scope.LOCAL or not projects[lesson.id]]
         layers = [renderer.Layer("project", local), renderer.Layer("own", shared)]
     if common or "common" in folder_has:  # an emptied section is rewritten, not left stale
         layers.append(renderer.Layer("common", common))

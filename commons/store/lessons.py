@@ -131,6 +131,11 @@ MIGRATIONS = (
         "DROP TABLE rendered",
         "ALTER TABLE rendered_v2 RENAME TO rendered",
     ),
+    (
+        # The project a lesson was written in when no episode says (one the agent remembered
+        # mid-task, one added by hand): its root, '' for none. Older rows have none.
+        "ALTER TABLE lessons ADD COLUMN project TEXT NOT NULL DEFAULT ''",
+    ),
 )
 
 VETOED = "vetoed"
@@ -306,6 +311,22 @@ async def resolve_id(store: Store, prefix: str) -> str:
     if len(rows) > 1:
         raise ValueError(f"{prefix!r} names more than one lesson; give more of the id")
     return rows[0][0]
+
+
+async def set_project(store: Store, lesson_id: str, project: str) -> None:
+    """Record the project a lesson with no episodes was written in (inside the caller's transaction)."""
+    await store.execute("UPDATE lessons SET project = ? WHERE id = ?", (project, lesson_id))
+
+
+async def written_in(store: Store, lesson_ids: Sequence[str]) -> dict[str, str]:
+    """Lesson id → the project it was written in, for lessons that have one (see ``set_project``)."""
+    found: dict[str, str] = {}
+    for start in range(0, len(lesson_ids), 500):
+        chunk = list(lesson_ids[start:start + 500])
+        rows = await store.fetchall(
+            f"SELECT id, project FROM lessons WHERE project != '' AND id IN ({','.join('?' * len(chunk))})", chunk)
+        found.update(dict(rows))
+    return found
 
 
 async def set_scope(store: Store, lesson_id: str, scope: Scope, now: float) -> None:
