@@ -38,3 +38,20 @@ def test_a_failure_already_in_a_lesson_joins_it_and_nothing_else_changes():
     [after] = result.lessons
     assert result.learned == () and after.id == before.id
     assert after.seen == 3 and after.episodes[-1] == "e3" and after.strength > before.strength_now(3.1 * DAY, 45)
+
+
+def test_prevented_counts_only_where_the_lesson_was_rendered():
+    """#14 item 7: the lesson sits in project A's memory; a session in project B that meets the
+    situation without the error ran without it, so the prediction fails there."""
+    from commons.core.predictions import RenderedWhere
+    from commons.core.sleep import PredictionFailed, PredictionPrevented
+    from tests.test_sleep import learned_pip_lesson, night, of, sess
+
+    state, eps, lesson = learned_pip_lesson()
+    later = [sess("s1", 5, "pip install httpx")]
+    in_b = RenderedWhere({lesson.id: {"/src/a": 2 * DAY}}, {"s1": "/src/b"})
+    assert [e.evidence for e in of(night(state, eps + later, 6, rendered_since=in_b).events, PredictionFailed)] == ["s1"]
+    in_a = RenderedWhere({lesson.id: {"/src/a": 2 * DAY}}, {"s1": "/src/a"})
+    assert [e.evidence for e in of(night(state, eps + later, 6, rendered_since=in_a).events, PredictionPrevented)] == ["s1"]
+    everywhere = RenderedWhere({lesson.id: {"": 2 * DAY}}, {"s1": "/src/b"})  # the plain folder: every session reads it
+    assert of(night(state, eps + later, 6, rendered_since=everywhere).events, PredictionPrevented)
