@@ -130,3 +130,20 @@ def test_recall_answers_for_the_current_project_unless_asked_for_all(capsys, mac
     assert any("journal folder" in text for text in recalled())
     assert any("uses uv" in text for text in recalled("--all"))
     assert any("uses uv" in text for text in recalled("--project", str(machine.repo / "src")))
+
+
+def test_three_full_layers_stay_within_what_claude_code_loads(tmp_path: Path):
+    from commons.render.memory_folder import LOAD_BYTES, LOAD_LINES, Layer, RenderItem, render
+
+    def items(tag: str, n: int) -> list[RenderItem]:
+        text = "`pip install` failed with \"error: externally-managed-environment\"; `uv add <package>` succeeded after it"
+        return [RenderItem(id=f"{tag}{i:063d}", text=f"{text} ({i}).", kind="error", scope="shared",
+                           strength=1.0, seen=2) for i in range(n)]
+
+    (tmp_path / "MEMORY.md").write_text(PERSON_MEMORY)
+    result = render(tmp_path, [Layer("project", items("a", 150)), Layer("own", items("b", 150)),
+                               Layer("common", items("c", 150))])
+    text = (tmp_path / "MEMORY.md").read_text()
+    assert len(text.encode()) <= LOAD_BYTES and text.count("\n") <= LOAD_LINES
+    assert text.startswith(PERSON_MEMORY) and "<!-- commons:end common -->" in text  # every section whole
+    assert sum(result.left_out.values()) == 450 - len(result.written)
