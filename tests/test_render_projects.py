@@ -147,3 +147,22 @@ def test_three_full_layers_stay_within_what_claude_code_loads(tmp_path: Path):
     assert len(text.encode()) <= LOAD_BYTES and text.count("\n") <= LOAD_LINES
     assert text.startswith(PERSON_MEMORY) and "<!-- commons:end common -->" in text  # every section whole
     assert sum(result.left_out.values()) == 450 - len(result.written)
+
+
+def test_init_finds_claude_code_and_says_where_lessons_will_land(capsys, machine: Machine):
+    code, out, _ = cli(capsys, "init")
+    assert code == 0 and f"each project's Claude Code auto memory ({machine.claude / 'projects'}" in out
+
+
+def test_a_local_lesson_written_by_hand_lands_in_the_project_it_was_written_in(capsys, machine: Machine,
+                                                                               monkeypatch):
+    assert cli(capsys, "init")[0] == 0
+    write_session(machine, machine.repo)
+    notes_session(machine)
+    learn(capsys, machine)
+    monkeypatch.chdir(machine.worktree)
+    text = "The staging database of this project is read-only on Fridays."
+    assert cli(capsys, "lessons", "add", text, "--scope", "local")[0] == 0
+    cli_json(capsys, "render")
+    assert text in (machine.memory / "MEMORY.md").read_text()
+    assert text not in scratch_memory(machine).read_text()
