@@ -8,7 +8,9 @@ the agent's memory folder.
 from __future__ import annotations
 
 import argparse
+import os
 
+from commons.node import recall as recalling
 from commons.cli.context import Context, add_json_flag, emit
 from commons.core.records import LessonKind, Scope
 from commons.errors import CommonsError, UsageError
@@ -107,7 +109,9 @@ async def cmd_add(ctx: Context, args: argparse.Namespace) -> int:
     scope = Scope(args.scope) if args.scope else None
     try:
         async with await ctx.open_store() as store:
-            lesson, new = await lessons.add_lesson(store, node, args.text, LessonKind(args.kind), scope, ctx.now())
+            # Written here, it belongs to the project of the folder it was written in.
+            lesson, new = await lessons.add_lesson(store, node, args.text, LessonKind(args.kind), scope, ctx.now(),
+                                                   project=recalling.project_key(os.getcwd()))
             if args.derived_from:
 
                 await authoring.derive(store, node, lesson.id, args.derived_from, ctx.now())
@@ -158,13 +162,19 @@ async def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
         lid = await _resolve(store, args.id)
         lesson, rendered = await lessons.forget(store, node, lid, ctx.now())
     emit(args, {"id": lesson.id, "text": lesson.text, "vetoed": True, "render": rendered.to_json()},
-         f"vetoed {lesson.id[:12]}: {lesson.text}\n(removed from {rendered.folder}; it will not be made again)")
+         f"vetoed {lesson.id[:12]}: {lesson.text}\n(removed from the memory it was rendered in; it will not be made again)")
     return 0
 
 
 def render_text(r: dict) -> str:
-    lines = [f"rendered {r['rendered']} lesson(s) into {r['folder']} "
-             f"(MEMORY.md: {r['memory_lines']} lines, {r['memory_bytes']} bytes)"]
+    if not r["folders"]:
+        lines = [f"rendered nothing: no project has a memory folder for the {r['target']} target yet "
+                 "(Claude Code has not run in a project commons has sessions of, or its auto memory is off)"]
+    else:
+        lines = [f"rendered {r['rendered']} lesson file(s) into {len(r['folders'])} folder(s) ({r['target']}):"]
+    for f in r["folders"]:
+        lines.append(f"  {f['folder']}: {sum(f['rendered'].values())} lesson(s), "
+                     f"MEMORY.md {f['memory_lines']} lines, {f['memory_bytes']} bytes")
     if any(r["left_out"].values()):
         lines.append("left out over budget: " + ", ".join(f"{k}: {v}" for k, v in r["left_out"].items() if v))
     if r["unsafe_skipped"]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from commons.clock import format_time
 from commons.core.embed import embed_many
@@ -45,8 +46,9 @@ def check_lesson_text(text: str) -> str:
 
 
 async def add_lesson(store: Store, node: NodeContext, text: str, kind: LessonKind, scope: Scope | None,
-                     now: float) -> tuple[Lesson, bool]:
-    """A lesson the person wrote: (lesson, whether it was new). Lifts a veto on the same content."""
+                     now: float, *, project: str = "") -> tuple[Lesson, bool]:
+    """A lesson the person (or the agent, through MCP) wrote: (lesson, whether it was new). Lifts a
+    veto on the same content. ``project``: the root of the project it was written in, if any."""
     text = check_lesson_text(text)
     decision = classify(text)
     lid = lesson_id(kind, text, "by-hand")
@@ -59,6 +61,8 @@ async def add_lesson(store: Store, node: NodeContext, text: str, kind: LessonKin
     async with store.transaction():
         await ls.lift_veto(store, lid, ls.content_key(kind, text))
         await ls.put_lessons(store, [(lesson, "active")], embed_many([ls.recall_text(lesson)]), now)
+        if project:
+            await ls.set_project(store, lid, project)
     return lesson, True
 
 
@@ -66,15 +70,15 @@ async def forget(store: Store, node: NodeContext, prefix: str, now: float) -> tu
     """Veto a lesson: never made again from the same content; gone from the memory folder now."""
     lid = await ls.resolve_id(store, prefix)
     (stored,) = await ls.load_lessons(store, ids=[lid])
+    shown_in = [Path(r.folder) / r.file for r in await ls.rendered(store) if r.lesson_id == lid]
     async with store.transaction():
         await ls.add_vetoes(store, [(lid, ls.content_key(stored.lesson.kind, stored.lesson.text),
                                      stored.lesson.text)], "forget", now)
     # The veto took the lesson out of the render state, so rendering will not remove its file
     # (it only removes files it still lists): remove it here, then render the index without it.
-    folder = node.memory_folder
-    path = folder / renderer.file_name(lid)
-    if path.exists():
-        path.unlink()
+    for path in {*shown_in, node.memory_folder / renderer.file_name(lid)}:
+        if path.exists():
+            path.unlink()
     return stored.lesson, await rendering.render(store, node, now)
 
 
