@@ -78,7 +78,7 @@ __all__ = [
 ]
 
 DEFAULT_BRANCHING = 16
-DEFAULT_ID_LIST_THRESHOLD = 8
+DEFAULT_ID_LIST_THRESHOLD = 16  # measured: see protocol/reconcile.md, Parameters
 DEFAULT_FRAME_SIZE_LIMIT = 65536
 MIN_FRAME_SIZE_LIMIT = 2048
 
