@@ -81,6 +81,7 @@ DEFAULT_BRANCHING = 16
 DEFAULT_ID_LIST_THRESHOLD = 16  # measured: see protocol/reconcile.md, Parameters
 DEFAULT_FRAME_SIZE_LIMIT = 65536
 MIN_FRAME_SIZE_LIMIT = 2048
+_ECHO_SIZE = MAX_BOUND_SIZE + 1 + FINGERPRINT_SIZE  # a range echoed back as a Fingerprint
 
 
 @dataclass(frozen=True)
@@ -188,27 +189,36 @@ class Reconciler:
         self._stats[3] += len(message)
         asked = any(r.mode in (Mode.FINGERPRINT, Mode.ID_LIST) for r in ranges)
         writer = Writer(self._limit)
+        full = False  # out of room: open ranges are only echoed back as my fingerprints from here on
+        closed = False  # the closing range is written: only Diffs are still taken in
         for rng in ranges:
             if rng.mode is Mode.DIFF:
                 self._take_diff(rng, sent_lists[rng.lower])
                 writer.skip(rng.upper)
                 continue
+            if closed:
+                continue
             start, end = self._keys.position(rng.lower), self._keys.position(rng.upper)
-            if rng.mode is Mode.SKIP or (
-                rng.mode is Mode.FINGERPRINT and rng.fingerprint == self._keys.fingerprint_between(start, end)
-            ):
+            mine = self._keys.fingerprint_between(start, end)
+            if rng.mode is Mode.SKIP or (rng.mode is Mode.FINGERPRINT and rng.fingerprint == mine):
                 writer.skip(rng.upper)
                 continue
-            if writer.room() < self._reserve:
-                self._close(writer, rng.lower)
-                break
-            if rng.mode is Mode.FINGERPRINT:
+            full = full or writer.room() < self._reserve
+            if full:
+                # Echo the range as my fingerprint: the peer answers it at the same depth next
+                # time, instead of starting again from the top of everything that is left.
+                if writer.room() < _ECHO_SIZE:
+                    self._close(writer, rng.lower)
+                    closed = True
+                    continue
+                writer.range(rng.lower, rng.upper, Mode.FINGERPRINT, mine)
+            elif rng.mode is Mode.FINGERPRINT:
                 self._split(writer, rng.lower, rng.upper, start, end)
             else:
                 cut = self._answer_id_list(writer, rng, self._keys.items_between(start, end))
                 if cut is not None:
                     self._close(writer, cut)
-                    break
+                    closed = True
         if not asked:  # a final message: nothing to answer
             self._state = _State.DONE
             return self._release(None, INFINITY)
