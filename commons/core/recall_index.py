@@ -91,6 +91,10 @@ class RecallIndex:
         self._fresh: set[int] = set()
         self._order = np.zeros(0, dtype=np.int64)  # rows by prior at _t0, highest first
         self._sorted_prior = np.zeros(0, dtype=np.float32)
+        # The embeddings of the first rows of the prior list, in that order: reading the list is
+        # then one contiguous product, not a gather (at most give_up_fraction of the matrix).
+        self._prior_rows = np.zeros((0, matrix.shape[1] if matrix.ndim == 2 else 0), dtype=np.float32)
+        self._matrix = matrix  # rows are only appended, so the last matrix seen holds every row
         self._t0 = now
         self.extend(matrix, touched, strength, now)
 
@@ -106,6 +110,7 @@ class RecallIndex:
     def extend(self, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray, now: float) -> None:
         """Rows appended at the end of ``matrix`` since the last call (the whole matrix is passed)."""
         self._check(matrix, touched, strength, at_least=self._rows)
+        self._matrix = matrix
         new = np.arange(self._rows, len(matrix))
         ip = self.index_params
         if self._graph is None and len(matrix) >= ip.scan_below:
@@ -138,6 +143,8 @@ class RecallIndex:
         prior = _prior(touched[: self._rows], strength[: self._rows], now, self.params)
         self._order = np.argsort(-prior, kind="stable")
         self._sorted_prior = prior[self._order]
+        cap = int(self.index_params.give_up_fraction * self._rows) + 1
+        self._prior_rows = np.ascontiguousarray(self._matrix[self._order[:cap]])
         self._t0 = now
         self._fresh.clear()
 
@@ -172,11 +179,17 @@ class RecallIndex:
         # Relevance of a row the graph did not return: at most the last it returned (0 if it ran out
         # of rows). The approximate part: a more relevant row the graph walk did not reach.
         last_relevance = max(float(relevance[0][len(found) - 1]), 0.0) if len(found) == ip.graph_read else 0.0
-        fresh = np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh))
-        read = min(ip.first_read, n)
+        others = np.union1d(found, np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh)))
+        other_scores = scores(query_vec, matrix[others], touched[others], strength[others], now, self.params)
+        read = min(ip.first_read, len(self._prior_rows))
         for _ in range(2):
-            candidates = np.unique(np.concatenate([found, self._order[:read], fresh]))
-            s = scores(query_vec, matrix[candidates], touched[candidates], strength[candidates], now, self.params)
+            # The prior list's first rows, scored from their contiguous copy; rows also found by
+            # the graph (or fresh) are scored once, with the others.
+            rows = self._order[:read]
+            listed = scores(query_vec, self._prior_rows[:read], touched[rows], strength[rows], now, self.params)
+            keep = ~np.isin(rows, others, assume_unique=True)
+            candidates = np.concatenate([others, rows[keep]])
+            s = np.concatenate([other_scores, listed[keep]])
             if len(s) < k:
                 break
             order = np.lexsort((candidates, -s))  # best first, ties by lower row: as top_k
@@ -189,6 +202,6 @@ class RecallIndex:
             # only rises as candidates join, so one more pass certifies.
             need_below = kth - w_rel * last_relevance
             read = int(np.searchsorted(-self._sorted_prior, -need_below, side="right"))
-            if read > ip.give_up_fraction * n:
+            if read > len(self._prior_rows):
                 break
         return top_k(query_vec, matrix, touched, strength, now, k, self.params)
