@@ -426,7 +426,7 @@ class PeerSession:
         try:
             step: ReconcileStep = reconciler.reconcile(message.data)
         except ReconcileVersionError as error:  # an old or newer peer, not a malicious one
-            self._end(f"reconcile: {error}", now, CloseKind.INCOMPATIBLE)
+            self.end(f"reconcile: {error}", now, CloseKind.INCOMPATIBLE)
             return
         except ReconcileProtocolError as error:
             if mine:
