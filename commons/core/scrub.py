@@ -34,7 +34,7 @@ from .scrub_rule import Kind, Marks, literal
 from .scrub_rules import RULES
 
 __all__ = [
-    "Finding", "Kind", "ScrubbedTextRequired", "clip", "findings", "is_clean", "looks_private",
+    "Finding", "Kind", "ScrubbedTextRequired", "clip", "cut", "findings", "is_clean", "looks_private",
     "require_clean", "scrub",
 ]
 
@@ -191,17 +191,26 @@ def clip(text: str, n: int) -> str:
     The cut never falls inside a placeholder, and it backs up to a word boundary when one is
     close, so a quote reads as words rather than a fragment.
     """
+    return cut(scrub(text), n)
+
+
+def cut(scrubbed: str, n: int) -> str:
+    """:func:`clip` for a text already scrubbed: one scrub can then feed cuts of several lengths.
+
+    Handed unscrubbed text it could halve a secret so that neither half is recognised: a caller
+    that has not scrubbed calls :func:`clip`.
+    """
     if n < 1:
         raise ValueError(f"clip needs room for at least one character, was given n={n}")
-    text = scrub(text)
+    text = scrubbed
     if len(text) <= n:
         return text
-    cut = n - len(ELLIPSIS)
-    for m in PLACEHOLDER.finditer(text, max(0, cut - 32), cut + 32):
-        if m.start() < cut < m.end():
-            cut = m.start()
+    cut_at = n - len(ELLIPSIS)
+    for m in PLACEHOLDER.finditer(text, max(0, cut_at - 32), cut_at + 32):
+        if m.start() < cut_at < m.end():
+            cut_at = m.start()
             break
-    space = text.rfind(" ", max(0, cut - 20), cut + 1)
+    space = text.rfind(" ", max(0, cut_at - 20), cut_at + 1)
     if space > 0:
-        cut = space
-    return text[:cut].rstrip() + ELLIPSIS
+        cut_at = space
+    return text[:cut_at].rstrip() + ELLIPSIS
