@@ -35,7 +35,7 @@ from .scrub_rules import RULES
 
 __all__ = [
     "Finding", "Kind", "ScrubbedTextRequired", "clip", "cut", "findings", "is_clean", "looks_private",
-    "require_clean", "scrub",
+    "require_clean", "scrub", "scrub_json",
 ]
 
 
@@ -157,6 +157,21 @@ def scrub(text: str) -> str:
             return text
         text = _apply(text, found)
     return text
+
+
+def scrub_json(value: object) -> object:
+    """Every string in a JSON-like value (dicts, lists, tuples) scrubbed; keys and other values kept.
+
+    The last pass of a door whose result is a whole structure (a report, an explanation): ids,
+    hex digests and times are kept by :func:`scrub` as they are.
+    """
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {k: scrub_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_json(v) for v in value]
+    return value
 
 
 def is_clean(text: str) -> bool:

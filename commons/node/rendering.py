@@ -6,7 +6,7 @@ The files themselves are written by ``commons.render.memory_folder``; this modul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -14,6 +14,7 @@ import trio
 
 from commons.core.lessons import Lesson
 from commons.core.records import Lesson as LessonRecord
+from commons.core.scrub import scrub, scrub_json
 from commons.node import review
 from commons.node.context import NodeContext
 from commons.render import memory_folder as renderer
@@ -64,6 +65,11 @@ def strength_now(lesson: Lesson, now: float, node: NodeContext) -> float:
     return lesson.strength_now(now, node.sleep.half_life_days)
 
 
+def _scrubbed(item: renderer.RenderItem) -> renderer.RenderItem:
+    prediction = scrub_json(dict(item.prediction)) if item.prediction is not None else None
+    return replace(item, text=scrub(item.text), prediction=prediction)
+
+
 async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
     """Render the memory folder now: the ``own`` layer (this node's active lessons) and, for a node
     that knows its identity, the ``common`` layer (lessons common at this node, never candidates).
@@ -89,6 +95,9 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
         prediction=({"situation": predictions[lesson.id].situation, "outcome": predictions[lesson.id].outcome}
                     if lesson.id in predictions else None)) for lesson in active]
     previous = await ls.rendered(store)
+    # The last pass before the agent reads it: whatever was stored before a door was scrubbed,
+    # or arrived from a peer, leaves this node's memory folder clean.
+    items, common = [_scrubbed(i) for i in items], [_scrubbed(i) for i in common]
     layers = [renderer.Layer("own", items)]
     if common or renderer.has_section(folder, "common"):  # an emptied section is rewritten, not left stale
         layers.append(renderer.Layer("common", common))
