@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from .embed import tokenize
 from .records import Scope
 from .safety import looks_private
+from .scrub import PLACEHOLDER
 
 
 VOCABULARY = frozenset(
@@ -104,6 +105,9 @@ def topics(text: str, heads: Iterable[str] = ()) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+# A home directory as the scrubber writes it ("~/src/app", "~\\AppData"): someone's own files.
+_HOME = re.compile(r"(?<![\w.~])~[/\\]")
+
 # Words that tie a lesson to this person or this repository.
 _LOCAL_MARKERS = re.compile(
     r"\b(?:this|our|my|the person|the user|the owner)\s+(?:project|repo|repository|codebase|"
@@ -131,6 +135,12 @@ def classify(text: str, heads: Iterable[str] = (), *, project_names: Iterable[st
     found = topics(text, heads)
     if looks_private(text):
         return ScopeDecision(Scope.LOCAL, found, "mentions a path, host, address or secret")
+    # Shared means clean: a text the scrubber already changed held something of someone's (a
+    # key, a password, an address, a home directory); its placeholder says so, and such a lesson
+    # stays on this node. The placeholder is named, never the value (it is gone).
+    scrubbed = PLACEHOLDER.search(text) or _HOME.search(text)
+    if scrubbed:
+        return ScopeDecision(Scope.LOCAL, found, f"held a secret or personal detail, now {scrubbed.group(0)!r}")
     marker = _LOCAL_MARKERS.search(text)
     if marker:
         return ScopeDecision(Scope.LOCAL, found, f"about this person or project ({marker.group(0)!r})")

@@ -27,8 +27,9 @@ class LessonRefused(ValueError):
 
 
 def check_lesson_text(text: str) -> str:
-    """The first door for a lesson written by hand: an observation, nothing addressed to an agent."""
-    text = " ".join(text.split())
+    """The first door for a lesson written by hand: an observation, nothing addressed to an agent,
+    scrubbed like every lesson (a token pasted into it becomes ``<github-token>``)."""
+    text = scrub(" ".join(text.split()))
     if not text:
         raise LessonRefused("a lesson needs a text: one or two sentences saying what happened")
     if contains_injection(text):

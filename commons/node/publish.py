@@ -21,6 +21,7 @@ from commons.core.hashing import episode_hash, evidence_hash
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Outcome, Prediction, Scope, SignedRecord, Verification, day_of, sign
 from commons.core.safety import is_observation, looks_private, scrub
+from commons.core.scrub import ScrubbedTextRequired
 from commons.identity import Identity
 from commons.node.context import NodeContext
 from commons.store import lessons as ls
@@ -113,6 +114,8 @@ async def _sign_lessons(store: Store, identity: Identity, network: bytes,
             signed.append((lesson.id, sign(made, identity.author_key)))
         except rec.InvalidRecord as error:  # a field our mapping could not fit: say so, publish the rest
             skipped.append(Skipped(lesson.id, f"it does not make a valid record: {error}"))
+        except ScrubbedTextRequired as refused:  # the signing gate: kinds and positions, never values
+            skipped.append(Skipped(lesson.id, f"the signing gate refused lesson {lesson.id[:12]}: {refused}"))
     if signed:
         await record_store.add_own(store, [s for _, s in signed], now)
         async with store.transaction():
