@@ -29,7 +29,7 @@ from .resolution import Relation, Resolution
 from .safety import SafetyError, check_observation, contains_injection, strip_injections
 from .scrub import cut, scrub
 from .records import SECONDS_PER_DAY, LessonKind, Scope
-from .scope import SHELL_TOOLS, VOCABULARY, classify, command_head
+from .scope import SHELL_TOOLS, VOCABULARY, classify, command_head, scrubbed_detail
 
 DAY = float(SECONDS_PER_DAY)  # the one length of a day: the records' own, which count days
 
@@ -366,6 +366,10 @@ def new_lesson(kind: LessonKind, episodes: Sequence[Surprise], now: float, *, st
     # tool whatever the path or branch was (<project> and <host> still make it local).
     decision = classify(_PLACEHOLDERS.sub("", text), triggers, project_names=project_names)
     scope = decision.scope
+    if scrubbed_detail(outcome):
+        # The text's quote may have been cut before the placeholder; the prediction, which is
+        # published with it, carries the whole line.
+        scope = Scope.LOCAL
     errors = [e for e in episodes if isinstance(e, ErrorEpisode)]
     if kind is LessonKind.ERROR and (any(is_tool_rule(e) for e in errors) or not any(map(is_resolved, errors))):
         # A rule of the agent's own tools, or a failure with no fix seen: kept for this node,

@@ -118,6 +118,17 @@ _LOCAL_MARKERS = re.compile(
 )
 
 
+def scrubbed_detail(text: str) -> str | None:
+    """The first placeholder the scrubber left in ``text`` (``<password>``, ``~/``), or None.
+
+    Shared means clean: a text the scrubber already changed held something of someone's (a key,
+    a password, an address, a home directory), and a lesson that carries one stays on this node.
+    The placeholder is what is named, never the value (it is gone).
+    """
+    found = PLACEHOLDER.search(text) or _HOME.search(text)
+    return found.group(0) if found else None
+
+
 @dataclass(frozen=True)
 class ScopeDecision:
     scope: Scope
@@ -135,12 +146,9 @@ def classify(text: str, heads: Iterable[str] = (), *, project_names: Iterable[st
     found = topics(text, heads)
     if looks_private(text):
         return ScopeDecision(Scope.LOCAL, found, "mentions a path, host, address or secret")
-    # Shared means clean: a text the scrubber already changed held something of someone's (a
-    # key, a password, an address, a home directory); its placeholder says so, and such a lesson
-    # stays on this node. The placeholder is named, never the value (it is gone).
-    scrubbed = PLACEHOLDER.search(text) or _HOME.search(text)
+    scrubbed = scrubbed_detail(text)
     if scrubbed:
-        return ScopeDecision(Scope.LOCAL, found, f"held a secret or personal detail, now {scrubbed.group(0)!r}")
+        return ScopeDecision(Scope.LOCAL, found, f"held a secret or personal detail, now {scrubbed!r}")
     marker = _LOCAL_MARKERS.search(text)
     if marker:
         return ScopeDecision(Scope.LOCAL, found, f"about this person or project ({marker.group(0)!r})")
