@@ -10,90 +10,38 @@ recall or MCP answer, or an exported record.
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 
 import pytest
 
 from commons.core.scrub import PLACEHOLDER, is_clean
-from tests.privacy.corpus import BENIGN, FORMATS, Format, cases
+from tests.privacy import doors
+from tests.privacy.corpus import BENIGN, FORMATS
 from tests.transcripts import cli, cli_json, session
 
-WINDOW = 8
-NIGHT = "2026-11-05T03:00Z"
-PER_SESSION = 5
+NIGHT = doors.NIGHT
 
 
-def _leaks(secret: str, text: str) -> list[str]:
-    if len(secret) <= WINDOW:
-        return [secret] if secret in text else []
-    return [secret[i:i + WINDOW] for i in range(len(secret) - WINDOW + 1) if secret[i:i + WINDOW] in text]
-
-
-def _command(fmt: Format) -> str:
-    first = fmt.error.splitlines()[0]
-    return first[2:].format(s=fmt.secret) if first.startswith("$ ") else f"make {fmt.name}"
-
-
-def _plant(folder: Path) -> list[Path]:
-    """Every format, in sessions of a few formats each, on two days (a lesson needs a repeat)."""
-    by_format = {c.format.name: {} for c in cases()}
-    for c in cases():
-        by_format[c.format.name][c.context] = c.text
-    paths = []
-    for day in (2, 3):
-        for n in range(0, len(FORMATS), PER_SESSION):
-            s = session(folder, day, f"planted-{n}", hour=9 + n // PER_SESSION)
-            s.user("get the deploy pipeline green again")
-            for fmt in FORMATS[n:n + PER_SESSION]:
-                texts = by_format[fmt.name]
-                command = _command(fmt)
-                s.bash(command, f"run the {fmt.name} step", texts["error"], exit_code=1)
-                s.bash(f"{command} --verbose", f"rerun the {fmt.name} step", "ok", exit_code=0)
-                s.say(("text", texts["statement"]))
-                s.user(texts["correction"])
-            s.write()
-            paths.append(s.path)
-    return paths
-
-
-def _doors(home, capsys) -> dict[str, str]:
-    """The text each door produced, by door."""
-    out = {"lessons": json.dumps(cli_json(capsys, "lessons", "--status", "all", at=NIGHT), ensure_ascii=False)}
-    memory = home.data_dir / "memory"
-    out["memory folder"] = "\n".join(p.read_text(encoding="utf-8") for p in sorted(memory.glob("*.md")))
-    reports = sorted((home.data_dir / "reports").glob("*.md"))
-    out["report"] = "\n".join(p.read_text(encoding="utf-8") for p in reports)
-    out["report"] += json.dumps(cli_json(capsys, "report", "--since", "2026-11-01T00:00Z", at=NIGHT))
-    answers = []
-    for fmt in FORMATS:
-        query = " ".join(fmt.error.splitlines()[1:3]).replace("{s}", "") or fmt.name
-        answers.append(json.dumps(cli_json(capsys, "recall", query, "-k", "5", at=NIGHT), ensure_ascii=False))
-    out["recall"] = "\n".join(answers)
-    code, exported, err = cli(capsys, "export", at=NIGHT)
-    assert code == 0, err
-    out["export"] = exported
-    return out
+def _run(capsys):
+    def run(argv):
+        code, out, _ = cli(capsys, *argv)
+        return code, out
+    return run
 
 
 @pytest.fixture
 def planted_home(home, capsys, tmp_path):
-    assert cli(capsys, "init")[0] == 0
-    assert cli(capsys, "publish", "on")[0] == 0
-    for path in _plant(tmp_path / "sessions"):
-        assert cli(capsys, "ingest", str(path), at="2026-11-04T18:00Z")[0] == 0
-    night = cli_json(capsys, "sleep", at=NIGHT)
+    night = doors.planted_home(_run(capsys), tmp_path / "sessions")
     assert night["counts"]["lessons_learned"] >= len(FORMATS), night["counts"]
     return home
 
 
 def test_no_planted_value_reaches_any_door(planted_home, capsys):
-    doors = _doors(planted_home, capsys)
-    assert doors["memory folder"] and doors["report"] and doors["recall"]
-    leaked = {(door, fmt.name) for door, text in doors.items() for fmt in FORMATS if _leaks(fmt.secret, text)}
+    texts = doors.door_texts(_run(capsys), planted_home)
+    assert set(texts) == set(doors.DOORS) and all(texts.values())
+    leaked = {(door, fmt.name) for door, text in texts.items() for fmt in FORMATS if doors.leaks(fmt.secret, text)}
     assert leaked == set(), sorted(leaked)
     # The placeholders show the lessons still say what stood there.
-    shown = set(PLACEHOLDER.findall(doors["lessons"]))
+    shown = set(PLACEHOLDER.findall(texts["lessons"]))
     assert len(shown) >= 5, shown
 
 
@@ -134,7 +82,7 @@ def test_auto_publish_never_sends_a_lesson_made_from_a_secret(home, capsys, tmp_
     assert made and all(d["scope"] == "local" for d in made), made
     assert all(value not in d["text"] for d in found)
     code, exported, _ = cli(capsys, "export", at=NIGHT)
-    assert value[:WINDOW] not in exported and '"lesson"' not in exported.replace('"lesson": null', "")
+    assert value[:doors.WINDOW] not in exported and '"lesson"' not in exported.replace('"lesson": null', "")
 
 
 def test_benign_strings_planted_the_same_way_are_kept_in_the_lessons(home, capsys, tmp_path):
