@@ -30,7 +30,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .scrub_rule import Kind, Marks, literal
+from .scrub_rule import Kind, Marks, lead
 from .scrub_rules import RULES
 
 __all__ = [
@@ -89,7 +89,7 @@ def _index() -> tuple[list[Gate], list[tuple[re.Pattern[str], tuple[int, ...], s
     keywords = sorted(by_keyword, key=len)
     gates = [(k, tuple(by_keyword[k]), next((p for p in keywords if p != k and p in k), None))
              for k in keywords]
-    anchors = [(a, tuple(ranks), literal(a)) for a, ranks in by_anchor.items()]
+    anchors = [(a, tuple(ranks), lead(a)) for a, ranks in by_anchor.items()]
     return gates, anchors, tuple(always)
 
 
