@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from commons.node import recall as recalling
 from commons.cli.context import Context, add_json_flag, emit
 from commons.core.records import LessonKind, Scope
 from commons.errors import CommonsError, UsageError
-from commons.node import authoring
+from commons.node import authoring, publish
 from commons.node import lessons, rendering
 from commons.store import lessons as ls
 
@@ -62,10 +63,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_flag(reword)
     reword.set_defaults(handler=cmd_reword)
 
-    scope = commands.add_parser("scope", help="re-scope a lesson: local or shared",
-                                description="Set a lesson's scope. Only shared lessons can ever be published.")
+    scope = commands.add_parser(
+        "scope", help="re-scope a lesson: local or shared",
+        description=("Set a lesson's scope. Only shared lessons can ever be published. Making one shared "
+                     "prints the exact words its record would carry to every peer (scrubbed) and asks "
+                     "you to confirm; a script passes --yes."))
     scope.add_argument("id", help="the lesson's id, or its first 6+ hex characters")
     scope.add_argument("scope", choices=[s.value for s in Scope])
+    scope.add_argument("--yes", action="store_true",
+                       help="make it shared without asking (for scripts: the words are still printed)")
     add_json_flag(scope)
     scope.set_defaults(handler=cmd_scope)
 
@@ -148,11 +154,40 @@ async def _resolve(store, prefix: str) -> str:
         raise UsageError(str(error)) from None
 
 
+def _words_text(words: publish.Words) -> str:
+    return (f"  text:     {words.text}\n  predicts: {words.situation} → {words.outcome}\n"
+            f"  topics:   {', '.join(words.topics) or '-'}")
+
+
+def _confirmed(words: publish.Words) -> bool:
+    """Ask on the terminal whether these words may leave the machine."""
+    sys.stderr.write(f"Made shared, lesson {words.lesson_id[:12]} is published (with `commons publish on`) "
+                     f"as exactly:\n{_words_text(words)}\nMake it shared? [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
 async def cmd_scope(ctx: Context, args: argparse.Namespace) -> int:
     async with await ctx.open_store() as store:
         lid = await _resolve(store, args.id)
+        words = None
+        if args.scope == Scope.SHARED.value:
+            (stored,) = await ls.load_lessons(store, ids=[lid])
+            words = publish.published_words(stored.lesson)
+            if isinstance(words, publish.Skipped):
+                raise CommonsError(f"lesson {lid[:12]} cannot be shared: {words.reason}; reword it "
+                                   "(`commons lessons reword`) or keep it local")
+            if not args.yes:
+                if not sys.stdin.isatty():
+                    raise UsageError(f"making lesson {lid[:12]} shared needs confirmation: run it on a terminal, "
+                                     "or pass --yes to accept the words it would publish")
+                if not _confirmed(words):
+                    sys.stderr.write(f"{lid[:12]} left as it was\n")
+                    return 1
         await ls.set_scope(store, lid, Scope(args.scope), ctx.now())
-    emit(args, {"id": lid, "scope": args.scope}, f"{lid[:12]} is now {args.scope}")
+    data = {"id": lid, "scope": args.scope, **({"published_words": words.to_json()} if words else {})}
+    emit(args, data, f"{lid[:12]} is now {args.scope}" + (f"; its record would carry:\n{_words_text(words)}"
+                                                           if words else ""))
     return 0
 
 

@@ -42,6 +42,7 @@ from .embed import embed_many
 from .episode import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from .lessons import DAY, Lesson, LessonKind
 from .scope import SHELL_TOOLS, command_head
+from .scrub import scrub
 
 
 class PredictionStatus(enum.Enum):
@@ -79,8 +80,9 @@ def make_prediction(lesson: Lesson, now: float, window_days: float) -> Predictio
     situation = situation_line(lesson)
     pid = blake3.blake3(b"commons/prediction/v1\x00" + lesson.id.encode() + b"\x00"
                         + repr(float(now)).encode()).hexdigest()
-    return Prediction(id=pid, lesson_id=lesson.id, situation=situation, triggers=lesson.triggers,
-                      outcome=lesson.outcome, made=now, expires=now + window_days * DAY)
+    # Scrubbed again here: a lesson stored before its text was scrubbed still predicts cleanly.
+    return Prediction(id=pid, lesson_id=lesson.id, situation=scrub(situation), triggers=lesson.triggers,
+                      outcome=scrub(lesson.outcome), made=now, expires=now + window_days * DAY)
 
 
 def situation_line(lesson: Lesson) -> str:

@@ -274,7 +274,13 @@ def _timestamp(value: Any) -> float | None:
 
 
 def _clip(text: str, limit: int) -> str:
-    return " ".join(text.split())[:limit]
+    # Cut at a word boundary: the builder scrubs what it keeps, and a token cut in half is one
+    # that neither half of is recognised as.
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    space = text.rfind(" ", 0, limit + 1)
+    return text[:space] if space > 0 else text[:limit]
 
 
 def _target(tool_input: Any) -> str:

@@ -14,6 +14,7 @@ from commons.core.records import LessonKind, Scope, SignedRecord
 from commons.core.safety import ImperativeText, observation_form
 from commons.core.safety import check_observation, contains_injection
 from commons.core.scope import classify
+from commons.core.scrub import scrub, scrub_json
 from commons.core.trust import LessonStatus as TrustStatus
 from commons.node import rendering, trust
 from commons.node.context import NodeContext
@@ -27,8 +28,9 @@ class LessonRefused(ValueError):
 
 
 def check_lesson_text(text: str) -> str:
-    """The first door for a lesson written by hand: an observation, nothing addressed to an agent."""
-    text = " ".join(text.split())
+    """The first door for a lesson written by hand: an observation, nothing addressed to an agent,
+    scrubbed like every lesson (a token pasted into it becomes ``<github-token>``)."""
+    text = scrub(" ".join(text.split()))
     if not text:
         raise LessonRefused("a lesson needs a text: one or two sentences saying what happened")
     if contains_injection(text):
@@ -145,10 +147,10 @@ def describe(stored: ls.StoredLesson, prediction: Prediction | None, now: float,
         if author is not None and author != held.me:
             represented_by = rid.hex()
     return LessonView(
-        lesson.id, lesson.text, lesson.kind.value, lesson.scope.value,
+        lesson.id, scrub(lesson.text), lesson.kind.value, lesson.scope.value,
         round(rendering.strength_now(lesson, now, node), 4), lesson.seen, status, format_time(lesson.created),
         stored.origin, me, rid.hex() if rid else None, *_counts(held, rid),
-        {"situation": prediction.situation, "outcome": prediction.outcome} if prediction else None,
+        scrub_json({"situation": prediction.situation, "outcome": prediction.outcome}) if prediction else None,
         represented_by=represented_by)
 
 
@@ -157,10 +159,10 @@ def describe_received(signed: SignedRecord, held: trust.Held) -> LessonView:
     record: LessonRecord = signed.record
     state = held.state(signed.id)
     return LessonView(
-        signed.id.hex(), record.text, record.kind.value, record.scope.value, None, None, state.status.value,
+        signed.id.hex(), scrub(record.text), record.kind.value, record.scope.value, None, None, state.status.value,
         format_time(record.created * DAY), held.origin.get(signed.id, "peer"), record.author.hex(),
         signed.id.hex(), *_counts(held, signed.id),
-        {"situation": record.prediction.situation, "outcome": record.prediction.outcome},
+        scrub_json({"situation": record.prediction.situation, "outcome": record.prediction.outcome}),
         received=format_time(held.received[signed.id]))
 
 

@@ -24,6 +24,7 @@ from commons.core.lessons import DAY, Lesson, adjust
 from commons.core.recall import RecallParams, normalised_strength, top_k
 from commons.core.records import Scope
 from commons.integrations.claude_code import project_at
+from commons.core.scrub import scrub
 from commons.node import review
 from commons.node.context import NodeContext
 from commons.node.lessons import LessonRefused
@@ -150,7 +151,8 @@ async def recall(store: Store, node: NodeContext, query: str, k: int, now: float
     hits = []
     for (row, score), (relevance, recency, strength_n) in zip(best, parts):
         hit_id = ids[row]
-        hits.append(RecallHit(hit_id, kinds[row], found[hit_id].text if kinds[row] == "lesson" else texts[hit_id],
+        text = found[hit_id].text if kinds[row] == "lesson" else texts[hit_id]
+        hits.append(RecallHit(hit_id, kinds[row], scrub(text),  # the last pass: the CLI and MCP answer with it
                               round(score, 4), round(relevance, 4), round(recency, 4), round(float(strength[row]), 4),
                               round(strength_n, 4)))
     await _touch(store, [found[i] for i in lesson_ids], [(key, ep_keys[key]) for key in

@@ -19,7 +19,7 @@ and every night.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -28,6 +28,7 @@ import trio
 from commons.core.lessons import Lesson
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Scope
+from commons.core.scrub import scrub, scrub_json
 from commons.node import review
 from commons.node.context import NodeContext
 from commons.render import memory_folder as renderer
@@ -146,6 +147,11 @@ def _layers(dest: Destination, folder_has: set[str], own: Sequence[tuple[Lesson,
     return layers
 
 
+def _scrubbed(item: renderer.RenderItem) -> renderer.RenderItem:
+    prediction = scrub_json(dict(item.prediction)) if item.prediction is not None else None
+    return replace(item, text=scrub(item.text), prediction=prediction)
+
+
 async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
     """Render every destination of the node's target now (see the module's docstring).
 
@@ -168,6 +174,10 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
         strength=strength_now(lesson, now, node), seen=lesson.seen,
         prediction=({"situation": predictions[lesson.id].situation, "outcome": predictions[lesson.id].outcome}
                     if lesson.id in predictions else None))) for lesson in active]
+    # The last pass before the agent reads it: whatever was stored before a door was scrubbed,
+    # or arrived from a peer, leaves this node's memory folders clean.
+    own = [(lesson, _scrubbed(item)) for lesson, item in own]
+    common = [_scrubbed(item) for item in common]
     projects = await lesson_projects(store, node, active)
     known = {node.target.project_of(w) for w in await episode_store.session_workdirs(store)}
     known |= {p for keys in projects.values() for p in keys}

@@ -31,7 +31,7 @@ from commons.core.embed import embed_many
 from commons.core.episode import SessionEpisode
 from commons.core.lessons import Lesson
 from commons.core.predictions import Prediction, RenderedWhere
-from commons.node import rendering
+from commons.node import privacy, rendering
 from commons.node.nap import project_names
 from commons.node.rendering import RenderSummary
 from commons.node import review
@@ -130,6 +130,7 @@ class NightReport:
     render: RenderSummary
     report: Path  # the morning report file
     seconds: tuple[tuple[str, float], ...]  # wall time of each phase
+    privacy: privacy.ScrubResult | None = None  # the once-per-upgrade scrub of the home, if it ran
 
     @property
     def count(self) -> dict[str, int]:
@@ -138,13 +139,16 @@ class NightReport:
     def to_json(self) -> dict:
         return {"at": format_time(self.at), "episodes": self.episodes, "counts": dict(self.counts),
                 "learned": list(self.learned), "review": self.review.to_json(), "render": self.render.to_json(),
-                "report": str(self.report), "seconds": dict(self.seconds)}
+                "report": str(self.report), "seconds": dict(self.seconds),
+                **({"privacy_scrubbed": self.privacy.to_json()} if self.privacy is not None else {})}
 
 
 async def sleep(store: Store, node: NodeContext, now: float) -> NightReport:
     """One night over the store: vetoes from deleted files, the four passes, render, report."""
     started = time.perf_counter()
     vetoed_now = await rendering.detect_deleted(store, node, now)
+    # A home written before every door scrubbed is scrubbed once, before the night reads it.
+    scrubbed = await privacy.scrub_once(store, node, now)
     stored = await ls.load_lessons(store)
     state = core.SleepState(lessons=tuple(s.lesson for s in stored),
                             predictions=tuple(await ls.open_predictions(store)))
@@ -180,7 +184,7 @@ async def sleep(store: Store, node: NodeContext, now: float) -> NightReport:
         counts=tuple((name, counts.get(name, 0)) for name in [*_COUNT_NAMES.values(), "lessons_suppressed",
                                                                 "vetoes_from_deleted_files"]),
         learned=tuple(r for r in records if r["type"] == "learned"), review=reviewed, render=rendered,
-        report=report_path,
+        report=report_path, privacy=scrubbed,
         seconds=(("load", round(loaded_at - started, 3)), ("passes", round(slept_at - loaded_at, 3)),
                  ("apply", round(applied_at - slept_at, 3)),
                  ("render_and_report", round(time.perf_counter() - applied_at, 3))))
