@@ -65,7 +65,7 @@ def test_a_shared_lesson_renders_in_every_project(capsys, machine: Machine):
     notes_session(machine)
     learn(capsys, machine)
     [listed] = [lesson for lesson in cli_json(capsys, "lessons") if "uses uv" in lesson["text"]]
-    assert cli(capsys, "lessons", "scope", listed["id"][:12], "shared")[0] == 0
+    assert cli(capsys, "lessons", "scope", listed["id"][:12], "shared", "--yes")[0] == 0
     cli_json(capsys, "render")
     for index in (machine.memory / "MEMORY.md", scratch_memory(machine)):
         own = index.read_text().split("<!-- commons:begin own -->")[1]
