@@ -189,3 +189,9 @@ async def live_cutoff(store: Store, kind: str | None, limit: int) -> float | Non
         f"SELECT at FROM episodes WHERE {where} ORDER BY at DESC LIMIT 1 OFFSET ?",
         ([kind] if kind else []) + [limit - 1],
     )
+
+
+async def delete_episodes(store: Store, keys: Sequence[str]) -> None:
+    """Remove episodes a better reader no longer finds in their transcript (inside the caller's
+    transaction; `commons rebuild`). Lessons keep the uids they were made of."""
+    await store.executemany("DELETE FROM episodes WHERE key = ?", [(key,) for key in keys])
