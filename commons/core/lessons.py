@@ -169,6 +169,8 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> str:
 
 
 def _sessions_tail(n_sessions: int, k: int | None) -> str:
+    if k is not None and n_sessions == 1:
+        return " (1 session)"
     if k is not None:
         return f" ({k} of {n_sessions} sessions)"
     return f" ({n_sessions} session{'s' if n_sessions != 1 else ''})" if n_sessions > 1 else ""
@@ -194,12 +196,17 @@ def _error_text(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> str:
     sessions = {e.session for e in errors}
     # The fix seen in most sessions (by its generalised phrase), and in how many.
     fixes: dict[str, set[str]] = {}
-    for e in errors:
+    rank: dict[str, tuple[float, float]] = {}  # phrase → (best confidence, minus first time seen)
+    for e in sorted(errors, key=lambda e: e.at):
         if e.resolution is not None and (is_resolved(e) or e.resolution.relation is Relation.NAMED):
-            fixes.setdefault(_fix_phrase(e.resolution, names, e.failed), set()).add(e.session)
+            phrase = _fix_phrase(e.resolution, names, e.failed)
+            fixes.setdefault(phrase, set()).add(e.session)
+            confidence, first = rank.get(phrase, (0.0, -e.at))
+            rank[phrase] = (max(confidence, e.resolution.confidence), first)
     shown = [p for p in fixes if not p.startswith("its output named")] or list(fixes)
     if shown:
-        best = max(shown, key=lambda p: (len(fixes[p]), p))
+        # Seen in most sessions; on a tie, the surer, then the one met first (not the alphabet's pick).
+        best = max(shown, key=lambda p: (len(fixes[p]), *rank[p], p))
         suffix = f"; {best}{_sessions_tail(len(sessions), len(fixes[best]))}."
     else:
         count = f" ({len(errors)} times in {len(sessions)} session{'s' if len(sessions) != 1 else ''})" \
