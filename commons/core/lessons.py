@@ -25,7 +25,7 @@ import blake3
 
 from .episode import CorrectionEpisode, ErrorEpisode
 from .generalise import generalise
-from .resolution import Relation, Resolution
+from .resolution import Relation, Resolution, changes_something
 from .safety import SafetyError, check_observation, contains_injection, strip_injections
 from .records import SECONDS_PER_DAY, LessonKind, Scope
 from .scope import SHELL_TOOLS, VOCABULARY, classify, command_head
@@ -239,13 +239,23 @@ def _correction_text(corr: CorrectionEpisode, n: int, names: Sequence[str]) -> s
     return _fit("The person corrected the agent: ", claim, f"{tail}.")
 
 
+def corrected_command(corr: CorrectionEpisode) -> str:
+    """The agent's call the person corrected ("Bash pip install httpx"): its last call before the
+    words, when that call did something, or the call the person rejected. A call that only looked
+    (the tail of a log, a Read, a grep) is not what the person was correcting: ""."""
+    tool, _, rest = corr.command.partition(" ")
+    if not corr.command or corr.via_rejection or changes_something(tool, rest):
+        return corr.command
+    return ""
+
+
 def _agent_command(corr: CorrectionEpisode) -> str:
     """The command the agent ran before the correction: a shell call's command, else "Tool target"."""
-    tool, _, rest = corr.command.partition(" ")
+    tool, _, rest = corrected_command(corr).partition(" ")
     if tool.lower() in SHELL_TOOLS:
         # "cd ../docs && npm ci" is about npm ci: where it ran is particular.
         return re.sub(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)+", "", rest.strip())
-    return corr.command.strip()
+    return corrected_command(corr).strip()
 
 
 def deterministic_text(kind: LessonKind, episodes: Sequence[Surprise], project_names: Sequence[str] = ()) -> str:
@@ -289,7 +299,7 @@ def surprise_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
         return generalise(f"{ep.tool} {ep.failed}\n{ep.failure}".strip(), project_names)
     # A correction's second line is its situation (predictions.situation_line): the command the
     # agent ran when it has one, not the agent's prose.
-    return generalise(f"{ep.said}\n{ep.command or ep.preceding}".strip(), project_names)
+    return generalise(f"{ep.said}\n{corrected_command(ep) or ep.preceding}".strip(), project_names)
 
 
 def lesson_text(kind: LessonKind, episodes: Sequence[Surprise],
@@ -332,7 +342,7 @@ def situation_of(kind: LessonKind, episodes: Sequence[Surprise],
     if kind is LessonKind.CORRECTION and corr is not None:
         outcome = _clean(generalise(claim_of(corr.said), project_names))
         if not heads:
-            heads = list(heads_in_prose(corr.command or corr.preceding))
+            heads = list(heads_in_prose(corrected_command(corr) or corr.preceding))
     else:
         err = next(e for e in episodes if isinstance(e, ErrorEpisode))
         outcome = _clean(generalise(err.failure, project_names))
