@@ -1,8 +1,10 @@
 """The CLI through its entry point: exit codes, --json shapes, one-line errors."""
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -138,6 +140,10 @@ def test_demo_over_daemons_promotes_then_revokes_and_names_every_node(tmp_path, 
     assert len(review) == 5
     assert all(review[name]["had_common_before"] for name in ("grace", "linus", "hedy", "katherine"))
     assert not any(node["has_after"] for node in review.values())
+    # The bundled sessions show what fixed each failure: every error lesson a node shows names it.
+    index = [line for node in summary["nodes"] if (Path(node["memory_folder"]) / "MEMORY.md").exists()
+             for line in (Path(node["memory_folder"]) / "MEMORY.md").read_text().splitlines() if "— error," in line]
+    assert index and all(re.search(r"; (?:`[^`]+` succeeded after it|it passed after `)", line) for line in index), index
     for node in summary["nodes"]:
         assert set(node) >= {"home", "public_key", "memory_folder"}
         done = subprocess.run(

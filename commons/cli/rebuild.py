@@ -14,6 +14,7 @@ from commons.ingest import rederive
 from commons.ingest.archive import Archive, ArchiveError
 from commons.node import rebuild
 
+_LABELS = {rebuild.SUPPRESSED: "kept vetoed (new words, still vetoed)"}
 BEFORE_AFTER_SHOWN = 20  # changes whose texts the dry run prints in full (all of them with --json)
 
 
@@ -81,7 +82,7 @@ def _text(episodes: rederive.EpisodeChanges, lessons: rebuild.Plan, applied: reb
         lines.append(f"signed {len(applied.records)} records superseding published lessons")
     for change in lessons.changes[:BEFORE_AFTER_SHOWN]:
         lines.append("")
-        lines.append(f"{change.action}:")
+        lines.append(f"{_LABELS.get(change.action, change.action)}:")
         lines += [f"  before {lid[:12]}  {text}" for lid, text in change.before]
         if change.after is not None:
             lines.append(f"  after  {change.after.id[:12]}  {change.after.text}")
