@@ -5,6 +5,7 @@ holds under the new wording, and a published lesson is superseded by a signed re
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import day_of, verify
 from commons.clock import parse_time
+from commons.daemon.lock import acquire_lock
 from commons.identity import load
 from commons.runtime import run
 from commons.store import records as record_store
@@ -146,3 +148,14 @@ def test_rebuild_without_an_archive_says_so(home, capsys):
     assert cli(capsys, "init")[0] == 0
     code, _, err = cli(capsys, "rebuild")
     assert code == 1 and "run `commons ingest` first" in err
+
+
+def test_rebuild_refuses_while_a_daemon_holds_the_home(old_home, capsys):
+    fd = acquire_lock(old_home)  # as a running daemon does
+    try:
+        code, _, err = cli(capsys, "rebuild", at=LATER)
+        assert code == 1 and "stop it, run `commons rebuild`" in err
+        assert cli(capsys, "rebuild", "--dry-run", at=LATER)[0] == 0  # looking writes nothing
+    finally:
+        os.close(fd)
+    assert cli(capsys, "rebuild", at=LATER)[0] == 0

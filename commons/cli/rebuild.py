@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import trio
 
 from commons.cli.context import Context, add_json_flag, emit
 from commons.cli.ingest import _ProgressLine
+from commons.daemon.lock import DaemonRunning, acquire_lock
 from commons.errors import CommonsError
 from commons.ingest import rederive
 from commons.ingest.archive import Archive, ArchiveError
@@ -43,6 +45,9 @@ async def cmd_rebuild(ctx: Context, args: argparse.Namespace) -> int:
     if not folder.exists():
         raise CommonsError(f"no archive in {folder}: nothing to rebuild from (run `commons ingest` first)")
     now = ctx.now()
+    # A running daemon ingests as transcripts grow: it would write episodes and reading positions
+    # while rebuild replaces them. Holding its lock keeps one from starting meanwhile.
+    held = None if args.dry_run else _daemon_lock(ctx)
     progress = _ProgressLine() if sys.stderr.isatty() else None
     try:
         archive = await trio.to_thread.run_sync(Archive, folder)
@@ -58,12 +63,22 @@ async def cmd_rebuild(ctx: Context, args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close()
+        if held is not None:
+            os.close(held)
     for skipped in episodes.not_reread:
         print(f"commons: not read again: {skipped.key}: {skipped.reason}", file=sys.stderr)
     data = {"dry_run": args.dry_run, "episodes": episodes.to_json(),
             "lessons": applied.to_json() if applied is not None else lessons.to_json()}
     emit(args, data, lambda: _text(episodes, lessons, applied, args.dry_run))
     return 0
+
+
+def _daemon_lock(ctx: Context) -> int:
+    try:
+        return acquire_lock(ctx.home)
+    except DaemonRunning as error:
+        raise CommonsError(f"{error}: it reads transcripts while rebuild rewrites what was read from them; "
+                           "stop it, run `commons rebuild`, then start it again") from None
 
 
 def _text(episodes: rederive.EpisodeChanges, lessons: rebuild.Plan, applied: rebuild.Applied | None,
