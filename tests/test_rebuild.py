@@ -159,3 +159,12 @@ def test_rebuild_refuses_while_a_daemon_holds_the_home(old_home, capsys):
     finally:
         os.close(fd)
     assert cli(capsys, "rebuild", at=LATER)[0] == 0
+
+
+def test_a_lesson_whose_episodes_decay_archived_is_left_alone(old_home, capsys):
+    with sqlite3.connect(old_home.database) as db:  # decay archived every episode the reader still finds
+        db.execute("UPDATE episodes SET archived_at = 1 WHERE uid NOT LIKE 'toolu_old_reader_%'")
+    planned = cli_json(capsys, "rebuild", "--dry-run", "--json", at=LATER)["lessons"]
+    # Nothing can be re-derived from archived episodes: only the lesson of the episodes the reader
+    # no longer finds at all is retired.
+    assert [(c["action"], c["before"][0]["text"][:10]) for c in planned["changes"]] == [("retired", "`mix test`")]

@@ -149,7 +149,10 @@ def _compare(stored: Sequence[episode_store.StoredEpisode], rereads: Sequence[Re
         changed=tuple((k, changed[k]) for k in kinds), removed=tuple((k, removed[k]) for k in kinds),
         unchanged=unchanged, not_reread=tuple(failed),
         live_after=tuple(sorted(live, key=lambda e: (e.at, episode_store.episode_key(e)))),
-        rederived_uids=frozenset({e.uid for _, e in fresh.values()} | {s.episode.uid for s in gone}),
+        # An episode decay archived is not handed to sleep: a lesson made of it cannot be re-derived.
+        rederived_uids=frozenset({e.uid for key, (_, e) in fresh.items()
+                                  if key not in held or held[key].archived_at is None}
+                                 | {s.episode.uid for s in gone}),
         rereads=tuple(rereads), removed_keys=tuple(s.key for s in gone))
 
 

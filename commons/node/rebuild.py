@@ -107,7 +107,8 @@ async def plan(store: Store, node: NodeContext, episodes: Sequence[Episode], red
             by_uid.setdefault(uid, []).append(s.lesson.id)
     own_keys = {ls.content_key(s.lesson.kind, s.lesson.text) for s in own.values()}
     known_ids = {s.lesson.id for s in stored}
-    found = [n for n in fresh.state.lessons if n.status is LessonStatus.ACTIVE]
+    # Archived ones too: a lesson the fresh night lets decay may be one that confirmations kept alive.
+    found = list(fresh.state.lessons)
 
     def overlap(n: Lesson) -> dict[str, int]:
         shared: dict[str, int] = {}
@@ -148,7 +149,8 @@ async def plan(store: Store, node: NodeContext, episodes: Sequence[Episode], red
             continue
         taken = [s for s in olds if s is same or best[s.lesson.id][1] == n.id]
         if not taken:  # new, or every lesson it touches is carried on by another new lesson
-            changes.append(Change(NEW, (), n))
+            if n.status is LessonStatus.ACTIVE:
+                changes.append(Change(NEW, (), n))
             continue
         placed.update(s.lesson.id for s in taken)
         changes.append(await _reworded(store, node, n, taken, now))
