@@ -182,4 +182,7 @@ def test_a_correction_after_a_call_that_only_looked_does_not_name_that_call():
         'The person corrected the agent, after it said "Let me check the server log.": '
         '"scrolling back in xterm.js still does not work".')
     assert corrected("Bash npm run dev").startswith("The person corrected the agent's `npm run dev`: ")
+    # Of a compound command, what did something: not the look at its result.
+    assert corrected("Bash git add -A && git status --short | head -5").startswith(
+        "The person corrected the agent's `git add -A`: ")
     assert corrected("Read /x/app.js", rejected=True).startswith("The person corrected the agent's `Read <path>`")

@@ -25,6 +25,7 @@ import blake3
 
 from .episode import CorrectionEpisode, ErrorEpisode
 from .generalise import generalise
+from .failure import segments
 from .resolution import Relation, Resolution, changes_something
 from .safety import SafetyError, check_observation, contains_injection, strip_injections
 from .records import SECONDS_PER_DAY, LessonKind, Scope
@@ -253,8 +254,12 @@ def _agent_command(corr: CorrectionEpisode) -> str:
     """The command the agent ran before the correction: a shell call's command, else "Tool target"."""
     tool, _, rest = corrected_command(corr).partition(" ")
     if tool.lower() in SHELL_TOOLS:
-        # "cd ../docs && npm ci" is about npm ci: where it ran is particular.
-        return re.sub(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)+", "", rest.strip())
+        # "cd ../docs && npm ci" is about npm ci: where it ran is particular. In "git add -A &&
+        # git status --short | head -5" what the person corrected is what did something: git add.
+        command = re.sub(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)+", "", rest.strip())
+        parts = segments(command)
+        acting = [p for p in parts if changes_something(tool, p)]
+        return " && ".join(acting) if acting and len(acting) < len(parts) else command
     return corrected_command(corr).strip()
 
 
