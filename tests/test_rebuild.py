@@ -17,6 +17,7 @@ from commons.core.records import day_of, verify
 from commons.clock import parse_time
 from commons.daemon.lock import acquire_lock
 from commons.identity import load
+from commons.ingest.archive import Archive
 from commons.runtime import run
 from commons.store import records as record_store
 from commons.store.db import Store
@@ -168,3 +169,13 @@ def test_a_lesson_whose_episodes_decay_archived_is_left_alone(old_home, capsys):
     # Nothing can be re-derived from archived episodes: only the lesson of the episodes the reader
     # no longer finds at all is retired.
     assert [(c["action"], c["before"][0]["text"][:10]) for c in planned["changes"]] == [("retired", "`mix test`")]
+
+
+def test_a_transcript_of_a_reader_this_commons_lacks_is_named_and_the_rest_rebuilt(old_home, capsys):
+    Archive(old_home.archive_dir).append("codex/2026/11/rollout-1.jsonl", b'{"type":"session_meta"}\n', 0)
+    code, out, err = cli(capsys, "rebuild", "--json", at=LATER)
+    result = json.loads(out)
+    assert code == 0 and "not read again: codex/2026/11/rollout-1.jsonl: no reader for 'codex' transcripts" in err
+    assert result["episodes"]["not_reread"] == [{"key": "codex/2026/11/rollout-1.jsonl",
+                                                 "reason": "no reader for 'codex' transcripts"}]
+    assert result["episodes"]["transcripts"] == 6 and result["lessons"]["reworded"] == 2
