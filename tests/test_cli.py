@@ -1,6 +1,7 @@
 """The CLI through its entry point: exit codes, --json shapes, one-line errors."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -141,6 +142,11 @@ def test_demo_over_daemons_promotes_then_revokes_and_names_every_node(tmp_path, 
     assert not any(node["has_after"] for node in review.values())
     # A session ending made a lesson in its project's memory at once, before any night.
     assert summary["session_end_hook"]["node"] == "grace" and "pnpm" in summary["session_end_hook"]["lesson"]
+    # The bundled sessions show what fixed each failure: every error lesson a node shows names it.
+    index = [line for node in summary["nodes"] for folder in node["memory_folders"]
+             if (Path(folder) / "MEMORY.md").exists()
+             for line in (Path(folder) / "MEMORY.md").read_text().splitlines() if "— error," in line]
+    assert index and all(re.search(r"; (?:`[^`]+` succeeded after it|it passed after `)", line) for line in index), index
     for node in summary["nodes"]:
         assert set(node) >= {"home", "public_key", "memory_folders"}
         # Lessons landed in each project's Claude Code auto memory under the person's own HOME.

@@ -35,3 +35,8 @@ def test_a_project_is_known_under_its_worktree_and_module_names():
     assert "spotter-gqc" in names and "spotter" in names
     assert generalise("undefined module SpotterWeb.Router in spotter-gqc", names) == (
         "undefined module <project>.Router in <project>")
+
+
+def test_libraries_named_like_files_keep_their_names_but_project_files_do_not():
+    said = "scrolling back in xterm.js still does not work; the handler is in session_live.js"
+    assert generalise(said) == "scrolling back in xterm.js still does not work; the handler is in <path>"

@@ -168,3 +168,21 @@ def test_a_correction_predicts_on_the_command_the_agent_ran_not_its_prose():
     _, result = _night(["corrections-ledger"])
     (pip,) = [l for l in result.state.lessons if "pip install" in l.text]
     assert situation_line(pip) == "Bash pip install --break-system-packages rich"
+
+
+def test_a_correction_after_a_call_that_only_looked_does_not_name_that_call():
+    from commons.core.lessons import deterministic_text
+
+    def corrected(command: str, rejected: bool = False) -> str:
+        said = "scrolling back in xterm.js still does not work"
+        return deterministic_text(LessonKind.CORRECTION, [CorrectionEpisode(
+            "s", "u", 0.0, said, "Let me check the server log.", via_rejection=rejected, command=command)])
+
+    assert corrected("Bash tail -5 /tmp/claude-1000/tasks/b.output") == (
+        'The person corrected the agent, after it said "Let me check the server log.": '
+        '"scrolling back in xterm.js still does not work".')
+    assert corrected("Bash npm run dev").startswith("The person corrected the agent's `npm run dev`: ")
+    # Of a compound command, what did something: not the look at its result.
+    assert corrected("Bash git add -A && git status --short | head -5").startswith(
+        "The person corrected the agent's `git add -A`: ")
+    assert corrected("Read /x/app.js", rejected=True).startswith("The person corrected the agent's `Read <path>`")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from commons.core.resolution import (HORIZON, OpenFailure, Relation, Resolution, advance, named_fix, opened,
-                                     relate)
+from commons.core.resolution import (HORIZON, OpenFailure, Relation, Resolution, advance, fixed_by_setup,
+                                     named_fix, opened, relate)
 
 NO_UPSTREAM = """fatal: The current branch feat-x has no upstream branch.
 To push the current branch and set the remote as upstream, use
@@ -79,3 +79,26 @@ def test_looking_around_after_a_failure_is_not_its_fix():
     assert relate(failure, "Bash", "git log --oneline -3") is None
     found = relate(OpenFailure("t1", "Bash", "npm ci", ""), "Bash", "npm install")
     assert found is not None and found.relation is Relation.NEXT_COMMAND
+
+
+def test_another_command_of_the_same_runner_is_not_the_failed_program_tried_again():
+    # `uv run pytest` runs pytest: `uv add --dev pytest-asyncio` after it is a step, not its fix.
+    assert relate(OpenFailure("t1", "Bash", "uv run pytest -q tests/test_rates.py", ""), "Bash",
+                  "uv add --dev pytest-asyncio") is None
+
+
+def test_installing_dependencies_with_another_package_manager_resolves_an_install():
+    found = relate(OpenFailure("t1", "Bash", "npm ci", ""), "Bash", "cd ../docs && pnpm install --frozen-lockfile")
+    assert found is not None and (found.relation, found.command) == (Relation.NEXT_COMMAND,
+                                                                      "pnpm install --frozen-lockfile")
+    assert relate(OpenFailure("t1", "Bash", "npm ci", ""), "Bash", "pnpm run build") is None
+
+
+def test_a_fix_that_sets_the_project_up_is_told_from_one_that_edits_the_code():
+    def rerun_after(step: str) -> Resolution:
+        return Resolution(Relation.RERUN, "uv run pytest", steps=(step,), confidence=0.7)
+
+    assert fixed_by_setup(rerun_after("Edit /p/pyproject.toml: asyncio_mode = 'auto'"))
+    assert fixed_by_setup(rerun_after("uv add --dev pytest-asyncio"))
+    assert not fixed_by_setup(rerun_after("Edit /p/ledgerly/rates.py: return float(rate)"))
+    assert not fixed_by_setup(None)

@@ -25,6 +25,7 @@ from commons.runtime import run
 COMMAND_MODULES = (
     "commons.cli.identity",  # init, id, config
     "commons.cli.ingest",  # ingest, archive, episodes
+    "commons.cli.rebuild",  # rebuild
     "commons.cli.organism",  # sleep, report, recall, mcp
     "commons.cli.lessons",  # lessons, forget, render
     "commons.cli.review",  # why, vouch, revoke, revocations

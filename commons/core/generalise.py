@@ -35,6 +35,12 @@ _KEEP_FILES = frozenset({
     "requirements.txt", "makefile", "dockerfile", ".pre-commit-config.yaml", "tsconfig.json",
     "mix.lock", "cargo.lock", "yarn.lock", "pnpm-lock.yaml", "gemfile", ".formatter.exs",
 })  # fmt: skip
+# Libraries named like a file ("xterm.js", "chart.js"): the same name everywhere, not a path.
+_KEEP_LIBRARIES = frozenset({
+    "node.js", "xterm.js", "vue.js", "next.js", "nuxt.js", "chart.js", "three.js", "d3.js", "express.js",
+    "react.js", "ember.js", "backbone.js", "moment.js", "socket.io", "alpine.js", "htmx.js", "p5.js",
+    "pdf.js", "highlight.js", "video.js", "leaflet.js", "babylon.js", "deno.js", "bun.js", "svelte.js",
+})  # fmt: skip
 _LINE_NO = re.compile(r"(?<=<path>):\d+(?::\d+)?\b|\b(line|lines)\s+\d+\b", re.I)
 _COUNT = re.compile(r"\b\d+(?=\s+(?:files?|tests?|errors?|failures?|failed|passed|items?|warnings?|"
                     r"source\ files|examples?|modules?|packages?|seconds?|ms)\b)", re.I)
@@ -87,7 +93,7 @@ def generalise(text: str, project_names: Iterable[str] = ()) -> str:
 def _path(m: re.Match[str]) -> str:
     value = m.group(0)
     name = value.rstrip("/").rsplit("/", 1)[-1]
-    if name.lower() in _KEEP_FILES:  # a project's well-known file is named the same everywhere
+    if name.lower() in _KEEP_FILES or value.lower() in _KEEP_LIBRARIES:  # named the same everywhere
         return name
     if value.startswith(("./.venv", ".venv")):
         return value

@@ -25,7 +25,8 @@ import blake3
 
 from .episode import CorrectionEpisode, ErrorEpisode
 from .generalise import generalise
-from .resolution import Relation, Resolution
+from .failure import segments
+from .resolution import Relation, Resolution, changes_something
 from .safety import SafetyError, check_observation, contains_injection, strip_injections
 from .scrub import cut, scrub
 from .records import SECONDS_PER_DAY, LessonKind, Scope
@@ -169,6 +170,8 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> str:
 
 
 def _sessions_tail(n_sessions: int, k: int | None) -> str:
+    if k is not None and n_sessions == 1:
+        return " (1 session)"
     if k is not None:
         return f" ({k} of {n_sessions} sessions)"
     return f" ({n_sessions} session{'s' if n_sessions != 1 else ''})" if n_sessions > 1 else ""
@@ -193,12 +196,17 @@ def _error_text(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> str:
     sessions = {e.session for e in errors}
     # The fix seen in most sessions (by its generalised phrase), and in how many.
     fixes: dict[str, set[str]] = {}
-    for e in errors:
+    rank: dict[str, tuple[float, float]] = {}  # phrase → (best confidence, minus first time seen)
+    for e in sorted(errors, key=lambda e: e.at):
         if e.resolution is not None and (is_resolved(e) or e.resolution.relation is Relation.NAMED):
-            fixes.setdefault(_fix_phrase(e.resolution, names, e.failed), set()).add(e.session)
+            phrase = _fix_phrase(e.resolution, names, e.failed)
+            fixes.setdefault(phrase, set()).add(e.session)
+            confidence, first = rank.get(phrase, (0.0, -e.at))
+            rank[phrase] = (max(confidence, e.resolution.confidence), first)
     shown = [p for p in fixes if not p.startswith("its output named")] or list(fixes)
     if shown:
-        best = max(shown, key=lambda p: (len(fixes[p]), p))
+        # Seen in most sessions; on a tie, the surer, then the one met first (not the alphabet's pick).
+        best = max(shown, key=lambda p: (len(fixes[p]), *rank[p], p))
         suffix = f"; {best}{_sessions_tail(len(sessions), len(fixes[best]))}."
     else:
         count = f" ({len(errors)} times in {len(sessions)} session{'s' if len(sessions) != 1 else ''})" \
@@ -231,13 +239,27 @@ def _correction_text(corr: CorrectionEpisode, n: int, names: Sequence[str]) -> s
     return _fit("The person corrected the agent: ", claim, f"{tail}.")
 
 
+def corrected_command(corr: CorrectionEpisode) -> str:
+    """The agent's call the person corrected ("Bash pip install httpx"): its last call before the
+    words, when that call did something, or the call the person rejected. A call that only looked
+    (the tail of a log, a Read, a grep) is not what the person was correcting: ""."""
+    tool, _, rest = corr.command.partition(" ")
+    if not corr.command or corr.via_rejection or changes_something(tool, rest):
+        return corr.command
+    return ""
+
+
 def _agent_command(corr: CorrectionEpisode) -> str:
     """The command the agent ran before the correction: a shell call's command, else "Tool target"."""
-    tool, _, rest = corr.command.partition(" ")
+    tool, _, rest = corrected_command(corr).partition(" ")
     if tool.lower() in SHELL_TOOLS:
-        # "cd ../docs && npm ci" is about npm ci: where it ran is particular.
-        return re.sub(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)+", "", rest.strip())
-    return corr.command.strip()
+        # "cd ../docs && npm ci" is about npm ci: where it ran is particular. In "git add -A &&
+        # git status --short | head -5" what the person corrected is what did something: git add.
+        command = re.sub(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)+", "", rest.strip())
+        parts = segments(command)
+        acting = [p for p in parts if changes_something(tool, p)]
+        return " && ".join(acting) if acting and len(acting) < len(parts) else command
+    return corrected_command(corr).strip()
 
 
 def deterministic_text(kind: LessonKind, episodes: Sequence[Surprise], project_names: Sequence[str] = ()) -> str:
@@ -281,7 +303,7 @@ def surprise_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
         return generalise(f"{ep.tool} {ep.failed}\n{ep.failure}".strip(), project_names)
     # A correction's second line is its situation (predictions.situation_line): the command the
     # agent ran when it has one, not the agent's prose.
-    return generalise(f"{ep.said}\n{ep.command or ep.preceding}".strip(), project_names)
+    return generalise(f"{ep.said}\n{corrected_command(ep) or ep.preceding}".strip(), project_names)
 
 
 def lesson_text(kind: LessonKind, episodes: Sequence[Surprise],
@@ -325,7 +347,7 @@ def situation_of(kind: LessonKind, episodes: Sequence[Surprise],
     if kind is LessonKind.CORRECTION and corr is not None:
         outcome = _clean(generalise(claim_of(corr.said), project_names))
         if not heads:
-            heads = list(heads_in_prose(corr.command or corr.preceding))
+            heads = list(heads_in_prose(corrected_command(corr) or corr.preceding))
     else:
         err = next(e for e in episodes if isinstance(e, ErrorEpisode))
         outcome = _clean(generalise(err.failure, project_names))

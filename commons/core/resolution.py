@@ -115,6 +115,15 @@ def _words(command: str) -> set[str]:
     return out
 
 
+# Commands that do the same job with another tool: installing a project's dependencies with
+# another package manager (`npm ci` in a pnpm project → `pnpm install`) is the same goal.
+_SAME_GOAL = (
+    ("install js dependencies", ("npm ci", "npm install", "npm i", "pnpm install", "pnpm i", "yarn install",
+                                 "yarn", "bun install")),
+    ("install python dependencies", ("pip install", "uv sync", "uv pip", "poetry install", "pipenv install")),
+)
+_GOAL_OF = {head: goal for goal, heads in _SAME_GOAL for head in heads}
+
 _GENERIC_WORDS = frozenset({"install", "add", "run", "test", "build", "push", "commit", "origin", "main",
                             "master", "the", "and", "dev"})
 
@@ -168,16 +177,26 @@ def relate(failure: OpenFailure, tool: str, target: str) -> Resolution | None:
             confidence = CONFIDENCE[Relation.RERUN] if failure.steps else FLAKY_CONFIDENCE
             return Resolution(Relation.RERUN, part, steps=failure.steps, confidence=confidence, tool=tool)
         return Resolution(Relation.SAME_HEAD, part, confidence=CONFIDENCE[Relation.SAME_HEAD], tool=tool)
-    program = program_of(failure.command)
+    program = _program(failure.command)
     subjects = _words(failure.command) - _GENERIC_WORDS
+    goal = _GOAL_OF.get(head)
     for part in parts:
-        other = program_of(part)
+        if goal is not None and _GOAL_OF.get(command_head("bash", part)) == goal:
+            return Resolution(Relation.NEXT_COMMAND, part, confidence=CONFIDENCE[Relation.NEXT_COMMAND], tool=tool)
+        other = _program(part)
         # Looking around ("git status", "ls") is not doing something else for the same goal.
         if not other or not changes_something(tool, part) or other == "git" and program != "git":
             continue
         if other == program or (subjects and subjects & _words(part)):
             return Resolution(Relation.NEXT_COMMAND, part, confidence=CONFIDENCE[Relation.NEXT_COMMAND], tool=tool)
     return None
+
+
+def _program(command: str) -> str:
+    """The program a shell command runs, past its runner: ``uv run pytest`` runs pytest, and
+    ``uv add`` after a failed ``uv run pytest`` is not the same program tried another way."""
+    head = command_head("bash", command)
+    return head.split()[0] if head and head != "bash" else program_of(command)
 
 
 def _matching_part(target: str, head: str) -> str:
@@ -209,6 +228,36 @@ def changes_something(tool: str, target: str) -> bool:
         head = command_head("bash", target)
         return head not in _LOOKING_PROGRAMS and head.split()[0] not in _LOOKING_PROGRAMS
     return True
+
+
+# What sets a project up rather than writes its code: adding a dependency, editing a manifest or a
+# tool's configuration. A failure fixed that way is a pitfall of the setup, not work in progress.
+_SETUP_HEADS = frozenset({"pip install", "uv add", "uv pip", "uv sync", "poetry add", "pipenv install",
+                          "npm install", "npm i", "pnpm add", "pnpm install", "yarn add", "bun add",
+                          "cargo add", "go get", "mix deps.get", "gem install", "bundle add", "apt-get install",
+                          "brew install"})
+_CONFIG_FILE = re.compile(r"(?:^|/)(?:pyproject\.toml|setup\.cfg|tox\.ini|pytest\.ini|requirements[\w.-]*\.txt|"
+                          r"package\.json|tsconfig[\w.-]*\.json|\.[\w.-]*rc(?:\.json|\.ya?ml|\.js|\.cjs)?|"
+                          r"[\w.-]*\.config\.(?:js|cjs|mjs|ts)|mix\.exs|Cargo\.toml|go\.mod|Gemfile|"
+                          r"[\w.-]+\.(?:toml|ini|cfg|ya?ml))(?::|$)")
+
+
+def is_setup_step(step: str) -> bool:
+    """Whether a step (as `step_of` remembers it) sets the project up: a dependency added, or a
+    manifest or configuration file edited (``Edit /x/pyproject.toml: asyncio_mode = 'auto'``)."""
+    tool, _, rest = step.partition(" ")
+    if tool.lower() in {"edit", "write", "multiedit"}:
+        return bool(_CONFIG_FILE.search(rest.split(": ", 1)[0].strip()))
+    return any(command_head("bash", part) in _SETUP_HEADS for part in segments(step))
+
+
+def fixed_by_setup(resolution: Resolution | None) -> bool:
+    """Whether what resolved a failure was setting the project up (see `is_setup_step`)."""
+    if resolution is None:
+        return False
+    if resolution.relation is Relation.RERUN:
+        return bool(resolution.steps) and is_setup_step(resolution.steps[-1])
+    return is_setup_step(resolution.command)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from .embed import DIM, embed_many
 from .episode import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode
 from .lessons import (Lesson, LessonKind, LessonStatus, Surprise, WriteText, absorb, adjust,
                       decayed, head_of, new_lesson, surprise_text, uncounted)
+from .resolution import fixed_by_setup
 from .predictions import (Prediction, PredictionStatus, make_prediction, too_generic, verify)
 
 
@@ -310,13 +311,15 @@ _WORK_COMMANDS = frozenset({"pytest", "mix test", "mix compile", "cargo build", 
 
 def work_in_progress(errors: Sequence[Surprise]) -> bool:
     """Whether a cluster of errors is one session's work in progress: every failure a test or
-    compile run, in a single session, with no fix that names another command. It becomes a lesson
+    compile run, in a single session, with no fix that names another command or sets the project
+    up (a dependency added, a configuration file edited: a pitfall of the setup, not of the work). It becomes a lesson
     when the same failure recurs in another session."""
     errs = [e for e in errors if isinstance(e, ErrorEpisode)]
     if not errs or len({e.session for e in errs}) > 1:
         return False
     return all(head_of(e) in _WORK_COMMANDS and (e.resolution is None or e.resolution.relation.value in
-                                                  {"rerun", "named"}) for e in errs)
+                                                  {"rerun", "named"} and not fixed_by_setup(e.resolution))
+               for e in errs)
 
 
 # --------------------------------------------------------------------------------------------

@@ -208,9 +208,12 @@ class EpisodeBuilder:
         self.person_messages += 1
         self.turn_text = self.turn_call = ""
         self.turn_done = False
-        # The person spoke: the task moved on, and what follows no longer resolves earlier failures.
-        self.open_failures = ()
-        self.open_errors = {}
+        # The person asked for something: the task moved on, and what follows no longer resolves
+        # earlier failures. A correction steers the same task ("set asyncio_mode in pyproject.toml
+        # instead"): what the agent does next may still be what fixes them.
+        if not (worded or after_done):
+            self.open_failures = ()
+            self.open_errors = {}
 
     def _rejected(self, turn: ToolRejected) -> None:
         tool, target, _ = self.pending.pop(turn.use_id, ("", "", ""))

@@ -106,10 +106,17 @@ async def reword(store: Store, node: NodeContext, prefix: str, text: str, now: f
         record = replace(old.record, text=text, created=day_of(now), supersedes=old.id)
     except RecordUsageError as error:
         raise UsageError(str(error)) from None
-    signed = revocation.sign_as(record, node.identity)
     new, _ = await add_lesson(store, node, text, stored.lesson.kind, stored.lesson.scope, now)
+    signed = await supersede(store, node, record, new.id, now)
+    return Reworded(new.id, text, signed, old.id, lid)
+
+
+async def supersede(store: Store, node: NodeContext, record: Lesson, lesson_id: str, now: float) -> SignedRecord:
+    """Sign ``record`` (a lesson record whose ``supersedes`` names this node's earlier record) and
+    store it as what the local lesson ``lesson_id`` stands for in the commons."""
+    signed = revocation.sign_as(record, node.identity)
     await record_store.add_own(store, [signed], now)
     async with store.transaction():
-        await ls.mark_represented(store, [(new.id, signed.id)], now)
+        await ls.mark_represented(store, [(lesson_id, signed.id)], now)
     await revocation.after_intake(store, node, now, [signed])
-    return Reworded(new.id, text, signed, old.id, lid)
+    return signed

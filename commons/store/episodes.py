@@ -220,3 +220,9 @@ async def session_workdirs(store: Store) -> list[str]:
     rows = await store.fetchall(
         "SELECT DISTINCT json_extract(data, '$.project') FROM episodes WHERE kind = 'session'")
     return sorted(r[0] for r in rows if isinstance(r[0], str) and r[0])
+
+
+async def delete_episodes(store: Store, keys: Sequence[str]) -> None:
+    """Remove episodes a better reader no longer finds in their transcript (inside the caller's
+    transaction; `commons rebuild`). Lessons keep the uids they were made of."""
+    await store.executemany("DELETE FROM episodes WHERE key = ?", [(key,) for key in keys])

@@ -204,7 +204,8 @@ async def put_lessons(store: Store, items: Sequence[tuple[Lesson, str]], vectors
                content_key, vec, updated)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (id) DO UPDATE SET text = excluded.text, scope = excluded.scope,
-               topics = excluded.topics, episodes = excluded.episodes, provenance = excluded.provenance,
+               topics = excluded.topics, gist = excluded.gist, triggers = excluded.triggers,
+               outcome = excluded.outcome, episodes = excluded.episodes, provenance = excluded.provenance,
                strength = excluded.strength, strength_at = excluded.strength_at,
                touched = excluded.touched, seen = excluded.seen, status = excluded.status,
                content_key = excluded.content_key, vec = excluded.vec, updated = excluded.updated""",
