@@ -68,7 +68,7 @@ def old_home(home, capsys, tmp_path):
     echoes = active(capsys, NIGHT)
     assert len(echoes) == 4 and not any("succeeded after" in d["text"] for d in echoes)
     assert cli(capsys, "forget", one(echoes, "`npm ci`")["id"], at=NIGHT)[0] == 0
-    assert cli(capsys, "lessons", "scope", one(echoes, "`git push`")["id"], "shared", at=NIGHT)[0] == 0
+    assert cli(capsys, "lessons", "scope", one(echoes, "`git push`")["id"], "shared", "--yes", at=NIGHT)[0] == 0
     assert len(cli_json(capsys, "publish", "on", at=NIGHT)["published"]) == 1
     return home
 
