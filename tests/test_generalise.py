@@ -40,3 +40,13 @@ def test_a_project_is_known_under_its_worktree_and_module_names():
 def test_libraries_named_like_files_keep_their_names_but_project_files_do_not():
     said = "scrolling back in xterm.js still does not work; the handler is in session_live.js"
     assert generalise(said) == "scrolling back in xterm.js still does not work; the handler is in <path>"
+
+
+def test_public_forges_and_registries_and_dotted_versions_are_not_particular():
+    assert generalise("git@github.com: Permission denied (publickey).") == "git@github.com: Permission denied (publickey)."
+    assert generalise("fetch https://github.com/acme/widgets.git failed") == "fetch https://github.com/<path> failed"
+    assert generalise("Version 1.2.3.4 installed; pkg==1.2.3.4") == "Version 1.2.3.4 installed; pkg==1.2.3.4"
+    # A private host, a private address and an unknown site stay placeholders.
+    assert generalise("curl https://api.internal.acme.com/v1/x") == "curl <host>"
+    assert generalise("connect to 10.0.0.5 refused") == "connect to <host> refused"
+    assert generalise("ssh deploy@build.acme.com failed") == "ssh deploy@<host> failed"

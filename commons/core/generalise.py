@@ -68,13 +68,45 @@ def project_aliases(project_paths: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted({n for n in names if len(n) >= 3}, key=lambda n: (-len(n), n)))
 
 
+# Hosts every user of a tool meets (forges, package registries): naming them is not particular,
+# and a lesson about `git push` to github.com or `pip install` from pypi.org reads better with it.
+_PUBLIC_HOSTS = frozenset({
+    "github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "pypi.org", "files.pythonhosted.org",
+    "test.pypi.org", "registry.npmjs.org", "npmjs.com", "www.npmjs.com", "registry.yarnpkg.com",
+    "crates.io", "static.crates.io", "index.crates.io", "docker.io", "registry-1.docker.io", "hub.docker.com",
+    "ghcr.io", "quay.io", "proxy.golang.org", "sum.golang.org", "pkg.go.dev", "rubygems.org", "hex.pm",
+    "repo.hex.pm", "repo.maven.apache.org", "repo1.maven.org", "api.nuget.org", "packagist.org",
+    "deb.debian.org", "archive.ubuntu.com", "objects.githubusercontent.com", "raw.githubusercontent.com",
+})  # fmt: skip
+# A dotted quad right after one of these is a version ("Version 1.2.3.4", "pkg==1.2.3.4"), not an address.
+_VERSION_BEFORE = re.compile(r"(?:\bversion|\bv|==|>=|<=|~=|@|\bbuild)\s*$", re.IGNORECASE)
+
+
+def _is_public(host: str) -> bool:
+    return host.lower().rstrip(".") in _PUBLIC_HOSTS
+
+
+def _url(m: re.Match[str]) -> str:
+    scheme, _, rest = m.group(0).partition("://")
+    host, slash, path = rest.partition("/")
+    if not _is_public(host.rpartition("@")[2]):
+        return "<host>"
+    return f"{scheme}://{host.rpartition('@')[2]}" + ("/<path>" if path.strip("/") else slash)
+
+
+def _ip(m: re.Match[str]) -> str:
+    if _VERSION_BEFORE.search(m.string, max(0, m.start() - 12), m.start()):
+        return m.group(0)
+    return "<host>"
+
+
 def generalise(text: str, project_names: Iterable[str] = ()) -> str:
     """``text`` with what is particular to one session replaced by placeholders (module docstring)."""
-    out = _URL.sub("<host>", text)
+    out = _URL.sub(_url, text)
     out = _PATH.sub(_path, out)  # before hosts: "lib/a.ex:12" is a file and a line, not a host and a port
     out = _LINE_NO.sub(_line_no, out)
     out = _HOST_PORT.sub("<host>:<port>", out)
-    out = _IP.sub("<host>", out)
+    out = _IP.sub(_ip, out)
     out = _PORT.sub(r"\1 <port>", out)
     out = _PID.sub(r"\1 <pid>", out)
     out = _REFSPEC.sub(lambda m: f"{m['a']}{_ref(m['b'])}{m['c']}{_ref(m['d'])}", out)
@@ -120,6 +152,8 @@ def _branch(m: re.Match[str]) -> str:
 
 def _hostname(m: re.Match[str]) -> str:
     value = m.group(0)
+    if _is_public(value):
+        return value
     # Package and module names look like host names ("socket.io", "lodash.merge"): only names
     # with a site-like ending and no file extension are hosts.
     if value.count(".") == 1 and value.split(".")[-1].lower() in {"io", "dev", "com", "org", "net"}:
