@@ -26,10 +26,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "ingest",
         help="read agent transcripts into episodes",
         description=(
-            "Read Claude Code transcripts (JSONL) into episodes: one per session, one per failed tool "
-            "call, one per correction by the person. Each PATH is a transcript or a folder searched "
-            "for **/*.jsonl; without PATH, the [ingest] roots of the config (default "
-            "~/.claude/projects). Reading again adds nothing; a transcript that grew is read from "
+            "Read agent transcripts (Claude Code, Codex CLI, Gemini CLI; see docs/agents.md) into "
+            "episodes: one per session, one per failed tool call, one per correction by the person. "
+            "Each PATH is a transcript or a folder searched for every agent's session files; without "
+            "PATH, the [ingest] roots of the config (default ~/.claude/projects, "
+            "$CODEX_HOME/sessions, ~/.gemini/tmp). Reading again adds nothing; a transcript that grew is read from "
             "where the last read stopped. Every transcript is archived, compressed, in the data "
             "folder (see `commons archive`). Exits 1 if a file could not be read (the others are read)."
         ),

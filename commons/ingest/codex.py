@@ -53,6 +53,7 @@ _WRAPPERS = ("<environment_context>", "<user_instructions>", "<user_shell_comman
 _EXIT_HEADER = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\s*$", re.MULTILINE)
 _REJECTED = re.compile(r"^(?:exec command|patch) rejected by user", re.IGNORECASE)
 _RUNNING = "Process running with session ID"
+_CWD = re.compile(r"<cwd>([^<\n]+)</cwd>")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 
 
@@ -139,7 +140,12 @@ class _Reader:
 
     def _person(self, text: str, ts: float | None) -> None:
         text = text.strip()
-        if text.startswith(_WRAPPERS) or not is_person_text(text):
+        if text.startswith(_WRAPPERS):
+            cwd = _CWD.search(text)  # an older file names its folder only here
+            if cwd is not None:
+                self.builder.feed(SessionSeen(project=cwd.group(1).strip(), at=ts))
+            return
+        if not is_person_text(text):
             return
         self.builder.feed(PersonSaid("", ts, text))
 
@@ -174,6 +180,9 @@ class _Reader:
     def _call(self, call_id: Any, name: Any, arguments: dict[str, Any], ts: float | None) -> None:
         if not isinstance(call_id, str) or not isinstance(name, str) or not name:
             return
+        argv = arguments.get("command")
+        if name in SHELL_NAMES and isinstance(argv, list) and len(argv) == 2 and argv[0] == "apply_patch":
+            name, arguments = "apply_patch", {"input": argv[1]}  # older versions patched through the shell
         if name in SHELL_NAMES:
             self.builder.feed(ToolCalled(call_id, "Bash", _command(arguments), "", ts))
         elif name in EDIT_NAMES:
