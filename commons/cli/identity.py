@@ -7,6 +7,7 @@ import dataclasses
 
 from commons import identity
 from commons.cli.context import Context, add_json_flag, emit
+from commons.cli.setup_agents import installed_agents
 from commons.config import DEFAULT_NETWORK_KEY, default_config_text
 from commons.errors import UsageError
 
@@ -72,12 +73,16 @@ def cmd_init(ctx: Context, args: argparse.Namespace) -> int:
         "config_written": config_written,
         "keys": str(ctx.home.keys_dir),
     }
+    data["agents"] = installed_agents()
+    found = [name for name, here in data["agents"].items() if here]
     emit(
         args,
         data,
         f"created keys in {ctx.home.keys_dir}\n"
         f"author    {data['author']}\ntransport {data['transport']}\n"
-        f"config    {ctx.home.config_file}" + ("" if config_written else " (kept)"),
+        f"config    {ctx.home.config_file}" + ("" if config_written else " (kept)")
+        + (f"\nagents    {', '.join(found)} found: connect each with "
+           + ", ".join(f"`commons setup {name}`" for name in found) if found else ""),
     )
     return 0
 

@@ -176,6 +176,10 @@ class Reader(Protocol):
         ...
 
 
+# How each agent is named to the person (`why`, `commons episodes`).
+AGENT_NAMES = {"claude_code": "Claude Code", "codex": "Codex", "gemini": "Gemini"}
+
+
 def agent_of_key(archive_key: str) -> str:
     """The agent a stored transcript (so every episode taken from it) came from, by its key."""
     return archive_key.split("/", 1)[0] if "/" in archive_key else ""

@@ -14,7 +14,7 @@ import trio
 
 from commons.core.lessons import Lesson
 from commons.core.records import Lesson as LessonRecord
-from commons.node import review
+from commons.node import agent_files, review
 from commons.node.context import NodeContext
 from commons.render import memory_folder as renderer
 from commons.store import lessons as ls
@@ -52,12 +52,13 @@ class RenderSummary:
     vetoed_deleted_files: tuple[str, ...]  # lessons whose files the person deleted: vetoed now
     memory_lines: int
     memory_bytes: int
+    agent_files: tuple[agent_files.AgentRender, ...] = ()  # Codex's AGENTS.md, Gemini's GEMINI.md, if set up
 
     def to_json(self) -> dict:
         return {"folder": str(self.folder), "rendered": self.rendered, "removed": list(self.removed),
                 "unsafe_skipped": list(self.unsafe_skipped), "left_out": dict(self.left_out),
                 "vetoed_deleted_files": list(self.vetoed_deleted_files), "memory_lines": self.memory_lines,
-                "memory_bytes": self.memory_bytes}
+                "memory_bytes": self.memory_bytes, "agent_files": [a.to_json() for a in self.agent_files]}
 
 
 def strength_now(lesson: Lesson, now: float, node: NodeContext) -> float:
@@ -99,6 +100,7 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
     async with store.transaction():
         await ls.replace_rendered(store, [ls.Rendered(lid, layer, str(folder), name, since.get(lid, now))
                                           for layer, lid, name in result.written])
+    agents = await agent_files.render_all(store, [*items, *common])
     return RenderSummary(folder, len(result.written), tuple(result.removed), tuple(result.unsafe),
-                         tuple(dict(result.left_out).items()), tuple(vetoed), result.lines, result.bytes)
+                         tuple(dict(result.left_out).items()), tuple(vetoed), result.lines, result.bytes, agents)
 
