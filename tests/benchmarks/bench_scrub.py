@@ -39,7 +39,7 @@ from tests.benchmarks.bench_ingest import _code_body, synthesise
 from tests.privacy.corpus import BENIGN, FORMATS, cases
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = [ROOT / "commons" / "demo_sessions", ROOT.parent / "shared" / "transcripts"]
+SOURCES = [ROOT / "commons" / "demo" / "sessions", ROOT.parent / "shared" / "transcripts"]
 WINDOW = 8
 
 
