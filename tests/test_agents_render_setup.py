@@ -171,6 +171,8 @@ def test_sessions_of_either_agent_make_a_lesson_that_renders_into_each_installed
     gemini_pip = [p for p in sorted(AGENTS.rglob("session-*.json")) if "pip install orjson" in p.read_text()]
     report = cli_json(capsys, "ingest", *map(str, codex_pip + gemini_pip), at="2026-11-06T18:00Z")
     assert report["episodes"]["error"] == 2
+    episodes = cli_json(capsys, "episodes", "--kind", "error")["episodes"]
+    assert sorted(e["agent"] for e in episodes) == ["codex", "gemini"]
     cli_json(capsys, "sleep", at="2026-11-07T03:00Z")
     lessons = cli_json(capsys, "lessons", "--status", "all", at="2026-11-07T04:00Z")
     (pip,) = [l for l in lessons if "pip install" in l["text"]]
