@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test demo bench fuzz lessons-report simulations experiment clean
+.PHONY: install test demo bench fuzz lessons-report privacy-report simulations experiment clean
 
 install: $(STAMP)
 
@@ -34,6 +34,11 @@ bench: $(STAMP)
 # sessions: informative failure lines, lessons naming what worked, bare echoes, correction precision.
 lessons-report: $(STAMP)
 	$(BIN)/python -m commons.ingest.lessons_report
+
+# Privacy at every door: the corpus planted in transcripts, formats caught per door (lessons, memory
+# folder, report, recall, MCP, export) and false positives; the table in docs/privacy.md.
+privacy-report: $(STAMP)
+	$(BIN)/python -m tests.benchmarks.bench_privacy_doors
 
 # Fuzzing the decoders of peers' bytes (records, gossip messages, box-stream): 10^6 inputs each by
 # default (FUZZ_INPUTS=...), about a minute; prints crashes and invalid-accepted counts, exits 1 on any.

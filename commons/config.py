@@ -85,7 +85,19 @@ class IngestConfig:
 
 @dataclass(frozen=True)
 class RenderConfig:
-    folder: str = ""  # the agent's memory folder; empty: <data>/memory
+    # auto: a folder if `folder` is set, else each project's Claude Code auto memory when
+    # ~/.claude/projects exists, else <data>/memory. claude-code | folder choose one outright.
+    target: str = "auto"
+    folder: str = ""  # the plain folder target's folder; empty: <data>/memory
+
+    def __post_init__(self) -> None:
+        def known(value: str) -> None:
+            if value not in RENDER_TARGETS:
+                raise ValueError(f"one of {', '.join(RENDER_TARGETS)}, got {value!r}")
+        _check("target", lambda: known(self.target))
+
+
+RENDER_TARGETS = ("auto", "claude-code", "folder")
 
 
 @dataclass(frozen=True)

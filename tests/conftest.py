@@ -27,3 +27,14 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Home:
     monkeypatch.setenv("COMMONS_HOME", str(root))
     monkeypatch.delenv("COMMONS_AT", raising=False)
     return Home.from_environment()
+
+
+@pytest.fixture(autouse=True)
+def _person_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test runs with a ``HOME`` of its own: the machine's ``~/.claude`` is never read or written
+    (rendering into Claude Code's auto memory is on by default where ``~/.claude/projects`` exists)."""
+    user = tmp_path_factory.mktemp("user-home")
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", raising=False)
+    return user

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -138,8 +139,15 @@ def test_demo_over_daemons_promotes_then_revokes_and_names_every_node(tmp_path, 
     assert len(review) == 5
     assert all(review[name]["had_common_before"] for name in ("grace", "linus", "hedy", "katherine"))
     assert not any(node["has_after"] for node in review.values())
+    # A session ending made a lesson in its project's memory at once, before any night.
+    assert summary["session_end_hook"]["node"] == "grace" and "pnpm" in summary["session_end_hook"]["lesson"]
     for node in summary["nodes"]:
-        assert set(node) >= {"home", "public_key", "memory_folder"}
+        assert set(node) >= {"home", "public_key", "memory_folders"}
+        # Lessons landed in each project's Claude Code auto memory under the person's own HOME.
+        assert node["memory_folders"], node["name"]
+        for folder in node["memory_folders"]:
+            assert folder.startswith(str(Path(node["person_home"]) / ".claude" / "projects"))
+            assert (Path(folder) / "MEMORY.md").is_file()
         done = subprocess.run(
             [sys.executable, "-m", "commons", "id", "--json"],
             env={"COMMONS_HOME": node["home"], "PATH": "/usr/bin:/bin"},

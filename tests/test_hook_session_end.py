@@ -15,6 +15,7 @@ import pytest
 
 from commons.home import Home
 from commons.integrations.session_end import HookInputError, parse_hook_input
+from commons.integrations.claude_code import slug as slug_of
 from tests.claude_homes import Machine, make_machine, write_session
 from tests.transcripts import cli, cli_json, pip_fails, session
 
@@ -147,3 +148,41 @@ def test_hook_exits_0_when_its_log_folder_cannot_be_made(capsys, monkeypatch, ma
     home.log_dir.write_text("a file where the log folder should be")
     code, out, err = _hook(capsys, monkeypatch, b"not json")
     assert code == 0 and out == "" and "not JSON" in err
+
+
+def test_the_hook_makes_a_correction_a_lesson_in_the_projects_memory_within_seconds(capsys, machine: Machine,
+                                                                                   home: Home):
+    """The real hook, detached as Claude Code runs it: the correction is in the repository's
+    MEMORY.md (a worktree's session is the repository's project) before any night, and the
+    person's own lines are still there, first."""
+    assert cli(capsys, "init")[0] == 0
+    transcript = write_session(machine, machine.worktree)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "commons", "hook", "session-end"],
+        input=_hook_input(transcript, machine.worktree), capture_output=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout == b""
+    index = machine.memory / "MEMORY.md"
+    deadline = started + 30  # ≈ 2 s idle, 3 s with the whole suite on 2 cores
+    while "this project uses uv" not in index.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    took = time.monotonic() - started
+    text = index.read_text()
+    assert "this project uses uv" in text, _log(home)
+    assert text.startswith("# Memory\n\n- The staging database is read-only on Fridays.\n")
+    assert "nap learned 1" in _log(home)
+    assert took < 30
+
+
+def test_a_failure_with_no_fix_seen_waits_for_the_night(capsys, monkeypatch, machine: Machine, home: Home):
+    assert cli(capsys, "init")[0] == 0
+    for day in (2, 3):  # pip fails twice, nothing fixes it: a lesson only the night may make
+        s = session(machine.claude / "projects" / slug_of(machine.repo), day, "pip", cwd=str(machine.repo))
+        s.user("add httpx")
+        pip_fails(s, "httpx")
+        s.write()
+        assert _hook(capsys, monkeypatch, _hook_input(s.path, machine.repo), "--wait")[0] == 0
+    assert cli_json(capsys, "lessons") == []
+    assert "nap learned 0, joined 0, 2 left for the night" in _log(home)

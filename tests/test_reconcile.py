@@ -1,4 +1,4 @@
-"""Range-based set reconciliation: both sides end knowing exactly the difference, cheaply, in order."""
+"""Range-based set reconciliation: both sides end knowing exactly the difference, cheaply, in (day, key) order."""
 
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ from commons.core.reconcile import (
     Reconciler,
     ReconcileProtocolError,
     ReconcileUsageError,
+    ReconcileVersionError,
     encode_varint,
     fingerprint,
+    make_item,
     make_key,
     run_in_memory,
 )
@@ -114,21 +116,65 @@ def test_one_difference_in_100000_keys_costs_at_most_3_round_trips_and_4_kilobyt
     assert sum(map(len, exchange.messages)) <= 4096
 
 
-def test_revocations_are_delivered_first_and_every_side_learns_in_key_order():
+def dated(rng: random.Random, keys: list[bytes], days: range) -> list[tuple[bytes, int]]:
+    return [(k, rng.choice(days)) for k in keys]
+
+
+def test_every_side_learns_in_day_then_key_order_with_a_days_revocations_first():
     rng = random.Random(5)
-    shared = random_keys(rng, 20_000)
-    lessons_a, lessons_b = random_keys(rng, 40, (TAG_LESSON,)), random_keys(rng, 40, (TAG_LESSON,))
-    revocations_b = random_keys(rng, 3, (TAG_REVOCATION,))
+    days = range(20_000, 20_030)
+    shared = dated(rng, random_keys(rng, 20_000), days)
+    lessons_a = dated(rng, random_keys(rng, 40, (TAG_LESSON,)), days)
+    lessons_b = dated(rng, random_keys(rng, 40, (TAG_LESSON,)), days)
+    revocations_b = [(k, days[-1]) for k in random_keys(rng, 3, (TAG_REVOCATION,))]
     exchange = run_in_memory(
         Reconciler(KeySet(shared + lessons_a)), Reconciler(KeySet(shared + lessons_b + revocations_b))
     )
+    day = dict(shared + lessons_a + lessons_b + revocations_b)
     for steps in (exchange.initiator_steps, exchange.responder_steps):
-        reported = [s for s in steps if s.have or s.need]
-        first = reported[0].have + reported[0].need
-        assert sorted(revocations_b) == [k for k in sorted(first) if k[0] == TAG_REVOCATION]
-        order = [k for s in steps for k in sorted(s.have + s.need)]
+        order = [(day[k], k) for s in steps for k in sorted(s.have + s.need, key=lambda k: (day[k], k))]
         assert order == sorted(order)
-    assert_exact(exchange, lessons_a, lessons_b + revocations_b)
+        last_day = [k for _, k in order if day[k] == days[-1]]
+        assert last_day[:3] == sorted(k for k, _ in revocations_b)  # tag 0 sorts first within a day
+    a_have, a_need, _ = exchange.learned(initiator=True)
+    assert sorted(a_have) == sorted(k for k, _ in lessons_a)
+    assert sorted(a_need) == sorted(k for k, _ in lessons_b + revocations_b)
+
+
+def test_missing_the_newest_records_costs_in_proportion_to_how_many():
+    rng = random.Random(23)
+    items = sorted(dated(rng, random_keys(rng, 50_000), range(20_000, 20_365)), key=lambda e: (e[1], e[0]))
+    for missing in (10, 1000):
+        exchange = run_in_memory(Reconciler(KeySet(items[:-missing])), Reconciler(KeySet(items)))
+        _, need, _ = exchange.learned(initiator=True)
+        assert sorted(need) == sorted(k for k, _ in items[-missing:])
+        assert exchange.round_trips <= 3
+        # one 37-byte item per record, plus one fingerprint path down to the newest day
+        assert sum(map(len, exchange.messages)) <= 40 * missing + 2500
+
+
+def test_much_to_send_goes_in_frames_up_to_64_kib():
+    rng = random.Random(29)
+    keys = random_keys(rng, 10_000)
+    exchange = run_in_memory(Reconciler(KeySet()), Reconciler(KeySet(keys)))
+    assert max(map(len, exchange.messages)) > 60_000
+    assert all(len(m) <= DEFAULT_FRAME_SIZE_LIMIT == 65536 for m in exchange.messages)
+    assert exchange.learned(initiator=True)[1] == sorted(keys)
+
+
+def test_a_key_added_again_at_another_day_moves_there():
+    rng = random.Random(31)
+    keys = random_keys(rng, 50)
+    ks = KeySet((k, 20_000) for k in keys)
+    ks.add(keys[0], time=20_100)
+    assert list(ks)[-1] == keys[0] and ks.time_of(keys[0]) == 20_100 and len(ks) == 50
+    expected = sorted([make_item(20_000, k) for k in keys[1:]] + [make_item(20_100, keys[0])])
+    assert ks.fingerprint_between(0, 50) == fingerprint(expected)
+
+
+def test_a_peer_of_another_protocol_version_is_refused_naming_both_versions():
+    with pytest.raises(ReconcileVersionError, match=f"version 1, this node speaks only {PROTOCOL_VERSION}"):
+        Reconciler(KeySet()).reconcile(b"\x01")
 
 
 def test_withheld_keys_are_known_to_the_peer_but_never_offered_or_fetched():
@@ -156,13 +202,14 @@ def test_keyset_fingerprints_follow_inserts_and_removals():
         ks.discard(k)
     expected = sorted(keys[50:])
     assert list(ks) == expected
-    assert ks.fingerprint_between(10, 90) == fingerprint(expected[10:90])
-    assert ks.fingerprint_between(0, len(ks)) == fingerprint(expected)
+    items = [make_item(0, k) for k in expected]  # no day given: day 0
+    assert ks.fingerprint_between(10, 90) == fingerprint(items[10:90])
+    assert ks.fingerprint_between(0, len(ks)) == fingerprint(items)
 
 
 def test_same_id_under_two_tags_does_not_cancel_in_fingerprints():
     rid = bytes(range(32))
-    assert fingerprint([make_key(0, rid)]) != fingerprint([make_key(2, rid)])
+    assert fingerprint([make_item(7, make_key(0, rid))]) != fingerprint([make_item(7, make_key(2, rid))])
 
 
 def _message(*ranges: bytes) -> bytes:
@@ -170,6 +217,7 @@ def _message(*ranges: bytes) -> bytes:
 
 
 _KEY = make_key(TAG_LESSON, bytes(32))
+_ITEM = make_item(20_000, _KEY)
 MALFORMED = {
     "empty": b"",
     "unknown version": bytes([PROTOCOL_VERSION + 1]),
@@ -177,12 +225,12 @@ MALFORMED = {
     "unknown mode": _message(b"\x00\x09"),
     "bounds not increasing": _message(b"\x03\x02\x05\x00", b"\x02\x02\x00"),
     "range after infinity": _message(b"\x00\x00", b"\x00\x00"),
-    "bound longer than a key": _message(encode_varint(35) + bytes(34) + b"\x00"),
+    "bound longer than an item": _message(encode_varint(39) + bytes(38) + b"\x00"),
     "non-minimal varint": _message(b"\x00\x81\x00"),
-    "key list truncated": _message(b"\x00\x02\x02" + _KEY),
-    "keys not ascending": _message(b"\x00\x02\x02" + _KEY + _KEY + b"\x00"),
-    "key outside its range": _message(b"\x02\x01\x02\x01" + _KEY + b"\x00"),
-    "withheld position out of range": _message(b"\x00\x02\x01" + _KEY + b"\x01\x01"),
+    "item list truncated": _message(b"\x00\x02\x02" + _ITEM),
+    "items not ascending": _message(b"\x00\x02\x02" + _ITEM + _ITEM + b"\x00"),
+    "item outside its range": _message(b"\x03\x00\x00\x02\x01" + _ITEM + b"\x00"),
+    "withheld position out of range": _message(b"\x00\x02\x01" + _ITEM + b"\x01\x01"),
     "IdList too long": _message(b"\x00\x02" + encode_varint(65)),
     "Diff without an IdList": _message(b"\x00\x03\x00\x00\x00"),
     "too long": _message(bytes(70_000)),

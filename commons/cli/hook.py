@@ -18,6 +18,7 @@ import select
 import subprocess
 import sys
 import time
+from functools import partial
 from typing import TYPE_CHECKING
 
 from commons.cli.context import Context
@@ -42,11 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     events = hook.add_subparsers(dest="event", metavar="EVENT")
     end = events.add_parser(
         "session-end",
-        help="Claude Code's SessionEnd hook: ingest the session that ended",
+        help="Claude Code's SessionEnd hook: ingest the session that ended and nap on it",
         description=(
             "Read Claude Code's SessionEnd hook input (JSON with transcript_path, cwd, session_id) "
             "on stdin and ingest that transcript at once, in a detached process, so the session "
-            "exits without waiting. Always exits 0 and prints nothing on stdout; what happened is "
+            "exits without waiting; then nap: a correction, or a failure already seen with its fix, "
+            "becomes a lesson in the project's memory within seconds (the nightly sleep does the "
+            "rest). Always exits 0 and prints nothing on stdout; what happened is "
             f"in <data>/logs/{LOG_NAME}."
         ),
     )
@@ -168,6 +171,18 @@ async def _ingest_async(ctx: Context, event: SessionEnd, deadline: float) -> Ses
     with trio.move_on_after(deadline):
         archive = await trio.to_thread.run_sync(Archive, ctx.home.archive_dir)
         async with await ctx.open_store() as store:
-            # The nap (issue #16) plugs in here as `nap=`; until it lands the nightly sleep learns.
-            return await ingest_session_end(store, archive, event, ctx.now())
+            return await ingest_session_end(store, archive, event, ctx.now(), nap=partial(_nap, ctx, store))
     return None
+
+
+async def _nap(ctx: Context, store, outcome: SessionEndOutcome) -> None:
+    """Learn now what needs no night (a correction, a failure already seen with its fix) and
+    render it, so the next session of the day reads it; the night does the rest."""
+    from commons.node.nap import nap
+
+    if not any(n for kind, n in outcome.report.new_episodes if kind != "session"):
+        return  # nothing surprising arrived: nothing to learn before the night
+    report = await nap(store, ctx.node, ctx.now())
+    where = ", ".join(str(f.folder) for f in report.render.folders) if report.render else "nothing rendered"
+    log.info("session end %s: nap learned %d, joined %d, %d left for the night; %s", outcome.event.session_id,
+             len(report.learned), len(report.joined), report.waiting, where)

@@ -8,11 +8,14 @@ the agent's memory folder.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
+from commons.node import recall as recalling
 from commons.cli.context import Context, add_json_flag, emit
 from commons.core.records import LessonKind, Scope
 from commons.errors import CommonsError, UsageError
-from commons.node import authoring
+from commons.node import authoring, publish
 from commons.node import lessons, rendering
 from commons.store import lessons as ls
 
@@ -60,10 +63,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_flag(reword)
     reword.set_defaults(handler=cmd_reword)
 
-    scope = commands.add_parser("scope", help="re-scope a lesson: local or shared",
-                                description="Set a lesson's scope. Only shared lessons can ever be published.")
+    scope = commands.add_parser(
+        "scope", help="re-scope a lesson: local or shared",
+        description=("Set a lesson's scope. Only shared lessons can ever be published. Making one shared "
+                     "prints the exact words its record would carry to every peer (scrubbed) and asks "
+                     "you to confirm; a script passes --yes."))
     scope.add_argument("id", help="the lesson's id, or its first 6+ hex characters")
     scope.add_argument("scope", choices=[s.value for s in Scope])
+    scope.add_argument("--yes", action="store_true",
+                       help="make it shared without asking (for scripts: the words are still printed)")
     add_json_flag(scope)
     scope.set_defaults(handler=cmd_scope)
 
@@ -107,7 +115,9 @@ async def cmd_add(ctx: Context, args: argparse.Namespace) -> int:
     scope = Scope(args.scope) if args.scope else None
     try:
         async with await ctx.open_store() as store:
-            lesson, new = await lessons.add_lesson(store, node, args.text, LessonKind(args.kind), scope, ctx.now())
+            # Written here, it belongs to the project of the folder it was written in.
+            lesson, new = await lessons.add_lesson(store, node, args.text, LessonKind(args.kind), scope, ctx.now(),
+                                                   project=recalling.project_key(os.getcwd()))
             if args.derived_from:
 
                 await authoring.derive(store, node, lesson.id, args.derived_from, ctx.now())
@@ -144,11 +154,40 @@ async def _resolve(store, prefix: str) -> str:
         raise UsageError(str(error)) from None
 
 
+def _words_text(words: publish.Words) -> str:
+    return (f"  text:     {words.text}\n  predicts: {words.situation} → {words.outcome}\n"
+            f"  topics:   {', '.join(words.topics) or '-'}")
+
+
+def _confirmed(words: publish.Words) -> bool:
+    """Ask on the terminal whether these words may leave the machine."""
+    sys.stderr.write(f"Made shared, lesson {words.lesson_id[:12]} is published (with `commons publish on`) "
+                     f"as exactly:\n{_words_text(words)}\nMake it shared? [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
 async def cmd_scope(ctx: Context, args: argparse.Namespace) -> int:
     async with await ctx.open_store() as store:
         lid = await _resolve(store, args.id)
+        words = None
+        if args.scope == Scope.SHARED.value:
+            (stored,) = await ls.load_lessons(store, ids=[lid])
+            words = publish.published_words(stored.lesson)
+            if isinstance(words, publish.Skipped):
+                raise CommonsError(f"lesson {lid[:12]} cannot be shared: {words.reason}; reword it "
+                                   "(`commons lessons reword`) or keep it local")
+            if not args.yes:
+                if not sys.stdin.isatty():
+                    raise UsageError(f"making lesson {lid[:12]} shared needs confirmation: run it on a terminal, "
+                                     "or pass --yes to accept the words it would publish")
+                if not _confirmed(words):
+                    sys.stderr.write(f"{lid[:12]} left as it was\n")
+                    return 1
         await ls.set_scope(store, lid, Scope(args.scope), ctx.now())
-    emit(args, {"id": lid, "scope": args.scope}, f"{lid[:12]} is now {args.scope}")
+    data = {"id": lid, "scope": args.scope, **({"published_words": words.to_json()} if words else {})}
+    emit(args, data, f"{lid[:12]} is now {args.scope}" + (f"; its record would carry:\n{_words_text(words)}"
+                                                           if words else ""))
     return 0
 
 
@@ -158,13 +197,19 @@ async def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
         lid = await _resolve(store, args.id)
         lesson, rendered = await lessons.forget(store, node, lid, ctx.now())
     emit(args, {"id": lesson.id, "text": lesson.text, "vetoed": True, "render": rendered.to_json()},
-         f"vetoed {lesson.id[:12]}: {lesson.text}\n(removed from {rendered.folder}; it will not be made again)")
+         f"vetoed {lesson.id[:12]}: {lesson.text}\n(removed from the memory it was rendered in; it will not be made again)")
     return 0
 
 
 def render_text(r: dict) -> str:
-    lines = [f"rendered {r['rendered']} lesson(s) into {r['folder']} "
-             f"(MEMORY.md: {r['memory_lines']} lines, {r['memory_bytes']} bytes)"]
+    if not r["folders"]:
+        lines = [f"rendered nothing: no project has a memory folder for the {r['target']} target yet "
+                 "(Claude Code has not run in a project commons has sessions of, or its auto memory is off)"]
+    else:
+        lines = [f"rendered {r['rendered']} lesson file(s) into {len(r['folders'])} folder(s) ({r['target']}):"]
+    for f in r["folders"]:
+        lines.append(f"  {f['folder']}: {sum(f['rendered'].values())} lesson(s), "
+                     f"MEMORY.md {f['memory_lines']} lines, {f['memory_bytes']} bytes")
     if any(r["left_out"].values()):
         lines.append("left out over budget: " + ", ".join(f"{k}: {v}" for k, v in r["left_out"].items() if v))
     if r["unsafe_skipped"]:

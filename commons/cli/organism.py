@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from commons.cli.context import Context, add_json_flag, emit
 from commons.cli.lessons import render_text
@@ -35,17 +36,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     recall = subparsers.add_parser(
         "recall", help="the lessons most relevant to a situation",
         description=("Score every active lesson: 0.60·relevance + 0.25·recency + 0.15·strength "
-                     "([recall] in config.toml). Every lesson returned is touched: use keeps it alive."))
+                     "([recall] in config.toml), for the current project: lessons local to another "
+                     "project are left out unless --all. Every lesson returned is touched: use keeps it alive."))
     recall.add_argument("query", help="words of the situation, e.g. an error line")
     recall.add_argument("-k", type=int, default=5, help="how many (default 5)")
     recall.add_argument("--episodes", action="store_true", help="search the live episodes too")
+    scope = recall.add_mutually_exclusive_group()
+    scope.add_argument("--project", metavar="PATH",
+                       help="answer for the project at PATH (its git root; default: the working directory): "
+                            "its local lessons plus every shared and common lesson; a project no "
+                            "session ran in gets every lesson")
+    scope.add_argument("--all", action="store_true", help="every project's lessons, local ones included")
     add_json_flag(recall)
     recall.set_defaults(handler=cmd_recall)
 
     mcp = subparsers.add_parser(
-        "mcp", help="serve recall and lessons as MCP tools over stdio",
-        description=("Serve `recall` and `lessons` as Model Context Protocol tools on stdin/stdout, "
-                     "for an agent to ask mid-task. Claude Code: `claude mcp add commons -- commons mcp`."))
+        "mcp", help="serve recall, lessons, why, remember and forget as MCP tools over stdio",
+        description=("Serve `recall`, `lessons`, `why`, `remember` and `forget` as Model Context Protocol "
+                     "tools on stdin/stdout, for an agent to use mid-task; they answer for the project of "
+                     "the working directory. `commons setup claude-code` registers it with Claude Code."))
     mcp.set_defaults(handler=cmd_mcp)
 
 
@@ -89,8 +98,9 @@ async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
     try:
         async with await ctx.open_store() as store:
+            project = None if args.all else await recalling.project_for(store, args.project or os.getcwd())
             hits = [h.to_json() for h in await recalling.recall(store, node, args.query, args.k, ctx.now(),
-                                                                  episodes=args.episodes)]
+                                                                  episodes=args.episodes, project=project)]
     except LessonRefused as error:
         raise UsageError(str(error)) from None
     emit(args, hits, lambda: "\n".join(

@@ -12,6 +12,7 @@ import argparse
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import format_time
 from commons.core.records import SECONDS_PER_DAY, Lesson, Revocation, SignedRecord, Verification, as_plain
+from commons.core.scrub import scrub_json
 from commons.errors import UsageError
 from commons.node import authoring, revocation, trust
 from commons.node.context import NodeContext
@@ -211,7 +212,7 @@ def why_text(d: dict) -> str:
 async def cmd_why(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
     async with await ctx.open_store() as store:
-        data = await why(store, node, args.id, ctx.now())
+        data = scrub_json(await why(store, node, args.id, ctx.now()))  # the last privacy pass
     emit(args, data, lambda: why_text(data))
     return 0
 

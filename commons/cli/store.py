@@ -1,4 +1,5 @@
-"""`commons store check`: SQLite's integrity check and the record invariants."""
+"""`commons store check`: SQLite's integrity check and the record invariants; `--privacy`: what the
+scrubber would still replace. `commons store scrub`: scrub a home written before every door did."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 
 from commons.cli.context import Context, add_json_flag, emit
 from commons.errors import CommonsError
+from commons.node import privacy
 from commons.node.revocation import dead_but_present
 from commons.store import records as record_store
 
@@ -23,12 +25,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "rendered). Exits 1 on any problem."
         ),
     )
+    check.add_argument("--privacy", action="store_true",
+                       help="instead, list every secret or personal detail the scrubber would still replace "
+                            "in the stored lessons, predictions, episodes, reports and memory files (where and "
+                            "kind, never the value); exits 1 if there is one (`commons store scrub` cleans them)")
     add_json_flag(check)
     check.set_defaults(handler=cmd_check)
+    scrub = commands.add_parser(
+        "scrub", help="scrub the secrets and personal details out of what this home stored",
+        description=("Scrub every stored word derived from transcripts (lessons, predictions, episodes, vetoes, "
+                     "the nights' records, trust changes), the morning report files and the memory folder, "
+                     "as every door does now; prints how many of each changed. Runs once by itself at the "
+                     "first sleep after an upgrade; safe to run again. The raw transcripts are not touched."))
+    add_json_flag(scrub)
+    scrub.set_defaults(handler=cmd_scrub)
     parser.set_defaults(handler=None, _help=parser)
 
 
 async def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
+    if args.privacy:
+        return await cmd_check_privacy(ctx, args)
     async with await ctx.open_store() as store:
         sqlite_problems = await store.integrity_problems()
         checked, record_problems = await record_store.check_invariants(store)
@@ -49,3 +65,22 @@ async def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
         + "".join(f"\n  {p}" for p in problems),
     )
     return 0 if not problems else 1
+
+
+async def cmd_check_privacy(ctx: Context, args: argparse.Namespace) -> int:
+    async with await ctx.open_store() as store:
+        hits = await privacy.check_home(store, ctx.node)
+    data = {"ok": not hits, "hits": [h.to_json() for h in hits]}
+    emit(args, data, lambda: "\n".join(f"{h.where} {h.kind}" for h in hits)
+         + (f"\n{len(hits)} remaining; `commons store scrub` replaces them" if hits else "no secret or personal "
+            "detail left in this home's lessons, episodes, reports or memory files"))
+    return 0 if not hits else 1
+
+
+async def cmd_scrub(ctx: Context, args: argparse.Namespace) -> int:
+    async with await ctx.open_store() as store:
+        result = await privacy.scrub_home(store, ctx.node, ctx.now())
+    data = result.to_json()
+    emit(args, data, lambda: f"scrubbed {result.total} stored item(s): "
+         + ", ".join(f"{n} {place.replace('_', ' ')}" for place, n in result.changed))
+    return 0

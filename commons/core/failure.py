@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import re
 
+from .scrub import clip
+
 FAILURE_CHARS = 300
 
 _EXIT = re.compile(r"^(?:Error: )?Exit code (-?\d+)\s*$", re.MULTILINE)
@@ -102,7 +104,7 @@ def failure_line(text: str) -> tuple[str, int | None]:
     lines = _lines(text)
     line = _choose(lines)
     if line:
-        return line[:FAILURE_CHARS], exit_code
+        return clip(line, FAILURE_CHARS), exit_code  # scrubbed, then cut: a cut first can halve a key
     return (f"Exit code {exit_code}" if exit_code is not None else ""), exit_code
 
 

@@ -141,7 +141,7 @@ class GossipNode:
         """Take the records the driver kept from earlier runs (already validated); nothing is announced."""
         records = list(records)
         self._store.update((r.key, r) for r in records)
-        self.keyset.update(r.key for r in records)
+        self.keyset.update((r.key, r.record.created) for r in records)  # placed at their day
         self.keyset.update(withheld, withheld=True)
 
     def add_local(self, *signed: rec.SignedRecord) -> int:
@@ -152,10 +152,7 @@ class GossipNode:
         fresh = [r for r in dict.fromkeys(signed) if r.key not in self._store]
         for record in fresh:
             self._store[record.key] = record
-            if record.key in self.keyset:
-                self.keyset.set_withheld(record.key, False)
-            else:
-                self.keyset.add(record.key)
+            self.keyset.add(record.key, time=record.record.created)
         self._announce([(r.key, ()) for r in fresh])
         return len(fresh)
 
@@ -490,12 +487,12 @@ class GossipNode:
                 elif self._admit is not None:
                     reason = self._admit(signed)
             if reason is not None:
-                self.keyset.add(key, withheld=True)
+                self.keyset.add(key, withheld=True, time=signed.record.created)
                 c[COUNTER_INDEX["refused"]] += 1
                 self._events.append(Refused(key, reason, session.peer_key))
                 continue
             self._store[key] = signed
-            self.keyset.add(key)
+            self.keyset.add(key, time=signed.record.created)
             accepted.append(signed)
             session.contributed = True
             relay.append((key, (session, *sources)))

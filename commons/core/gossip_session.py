@@ -36,7 +36,7 @@ from commons.core.gossip_messages import (
     decode,
     encode,
 )
-from commons.core.reconcile import Reconciler, ReconcileProtocolError, ReconcileStep
+from commons.core.reconcile import Reconciler, ReconcileProtocolError, ReconcileStep, ReconcileVersionError
 
 if TYPE_CHECKING:
     from commons.core.gossip_peers import GossipParams
@@ -425,6 +425,9 @@ class PeerSession:
             return
         try:
             step: ReconcileStep = reconciler.reconcile(message.data)
+        except ReconcileVersionError as error:  # an old or newer peer, not a malicious one
+            self.end(f"reconcile: {error}", now, CloseKind.INCOMPATIBLE)
+            return
         except ReconcileProtocolError as error:
             if mine:
                 self._sync = None

@@ -27,8 +27,9 @@ from .episode import CorrectionEpisode, ErrorEpisode
 from .generalise import generalise
 from .resolution import Relation, Resolution
 from .safety import SafetyError, check_observation, contains_injection, strip_injections
+from .scrub import cut, scrub
 from .records import SECONDS_PER_DAY, LessonKind, Scope
-from .scope import SHELL_TOOLS, VOCABULARY, classify, command_head
+from .scope import SHELL_TOOLS, VOCABULARY, classify, command_head, scrubbed_detail
 
 DAY = float(SECONDS_PER_DAY)  # the one length of a day: the records' own, which count days
 
@@ -96,13 +97,12 @@ QUOTE_MAX = 140
 
 
 def _clean(text: str, limit: int = QUOTE_MAX) -> str:
-    """One line of quotable data: injections removed, double quotes made single, bounded."""
-    text = strip_injections(unicodedata.normalize("NFC", text))
+    """One line of quotable data: injections removed, secrets scrubbed, double quotes made single,
+    bounded. Scrubbed before it is cut: a cut first can halve a key so that neither half is seen."""
+    text = scrub(strip_injections(unicodedata.normalize("NFC", text)))
     text = " ".join(text.replace('"', "'").replace("“", "'").replace("”", "'").split())
     text = text.replace("`", "'")
-    if len(text) > limit:
-        text = text[: limit - 1].rstrip() + "…"
-    return text
+    return cut(scrub(text), limit)  # the quotes changed: scrubbed again (a no-op unless they mattered)
 
 
 # What an error lesson says worked and its counts; the text without them is what names the lesson
@@ -179,8 +179,7 @@ def _fit(prefix: str, quote: str, suffix: str) -> str:
     room = TEXT_MAX - len(prefix) - len(suffix) - 2
     if room < 20:
         room = 20
-    if len(quote) > room:
-        quote = quote[: room - 1].rstrip() + "…"
+    quote = cut(quote, room)  # the quote is scrubbed (_clean): the cut keeps placeholders whole
     return f"{prefix}\"{quote}\"{suffix}"
 
 
@@ -299,7 +298,8 @@ def lesson_text(kind: LessonKind, episodes: Sequence[Surprise],
         except Exception:  # noqa: BLE001 — the hook is caller code; any failure means "no text"
             proposed = None
         if isinstance(proposed, str):
-            proposed = " ".join(unicodedata.normalize("NFC", proposed).split())
+            # A local model quotes what it was shown: its words pass the same scrubber.
+            proposed = scrub(" ".join(unicodedata.normalize("NFC", proposed).split()))
             sentences = [s for s in re.split(r"(?<=[.!?])\s+", proposed) if s]
             try:
                 if (proposed and len(proposed) <= 400 and len(sentences) <= 2
@@ -366,6 +366,10 @@ def new_lesson(kind: LessonKind, episodes: Sequence[Surprise], now: float, *, st
     # tool whatever the path or branch was (<project> and <host> still make it local).
     decision = classify(_PLACEHOLDERS.sub("", text), triggers, project_names=project_names)
     scope = decision.scope
+    if scrubbed_detail(outcome):
+        # The text's quote may have been cut before the placeholder; the prediction, which is
+        # published with it, carries the whole line.
+        scope = Scope.LOCAL
     errors = [e for e in episodes if isinstance(e, ErrorEpisode)]
     if kind is LessonKind.ERROR and (any(is_tool_rule(e) for e in errors) or not any(map(is_resolved, errors))):
         # A rule of the agent's own tools, or a failure with no fix seen: kept for this node,
@@ -376,8 +380,8 @@ def new_lesson(kind: LessonKind, episodes: Sequence[Surprise], now: float, *, st
         # The id is taken from the deterministic text without its count, so that a model's
         # wording (which may differ between runs) cannot change which lesson this is.
         id=lesson_id(kind, _SEEN_TAIL.sub(".", deterministic_text(kind, episodes, project_names)), episodes[0].uid),
-        kind=kind, text=text, scope=scope, topics=decision.topics,
-        gist=surprise_text(founder, project_names), triggers=triggers, outcome=outcome,
+        kind=kind, text=scrub(text), scope=scope, topics=decision.topics,
+        gist=scrub(surprise_text(founder, project_names)), triggers=triggers, outcome=scrub(outcome),
         episodes=tuple(e.uid for e in episodes),
         provenance=tuple(hash_episode(e.uid) for e in episodes),
         strength=strength, strength_at=now, touched=now, seen=len(episodes), created=now,
@@ -404,6 +408,6 @@ def absorb(lesson: Lesson, episodes: Sequence[Surprise], now: float, gain_each: 
             text = deterministic_text(lesson.kind, everything, project_names)
         else:
             text = _SEEN_TAIL.sub(f"{_seen(seen)}.", lesson.text, count=1)
-    return replace(grown, text=text, seen=seen,
+    return replace(grown, text=scrub(text), seen=seen,
                    episodes=lesson.episodes + tuple(e.uid for e in episodes),
                    provenance=lesson.provenance + tuple(hash_episode(e.uid) for e in episodes))

@@ -42,6 +42,7 @@ from .embed import embed_many
 from .episode import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from .lessons import DAY, Lesson, LessonKind
 from .scope import SHELL_TOOLS, command_head
+from .scrub import scrub
 
 
 class PredictionStatus(enum.Enum):
@@ -79,8 +80,9 @@ def make_prediction(lesson: Lesson, now: float, window_days: float) -> Predictio
     situation = situation_line(lesson)
     pid = blake3.blake3(b"commons/prediction/v1\x00" + lesson.id.encode() + b"\x00"
                         + repr(float(now)).encode()).hexdigest()
-    return Prediction(id=pid, lesson_id=lesson.id, situation=situation, triggers=lesson.triggers,
-                      outcome=lesson.outcome, made=now, expires=now + window_days * DAY)
+    # Scrubbed again here: a lesson stored before its text was scrubbed still predicts cleanly.
+    return Prediction(id=pid, lesson_id=lesson.id, situation=scrub(situation), triggers=lesson.triggers,
+                      outcome=scrub(lesson.outcome), made=now, expires=now + window_days * DAY)
 
 
 def situation_line(lesson: Lesson) -> str:
@@ -197,14 +199,35 @@ def _outcome_text(pred: Prediction, lesson: Lesson) -> str:
     return f"{lesson.text}\n{pred.situation}\n{pred.outcome}"
 
 
+@dataclass(frozen=True)
+class RenderedWhere:
+    """Where each lesson is rendered, for "prevented" to count only where the agent read it.
+
+    ``places``: lesson id → {project: since when it is rendered in that project's memory}; the
+    project ``""`` is a folder every session reads (the plain folder target).
+    ``session_project``: session episode uid → the project it ran in.
+    """
+
+    places: Mapping[str, Mapping[str, float]]
+    session_project: Mapping[str, str]
+
+    def since(self, lesson_id: str, session_uid: str) -> float | None:
+        """Since when the session's agent could read the lesson (None: it could not)."""
+        places = self.places.get(lesson_id, {})
+        found = [t for key in ("", self.session_project.get(session_uid, "")) if (t := places.get(key)) is not None]
+        return min(found) if found else None
+
+
 def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
            episodes: Sequence[SessionEpisode | ErrorEpisode | CorrectionEpisode], now: float, *,
-           rendered_since: Mapping[str, float], cosine_min: float = 0.5,
+           rendered_since: Mapping[str, float] | RenderedWhere, cosine_min: float = 0.5,
            situation_cosine: float = 0.5) -> list[Verdict]:
     """Judge open ``predictions`` against ``episodes``; returns verdicts for the decided ones.
 
     ``rendered_since[lesson_id]`` is the time since which the lesson has been in the agent's
-    memory folder; a session that started at or after it ran with the lesson rendered.
+    memory folder; a session that started at or after it ran with the lesson rendered. Given as a
+    :class:`RenderedWhere`, only a session whose own project had the lesson rendered was warned
+    (a lesson in project A's memory prevents nothing in project B).
     """
     if not predictions:
         return []
@@ -236,8 +259,12 @@ def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
             continue
         owners = [o for o in arisen[j] if pred.made < sit_at[o] <= pred.expires]
         if owners:
-            since = rendered_since.get(pred.lesson_id)
-            unwarned = [o for o in owners if since is None or situated[o].at < since]
+            def warned_since(o: int) -> float | None:
+                if isinstance(rendered_since, RenderedWhere):
+                    return rendered_since.since(pred.lesson_id, situated[o].uid)
+                return rendered_since.get(pred.lesson_id)
+
+            unwarned = [o for o in owners if (since := warned_since(o)) is None or situated[o].at < since]
             if unwarned:
                 ep = situated[unwarned[0]]
                 verdicts.append(Verdict(pred, PredictionStatus.FAILED, ep.uid, ep.at))

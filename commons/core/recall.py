@@ -63,6 +63,12 @@ def top_k(query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray, streng
         return []
     s = scores(query_vec, matrix, touched, strength, now, params)
     k = min(k, len(s))
-    best = np.argpartition(-s, k - 1)[:k] if k < len(s) else np.arange(len(s))
-    best = best[np.lexsort((best, -s[best]))]
+    if k < len(s):
+        # Every row tied with the k-th score competes (argpartition alone keeps an arbitrary few of
+        # them), so that ties go to the lower index, as documented, and the index agrees.
+        kth = s[np.argpartition(-s, k - 1)[k - 1]]
+        best = np.flatnonzero(s >= kth)
+    else:
+        best = np.arange(len(s))
+    best = best[np.lexsort((best, -s[best]))][:k]
     return [(int(i), float(s[i])) for i in best]

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from .failure import program_of, segments
 from .scope import SHELL_TOOLS, command_head
+from .scrub import clip
 
 HORIZON = 12  # calls after a failure within which a resolution may still come
 MAX_OPEN = 8  # failures awaiting a resolution at once (oldest forgotten first)
@@ -192,7 +193,7 @@ def step_of(tool: str, target: str, detail: str = "") -> str:
     text = target if _is_shell(tool) else f"{tool} {target}".strip()
     if detail:
         text = f"{text}: {detail}"
-    return " ".join(text.split())[:STEP_CHARS]
+    return clip(" ".join(text.split()), STEP_CHARS)  # scrubbed, then cut (never a halved key)
 
 
 # Calls that change nothing: they are not steps toward a fix.

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from .embed import tokenize
 from .records import Scope
 from .safety import looks_private
+from .scrub import PLACEHOLDER
 
 
 VOCABULARY = frozenset(
@@ -104,6 +105,9 @@ def topics(text: str, heads: Iterable[str] = ()) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+# A home directory as the scrubber writes it ("~/src/app", "~\\AppData"): someone's own files.
+_HOME = re.compile(r"(?<![\w.~])~[/\\]")
+
 # Words that tie a lesson to this person or this repository.
 _LOCAL_MARKERS = re.compile(
     r"\b(?:this|our|my|the person|the user|the owner)\s+(?:project|repo|repository|codebase|"
@@ -112,6 +116,17 @@ _LOCAL_MARKERS = re.compile(
     r"|\bwe (?:use|keep|always|never)\b|<(?:path|host|email|ip|secret|project)>",
     re.IGNORECASE,
 )
+
+
+def scrubbed_detail(text: str) -> str | None:
+    """The first placeholder the scrubber left in ``text`` (``<password>``, ``~/``), or None.
+
+    Shared means clean: a text the scrubber already changed held something of someone's (a key,
+    a password, an address, a home directory), and a lesson that carries one stays on this node.
+    The placeholder is what is named, never the value (it is gone).
+    """
+    found = PLACEHOLDER.search(text) or _HOME.search(text)
+    return found.group(0) if found else None
 
 
 @dataclass(frozen=True)
@@ -131,6 +146,9 @@ def classify(text: str, heads: Iterable[str] = (), *, project_names: Iterable[st
     found = topics(text, heads)
     if looks_private(text):
         return ScopeDecision(Scope.LOCAL, found, "mentions a path, host, address or secret")
+    scrubbed = scrubbed_detail(text)
+    if scrubbed:
+        return ScopeDecision(Scope.LOCAL, found, f"held a secret or personal detail, now {scrubbed!r}")
     marker = _LOCAL_MARKERS.search(text)
     if marker:
         return ScopeDecision(Scope.LOCAL, found, f"about this person or project ({marker.group(0)!r})")

@@ -30,12 +30,12 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .scrub_rule import Kind, Marks, literal
+from .scrub_rule import Kind, Marks, lead
 from .scrub_rules import RULES
 
 __all__ = [
-    "Finding", "Kind", "ScrubbedTextRequired", "clip", "findings", "is_clean", "looks_private",
-    "require_clean", "scrub",
+    "Finding", "Kind", "ScrubbedTextRequired", "clip", "cut", "findings", "is_clean", "looks_private",
+    "require_clean", "scrub", "scrub_json",
 ]
 
 
@@ -89,7 +89,7 @@ def _index() -> tuple[list[Gate], list[tuple[re.Pattern[str], tuple[int, ...], s
     keywords = sorted(by_keyword, key=len)
     gates = [(k, tuple(by_keyword[k]), next((p for p in keywords if p != k and p in k), None))
              for k in keywords]
-    anchors = [(a, tuple(ranks), literal(a)) for a, ranks in by_anchor.items()]
+    anchors = [(a, tuple(ranks), lead(a)) for a, ranks in by_anchor.items()]
     return gates, anchors, tuple(always)
 
 
@@ -159,6 +159,21 @@ def scrub(text: str) -> str:
     return text
 
 
+def scrub_json(value: object) -> object:
+    """Every string in a JSON-like value (dicts, lists, tuples) scrubbed; keys and other values kept.
+
+    The last pass of a door whose result is a whole structure (a report, an explanation): ids,
+    hex digests and times are kept by :func:`scrub` as they are.
+    """
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {k: scrub_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_json(v) for v in value]
+    return value
+
+
 def is_clean(text: str) -> bool:
     """Whether :func:`scrub` would leave ``text`` as it is."""
     return not findings(unicodedata.normalize("NFC", text))
@@ -191,17 +206,26 @@ def clip(text: str, n: int) -> str:
     The cut never falls inside a placeholder, and it backs up to a word boundary when one is
     close, so a quote reads as words rather than a fragment.
     """
+    return cut(scrub(text), n)
+
+
+def cut(scrubbed: str, n: int) -> str:
+    """:func:`clip` for a text already scrubbed: one scrub can then feed cuts of several lengths.
+
+    Handed unscrubbed text it could halve a secret so that neither half is recognised: a caller
+    that has not scrubbed calls :func:`clip`.
+    """
     if n < 1:
         raise ValueError(f"clip needs room for at least one character, was given n={n}")
-    text = scrub(text)
+    text = scrubbed
     if len(text) <= n:
         return text
-    cut = n - len(ELLIPSIS)
-    for m in PLACEHOLDER.finditer(text, max(0, cut - 32), cut + 32):
-        if m.start() < cut < m.end():
-            cut = m.start()
+    cut_at = n - len(ELLIPSIS)
+    for m in PLACEHOLDER.finditer(text, max(0, cut_at - 32), cut_at + 32):
+        if m.start() < cut_at < m.end():
+            cut_at = m.start()
             break
-    space = text.rfind(" ", max(0, cut - 20), cut + 1)
+    space = text.rfind(" ", max(0, cut_at - 20), cut_at + 1)
     if space > 0:
-        cut = space
-    return text[:cut].rstrip() + ELLIPSIS
+        cut_at = space
+    return text[:cut_at].rstrip() + ELLIPSIS

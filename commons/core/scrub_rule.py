@@ -170,6 +170,38 @@ def literal(pattern: re.Pattern[str]) -> str | None:
     return text if re.escape(text) == pattern.pattern else None
 
 
+_META = frozenset(".^$*+?{}[]\\|()")
+
+
+@functools.lru_cache(maxsize=None)
+def lead(pattern: re.Pattern[str]) -> str | None:
+    """The literal text every match of an anchor pattern starts with (``gh[pousr]_`` → ``gh``),
+    or None: a ``str.find`` for it rules the pattern out without running the regex engine."""
+    whole = literal(pattern)
+    if whole is not None:
+        return whole
+    p, out, i, depth = pattern.pattern, [], 0, 0
+    for c in p:  # an alternation at the top makes no prefix common to every match
+        depth += (c == "(") - (c == ")")
+        if c == "|" and depth == 0:
+            return None
+    while i < len(p):
+        c = p[i]
+        if c == "\\":
+            if i + 1 < len(p) and not p[i + 1].isalnum():  # an escaped punctuation mark is itself
+                out.append(p[i + 1])
+                i += 2
+                continue
+            break
+        if c in _META:
+            break
+        out.append(c)
+        i += 1
+    if i < len(p) and p[i] in "*?{" and out:  # a quantifier makes the last literal optional
+        out.pop()
+    return "".join(out) or None
+
+
 def token_start(text: str, p: int, cap: int = 256) -> int:
     """Where the whitespace-free run of ``text`` that holds position ``p`` begins (at most ``cap`` back)."""
     lo = max(0, p - cap)

@@ -17,11 +17,8 @@ long that took.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 
+from commons.demo import machine
 from commons.demo.federation import Federation, export_ids
 
 
@@ -64,21 +61,22 @@ def peer_review_and_revocation(demo, keys: dict) -> dict:
                    if d["text"] == DERIVED_TEXT)
     say("# the morning of Nov 12: the daemons carry ada's lessons and everyone's vouches")
     lessons = {pip["record_id"], derived["record_id"]}
-    vouches = set().union(*(export_ids(node, "vouch") for node in nodes))
+    vouches = set().union(*(export_ids(demo, node, "vouch") for node in nodes))
     with Federation(demo, nodes, RECEIVED_AT) as federation:
         federation.wait_until(
-            lambda: all(lessons <= export_ids(n, "lesson") and vouches <= export_ids(n, "vouch") for n in reviewers),
+            lambda: all(lessons <= export_ids(demo, n, "lesson") and vouches <= export_ids(demo, n, "vouch") for n in reviewers),
             "every node holds ada's two lessons and all 20 vouches")
     say("# later sessions: grace (day 13), hedy (14), katherine (15) and linus (16) meet `pip install`")
     for node in reviewers:
-        demo.commons(node, "ingest", str(DEMO_SESSIONS / "review" / node.name), at=REVIEW_NIGHT)
+        machine.lay_down_all(node.person, node.name, sorted((DEMO_SESSIONS / "review" / node.name).glob("*.jsonl")))
+        demo.commons(node, "ingest", at=REVIEW_NIGHT)
         demo.commons(node, "sleep", at=REVIEW_NIGHT, show=False)
     say("# the morning of Nov 17: the daemons carry each node's signed verifications")
-    verifications = set().union(*(export_ids(node, "verification") for node in reviewers))
+    verifications = set().union(*(export_ids(demo, node, "verification") for node in reviewers))
     with Federation(demo, nodes, SHARED_AT) as federation:
         federation.wait_until(
-            lambda: all(verifications <= export_ids(n, "verification") for n in nodes)
-            and all(_is_common(n, pip["record_id"]) for n in reviewers),
+            lambda: all(verifications <= export_ids(demo, n, "verification") for n in nodes)
+            and all(_is_common(demo, n, pip["record_id"]) for n in reviewers),
             f"all {len(verifications)} verifications are everywhere and the lesson is common on every reviewer")
     demo.commons(grace, "why", pip["record_id"][:16], at=SHARED_AT)
     demo.commons(ada, "why", pip["record_id"][:16], at=SHARED_AT)
@@ -109,10 +107,8 @@ def peer_review_and_revocation(demo, keys: dict) -> dict:
     return {"lesson": pip["record_id"], "derived": derived["record_id"], "nodes": summary}
 
 
-def _is_common(node, record_id: str) -> bool:
-    done = subprocess.run([sys.executable, "-m", "commons", "--at", SHARED_AT, "lessons", "--status", "common",
-                           "--json"], env=dict(os.environ, COMMONS_HOME=str(node.home)), capture_output=True, text=True)
-    return done.returncode == 0 and any(d.get("record_id") == record_id for d in json.loads(done.stdout or "[]"))
+def _is_common(demo, node, record_id: str) -> bool:
+    return any(d.get("record_id") == record_id for d in demo.query(node, "lessons", "--status", "common", at=SHARED_AT))
 
 
 def _publish_on(demo, node) -> None:
@@ -125,10 +121,11 @@ def _pip_lesson(demo, node) -> dict:
 
 
 def _memory(node) -> str:
-    index = node.memory_folder / "MEMORY.md"
-    return index.read_text(encoding="utf-8") if index.exists() else ""
+    """Every project's MEMORY.md of the node: where a common lesson shows, for every project."""
+    return node.memory_text()
 
 
 def _show_memory(demo, node) -> None:
-    demo.say(f"$ cat {node.memory_folder / 'MEMORY.md'}")
-    demo.say("  " + _memory(node).rstrip().replace("\n", "\n  "))
+    for index in node.memory_indexes[:1]:  # the common layer is the same in every project
+        demo.say(f"$ cat {index}")
+        demo.say("  " + index.read_text(encoding="utf-8").rstrip().replace("\n", "\n  "))

@@ -8,15 +8,19 @@ inspecting the nodes with the CLI afterwards.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
 import subprocess
 import sys
 import tempfile
+import time
+from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
+from commons.demo import machine
 from commons.demo.federation import Federation, export_ids
 from commons.errors import CommonsError
 
@@ -30,14 +34,36 @@ FEDERATION_AT = "2026-11-11T09:00:00Z"  # the daemons' clocks start the morning 
 HAND_LESSON = "Debian 12's system Python refuses `pip install`: it fails with 'error: externally-managed-environment'."
 
 
+HOOK_NODE, HOOK_SESSION = "grace", "day-10-worker-tests.jsonl"  # held back: it ends while the demo watches
+HOOK_AT = "2026-11-11T08:30:00Z"  # the session-end hook's clock: the morning after the last night
+HOOK_WAIT = 30.0  # seconds the demo waits for the hook's lesson (it takes about 2 s)
+# What each command sees of the environment: its node's home and its person's HOME (the demo's
+# Claude Code folder), never the machine's own ~/.claude.
+_ENV_SET = ("COMMONS_HOME", "HOME")
+_ENV_DROP = ("CLAUDE_CONFIG_DIR", "CLAUDE_CODE_DISABLE_AUTO_MEMORY", "COMMONS_AT")
+
+
 @dataclass(frozen=True)
 class DemoNode:
     name: str
-    home: Path
+    home: Path  # COMMONS_HOME
 
     @property
-    def memory_folder(self) -> Path:
-        return self.home / "data" / "memory"
+    def person(self) -> Path:
+        """The node's person's HOME: their ~/.claude with a folder per project."""
+        return self.home / "person"
+
+    @property
+    def memory_indexes(self) -> list[Path]:
+        return machine.memory_indexes(self.person)
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in _ENV_DROP}
+        return dict(env, COMMONS_HOME=str(self.home), HOME=str(self.person))
+
+    def memory_text(self) -> str:
+        """Every project's MEMORY.md of this node, one after the other."""
+        return "".join(index.read_text(encoding="utf-8") for index in self.memory_indexes)
 
 
 class Demo:
@@ -50,27 +76,57 @@ class Demo:
         if not self.quiet:
             print(text, flush=True)
 
+    def run_cli(self, node: DemoNode, argv: list[str]) -> tuple[int, str, str]:
+        """`commons ARGV` in this process with the node's environment: (exit code, stdout, stderr).
+
+        The very CLI a person runs, minus the 0.5–1 s each new Python process spends importing
+        commons, which over the demo's ~200 commands was most of its time."""
+        from commons.cli import main
+
+        saved = {key: os.environ.get(key) for key in (*_ENV_SET, *_ENV_DROP)}
+        for key in _ENV_DROP:
+            os.environ.pop(key, None)
+        os.environ.update(COMMONS_HOME=str(node.home), HOME=str(node.person))
+        out, err = io.StringIO(), io.StringIO()
+        try:
+            with redirect_stdout(out), redirect_stderr(err):
+                code = main(argv)
+        except SystemExit as exited:  # --help and argparse's own exits
+            code = exited.code if isinstance(exited.code, int) else 0
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+        return code, out.getvalue(), err.getvalue()
+
     def commons(
         self, node: DemoNode, *args: str, at: str | None = None, check: bool = True, show: bool = True
     ) -> str:
         """Run `commons ARGS` in a node's home, as a person would; return its stdout."""
-        argv = [sys.executable, "-m", "commons"] + (["--at", at] if at else []) + list(args)
         shown = f"$ COMMONS_HOME={node.home} commons " + " ".join(shlex.quote(a) for a in args)
         self.say(shown)
-        env = dict(os.environ, COMMONS_HOME=str(node.home))
-        done = subprocess.run(argv, env=env, capture_output=True, text=True)
+        code, out, err = self.run_cli(node, (["--at", at] if at else []) + list(args))
         if not show:
-            self.say(f"  ({len(done.stdout.splitlines())} lines)")
-        elif not self.quiet and done.stdout.strip():
-            print("  " + done.stdout.rstrip().replace("\n", "\n  "), flush=True)
-        if not self.quiet and done.returncode != 0 and done.stderr.strip():
-            print("  " + done.stderr.rstrip().replace("\n", "\n  "), flush=True)
-        if check and done.returncode != 0:
-            raise CommonsError(f"demo step failed: {shown}\n{done.stderr.strip()}")
-        return done.stdout
+            self.say(f"  ({len(out.splitlines())} lines)")
+        elif not self.quiet and out.strip():
+            print("  " + out.rstrip().replace("\n", "\n  "), flush=True)
+        if not self.quiet and code != 0 and err.strip():
+            print("  " + err.rstrip().replace("\n", "\n  "), flush=True)
+        if check and code != 0:
+            raise CommonsError(f"demo step failed: {shown}\n{err.strip()}")
+        return out
 
     def node_json(self, node: DemoNode, *args: str, at: str | None = None, show: bool = True) -> dict:
         return json.loads(self.commons(node, *args, "--json", at=at, show=show))
+
+    def query(self, node: DemoNode, *args: str, at: str | None = None):
+        """A command's --json answer, unprinted (what the demo polls while daemons run)."""
+        code, out, err = self.run_cli(node, (["--at", at] if at else []) + list(args) + ["--json"])
+        if code != 0:
+            raise CommonsError(f"demo query failed: commons {' '.join(args)}: {err.strip()}")
+        return json.loads(out)
 
     def run(self) -> dict:
         self.say(f"# commons demo: {len(self.nodes)} nodes in {self.root}\n")
@@ -83,6 +139,7 @@ class Demo:
         self.say()
         self._ingest_sessions()
         rendered = self._sleep_nights()
+        hook = self._session_end()
         ada, grace, linus = self.nodes
         self.say("## 4. ada signs records: a lesson in her own words, her shared lessons, a vouch for grace")
         self.commons(ada, "lessons", "add", HAND_LESSON, "--scope", "shared", at=SIGNED_AT)
@@ -111,13 +168,15 @@ class Demo:
         return {
             "root": str(self.root),
             "review": review,
+            "session_end_hook": hook,
             "nodes": [
                 {
                     "name": node.name,
                     "home": str(node.home),
+                    "person_home": str(node.person),
                     "public_key": keys[node.name]["author"],
                     "transport_key": keys[node.name]["transport"],
-                    "memory_folder": rendered.get(node.name, str(node.memory_folder)),
+                    "memory_folders": rendered.get(node.name, []),
                 }
                 for node in self.nodes
             ],
@@ -126,33 +185,71 @@ class Demo:
     # -- step 2: ingest ----------------------------------------------------------------------
 
     def _ingest_sessions(self) -> None:
-        """Each node reads its agent's bundled November sessions: episodes in, raw bytes archived."""
-        self.say("## 2. Each node ingests its agent's sessions: errors, corrections, the raw stream archived")
+        """Each node's person has Claude Code sessions in ~/.claude/projects/; the node reads them
+        from there (the [ingest] roots' default): episodes in, raw bytes archived."""
+        self.say("## 2. Each node ingests its agent's sessions from ~/.claude/projects: errors, corrections")
         for node in self.nodes:
-            self.commons(node, "ingest", str(DEMO_SESSIONS / node.name), at=INGESTED_AT)
+            sessions = sorted((DEMO_SESSIONS / node.name).glob("day-*.jsonl"))
+            laid = machine.lay_down_all(node.person, node.name,
+                                        [s for s in sessions if (node.name, s.name) != (HOOK_NODE, HOOK_SESSION)])
+            self.say(f"# {node.name}'s HOME={node.person}: {len(laid)} sessions in "
+                     f"{len({p.parent for p in laid})} project folder(s) of ~/.claude/projects")
+            self.commons(node, "ingest", at=INGESTED_AT)
             self.commons(node, "episodes", "--limit", "4")
         self.say()
 
-    # -- step 3: sleep, lessons, report, recall, the memory folder -------------------------------
+    # -- step 3: sleep, lessons, report, recall, each project's memory ---------------------------
 
-    def _sleep_nights(self) -> dict[str, str]:
-        """Each node sleeps its scripted nights; returns the memory folder each one rendered into."""
-        self.say("## 3. Each node sleeps five scripted nights: lessons, predictions checked, memory rendered")
+    def _sleep_nights(self) -> dict[str, list[str]]:
+        """Each node sleeps its scripted nights; returns the memory folders each one rendered into."""
+        self.say("## 3. Each node sleeps five scripted nights: lessons, predictions checked, and each")
+        self.say("##    project's lessons rendered into that project's Claude Code memory")
         folders = {}
         for node in self.nodes:
             for night in NIGHTS[:-1]:
                 self.commons(node, "sleep", at=night, show=False)
             last = json.loads(self.commons(node, "sleep", "--json", at=NIGHTS[-1], show=False))
-            folders[node.name] = last["render"]["folder"]
+            folders[node.name] = [f["folder"] for f in last["render"]["folders"]]
             self.commons(node, "lessons", at=NIGHTS[-1])
-            self.commons(node, "report", at=NIGHTS[-1])
+            self.commons(node, "report", at=NIGHTS[-1], show=False)
             self.commons(node, "recall", "pip install externally managed", "-k", "2", at=NIGHTS[-1])
-            index = Path(folders[node.name]) / "MEMORY.md"
-            self.say(f"$ cat {index}")
-            if index.exists():
+            for index in node.memory_indexes:
+                self.say(f"$ cat {index}")
                 self.say("  " + index.read_text(encoding="utf-8").rstrip().replace("\n", "\n  "))
             self.say()
         return folders
+
+    # -- step 3b: a session ends, the hook naps ----------------------------------------------------
+
+    def _session_end(self) -> dict:
+        """grace's day-10 session ends: Claude Code runs the SessionEnd hook, which ingests it and
+        naps, so its correction is in the project's MEMORY.md within seconds, before any night."""
+        node = next(n for n in self.nodes if n.name == HOOK_NODE)
+        self.say("## 3b. A session ends: the SessionEnd hook ingests it and naps, no night needed")
+        transcript = machine.lay_down(node.person, node.name, DEMO_SESSIONS / node.name / HOOK_SESSION)
+        cwd = machine.session_cwd(transcript.read_text(encoding="utf-8"))
+        event = {"session_id": transcript.stem, "transcript_path": str(transcript), "cwd": cwd,
+                 "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}
+        self.say(f"$ echo '{json.dumps(event)}' | COMMONS_HOME={node.home} commons --at {HOOK_AT} hook session-end")
+        before = node.memory_text()
+        started = time.monotonic()
+        subprocess.run([sys.executable, "-m", "commons", "--at", HOOK_AT, "hook", "session-end"],
+                       input=json.dumps(event).encode(), env=node.env(), check=True, timeout=HOOK_WAIT)
+        while "pnpm" not in node.memory_text() and time.monotonic() - started < HOOK_WAIT:
+            time.sleep(0.1)
+        took = time.monotonic() - started
+        landed = "pnpm" in node.memory_text() and "pnpm" not in before
+        log = (node.home / "data" / "logs" / "hook.log")
+        self.say("  " + (log.read_text(encoding="utf-8").rstrip().replace("\n", "\n  ") if log.exists() else ""))
+        lines = [line for line in node.memory_text().splitlines() if "pnpm" in line]
+        self.say(f"  the correction is in the project's MEMORY.md {took:.1f} s after the session ended:" if landed
+                 else f"  the hook's lesson did not arrive within {HOOK_WAIT:.0f} s")
+        for line in lines:
+            self.say(f"    {line}")
+        self.say()
+        if not landed:
+            raise CommonsError(f"the session-end hook made no lesson within {HOOK_WAIT:.0f} s (see {log})")
+        return {"node": node.name, "seconds": round(took, 2), "lesson": lines[0] if lines else None}
 
     # -- step 8: a local federation of daemons -----------------------------------------------------
 
@@ -162,8 +259,8 @@ class Demo:
         ada, grace, linus = self.nodes
         with Federation(self, self.nodes, FEDERATION_AT) as federation:
             self.commons(ada, "publish", "on", at=FEDERATION_AT)
-            wanted = export_ids(ada, "lesson")
-            federation.wait_until(lambda: all(wanted <= export_ids(node, "lesson") for node in (grace, linus)),
+            wanted = export_ids(self, ada, "lesson")
+            federation.wait_until(lambda: all(wanted <= export_ids(self, node, "lesson") for node in (grace, linus)),
                                   f"grace and linus hold ada's {len(wanted)} published lessons")
             for node in self.nodes:
                 self.commons(node, "status")

@@ -15,6 +15,12 @@ Every agent's reader feeds the same builder, so what an episode means is decided
 
 The builder's state (`BuildState`) is small and bounded whatever the session's length, and
 serialisable, so a reader can stop after any turn and go on later from the saved state.
+
+Privacy door: every text an episode carries (failure line, resolution, the person's words, the
+agent's words, the session's requests and last words, tool targets) is scrubbed here, when it is
+made (`commons.core.scrub`), and quotes are cut *after* scrubbing, so a cut never halves a key.
+Only what the state needs for matching later calls stays raw (the pending calls and open
+failures), local like the archived stream.
 """
 
 from __future__ import annotations
@@ -25,8 +31,9 @@ from typing import Any
 
 from commons.core.episode import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode, ToolCall
 from commons.core.failure import attribute, failure_line
-from commons.core.resolution import OpenFailure, advance, named, named_fix, opened
+from commons.core.resolution import OpenFailure, Resolution, advance, named, named_fix, opened
 from commons.core.scope import SHELL_TOOLS
+from commons.core.scrub import clip, cut, scrub
 from commons.ingest.corrections import claims_done, contradicts, is_correction
 from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned, Turn
 
@@ -135,8 +142,9 @@ class EpisodeBuilder:
         elif isinstance(turn, AgentSaid):
             text = turn.text.strip()
             if text:
-                self.ended = text[:ENDED_CHARS]
-                self.turn_text = text[:PRECEDING_CHARS]
+                clean = scrub(text)  # once, for both cuts
+                self.ended = cut(clean, ENDED_CHARS)
+                self.turn_text = cut(clean, PRECEDING_CHARS)
                 self.turn_done = claims_done(text)
         elif isinstance(turn, PersonSaid):
             self._person(turn)
@@ -163,8 +171,13 @@ class EpisodeBuilder:
         self.counts[turn.tool] += 1
         call = ToolCall(turn.tool, turn.target)
         if call not in self.call_set and len(self.calls) < MAX_CALLS:
-            self.calls.append(call)
+            # call_set holds the raw call (so a repeat costs no scrub) and the scrubbed one (what
+            # a resumed state's calls are), so neither is listed twice.
             self.call_set.add(call)
+            clean = ToolCall(turn.tool, scrub(turn.target))
+            if clean not in self.call_set or clean == call:
+                self.calls.append(clean)
+                self.call_set.add(clean)
         self.pending[turn.use_id] = (turn.tool, turn.target, turn.detail)
         while len(self.pending) > MAX_PENDING:
             self.pending.popitem(last=False)
@@ -180,15 +193,18 @@ class EpisodeBuilder:
         uid = turn.uid or f"{self.session}#{self.person_messages}"
         worded = is_correction(text)
         after_done = not worded and self.turn_done and contradicts(text)
+        clean = ""
         if self.person_messages > 0 and (worded or after_done):
+            clean = scrub(text)
+            command = scrub(self.turn_call)
             self.out.append(
                 CorrectionEpisode(
-                    session=self._session_id(), uid=uid, at=self._at(turn.at), said=text[:SAID_CHARS],
-                    preceding=self.turn_text or self.turn_call, command=self.turn_call, after_done=after_done,
+                    session=self._session_id(), uid=uid, at=self._at(turn.at), said=cut(clean, SAID_CHARS),
+                    preceding=self.turn_text or command, command=command, after_done=after_done,
                 )  # fmt: skip
             )
         if len(self.asked) < MAX_ASKED:
-            self.asked.append(text[:ASKED_CHARS])
+            self.asked.append(cut(clean or scrub(text), ASKED_CHARS))
         self.person_messages += 1
         self.turn_text = self.turn_call = ""
         self.turn_done = False
@@ -200,11 +216,11 @@ class EpisodeBuilder:
         tool, target, _ = self.pending.pop(turn.use_id, ("", "", ""))
         if not turn.words:
             return
-        rejected = f"{tool} {target}".strip()
+        rejected = scrub(f"{tool} {target}".strip())
         self.out.append(
             CorrectionEpisode(
                 session=self._session_id(), uid=turn.uid or turn.use_id, at=self._at(turn.at),
-                said=turn.words[:SAID_CHARS], preceding=rejected or self.turn_text or self.turn_call,
+                said=clip(turn.words, SAID_CHARS), preceding=rejected or self.turn_text or scrub(self.turn_call),
                 via_rejection=True, command=rejected,
             )  # fmt: skip
         )
@@ -221,14 +237,14 @@ class EpisodeBuilder:
             return
         self._remember(key)
         text = _ends(turn.output)
-        failure, exit_code = failure_line(text)
+        failure, exit_code = failure_line(text)  # scrubbed, then cut, by failure_line itself
         tool = tool or "unknown"
         command = attribute(target, text) if tool.lower() in SHELL_TOOLS else ""
         hint = named_fix(text)
         episode = ErrorEpisode(
-            session=self._session_id(), uid=turn.use_id, at=self._at(turn.at), tool=tool, target=target,
-            failure=failure, exit_code=exit_code, command=command if command != target else "",
-            resolution=named(hint, tool),
+            session=self._session_id(), uid=turn.use_id, at=self._at(turn.at), tool=tool, target=scrub(target),
+            failure=failure, exit_code=exit_code, command=scrub(command) if command != target else "",
+            resolution=_scrubbed(named(hint, tool)),
         )  # fmt: skip
         self.out.append(episode)
         self.open_failures, _ = advance(self.open_failures, tool, target, ok=False)
@@ -244,7 +260,7 @@ class EpisodeBuilder:
         for item in resolved:
             episode = self.open_errors.pop(item.uid, None)
             if episode is not None:
-                self.out.append(replace(episode, resolution=item.resolution))
+                self.out.append(replace(episode, resolution=_scrubbed(item.resolution)))
         self._drop_closed()
 
     def _drop_closed(self) -> None:
@@ -298,6 +314,13 @@ class EpisodeBuilder:
             open_failures=self.open_failures, open_errors=tuple(self.open_errors.values()),
             seen=tuple(self.seen),
         )  # fmt: skip
+
+
+def _scrubbed(resolution: Resolution | None) -> Resolution | None:
+    """A resolution as an episode carries it: the command that worked and the steps, scrubbed."""
+    if resolution is None:
+        return None
+    return replace(resolution, command=scrub(resolution.command), steps=tuple(map(scrub, resolution.steps)))
 
 
 def _ends(text: str) -> str:

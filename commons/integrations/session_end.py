@@ -5,8 +5,9 @@ Claude Code runs the hook as a command with a JSON object on stdin (``session_id
 :func:`parse_hook_input` turns those bytes into a :class:`SessionEnd` (pure; unknown keys are
 ignored, as new Claude Code versions add some); :func:`ingest_session_end` reads that transcript
 into episodes with the same ingest as `commons ingest`, so a re-read adds nothing and a grown
-transcript is read from where the last read stopped. After the ingest comes the nap: the
-``nap`` argument is where it plugs in (see issue #16); the nightly sleep does the rest.
+transcript is read from where the last read stopped. After the ingest comes the nap (the ``nap``
+argument; ``commons hook session-end`` passes ``commons.node.nap``): what needs no night is
+learned and rendered at once; the nightly sleep does the rest.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from commons.clock import format_time
 from commons.core.embed import embed_many
@@ -13,6 +14,7 @@ from commons.core.records import LessonKind, Scope, SignedRecord
 from commons.core.safety import ImperativeText, observation_form
 from commons.core.safety import check_observation, contains_injection
 from commons.core.scope import classify
+from commons.core.scrub import scrub, scrub_json
 from commons.core.trust import LessonStatus as TrustStatus
 from commons.node import rendering, trust
 from commons.node.context import NodeContext
@@ -26,8 +28,9 @@ class LessonRefused(ValueError):
 
 
 def check_lesson_text(text: str) -> str:
-    """The first door for a lesson written by hand: an observation, nothing addressed to an agent."""
-    text = " ".join(text.split())
+    """The first door for a lesson written by hand: an observation, nothing addressed to an agent,
+    scrubbed like every lesson (a token pasted into it becomes ``<github-token>``)."""
+    text = scrub(" ".join(text.split()))
     if not text:
         raise LessonRefused("a lesson needs a text: one or two sentences saying what happened")
     if contains_injection(text):
@@ -45,8 +48,9 @@ def check_lesson_text(text: str) -> str:
 
 
 async def add_lesson(store: Store, node: NodeContext, text: str, kind: LessonKind, scope: Scope | None,
-                     now: float) -> tuple[Lesson, bool]:
-    """A lesson the person wrote: (lesson, whether it was new). Lifts a veto on the same content."""
+                     now: float, *, project: str = "") -> tuple[Lesson, bool]:
+    """A lesson the person (or the agent, through MCP) wrote: (lesson, whether it was new). Lifts a
+    veto on the same content. ``project``: the root of the project it was written in, if any."""
     text = check_lesson_text(text)
     decision = classify(text)
     lid = lesson_id(kind, text, "by-hand")
@@ -59,6 +63,8 @@ async def add_lesson(store: Store, node: NodeContext, text: str, kind: LessonKin
     async with store.transaction():
         await ls.lift_veto(store, lid, ls.content_key(kind, text))
         await ls.put_lessons(store, [(lesson, "active")], embed_many([ls.recall_text(lesson)]), now)
+        if project:
+            await ls.set_project(store, lid, project)
     return lesson, True
 
 
@@ -66,15 +72,15 @@ async def forget(store: Store, node: NodeContext, prefix: str, now: float) -> tu
     """Veto a lesson: never made again from the same content; gone from the memory folder now."""
     lid = await ls.resolve_id(store, prefix)
     (stored,) = await ls.load_lessons(store, ids=[lid])
+    shown_in = [Path(r.folder) / r.file for r in await ls.rendered(store) if r.lesson_id == lid]
     async with store.transaction():
         await ls.add_vetoes(store, [(lid, ls.content_key(stored.lesson.kind, stored.lesson.text),
                                      stored.lesson.text)], "forget", now)
     # The veto took the lesson out of the render state, so rendering will not remove its file
     # (it only removes files it still lists): remove it here, then render the index without it.
-    folder = node.memory_folder
-    path = folder / renderer.file_name(lid)
-    if path.exists():
-        path.unlink()
+    for path in {*shown_in, node.memory_folder / renderer.file_name(lid)}:
+        if path.exists():
+            path.unlink()
     return stored.lesson, await rendering.render(store, node, now)
 
 
@@ -141,10 +147,10 @@ def describe(stored: ls.StoredLesson, prediction: Prediction | None, now: float,
         if author is not None and author != held.me:
             represented_by = rid.hex()
     return LessonView(
-        lesson.id, lesson.text, lesson.kind.value, lesson.scope.value,
+        lesson.id, scrub(lesson.text), lesson.kind.value, lesson.scope.value,
         round(rendering.strength_now(lesson, now, node), 4), lesson.seen, status, format_time(lesson.created),
         stored.origin, me, rid.hex() if rid else None, *_counts(held, rid),
-        {"situation": prediction.situation, "outcome": prediction.outcome} if prediction else None,
+        scrub_json({"situation": prediction.situation, "outcome": prediction.outcome}) if prediction else None,
         represented_by=represented_by)
 
 
@@ -153,10 +159,10 @@ def describe_received(signed: SignedRecord, held: trust.Held) -> LessonView:
     record: LessonRecord = signed.record
     state = held.state(signed.id)
     return LessonView(
-        signed.id.hex(), record.text, record.kind.value, record.scope.value, None, None, state.status.value,
+        signed.id.hex(), scrub(record.text), record.kind.value, record.scope.value, None, None, state.status.value,
         format_time(record.created * DAY), held.origin.get(signed.id, "peer"), record.author.hex(),
         signed.id.hex(), *_counts(held, signed.id),
-        {"situation": record.prediction.situation, "outcome": record.prediction.outcome},
+        scrub_json({"situation": record.prediction.situation, "outcome": record.prediction.outcome}),
         received=format_time(held.received[signed.id]))
 
 

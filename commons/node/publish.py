@@ -21,6 +21,7 @@ from commons.core.hashing import episode_hash, evidence_hash
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Outcome, Prediction, Scope, SignedRecord, Verification, day_of, sign
 from commons.core.safety import is_observation, looks_private, scrub
+from commons.core.scrub import ScrubbedTextRequired
 from commons.identity import Identity
 from commons.node.context import NodeContext
 from commons.store import lessons as ls
@@ -70,8 +71,23 @@ def _fit(text: str, max_bytes: int) -> str:
     return unicodedata.normalize("NFC", cut.rstrip() + "…")
 
 
-def lesson_record(lesson, identity: Identity, network: bytes, now: float) -> LessonRecord | Skipped:
-    """The signed-record form of a local lesson, or why it may not leave the node."""
+@dataclass(frozen=True)
+class Words:
+    """Exactly the words a lesson's record would carry to every peer (`lessons scope … shared` shows them)."""
+
+    lesson_id: str
+    text: str
+    situation: str
+    outcome: str
+    topics: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        return {"lesson": self.lesson_id, "text": self.text, "prediction": {"situation": self.situation,
+                "outcome": self.outcome}, "topics": list(self.topics)}
+
+
+def published_words(lesson) -> Words | Skipped:
+    """The words of a local lesson as its record would carry them, or why it may not leave the node."""
     text = _fit(scrub(lesson.text), rec.MAX_TEXT_BYTES)
     if looks_private(text):
         return Skipped(lesson.id, "its text still looks private after scrubbing")
@@ -83,16 +99,24 @@ def lesson_record(lesson, identity: Identity, network: bytes, now: float) -> Les
     if looks_private(situation) or looks_private(outcome):
         return Skipped(lesson.id, "its prediction still looks private after scrubbing")
     topics = sorted({t for t in lesson.topics if 0 < len(t.encode()) <= rec.MAX_TOPIC_BYTES})[: rec.MAX_TOPICS]
+    return Words(lesson.id, text, situation or "-", outcome or "-", tuple(topics))
+
+
+def lesson_record(lesson, identity: Identity, network: bytes, now: float) -> LessonRecord | Skipped:
+    """The signed-record form of a local lesson, or why it may not leave the node."""
+    words = published_words(lesson)
+    if isinstance(words, Skipped):
+        return words
     episodes = sorted({episode_hash(identity.hash_secret, uid) for uid in lesson.episodes})[: rec.MAX_EPISODES]
     return LessonRecord(
         network=network,
         author=identity.author_public,
         created=min(day_of(lesson.created), day_of(now)),
         kind=lesson.kind,
-        text=text,
+        text=words.text,
         scope=Scope.SHARED,
-        topics=tuple(topics),
-        prediction=Prediction(situation or "-", outcome or "-"),
+        topics=words.topics,
+        prediction=Prediction(words.situation, words.outcome),
         episodes=tuple(episodes),
     )
 
@@ -113,6 +137,8 @@ async def _sign_lessons(store: Store, identity: Identity, network: bytes,
             signed.append((lesson.id, sign(made, identity.author_key)))
         except rec.InvalidRecord as error:  # a field our mapping could not fit: say so, publish the rest
             skipped.append(Skipped(lesson.id, f"it does not make a valid record: {error}"))
+        except ScrubbedTextRequired as refused:  # the signing gate: kinds and positions, never values
+            skipped.append(Skipped(lesson.id, f"the signing gate refused lesson {lesson.id[:12]}: {refused}"))
     if signed:
         await record_store.add_own(store, [s for _, s in signed], now)
         async with store.transaction():

@@ -4,6 +4,11 @@ score = relevance·w₁ + recency·w₂ + strength·w₃ ([recall] in config.tom
 over the node's active lessons (a matrix kept in memory while no lesson changes), the lessons
 other agents taught it that are common at this node, and optionally the live episodes. Every
 lesson returned is touched: use keeps a memory alive (design paper §4.4).
+
+**For a project.** Given a project (the key of :func:`project_key`: the main git root of a working
+directory, so worktrees share it), recall answers with that project's local lessons and every
+shared and common lesson; a local lesson learned in other projects' sessions is left out ("this
+project uses uv" is no answer in a project that uses poetry). Without one, every lesson is a candidate.
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ import trio
 from commons.core.embed import embed, embed_many
 from commons.core.lessons import DAY, Lesson, adjust
 from commons.core.recall import RecallParams, normalised_strength, top_k
+from commons.core.records import Scope
+from commons.integrations.claude_code import project_at
+from commons.core.scrub import scrub
 from commons.node import review
 from commons.node.context import NodeContext
 from commons.node.lessons import LessonRefused
@@ -61,9 +69,35 @@ class RecallHit:
                 "strength_normalised": self.strength_normalised}
 
 
+def project_key(workdir: str) -> str:
+    """The project a working directory belongs to, as recall and the lessons' sessions name it."""
+    return str(project_at(workdir).root)
+
+
+async def project_for(store: Store, workdir: str) -> str | None:
+    """The project recall answers for, from a working directory: its :func:`project_key` when some
+    held session ran in that project, else None (every lesson): a folder commons has no session of
+    is no reason to hide what was learned elsewhere."""
+    key = project_key(workdir)
+    known = {project_key(w) for w in await episode_store.session_workdirs(store)}
+    return key if key in known else None
+
+
+async def elsewhere(store: Store, lessons: Sequence[Lesson], project: str) -> set[str]:
+    """Ids of the local lessons among ``lessons`` that no session of ``project`` taught."""
+    local = [lesson for lesson in lessons if lesson.scope is Scope.LOCAL]
+    workdirs = await episode_store.workdirs_of(store, [uid for lesson in local for uid in lesson.episodes])
+    written = await ls.written_in(store, [lesson.id for lesson in local if not lesson.episodes])
+    keys = {w: project_key(w) for w in {*workdirs.values(), *written.values()}}
+    return {lesson.id for lesson in local
+            if project not in {keys[workdirs[uid]] for uid in lesson.episodes if uid in workdirs}
+            | ({keys[written[lesson.id]]} if lesson.id in written else set())}
+
+
 async def recall(store: Store, node: NodeContext, query: str, k: int, now: float, *,
-                 episodes: bool = False) -> list[RecallHit]:
-    """The ``k`` best active lessons (and episodes) for ``query``; each one returned is touched."""
+                 episodes: bool = False, project: str | None = None) -> list[RecallHit]:
+    """The ``k`` best active lessons (and episodes) for ``query``; each one returned is touched.
+    ``project`` (a :func:`project_key`): that project's local lessons and every shared one."""
     if not query.strip():
         raise LessonRefused("recall needs a query: the words of the situation, e.g. an error line")
     params, half_life = node.recall, node.sleep.half_life_days
@@ -99,14 +133,26 @@ async def recall(store: Store, node: NodeContext, query: str, k: int, now: float
                 kinds.append("episode")
                 texts[s.key] = s.episode.text()
                 ep_keys[s.key] = s.episode.uid
-    best = top_k(qvec, matrix, touched, strength, now, k, params)
+    wanted = k
+    while True:  # over-fetch, then drop other projects' local lessons, until k remain or none are left
+        best = top_k(qvec, matrix, touched, strength, now, wanted, params)
+        lesson_ids = [ids[i] for i, _ in best if kinds[i] == "lesson"]
+        found = {s.lesson.id: s.lesson for s in await ls.load_lessons(store, ids=lesson_ids)} if lesson_ids else {}
+        if project is None:
+            break
+        drop = await elsewhere(store, list(found.values()), project)
+        kept = [(i, score) for i, score in best if ids[i] not in drop]
+        if len(kept) >= k or len(best) < wanted:
+            best = kept[:k]
+            lesson_ids = [ids[i] for i, _ in best if kinds[i] == "lesson"]
+            break
+        wanted *= 4
     parts = _components(qvec, matrix, touched, strength, [i for i, _ in best], now, params)
-    lesson_ids = [ids[i] for i, _ in best if kinds[i] == "lesson"]
-    found = {s.lesson.id: s.lesson for s in await ls.load_lessons(store, ids=lesson_ids)} if lesson_ids else {}
     hits = []
     for (row, score), (relevance, recency, strength_n) in zip(best, parts):
         hit_id = ids[row]
-        hits.append(RecallHit(hit_id, kinds[row], found[hit_id].text if kinds[row] == "lesson" else texts[hit_id],
+        text = found[hit_id].text if kinds[row] == "lesson" else texts[hit_id]
+        hits.append(RecallHit(hit_id, kinds[row], scrub(text),  # the last pass: the CLI and MCP answer with it
                               round(score, 4), round(relevance, 4), round(recency, 4), round(float(strength[row]), 4),
                               round(strength_n, 4)))
     await _touch(store, [found[i] for i in lesson_ids], [(key, ep_keys[key]) for key in

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from commons.clock import format_time
+from commons.core.scrub import scrub_json
 from commons.store import lessons as ls
 from commons.store import records as record_store
 from commons.store import reviews as review_store
@@ -52,8 +53,10 @@ class MorningReport:
     all_time: Mapping[str, int]  # decided predictions per verdict, up to ``until``
 
     def to_json(self) -> dict:
+        """The report's one form (the morning file and `commons report` are made from it),
+        scrubbed as a last pass: a night recorded before the doors were scrubbed still reads clean."""
         period = {t: len(events) for t, events in self.predictions}
-        return {
+        return scrub_json({
             "since": format_time(self.since), "until": format_time(self.until), "nights": self.nights,
             "episodes_archived": self.episodes_archived,
             **{f"lessons_{t}": list(events) for t, events in self.lessons},
@@ -66,7 +69,7 @@ class MorningReport:
             "revocations": [{"id": r.id.hex(), "at": format_time(r.at)} for r in self.revocations],
             "accuracy": {"period": accuracy(period), "all_time": accuracy(self.all_time), "period_counts": period,
                          "all_time_counts": {t: self.all_time.get(t, 0) for t in _VERDICTS}},
-        }
+        })
 
 
 async def build_report(store: Store, since: float, until: float) -> MorningReport:

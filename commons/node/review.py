@@ -181,7 +181,7 @@ async def after_sleep(store: Store, node: NodeContext, now: float) -> ReviewResu
     for review in previous:
         cursor[review.lesson] = max(cursor.get(review.lesson, 0.0), review.observed)
     items = [(s, max(held.received[s.id], cursor.get(s.id, 0.0))) for s in alive]
-    rendered_since = {r.lesson_id: r.since for r in await ls.rendered(store)}
+    rendered_since = ls.rendered_since(await ls.rendered(store))
     judgements = await trio.to_thread.run_sync(partial(
         judge_received, items, live, now, rendered_since=rendered_since, verify_cosine=params.verify_cosine,
         situation_cosine=params.situation_cosine, generic_max_fraction=params.generic_max_fraction,

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from commons.core.records import Lesson, RecordUsageError, Revocation, SignedRecord, TargetKind, day_of, sign
 from commons.core.revocation import Refusal, Revocations
+from commons.core.scrub import ScrubbedTextRequired
 from commons.errors import UsageError
 from commons.identity import Identity
 from commons.node import rendering, trust
@@ -145,7 +146,12 @@ async def resolve_record(store: Store, text: str) -> bytes:
 
 
 def sign_as(record, identity: Identity) -> SignedRecord:
-    return sign(record, identity.author_key)
+    try:
+        return sign(record, identity.author_key)
+    except ScrubbedTextRequired as refused:  # words the person gave: theirs to change
+        raise UsageError(f"{refused.what} still holds a secret or personal detail "
+                         f"({', '.join(sorted({f.kind.name.lower() for f in refused.found}))}); "
+                         "write it without, nothing was signed") from None
 
 
 async def store_own(store: Store, node: NodeContext, signed: Sequence[SignedRecord], now: float) -> IntakeEffect:

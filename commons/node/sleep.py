@@ -29,10 +29,10 @@ from commons.clock import format_time
 from commons.core import sleep as core
 from commons.core.embed import embed_many
 from commons.core.episode import SessionEpisode
-from commons.core.generalise import project_aliases
 from commons.core.lessons import Lesson
-from commons.core.predictions import Prediction
-from commons.node import rendering
+from commons.core.predictions import Prediction, RenderedWhere
+from commons.node import privacy, rendering
+from commons.node.nap import project_names
 from commons.node.rendering import RenderSummary
 from commons.node import review
 from commons.node.context import NodeContext
@@ -95,10 +95,16 @@ class Night:
 
 
 def _night(state: core.SleepState, episodes: Sequence, now: float, node: NodeContext, *,
-           rendered_since: dict[str, float], touched: dict[str, float], vetoed_ids: set[str],
+           rendered_in: dict[str, dict[str, float]], touched: dict[str, float], vetoed_ids: set[str],
            vetoed_keys: set[str]) -> Night:
-    """The CPU-bound part (run in a worker thread): the core's sleep, then vetoes applied."""
-    projects = project_aliases(e.project for e in episodes if isinstance(e, SessionEpisode) and e.project)
+    """The CPU-bound part (run in a worker thread): the core's sleep, then vetoes applied.
+
+    ``rendered_in``: lesson id → {project: since}. A prediction counts as prevented only in a
+    session whose own project's memory had the lesson (the target says which project a session's
+    working directory is: ``NodeContext.target.project_of``)."""
+    rendered_since = RenderedWhere(rendered_in, {e.uid: node.target.project_of(e.project) for e in episodes
+                                                 if isinstance(e, SessionEpisode) and e.project})
+    projects = project_names(e.project for e in episodes if isinstance(e, SessionEpisode) and e.project)
     result = core.sleep(state, episodes, now, node.sleep, hash_episode=node.hash_episode,
                         rendered_since=rendered_since, write_text=node.write_text,
                         episode_touched=touched, project_names=projects)
@@ -124,6 +130,7 @@ class NightReport:
     render: RenderSummary
     report: Path  # the morning report file
     seconds: tuple[tuple[str, float], ...]  # wall time of each phase
+    privacy: privacy.ScrubResult | None = None  # the once-per-upgrade scrub of the home, if it ran
 
     @property
     def count(self) -> dict[str, int]:
@@ -132,13 +139,16 @@ class NightReport:
     def to_json(self) -> dict:
         return {"at": format_time(self.at), "episodes": self.episodes, "counts": dict(self.counts),
                 "learned": list(self.learned), "review": self.review.to_json(), "render": self.render.to_json(),
-                "report": str(self.report), "seconds": dict(self.seconds)}
+                "report": str(self.report), "seconds": dict(self.seconds),
+                **({"privacy_scrubbed": self.privacy.to_json()} if self.privacy is not None else {})}
 
 
 async def sleep(store: Store, node: NodeContext, now: float) -> NightReport:
     """One night over the store: vetoes from deleted files, the four passes, render, report."""
     started = time.perf_counter()
     vetoed_now = await rendering.detect_deleted(store, node, now)
+    # A home written before every door scrubbed is scrubbed once, before the night reads it.
+    scrubbed = await privacy.scrub_once(store, node, now)
     stored = await ls.load_lessons(store)
     state = core.SleepState(lessons=tuple(s.lesson for s in stored),
                             predictions=tuple(await ls.open_predictions(store)))
@@ -148,12 +158,15 @@ async def sleep(store: Store, node: NodeContext, now: float) -> NightReport:
     keys: dict[str, list[str]] = {}
     for s in loaded:
         keys.setdefault(s.episode.uid, []).append(s.key)
-    rendered_since = {r.lesson_id: r.since for r in await ls.rendered(store)}
+    rendered_in: dict[str, dict[str, float]] = {}
+    for row in await ls.rendered(store):
+        places = rendered_in.setdefault(row.lesson_id, {})
+        places[row.project] = min(places.get(row.project, row.since), row.since)
     vetoed_ids, vetoed_keys = await ls.veto_keys(store)
     touched = await ls.episode_touches(store)
     loaded_at = time.perf_counter()
     night = await trio.to_thread.run_sync(partial(
-        _night, state, [s.episode for s in loaded], now, node, rendered_since=rendered_since,
+        _night, state, [s.episode for s in loaded], now, node, rendered_in=rendered_in,
         touched=touched, vetoed_ids=vetoed_ids, vetoed_keys=vetoed_keys))
     slept_at = time.perf_counter()
     await _apply(store, night, keys, now)
@@ -171,7 +184,7 @@ async def sleep(store: Store, node: NodeContext, now: float) -> NightReport:
         counts=tuple((name, counts.get(name, 0)) for name in [*_COUNT_NAMES.values(), "lessons_suppressed",
                                                                 "vetoes_from_deleted_files"]),
         learned=tuple(r for r in records if r["type"] == "learned"), review=reviewed, render=rendered,
-        report=report_path,
+        report=report_path, privacy=scrubbed,
         seconds=(("load", round(loaded_at - started, 3)), ("passes", round(slept_at - loaded_at, 3)),
                  ("apply", round(applied_at - slept_at, 3)),
                  ("render_and_report", round(time.perf_counter() - applied_at, 3))))

@@ -228,6 +228,11 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
     unsafe: list[str] = []
     left_out: dict[str, int] = {}
     files: dict[str, str] = {}
+    # Every section's fixed lines are reserved before any is filled, so that a full first layer
+    # cannot push a later section's heading past what the agent loads.
+    fixed_cost = [(_count_lines(f), len(f.encode())) for f in (_section(layer, [], 1) for layer in layers)]
+    lines_left -= sum(n for n, _ in fixed_cost)
+    bytes_left -= sum(b for _, b in fixed_cost)
     for layer in layers:
         # Most confirmed first in the common layer, strongest first in one's own.
         items = sorted(layer.items, key=lambda it: (-(it.confirmations or 0), -it.strength, it.id))
@@ -237,9 +242,8 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
                 safe.append(item)
             else:
                 unsafe.append(item.id)
-        # Fixed lines: markers, heading, preamble and the "left out" line, which is reserved.
-        fixed = _section(layer, [], 1)
-        room_lines, room_bytes = lines_left - _count_lines(fixed), bytes_left - len(fixed.encode())
+        # Fixed lines (markers, heading, preamble and the "left out" line) are already reserved.
+        room_lines, room_bytes = lines_left, bytes_left
         kept: list[str] = []
         for item in safe:
             line = index_line(layer.name, item)
@@ -252,9 +256,7 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
             files[file_name(item.id)] = lesson_file(layer.name, item)
         left_out[layer.name] = len(safe) - len(kept)
         sections[layer.name] = _section(layer, kept, left_out[layer.name])
-        used = sections[layer.name]
-        lines_left -= _count_lines(used)
-        bytes_left -= len(used.encode())
+        lines_left, bytes_left = room_lines, room_bytes
 
     # Splice: sections already present are replaced in place; new ones go at the end.
     text = original

@@ -201,3 +201,34 @@ async def live_cutoff(store: Store, kind: str | None, limit: int) -> float | Non
         f"SELECT at FROM episodes WHERE {where} ORDER BY at DESC LIMIT 1 OFFSET ?",
         ([kind] if kind else []) + [limit - 1],
     )
+
+
+async def workdirs_of(store: Store, uids: Iterable[str]) -> dict[str, str]:
+    """Episode uid → the working directory its session ran in (the session episode's ``project``).
+
+    Error and correction episodes do not carry the directory themselves: their session episode
+    does, so rows written before any project field existed answer too. A uid whose session is not
+    held (or ran nowhere known) is absent.
+    """
+    wanted = list(dict.fromkeys(uids))
+    found: dict[str, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        rows = await store.fetchall(
+            f"""SELECT e.uid, json_extract(s.data, '$.project') FROM episodes e
+                JOIN episodes s ON s.kind = 'session' AND s.session = e.session
+                WHERE e.uid IN ({marks}) ORDER BY s.at""",
+            chunk,
+        )
+        for uid, workdir in rows:
+            if isinstance(workdir, str) and workdir and uid not in found:
+                found[uid] = workdir
+    return found
+
+
+async def session_workdirs(store: Store) -> list[str]:
+    """Every working directory a held session ran in (archived sessions too), in no set order."""
+    rows = await store.fetchall(
+        "SELECT DISTINCT json_extract(data, '$.project') FROM episodes WHERE kind = 'session'")
+    return sorted(r[0] for r in rows if isinstance(r[0], str) and r[0])

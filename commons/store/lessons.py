@@ -114,6 +114,28 @@ MIGRATIONS = (
         "CREATE TRIGGER lessons_updated AFTER UPDATE ON lessons BEGIN UPDATE lesson_generation SET n = n + 1; END",
         "CREATE TRIGGER lessons_deleted AFTER DELETE ON lessons BEGIN UPDATE lesson_generation SET n = n + 1; END",
     ),
+    (
+        # One lesson may be rendered in many folders (a shared lesson in every project's memory):
+        # the render state is keyed by lesson and folder, and says which project the folder is for
+        # ('' for a folder that is no project's, such as the plain memory folder).
+        """CREATE TABLE rendered_v2 (
+            lesson_id TEXT NOT NULL,
+            layer TEXT NOT NULL,
+            folder TEXT NOT NULL,
+            file TEXT NOT NULL,
+            since REAL NOT NULL,
+            project TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (lesson_id, folder)
+        )""",
+        "INSERT INTO rendered_v2 (lesson_id, layer, folder, file, since) SELECT lesson_id, layer, folder, file, since FROM rendered",
+        "DROP TABLE rendered",
+        "ALTER TABLE rendered_v2 RENAME TO rendered",
+    ),
+    (
+        # The project a lesson was written in when no episode says (one the agent remembered
+        # mid-task, one added by hand): its root, '' for none. Older rows have none.
+        "ALTER TABLE lessons ADD COLUMN project TEXT NOT NULL DEFAULT ''",
+    ),
 )
 
 VETOED = "vetoed"
@@ -291,6 +313,22 @@ async def resolve_id(store: Store, prefix: str) -> str:
     return rows[0][0]
 
 
+async def set_project(store: Store, lesson_id: str, project: str) -> None:
+    """Record the project a lesson with no episodes was written in (inside the caller's transaction)."""
+    await store.execute("UPDATE lessons SET project = ? WHERE id = ?", (project, lesson_id))
+
+
+async def written_in(store: Store, lesson_ids: Sequence[str]) -> dict[str, str]:
+    """Lesson id → the project it was written in, for lessons that have one (see ``set_project``)."""
+    found: dict[str, str] = {}
+    for start in range(0, len(lesson_ids), 500):
+        chunk = list(lesson_ids[start:start + 500])
+        rows = await store.fetchall(
+            f"SELECT id, project FROM lessons WHERE project != '' AND id IN ({','.join('?' * len(chunk))})", chunk)
+        found.update(dict(rows))
+    return found
+
+
 async def set_scope(store: Store, lesson_id: str, scope: Scope, now: float) -> None:
     await store.write("UPDATE lessons SET scope = ?, updated = ? WHERE id = ?", (scope.value, now, lesson_id))
 
@@ -411,18 +449,29 @@ class Rendered:
     folder: str
     file: str
     since: float
+    project: str = ""  # the project root the folder is the memory of; "" for a folder of no project
 
 
 async def rendered(store: Store) -> list[Rendered]:
+    """Every (lesson, folder) rendered: a lesson shown in three projects has three rows."""
     return [Rendered(*row) for row in await store.fetchall(
-        "SELECT lesson_id, layer, folder, file, since FROM rendered ORDER BY lesson_id")]
+        "SELECT lesson_id, layer, folder, file, since, project FROM rendered ORDER BY lesson_id, folder")]
+
+
+def rendered_since(rows: Iterable[Rendered]) -> dict[str, float]:
+    """Lesson id → since when it has been rendered anywhere (the earliest of its folders)."""
+    since: dict[str, float] = {}
+    for r in rows:
+        since[r.lesson_id] = min(since.get(r.lesson_id, r.since), r.since)
+    return since
 
 
 async def replace_rendered(store: Store, rows: Sequence[Rendered]) -> None:
     """The render state is what was just written (inside the caller's transaction)."""
     await store.execute("DELETE FROM rendered")
-    await store.executemany("INSERT INTO rendered (lesson_id, layer, folder, file, since) VALUES (?, ?, ?, ?, ?)",
-                            [(r.lesson_id, r.layer, r.folder, r.file, r.since) for r in rows])
+    await store.executemany(
+        "INSERT INTO rendered (lesson_id, layer, folder, file, since, project) VALUES (?, ?, ?, ?, ?, ?)",
+        [(r.lesson_id, r.layer, r.folder, r.file, r.since, r.project) for r in rows])
 
 
 # --- sleep runs and reports -------------------------------------------------------------------

@@ -26,21 +26,25 @@ from commons.core.reconcile import (  # noqa: E402
     KeySet,
     Reconciler,
     fingerprint,
+    make_item,
     run_in_memory,
 )
 
 VECTORS_PATH = Path(__file__).with_name("reconcile.json")
+DAY = 20_000  # 2024-10-04, days since 1970-01-01: the created day of the vectors' records
 COMMAND = command(Path(__file__))
 
 COMMENT = (
     "Range-based set reconciliation vectors for commons (spec: protocol/reconcile.md). A key is "
-    "33 bytes: a tag byte (0 revocation, 1 vouch, 2 lesson, 3 verification) then a 32-byte id. "
-    "Key j of a group {tag, label, count} is bytes([tag]) + BLAKE3(utf8(label + '/' + str(j))) for "
-    "j in 0..count-1; groups with withheld=true are keys held but not sent. fingerprints: keys (hex) "
-    "-> fingerprint (hex). exchanges: both sides build their sets from their groups and use params; "
+    "33 bytes: a tag byte (0 revocation, 1 vouch, 2 lesson, 3 verification) then a 32-byte id; it "
+    "is reconciled as a 37-byte item, its record's created day (uint32 big-endian) then the key. "
+    "Key j of a group {tag, label, count, day, days} is bytes([tag]) + BLAKE3(utf8(label + '/' + "
+    "str(j))) for j in 0..count-1, at day + (j mod days) (days defaults to 1); groups with "
+    "withheld=true are keys held but not sent. fingerprints: items (hex) -> fingerprint (hex). "
+    "exchanges: both sides build their sets from their groups and use params; "
     "messages are in wire order, the first from the initiator, then alternating; steps list, per "
     "side and in order, what each call to reconcile() reported (have / need / withheld, hex) and "
-    "whether the session was then over. invalid: messages a receiver holding the key set 'holder' "
+    "whether the session was then over. invalid: messages a receiver holding the items 'holder' (hex) "
     "must refuse as the peer's fault. Regenerate with: " + COMMAND
 )
 
@@ -52,15 +56,22 @@ def group_keys(group: dict[str, Any]) -> list[bytes]:
     ]
 
 
+def group_entries(group: dict[str, Any]) -> list[tuple[bytes, int]]:
+    days = group.get("days", 1)
+    return [(key, group["day"] + j % days) for j, key in enumerate(group_keys(group))]
+
+
 def build_keyset(groups: list[dict[str, Any]]) -> KeySet:
     ks = KeySet()
     for group in groups:
-        ks.update(group_keys(group), withheld=group.get("withheld", False))
+        ks.update(group_entries(group), withheld=group.get("withheld", False))
     return ks
 
 
-def _group(tag: int, label: str, count: int, withheld: bool = False) -> dict[str, Any]:
-    out: dict[str, Any] = {"tag": tag, "label": label, "count": count}
+def _group(tag: int, label: str, count: int, withheld: bool = False, day: int = DAY, days: int = 1) -> dict[str, Any]:
+    out: dict[str, Any] = {"tag": tag, "label": label, "count": count, "day": day}
+    if days != 1:
+        out["days"] = days
     if withheld:
         out["withheld"] = True
     return out
@@ -76,12 +87,19 @@ EXCHANGES: list[dict[str, Any]] = [
      "responder": [_group(2, "common", 20), _group(3, "only-responder", 2)], "params": {}},
     {"id": 4, "comment": "one side empty, 300 keys, minimum frame: Diffs cut at the frame limit",
      "initiator": [], "responder": [_group(1, "vouches", 300)], "params": {"frame_size_limit": 2048}},
-    {"id": 5, "comment": "1000 common keys; a revocation and a lesson differ: revocation delivered first",
+    {"id": 5, "comment": "1000 common keys on one day; a revocation and a lesson differ: within a day "
+     "the revocation (tag 0) is delivered first",
      "initiator": [_group(2, "big", 600), _group(3, "big-v", 400), _group(2, "stale", 1)],
      "responder": [_group(2, "big", 600), _group(3, "big-v", 400), _group(0, "revoke", 1)], "params": {}},
     {"id": 6, "comment": "withheld keys: the peer reports them as withheld, never as need",
      "initiator": [_group(2, "common", 30), _group(2, "refused", 2, withheld=True), _group(2, "mine", 1)],
      "responder": [_group(2, "common", 30)], "params": {"branching": 4, "id_list_threshold": 4}},
+    {"id": 7, "comment": "2000 common keys over 100 days; the initiator lacks the 12 made on a newer "
+     "day: one fingerprint path to the newest range, then its items",
+     "initiator": [_group(2, "history", 2000, days=100)],
+     "responder": [_group(2, "history", 2000, days=100), _group(2, "today", 12, day=DAY + 100)], "params": {}},
+    {"id": 8, "comment": "the same key at two days is two different items: both sides see a difference",
+     "initiator": [_group(2, "moved", 1)], "responder": [_group(2, "moved", 1, day=DAY + 1)], "params": {}},
 ]
 
 
@@ -111,38 +129,40 @@ def exchange_vector(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def fingerprint_vectors() -> list[dict[str, Any]]:
-    lessons = group_keys(_group(2, "fp", 5))
+    lessons = [make_item(day, key) for key, day in group_entries(_group(2, "fp", 5, days=3))]
     rid = bytes(range(32))
     cases = [
         ("empty set", []),
-        ("one key, all zero", [bytes(33)]),
-        ("one lesson key", lessons[:1]),
-        ("five lesson keys", lessons),
-        ("sum wraps modulo 2**264 to zero", [b"\xff" * 33, b"\x00" * 32 + b"\x01"]),
-        ("same id as a revocation", [b"\x00" + rid]),
-        ("same id as a lesson: the tag counts", [b"\x02" + rid]),
+        ("one item, all zero", [bytes(37)]),
+        ("one lesson", lessons[:1]),
+        ("five lessons over three days", lessons),
+        ("sum wraps modulo 2**296 to zero", [b"\xff" * 37, b"\x00" * 36 + b"\x01"]),
+        ("same id as a revocation", [make_item(DAY, b"\x00" + rid)]),
+        ("same id as a lesson: the tag counts", [make_item(DAY, b"\x02" + rid)]),
+        ("same lesson a day later: the day counts", [make_item(DAY + 1, b"\x02" + rid)]),
     ]
     return [
-        {"id": i, "comment": comment, "keys": _hexes(sorted(keys)), "fingerprint": fingerprint(keys).hex()}
+        {"id": i, "comment": comment, "items": _hexes(sorted(keys)), "fingerprint": fingerprint(keys).hex()}
         for i, (comment, keys) in enumerate(cases, 1)
     ]
 
 
 def invalid_vectors() -> list[dict[str, Any]]:
     v = bytes([PROTOCOL_VERSION])
-    key = (b"\x02" + bytes(32)).hex()
+    key = make_item(DAY, b"\x02" + bytes(32)).hex()
     cases = [
         ("empty message", ""),
-        ("unknown protocol version", "02"),
+        ("protocol version 1 (ordered by key alone)", "01"),
+        ("unknown protocol version 3", "03"),
         ("truncated fingerprint", v.hex() + "0001" + "00" * 8),
         ("unknown mode 9", v.hex() + "0009"),
         ("bounds not increasing", v.hex() + "03020500" + "020200"),
         ("range after the infinite bound", v.hex() + "0000" + "0000"),
-        ("bound longer than 33 bytes", v.hex() + "23" + "00" * 34 + "00"),
+        ("bound longer than 37 bytes", v.hex() + "27" + "00" * 38 + "00"),
         ("varint not in shortest form", v.hex() + "008100"),
         ("IdList truncated", v.hex() + "000202" + key),
         ("IdList keys not strictly ascending", v.hex() + "000202" + key + key + "00"),
-        ("IdList key below its range", v.hex() + "02010201" + key + "00"),
+        ("IdList item above its range", v.hex() + "0300000201" + key + "00"),
         ("withheld position out of range", v.hex() + "000201" + key + "0101"),
         ("IdList of 65 keys", v.hex() + "000241"),
         ("Diff answering no IdList", v.hex() + "0003000000"),

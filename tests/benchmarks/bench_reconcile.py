@@ -1,5 +1,9 @@
 """Benchmark: reconcile two stores of 100,000 keys that differ by 1, 10, 100 and 1,000 keys.
 
+(The side-by-side run against negentropy is ``bench_negentropy.py``; this one is commons alone,
+at any frame limit, and the cost of the KeySet itself.) Keys are placed at created days spread
+over a year, as records place them.
+
     .venv/bin/python tests/benchmarks/bench_reconcile.py            # table
     .venv/bin/python tests/benchmarks/bench_reconcile.py --json     # the same figures as JSON
     .venv/bin/python tests/benchmarks/bench_reconcile.py --frame 65536 --store 10000
@@ -24,17 +28,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from commons.core.reconcile import DEFAULT_FRAME_SIZE_LIMIT, KeySet, Reconciler, make_key, run_in_memory  # noqa: E402
 
 
-def _keys(rng: random.Random, count: int) -> list[bytes]:
-    return [make_key(rng.randrange(4), rng.randbytes(32)) for _ in range(count)]
+Entry = tuple[bytes, int]  # (key, created day)
 
 
-def measure(shared: list[bytes], only_a: list[bytes], only_b: list[bytes], frame: int) -> dict[str, Any]:
+def _keys(rng: random.Random, count: int) -> list[Entry]:
+    return [(make_key(rng.randrange(4), rng.randbytes(32)), 20_000 + rng.randrange(365)) for _ in range(count)]
+
+
+def measure(shared: list[Entry], only_a: list[Entry], only_b: list[Entry], frame: int) -> dict[str, Any]:
     a, b = KeySet(shared + only_a), KeySet(shared + only_b)
     started = time.perf_counter()
     exchange = run_in_memory(Reconciler(a, frame_size_limit=frame), Reconciler(b, frame_size_limit=frame))
     elapsed = time.perf_counter() - started
     a_have, a_need, _ = exchange.learned(initiator=True)
-    assert sorted(a_have) == sorted(only_a) and sorted(a_need) == sorted(only_b), "wrong difference"
+    assert sorted(a_have) == sorted(k for k, _ in only_a) and sorted(a_need) == sorted(k for k, _ in only_b), "wrong difference"
     sizes = [len(m) for m in exchange.messages]
     total = sum(sizes)
     return {
@@ -49,14 +56,14 @@ def measure(shared: list[bytes], only_a: list[bytes], only_b: list[bytes], frame
     }
 
 
-def keyset_costs(keys: list[bytes], rng: random.Random) -> dict[str, float]:
+def keyset_costs(keys: list[Entry], rng: random.Random) -> dict[str, float]:
     started = time.perf_counter()
     ks = KeySet(keys)
     built = time.perf_counter() - started
     ks.fingerprint_between(0, len(ks))
     started = time.perf_counter()
-    for key in _keys(rng, 100):
-        ks.add(key)
+    for key, day in _keys(rng, 100):
+        ks.add(key, time=day)
         ks.fingerprint_between(0, len(ks))  # forces the lazy prefix-sum rebuild each time
     per_insert = (time.perf_counter() - started) / 100
     return {"build_seconds": round(built, 4), "insert_then_fingerprint_seconds": round(per_insert, 5)}

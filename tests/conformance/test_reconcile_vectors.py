@@ -10,6 +10,7 @@ import pytest
 
 from tests.conformance.generators import load_generator
 from commons.core.reconcile import KeySet, Reconciler, ReconcileProtocolError, fingerprint
+from commons.core.reconcile_keyset import item_key, item_time
 
 VECTORS_DIR = Path(__file__).resolve().parents[2] / "protocol" / "vectors"
 VECTORS = json.loads((VECTORS_DIR / "reconcile.json").read_text())
@@ -17,10 +18,11 @@ VECTORS = json.loads((VECTORS_DIR / "reconcile.json").read_text())
 
 @pytest.mark.parametrize("case", VECTORS["fingerprints"], ids=lambda c: f"fp{c['id']}")
 def test_fingerprint_vector(case):
-    keys = [bytes.fromhex(k) for k in case["keys"]]
-    assert fingerprint(keys).hex() == case["fingerprint"]
-    if keys:
-        assert KeySet(keys).fingerprint_between(0, len(keys)).hex() == case["fingerprint"]
+    items = [bytes.fromhex(k) for k in case["items"]]
+    assert fingerprint(items).hex() == case["fingerprint"]
+    if items:
+        keyset = KeySet((item_key(i), item_time(i)) for i in items)
+        assert keyset.fingerprint_between(0, len(items)).hex() == case["fingerprint"]
 
 
 def _step_record(step) -> dict[str, Any]:
@@ -51,6 +53,6 @@ def test_exchange_vector_replays_message_by_message(case):
 
 @pytest.mark.parametrize("case", VECTORS["invalid"], ids=lambda c: f"invalid{c['id']}")
 def test_invalid_message_vector_is_refused(case):
-    holder = Reconciler(KeySet(bytes.fromhex(k) for k in case["holder"]))
+    holder = Reconciler(KeySet((item_key(i), item_time(i)) for i in map(bytes.fromhex, case["holder"])))
     with pytest.raises(ReconcileProtocolError):
         holder.reconcile(bytes.fromhex(case["message"]))

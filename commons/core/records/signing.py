@@ -20,11 +20,14 @@ from commons.core.records.types import (
     FUTURE_TOLERANCE_DAYS,
     SIGNATURE_BYTES,
     InvalidRecord,
+    Lesson,
     Problem,
     Record,
     RecordType,
     RecordUsageError,
+    Revocation,
 )
+from commons.core.scrub import require_clean
 
 
 def record_id(body: bytes) -> bytes:
@@ -67,10 +70,28 @@ class SignedRecord:
         return reconcile_key(self.type, self.id)
 
 
+def _texts(record: Record) -> list[tuple[str, str]]:
+    """The words a record carries to every peer, by the field that holds them."""
+    if isinstance(record, Lesson):
+        return [("text", record.text), ("prediction's situation", record.prediction.situation),
+                ("prediction's outcome", record.prediction.outcome), *(("topic", t) for t in record.topics)]
+    if isinstance(record, Revocation):
+        return [("reason", record.reason)]
+    return []
+
+
 def sign(record: Record, signing_key: nacl.signing.SigningKey) -> SignedRecord:
-    """Sign a record with its author's key."""
+    """Sign a record with its author's key.
+
+    The last privacy gate: a record whose words the scrubber would still change is refused
+    (``commons.core.scrub.ScrubbedTextRequired``, naming the field and the kinds found, never the
+    values). Every door before this one scrubs; this one only checks, because a signed record
+    cannot be taken back.
+    """
     if bytes(signing_key.verify_key) != record.author:
         raise RecordUsageError("the signing key is not the record's author key")
+    for field, text in _texts(record):
+        require_clean(text, f"signing a {record.type.value} record: its {field}")
     body = encode_body(record)
     rid = record_id(body)
     signature = signing_key.sign(signed_message(record.type, rid)).signature

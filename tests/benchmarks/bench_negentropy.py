@@ -1,0 +1,196 @@
+"""Benchmark: commons' reconciliation beside negentropy's JavaScript reference, on the same sets.
+
+    .venv/bin/python tests/benchmarks/bench_negentropy.py           # table (10^5 items)
+    .venv/bin/python tests/benchmarks/bench_negentropy.py --json    # the same figures as JSON
+    .venv/bin/python tests/benchmarks/bench_negentropy.py --large   # also 10^6 items (minutes)
+    .venv/bin/python tests/benchmarks/bench_negentropy.py --sweep   # commons alone, branching x threshold
+
+Both sides hold ``--store`` shared items, each a record key at a creation day spread over a year
+(what a record signs; negentropy gets the same day as its timestamp and the record id as its id),
+plus the differences of each case:
+
+* scattered: d new items at random days, split between the sides;
+* newest missing: the initiator lacks the d newest items (a node that was away);
+* both unique: each side made d/2 items of its own since they last met (a healed partition).
+
+Negentropy tells only the initiator the difference; commons tells both sides. So beside
+negentropy's own figures the table gives "equal knowledge": negentropy plus the ids the initiator
+must then send so the responder knows as much (32 bytes each, half a round trip more when there
+are any) -- what a commons node would need, since each side fetches what it lacks.
+
+Both run with the same frame size limit (65,536 bytes, the protocol's largest message), in one
+process each, through ``negentropy_driver.js``; negentropy is skipped with a message when node or
+its source (``../shared/anchors/negentropy/Negentropy.js`` beside the checkout) is missing. Round
+trips = messages / 2. The goal (issue 18): bytes <= 1.5 x negentropy's, round trips <= its + 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from commons.core.reconcile import KeySet, Reconciler, make_key, run_in_memory  # noqa: E402
+
+DRIVER = Path(__file__).with_name("negentropy_driver.js")
+NEGENTROPY = ROOT.parent / "shared" / "anchors" / "negentropy" / "Negentropy.js"
+FRAME = 65536
+DAYS = 365
+FIRST_DAY = 20_000
+COUNTS = (1, 10, 100, 1000, 10_000)
+
+Entry = tuple[bytes, int]  # (33-byte key, day)
+
+
+def _entries(rng: random.Random, count: int, first: int, last: int) -> list[Entry]:
+    return [(make_key(rng.randrange(4), rng.randbytes(32)), rng.randrange(first, last + 1)) for _ in range(count)]
+
+
+KINDS = ("scattered", "newest missing", "both unique")
+
+
+def cases(
+    rng: random.Random, store: int, counts: tuple[int, ...], kinds: tuple[str, ...] = KINDS
+) -> list[tuple[str, int, list[Entry], list[Entry], list[Entry]]]:
+    """(kind, difference, shared, initiator only, responder only) for every case."""
+    last = FIRST_DAY + DAYS - 1
+    base = _entries(rng, store, FIRST_DAY, last)
+    out = []
+    for d in counts:
+        extra = _entries(rng, d, FIRST_DAY, last)
+        half = (d + 1) // 2
+        out.append(("scattered", d, base, extra[:half], extra[half:]))
+    ordered = sorted(base, key=lambda e: (e[1], e[0]))
+    for d in counts:
+        if d < store:
+            out.append(("newest missing", d, ordered[:-d], [], ordered[-d:]))
+    for d in counts:
+        fresh = _entries(rng, d, last + 1, last + 2)  # made apart, after the shared history
+        half = (d + 1) // 2
+        out.append(("both unique", d, base, fresh[:half], fresh[half:]))
+    return [case for case in out if case[0] in kinds]
+
+
+def run_commons(shared: list[Entry], only_a: list[Entry], only_b: list[Entry], **params: int) -> dict[str, Any]:
+    a, b = KeySet(shared + only_a), KeySet(shared + only_b)
+    started = time.perf_counter()
+    exchange = run_in_memory(
+        Reconciler(a, frame_size_limit=FRAME, **params), Reconciler(b, frame_size_limit=FRAME, **params)
+    )
+    seconds = time.perf_counter() - started
+    have, need, _ = exchange.learned(initiator=True)
+    if sorted(have) != sorted(k for k, _ in only_a) or sorted(need) != sorted(k for k, _ in only_b):
+        raise AssertionError("commons reconciled the wrong difference")
+    return {"round_trips": exchange.round_trips, "bytes_total": sum(map(len, exchange.messages)), "seconds": round(seconds, 3)}
+
+
+def _section(entries: list[Entry]) -> bytes:
+    return len(entries).to_bytes(4, "big") + b"".join(day.to_bytes(4, "big") + key[1:] for key, day in entries)
+
+
+def run_negentropy(shared: list[Entry], only_a: list[Entry], only_b: list[Entry]) -> dict[str, Any]:
+    with tempfile.NamedTemporaryFile(suffix=".bin") as sets:
+        sets.write(_section(shared) + _section(only_a) + _section(only_b))
+        sets.flush()
+        done = subprocess.run(
+            ["node", str(DRIVER), str(NEGENTROPY), sets.name, str(FRAME)], capture_output=True, text=True, check=False
+        )
+    if done.returncode:
+        raise RuntimeError(f"negentropy driver failed: {done.stderr.strip()[-400:]}")
+    figures = json.loads(done.stdout)
+    if (figures["have"], figures["need"]) != (len(only_a), len(only_b)):
+        raise AssertionError(f"negentropy found {figures['have']}/{figures['need']}, expected {len(only_a)}/{len(only_b)}")
+    return {k: figures[k] for k in ("round_trips", "bytes_total")} | {"seconds": round(figures["seconds"], 3)}
+
+
+def negentropy_missing() -> str | None:
+    if shutil.which("node") is None:
+        return "node is not installed"
+    if not NEGENTROPY.is_file():
+        return f"negentropy's reference is not at {NEGENTROPY}"
+    return None
+
+
+def measure(
+    store: int, counts: tuple[int, ...], seed: int, with_negentropy: bool, kinds: tuple[str, ...] = KINDS
+) -> list[dict[str, Any]]:
+    rows = []
+    for kind, d, shared, only_a, only_b in cases(random.Random(seed), store, counts, kinds):
+        row: dict[str, Any] = {"store": store, "case": kind, "difference": d, "commons": run_commons(shared, only_a, only_b)}
+        if with_negentropy:
+            neg = run_negentropy(shared, only_a, only_b)
+            ours = row["commons"]
+            row["negentropy"] = neg
+            row["bytes_ratio"] = round(ours["bytes_total"] / neg["bytes_total"], 3)
+            row["round_trips_over"] = ours["round_trips"] - neg["round_trips"]
+            row["meets_goal"] = row["bytes_ratio"] <= 1.5 and row["round_trips_over"] <= 1
+            equal_bytes = neg["bytes_total"] + 32 * len(only_a)
+            equal_trips = neg["round_trips"] + (0.5 if only_a else 0)
+            row["equal_knowledge"] = {"bytes_total": equal_bytes, "round_trips": equal_trips}
+            row["equal_knowledge_bytes_ratio"] = round(ours["bytes_total"] / equal_bytes, 3)
+            row["equal_knowledge_round_trips_over"] = ours["round_trips"] - equal_trips
+        rows.append(row)
+    return rows
+
+
+def sweep(store: int, seed: int) -> list[dict[str, Any]]:
+    """Bytes and round trips of commons for each branching and id-list threshold (how they were chosen)."""
+    sets = cases(random.Random(seed), store, (1000, 10_000))
+    rows = []
+    for branching in (8, 16, 32):
+        for threshold in (4, 8, 16, 32):
+            row: dict[str, Any] = {"branching": branching, "id_list_threshold": threshold}
+            for kind, d, shared, only_a, only_b in sets:
+                ours = run_commons(shared, only_a, only_b, branching=branching, id_list_threshold=threshold)
+                row[f"{kind} {d}"] = (ours["bytes_total"], ours["round_trips"])
+            rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--store", type=int, default=100_000, help="shared items (default 100000)")
+    parser.add_argument("--large", action="store_true", help="also 10^6 items with 1 and 1,000 differences")
+    parser.add_argument("--sweep", action="store_true", help="commons alone over branching x id-list threshold")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.sweep:
+        for row in sweep(args.store, args.seed):
+            print(json.dumps(row) if args.json else "  ".join(f"{k}: {v}" for k, v in row.items()))
+        return 0
+    missing = negentropy_missing()
+    if missing:
+        print(f"negentropy skipped: {missing}; commons alone", file=sys.stderr)
+    rows = measure(args.store, COUNTS, args.seed, missing is None)
+    if args.large:
+        rows += measure(1_000_000, (1, 1000), args.seed, missing is None, kinds=("scattered",))
+    if args.json:
+        print(json.dumps({"frame_size_limit": FRAME, "negentropy": missing or "ran", "rows": rows}, indent=2))
+        return 0
+    print(f"frame limit {FRAME} bytes for both; RT = round trips")
+    print(f"{'store':>8} {'case':>15} {'diff':>6} | {'commons B':>10} {'RT':>5} | {'negentropy B':>12} {'RT':>5} | "
+          f"{'B ratio':>7} {'RT +':>5} | {'equal-knowledge ratio':>21} {'RT +':>5}")
+    for r in rows:
+        c, n = r["commons"], r.get("negentropy", {})
+        print(
+            f"{r['store']:>8} {r['case']:>15} {r['difference']:>6} | {c['bytes_total']:>10} {c['round_trips']:>5} | "
+            f"{n.get('bytes_total', '-'):>12} {n.get('round_trips', '-'):>5} | {r.get('bytes_ratio', '-'):>7} "
+            f"{r.get('round_trips_over', '-'):>5} | {r.get('equal_knowledge_bytes_ratio', '-'):>21} "
+            f"{r.get('equal_knowledge_round_trips_over', '-'):>5}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
