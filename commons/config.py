@@ -74,7 +74,9 @@ class NetworkConfig:
 
 @dataclass(frozen=True)
 class IngestConfig:
-    roots: tuple[str, ...] = ("~/.claude/projects",)  # folders searched for **/*.jsonl transcripts
+    # Folders searched for agent transcripts (Claude Code, Codex CLI, Gemini CLI; docs/agents.md).
+    # "$CODEX_HOME" stands for that variable, or ~/.codex when it is not set.
+    roots: tuple[str, ...] = ("~/.claude/projects", "$CODEX_HOME/sessions", "~/.gemini/tmp")
     poll_seconds: float = 30.0  # how often the daemon looks for new transcript bytes
 
     def __post_init__(self) -> None:

@@ -10,6 +10,7 @@ from commons import identity
 from commons.node.context import render_target
 from commons.render.claude_code import ClaudeCodeTarget
 from commons.cli.context import Context, add_json_flag, emit
+from commons.cli.setup_agents import installed_agents
 from commons.config import DEFAULT_NETWORK_KEY, default_config_text
 from commons.errors import UsageError
 
@@ -81,13 +82,17 @@ def cmd_init(ctx: Context, args: argparse.Namespace) -> int:
         where = f"each project's Claude Code auto memory ({target.claude.projects_dir}/<project>/memory/MEMORY.md)"
     else:
         where = str(target.destinations(())[0].folder)
+    data["agents"] = installed_agents()
+    found = [name for name, here in data["agents"].items() if here]
     emit(
         args,
         data,
         f"created keys in {ctx.home.keys_dir}\n"
         f"author    {data['author']}\ntransport {data['transport']}\n"
         f"config    {ctx.home.config_file}" + ("" if config_written else " (kept)") + "\n"
-        f"lessons   render into {where}",
+        f"lessons   render into {where}"
+        + (f"\nagents    {', '.join(found)} found: connect each with "
+           + ", ".join(f"`commons setup {name}`" for name in found) if found else ""),
     )
     return 0
 

@@ -14,6 +14,7 @@ from commons.core.episode import CorrectionEpisode, Episode, EpisodeKind, ErrorE
 from commons.errors import CommonsError, UsageError
 from commons.ingest.archive import Archive, ArchiveError
 from commons.ingest.ingester import discover, ingest_paths
+from commons.ingest.readers import AGENT_NAMES, agent_of_key
 from commons.store import episodes as episode_store
 
 
@@ -26,10 +27,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "ingest",
         help="read agent transcripts into episodes",
         description=(
-            "Read Claude Code transcripts (JSONL) into episodes: one per session, one per failed tool "
-            "call, one per correction by the person. Each PATH is a transcript or a folder searched "
-            "for **/*.jsonl; without PATH, the [ingest] roots of the config (default "
-            "~/.claude/projects). Reading again adds nothing; a transcript that grew is read from "
+            "Read agent transcripts (Claude Code, Codex CLI, Gemini CLI; see docs/agents.md) into "
+            "episodes: one per session, one per failed tool call, one per correction by the person. "
+            "Each PATH is a transcript or a folder searched for every agent's session files; without "
+            "PATH, the [ingest] roots of the config (default ~/.claude/projects, "
+            "$CODEX_HOME/sessions, ~/.gemini/tmp). Reading again adds nothing; a transcript that grew is read from "
             "where the last read stopped. Every transcript is archived, compressed, in the data "
             "folder (see `commons archive`). Exits 1 if a file could not be read (the others are read)."
         ),
@@ -182,16 +184,18 @@ async def cmd_episodes(ctx: Context, args: argparse.Namespace) -> int:
         fields["at"] = format_time(item.episode.at)
         if isinstance(item.episode, SessionEpisode):
             fields["ended_at"] = format_time(item.episode.ended_at)
-        data.append({"kind": item.episode.kind.value, **fields, "transcript": item.transcript})
+        data.append({"kind": item.episode.kind.value, **fields, "transcript": item.transcript,
+                     "agent": agent_of_key(item.transcript)})
     emit(
         args,
         {"episodes": data},
-        lambda: "\n".join(_line(s.episode) for s in stored) or "no episodes yet: run `commons ingest`",
+        lambda: "\n".join(_line(s.episode, agent_of_key(s.transcript)) for s in stored)
+        or "no episodes yet: run `commons ingest`",
     )
     return 0
 
 
-def _line(episode: Episode) -> str:
+def _line(episode: Episode, agent: str) -> str:
     if isinstance(episode, ErrorEpisode):
         what = f"{episode.tool} {_clip(episode.target, 50)}: {episode.failure}"
     elif isinstance(episode, CorrectionEpisode):
@@ -200,7 +204,7 @@ def _line(episode: Episode) -> str:
         calls = sum(n for _, n in episode.tool_counts)
         asked = episode.asked[0] if episode.asked else "(no request)"
         what = f'"{_clip(asked, 70)}", {calls} tool calls' + (", subagent" if episode.sidechain else "")
-    return f"{format_time(episode.at)}  {episode.kind.value:<10}  {_clip(what, 140)}"
+    return f"{format_time(episode.at)}  {episode.kind.value:<10}  {AGENT_NAMES.get(agent, agent):<11}  {_clip(what, 140)}"
 
 
 def _clip(text: str, limit: int) -> str:

@@ -219,6 +219,12 @@ def render_text(r: dict) -> str:
         lines.append("vetoed (their files were deleted): " + ", ".join(i[:12] for i in r["vetoed_deleted_files"]))
     if r["removed"]:
         lines.append("removed: " + ", ".join(r["removed"]))
+    for a in r.get("agent_files", ()):  # Codex's AGENTS.md, Gemini's GEMINI.md (`commons setup`)
+        if "error" in a:
+            lines.append(f"{a['agent']}: not written: {a['error']}")
+        else:
+            lines.append(f"{a['agent']}: {a['written']} shared lesson(s) in {a['path']} ({a['bytes']} bytes"
+                         + (f", {a['left_out']} left out over budget" if a["left_out"] else "") + ")")
     return "\n".join(lines)
 
 

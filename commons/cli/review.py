@@ -16,6 +16,8 @@ from commons.core.scrub import scrub_json
 from commons.errors import UsageError
 from commons.node import authoring, revocation, trust
 from commons.node.context import NodeContext
+from commons.ingest.readers import AGENT_NAMES, agent_of_key
+from commons.store import episodes as episode_store
 from commons.store import lessons as ls
 
 
@@ -129,7 +131,8 @@ async def why(store, node: NodeContext, text: str, now: float) -> dict:
     data: dict = {"local_id": local.lesson.id if local else None, "record_id": rid.hex() if rid else None}
     if local is not None:
         data.update(text=local.lesson.text, kind=local.lesson.kind.value, local_status=local.status,
-                    origin=local.origin, seen=local.lesson.seen, episodes=len(local.lesson.episodes))
+                    origin=local.origin, seen=local.lesson.seen, episodes=len(local.lesson.episodes),
+                    agents=await _agents(store, local.lesson.episodes))
     if signed is None:
         data.update(type="lesson", status=local.status if local else None, published=False, provenance=[],
                     verifications=[], revocation=None)
@@ -157,9 +160,22 @@ async def why(store, node: NodeContext, text: str, now: float) -> dict:
     return data
 
 
+async def _agents(store, uids: tuple[str, ...]) -> dict[str, int]:
+    """How many of a lesson's episodes came from each agent (this node's knowledge only: the
+    published record names no agent)."""
+    counts: dict[str, int] = {}
+    for key in (await episode_store.transcripts_of(store, list(uids))).values():
+        agent = agent_of_key(key) or "unknown"
+        counts[agent] = counts.get(agent, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def why_text(d: dict) -> str:
     ident = d["record_id"] or d["local_id"]
     lines = [f"{d.get('type', 'lesson')} {ident}", f"  {d.get('text') or ''}".rstrip()]
+    if d.get("agents"):
+        lines.append("  learned from: " + ", ".join(
+            f"{n} {AGENT_NAMES.get(a, a)} episode{'s' * (n != 1)}" for a, n in d["agents"].items()))
     if not d.get("published"):
         lines.append(f"  status: {d.get('status')} (local only: never published, so no peer can verify it)")
         return "\n".join(lines)

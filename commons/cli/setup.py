@@ -1,4 +1,5 @@
 """`commons setup claude-code`: install (or `--undo`) the SessionEnd hook and the MCP server.
+(`commons setup codex` and `commons setup gemini` are in `commons.cli.setup_agents`.)
 
 Two edits, each idempotent:
 
@@ -43,7 +44,7 @@ CLAUDE_CLI_TIMEOUT = 60.0
 def register(subparsers: argparse._SubParsersAction) -> None:
     setup = subparsers.add_parser(
         "setup",
-        help="connect commons to an agent (claude-code)",
+        help="connect commons to an agent (claude-code, codex, gemini)",
         description="Connect commons to a coding agent so that its sessions reach commons as they end.",
     )
     setup.set_defaults(_help=setup)
@@ -64,6 +65,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     claude.add_argument("--undo", action="store_true", help="remove what an earlier setup added, and only that")
     add_json_flag(claude)
     claude.set_defaults(handler=cmd_claude_code)
+    from commons.cli import setup_agents  # it builds on this module's file edits
+
+    setup_agents.register(targets)
 
 
 # -- what runs ------------------------------------------------------------------------------------
@@ -223,6 +227,19 @@ def _install(claude: ClaudeHome, record: dict, record_path: Path, *, dry_run: bo
     return result
 
 
+def undo_edit(noted: dict, default: Path, remove) -> tuple[Edit, Path | None]:
+    """The edit that undoes setup's change to one file (``noted``: what setup recorded of it) and
+    the backup setup made: the backup byte for byte when the file is still what setup wrote, else
+    ``remove(text, where)`` of what setup added alone (it changed since, or its backup is gone)."""
+    path = Path(noted.get("path") or default)
+    current = _read(path)
+    backup = Path(noted["backup"]) if noted.get("backup") else None
+    kept = _read(backup) if backup else None
+    if noted and _sha(current) == noted.get("sha256_after") and (backup is None or kept is not None):
+        return Edit(path, current, kept), backup
+    return _edit(path, remove), backup
+
+
 def _save_record(path: Path, record: dict) -> None:
     if record:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -230,16 +247,7 @@ def _save_record(path: Path, record: dict) -> None:
 
 
 def _undo(claude: ClaudeHome, record: dict, record_path: Path, *, dry_run: bool) -> dict:
-    noted = record.get("settings") or {}
-    path = Path(noted.get("path") or claude.settings_file)
-    current = _read(path)
-    backup = Path(noted["backup"]) if noted.get("backup") else None
-    kept = _read(backup) if backup else None
-    if noted and _sha(current) == noted.get("sha256_after") and (backup is None or kept is not None):
-        # Untouched since setup wrote it: the state before setup, byte for byte.
-        settings = Edit(path, current, kept)
-    else:  # changed since (or its backup is gone): take out the commons hook alone
-        settings = _edit(path, cs.without_hook)
+    settings, backup = undo_edit(record.get("settings") or {}, claude.settings_file, cs.without_hook)
     mcp = record.get("mcp") or {}
     via_cli = mcp.get("via") == "claude" and shutil.which("claude") is not None
     config_text = _text(_read(claude.user_config_file), claude.user_config_file)

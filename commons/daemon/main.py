@@ -28,7 +28,6 @@ import random
 import signal
 import sys
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import trio
 
@@ -44,6 +43,7 @@ from commons.home import Home
 from commons.identity import Identity
 from commons.ingest.archive import Archive, ArchiveError
 from commons.ingest.ingester import discover, ingest_paths
+from commons.ingest.readers import expand_root
 from commons.net import discovery
 from commons.net.admission import HalfOpenCaps, HalfOpenLimit
 from commons.net.peer_driver import GossipDriver
@@ -347,7 +347,7 @@ class Daemon:
     # -- the local loop ---------------------------------------------------------------------------
 
     async def _watch_ingest(self) -> None:
-        roots = [str(Path(r).expanduser()) for r in self.config.ingest.roots]
+        roots = [str(expand_root(r)) for r in self.config.ingest.roots]
         while True:
             try:
                 paths = await trio.to_thread.run_sync(discover, roots)

@@ -117,11 +117,15 @@ class Archive:
         self._save(transcript_key, manifest)
         return archived
 
-    def restart(self, transcript_key: str) -> None:
-        """The transcript was rewritten in place: start a new generation (the old one is kept)."""
+    def restart(self, transcript_key: str, *, keep: bool = True) -> None:
+        """The transcript was rewritten in place: start a new generation (the old one is kept, or
+        with `keep` False replaced: a whole document whose next version holds it)."""
         manifest = self._load(transcript_key)
         if manifest["generations"][-1]:
-            manifest["generations"].append([])
+            if keep:
+                manifest["generations"].append([])
+            else:
+                manifest["generations"][-1] = []
             self._save(transcript_key, manifest)
 
     def gc(self) -> int:

@@ -28,25 +28,27 @@ Transcripts are data: nothing in them is executed or opened. Bad lines are count
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields, replace
-from datetime import datetime, timezone
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from blake3 import blake3
-
-from commons.core.episode import Episode, SessionEpisode
 from commons.core.failure import failure_line
 from commons.ingest.corrections import is_person_text, rejection_words
 from commons.ingest.episodes import BuildState, EpisodeBuilder
+from commons.ingest.readers import (
+    HEAD_BYTES, STATE_VERSION, ParseResult, ParseState, StateError, added_line, clip, fingerprint, is_rewritten,
+    timestamp_of,
+)  # fmt: skip
 from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned
 
-__all__ = ["ParseResult", "ParseState", "StateError", "failure_line", "fingerprint", "is_rewritten", "parse"]
+__all__ = [
+    "HEAD_BYTES", "READER", "STATE_VERSION", "ParseResult", "ParseState", "StateError", "failure_line",
+    "fingerprint", "is_rewritten", "parse",
+]  # fmt: skip
 
-# 2: the episode builder's state apart (open failures awaiting a resolution, call details, "the
-# agent claimed done"); older states are refused by `from_json`, and the ingester then reads the
-# transcript again from scratch.
-STATE_VERSION = 2
-HEAD_BYTES = 4096  # the fingerprint of a transcript covers (at most) its first 4 KB
+NAME = "claude_code"
+
 TARGET_CHARS = 300
 DETAIL_CHARS = 80
 
@@ -61,69 +63,6 @@ _TARGET_KEYS = (
     "command", "file_path", "notebook_path", "pattern", "path", "url", "query",
     "description", "prompt", "skill", "subagent_type",
 )  # fmt: skip
-
-
-class StateError(ValueError):
-    """A saved parse state could not be read back (the caller's storage is corrupt or foreign)."""
-
-
-@dataclass(frozen=True)
-class ParseState:
-    """Everything needed to continue reading a transcript where the last read stopped."""
-
-    offset: int = 0  # bytes of the transcript consumed so far
-    head_len: int = 0  # how many leading bytes `head_hash` covers
-    head_hash: str = ""
-    records: int = 0
-    skipped_lines: int = 0
-    build: BuildState = field(default_factory=BuildState)  # the episode builder's own state
-
-    def to_json(self) -> str:
-        body = {"v": STATE_VERSION, "offset": self.offset, "head_len": self.head_len, "head_hash": self.head_hash,
-                "records": self.records, "skipped_lines": self.skipped_lines, "build": self.build.to_json()}
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> ParseState:
-        try:
-            body = json.loads(text)
-            if body.pop("v") != STATE_VERSION:
-                raise StateError(f"parse state version {body.get('v')!r} is not {STATE_VERSION}")
-            names = {f.name for f in fields(cls)}
-            if set(body) != names:
-                raise StateError(f"parse state fields differ: {sorted(set(body) ^ names)}")
-            return cls(offset=int(body["offset"]), head_len=int(body["head_len"]), head_hash=str(body["head_hash"]),
-                       records=int(body["records"]), skipped_lines=int(body["skipped_lines"]),
-                       build=BuildState.from_json(body["build"]))
-        except StateError:
-            raise
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise StateError(f"saved parse state is not readable: {exc}") from exc
-
-
-@dataclass(frozen=True)
-class ParseResult:
-    state: ParseState
-    episodes: tuple[Episode, ...]  # new errors and corrections, then the current session (if any)
-    skipped_lines: int  # malformed lines in this call (not JSON, or not a JSON object)
-    consumed_bytes: int  # bytes of `data` consumed: up to and including its last "\n"
-    session: SessionEpisode | None = field(default=None)
-
-
-def fingerprint(head: bytes) -> str:
-    """BLAKE3 of a transcript's first bytes (at most `HEAD_BYTES`), to notice a rewrite in place."""
-    return blake3(head[:HEAD_BYTES]).hexdigest()
-
-
-def is_rewritten(state: ParseState, size: int, head: bytes) -> bool:
-    """True when the transcript must be read from scratch: it shrank below what was consumed, or
-    its first `state.head_len` bytes changed. `head` is the file's current beginning (reading
-    `HEAD_BYTES` is always enough)."""
-    if size < state.offset:
-        return True
-    if state.head_len == 0:
-        return False
-    return len(head) < state.head_len or fingerprint(head[: state.head_len]) != state.head_hash
 
 
 def parse(data: bytes, state: ParseState | None = None, *, session_hint: str = "") -> ParseResult:
@@ -183,7 +122,7 @@ class _Reader:
             return
         feed = self.builder.feed
         session, agent, cwd = rec.get("sessionId"), rec.get("agentId"), rec.get("cwd")
-        ts = _timestamp(rec.get("timestamp"))
+        ts = timestamp_of(rec.get("timestamp"))
         feed(SessionSeen(
             session=session if isinstance(session, str) else "", agent=agent if isinstance(agent, str) else "",
             project=cwd if isinstance(cwd, str) else "", sidechain=rec.get("isSidechain") is True, at=ts,
@@ -259,30 +198,6 @@ class _Reader:
 # -- helpers over one record's values -----------------------------------------------------------
 
 
-def _timestamp(value: Any) -> float | None:
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            return None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        return moment.timestamp()
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def _clip(text: str, limit: int) -> str:
-    # Cut at a word boundary: the builder scrubs what it keeps, and a token cut in half is one
-    # that neither half of is recognised as.
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    space = text.rfind(" ", 0, limit + 1)
-    return text[:space] if space > 0 else text[:limit]
-
-
 def _target(tool_input: Any) -> str:
     """What a tool call was aimed at: its command, path, pattern, url, query or description."""
     if not isinstance(tool_input, dict):
@@ -290,10 +205,10 @@ def _target(tool_input: Any) -> str:
     for key in _TARGET_KEYS:
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip():
-            return _clip(value, TARGET_CHARS)
+            return clip(value, TARGET_CHARS)
     for value in tool_input.values():  # an unknown tool: its first string argument
         if isinstance(value, str) and value.strip():
-            return _clip(value, TARGET_CHARS)
+            return clip(value, TARGET_CHARS)
     return ""
 
 
@@ -311,11 +226,35 @@ def _detail(tool_input: Any) -> str:
     fix a lesson can name. Longer edits are named by their file alone."""
     if not isinstance(tool_input, dict):
         return ""
-    new = tool_input.get("new_string", tool_input.get("content"))
-    old = tool_input.get("old_string")
-    if isinstance(new, str):
-        before = set(old.splitlines()) if isinstance(old, str) else set()
-        added = [line.strip() for line in new.splitlines() if line.strip() and line not in before]
-        if len(added) == 1 and len(added[0]) <= DETAIL_CHARS:
-            return added[0]
-    return ""
+    new, old = tool_input.get("new_string", tool_input.get("content")), tool_input.get("old_string")
+    return added_line(new, old, DETAIL_CHARS)
+
+
+class ClaudeCodeReader:
+    """Claude Code's transcripts as a `commons.ingest.readers.Reader`."""
+
+    name = NAME
+    whole_document = False
+
+    def default_roots(self, environ: Mapping[str, str]) -> tuple[str, ...]:
+        return ("~/.claude/projects",)
+
+    def recognises(self, path: Path) -> bool:
+        return path.suffix == ".jsonl"  # the fallback for JSONL no other agent claims
+
+    def archive_key(self, path: Path) -> str:
+        """``claude_code/<project folder>/<file>``; a subagent file in a ``subagents`` folder keeps
+        its session folder too (``claude_code/<session>/subagents/agent-<id>.jsonl``), as its short
+        agent id alone could repeat across sessions."""
+        parts = path.parts
+        depth = 3 if len(parts) >= 3 and parts[-2] == "subagents" else 2
+        return "/".join((NAME, *parts[-depth:]))
+
+    def parse(self, data: bytes, state: ParseState | None = None, *, session_hint: str = "") -> ParseResult:
+        return parse(data, state, session_hint=session_hint)
+
+    def is_rewritten(self, state: ParseState, size: int, head: bytes) -> bool:
+        return is_rewritten(state, size, head)
+
+
+READER = ClaudeCodeReader()

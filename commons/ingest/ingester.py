@@ -1,13 +1,14 @@
 """Ingest: transcripts on disk → parsed episodes in the store, raw bytes in the archive.
 
-The orchestration around the sans-I/O reader (`claude_code.parse`) and the archive. Used by
+The orchestration around the sans-I/O readers (one per agent: `claude_code`, `codex`, `gemini`;
+`reader_for` picks one by the file, `commons.ingest.readers` says what a reader is) and the archive. Used by
 `commons ingest` and, later, by the daemon's watcher, which calls `ingest_paths` every few seconds
 on the transcripts that changed. For each transcript:
 
 1. The store's ``transcripts`` row says where the last read stopped (the parser's state, whose
    ``offset`` is the bytes consumed) and under which archive key its bytes are kept.
 2. A worker thread opens the file, checks the head fingerprint (`is_rewritten`: it shrank, or its
-   first bytes changed), and reads only the bytes past the offset, so re-reading a growing session
+   first bytes changed; for a whole-document reader, any change), and reads only the bytes past the offset, so re-reading a growing session
    costs its new bytes, not its length. A rewritten transcript starts a new archive generation
    and is read from scratch; its episodes keep their uids, so nothing is counted twice.
 3. The bytes the parser consumed (complete lines) are appended to the archive *before* the store
@@ -23,7 +24,7 @@ our data folder, not the transcript) stop the run.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +34,9 @@ from blake3 import blake3
 
 from commons.core.episode import Episode, EpisodeKind, SessionEpisode
 from commons.ingest.archive import Archive, ArchiveError
-from commons.ingest.claude_code import ParseState, StateError, is_rewritten, parse
+from commons.ingest import claude_code, codex, gemini
+from commons.ingest.episodes import BuildState
+from commons.ingest.readers import ParseState, Reader, StateError, expand_root
 from commons.store import episodes as episode_store
 from commons.store import transcripts as transcript_store
 from commons.store.db import Store
@@ -41,7 +44,8 @@ from commons.store.db import Store
 READ_CHUNK = 8 * 1024 * 1024  # bytes handed to the parser at a time: bounds memory on huge files
 BATCH_FILES = 64  # transcripts looked up, and at most committed, together
 BATCH_BYTES = 32 * 1024 * 1024  # commit once this many bytes were read, even mid-batch
-KEY_PREFIX = "claude_code"
+# Every agent's reader, most particular first: Claude Code's takes the JSONL no other claims.
+READERS: tuple[Reader, ...] = (codex.READER, gemini.READER, claude_code.READER)
 
 Progress = Callable[[int, int], None]  # (transcripts done, transcripts in all)
 
@@ -76,17 +80,36 @@ class IngestReport:
         }
 
 
+def reader_for(path: Path) -> Reader:
+    """The reader of a transcript file (Claude Code's for a file no reader claims: a path named on
+    the command line is read as the JSONL it most likely is)."""
+    for reader in READERS:
+        if reader.recognises(path):
+            return reader
+    return claude_code.READER
+
+
+def default_roots(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Every agent's default session folders on this machine, as configured roots spell them."""
+    environ = os.environ if environ is None else environ
+    return list(dict.fromkeys(root for reader in READERS for root in reader.default_roots(environ)))
+
+
 def discover(roots: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Every ``*.jsonl`` file under the roots (subagent files included), and each root that is a file.
-    Roots that do not exist are passed over (``~/.claude/projects`` on a machine without Claude
-    Code); `~` is expanded. Paths come back absolute, each once, in a stable order."""
+    """Every agent transcript under the roots (Claude Code's ``*.jsonl`` with subagent files, Codex's
+    ``rollout-*.jsonl``, Gemini's ``chats/session-*.json``), and each root that is a file. Roots
+    that do not exist are passed over (``~/.codex/sessions`` on a machine without Codex); ``~`` and
+    ``$CODEX_HOME`` are expanded (`expand_root`). Paths come back absolute, each once, in a stable
+    order."""
     found: dict[Path, None] = {}
     for root in roots:
-        base = Path(root).expanduser()
+        base = expand_root(root)
         if base.is_file():
             found[_absolute(base)] = None
         elif base.is_dir():
-            for path in sorted(base.rglob("*.jsonl")):
+            for path in sorted([*base.rglob("*.jsonl"), *base.rglob("*.json")]):
+                if not any(reader.recognises(path) for reader in READERS):
+                    continue
                 # A dangling link is kept, to be reported unreadable; a fifo would block a read.
                 if path.is_file() or (path.is_symlink() and not path.exists()):
                     found[_absolute(path)] = None
@@ -98,14 +121,9 @@ def _absolute(path: Path) -> Path:
 
 
 def archive_key(path: Path) -> str:
-    """The archive key of a transcript: stable across reads, readable, and unique in practice.
-
-    ``claude_code/<project folder>/<file>``; a subagent file in a ``subagents`` folder keeps its
-    session folder too (``claude_code/<session>/subagents/agent-<id>.jsonl``), as its short agent
-    id alone could repeat across sessions."""
-    parts = path.parts
-    depth = 3 if len(parts) >= 3 and parts[-2] == "subagents" else 2
-    return "/".join((KEY_PREFIX, *parts[-depth:]))
+    """The archive key of a transcript: stable across reads, readable, unique in practice, and
+    prefixed by the agent it came from (``claude_code/``, ``codex/``, ``gemini/``)."""
+    return reader_for(path).archive_key(path)
 
 
 async def ingest_paths(
@@ -161,22 +179,29 @@ def _read_transcript(path: Path, key: str, prior: tuple[str, str] | None, archiv
     """Blocking: read the bytes of `path` past its stored offset, parse them, archive them."""
     out = _Read(str(path), key)
     state = _saved_state(prior)
+    reader = reader_for(path)
     try:
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
-            if prior is not None and (state is None or is_rewritten(state, size, handle.read(state.head_len))):
-                out.rewritten, state = True, None  # rewritten in place (or a state we cannot read)
+            again = prior is not None and (
+                state is None or reader.is_rewritten(state, size, handle.read(state.head_len))
+            )
+            if again:  # rewritten in place (or a state we cannot read): from scratch
+                # A whole document is rewritten on every change, which is no news to report; its
+                # archive keeps the latest version only (each held the one before, and keeping
+                # every version would grow as the square of the session).
+                out.rewritten, state = not reader.whole_document, None
                 with _archive_writes(archive):
-                    archive.restart(key)
+                    archive.restart(key, keep=not reader.whole_document)
             offset = state.offset if state is not None else 0
-            if prior is not None and not out.rewritten and size == offset:
+            if prior is not None and not again and size == offset:
                 return out  # nothing new: the common case for a watcher
             handle.seek(offset)
             pending = b""
             while chunk := handle.read(READ_CHUNK):
                 out.bytes_read += len(chunk)
                 pending = pending + chunk if pending else chunk
-                result = parse(pending, state, session_hint=path.stem)
+                result = reader.parse(pending, state, session_hint=path.stem)
                 if result.consumed_bytes:
                     with _archive_writes(archive):
                         archive.append(
@@ -189,7 +214,7 @@ def _read_transcript(path: Path, key: str, prior: tuple[str, str] | None, archiv
                 state, pending = result.state, pending[result.consumed_bytes :]
     except OSError as error:
         return _Read(str(path), key, error=error.strerror or str(error))
-    out.state = state if state is not None else ParseState(hint=path.stem)
+    out.state = state if state is not None else ParseState(build=BuildState(hint=path.stem))
     return out
 
 

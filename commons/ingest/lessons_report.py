@@ -3,7 +3,8 @@
     python -m commons.ingest.lessons_report [FOLDER_OR_FILE ...] [--json]
 
 With no argument it reads ``../shared/transcripts`` (when present), ``tests/fixtures/lessons`` and
-the demo sessions. Every ``*.jsonl`` is parsed as a Claude Code transcript, the episodes go through
+the demo sessions. Every agent transcript found (`commons.ingest.ingester.discover`) is parsed by its
+agent's reader, the episodes go through
 one night of sleep (the core, with no store), and the report gives:
 
 - ``informative_failure_lines``: error episodes whose failure line says what failed
@@ -31,7 +32,7 @@ from commons.core.generalise import project_aliases
 from commons.core.lessons import Lesson, is_resolved
 from commons.core.records import LessonKind
 from commons.core.sleep import SleepState, sleep
-from commons.ingest.claude_code import parse
+from commons.ingest.ingester import discover, reader_for
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SOURCES = (ROOT.parent / "shared" / "transcripts", ROOT / "tests" / "fixtures" / "lessons",
@@ -85,7 +86,7 @@ def transcripts(sources: Iterable[Path]) -> list[Path]:
         if source.is_file():
             found.append(source)
         elif source.is_dir():
-            found += sorted(source.rglob("*.jsonl"))
+            found += discover([source])
     return found
 
 
@@ -93,7 +94,7 @@ def read_all(paths: Sequence[Path]) -> list[Episode]:
     """Every episode of ``paths``, the last form of each (kind, uid) kept."""
     latest: dict[tuple[str, str], Episode] = {}
     for path in paths:
-        for episode in parse(path.read_bytes(), session_hint=path.stem).episodes:
+        for episode in reader_for(path).parse(path.read_bytes(), session_hint=path.stem).episodes:
             latest[(episode.kind.value, episode.uid)] = episode
     return list(latest.values())
 

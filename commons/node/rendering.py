@@ -29,7 +29,7 @@ from commons.core.lessons import Lesson
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Scope
 from commons.core.scrub import scrub, scrub_json
-from commons.node import review
+from commons.node import agent_files, review
 from commons.node.context import NodeContext
 from commons.render import memory_folder as renderer
 from commons.render.target import Destination
@@ -86,6 +86,7 @@ class RenderSummary:
     removed: tuple[str, ...]  # files removed: their lessons left a folder
     unsafe_skipped: tuple[str, ...]  # lessons whose text read as instructions: not written
     vetoed_deleted_files: tuple[str, ...]  # lessons whose files the person deleted: vetoed now
+    agent_files: tuple[agent_files.AgentRender, ...] = ()  # Codex's AGENTS.md, Gemini's GEMINI.md, if set up
 
     @property
     def folder(self) -> Path | None:
@@ -113,7 +114,8 @@ class RenderSummary:
                 "folders": [f.to_json() for f in self.folders], "rendered": self.rendered,
                 "removed": list(self.removed), "unsafe_skipped": list(self.unsafe_skipped),
                 "left_out": dict(self.left_out), "vetoed_deleted_files": list(self.vetoed_deleted_files),
-                "memory_lines": self.memory_lines, "memory_bytes": self.memory_bytes}
+                "memory_lines": self.memory_lines, "memory_bytes": self.memory_bytes,
+                "agent_files": [a.to_json() for a in self.agent_files]}
 
 
 def strength_now(lesson: Lesson, now: float, node: NodeContext) -> float:
@@ -205,4 +207,6 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
         unsafe += [lid for lid in result.unsafe if lid not in unsafe]
     async with store.transaction():
         await ls.replace_rendered(store, rows)
-    return RenderSummary(node.target.name, tuple(folders), len(rows), tuple(removed), tuple(unsafe), tuple(vetoed))
+    agents = await agent_files.render_all(store, [*(item for _, item in own), *common])
+    return RenderSummary(node.target.name, tuple(folders), len(rows), tuple(removed), tuple(unsafe), tuple(vetoed),
+                         agents)

@@ -169,6 +169,18 @@ async def load_episodes(
     ]
 
 
+async def transcripts_of(store: Store, uids: Sequence[str]) -> dict[str, str]:
+    """The archive key of the transcript each episode uid came from (a lesson's episodes are its
+    uids; the key's first part names the agent). Uids not stored are left out."""
+    found: dict[str, str] = {}
+    for start in range(0, len(uids), 500):
+        chunk = list(uids[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        rows = await store.fetchall(f"SELECT uid, transcript FROM episodes WHERE uid IN ({marks})", chunk)
+        found.update((uid, transcript) for uid, transcript in rows)
+    return found
+
+
 async def mark_archived(store: Store, keys: Iterable[str], now: float) -> None:
     """Decay archived these episodes (inside the caller's transaction)."""
     await store.executemany("UPDATE episodes SET archived_at = ? WHERE key = ? AND archived_at IS NULL",

@@ -1,0 +1,332 @@
+"""Reading Codex CLI rollouts (JSONL, one record per line) into episodes, incrementally.
+
+Codex appends to ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`` (``$CODEX_HOME``
+is ``~/.codex`` unless moved) while a session runs. Two layouts are in use:
+
+- since the ``{timestamp, type, payload}`` envelope: ``session_meta`` (id, cwd), ``turn_context``
+  (cwd, model), ``response_item`` (``message``, ``function_call`` / ``custom_tool_call`` /
+  ``local_shell_call`` and their ``*_output`` linked by ``call_id``, ``reasoning``) and
+  ``event_msg`` (``user_message``, ``agent_message``, token counts, …). What the person typed and
+  what the agent said are read from the ``event_msg`` records: the ``message`` items carry the
+  same words again, wrapped in Codex's own context (``<environment_context>``, AGENTS.md).
+- older files: a first line ``{id, timestamp, instructions}``, then the bare response items and
+  ``{"record_type": "state"}`` lines; there the ``message`` items are the only words.
+
+A call's failure comes from its output in the shapes Codex writes: a JSON string
+``{"output": …, "metadata": {"exit_code": N}}`` (the ``shell`` tool), or text whose header gives
+the exit code (``Exit code: N`` / ``Process exited with code N``, then ``Output:``). The turns use
+the neutral tool names the core knows (``Bash`` for every shell tool, ``Edit`` for apply_patch) and
+a failure's output opens with ``Exit code N``, so a Codex failure is the same episode as a Claude
+Code one. A call the person refused ("rejected by user") is no failure.
+
+Sans-I/O, as `commons.ingest.claude_code` is (it says how a caller uses `parse`); transcripts are
+data, nothing in them is run. Bad lines are counted and skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from commons.ingest.corrections import is_person_text
+from commons.ingest.episodes import BuildState, EpisodeBuilder
+from commons.ingest.readers import (
+    HEAD_BYTES, ParseResult, ParseState, added_line, clip, fingerprint, is_rewritten, timestamp_of,
+)  # fmt: skip
+from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned
+
+NAME = "codex"
+TARGET_CHARS = 300
+DETAIL_CHARS = 80
+
+# Codex's tool names → the neutral names of the turn stream (those the core knows).
+SHELL_NAMES = frozenset({"shell", "exec_command", "shell_command", "local_shell", "container.exec", "unified_exec"})
+EDIT_NAMES = frozenset({"apply_patch"})
+_ENVELOPE = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+# The words Codex itself puts in a user message: its context, the AGENTS.md it read, its instructions.
+_WRAPPERS = ("<environment_context>", "<user_instructions>", "<user_shell_command>", "# AGENTS.md instructions")
+_EXIT_HEADER = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\s*$", re.MULTILINE)
+_REJECTED = re.compile(r"^(?:exec command|patch) rejected by user", re.IGNORECASE)
+_RUNNING = "Process running with session ID"
+_CWD = re.compile(r"<cwd>([^<\n]+)</cwd>")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
+
+
+def parse(data: bytes, state: ParseState | None = None, *, session_hint: str = "") -> ParseResult:
+    """Read the complete lines of `data`, the bytes of the rollout from `state.offset` on.
+
+    `session_hint` names the session if the rollout never does (used when `state` is None)."""
+    if state is None:
+        state = ParseState(build=BuildState(hint=session_hint))
+    end = data.rfind(b"\n") + 1
+    builder = EpisodeBuilder(state.build)
+    reader = _Reader(builder, first=state.offset == 0)
+    if end:
+        reader.feed(data[:end])
+    new_state = replace(state, offset=state.offset + end, records=state.records + reader.records,
+                        skipped_lines=state.skipped_lines + reader.skipped, build=builder.snapshot())
+    if state.head_len == 0 and state.offset == 0 and end:
+        head_len = min(HEAD_BYTES, end)
+        new_state = replace(new_state, head_len=head_len, head_hash=fingerprint(data[:head_len]))
+    session = builder.session_episode()
+    episodes = builder.episodes() + ((session,) if session is not None else ())
+    return ParseResult(new_state, episodes, reader.skipped, end, session)
+
+
+class _Reader:
+    """Codex's records → turns, fed to the builder as they are read."""
+
+    def __init__(self, builder: EpisodeBuilder, *, first: bool) -> None:
+        self.builder = builder
+        self.first = first  # the next line is the rollout's first (an older file's session line)
+        self.records = 0
+        self.skipped = 0
+
+    def feed(self, body: bytes) -> None:
+        for line in body.split(b"\n"):
+            if not line or line.isspace():
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:  # includes bad UTF-8
+                self.skipped += 1
+                continue
+            if not isinstance(rec, dict):
+                self.skipped += 1
+                continue
+            self.records += 1
+            first, self.first = self.first, False
+            kind, payload = rec.get("type"), rec.get("payload")
+            if kind in _ENVELOPE and isinstance(payload, dict):
+                self._envelope(kind, payload, timestamp_of(rec.get("timestamp")))
+            elif first and "type" not in rec and isinstance(rec.get("id"), str):
+                self._session(rec, timestamp_of(rec.get("timestamp")))  # an older file's first line
+            elif isinstance(kind, str):
+                self._item(rec, None, words=True)  # an older file's bare response item
+
+    def _envelope(self, kind: str, payload: dict[str, Any], ts: float | None) -> None:
+        if ts is not None and kind != "session_meta":
+            self.builder.feed(SessionSeen(at=ts))  # every record's time: when the session ended
+        if kind == "session_meta":
+            self._session(payload, ts)
+        elif kind == "turn_context":
+            cwd = payload.get("cwd")
+            self.builder.feed(SessionSeen(project=cwd if isinstance(cwd, str) else "", at=ts))
+        elif kind == "response_item":
+            self._item(payload, ts, words=False)
+        elif kind == "event_msg":
+            self._event(payload, ts)
+
+    def _session(self, meta: dict[str, Any], ts: float | None) -> None:
+        sid, cwd = meta.get("id"), meta.get("cwd")
+        at = ts if ts is not None else timestamp_of(meta.get("timestamp"))
+        self.builder.feed(SessionSeen(
+            session=sid if isinstance(sid, str) else "", project=cwd if isinstance(cwd, str) else "", at=at,
+        ))  # fmt: skip
+
+    def _event(self, payload: dict[str, Any], ts: float | None) -> None:
+        kind, message = payload.get("type"), payload.get("message")
+        if not isinstance(message, str) or not message.strip():
+            return
+        if kind == "user_message":
+            self._person(message, ts)
+        elif kind == "agent_message":
+            self.builder.feed(AgentSaid(ts, message))
+
+    def _person(self, text: str, ts: float | None) -> None:
+        text = text.strip()
+        if text.startswith(_WRAPPERS):
+            cwd = _CWD.search(text)  # an older file names its folder only here
+            if cwd is not None:
+                self.builder.feed(SessionSeen(project=cwd.group(1).strip(), at=ts))
+            return
+        if not is_person_text(text):
+            return
+        self.builder.feed(PersonSaid("", ts, text))
+
+    def _item(self, item: dict[str, Any], ts: float | None, *, words: bool) -> None:
+        """One response item. `words`: its messages are the session's words (an older file, which
+        has no event_msg records); otherwise they repeat the events' words and are passed over."""
+        kind = item.get("type")
+        if kind == "message":
+            if words:
+                self._message(item, ts)
+        elif kind == "function_call":
+            self._call(item.get("call_id"), item.get("name"), _arguments(item.get("arguments")), ts)
+        elif kind == "custom_tool_call":
+            self._call(item.get("call_id"), item.get("name"), {"input": item.get("input")}, ts)
+        elif kind == "local_shell_call":
+            action = item.get("action") if isinstance(item.get("action"), dict) else {}
+            self._call(item.get("call_id") or item.get("id"), "local_shell", action, ts)
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            self._output(item.get("call_id"), item.get("output"), ts)
+
+    def _message(self, item: dict[str, Any], ts: float | None) -> None:
+        content = item.get("content")
+        parts = content if isinstance(content, list) else [{"text": content}]
+        text = "\n".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)).strip()
+        if not text:
+            return
+        if item.get("role") == "user":
+            self._person(text, ts)
+        elif item.get("role") == "assistant":
+            self.builder.feed(AgentSaid(ts, text))
+
+    def _call(self, call_id: Any, name: Any, arguments: dict[str, Any], ts: float | None) -> None:
+        if not isinstance(call_id, str) or not isinstance(name, str) or not name:
+            return
+        argv = arguments.get("command")
+        if name in SHELL_NAMES and isinstance(argv, list) and len(argv) == 2 and argv[0] == "apply_patch":
+            name, arguments = "apply_patch", {"input": argv[1]}  # older versions patched through the shell
+        if name in SHELL_NAMES:
+            self.builder.feed(ToolCalled(call_id, "Bash", _command(arguments), "", ts))
+        elif name in EDIT_NAMES:
+            patch = arguments.get("input") if isinstance(arguments.get("input"), str) else ""
+            self.builder.feed(ToolCalled(call_id, "Edit", _patched_file(patch), _patch_detail(patch), ts))
+        else:
+            self.builder.feed(ToolCalled(call_id, name, _first_string(arguments), "", ts))
+
+    def _output(self, call_id: Any, output: Any, ts: float | None) -> None:
+        if not isinstance(call_id, str):
+            return
+        verdict = read_output(output)
+        if verdict is None:  # a command still running: its result comes with a later call
+            return
+        ok, text = verdict
+        if not ok and _REJECTED.match(text.strip()):  # the person said no: not a failure of the tool
+            self.builder.feed(ToolRejected(call_id, call_id, ts, ""))
+            return
+        self.builder.feed(ToolReturned(call_id, call_id, ts, ok=ok, output="" if ok else text))
+
+
+# -- a call's output ----------------------------------------------------------------------------
+
+
+def read_output(output: Any) -> tuple[bool, str] | None:
+    """Whether a call succeeded, and (when it failed) its output in the turn stream's form: opening
+    with ``Exit code N`` when Codex gave one. None for a command that is still running."""
+    if isinstance(output, dict):  # newer writers: {"content": …, "success": …}
+        content = output.get("content", output.get("output", ""))
+        verdict = read_output(content if isinstance(content, str) else _content_text(content))
+        if output.get("success") is False and verdict is not None and verdict[0]:
+            return False, verdict[1]
+        return verdict
+    if isinstance(output, list):
+        return read_output(_content_text(output))
+    if not isinstance(output, str):
+        return True, ""
+    body = _json_object(output)
+    if body is not None and isinstance(body.get("metadata"), dict):
+        code = body["metadata"].get("exit_code")
+        text = body.get("output") if isinstance(body.get("output"), str) else ""
+        return _verdict(code if isinstance(code, int) and not isinstance(code, bool) else None, text)
+    head = output[:2000]
+    found = _EXIT_HEADER.search(head)
+    if found is not None:
+        rest = output[found.end():]
+        cut = rest.find("\nOutput:")
+        return _verdict(int(found.group(1)), rest[cut + len("\nOutput:"):] if cut >= 0 else rest)
+    if output.startswith(_RUNNING):
+        return None
+    if _REJECTED.match(output.strip()):
+        return False, output
+    return True, ""
+
+
+def _verdict(code: int | None, text: str) -> tuple[bool, str]:
+    if code is None or code == 0:
+        return True, ""
+    return False, f"Exit code {code}\n{text.strip()}"
+
+
+def _content_text(items: Any) -> str:
+    if not isinstance(items, list):
+        return ""
+    return "\n".join(i["text"] for i in items if isinstance(i, dict) and isinstance(i.get("text"), str))
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    if not text.startswith("{"):
+        return None
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+# -- a call's arguments -------------------------------------------------------------------------
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    """A function call's arguments: a JSON string in the rollout (an object, or nothing usable)."""
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        body = _json_object(raw.strip())
+        if body is not None:
+            return body
+        return {"input": raw}  # apply_patch as a function takes the patch itself
+    return {}
+
+
+def _command(arguments: dict[str, Any]) -> str:
+    """The shell command a call ran: ``cmd`` / ``command`` as a string, or the argv Codex writes
+    (``["bash", "-lc", "pytest -x"]``: the script that the shell was handed)."""
+    command = arguments.get("cmd", arguments.get("command"))
+    if isinstance(command, list) and all(isinstance(a, str) for a in command):
+        if len(command) == 3 and command[1] in ("-lc", "-c") and command[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh"):
+            command = command[2]
+        else:
+            command = shlex.join(command)
+    return clip(command, TARGET_CHARS) if isinstance(command, str) else ""
+
+
+def _patched_file(patch: str) -> str:
+    found = _PATCH_FILE.search(patch)
+    return clip(found.group(1), TARGET_CHARS) if found else ""
+
+
+def _patch_detail(patch: str) -> str:
+    """The one short line a patch added, if it added one (``asyncio_mode = "auto"``)."""
+    added = "\n".join(line[1:] for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++"))
+    removed = "\n".join(line[1:] for line in patch.splitlines() if line.startswith("-") and not line.startswith("---"))
+    return added_line(added, removed, DETAIL_CHARS)
+
+
+def _first_string(arguments: dict[str, Any]) -> str:
+    for value in arguments.values():
+        if isinstance(value, str) and value.strip():
+            return clip(value, TARGET_CHARS)
+    return ""
+
+
+class CodexReader:
+    """Codex CLI's rollouts as a `commons.ingest.readers.Reader`."""
+
+    name = NAME
+    whole_document = False
+
+    def default_roots(self, environ: Mapping[str, str]) -> tuple[str, ...]:
+        return ("$CODEX_HOME/sessions",)
+
+    def recognises(self, path: Path) -> bool:
+        return path.suffix == ".jsonl" and path.name.startswith("rollout-")
+
+    def archive_key(self, path: Path) -> str:
+        """``codex/YYYY/MM/DD/rollout-….jsonl``: the file's name holds its time and session id."""
+        return "/".join((NAME, *path.parts[-4:]))
+
+    def parse(self, data: bytes, state: ParseState | None = None, *, session_hint: str = "") -> ParseResult:
+        return parse(data, state, session_hint=session_hint)
+
+    def is_rewritten(self, state: ParseState, size: int, head: bytes) -> bool:
+        return is_rewritten(state, size, head)
+
+
+READER = CodexReader()

@@ -1,0 +1,250 @@
+"""Codex CLI and Gemini CLI sessions, in their real formats, make the same episodes and the same
+lessons as Claude Code's; the ingester picks each file's reader, reads Codex incrementally and
+Gemini's rewritten documents again, and every stored episode records the agent it came from."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from commons.core.episode import ErrorEpisode, SessionEpisode
+from commons.ingest import codex, gemini
+from commons.ingest.archive import Archive
+from commons.ingest.codex import read_output
+from commons.ingest.ingester import archive_key, default_roots, discover, ingest_paths, reader_for
+from commons.ingest.lessons_report import measure, read_all
+from commons.ingest.readers import agent_of_key, expand_root
+from commons.store import episodes as episode_store
+from commons.store.db import Store
+
+FIXTURES = Path(__file__).parent / "fixtures"
+AGENTS = FIXTURES / "agents"
+CODEX = sorted((AGENTS / "codex").rglob("rollout-*.jsonl"))
+GEMINI = sorted((AGENTS / "gemini").rglob("session-*.json"))
+CLAUDE = {
+    "pip": [FIXTURES / "lessons" / "pip-uv-httpx.jsonl", FIXTURES / "lessons" / "pip-uv-orjson.jsonl"],
+    "pytest": [FIXTURES / "lessons" / "pytest-async-async-retry.jsonl",
+               FIXTURES / "lessons" / "pytest-async-worker-retry.jsonl"],
+}  # fmt: skip
+
+
+def lesson_texts(paths: list[Path]) -> set[str]:
+    return {lesson.text for lesson in measure(paths).lessons}
+
+
+def sessions_of(paths: list[Path], pitfall: str) -> list[Path]:
+    """The two sessions of one pitfall, found by what the person asked."""
+    asked = {"pip": "use it in the client", "pytest": "async retry"}[pitfall]
+    return [p for p in paths if asked in p.read_text()]
+
+
+# -- the same lesson whichever agent -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pitfall", ["pip", "pytest"])
+def test_a_failure_and_its_fix_in_two_sessions_is_the_same_lesson_from_every_agent(pitfall):
+    claude = lesson_texts(CLAUDE[pitfall])
+    assert len(claude) == 1
+    for agent_files in (CODEX, GEMINI):
+        pair = sessions_of(agent_files, pitfall)
+        assert len(pair) == 2
+        assert lesson_texts(pair) == claude
+
+
+def test_the_codex_and_gemini_lessons_name_the_fix():
+    texts = lesson_texts(CODEX) | lesson_texts(GEMINI)
+    assert ('`pip install` failed with "error: externally-managed-environment"; '
+            "`uv add <package>` succeeded after it (2 of 2 sessions).") in texts
+    assert ('`pytest` failed with "Failed: async def functions are not natively supported."; '
+            "it passed after `Edit pyproject.toml: asyncio_mode = 'auto'` (2 of 2 sessions).") in texts
+
+
+def test_the_fixtures_are_what_their_builder_writes(tmp_path):
+    import runpy
+
+    module = runpy.run_path(str(AGENTS / "_build.py"))
+    written = module["codex"](tmp_path) + module["gemini"](tmp_path)
+    assert sorted(p.relative_to(tmp_path) for p in written) == sorted(p.relative_to(AGENTS) for p in CODEX + GEMINI)
+    for path in written:
+        assert path.read_bytes() == (AGENTS / path.relative_to(tmp_path)).read_bytes()
+
+
+# -- Codex --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("output", "expected"), [
+    (json.dumps({"output": "boom\n", "metadata": {"exit_code": 2, "duration_seconds": 0.1}}), (False, "Exit code 2\nboom")),
+    (json.dumps({"output": "fine", "metadata": {"exit_code": 0, "duration_seconds": 0.1}}), (True, "")),
+    ("Exit code: 1\nWall time: 0.4 seconds\nOutput:\nerror: nope", (False, "Exit code 1\nerror: nope")),
+    ("Chunk ID: ab12\nWall time: 0.4 seconds\nProcess exited with code 127\nOriginal token count: 3\nOutput:\n"
+     "bash: foo: command not found", (False, "Exit code 127\nbash: foo: command not found")),
+    ("Process exited with code 0\n\nOutput:\nok", (True, "")),
+    ("Process running with session ID 73\n\nOutput:\nstarted", None),
+    ("exec command rejected by user", (False, "exec command rejected by user")),
+    ("plain text from a tool with no exit code", (True, "")),
+    ({"content": "Exit code: 3\nOutput:\nbad", "success": False}, (False, "Exit code 3\nbad")),
+])  # fmt: skip
+def test_codex_call_outputs_say_whether_the_call_failed_in_every_shape_written(output, expected):
+    assert read_output(output) == expected
+
+
+def test_a_codex_failure_keeps_its_exit_code_and_failure_line():
+    (error,) = [e for e in read_all(sessions_of(CODEX, "pip")[:1]) if isinstance(e, ErrorEpisode)]
+    assert (error.tool, error.target, error.exit_code) == ("Bash", "pip install httpx", 1)
+    assert error.failure == "error: externally-managed-environment"
+    assert error.resolution is not None and error.resolution.command == "uv add httpx"
+
+
+def test_codex_words_are_read_once_and_its_own_context_is_not_the_persons():
+    path = sessions_of(CODEX, "pip")[0]
+    (session,) = [e for e in codex.parse(path.read_bytes()).episodes if isinstance(e, SessionEpisode)]
+    assert session.asked == ("add httpx and use it in the client",)  # not the <environment_context>, not twice
+    assert session.project == "/home/dev/src/ledgerly"
+    assert session.ended == "Added httpx with uv; the client uses it now."
+    assert session.session in path.name
+
+
+def test_an_older_codex_rollout_without_the_envelope_is_read():
+    (path,) = [p for p in CODEX if '"record_type"' in p.read_text()]
+    result = codex.parse(path.read_bytes())
+    session = result.session
+    assert session is not None and session.session in path.name
+    assert session.project == "/home/dev/src/ledgerly-wt"  # named only in its environment context
+    assert session.asked == ("add a test for the async retry and run the suite",)
+    (error,) = [e for e in result.episodes if isinstance(e, ErrorEpisode)]
+    assert error.resolution is not None
+    assert error.resolution.steps == ('Edit pyproject.toml: asyncio_mode = "auto"',)  # patched through the shell
+
+
+def test_a_codex_rollout_read_in_pieces_gives_what_one_read_gives():
+    data = sessions_of(CODEX, "pytest")[0].read_bytes()
+    whole = codex.parse(data).episodes
+    first = codex.parse(data[: len(data) // 2])
+    rest = codex.parse(data[first.state.offset :], first.state)
+    pieces = {(e.kind, e.uid): e for e in first.episodes + rest.episodes}
+    assert pieces == {(e.kind, e.uid): e for e in whole}
+    assert rest.state.offset == len(data)
+
+
+def test_a_refused_codex_command_is_no_error():
+    lines = [
+        {"timestamp": "2026-11-04T09:00:00.000Z", "type": "session_meta", "payload": {"id": "s1", "cwd": "/p"}},
+        {"timestamp": "2026-11-04T09:00:01.000Z", "type": "response_item", "payload": {
+            "type": "function_call", "name": "shell", "call_id": "c1",
+            "arguments": json.dumps({"command": ["bash", "-lc", "rm -rf build"]})}},
+        {"timestamp": "2026-11-04T09:00:02.000Z", "type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": "c1", "output": "exec command rejected by user"}},
+    ]  # fmt: skip
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    assert [e for e in codex.parse(data).episodes if isinstance(e, ErrorEpisode)] == []
+
+
+# -- Gemini -------------------------------------------------------------------------------------
+
+
+def _chat(calls: list[dict]) -> bytes:
+    return json.dumps({"sessionId": "g1", "projectHash": "h", "startTime": "2026-11-04T09:00:00.000Z",
+                       "lastUpdated": "2026-11-04T09:00:09.000Z", "messages": [
+        {"id": "m1", "timestamp": "2026-11-04T09:00:01.000Z", "type": "user", "content": "build it"},
+        {"id": "m2", "timestamp": "2026-11-04T09:00:02.000Z", "type": "gemini", "content": "", "toolCalls": calls},
+    ]}).encode()  # fmt: skip
+
+
+def _call(cid: str, status: str, output: str, name: str = "run_shell_command") -> dict:
+    return {"id": cid, "name": name, "args": {"command": "make"}, "status": status,
+            "result": [{"functionResponse": {"id": cid, "name": name, "response": {"output": output}}}]}
+
+
+def test_a_gemini_shell_command_that_exited_non_zero_is_an_error_though_marked_success():
+    result = gemini.parse(_chat([_call("c1", "success", "Output: make: *** No rule to make target\nExit Code: 2")]))
+    (error,) = [e for e in result.episodes if isinstance(e, ErrorEpisode)]
+    assert (error.tool, error.target, error.exit_code) == ("Bash", "make", 2)
+    assert error.failure == "make: *** No rule to make target"
+
+
+def test_a_gemini_call_with_status_error_is_an_error_and_a_cancelled_one_is_not():
+    result = gemini.parse(_chat([
+        _call("c1", "error", "File not found: /p/x.py", name="read_file"),
+        _call("c2", "cancelled", ""),
+        _call("c3", "success", "Output: fine\nExit Code: 0"),
+    ]))  # fmt: skip
+    errors = [e for e in result.episodes if isinstance(e, ErrorEpisode)]
+    assert [(e.uid, e.tool, e.failure) for e in errors] == [("c1", "Read", "File not found: /p/x.py")]
+
+
+def test_a_half_written_gemini_chat_consumes_nothing():
+    data = _chat([_call("c1", "success", "ok")])
+    result = gemini.parse(data[:-10])
+    assert (result.consumed_bytes, result.episodes, result.state.offset) == (0, (), 0)
+
+
+# -- finding and ingesting ------------------------------------------------------------------------
+
+
+def test_each_file_goes_to_its_agents_reader_and_key():
+    assert {reader_for(p).name for p in CODEX} == {"codex"}
+    assert {reader_for(p).name for p in GEMINI} == {"gemini"}
+    assert reader_for(CLAUDE["pip"][0]).name == "claude_code"
+    assert all(agent_of_key(archive_key(p)) == "codex" for p in CODEX)
+    assert archive_key(GEMINI[0]).startswith("gemini/") and archive_key(GEMINI[0]).endswith(GEMINI[0].name)
+
+
+def test_discover_finds_every_agents_sessions_and_nothing_else(tmp_path):
+    shutil.copytree(AGENTS, tmp_path / "home", ignore=shutil.ignore_patterns("_build.py"))
+    (tmp_path / "home" / "gemini" / "settings.json").write_text("{}")  # not a chat
+    found = discover([tmp_path / "home"])
+    assert len(found) == len(CODEX) + len(GEMINI)
+
+
+def test_codex_home_names_the_codex_root(tmp_path):
+    assert "$CODEX_HOME/sessions" in default_roots({})
+    assert expand_root("$CODEX_HOME/sessions", {"CODEX_HOME": str(tmp_path)}) == tmp_path / "sessions"
+    assert expand_root("$CODEX_HOME/sessions", {}) == Path("~/.codex/sessions").expanduser()
+
+
+@pytest.fixture
+async def node(aio, tmp_path):
+    async with await Store.open(tmp_path / "c.db") as store:
+        yield store, Archive(tmp_path / "archive")
+
+
+async def test_a_gemini_chat_written_again_is_read_again_keeping_one_archived_version(node, tmp_path):
+    store, archive = node
+    chat = json.loads(sessions_of(GEMINI, "pytest")[0].read_text())
+    full = chat["messages"]
+    path = tmp_path / "tmp" / "hash" / "chats" / "session-2026-11-09T10-00-c064d322.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({**chat, "messages": full[:3]}, indent=2))  # up to the failed pytest
+    first = await ingest_paths(store, archive, [path], now=1.0)
+    again = await ingest_paths(store, archive, [path], now=2.0)
+    path.write_text(json.dumps({**chat, "messages": full}, indent=2))  # Gemini rewrites the whole file
+    later = await ingest_paths(store, archive, [path], now=3.0)
+    assert first.episodes["error"] == 1 and first.episodes["session"] == 1
+    assert again.bytes_read == 0 and sum(again.episodes.values()) == 0
+    assert sum(later.episodes.values()) == 0  # the same error (now resolved) and session, replaced
+    assert later.rewritten == ()  # a whole document changing is no news
+    stored = await episode_store.load_episodes(store, include_archived=True)
+    (error,) = [s.episode for s in stored if isinstance(s.episode, ErrorEpisode)]
+    assert error.resolution is not None and "asyncio_mode" in error.resolution.steps[0]
+    assert {agent_of_key(s.transcript) for s in stored} == {"gemini"}
+    (entry,) = archive.entries()
+    assert entry.generations == 1 and archive.read(entry.key) == path.read_bytes()
+
+
+async def test_a_growing_codex_rollout_is_read_from_where_the_last_read_stopped(node, tmp_path):
+    store, archive = node
+    source = sessions_of(CODEX, "pytest")[0]
+    path = tmp_path / "sessions" / "2026" / "11" / "09" / source.name
+    path.parent.mkdir(parents=True)
+    data = source.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    await ingest_paths(store, archive, [path], now=1.0)
+    path.write_bytes(data)
+    second = await ingest_paths(store, archive, [path], now=2.0)
+    assert second.bytes_read < len(data) and second.rewritten == ()
+    stored = await episode_store.load_episodes(store, include_archived=True)
+    assert {agent_of_key(s.transcript) for s in stored} == {"codex"}
+    assert archive.read(archive_key(path)) == data
