@@ -172,10 +172,26 @@ def test_a_lesson_whose_episodes_decay_archived_is_left_alone(old_home, capsys):
 
 
 def test_a_transcript_of_a_reader_this_commons_lacks_is_named_and_the_rest_rebuilt(old_home, capsys):
-    Archive(old_home.archive_dir).append("codex/2026/11/rollout-1.jsonl", b'{"type":"session_meta"}\n', 0)
+    Archive(old_home.archive_dir).append("aider/2026/11/chat-1.jsonl", b'{"type":"session_meta"}\n', 0)
     code, out, err = cli(capsys, "rebuild", "--json", at=LATER)
     result = json.loads(out)
-    assert code == 0 and "not read again: codex/2026/11/rollout-1.jsonl: no reader for 'codex' transcripts" in err
-    assert result["episodes"]["not_reread"] == [{"key": "codex/2026/11/rollout-1.jsonl",
-                                                 "reason": "no reader for 'codex' transcripts"}]
+    assert code == 0 and "not read again: aider/2026/11/chat-1.jsonl: no reader for 'aider' transcripts" in err
+    assert result["episodes"]["not_reread"] == [{"key": "aider/2026/11/chat-1.jsonl",
+                                                 "reason": "no reader for 'aider' transcripts"}]
     assert result["episodes"]["transcripts"] == 6 and result["lessons"]["reworded"] == 2
+
+
+def test_rebuild_reads_codex_and_gemini_transcripts_again(home, capsys):
+    agents = Path(__file__).parent / "fixtures" / "agents"
+    assert cli(capsys, "init")[0] == 0
+    assert cli(capsys, "ingest", str(agents / "codex"), str(agents / "gemini"), at=INGESTED)[0] == 0
+    code, out, err = cli(capsys, "rebuild", "--dry-run", "--json", at=LATER)
+    result = json.loads(out)
+    assert code == 0, err
+    assert result["episodes"]["not_reread"] == []
+    keys = {entry for entry in Archive(home.archive_dir).entries()}
+    assert result["episodes"]["transcripts"] == len(keys) >= 2
+    # Read again with the same readers, the episodes are the ones ingest stored.
+    changes = result["episodes"]
+    assert not any(changes["added"].values()) and not any(changes["removed"].values()), changes
+    assert changes["unchanged"] > 0

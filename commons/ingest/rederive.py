@@ -23,8 +23,10 @@ import trio
 
 from commons.core.episode import Episode, EpisodeKind
 from commons.ingest import claude_code
+from commons.ingest.readers import Reader
 from commons.ingest.archive import Archive, ArchiveError
-from commons.ingest.ingester import KEY_PREFIX, READ_CHUNK
+from commons.ingest.ingester import READ_CHUNK
+from commons.ingest.ingester import READERS as AGENT_READERS
 from commons.store import episodes as episode_store
 from commons.store import transcripts as transcript_store
 from commons.store.db import Store
@@ -33,7 +35,7 @@ Progress = Callable[[int, int], None]  # (transcripts done, transcripts in all)
 
 # The reader of each archive key prefix (``<prefix>/...``). A key with another prefix was written
 # by a reader this commons does not have; its transcript is reported, never guessed at.
-READERS = {KEY_PREFIX: claude_code.parse}
+READERS: dict[str, Reader] = {reader.name: reader for reader in AGENT_READERS}
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,8 @@ def reread(archive: Archive, key: str, original_path: str, generations: int = 1)
     keep their uids, so a later generation's episode replaces the earlier one's. The bytes are
     handed to the parser in pieces of ``READ_CHUNK``, as ingest does, so the episodes are the ones
     ingest would make of the same bytes today."""
-    parse = READERS.get(key.split("/", 1)[0])
-    if parse is None:
+    reader = READERS.get(key.split("/", 1)[0])
+    if reader is None:
         raise LookupError(f"no reader for {key.split('/', 1)[0]!r} transcripts")
     hint = PurePath(original_path or key).stem
     found: dict[str, Episode] = {}
@@ -70,9 +72,12 @@ def reread(archive: Archive, key: str, original_path: str, generations: int = 1)
     for generation in range(generations):
         data = archive.read(key, generation)
         state, pending = None, b""
-        for start in range(0, len(data), READ_CHUNK):
-            pending += data[start : start + READ_CHUNK]
-            result = parse(pending, state, session_hint=hint)
+        # A whole-document reader (Gemini) reads each version at once; a growing transcript is fed
+        # in the pieces ingest reads it in.
+        step = len(data) or 1 if reader.whole_document else READ_CHUNK
+        for start in range(0, len(data), step):
+            pending += data[start : start + step]
+            result = reader.parse(pending, state, session_hint=hint)
             for episode in result.episodes:
                 found[episode_store.episode_key(episode)] = episode
             skipped += result.skipped_lines
