@@ -67,6 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
+    ctx.require_initialised()  # before the archive folder is made
     roots = args.paths or list(ctx.config.ingest.roots)
     paths = discover(roots)
     # A PATH named on the command line that is not there is reported like any unreadable file.
@@ -171,7 +172,7 @@ async def cmd_episodes(ctx: Context, args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise UsageError(f"--limit {args.limit}: expected 0 (all) or a positive number")
     kinds = [EpisodeKind(args.kind)] if args.kind else None
-    async with await ctx.open_store() as store:
+    async with await ctx.open_store(readonly=True) as store:
         since = await episode_store.live_cutoff(store, args.kind, args.limit) if args.limit else None
         stored = await episode_store.load_episodes(store, kinds=kinds, since=since)
     if args.limit:

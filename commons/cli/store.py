@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
-    async with await ctx.open_store() as store:
+    async with await ctx.open_store(readonly=True) as store:
         sqlite_problems = await store.integrity_problems()
         checked, record_problems = await record_store.check_invariants(store)
         death_problems = []
