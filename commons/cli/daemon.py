@@ -11,7 +11,8 @@ from pathlib import Path
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import ShiftedClock, SystemClock, format_time, parse_time
 from commons.config import _hex_key, _host_port
-from commons.daemon.main import LAST_INGEST, Daemon, setup_logging
+from commons.daemon.logs import setup_logging
+from commons.daemon.main import LAST_INGEST, Daemon
 from commons.daemon.status import read_daemon_file
 from commons.errors import CommonsError, UsageError
 from commons.node import publish
@@ -27,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=("Run this node in the foreground until SIGINT or SIGTERM: listen for peers, dial the "
                      "configured, added, exchanged and discovered ones, watch the transcript folders, "
                      "sleep nightly at [sleep] at (and at start if a night was missed), render the memory "
-                     "folder. Logs go to stderr and to <data>/logs/daemon.log. One daemon per home. "
+                     "folder. Logs go to stderr (without timestamps and with <N> priorities under systemd's "
+                     "journal) and to <data>/logs/daemon.log, rotated at [log] max_bytes. One daemon per home. "
                      "With --at the daemon's clock starts at that time and runs at real speed."))
     daemon.add_argument(
         "--listen", metavar="HOST:PORT",
@@ -98,7 +100,7 @@ async def cmd_daemon(ctx: Context, args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     me = ctx.identity
-    setup_logging(ctx.home, getattr(args, "verbose", False))
+    setup_logging(ctx.home, getattr(args, "verbose", False), ctx.config.log)
     return await Daemon(ctx.home, ctx.config, me, clock, listen).run()
 
 
