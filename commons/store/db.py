@@ -28,16 +28,18 @@ from commons.store.schema import migrate, needs_migration
 
 
 BUSY_TIMEOUT_MS = 10_000
-SQLITE_IOERR, SQLITE_FULL = 10, 13
+# SQLite's primary result codes (an extended code's low byte) that a person can act on.
+SQLITE_BUSY, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = (
+    5, 8, 10, 11, 13, 14, 26)
 FULL_BELOW_BYTES = 1 << 20  # an I/O error with less free space than this on the disk is a full disk
 
 
 class Store:
-    def __init__(self, connection: aiosqlite.Connection, path: Path):
+    def __init__(self, connection: aiosqlite.Connection, path: Path, readonly: bool = False):
         self._db = connection
         self.path = path
         self._lock = trio.Lock()
-        self.readonly = False
+        self.readonly = readonly  # opened for reading only: writes fail with SQLITE_READONLY
 
     @classmethod
     async def open(cls, path: Path, *, readonly: bool = False) -> "Store":
@@ -80,14 +82,13 @@ class Store:
         """The database opened read-only, or None when it needs a migration first (a write)."""
         # A WAL database needs its -shm file, which a reader cannot create in a read-only folder once
         # the last writer removed it; nobody can be writing there then, so the file is immutable.
-        writable = os.access(path.parent, os.W_OK)
-        uri = f"file:{quote(str(path))}?mode=ro" + ("" if writable else "&immutable=1")
+        folder_writable = os.access(path.parent, os.W_OK)
+        uri = f"file:{quote(str(path))}?mode=ro" + ("" if folder_writable else "&immutable=1")
         try:
             connection = await aio_as_trio(aiosqlite.connect)(uri, uri=True, isolation_level=None)
         except sqlite3.Error as error:
             raise _explained(error, path) from None
-        store = cls(connection, path)
-        store.readonly = True
+        store = cls(connection, path, readonly=True)
         try:
             await store._execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             await store._execute("PRAGMA foreign_keys = ON")
@@ -205,21 +206,22 @@ class Store:
         return [row[0] for row in rows if row[0] != "ok"]
 
 
-# SQLite's primary result codes that the person can act on, and what to say about each.
+# What to say about each of those codes: what happened to which file, and what to do.
 _SQLITE_EXPLAINED = {
-    SQLITE_FULL: ("the disk holding the database {path} is full", "free some space and run the command again; "
-         "the transaction under way was rolled back, nothing written before it was lost"),  # SQLITE_FULL
-    8: ("the database {path} is read-only", "only commands that read work here; make the folder "
-        "writable or set COMMONS_HOME to a writable home"),  # SQLITE_READONLY
-    14: ("cannot open the database {path}", "check that its folder exists and is readable (and writable, "
-         "for commands that change something)"),  # SQLITE_CANTOPEN
-    SQLITE_IOERR: ("a disk I/O error on the database {path}", "check the disk (`dmesg`), then run `commons store check`"),  # SQLITE_IOERR
-    11: ("the database {path} is damaged", "run `commons store check`; restore a backup or re-import "
-         "records with `commons import`"),  # SQLITE_CORRUPT
-    26: ("the database {path} is not usable: it is not a SQLite database", "move it away; "
-         "`commons init` makes a new one"),  # SQLITE_NOTADB
-    5: ("the database {path} stayed locked by another process", "wait for it (a long `commons sleep` or "
-        "import) and run the command again"),  # SQLITE_BUSY
+    SQLITE_FULL: ("the disk holding the database {path} is full", "free some space and run the command "
+                  "again; the transaction under way was rolled back, nothing written before it was lost"),
+    SQLITE_READONLY: ("the database {path} is read-only", "only commands that read work here; make the "
+                      "folder writable or set COMMONS_HOME to a writable home"),
+    SQLITE_CANTOPEN: ("cannot open the database {path}", "check that its folder exists and is readable "
+                      "(and writable, for commands that change something)"),
+    SQLITE_IOERR: ("a disk I/O error on the database {path}", "check the disk (`dmesg`), then run "
+                   "`commons store check`"),
+    SQLITE_CORRUPT: ("the database {path} is damaged", "run `commons store check`; restore a backup or "
+                     "re-import records with `commons import`"),
+    SQLITE_NOTADB: ("the database {path} is not usable: it is not a SQLite database", "move it away; "
+                    "`commons init` makes a new one"),
+    SQLITE_BUSY: ("the database {path} stayed locked by another process", "wait for it (a long "
+                  "`commons sleep` or import) and run the command again"),
 }
 
 
@@ -243,7 +245,7 @@ def _explained(error: sqlite3.Error, path: Path) -> Exception:
     if code == SQLITE_IOERR and _disk_full(path):  # a full disk often shows as an I/O error (-shm, WAL)
         code = SQLITE_FULL
     known = _SQLITE_EXPLAINED.get(code)
-    if known is None:
-        return error if isinstance(error, Exception) else StoreError(str(error))
+    if known is None:  # a bug in commons (a bad statement, a constraint): shown as one
+        return error
     what, todo = known
     return StoreError(f"{what.format(path=path)} ({error}): {todo}")
