@@ -18,7 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Create the node's author key (signs records), transport key (the handshake; kept apart "
             "so peers cannot tie an address to an author) and hashing secret, each in a file of mode "
-            "0600 that is never overwritten, and a default config.toml."
+            "0600 that is never overwritten, a default config.toml and the database. On a home "
+            "that is already initialised it changes nothing, says so and exits 0."
         ),
     )
     parser.add_argument(

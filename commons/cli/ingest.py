@@ -31,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "for **/*.jsonl; without PATH, the [ingest] roots of the config (default "
             "~/.claude/projects). Reading again adds nothing; a transcript that grew is read from "
             "where the last read stopped. Every transcript is archived, compressed, in the data "
-            "folder (see `commons archive`). Exits 1 if a file could not be read (the others are read)."
+            "folder (see `commons archive`). Exits 1 if a file could not be read (the others are read), "
+            "or if the home has no keys yet (run `commons init` first)."
         ),
     )
     ingest.add_argument("paths", nargs="*", metavar="PATH", help="a transcript or a folder of them")
