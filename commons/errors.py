@@ -48,12 +48,12 @@ _WHAT_TO_DO = {
 }
 
 
-def explain_os_error(error: OSError) -> str | None:
-    """One line naming the file and what to do, for the errors of a full disk, a read-only home
-    or wrong permissions; None for the others (a bug in commons, shown as one)."""
+def explain_os_error(error: OSError, where: object = None) -> str | None:
+    """One line naming the file (else ``where``) and what to do, for the errors of a full disk, a
+    read-only home or wrong permissions; None for the others (a bug in commons, shown as one)."""
     known = _WHAT_TO_DO.get(error.errno)
     if known is None:
         return None
     what, todo = known
-    where = error.filename if error.filename is not None else "a file of the commons home"
+    where = error.filename if error.filename is not None else (where or "a file of the commons home")
     return f"{where}: {what}: {todo}"

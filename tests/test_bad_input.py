@@ -80,33 +80,51 @@ def one_error_line(stderr: str) -> str:
 # -- a full disk ------------------------------------------------------------------------------------
 
 
-@needs_mount
-@pytest.mark.parametrize("free_kib", [0, 40])
-def test_sleep_on_a_full_disk_names_the_database_loses_nothing_and_works_once_space_is_freed(tmp_path, free_kib):
-    home = a_home_with_episodes(tmp_path)
-    before = episode_count(home)
+def on_a_full_disk(tmp_path: Path, home: Path, free_kib: int, *args: str) -> tuple[int, str, Path]:
+    """`commons ARGS` on a tmpfs holding a copy of ``home`` and a filler leaving ``free_kib`` KiB:
+    (exit code, stderr, the home copied back out after the filler was removed and `store check` ran)."""
     disk = tmp_path / "disk"
     disk.mkdir()
-    # A tmpfs holding a copy of the home and a filler that leaves `free_kib` KiB; the copy comes back
-    # out so that the assertions can read it after the namespace is gone.
     script = f"""
         mount -t tmpfs -o size=8m none {disk} && cp -a {home} {disk}/home &&
         (dd if=/dev/zero of={disk}/filler bs=4k 2>/dev/null; truncate -s -{free_kib}K {disk}/filler) &&
-        COMMONS_HOME={disk}/home {shlex.join(commons_argv('sleep'))} > {tmp_path}/full.out 2> {tmp_path}/full.err;
+        COMMONS_HOME={disk}/home {shlex.join(commons_argv(*args))} > {tmp_path}/full.out 2> {tmp_path}/full.err;
         echo $? > {tmp_path}/full.rc; rm {disk}/filler;
         COMMONS_HOME={disk}/home {shlex.join(commons_argv('store', 'check', '--json'))} > {tmp_path}/check.out;
         rm -rf {tmp_path}/after && cp -a {disk}/home {tmp_path}/after
     """
     done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "full.rc").read_text().strip() == "1"
-    line = one_error_line((tmp_path / "full.err").read_text())
-    assert f"{disk}/home/data/commons.db" in line and "is full" in line and "free some space" in line
     assert json.loads((tmp_path / "check.out").read_text())["ok"] is True
-    after = tmp_path / "after"
+    line = one_error_line((tmp_path / "full.err").read_text())
+    return int((tmp_path / "full.rc").read_text()), line.replace(str(disk / "home"), "<home>"), tmp_path / "after"
+
+
+@needs_mount
+@pytest.mark.parametrize("free_kib", [0, 40])
+def test_sleep_on_a_full_disk_names_the_database_loses_nothing_and_works_once_space_is_freed(tmp_path, free_kib):
+    home = a_home_with_episodes(tmp_path)
+    before = episode_count(home)
+    code, line, after = on_a_full_disk(tmp_path, home, free_kib, "sleep")
+    assert code == 1
+    assert "<home>/data/commons.db" in line and "is full" in line and "free some space" in line
     assert episode_count(after) == before
     again = run_commons(after, "sleep")
     assert again.returncode == 0, again.stderr
+
+
+@needs_mount
+def test_ingest_on_a_full_disk_names_where_and_reads_the_transcript_once_space_is_freed(tmp_path):
+    home = tmp_path / "home"
+    assert run_commons(home, "init").returncode == 0
+    s = session(tmp_path / "t", 8, "late")
+    pip_fails(s, "requests")
+    s.write()
+    code, line, after = on_a_full_disk(tmp_path, home, 40, "ingest", str(tmp_path / "t"))
+    assert code == 1 and "<home>/data" in line and "free some space" in line
+    again = run_commons(after, "ingest", str(tmp_path / "t"), "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["episodes"]["error"] == 1
 
 
 async def test_a_write_that_fills_the_database_is_rolled_back_and_the_store_takes_the_next(aio, tmp_path):

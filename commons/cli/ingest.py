@@ -11,7 +11,7 @@ import trio
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import format_time
 from commons.core.episode import CorrectionEpisode, Episode, EpisodeKind, ErrorEpisode, SessionEpisode
-from commons.errors import CommonsError, UsageError
+from commons.errors import CommonsError, UsageError, explain_os_error
 from commons.ingest.archive import Archive, ArchiveError
 from commons.ingest.ingester import discover, ingest_paths
 from commons.store import episodes as episode_store
@@ -80,7 +80,9 @@ async def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
         async with await ctx.open_store() as store:
             report = await ingest_paths(store, archive, paths, now, progress=progress)
     except ArchiveError as error:
-        raise CommonsError(f"archive: {error}") from None
+        cause = error.__cause__
+        explained = explain_os_error(cause, ctx.home.archive_dir) if isinstance(cause, OSError) else None
+        raise CommonsError(f"archive: {explained or error}") from None  # a full disk, a read-only folder
     finally:
         if progress is not None:
             progress.close()
@@ -138,7 +140,9 @@ def cmd_archive(ctx: Context, args: argparse.Namespace) -> int:
     try:
         entries = Archive(folder).entries() if folder.exists() else []
     except ArchiveError as error:
-        raise CommonsError(f"archive: {error}") from None
+        cause = error.__cause__
+        explained = explain_os_error(cause, ctx.home.archive_dir) if isinstance(cause, OSError) else None
+        raise CommonsError(f"archive: {explained or error}") from None  # a full disk, a read-only folder
     rows = [
         {
             "key": e.key, "original_path": e.original_path, "bytes": e.size, "stored_bytes": e.stored_size,
