@@ -227,6 +227,18 @@ class GossipConfig:
 
 
 @dataclass(frozen=True)
+class LogConfig:
+    """The daemon's own log file, <data>/logs/daemon.log (stderr, or the journal, gets every line too)."""
+
+    max_bytes: int = 5_000_000  # daemon.log is rotated when it would grow past this (0: never rotated)
+    backups: int = 3  # rotated files kept: daemon.log.1 … daemon.log.N (at least 1)
+
+    def __post_init__(self) -> None:
+        _check("max_bytes", lambda: _at_least("max_bytes", self.max_bytes, 0))
+        _check("backups", lambda: _at_least("backups", self.backups, 1))
+
+
+@dataclass(frozen=True)
 class PeerEntry:
     address: str
     transport_key: str
@@ -247,6 +259,7 @@ class Config:
     trust: TrustConfig = field(default_factory=TrustConfig)
     clock: ClockConfig = field(default_factory=ClockConfig)
     gossip: GossipConfig = field(default_factory=GossipConfig)
+    log: LogConfig = field(default_factory=LogConfig)
     peers: tuple[PeerEntry, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:

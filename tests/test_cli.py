@@ -27,12 +27,15 @@ def test_init_then_id_prints_two_distinct_lowercase_hex_keys(home, capsys):
     assert keys["author"] != keys["transport"]
 
 
-def test_init_twice_fails_and_keeps_the_keys(home, capsys):
+def test_init_twice_exits_zero_says_so_and_keeps_the_keys(home, capsys):
     run(capsys, "init")
     before = run(capsys, "id", "--json")[1]
-    code, _, err = run(capsys, "init")
-    assert code == 1 and err.startswith("commons: error: keys already exist")
+    code, out, err = run(capsys, "init")
+    assert code == 0 and out.startswith("this home is already initialised") and "nothing was changed" in out
+    assert err == ""
     assert run(capsys, "id", "--json")[1] == before
+    code, out, _ = run(capsys, "init", "--json")
+    assert code == 0 and json.loads(out)["already_initialised"] is True
 
 
 def test_init_with_network_key_sets_it_in_config(home, capsys):

@@ -34,6 +34,15 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+@pytest.fixture(autouse=True)
+def initialised(request, capsys):
+    """Every test here reads into an initialised home (ingest refuses a home without keys)."""
+    if "home" in request.fixturenames:
+        request.getfixturevalue("home")
+        assert main(["init"]) == 0
+        capsys.readouterr()
+
+
 def run_json(capsys, *argv: str) -> dict:
     code, out, err = run(capsys, *argv, "--json")
     assert code == 0, err

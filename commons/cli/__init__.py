@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from commons import __version__
 from commons.cli.context import Context
-from commons.errors import CommonsError, UsageError
+from commons.errors import CommonsError, UsageError, explain_os_error
 from commons.runtime import run
 
 
@@ -92,14 +92,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
-    except Exception as error:  # a bug in commons, not the person's fault
+    except OSError as error:
+        explained = explain_os_error(error)  # a full disk, a read-only home: not a bug
+        if explained is None:
+            return _internal(error, args)
         if args is not None and args.verbose:
             traceback.print_exc()
-        print(
-            f"commons: internal error: {type(error).__name__}: {error} (run with -v for the traceback)",
-            file=sys.stderr,
-        )
+        print(f"commons: error: {explained}", file=sys.stderr)
         return 1
+    except Exception as error:  # a bug in commons, not the person's fault
+        return _internal(error, args)
+
+
+def _internal(error: BaseException, args: argparse.Namespace | None) -> int:
+    if args is not None and args.verbose:
+        traceback.print_exception(error)
+    print(
+        f"commons: internal error: {type(error).__name__}: {error} (run with -v for the traceback)",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def run_console() -> None:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from commons import identity
 from commons.clock import Clock, FixedClock, SystemClock, parse_time
 from commons.config import Config, load_config
-from commons.errors import UsageError
+from commons.errors import NotInitialized, UsageError
 from commons.home import Home
 from commons.node.context import NodeContext
 from commons.store.db import Store
@@ -61,8 +61,18 @@ class Context:
     def network(self) -> bytes:
         return self.config.network.key_bytes
 
-    async def open_store(self):
-        return await Store.open(self.home.database)
+    def require_initialised(self) -> None:
+        if not identity.exists(self.home):
+            raise NotInitialized(f"no keys in {self.home.keys_dir}: this home is not initialised; "
+                                 "run `commons init` first")
+
+    async def open_store(self, *, readonly: bool = False):
+        """The home's database; ``readonly`` for commands that only read (they work in a read-only
+        home). Refused before `commons init`, so no command makes a database in a home without keys."""
+        if not identity.exists(self.home):
+            raise NotInitialized(f"no keys in {self.home.keys_dir}: this home is not initialised; "
+                                 "run `commons init` first")
+        return await Store.open(self.home.database, readonly=readonly)
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

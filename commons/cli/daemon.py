@@ -11,7 +11,8 @@ from pathlib import Path
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import ShiftedClock, SystemClock, format_time, parse_time
 from commons.config import _hex_key, _host_port
-from commons.daemon.main import LAST_INGEST, Daemon, setup_logging
+from commons.daemon.logs import setup_logging
+from commons.daemon.main import LAST_INGEST, Daemon
 from commons.daemon.status import read_daemon_file
 from commons.errors import CommonsError, UsageError
 from commons.node import publish
@@ -27,7 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=("Run this node in the foreground until SIGINT or SIGTERM: listen for peers, dial the "
                      "configured, added, exchanged and discovered ones, watch the transcript folders, "
                      "sleep nightly at [sleep] at (and at start if a night was missed), render the memory "
-                     "folder. Logs go to stderr and to <data>/logs/daemon.log. One daemon per home. "
+                     "folder. Logs go to stderr (without timestamps and with <N> priorities under systemd's "
+                     "journal) and to <data>/logs/daemon.log, rotated at [log] max_bytes. One daemon per home. "
                      "With --at the daemon's clock starts at that time and runs at real speed."))
     daemon.add_argument(
         "--listen", metavar="HOST:PORT",
@@ -75,10 +77,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     service_commands = service.add_subparsers(dest="service_command", metavar="SUBCOMMAND")
     install = service_commands.add_parser(
         "install", help="write ~/.config/systemd/user/commons.service",
-        description="Write a systemd user unit that runs `commons daemon` for this home, and say how to enable it.")
+        description=("Write a systemd user unit that runs `commons daemon` for this home, and say how to "
+                     "enable it. A unit already there is left alone unless it is the same or --force is given."))
     install.add_argument("--listen", metavar="HOST:PORT", help="passed to `commons daemon --listen`")
+    install.add_argument("--force", action="store_true", help="replace a unit that is already there")
     add_json_flag(install)
     install.set_defaults(handler=cmd_service_install)
+    uninstall = service_commands.add_parser(
+        "uninstall", help="remove ~/.config/systemd/user/commons.service",
+        description=("Remove the systemd user unit `commons service install` wrote, and say how to stop the "
+                     "running service. Keys, config and data stay where they are."))
+    add_json_flag(uninstall)
+    uninstall.set_defaults(handler=cmd_service_uninstall)
     service.set_defaults(handler=None, _help=service)
 
 
@@ -90,7 +100,7 @@ async def cmd_daemon(ctx: Context, args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(str(error)) from None
     me = ctx.identity
-    setup_logging(ctx.home, getattr(args, "verbose", False))
+    setup_logging(ctx.home, getattr(args, "verbose", False), ctx.config.log)
     return await Daemon(ctx.home, ctx.config, me, clock, listen).run()
 
 
@@ -100,7 +110,7 @@ def _when(value: float | None) -> str | None:
 
 async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
     running = read_daemon_file(ctx.home)
-    async with await ctx.open_store() as store:
+    async with await ctx.open_store(readonly=True) as store:
         by_type = await record_store.counts_by_type(store)
         refused = await record_store.refused_count(store)
         by_origin = await record_store.counts_by_origin(store)
@@ -163,7 +173,7 @@ async def cmd_peers(ctx: Context, args: argparse.Namespace) -> int:
     for entry in ctx.config.peers:
         listed[entry.transport_key] = {"transport_key": entry.transport_key, "address": entry.address,
                                        "source": "configured", "score": 0.0, "last_sync": None}
-    async with await ctx.open_store() as store:
+    async with await ctx.open_store(readonly=True) as store:
         rows = await peer_store.all_peers(store)
     for row in rows:
         key = row.transport_key.hex()
@@ -251,13 +261,39 @@ def unit_text(ctx: Context, listen: str | None) -> str:
     return "\n".join(lines)
 
 
-def cmd_service_install(ctx: Context, args: argparse.Namespace) -> int:
+def _unit_path() -> Path:
     base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    path = base / "systemd" / "user" / "commons.service"
+    return base / "systemd" / "user" / "commons.service"
+
+
+def cmd_service_install(ctx: Context, args: argparse.Namespace) -> int:
+    path = _unit_path()
+    text = unit_text(ctx, args.listen)
+    existing = path.read_text(encoding="utf-8") if path.exists() else None
+    if existing is not None and existing != text and not args.force:
+        raise CommonsError(f"{path} already exists and differs from the unit this home needs; "
+                           "`commons service install --force` replaces it (or remove it with "
+                           "`commons service uninstall`)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(unit_text(ctx, args.listen), encoding="utf-8")
-    emit(args, {"unit": str(path), "enable": ["systemctl --user daemon-reload", "systemctl --user enable --now commons"]},
-         f"wrote {path}\nenable and start it with:\n  systemctl --user daemon-reload\n"
+    if existing != text:
+        path.write_text(text, encoding="utf-8")
+    done = "unchanged (already installed)" if existing == text else ("replaced" if existing else "wrote")
+    emit(args, {"unit": str(path), "action": done.split()[0],
+                "enable": ["systemctl --user daemon-reload", "systemctl --user enable --now commons"]},
+         f"{done}: {path}\nenable and start it with:\n  systemctl --user daemon-reload\n"
          "  systemctl --user enable --now commons\n"
          "logs: journalctl --user -u commons (and <data>/logs/daemon.log)")
+    return 0
+
+
+def cmd_service_uninstall(ctx: Context, args: argparse.Namespace) -> int:
+    path = _unit_path()
+    removed = path.exists()
+    if removed:
+        path.unlink()
+    emit(args, {"unit": str(path), "removed": removed,
+                "then": ["systemctl --user disable --now commons", "systemctl --user daemon-reload"]},
+         (f"removed {path}\nif the service was running, stop it and reload systemd:\n"
+          "  systemctl --user disable --now commons\n  systemctl --user daemon-reload") if removed
+         else f"no unit at {path}; nothing to remove")
     return 0

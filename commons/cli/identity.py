@@ -22,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Create the node's author key (signs records), transport key (the handshake; kept apart "
             "so peers cannot tie an address to an author) and hashing secret, each in a file of mode "
-            "0600 that is never overwritten, and a default config.toml."
+            "0600 that is never overwritten, a default config.toml and the database. On a home "
+            "that is already initialised it changes nothing, says so and exits 0."
         ),
     )
     parser.add_argument(
@@ -58,8 +59,11 @@ def _network_key(text: str | None) -> bytes:
     return key
 
 
-def cmd_init(ctx: Context, args: argparse.Namespace) -> int:
+async def cmd_init(ctx: Context, args: argparse.Namespace) -> int:
     network_key = _network_key(args.network_key)
+    paths = identity.key_paths(ctx.home).values()
+    if all(path.exists() for path in paths):  # a second `init` changes nothing and says so
+        return _already_initialised(ctx, args)
     created = identity.create(ctx.home)
     config_written = False
     if not ctx.home.config_file.exists():
@@ -69,7 +73,10 @@ def cmd_init(ctx: Context, args: argparse.Namespace) -> int:
     elif args.network_key is not None:
         print(f"commons: note: {ctx.home.config_file} exists and was left as it is; set [network] key there")
     ctx.home.data_dir.mkdir(parents=True, exist_ok=True)
+    async with await ctx.open_store():  # made now, so that reading commands work in a read-only home
+        pass
     data = {
+        "already_initialised": False,
         "author": created.author_public.hex(),
         "transport": created.transport_public.hex(),
         "config": str(ctx.home.config_file),
@@ -94,6 +101,17 @@ def cmd_init(ctx: Context, args: argparse.Namespace) -> int:
         + (f"\nagents    {', '.join(found)} found: connect each with "
            + ", ".join(f"`commons setup {name}`" for name in found) if found else ""),
     )
+    return 0
+
+
+def _already_initialised(ctx: Context, args: argparse.Namespace) -> int:
+    me = ctx.identity  # checks the key files
+    if args.network_key is not None:
+        print(f"commons: note: {ctx.home.config_file} was left as it is; set [network] key there")
+    data = {"already_initialised": True, "author": me.author_public.hex(), "transport": me.transport_public.hex(),
+            "config": str(ctx.home.config_file), "config_written": False, "keys": str(ctx.home.keys_dir)}
+    emit(args, data, f"this home is already initialised (keys in {ctx.home.keys_dir}); nothing was changed\n"
+                     f"author    {data['author']}\ntransport {data['transport']}")
     return 0
 
 

@@ -11,7 +11,7 @@ import trio
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import format_time
 from commons.core.episode import CorrectionEpisode, Episode, EpisodeKind, ErrorEpisode, SessionEpisode
-from commons.errors import CommonsError, UsageError
+from commons.errors import CommonsError, UsageError, explain_os_error
 from commons.ingest.archive import Archive, ArchiveError
 from commons.ingest.ingester import discover, ingest_paths
 from commons.ingest.readers import AGENT_NAMES, agent_of_key
@@ -33,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "PATH, the [ingest] roots of the config (default ~/.claude/projects, "
             "$CODEX_HOME/sessions, ~/.gemini/tmp). Reading again adds nothing; a transcript that grew is read from "
             "where the last read stopped. Every transcript is archived, compressed, in the data "
-            "folder (see `commons archive`). Exits 1 if a file could not be read (the others are read)."
+            "folder (see `commons archive`). Exits 1 if a file could not be read (the others are read), "
+            "or if the home has no keys yet (run `commons init` first)."
         ),
     )
     ingest.add_argument("paths", nargs="*", metavar="PATH", help="a transcript or a folder of them")
@@ -69,6 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 async def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
+    ctx.require_initialised()  # before the archive folder is made
     roots = args.paths or list(ctx.config.ingest.roots)
     paths = discover(roots)
     # A PATH named on the command line that is not there is reported like any unreadable file.
@@ -80,7 +82,9 @@ async def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
         async with await ctx.open_store() as store:
             report = await ingest_paths(store, archive, paths, now, progress=progress)
     except ArchiveError as error:
-        raise CommonsError(f"archive: {error}") from None
+        cause = error.__cause__
+        explained = explain_os_error(cause, ctx.home.archive_dir) if isinstance(cause, OSError) else None
+        raise CommonsError(f"archive: {explained or error}") from None  # a full disk, a read-only folder
     finally:
         if progress is not None:
             progress.close()
@@ -138,7 +142,9 @@ def cmd_archive(ctx: Context, args: argparse.Namespace) -> int:
     try:
         entries = Archive(folder).entries() if folder.exists() else []
     except ArchiveError as error:
-        raise CommonsError(f"archive: {error}") from None
+        cause = error.__cause__
+        explained = explain_os_error(cause, ctx.home.archive_dir) if isinstance(cause, OSError) else None
+        raise CommonsError(f"archive: {explained or error}") from None  # a full disk, a read-only folder
     rows = [
         {
             "key": e.key, "original_path": e.original_path, "bytes": e.size, "stored_bytes": e.stored_size,
@@ -173,7 +179,7 @@ async def cmd_episodes(ctx: Context, args: argparse.Namespace) -> int:
     if args.limit < 0:
         raise UsageError(f"--limit {args.limit}: expected 0 (all) or a positive number")
     kinds = [EpisodeKind(args.kind)] if args.kind else None
-    async with await ctx.open_store() as store:
+    async with await ctx.open_store(readonly=True) as store:
         since = await episode_store.live_cutoff(store, args.kind, args.limit) if args.limit else None
         stored = await episode_store.load_episodes(store, kinds=kinds, since=since)
     if args.limit:

@@ -104,7 +104,7 @@ def _line(d: dict) -> str:
 
 async def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
-    async with await ctx.open_store() as store:
+    async with await ctx.open_store(readonly=True) as store:
         found = [v.to_json() for v in await lessons.list_lessons(store, node, args.status, ctx.now())]
     emit(args, found, lambda: "\n".join(_line(d) for d in found) if found else f"no {args.status} lessons")
     return 0

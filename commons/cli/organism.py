@@ -13,6 +13,7 @@ from commons.node import recall as recalling
 from commons.node import sleep as night
 from commons.node.lessons import LessonRefused
 from commons.node.report import format_report, shown_report
+from commons.store.db import writable
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -97,7 +98,8 @@ async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
         raise UsageError("-k must be at least 1")
     node = ctx.node
     try:
-        async with await ctx.open_store() as store:
+        # Recall renews the recency of what it recalls; in a read-only home it still answers.
+        async with await ctx.open_store(readonly=not writable(ctx.home.database)) as store:
             project = None if args.all else await recalling.project_for(store, args.project or os.getcwd())
             hits = [h.to_json() for h in await recalling.recall(store, node, args.query, args.k, ctx.now(),
                                                                   episodes=args.episodes, project=project)]

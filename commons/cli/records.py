@@ -61,7 +61,7 @@ def export_line(signed) -> str:
 
 async def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
     rtype = RecordType(args.type) if args.type else None
-    async with await ctx.open_store() as store:
+    async with await ctx.open_store(readonly=True) as store:
         for signed in await record_store.all_records(store, rtype):
             sys.stdout.write(export_line(signed) + "\n")
     return 0

@@ -211,7 +211,7 @@ def why_text(d: dict) -> str:
 
 async def cmd_why(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
-    async with await ctx.open_store() as store:
+    async with await ctx.open_store(readonly=True) as store:
         data = scrub_json(await why(store, node, args.id, ctx.now()))  # the last privacy pass
     emit(args, data, lambda: why_text(data))
     return 0
@@ -256,7 +256,7 @@ async def cmd_revoke(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_revocations(ctx: Context, args: argparse.Namespace) -> int:
-    async with await ctx.open_store() as store:
+    async with await ctx.open_store(readonly=True) as store:
         found = [r.to_json() for r in await revocation.revocations(store, ctx.node, ctx.now())]
     emit(args, found, lambda: "\n".join(_revocation_text(r) for r in found) if found else "no revocations held")
     return 0

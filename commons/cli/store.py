@@ -45,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 async def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
     if args.privacy:
         return await cmd_check_privacy(ctx, args)
-    async with await ctx.open_store() as store:
+    async with await ctx.open_store(readonly=True) as store:
         sqlite_problems = await store.integrity_problems()
         checked, record_problems = await record_store.check_invariants(store)
         death_problems = []

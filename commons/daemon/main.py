@@ -26,7 +26,6 @@ import logging
 import os
 import random
 import signal
-import sys
 from datetime import datetime, timedelta
 
 import trio
@@ -79,16 +78,6 @@ def next_sleep(after: float, at: str) -> float:
     if slot.timestamp() <= after:
         slot = (slot + timedelta(days=1)).replace(hour=hour, minute=minute)
     return slot.timestamp()
-
-
-def setup_logging(home: Home, verbose: bool) -> None:
-    home.log_dir.mkdir(parents=True, exist_ok=True)
-    root = logging.getLogger("commons")
-    root.setLevel(logging.DEBUG if verbose else logging.INFO)
-    form = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for handler in (logging.StreamHandler(sys.stderr), logging.FileHandler(home.log_dir / "daemon.log")):
-        handler.setFormatter(form)
-        root.addHandler(handler)
 
 
 def admit(signed: rec.SignedRecord) -> str | None:

@@ -106,7 +106,13 @@ class _Reader:
                 continue
             try:
                 rec = loads(line)
-            except ValueError:  # includes bad UTF-8
+            except UnicodeDecodeError:  # one bad byte must not cost the line (and a correction in it)
+                try:
+                    rec = loads(line.decode("utf-8", errors="replace"))
+                except ValueError:
+                    self.skipped += 1
+                    continue
+            except ValueError:
                 self.skipped += 1
                 continue
             if not isinstance(rec, dict):

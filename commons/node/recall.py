@@ -175,7 +175,7 @@ async def _common_lessons(store: Store, node: NodeContext, now: float) -> list[t
 async def _touch(store: Store, lessons: Sequence[Lesson], episode_keys: Sequence[tuple[str, str]],
                  now: float, half_life: float) -> None:
     """Use keeps a memory alive: every recalled lesson's recency is renewed (the core's adjust)."""
-    if not lessons and not episode_keys:
+    if (not lessons and not episode_keys) or store.readonly:  # a read-only home: recalled, not renewed
         return
     touched = [adjust(lesson, 0.0, now, half_life, touch=True) for lesson in lessons]
     async with store.transaction():

@@ -11,36 +11,60 @@ which version of each component's schema it holds.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import aiosqlite
 import trio
 from trio_asyncio import aio_as_trio
 
-from commons.errors import StoreError
-from commons.store.schema import migrate
+from commons.errors import StoreError, explain_os_error
+from commons.store.schema import migrate, needs_migration
 
 
 BUSY_TIMEOUT_MS = 10_000
+# SQLite's primary result codes (an extended code's low byte) that a person can act on.
+SQLITE_BUSY, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = (
+    5, 8, 10, 11, 13, 14, 26)
+FULL_BELOW_BYTES = 1 << 20  # an I/O error with less free space than this on the disk is a full disk
 
 
 class Store:
-    def __init__(self, connection: aiosqlite.Connection, path: Path):
+    def __init__(self, connection: aiosqlite.Connection, path: Path, readonly: bool = False):
         self._db = connection
         self.path = path
         self._lock = trio.Lock()
+        self.readonly = readonly  # opened for reading only: writes fail with SQLITE_READONLY
 
     @classmethod
-    async def open(cls, path: Path) -> "Store":
-        path.parent.mkdir(parents=True, exist_ok=True)
+    async def open(cls, path: Path, *, readonly: bool = False) -> "Store":
+        """Open (creating and migrating it if need be) the database at ``path``.
+
+        ``readonly`` opens it for reading only, so that commands that only read work in a read-only
+        home; a database missing or in need of a migration is then opened for writing after all.
+        """
+        if readonly and path.exists():
+            store = await cls._open_readonly(path)
+            if store is not None:
+                return store
+        if path.exists() and not writable(path):
+            raise StoreError(f"the database {path} is read-only here and this command writes to it: only "
+                             "commands that read (lessons, status, recall, export, …) work; make it and its "
+                             "folder writable, or set COMMONS_HOME to a writable home")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            explained = explain_os_error(error)
+            raise StoreError(f"cannot create the folder for the database: {explained or error}") from None
         try:
             connection = await aio_as_trio(aiosqlite.connect)(str(path), isolation_level=None)
         except sqlite3.Error as error:
-            raise StoreError(f"cannot open the database {path}: {error}") from None
+            raise _explained(error, path) from None
         store = cls(connection, path)
         try:
             await store._execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -48,9 +72,29 @@ class Store:
             await store._execute("PRAGMA synchronous = NORMAL")
             await store._execute("PRAGMA foreign_keys = ON")
             await migrate(store)
-        except sqlite3.DatabaseError as error:
+        except BaseException:
             await store.close()
-            raise StoreError(f"the database {path} is not usable: {error}") from None
+            raise
+        return store
+
+    @classmethod
+    async def _open_readonly(cls, path: Path) -> "Store | None":
+        """The database opened read-only, or None when it needs a migration first (a write)."""
+        # A WAL database needs its -shm file, which a reader cannot create in a read-only folder once
+        # the last writer removed it; nobody can be writing there then, so the file is immutable.
+        folder_writable = os.access(path.parent, os.W_OK)
+        uri = f"file:{quote(str(path))}?mode=ro" + ("" if folder_writable else "&immutable=1")
+        try:
+            connection = await aio_as_trio(aiosqlite.connect)(uri, uri=True, isolation_level=None)
+        except sqlite3.Error as error:
+            raise _explained(error, path) from None
+        store = cls(connection, path, readonly=True)
+        try:
+            await store._execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            await store._execute("PRAGMA foreign_keys = ON")
+            if await needs_migration(store):
+                await store.close()
+                return None
         except BaseException:
             await store.close()
             raise
@@ -68,7 +112,10 @@ class Store:
     # --- reading --------------------------------------------------------------------------------
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        rows = await aio_as_trio(self._db.execute_fetchall)(sql, params)
+        try:
+            rows = await aio_as_trio(self._db.execute_fetchall)(sql, params)
+        except sqlite3.Error as error:
+            raise _explained(error, self.path) from None
         return list(rows)
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple | None:
@@ -93,10 +140,18 @@ class Store:
                 yield self
             except BaseException:
                 with trio.CancelScope(shield=True):
-                    await self._execute("ROLLBACK")
+                    if self._db.in_transaction:  # SQLite may have rolled back already (SQLITE_FULL)
+                        await self._execute("ROLLBACK")
                 raise
             with trio.CancelScope(shield=True):  # finish the transaction even when cancelled (SIGTERM)
-                await self._execute("COMMIT")
+                try:
+                    await self._execute("COMMIT")
+                except BaseException:
+                    # A COMMIT that fails (a full disk) leaves the transaction open: roll it back,
+                    # or the next one would begin "within a transaction".
+                    if self._db.in_transaction:
+                        await self._execute("ROLLBACK")
+                    raise
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run one statement inside :meth:`transaction`; returns the number of rows changed."""
@@ -105,7 +160,10 @@ class Store:
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> int:
         self._require_transaction()
-        cursor = await aio_as_trio(self._db.executemany)(sql, rows)
+        try:
+            cursor = await aio_as_trio(self._db.executemany)(sql, rows)
+        except sqlite3.Error as error:
+            raise _explained(error, self.path) from None
         count = cursor.rowcount
         await aio_as_trio(cursor.close)()
         return count
@@ -116,7 +174,10 @@ class Store:
             return await self.execute(sql, params)
 
     async def _execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        cursor = await aio_as_trio(self._db.execute)(sql, params)
+        try:
+            cursor = await aio_as_trio(self._db.execute)(sql, params)
+        except sqlite3.Error as error:
+            raise _explained(error, self.path) from None
         count = cursor.rowcount
         await aio_as_trio(cursor.close)()
         return count
@@ -143,3 +204,48 @@ class Store:
     async def integrity_problems(self) -> list[str]:
         rows = await self.fetchall("PRAGMA integrity_check")
         return [row[0] for row in rows if row[0] != "ok"]
+
+
+# What to say about each of those codes: what happened to which file, and what to do.
+_SQLITE_EXPLAINED = {
+    SQLITE_FULL: ("the disk holding the database {path} is full", "free some space and run the command "
+                  "again; the transaction under way was rolled back, nothing written before it was lost"),
+    SQLITE_READONLY: ("the database {path} is read-only", "only commands that read work here; make the "
+                      "folder writable or set COMMONS_HOME to a writable home"),
+    SQLITE_CANTOPEN: ("cannot open the database {path}", "check that its folder exists and is readable "
+                      "(and writable, for commands that change something)"),
+    SQLITE_IOERR: ("a disk I/O error on the database {path}", "check the disk (`dmesg`), then run "
+                   "`commons store check`"),
+    SQLITE_CORRUPT: ("the database {path} is damaged", "run `commons store check`; restore a backup or "
+                     "re-import records with `commons import`"),
+    SQLITE_NOTADB: ("the database {path} is not usable: it is not a SQLite database", "move it away; "
+                    "`commons init` makes a new one"),
+    SQLITE_BUSY: ("the database {path} stayed locked by another process", "wait for it (a long "
+                  "`commons sleep` or import) and run the command again"),
+}
+
+
+def writable(path: Path) -> bool:
+    """Whether the database (and its folder, where SQLite keeps the WAL) can be written here."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _disk_full(path: Path) -> bool:
+    try:
+        disk = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return disk.f_bavail * disk.f_frsize < FULL_BELOW_BYTES
+
+
+def _explained(error: sqlite3.Error, path: Path) -> Exception:
+    """A StoreError naming the file and what to do, for the SQLite errors a person can act on."""
+    code = getattr(error, "sqlite_errorcode", None)
+    code = code & 0xFF if isinstance(code, int) else None
+    if code == SQLITE_IOERR and _disk_full(path):  # a full disk often shows as an I/O error (-shm, WAL)
+        code = SQLITE_FULL
+    known = _SQLITE_EXPLAINED.get(code)
+    if known is None:  # a bug in commons (a bad statement, a constraint): shown as one
+        return error
+    what, todo = known
+    return StoreError(f"{what.format(path=path)} ({error}): {todo}")

@@ -36,23 +36,41 @@ def components() -> list[tuple[str, tuple[tuple[str, ...], ...]]]:
     return found
 
 
+def _behind(store: "Store", have: dict[str, int]) -> list[tuple[str, int, tuple[tuple[str, ...], ...]]]:
+    """(component, version held, migrations) of every component the database holds an older
+    version of; a newer one than this code knows is refused."""
+    behind = []
+    for component, migrations in components():
+        current = have.get(component, 0)
+        if current > len(migrations):
+            raise StoreError(
+                f"{store.path} holds {component} schema version {current}, newer than this "
+                f"commons knows ({len(migrations)}); upgrade commons"
+            )
+        if current < len(migrations):
+            behind.append((component, current, migrations))
+    return behind
+
+
 async def migrate(store: "Store") -> None:
     async with store.transaction():
         await store.execute(
             "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
         )
         have = dict(await store.fetchall("SELECT component, version FROM schema_versions"))
-        for component, migrations in components():
-            current = have.get(component, 0)
-            if current > len(migrations):
-                raise StoreError(
-                    f"{store.path} holds {component} schema version {current}, newer than this "
-                    f"commons knows ({len(migrations)}); upgrade commons"
-                )
+        for component, current, migrations in _behind(store, have):
             for statements in migrations[current:]:
                 for sql in statements:
                     await store.execute(sql)
-            if current < len(migrations):
-                await store.execute(
-                    "INSERT OR REPLACE INTO schema_versions VALUES (?, ?)", (component, len(migrations))
-                )
+            await store.execute(
+                "INSERT OR REPLACE INTO schema_versions VALUES (?, ?)", (component, len(migrations))
+            )
+
+
+async def needs_migration(store: "Store") -> bool:
+    """Whether opening the database for writing would change its schema (read-only opening asks)."""
+    have_table = await store.scalar(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_versions'")
+    if not have_table:
+        return True
+    return bool(_behind(store, dict(await store.fetchall("SELECT component, version FROM schema_versions"))))
