@@ -68,7 +68,7 @@ async def cmd_check(ctx: Context, args: argparse.Namespace) -> int:
 
 
 async def cmd_check_privacy(ctx: Context, args: argparse.Namespace) -> int:
-    async with await ctx.open_store() as store:
+    async with await ctx.open_store(readonly=True) as store:
         hits = await privacy.check_home(store, ctx.node)
     data = {"ok": not hits, "hits": [h.to_json() for h in hits]}
     emit(args, data, lambda: "\n".join(f"{h.where} {h.kind}" for h in hits)
