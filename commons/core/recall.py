@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lessons import DAY
+from .lessons import decay_factor
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,7 @@ def scores(query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray, stren
     if len(touched) != len(matrix) or len(strength) != len(matrix):
         raise ValueError("scores(): touched and strength need one entry per matrix row (API misuse)")
     relevance = np.maximum(matrix @ query_vec.astype(matrix.dtype, copy=False), 0.0)
-    age_days = np.maximum(now - np.asarray(touched, dtype=np.float64), 0.0) / DAY
-    recency = np.exp2(-age_days / params.recency_half_life_days).astype(np.float32)
+    recency = decay_factor(touched, now, params.recency_half_life_days).astype(np.float32)
     return (params.relevance_weight * relevance + params.recency_weight * recency
             + params.strength_weight * normalised_strength(strength)).astype(np.float32)
 

@@ -81,7 +81,7 @@ _REJECTION_PREFIXES = (
 _SAID = re.compile(r"the user said:\s*", re.IGNORECASE)
 
 
-def normalize(text: str) -> str:
+def ascii_apostrophes(text: str) -> str:
     """The text as matched: stripped, with typographic apostrophes made ASCII."""
     return text.translate(_APOSTROPHES).strip()
 
@@ -98,7 +98,7 @@ def is_correction(text: str) -> bool:
     """True when the person's message corrects the agent (see the module docstring for the rules)."""
     if not is_person_text(text):
         return False
-    norm = normalize(text)
+    norm = ascii_apostrophes(text)
     return bool(_OPENING.match(norm) or _STILL.search(norm))
 
 
@@ -138,14 +138,14 @@ _AGREES = re.compile(r"^\W*(?:thanks?|thank\s+you|great|perfect|nice|cool|lgtm|l
 
 def claims_done(agent_text: str) -> bool:
     """True when the agent's words claim the work finished or working."""
-    return bool(_DONE.search(normalize(agent_text)))
+    return bool(_DONE.search(ascii_apostrophes(agent_text)))
 
 
 def contradicts(person_text: str) -> bool:
     """True when the person's message says the claimed result does not hold. Asked only right
     after the agent claimed done (the reader keeps that context); a question about failures in
     general ("how do errors get logged?") is not a contradiction."""
-    norm = normalize(person_text)
+    norm = ascii_apostrophes(person_text)
     if not is_person_text(norm) or _AGREES.match(norm) or _REQUEST.match(norm) \
             or norm.rstrip().endswith("?") and len(norm) < 60:
         return False

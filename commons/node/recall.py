@@ -20,7 +20,7 @@ import numpy as np
 import trio
 
 from commons.core.embed import embed, embed_many
-from commons.core.lessons import DAY, Lesson, adjust
+from commons.core.lessons import Lesson, adjust, decay_factor
 from commons.core.recall import RecallParams, normalised_strength, top_k
 from commons.core.records import Scope
 from commons.integrations.claude_code import project_at
@@ -38,16 +38,9 @@ def _components(query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray, 
     """(relevance, recency, normalised strength) of some rows, as the score weighs them."""
     sub = matrix[list(rows)]
     relevance = np.maximum(sub @ query_vec, 0.0)
-    age = np.maximum(now - touched[list(rows)], 0.0) / DAY
-    recency = np.exp2(-age / params.recency_half_life_days)
+    recency = decay_factor(touched[list(rows)], now, params.recency_half_life_days)
     strength_n = normalised_strength(strength[list(rows)])
     return [(float(a), float(b), float(c)) for a, b, c in zip(relevance, recency, strength_n)]
-
-
-def _decay(since: np.ndarray, now: float, half_life_days: float) -> np.ndarray:
-    """The core's decay (``commons.core.lessons.decayed``) over many rows at once: halved every
-    ``half_life_days`` since each of ``since``, never above 1."""
-    return np.exp2(-np.maximum(now - since, 0.0) / (half_life_days * DAY))
 
 
 @dataclass(frozen=True)
@@ -104,7 +97,7 @@ async def recall(store: Store, node: NodeContext, query: str, k: int, now: float
     qvec = embed(query)
     cached = await ls.recall_matrix(store)
     ids, matrix, touched = list(cached.ids), cached.vectors, cached.touched
-    strength = cached.strength * _decay(cached.strength_at, now, half_life)
+    strength = cached.strength * decay_factor(cached.strength_at, now, half_life)
     texts: dict[str, str] = {}
     kinds = ["lesson"] * len(ids)
     ep_keys: dict[str, str] = {}
@@ -127,7 +120,7 @@ async def recall(store: Store, node: NodeContext, query: str, k: int, now: float
             ep_vecs = await trio.to_thread.run_sync(embed_many, [s.episode.text() for s in live])
             matrix = np.concatenate([matrix, ep_vecs])
             touched = np.concatenate([touched, ep_last])
-            strength = np.concatenate([strength, _decay(ep_last, now, half_life)])
+            strength = np.concatenate([strength, decay_factor(ep_last, now, half_life)])
             for s in live:
                 ids.append(s.key)
                 kinds.append("episode")
