@@ -109,6 +109,7 @@ def test_setup_codex_registers_the_server_idempotently_and_undo_restores_the_con
 
     config = machine / ".codex" / "config.toml"
     config.write_text(CODEX_CONFIG)
+    assert cli(capsys, "init")[0] == 0
     first = cli_json(capsys, "setup", "codex")
     assert first["config"]["changed"] and first["instructions"]["changed"]
     parsed = tomllib.loads(config.read_text())
@@ -143,6 +144,7 @@ def test_setup_gemini_adds_the_server_beside_the_persons_keys_and_undo_restores_
     settings = machine / ".gemini" / "settings.json"
     before = json.dumps({"theme": "GitHub", "mcpServers": {"docs": {"command": "docs-mcp"}}}, indent=2) + "\n"
     settings.write_text(before)
+    assert cli(capsys, "init")[0] == 0
     assert cli_json(capsys, "setup", "gemini")["config"]["changed"]
     data = json.loads(settings.read_text())
     assert list(data) == ["theme", "mcpServers"] and list(data["mcpServers"]) == ["docs", "commons"]
