@@ -374,10 +374,11 @@ def predict(lessons: Mapping[str, Lesson], open_predictions: Sequence[Prediction
         for lesson in lessons.values()
         if lesson.status is LessonStatus.ACTIVE and lesson.id not in has_open
         and lesson.strength_now(now, params.half_life_days) >= params.predict_min_strength
-        and (lesson.triggers or lesson.gist)
-        # An error of a tool other than the shell ("Edit", "Read") has no situation but any use of
-        # that tool, which no later session can confirm or contradict.
-        and (lesson.triggers or lesson.kind is not LessonKind.ERROR)
+        # A situation is the command that meets the outcome. An error of a tool other than the shell
+        # ("Edit", "Read") has no situation but any use of that tool, and a correction of what the
+        # agent only said (no command) none but the agent's prose: neither can a later session
+        # confirm or contradict, so neither predicts.
+        and lesson.triggers
     ]
     sessions = sorted((e for e in live if isinstance(e, SessionEpisode) and e.at <= now),
                       key=lambda e: (e.at, e.uid))[-params.generic_sample:]
