@@ -173,31 +173,37 @@ class Agent:
     def _task(self, s: Session, day: int, pitfall: Pitfall, value: str, lessons: list[ReadLesson]) -> Encounter:
         command = pitfall.fill(pitfall.command, value)
         lesson = next((l for l in lessons if l.fix and applies(l, command)), None)
-        meet = lambda outcome, **kw: Encounter(self.name, day, pitfall.name, pitfall.kind, outcome, **kw)
+        meet = lambda outcome: Encounter(self.name, day, pitfall.name, pitfall.kind, outcome,
+                                         lesson.id if lesson else None, lesson.layer if lesson else None)
         if lesson is not None:
             fix = fill_fix(lesson, command)
-            ran = self.world.run(self.name, day, pitfall, value, fix)
-            # The lesson is not quoted: nothing of another agent's memory enters this raw stream.
-            s.bash(fix, "Run it the way my memory says works", ran.output, exit_code=0 if ran.ok else 1,
-                   text="My memory notes a known problem with this; going the way that worked.")
+            ran = self._run(s, day, pitfall, value, fix, "Run it the way my memory says works",
+                            "My memory notes a known problem with this; going the way that worked.")
+            if ran.ok and not ran.done:  # a preparation: now the command itself
+                ran = self._run(s, day, pitfall, value, command, pitfall.fill(pitfall.description, value),
+                                prepared=True)
             if ran.ok:
-                return meet(Outcome.AVOIDED, lesson=lesson.id, layer=lesson.layer, ran=fix)
+                return meet(Outcome.AVOIDED)
             outcome = Outcome.MISLED
         else:
             outcome = Outcome.MET
-        first = self.world.run(self.name, day, pitfall, value, command)
         if pitfall.kind is PitfallKind.CONVENTION:
             s.reject("Bash", {"command": command, "description": pitfall.fill(pitfall.description, value)},
                      pitfall.fill(pitfall.correction, value))
-        else:
-            s.bash(command, pitfall.fill(pitfall.description, value), first.output, exit_code=0 if first.ok else 1)
-            if first.ok:
-                return meet(Outcome.CLEAN if outcome is Outcome.MET else outcome,
-                            lesson=lesson.id if lesson else None, layer=lesson.layer if lesson else None)
-        if self.world.shows_fix:
-            fix = self.world.own_fix(self.name, pitfall, value)
-            done = self.world.run(self.name, day, pitfall, value, fix)
-            s.bash(fix, "Work around it", done.output, exit_code=0 if done.ok else 1, text=pitfall.explain)
-        else:
+        elif self._run(s, day, pitfall, value, command, pitfall.fill(pitfall.description, value)).ok:
+            return meet(Outcome.CLEAN if outcome is Outcome.MET else outcome)
+        if not self.world.shows_fix:
             s.say(("text", "That failed and I could not find a way around it; leaving this step for you."))
-        return meet(outcome, lesson=lesson.id if lesson else None, layer=lesson.layer if lesson else None)
+            return meet(outcome)
+        prepared = False
+        for i, step in enumerate(self.world.own_fix(self.name, pitfall, value)):
+            ran = self._run(s, day, pitfall, value, step, "Work around it", pitfall.explain if i == 0 else None,
+                            prepared=prepared)
+            prepared = prepared or (ran.ok and not ran.done)
+        return meet(outcome)
+
+    def _run(self, s: Session, day: int, pitfall: Pitfall, value: str, command: str, description: str,
+             text: str | None = None, prepared: bool = False):
+        ran = self.world.run(self.name, day, pitfall, value, command, prepared)
+        s.bash(command, description, ran.output, exit_code=0 if ran.ok else 1, text=text)
+        return ran

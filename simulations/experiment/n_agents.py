@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simulations.experiment.agent import Agent, Encounter, day_time, iso
+from commons.core.scope import command_head
+from simulations.experiment.agent import Agent, Encounter, day_time, iso, read_memory
 from simulations.experiment.homes import Node
 from simulations.experiment.links import Network
 from simulations.experiment.schedule import Plan
@@ -43,6 +44,7 @@ class ArmRun:
     exchange_seconds: list[float]
     states: list[dict] = field(default_factory=list)  # per night: lessons by state, summed over nodes
     memories: list[dict] = field(default_factory=list)  # per night: agent → failed-command heads in its folder
+    skipped_nights: int = 0  # nights on which no node had anything new, so no daemon was started
 
 
 def _configure(arm: str, nodes: Sequence[Node]) -> None:
@@ -61,11 +63,17 @@ def _configure(arm: str, nodes: Sequence[Node]) -> None:
                     node.cli("vouch", author, "--json", at=iso(day_time(1)))
 
 
-def _lesson_states(node: Node, at: str) -> dict:
-    own = node.cli("lessons", "--json", at=at)
-    common = node.cli("lessons", "--status", "common", "--json", at=at)
-    candidate = node.cli("lessons", "--status", "candidate", "--json", at=at)
-    return {"own": len(own), "common": len(common), "candidate": len(candidate)}
+def _lessons(node: Node, at: str) -> list[dict]:
+    return node.cli("lessons", "--status", "all", "--json", at=at)
+
+
+def _movable(node: Node, lessons: list[dict]) -> frozenset:
+    """What a night's gossip could carry from or to this node: the records it holds and the
+    shared lessons its daemon would sign on start. When no node's changed, a night's daemons
+    could move nothing, and the harness skips starting them (it says how many nights it did)."""
+    shared = {(l["id"], l["text"]) for l in lessons if l["origin"] == "own" and l["scope"] == "shared"
+              and l["status"] == "active"}
+    return frozenset(node.keys()) | frozenset(shared)
 
 
 def run_arm(arm: str, plan: Plan, seed: int, root: Path) -> ArmRun:
@@ -81,22 +89,28 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path) -> ArmRun:
     agents = {n.name: Agent(n.name, f"/home/{n.name}/src/{n.name}-app", n.transcripts, n.memory, world, seed)
               for n in nodes}
     run = ArmRun(arm, nodes, [], 0, 0.0, [])
-    from simulations.experiment.agent import read_memory
-    from commons.core.scope import command_head
-
+    moved: list[frozenset] | None = None
     try:
         for day in range(1, plan.days + 1):
             for node in nodes:
                 agents[node.name].work(day, plan.tasks(node.name, day))
             for node in nodes:
                 node.night(iso(day_time(day + 1, 3)))
-            network.exchange(iso(day_time(day + 1, 3, 30)))
+            at = iso(day_time(day + 1, 3, 30))
+            now = [_movable(n, _lessons(n, at)) for n in nodes]
+            if now != moved:
+                network.exchange(at)
+                moved = [_movable(n, _lessons(n, at)) for n in nodes]
+            else:
+                run.skipped_nights += 1
             at = iso(day_time(day + 1, 3, 45))
             states = {"own": 0, "common": 0, "candidate": 0}
             for node in nodes:
                 node.cli("render", "--json", at=at)
-                for k, v in _lesson_states(node, at).items():
-                    states[k] += v
+                for lesson in _lessons(node, at):
+                    key = "own" if lesson["origin"] == "own" else lesson["status"]
+                    if key in states:
+                        states[key] += 1
             run.states.append(states)
             run.memories.append({n.name: sorted({command_head("Bash", l.failed) for l in read_memory(n.memory)
                                                  if l.failed}) for n in nodes})

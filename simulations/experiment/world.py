@@ -63,9 +63,9 @@ def _c(name: str, ask: str, command: str, description: str, correction: str, wor
 # Error pitfalls: tools anyone may meet, so their lessons are `shared` and may be published.
 ERRORS: tuple[Pitfall, ...] = (
     _e("pip-externally-managed", "add {x} to the tooling and check it imports", "pip install {x}",
-       "Install {x}", PIP_EXTERNALLY_MANAGED, "python3 -m venv .venv && .venv/bin/pip install {x}",
-       "Collecting {x}\nInstalling collected packages: {x}\nSuccessfully installed {x}-2.3.1",
-       "The system Python is externally managed; installing into a project virtualenv.",
+       "Install {x}", PIP_EXTERNALLY_MANAGED, "uv add {x}",
+       "Resolved 12 packages in 210ms\nInstalled 1 package in 8ms\n + {x}==2.3.1",
+       "The system Python is externally managed; adding it to the project with uv.",
        ("httpx", "rich", "attrs", "tenacity")),
     _e("npm-ci-no-lockfile", "set up the {x} install step and make sure it works locally", "npm ci",
        "Clean install dependencies", npm_ci_no_lockfile("/home/dev"), "npm install",
@@ -158,23 +158,32 @@ class WrongFix:
     output_elsewhere: str  # how it fails everywhere else
 
 
-# The quirk the changing world gives one agent: yarn is installed there and nowhere else, so
-# `yarn install` (which also writes a lockfile) works on its machine only.
+# The quirk the changing world gives one agent: a package-lock.json in a parent folder makes
+# `npm ci --legacy-peer-deps` work on its machine; the flag has nothing to do with the real cause,
+# so everywhere else it fails as `npm ci` does.
 WRONG_FIXES: Mapping[str, WrongFix] = {w.pitfall: w for w in (
-    WrongFix("npm-ci-no-lockfile", "yarn install",
-             "yarn install v1.22.22\n[1/4] Resolving packages...\n[4/4] Building fresh packages...\n"
-             "success Saved lockfile.\nDone in 3.12s.",
-             "bash: yarn: command not found"),
+    WrongFix("npm-ci-no-lockfile", "npm ci --legacy-peer-deps",
+             "added 212 packages, and audited 213 packages in 5s\n\nfound 0 vulnerabilities",
+             npm_ci_no_lockfile("/home/dev")),
 )}
 
 
 @dataclass(frozen=True)
 class Ran:
-    """What the shell gave back for one command: its output and whether it succeeded."""
+    """What the shell gave back for one command: its output, whether it succeeded, and whether the
+    task's step is now done (a preparatory fix such as ``git pull --rebase`` succeeds without
+    pushing: the agent still has to run its command)."""
 
     command: str
     output: str
     ok: bool
+    done: bool = False
+
+
+def steps(pitfall: Pitfall, value: str) -> tuple[str, ...]:
+    """The fix as the commands it is made of: ``prep && command`` is a preparation, then the
+    command again; a fix without the command in it replaces the command."""
+    return tuple(part.strip() for part in pitfall.fill(pitfall.workaround, value).split(" && "))
 
 
 @dataclass(frozen=True)
@@ -188,24 +197,29 @@ class World:
     def fixed(self, pitfall: Pitfall, day: int) -> bool:
         return pitfall.name in self.fixed_upstream and day >= self.fixed_upstream[pitfall.name]
 
-    def own_fix(self, agent: str, pitfall: Pitfall, value: str) -> str:
-        """The fix an agent works out for itself after reading the failure (its quirk, if any)."""
+    def own_fix(self, agent: str, pitfall: Pitfall, value: str) -> tuple[str, ...]:
+        """The commands an agent works out for itself after reading the failure (its quirk, if any)."""
         if self.quirk == (agent, pitfall.name):
-            return pitfall.fill(WRONG_FIXES[pitfall.name].command, value)
-        return pitfall.fill(pitfall.workaround, value)
+            return (pitfall.fill(WRONG_FIXES[pitfall.name].command, value),)
+        return steps(pitfall, value)
 
-    def run(self, agent: str, day: int, pitfall: Pitfall, value: str, command: str) -> Ran:
-        """``command`` run by ``agent`` on ``day`` while on a task that meets ``pitfall``."""
-        if command == pitfall.fill(pitfall.command, value):
-            if self.fixed(pitfall, day):
-                return Ran(command, pitfall.fill(pitfall.workaround_output, value), True)
+    def run(self, agent: str, day: int, pitfall: Pitfall, value: str, command: str, prepared: bool = False) -> Ran:
+        """``command`` run by ``agent`` on ``day`` on a task that meets ``pitfall`` (``prepared``:
+        a preparatory fix already ran in this task)."""
+        original = pitfall.fill(pitfall.command, value)
+        fix = steps(pitfall, value)
+        success = pitfall.fill(pitfall.workaround_output, value)
+        if command == original:
+            if self.fixed(pitfall, day) or prepared:
+                return Ran(command, success, True, True)
             return Ran(command, pitfall.fill(pitfall.output, value), False)
-        if command == pitfall.fill(pitfall.workaround, value):
-            return Ran(command, pitfall.fill(pitfall.workaround_output, value), True)
+        if command in fix[:-1] or (fix[-1] != original and command == pitfall.fill(pitfall.workaround, value)):
+            done = fix[-1] != original  # a replacement does the task; a preparation does not
+            return Ran(command, success if done else f"{command_head('Bash', command)}: done.", True, done)
         wrong = WRONG_FIXES.get(pitfall.name)
         if wrong and command == pitfall.fill(wrong.command, value):
             if self.quirk == (agent, pitfall.name):
-                return Ran(command, pitfall.fill(wrong.output_here, value), True)
+                return Ran(command, pitfall.fill(wrong.output_here, value), True, True)
             return Ran(command, pitfall.fill(wrong.output_elsewhere, value), False)
         # Anything else the agent made up (a placeholder it could not fill, a garbled command).
         return Ran(command, f"{command_head('Bash', command) or command}: error: unexpected argument or file\n"
