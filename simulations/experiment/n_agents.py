@@ -67,12 +67,12 @@ def _lessons(node: Node, at: str) -> list[dict]:
     return node.cli("lessons", "--status", "all", "--json", at=at)
 
 
-def _movable(node: Node, lessons: list[dict]) -> frozenset:
+def _movable(node: Node, lessons: list[dict], publish: bool) -> frozenset:
     """What a night's gossip could carry from or to this node: the records it holds and the
     shared lessons its daemon would sign on start. When no node's changed, a night's daemons
     could move nothing, and the harness skips starting them (it says how many nights it did)."""
     shared = {(l["id"], l["text"]) for l in lessons if l["origin"] == "own" and l["scope"] == "shared"
-              and l["status"] == "active"}
+              and l["status"] == "active" and publish}
     return frozenset(node.keys()) | frozenset(shared)
 
 
@@ -97,10 +97,10 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path) -> ArmRun:
             for node in nodes:
                 node.night(iso(day_time(day + 1, 3)))
             at = iso(day_time(day + 1, 3, 30))
-            now = [_movable(n, _lessons(n, at)) for n in nodes]
+            now = [_movable(n, _lessons(n, at), network.publish) for n in nodes]
             if now != moved:
                 network.exchange(at)
-                moved = [_movable(n, _lessons(n, at)) for n in nodes]
+                moved = [_movable(n, _lessons(n, at), network.publish) for n in nodes]
             else:
                 run.skipped_nights += 1
             at = iso(day_time(day + 1, 3, 45))

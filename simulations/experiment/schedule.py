@@ -48,7 +48,7 @@ def make_plan(seed: int, agents: int = 8, days: int = 28, pitfalls: int = 8, mee
     if not 1 <= pitfalls <= len(ERRORS):
         raise ValueError(f"make_plan(): between 1 and {len(ERRORS)} error pitfalls, got {pitfalls}")
     first_span = max(1, days // 3)
-    if days < first_span + 4 + meets:
+    if days < first_span + 2 + meets:
         raise ValueError(f"make_plan(): {days} days are too few for {meets} later meetings")
     rng = random.Random(seed)
     names = agent_names(agents)
