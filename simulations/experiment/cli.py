@@ -24,7 +24,11 @@ def run_experiment(seed: int = 7, agents: int = 8, days: int = 28, pitfalls: int
 
     plan = make_plan(seed, agents, days, pitfalls, meets, changes)
     runs = {arm: run_arm(arm, plan, seed, workdir / arm) for arm in arms}
-    return summarise(runs, plan, seed)
+    result = summarise(runs, plan, seed)
+    # The ground truth, kept with the homes (when they are kept) for a second look.
+    (workdir / "encounters.json").write_text(json.dumps(
+        {arm: [e.to_json() for e in run.encounters] for arm, run in runs.items()}), "utf-8")
+    return result
 
 
 def _first_time(path: Path) -> float | None:

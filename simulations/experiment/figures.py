@@ -98,6 +98,8 @@ def _records(run: ArmRun) -> dict:
 def arm_figures(run: ArmRun, plan: Plan, verifiers: Mapping[str, set[str]]) -> dict:
     met = elsewhere_first(plan, run.encounters)
     beyond = [e for e in met if e.agent not in verifiers.get(e.pitfall, set())]
+    changed = set(plan.fixed_upstream) | ({plan.quirk[1]} if plan.quirk else set())
+    stable = [e for e in met if e.pitfall not in changed]  # pitfalls the world never changes
     errors_by_day = [sum(e.error for e in run.encounters if e.kind is PitfallKind.ERROR and e.day == d)
                      for d in range(1, plan.days + 1)]
     fixed = plan.fixed_upstream
@@ -115,6 +117,9 @@ def arm_figures(run: ArmRun, plan: Plan, verifiers: Mapping[str, set[str]]) -> d
         "encounters_met_elsewhere_first": len(met),
         "errors_beyond_verifiers": sum(e.error for e in beyond),
         "encounters_beyond_verifiers": len(beyond),
+        "errors_on_stable_pitfalls": sum(e.error for e in stable),
+        "encounters_on_stable_pitfalls": len(stable),
+        "errors_beyond_verifiers_on_stable_pitfalls": sum(e.error for e in beyond if e.pitfall not in changed),
         "avoided_via_common": sum(e.outcome is Outcome.AVOIDED and e.layer == "common" for e in met),
         "errors_per_day": errors_by_day,
         "lesson_states_per_night": run.states,
@@ -150,7 +155,12 @@ def summarise(runs: Mapping[str, ArmRun], plan: Plan, seed: int) -> dict:
         "arms": arms,
         "reduction": {"trusted": _reduction(arms, "trusted"), "peer_review": _reduction(arms, "peer_review"),
                       "peer_review_beyond_verifiers": _reduction(arms, "peer_review", "errors_beyond_verifiers"),
-                      "no_fix_seen": _reduction(arms, "no_fix_seen")},
+                      "no_fix_seen": _reduction(arms, "no_fix_seen"),
+                      # The same, on the pitfalls the world never changes (no upstream fix, no wrong fix).
+                      "trusted_stable_pitfalls": _reduction(arms, "trusted", "errors_on_stable_pitfalls"),
+                      "peer_review_stable_pitfalls": _reduction(arms, "peer_review", "errors_on_stable_pitfalls"),
+                      "peer_review_beyond_verifiers_stable_pitfalls": _reduction(
+                          arms, "peer_review", "errors_beyond_verifiers_on_stable_pitfalls")},
         # The changing world's figures, from the arm named (peer_review when it ran): per arm under arms.
         "figures_arm": changing.arm,
         "prediction_accuracy_by_week": headline["prediction_accuracy_by_week"],
