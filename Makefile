@@ -48,6 +48,7 @@ fuzz: $(STAMP)
 # plots. Reproducible by --seed (EXPERIMENT_ARGS to change it, e.g. --agents 4 --days 14).
 EXPERIMENT_ARGS ?=
 experiment: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[plot]'
 	mkdir -p .bench
 	$(BIN)/python -m simulations.experiment $(EXPERIMENT_ARGS) --json --doc docs/experiment.md > .bench/experiment.json
 	@$(BIN)/python -c "import json; r=json.load(open('.bench/experiment.json')); print(json.dumps({k: r[k] for k in ('agents', 'reduction', 'prediction_accuracy_by_week', 'stale_days_to_leave_all', 'misled_by_wrong_lesson')}, indent=2))"

@@ -26,8 +26,8 @@ def run_experiment(seed: int = 7, agents: int = 8, days: int = 28, pitfalls: int
     runs = {arm: run_arm(arm, plan, seed, workdir / arm) for arm in arms}
     result = summarise(runs, plan, seed)
     # The ground truth, kept with the homes (when they are kept) for a second look.
-    (workdir / "encounters.json").write_text(json.dumps(
-        {arm: [e.to_json() for e in run.encounters] for arm, run in runs.items()}), "utf-8")
+    result["encounters"] = {arm: [e.to_json() for e in run.encounters] for arm, run in runs.items()}
+    (workdir / "encounters.json").write_text(json.dumps(result["encounters"]), "utf-8")
     return result
 
 
@@ -135,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.doc and "mode" not in result:
         from simulations.experiment.experiment_doc import write_doc
 
-        write_doc(result, args.doc, "make experiment")
+        write_doc(result, args.doc, "make experiment", result.get("encounters"))
     if args.json:
         print(json.dumps(result, indent=2))
     elif "reduction" in result:

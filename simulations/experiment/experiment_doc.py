@@ -74,12 +74,85 @@ def plots(result: dict, folder: Path) -> list[str]:
     return written
 
 
-def write_doc(result: dict, path: Path, command: str) -> None:
+def by_pitfall(result: dict, encounters: dict) -> str:
+    """Errors / encounters per pitfall met elsewhere first, per arm (from the ground truth)."""
+    arms = list(encounters)
+    rows = ["| pitfall | first met by | world | " + " | ".join(arms) + " |", "|---|---|---|" + "---|" * len(arms)]
+    quirk = tuple(result["quirk"] or ())
+    for name, first in result["first_meeters"].items():
+        world = ("fixed upstream on day %d" % result["fixed_upstream"][name] if name in result["fixed_upstream"]
+                 else f"wrong fix works for {quirk[0]}" if quirk and quirk[1] == name else "stable")
+        cells = []
+        for arm in arms:
+            mine = [e for e in encounters[arm] if e["pitfall"] == name and e["agent"] != first]
+            errors = sum(e["outcome"] in ("met", "misled") for e in mine)
+            misled = sum(e["outcome"] == "misled" for e in mine)
+            cells.append(f"{errors} / {len(mine)}" + (f" ({misled} misled)" if misled else ""))
+        rows.append(f"| `{name}` | {first} | {world} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def reading(result: dict) -> str:
+    """What the figures say, in sentences computed from them (so they cannot go stale)."""
+    arms, red, out = result["arms"], result["reduction"], []
+    if "peer_review" in arms:
+        pr = arms["peer_review"]
+        by_verifiers = pr["errors_met_elsewhere_first"] - pr["errors_beyond_verifiers"]
+        out.append(
+            f"- **Peer review's cost.** Of peer_review's {pr['errors_met_elsewhere_first']} errors on pitfalls met "
+            f"elsewhere first, {by_verifiers} were made by the first `required = 3` verifiers of each lesson: a received "
+            f"lesson is a candidate, candidates are not rendered, so a verifier can only confirm it by meeting the "
+            f"error itself (a naive confirmation). The other {pr['errors_beyond_verifiers']} of "
+            f"{pr['encounters_beyond_verifiers']} encounters beyond the verifiers were errors "
+            f"(reduction beyond verifiers: {_f(red['peer_review_beyond_verifiers'])}; on the pitfalls the world never "
+            f"changes: {_f(red.get('peer_review_beyond_verifiers_stable_pitfalls'))}).")
+    if "trusted" in arms:
+        tr = arms["trusted"]
+        misled = tr["misled_by_wrong_lesson"]
+        out.append(
+            f"- **Trusted.** {tr['errors_met_elsewhere_first']} errors of {tr['encounters_met_elsewhere_first']} "
+            f"encounters remain (reduction {_f(red['trusted'])}); on the stable pitfalls "
+            f"{tr['errors_on_stable_pitfalls']} of {tr['encounters_on_stable_pitfalls']} "
+            f"(reduction {_f(red.get('trusted_stable_pitfalls'))}). The wrong lesson misled "
+            f"{misled.get('agents', 0)} agents in {misled.get('encounters', 0)} encounters.")
+    if "no_fix_seen" in arms:
+        out.append(
+            f"- **No fix seen.** Reduction {_f(red['no_fix_seen'])}: when no session shows a fix, no lesson names "
+            f"one, the agents never change course, and nothing else reaches them: the harness leaks nothing.")
+    weeks = result["prediction_accuracy_by_week"]
+    stale = ", ".join(f"`{k}`: {'still in a memory folder at the end of the run' if v is None else f'{v} days'}"
+                      for k, v in result["stale_days_to_leave_all"].items())
+    line = "- **Predictions and the stale lesson.** Prediction accuracy by week: " + " · ".join(_f(w) for w in weeks) + "."
+    if all(w in (None, 1.0) for w in weeks):
+        line += (" No prediction failed: sleep counts a lesson's situation met *without* its outcome as "
+                 "*prevented* when the lesson was rendered for the agent (`commons/core/predictions.py`), and as "
+                 "*failed* only when it was not. After the upstream fix, agents holding the lesson run the old fix "
+                 "(which still works) or run the command while the lesson is rendered: prevented either way.")
+    if stale:
+        line += f" Days from the upstream fix until no memory folder held a lesson about it: {stale}."
+    out.append(line)
+    misled = result["misled_by_wrong_lesson"]
+    if misled:
+        out.append(
+            f"- **The wrong lesson** (`{result['quirk'][1]}`, published by {result['quirk'][0]}) misled "
+            f"{misled['agents']} agents in {misled['encounters']} encounters in the {result['figures_arm']} arm. Its "
+            f"prediction (the command fails) is true, so every misled agent, which then runs the command and meets "
+            f"the error, *confirms* it: commons verifies a lesson's prediction, not the fix its text names. Nothing "
+            f"revokes or fades it; a person would have to (`commons revoke`), or verification would have to judge "
+            f"the fix too.")
+    return "\n".join(out)
+
+
+def write_doc(result: dict, path: Path, command: str, encounters: dict | None = None) -> None:
     path = Path(path)
     images = plots(result, path.parent)
     red = result["reduction"]
-    intro = path.parent / "experiment-notes.md"
-    notes = intro.read_text("utf-8") if intro.exists() else ""
+    notes = reading(result)
+    if encounters:
+        notes = "## Per pitfall (errors / encounters of agents that did not meet it first)\n\n" + \
+            by_pitfall(result, encounters) + "\n\n## Reading it\n\n" + notes
+    else:
+        notes = "## Reading it\n\n" + notes
     text = f"""# The N-agent experiment
 
 Issue #17; design paper §7.5. Regenerate with `{command}` (seed {result['seed']}, {result['agents']}
