@@ -58,12 +58,14 @@ def plots(result: dict, folder: Path) -> list[str]:
     plt.close(fig)
     written.append("experiment-errors-per-day.png")
     fig, ax = plt.subplots(figsize=(7, 3.6))
+    colours = {"trusted": "tab:blue", "peer_review": "tab:green", "no_fix_seen": "tab:red"}
     for name, s in result["arms"].items():
         if name == "control":
             continue
         states = s["lesson_states_per_night"]
         for state, style in (("common", "-"), ("candidate", ":")):
-            ax.plot(range(1, len(states) + 1), [row[state] for row in states], style, label=f"{name} {state}")
+            ax.plot(range(1, len(states) + 1), [row[state] for row in states], style, color=colours.get(name),
+                    label=f"{name} {state}")
     ax.set_xlabel("night")
     ax.set_ylabel("received lessons, summed over nodes")
     ax.legend(fontsize=7)
@@ -137,8 +139,8 @@ def reading(result: dict) -> str:
             f"- **The wrong lesson** (`{result['quirk'][1]}`, published by {result['quirk'][0]}) misled "
             f"{misled['agents']} agents in {misled['encounters']} encounters in the {result['figures_arm']} arm. Its "
             f"prediction (the command fails) is true, so every misled agent, which then runs the command and meets "
-            f"the error, *confirms* it: commons verifies a lesson's prediction, not the fix its text names. Nothing "
-            f"revokes or fades it; a person would have to (`commons revoke`), or verification would have to judge "
+            f"the error, *confirms* it: commons verifies a lesson's prediction, not the fix its text names. Within the run "
+            f"nothing revoked or faded it; a person would have to (`commons revoke`), or verification would have to judge "
             f"the fix too.")
     return "\n".join(out)
 
