@@ -75,14 +75,16 @@ def replay(arm: str, folders: dict[str, Path], root: Path) -> dict:
     out = {}
     for node in nodes:
         records = node.records()
+        lessons = node.cli("lessons", "--status", "all", "--json")
         out[node.name] = {
             "sessions": sum(c.get("session", 0) for c in node.ingest_counts),
             "lessons_published": sum(r["type"] == "lesson" and r["record"].get("author") == node.author
                                      for r in records),
-            "lessons_received": sum(r["type"] == "lesson" and r["record"].get("author") != node.author for r in records),
             "verifications_signed": sum(r["type"] == "verification" and r["record"].get("author") == node.author
                                         for r in records),
-            "common": [l.get("text", "") for l in node.cli("lessons", "--status", "common", "--json")],
+            "crossed": [l["text"] for l in lessons if l["origin"] != "own"],  # received from the others
+            "confirmed": [l["text"] for l in lessons if l["origin"] != "own" and l.get("independent")],
+            "common": [l["text"] for l in lessons if l["origin"] != "own" and l["status"] == "common"],
         }
     return {"arm": arm, "days": len(days), "agents": out, "bytes_on_the_wire": network.bytes_crossed()}
 
