@@ -22,9 +22,20 @@ def run_experiment(seed: int = 7, agents: int = 8, days: int = 28, pitfalls: int
                    arms: Sequence[str] = ARMS, changes: bool = True, workdir: Path) -> dict:
     from simulations.experiment.figures import summarise
 
+    import os
+    import time
+
     plan = make_plan(seed, agents, days, pitfalls, meets, changes)
-    runs = {arm: run_arm(arm, plan, seed, workdir / arm) for arm in arms}
+    started, load = time.monotonic(), []
+    runs = {}
+    for arm in arms:
+        runs[arm] = run_arm(arm, plan, seed, workdir / arm)
+        load.append(os.getloadavg()[0])
     result = summarise(runs, plan, seed)
+    # How long it took, and how busy the machine was meanwhile (1-minute load after each arm).
+    result["wall_seconds"] = round(time.monotonic() - started, 1)
+    result["load_average"] = round(sum(load) / len(load), 2)
+    result["cpus"] = os.cpu_count()
     # The ground truth, kept with the homes (when they are kept) for a second look.
     result["encounters"] = {arm: [e.to_json() for e in run.encounters] for arm, run in runs.items()}
     (workdir / "encounters.json").write_text(json.dumps(result["encounters"]), "utf-8")

@@ -158,8 +158,9 @@ def write_doc(result: dict, path: Path, command: str, encounters: dict | None = 
     text = f"""# The N-agent experiment
 
 Issue #17; design paper §7.5. Regenerate with `{command}` (seed {result['seed']}, {result['agents']}
-agents, {result['days']} days; {sum(s['seconds'] for s in result['arms'].values()):.0f} s for all arms
-on this machine, under the load there was). Link: real daemons on loopback.
+agents, {result['days']} days; {result.get('wall_seconds', sum(s['seconds'] for s in result['arms'].values())):.0f} s
+for all arms on {result.get('cpus', '?')} CPUs at a mean 1-minute load average of {result.get('load_average', '?')}: other
+work shared the machine). Link: real daemons on loopback.
 
 ## Set-up
 
