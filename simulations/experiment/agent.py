@@ -26,7 +26,7 @@ from pathlib import Path
 from commons.core.scope import command_head
 from commons.demo.sessions._build import Session
 from commons.render.memory_folder import FILE_PREFIX, INDEX
-from simulations.experiment.world import Pitfall, PitfallKind, World
+from simulations.experiment.world import Pitfall, PitfallKind, Ran, World
 
 START = datetime(2026, 11, 2, tzinfo=timezone.utc)  # day 1 of every run
 _FIX = re.compile(r"`([^`]+)` succeeded after it|it passed after `([^`]+)`")
@@ -203,7 +203,7 @@ class Agent:
         return meet(outcome)
 
     def _run(self, s: Session, day: int, pitfall: Pitfall, value: str, command: str, description: str,
-             text: str | None = None, prepared: bool = False):
+             text: str | None = None, prepared: bool = False) -> Ran:
         ran = self.world.run(self.name, day, pitfall, value, command, prepared)
         s.bash(command, description, ran.output, exit_code=0 if ran.ok else 1, text=text)
         return ran

@@ -4,27 +4,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from simulations.experiment.agent import iso
+from simulations.experiment.experiment_doc import write_doc
+from simulations.experiment.figures import summarise
 from simulations.experiment.homes import ExperimentError, Node
 from simulations.experiment.links import Network
-from simulations.experiment.n_agents import ARMS, _configure, run_arm
+from simulations.experiment.n_agents import ARMS, configure, run_arm
 from simulations.experiment.schedule import make_plan
 
 
 def run_experiment(seed: int = 7, agents: int = 8, days: int = 28, pitfalls: int = 8, meets: int = 3, *,
                    arms: Sequence[str] = ARMS, changes: bool = True, workdir: Path) -> dict:
-    from simulations.experiment.figures import summarise
-
-    import os
-    import time
-
     plan = make_plan(seed, agents, days, pitfalls, meets, changes)
     started, load = time.monotonic(), []
     runs = {}
@@ -65,7 +64,7 @@ def replay(arm: str, folders: dict[str, Path], root: Path) -> dict:
     nodes = [Node(name, root / name) for name in folders]
     for node in nodes:
         node.init()
-    _configure(arm, nodes)
+    configure(arm, nodes)
     sessions = [(at, node, path) for node in nodes for path in sorted(folders[node.name].rglob("*.jsonl"))
                 if (at := _first_time(path)) is not None]
     days = sorted({datetime.fromtimestamp(at, timezone.utc).date() for at, _, _ in sessions})
@@ -146,8 +145,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     if args.doc and "mode" not in result:
-        from simulations.experiment.experiment_doc import write_doc
-
         write_doc(result, args.doc, "make experiment", result.get("encounters"))
     if args.json:
         print(json.dumps(result, indent=2))

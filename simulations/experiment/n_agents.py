@@ -47,7 +47,7 @@ class ArmRun:
     skipped_nights: int = 0  # nights on which no node had anything new, so no daemon was started
 
 
-def _configure(arm: str, nodes: Sequence[Node]) -> None:
+def configure(arm: str, nodes: Sequence[Node]) -> None:
     authors = {n.name: n.author for n in nodes}
     for node in nodes:
         sections: dict[str, dict] = {"gossip": GOSSIP}
@@ -83,7 +83,7 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path) -> ArmRun:
     nodes = [Node(name, root / name) for name in plan.agents]
     for node in nodes:
         node.init()
-    _configure(arm, nodes)
+    configure(arm, nodes)
     network = Network(nodes, publish=arm != "control")
     world = plan.world(shows_fix=arm != "no_fix_seen")
     agents = {n.name: Agent(n.name, f"/home/{n.name}/src/{n.name}-app", n.transcripts, n.memory, world, seed)
