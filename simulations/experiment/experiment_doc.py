@@ -94,7 +94,30 @@ def by_pitfall(result: dict, encounters: dict) -> str:
     return "\n".join(rows)
 
 
-def reading(result: dict) -> str:
+def _what_would(result: dict, encounters: dict) -> str:
+    """peer_review beyond the verifiers, had no encounter been misled (a verification that judged
+    the fix a lesson names, not only its prediction, would have taken the wrong lesson down)."""
+    verifiers = {k: set(v) for k, v in result["first_verifiers"].items()}
+    first = result["first_meeters"]
+
+    def beyond(arm: str) -> list[dict]:
+        return [e for e in encounters.get(arm, []) if e["kind"] == "error" and first.get(e["pitfall"]) not in
+                (None, e["agent"]) and e["agent"] not in verifiers.get(e["pitfall"], set())]
+
+    control, review = beyond("control"), beyond("peer_review")
+    control_errors = sum(e["outcome"] in ("met", "misled") for e in control)
+    if not control_errors or not review:
+        return ""
+    misled = sum(e["outcome"] == "misled" for e in review)
+    left = sum(e["outcome"] == "met" for e in review)
+    return (f" Of the {misled + left} errors beyond the verifiers, {misled} are agents misled by the wrong lesson and "
+            f"{left} met the error with no lesson naming a fix in their memory folder. "
+            f"Without the misled ones the reduction beyond verifiers would be {1 - left / control_errors:.3f}: what "
+            f"stands between peer review and the goal here is the wrong lesson, which confirmations of its "
+            f"(true) prediction keep common.")
+
+
+def reading(result: dict, encounters: dict | None = None) -> str:
     """What the figures say, in sentences computed from them (so they cannot go stale)."""
     arms, red, out = result["arms"], result["reduction"], []
     if "peer_review" in arms:
@@ -107,7 +130,8 @@ def reading(result: dict) -> str:
             f"error itself (a naive confirmation). The other {pr['errors_beyond_verifiers']} of "
             f"{pr['encounters_beyond_verifiers']} encounters beyond the verifiers were errors "
             f"(reduction beyond verifiers: {_f(red['peer_review_beyond_verifiers'])}; on the pitfalls the world never "
-            f"changes: {_f(red.get('peer_review_beyond_verifiers_stable_pitfalls'))}).")
+            f"changes: {_f(red.get('peer_review_beyond_verifiers_stable_pitfalls'))})."
+            + (_what_would(result, encounters) if encounters else ""))
     if "trusted" in arms:
         tr = arms["trusted"]
         misled = tr["misled_by_wrong_lesson"]
@@ -120,7 +144,10 @@ def reading(result: dict) -> str:
     if "no_fix_seen" in arms:
         out.append(
             f"- **No fix seen.** Reduction {_f(red['no_fix_seen'])}: when no session shows a fix, no lesson names "
-            f"one, the agents never change course, and nothing else reaches them: the harness leaks nothing.")
+            f"one, the agents never change course, and nothing else reaches them: the harness leaks nothing."
+            + (" It is below zero because in control each agent still learns from its own sessions (its own "
+               "lesson names the fix after two errors), which no_fix_seen's sessions cannot teach either."
+               if (red["no_fix_seen"] or 0) < 0 else ""))
     weeks = result["prediction_accuracy_by_week"]
     stale = ", ".join(f"`{k}`: {'still in a memory folder at the end of the run' if v is None else f'{v} days'}"
                       for k, v in result["stale_days_to_leave_all"].items())
@@ -149,7 +176,7 @@ def write_doc(result: dict, path: Path, command: str, encounters: dict | None = 
     path = Path(path)
     images = plots(result, path.parent)
     red = result["reduction"]
-    notes = reading(result)
+    notes = reading(result, encounters)
     if encounters:
         notes = "## Per pitfall (errors / encounters of agents that did not meet it first)\n\n" + \
             by_pitfall(result, encounters) + "\n\n## Reading it\n\n" + notes
@@ -179,6 +206,12 @@ work shared the machine). Link: real daemons on loopback.
   must repeat to be a lesson); every other agent meets each one later.
 - The world changes: {', '.join(f'`{k}` is fixed upstream on day {v}' for k, v in result['fixed_upstream'].items()) or 'nothing is fixed upstream'};
   {f"on {result['quirk'][0]}'s machine a wrong fix for `{result['quirk'][1]}` works (and fails everywhere else)" if result['quirk'] else 'no agent has a wrong fix'}.
+- Each pitfall keeps one value for the whole run (one service name, one package): lessons keep
+  such arguments (`docker-compose up -d postgres`), and an agent that wanted `redis` would run the
+  wrong service. Placeholders commons does make (`uv add <package>`) the agent fills from its own
+  command.
+- Bytes on the wire are what passed through the relays; nights on which no node had anything new
+  to send (no record, no shared lesson to sign) start no daemons, and each arm says how many.
 - Arms: **control** (publishing off), **trusted** (every node names every other author key in
   `[trust] authors`), **peer_review** (default policy: web of trust, `required = 3`; every node
   vouches for every other), **no_fix_seen** (as trusted, but no session ever shows a fix).
