@@ -13,13 +13,14 @@ def _f(value) -> str:
 def table(result: dict) -> str:
     rows = ["| arm | errors met elsewhere first | encounters | errors beyond verifiers | encounters "
             "| avoided via common | lessons published | verifications | lessons common (nodes) | bytes on the wire "
-            "| seconds |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| nights without daemons | seconds |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in result["arms"].items():
         r = s["records"]
         rows.append(f"| {name} | **{s['errors_met_elsewhere_first']}** | {s['encounters_met_elsewhere_first']} "
                     f"| **{s['errors_beyond_verifiers']}** | {s['encounters_beyond_verifiers']} "
                     f"| {s['avoided_via_common']} | {r['lessons_published']} | {r['verifications_signed']} "
-                    f"| {r['lessons_common_at_nodes']} | {s['bytes_on_the_wire']:,} | {s['seconds']} |")
+                    f"| {r['lessons_common_at_nodes']} | {s['bytes_on_the_wire']:,} | {s.get('nights_without_daemons', '–')} "
+                    f"| {s['seconds']} |")
     rows += ["", "| arm | repeat-yourself rate | repeated-error rate | surprises per session | "
              "prediction accuracy by week | misled by the wrong lesson (agents / encounters) "
              "| days until the stale lesson left every folder |", "|---|---|---|---|---|---|---|"]
