@@ -48,12 +48,15 @@ fuzz: $(STAMP)
 	$(BIN)/python -m tests.fuzzing --inputs $(FUZZ_INPUTS) --json > .bench/fuzz.json || (cat .bench/fuzz.json; exit 1)
 	@$(BIN)/python -c "import json; r=json.load(open('.bench/fuzz.json')); [print(f\"{x['decoder']:16} {x['inputs']} inputs: {x['crash']} crashes, {x['invalid-accepted']} invalid accepted, {x['accepted']} accepted, {x['refused']} refused ({x['seconds']} s)\") for x in r['results']]"
 
-# The two-agent experiment (design paper §7.5): prints its figures as JSON and regenerates
-# docs/experiment.md with its table and plots. Reproducible by --seed; a few minutes at most.
+# The N-agent experiment (issue #17, design paper §7.5): 8 scripted agents on real daemons, four
+# arms; prints the headline reductions and regenerates docs/experiment.md with its tables and
+# plots. Reproducible by --seed (EXPERIMENT_ARGS to change it, e.g. --agents 4 --days 14).
+EXPERIMENT_ARGS ?=
 experiment: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[plot]'
 	mkdir -p .bench
-	$(BIN)/python -m simulations.experiment --json --doc docs/experiment.md > .bench/experiment.json
-	@$(BIN)/python -c "import json; r=json.load(open('.bench/experiment.json')); print(json.dumps({k: v for k, v in r.items() if k.startswith('b_errors') or k == 'link'}, indent=2))"
+	$(BIN)/python -m simulations.experiment $(EXPERIMENT_ARGS) --json --doc docs/experiment.md > .bench/experiment.json
+	@$(BIN)/python -c "import json; r=json.load(open('.bench/experiment.json')); print(json.dumps({k: r[k] for k in ('agents', 'reduction', 'prediction_accuracy_by_week', 'stale_days_to_leave_all', 'misled_by_wrong_lesson')}, indent=2))"
 
 clean:
 	rm -rf $(VENV) .bench .pytest_cache .hypothesis

@@ -1,7 +1,7 @@
-"""``python -m simulations.experiment``: the two-agent experiment (``two_agents.main``)."""
+"""``python -m simulations.experiment``: the N-agent experiment (``cli.main``)."""
 
 import sys
 
-from simulations.experiment.two_agents import main
+from simulations.experiment.cli import main
 
 sys.exit(main())

@@ -1,4 +1,4 @@
-"""The experiment's outputs: the figures as a table, the plots and docs/experiment.md."""
+"""The experiment's outputs: the figures as tables, the plots and docs/experiment.md."""
 
 from __future__ import annotations
 
@@ -6,30 +6,34 @@ import sys
 from pathlib import Path
 
 
-
-# --------------------------------------------------------------------------------------------
-# Output
+def _f(value) -> str:
+    return "–" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
 
 
 def table(result: dict) -> str:
-    arms = result["arms"]
-    rows = ["| arm | B errors on A-only pitfalls | B encounters with them | avoided via common layer "
-            "| B errors on its own pitfalls | lessons A published | lessons B received | B verifications "
-            "| lessons common at B | bytes on the wire |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
-    for name, s in arms.items():
-        ra, rb = s["records"]["ada"], s["records"]["bo"]
-        rows.append(f"| {name} | **{s['b_errors_on_a_only_pitfalls']}** | {s['b_encounters_with_a_only_pitfalls']} "
-                    f"| {s['b_avoided_a_only_via_common']} | {s['b_errors_on_own_pitfalls']} "
-                    f"| {ra['lessons_published']} | {rb['lessons_received']} | {rb['verifications_signed']} "
-                    f"| {rb['lessons_common']} | {s['bytes_crossed']:,} |")
-    rows += ["", "| arm | agent | repeat-yourself rate | repeated-error rate | surprises per session "
-             "| prediction accuracy |", "|---|---|---|---|---|---|"]
-    for name, s in arms.items():
-        for agent, r in s["agents"].items():
-            acc = "–" if r["prediction_accuracy"] is None else f"{r['prediction_accuracy']:.2f}"
-            rows.append(f"| {name} | {agent} | {r['repeat_yourself_rate']:.3f} | {r['repeated_error_rate']:.3f} "
-                        f"| {r['surprises_per_session']:.3f} | {acc} |")
+    rows = ["| arm | errors met elsewhere first | encounters | errors beyond verifiers | encounters "
+            "| avoided via common | lessons published | verifications | lessons common (nodes) | bytes on the wire "
+            "| nights without daemons | seconds |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, s in result["arms"].items():
+        r = s["records"]
+        rows.append(f"| {name} | **{s['errors_met_elsewhere_first']}** | {s['encounters_met_elsewhere_first']} "
+                    f"| **{s['errors_beyond_verifiers']}** | {s['encounters_beyond_verifiers']} "
+                    f"| {s['avoided_via_common']} | {r['lessons_published']} | {r['verifications_signed']} "
+                    f"| {r['lessons_common_at_nodes']} | {s['bytes_on_the_wire']:,} | {s.get('nights_without_daemons', '–')} "
+                    f"| {s['seconds']} |")
+    rows += ["", "| arm | repeat-yourself rate | repeated-error rate | surprises per session | "
+             "prediction accuracy by week | misled by the wrong lesson (agents / encounters) "
+             "| days until the stale lesson left every folder |", "|---|---|---|---|---|---|---|"]
+    for name, s in result["arms"].items():
+        agents = s["agents"].values()
+        n = max(len(agents), 1)
+        mean = lambda key: sum(a[key] for a in agents) / n
+        weeks = " · ".join(_f(w) for w in s["prediction_accuracy_by_week"])
+        misled = s["misled_by_wrong_lesson"]
+        stale = ", ".join(f"{k}: {'not within the run' if v is None else v}" for k, v in s["stale_days_to_leave_all"].items())
+        rows.append(f"| {name} | {mean('repeat_yourself_rate'):.3f} | {mean('repeated_error_rate'):.3f} "
+                    f"| {mean('surprises_per_session'):.3f} | {weeks} "
+                    f"| {misled.get('agents', '–')} / {misled.get('encounters', '–')} | {stale or '–'} |")
     return "\n".join(rows)
 
 
@@ -43,99 +47,188 @@ def plots(result: dict, folder: Path) -> list[str]:
     except ImportError:
         print("matplotlib is not installed: docs/experiment.md is written without plots", file=sys.stderr)
         return []
-    arms = result["arms"]
     written = []
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    for name, s in arms.items():
-        # Cumulative errors of B on A-only pitfalls, from B's per-day errors restricted to them.
-        series, total = [], 0
-        for row in s["per_day"]["bo"]:
-            total += row.get("errors_on_a_only", 0)
-            series.append(total)
-        ax.step(range(1, len(series) + 1), series, where="post", label=name)
+    for name, s in result["arms"].items():
+        ax.plot(range(1, len(s["errors_per_day"]) + 1), s["errors_per_day"], marker=".", label=name)
     ax.set_xlabel("day")
-    ax.set_ylabel("B's errors on A-only pitfalls (cumulative)")
+    ax.set_ylabel("errors, all agents")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(folder / "experiment-b-errors.png", dpi=110)
-    written.append("experiment-b-errors.png")
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-    for ax, agent in zip(axes, ("ada", "bo")):
-        for name, s in arms.items():
-            rows = s["per_day"][agent]
-            ax.plot([r["day"] for r in rows], [r["surprises_seen"] for r in rows], marker=".", label=name)
-        ax.set_title(f"agent {'A' if agent == 'ada' else 'B'} ({agent})")
-        ax.set_xlabel("day")
-    axes[0].set_ylabel("surprises in the day's session")
-    axes[1].legend()
+    fig.savefig(folder / "experiment-errors-per-day.png", dpi=110)
+    plt.close(fig)
+    written.append("experiment-errors-per-day.png")
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    colours = {"trusted": "tab:blue", "peer_review": "tab:green", "no_fix_seen": "tab:red"}
+    for name, s in result["arms"].items():
+        if name == "control":
+            continue
+        states = s["lesson_states_per_night"]
+        for state, style in (("common", "-"), ("candidate", ":")):
+            ax.plot(range(1, len(states) + 1), [row[state] for row in states], style, color=colours.get(name),
+                    label=f"{name} {state}")
+    ax.set_xlabel("night")
+    ax.set_ylabel("received lessons, summed over nodes")
+    ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(folder / "experiment-surprises.png", dpi=110)
-    written.append("experiment-surprises.png")
-    plt.close("all")
+    fig.savefig(folder / "experiment-lesson-states.png", dpi=110)
+    plt.close(fig)
+    written.append("experiment-lesson-states.png")
     return written
 
 
-def write_doc(result: dict, path: Path, command: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def by_pitfall(result: dict, encounters: dict) -> str:
+    """Errors / encounters per pitfall met elsewhere first, per arm (from the ground truth)."""
+    arms = list(encounters)
+    rows = ["| pitfall | first met by | world | " + " | ".join(arms) + " |", "|---|---|---|" + "---|" * len(arms)]
+    quirk = tuple(result["quirk"] or ())
+    for name, first in result["first_meeters"].items():
+        world = ("fixed upstream on day %d" % result["fixed_upstream"][name] if name in result["fixed_upstream"]
+                 else f"wrong fix works for {quirk[0]}" if quirk and quirk[1] == name else "stable")
+        cells = []
+        for arm in arms:
+            mine = [e for e in encounters[arm] if e["pitfall"] == name and e["agent"] != first]
+            errors = sum(e["outcome"] in ("met", "misled") for e in mine)
+            misled = sum(e["outcome"] == "misled" for e in mine)
+            cells.append(f"{errors} / {len(mine)}" + (f" ({misled} misled)" if misled else ""))
+        rows.append(f"| `{name}` | {first} | {world} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def _what_would(result: dict, encounters: dict) -> str:
+    """peer_review beyond the verifiers, had no encounter been misled (a verification that judged
+    the fix a lesson names, not only its prediction, would have taken the wrong lesson down)."""
+    verifiers = {k: set(v) for k, v in result["first_verifiers"].items()}
+    first = result["first_meeters"]
+
+    def beyond(arm: str) -> list[dict]:
+        return [e for e in encounters.get(arm, []) if e["kind"] == "error" and first.get(e["pitfall"]) not in
+                (None, e["agent"]) and e["agent"] not in verifiers.get(e["pitfall"], set())]
+
+    control, review = beyond("control"), beyond("peer_review")
+    control_errors = sum(e["outcome"] in ("met", "misled") for e in control)
+    if not control_errors or not review:
+        return ""
+    misled = sum(e["outcome"] == "misled" for e in review)
+    left = sum(e["outcome"] == "met" for e in review)
+    return (f" Of the {misled + left} errors beyond the verifiers, {misled} are agents misled by the wrong lesson and "
+            f"{left} met the error with no lesson naming a fix in their memory folder. "
+            f"Without the misled ones the reduction beyond verifiers would be {1 - left / control_errors:.3f}: what "
+            f"stands between peer review and the goal here is the wrong lesson, which confirmations of its "
+            f"(true) prediction keep common.")
+
+
+def reading(result: dict, encounters: dict | None = None) -> str:
+    """What the figures say, in sentences computed from them (so they cannot go stale)."""
+    arms, red, out = result["arms"], result["reduction"], []
+    if "peer_review" in arms:
+        pr = arms["peer_review"]
+        by_verifiers = pr["errors_met_elsewhere_first"] - pr["errors_beyond_verifiers"]
+        out.append(
+            f"- **Peer review's cost.** Of peer_review's {pr['errors_met_elsewhere_first']} errors on pitfalls met "
+            f"elsewhere first, {by_verifiers} were made by the first `required = 3` verifiers of each lesson: a received "
+            f"lesson is a candidate, candidates are not rendered, so a verifier can only confirm it by meeting the "
+            f"error itself (a naive confirmation). The other {pr['errors_beyond_verifiers']} of "
+            f"{pr['encounters_beyond_verifiers']} encounters beyond the verifiers were errors "
+            f"(reduction beyond verifiers: {_f(red['peer_review_beyond_verifiers'])}; on the pitfalls the world never "
+            f"changes: {_f(red.get('peer_review_beyond_verifiers_stable_pitfalls'))})."
+            + (_what_would(result, encounters) if encounters else ""))
+    if "trusted" in arms:
+        tr = arms["trusted"]
+        misled = tr["misled_by_wrong_lesson"]
+        out.append(
+            f"- **Trusted.** {tr['errors_met_elsewhere_first']} errors of {tr['encounters_met_elsewhere_first']} "
+            f"encounters remain (reduction {_f(red['trusted'])}); on the stable pitfalls "
+            f"{tr['errors_on_stable_pitfalls']} of {tr['encounters_on_stable_pitfalls']} "
+            f"(reduction {_f(red.get('trusted_stable_pitfalls'))}). The wrong lesson misled "
+            f"{misled.get('agents', 0)} agents in {misled.get('encounters', 0)} encounters.")
+    if "no_fix_seen" in arms:
+        out.append(
+            f"- **No fix seen.** Reduction {_f(red['no_fix_seen'])}: when no session shows a fix, no lesson names "
+            f"one, the agents never change course, and nothing else reaches them: the harness leaks nothing."
+            + (" It is below zero because in control each agent still learns from its own sessions (its own "
+               "lesson names the fix after two errors), which no_fix_seen's sessions cannot teach either."
+               if (red["no_fix_seen"] or 0) < 0 else ""))
+    weeks = result["prediction_accuracy_by_week"]
+    stale = ", ".join(f"`{k}`: {'still in a memory folder at the end of the run' if v is None else f'{v} days'}"
+                      for k, v in result["stale_days_to_leave_all"].items())
+    line = "- **Predictions and the stale lesson.** Prediction accuracy by week: " + " · ".join(_f(w) for w in weeks) + "."
+    if all(w in (None, 1.0) for w in weeks):
+        line += (" No prediction failed: sleep counts a lesson's situation met *without* its outcome as "
+                 "*prevented* when the lesson was rendered for the agent (`commons/core/predictions.py`), and as "
+                 "*failed* only when it was not. After the upstream fix, agents holding the lesson run the old fix "
+                 "(which still works) or run the command while the lesson is rendered: prevented either way.")
+    if stale:
+        line += f" Days from the upstream fix until no memory folder held a lesson about it: {stale}."
+    out.append(line)
+    misled = result["misled_by_wrong_lesson"]
+    if misled:
+        out.append(
+            f"- **The wrong lesson** (`{result['quirk'][1]}`, published by {result['quirk'][0]}) misled "
+            f"{misled['agents']} agents in {misled['encounters']} encounters in the {result['figures_arm']} arm. Its "
+            f"prediction (the command fails) is true, so every misled agent, which then runs the command and meets "
+            f"the error, *confirms* it: commons verifies a lesson's prediction, not the fix its text names. Within the run "
+            f"nothing revoked or faded it; a person would have to (`commons revoke`), or verification would have to judge "
+            f"the fix too.")
+    return "\n".join(out)
+
+
+def write_doc(result: dict, path: Path, command: str, encounters: dict | None = None) -> None:
+    path = Path(path)
     images = plots(result, path.parent)
-    link = ", ".join(result["link"])
-    fallback = ("\n**The link in this run was the file fallback (`commons export` → `commons import`), not "
-                "the daemons: the daemon commands were missing when it ran.**\n" if "daemon" not in link else "")
-    arms = result["arms"]
-    head = " · ".join(f"{name}: **{s['b_errors_on_a_only_pitfalls']}** of {s['b_encounters_with_a_only_pitfalls']}"
-                      for name, s in arms.items())
-    text = f"""# The two-agent experiment
+    red = result["reduction"]
+    notes = reading(result, encounters)
+    if encounters:
+        notes = "## Per pitfall (errors / encounters of agents that did not meet it first)\n\n" + \
+            by_pitfall(result, encounters) + "\n\n## Reading it\n\n" + notes
+    else:
+        notes = "## Reading it\n\n" + notes
+    text = f"""# The N-agent experiment
 
-Design paper §7.5: two agents on one machine, each with its own raw stream, exchanging only
-lessons over the wire. Does agent B stop making the mistakes only agent A has met?
+Issue #17; design paper §7.5. Regenerate with `{command}` (seed {result['seed']}, {result['agents']}
+agents, {result['days']} days; {result.get('wall_seconds', sum(s['seconds'] for s in result['arms'].values())):.0f} s
+for all arms on {result.get('cpus', '?')} CPUs at a mean 1-minute load average of {result.get('load_average', '?')}: other
+work shared the machine). Link: real daemons on loopback.
 
-Regenerate with `{command}` (seed {result['seed']}, {result['days']} days; about
-{sum(s['seconds'] for s in arms.values()):.0f} s here). Link: {link}.
-{fallback}
 ## Set-up
 
-- Two homes (`COMMONS_HOME`), two transcripts folders, two memory folders; the scripted agents
-  (`simulations/experiment/task_world.py`) write one Claude Code session a day each, in the real format.
-- Every night, on one scripted clock: each node runs `commons --at NIGHT ingest` and `sleep`,
-  the two daemons are started `--at` the night and gossip over loopback until each holds the
-  other's records, then each node renders its memory folder, which its agent reads the next morning.
-- A pitfall is avoided only when the memory folder holds a lesson that covers it, judged by sleep's
-  own rules: the lesson names the command about to run (or its situation line matches it at
-  cosine ≥ 0.5) and reports the surprise that command would meet (cosine ≥ 0.5).
-- A meets its {len(result['a_only_pitfalls'])} error pitfalls twice each in the first half (an error
-  must repeat before it is a lesson); B meets each of them three times in the second half, and its
-  own {len(result['b_own_pitfalls'])} pitfalls across the run. Each agent also has two project
-  conventions the person corrects. A-only pitfalls: {', '.join(result['a_only_pitfalls'])}.
-- Arms: **control** (publishing off), **trusted** (B names A's author key in `[trust] authors`),
-  **peer_review** (no trust in A; `[trust] required = 1`: B confirms a lesson once before it is common).
+- {result['agents']} homes (`COMMONS_HOME`), each with its own transcripts folder and memory folder. Each
+  day every scripted agent (`simulations/experiment/agent.py`) works one session in the world
+  (`world.py`) and writes it as a Claude Code transcript. The agent has no oracle: before a command
+  it reads `MEMORY.md` and the lesson files it links, and changes course only when a lesson's
+  text names the command as the one that failed *and* names what worked ("`npm install`
+  succeeded after it"); it runs that command, and the world says whether it works.
+- Every night, on one injected clock (`--at`): each node runs `commons ingest` and `commons sleep`,
+  then all daemons run `--at` the night, joined by a ring of bootstrap peers (node i knows node
+  i+1) and peer exchange, each reachable through a byte-counting relay, until every record that
+  crossed is everywhere and nothing moves; then each node renders its memory folder.
+- Pitfalls ({', '.join(result['pitfalls'])}) are met first by different agents on different
+  days (`{', '.join(f'{k}: {v}' for k, v in result['first_meeters'].items())}`), twice each (an error
+  must repeat to be a lesson); every other agent meets each one later.
+- The world changes: {', '.join(f'`{k}` is fixed upstream on day {v}' for k, v in result['fixed_upstream'].items()) or 'nothing is fixed upstream'};
+  {f"on {result['quirk'][0]}'s machine a wrong fix for `{result['quirk'][1]}` works (and fails everywhere else)" if result['quirk'] else 'no agent has a wrong fix'}.
+- Each pitfall keeps one value for the whole run (one service name, one package): lessons keep
+  such arguments (`docker-compose up -d postgres`), and an agent that wanted `redis` would run the
+  wrong service. Placeholders commons does make (`uv add <package>`) the agent fills from its own
+  command.
+- Bytes on the wire are what passed through the relays; nights on which no node had anything new
+  to send (no record, no shared lesson to sign) start no daemons, and each arm says how many.
+- Arms: **control** (publishing off), **trusted** (every node names every other author key in
+  `[trust] authors`), **peer_review** (default policy: web of trust, `required = 3`; every node
+  vouches for every other), **no_fix_seen** (as trusted, but no session ever shows a fix).
+- First verifiers (peer_review, by the day they observed it): {', '.join(f'{k}: {", ".join(v) or "none"}' for k, v in result['first_verifiers'].items())}.
 
-## Headline: B's errors on the pitfalls only A had met
+## Headline
 
-{head}
+reduction (1 − errors / control errors, same encounters): trusted **{_f(red['trusted'])}** ·
+peer_review **{_f(red['peer_review'])}** · peer_review beyond verifiers **{_f(red['peer_review_beyond_verifiers'])}** ·
+no_fix_seen **{_f(red['no_fix_seen'])}** (goal: ≥ 0.9, –, ≥ 0.8, ≤ 0.1).
 
 {table(result)}
 
-Rates are per session. The repeat-yourself rate counts corrections the person had already given
-in an earlier session; the repeated-error rate counts failures the agent had met before.
-Surprises per session are what commons itself found in the day's transcript (error and correction
-episodes). Prediction accuracy is `(confirmed + prevented) / (confirmed + prevented + failed)`
-over the whole run, from each night's sleep.
+Rates are per session and agent, averaged over agents; prediction accuracy is
+`(confirmed + prevented) / (confirmed + prevented + failed)` over all nodes' nights of each week.
 
-Convention lessons ("The person corrected the agent, saying …") are `local` by scope and are
-never published, so they cannot cross: the repeat-yourself rate is each agent's own.
-
-## Reading it
-
-- Control: B learns each A-only pitfall alone; an error must repeat before it is a lesson, so each
-  costs B two errors. Trusted: A's lesson is common at B on arrival and B never meets it.
-  Peer review: B's first error confirms A's lesson (B was naive: it received the lesson before
-  meeting the surprise), which makes it common at `required = 1`; B errs once per pitfall.
-- B's errors on its own pitfalls are the same in every arm: the commons changes nothing else.
-- Prediction accuracy is 1.00 because this world never contradicts a lesson: a pitfall, once
-  set, always fails the same way until its workaround is used, so a prediction is either met or
-  prevented. A world where pitfalls get fixed upstream (the command starts working) would show
-  failed predictions and lessons fading; real transcripts (`--a-transcripts/--b-transcripts`) do.
-"""
-    for image in images:
-        text += f"\n![{image}]({image})\n"
+{notes}
+""" + "".join(f"\n![{name}]({name})\n" for name in images)
     path.write_text(text, "utf-8")

@@ -1,4 +1,4 @@
-"""A commons home driven through its command line, as the two-agent experiment drives each node."""
+"""A commons home driven through its command line, as the experiment drives each node."""
 
 from __future__ import annotations
 
@@ -72,21 +72,24 @@ class Node:
             raise ExperimentError(f"node {self.name}: `commons {' '.join(args)}` exited {code}: {err.strip()}")
         return json.loads(out) if parse and out.strip() else out
 
-    def init(self, sections: dict[str, dict]) -> dict:
-        """Create the home; write ``sections`` into its config (transcripts and memory folders too)."""
+    def init(self) -> dict:
+        """Create the home, pointed at its transcripts and memory folders; its ids."""
         for path in (self.home, self.transcripts, self.memory):
             path.mkdir(parents=True, exist_ok=True)
         self.cli("init", "--json")
-        sections = {"ingest": {"roots": [str(self.transcripts)], "poll_seconds": 0.5},
-                    "render": {"folder": str(self.memory)}, **sections}
+        self.configure({"ingest": {"roots": [str(self.transcripts)], "poll_seconds": 0.5},
+                        "render": {"folder": str(self.memory)}})
+        ids = self.cli("id", "--json")
+        self.author = ids["author"]
+        return ids
+
+    def configure(self, sections: dict[str, dict]) -> None:
+        """Append ``sections`` to the home's config.toml (each section once per home)."""
         config = self.home / "config.toml"
         text = config.read_text("utf-8")
         for name, values in sections.items():
             text += f"\n[{name}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in values.items())
         config.write_text(text, "utf-8")
-        ids = self.cli("id", "--json")
-        self.author = ids["author"]
-        return ids
 
     def night(self, at: str) -> None:
         got = self.cli("ingest", str(self.transcripts), "--json", at=at)
@@ -97,3 +100,13 @@ class Node:
     def records(self) -> list[dict]:
         text = self.cli("export", parse=False)
         return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def keys(self) -> set[bytes]:
+        """Record keys this node holds, read straight from SQLite (as another process would)."""
+        import sqlite3
+
+        db = sqlite3.connect(f"file:{self.home / 'data' / 'commons.db'}?mode=ro", uri=True, timeout=10)
+        try:
+            return {row[0] for row in db.execute("SELECT key FROM records")}
+        finally:
+            db.close()

@@ -1,5 +1,5 @@
-"""How the experiment's two nodes meet: real daemons on loopback through a byte-counting relay
-(:class:`DaemonLink`), or the labelled export/import fallback (:class:`FileLink`)."""
+"""How the experiment's nodes meet at night: real daemons on loopback, each behind a byte-counting
+relay (:class:`Network`)."""
 
 from __future__ import annotations
 
@@ -12,27 +12,11 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from typing import Protocol
 
 from simulations.experiment.homes import REPO, ExperimentError, Node
 
-SETTLE_SECONDS = 20.0  # longest a night's exchange may take before the harness says so
-
-
-# --------------------------------------------------------------------------------------------
-# Links: how two homes meet at night
-
-
-class Link(Protocol):
-    kind: str  # "daemon" or "file (fallback)": said in every output
-
-    def start(self, a: Node, b: Node) -> None: ...
-
-    def exchange(self, at: str) -> None: ...
-
-    def bytes_crossed(self) -> int: ...
-
-    def close(self) -> None: ...
+SETTLE_SECONDS = 60.0  # longest a night's exchange may take before the harness says so
+QUIET_SECONDS = 1.5  # key sets unchanged this long (at sync_interval 0.2 s: ~7 rounds per session) = settled
 
 
 class _Relay:
@@ -43,6 +27,7 @@ class _Relay:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.address = self.listener.getsockname()
         self.bytes = 0
+        self.connections = 0
         self._lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -52,6 +37,7 @@ class _Relay:
                 conn, _ = self.listener.accept()
             except OSError:
                 return
+            self.connections += 1
             try:
                 upstream = socket.create_connection(self.target, timeout=5)
             except OSError:
@@ -83,32 +69,38 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-class DaemonLink:
-    """Both nodes as real daemons each night, dialling each other through counting relays."""
+def _synced(node: Node, pid: int) -> bool:
+    """This night's daemon of ``node`` is up and has synced with a peer at least once."""
+    try:
+        status = json.loads((node.home / "data" / "daemon.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return status.get("pid") == pid and status.get("last_sync") is not None
+
+
+class Network:
+    """N nodes as real daemons each night on loopback, each reachable only through its counting
+    relay, joined in a ring of bootstrap peers (node i knows node i+1): everything else they learn
+    by peer exchange. Not a full mesh."""
 
     kind = "daemon"
 
-    def __init__(self, publish: bool):
+    def __init__(self, nodes: Sequence[Node], publish: bool):
+        self.nodes = list(nodes)
         self.publish = publish
-        self.relays: list[_Relay] = []
-        self.nodes: tuple[Node, Node] | None = None
-        self.ports: dict[str, int] = {}
+        self.ports = {n.name: _free_port() for n in self.nodes}
+        self.relays = {n.name: _Relay(("127.0.0.1", self.ports[n.name])) for n in self.nodes}
         self.seconds: list[float] = []
-
-    def start(self, a: Node, b: Node) -> None:
-        self.nodes = (a, b)
-        ids = {n.name: n.cli("id", "--json") for n in (a, b)}
-        for node in (a, b):
-            self.ports[node.name] = _free_port()
-        for node, other in ((a, b), (b, a)):
-            relay = _Relay(("127.0.0.1", self.ports[other.name]))
-            self.relays.append(relay)
-            host, port = relay.address
-            node.cli("peers", "add", f"{host}:{port}", ids[other.name]["transport"], "--json")
-            node.cli("publish", "on" if self.publish else "off", "--json")
+        ids = {n.name: n.cli("id", "--json") for n in self.nodes}
+        for i, node in enumerate(self.nodes):
+            if len(self.nodes) > 1:
+                other = self.nodes[(i + 1) % len(self.nodes)]
+                host, port = self.relays[other.name].address
+                node.cli("peers", "add", f"{host}:{port}", ids[other.name]["transport"], "--json")
+            node.cli("publish", "on" if publish else "off", "--json")
 
     def exchange(self, at: str) -> None:
-        assert self.nodes is not None, "DaemonLink.exchange() before start() (API misuse)"
+        """Start every daemon ``--at`` the night, let them gossip until nothing moves, stop them."""
         started = time.monotonic()
         procs = []
         try:
@@ -130,71 +122,40 @@ class DaemonLink:
         self.seconds.append(time.monotonic() - started)
 
     def _wait_settled(self, procs: Sequence[subprocess.Popen]) -> None:
-        """Until each node holds every record the other authored (or the time is up)."""
-        a, b = self.nodes
+        """Until every record held anywhere is held everywhere it may go, and nothing moved for a while.
+
+        Every daemon must have finished one sync with a peer first (its ``daemon.json`` says so). A
+        node's unpublished own records never leave it, so "everywhere" is judged on what has
+        crossed at least once: every key some node received from a peer must be at every node, and
+        the key sets must stay the same for ``QUIET_SECONDS`` (many anti-entropy rounds)."""
         deadline = time.monotonic() + SETTLE_SECONDS
+        last, quiet_since = None, time.monotonic()
         while time.monotonic() < deadline:
             for proc, node in zip(procs, self.nodes):
                 if proc.poll() is not None:
                     raise ExperimentError(f"node {node.name}'s daemon exited {proc.returncode}; "
                                           f"see {node.root / 'daemon.log'}")
-            records = {n.name: n.records() for n in (a, b)}
-            held = {name: {r["id"] for r in rs} for name, rs in records.items()}
-            own = {n.name: {r["id"] for r in records[n.name] if r["record"].get("author") == n.author}
-                   for n in (a, b)}
-            if own[a.name] <= held[b.name] and own[b.name] <= held[a.name]:
-                return
-            time.sleep(0.2)
-        raise ExperimentError(f"the daemons did not exchange their records within {SETTLE_SECONDS:.0f} s")
-
-    def bytes_crossed(self) -> int:
-        return sum(r.bytes for r in self.relays)
-
-    def close(self) -> None:
-        for relay in self.relays:
-            relay.close()
-
-
-class FileLink:
-    """FALLBACK, not the experiment's wire: each node's records exported and imported by the other.
-
-    Used only when the daemon commands are missing; the bytes counted are the exported lines.
-    """
-
-    kind = "file (fallback)"
-
-    def __init__(self, publish: bool):
-        self.publish = publish
-        self.nodes: tuple[Node, Node] | None = None
-        self.carried = 0
-        self.seen: dict[str, set[str]] = {}
-
-    def start(self, a: Node, b: Node) -> None:
-        self.nodes = (a, b)
-        for node in (a, b):
-            self.seen[node.name] = set()
-            node.cli("publish", "on" if self.publish else "off", "--json")
-
-    def exchange(self, at: str) -> None:
-        assert self.nodes is not None, "FileLink.exchange() before start() (API misuse)"
-        for src, dst in (self.nodes, self.nodes[::-1]):
-            lines = [json.dumps(r) for r in src.records() if r["id"] not in self.seen[dst.name]]
-            if not lines:
+            if not all(_synced(node, proc.pid) for node, proc in zip(self.nodes, procs)):
+                time.sleep(0.25)
                 continue
-            path = dst.root / "incoming.jsonl"
-            path.write_text("\n".join(lines) + "\n", "utf-8")
-            self.carried += path.stat().st_size
-            dst.cli("import", str(path), "--json", at=at, check=False)
-            path.unlink()
-            self.seen[dst.name] |= {json.loads(line)["id"] for line in lines}
+            held = [frozenset(n.keys()) for n in self.nodes]
+            if held != last:
+                last, quiet_since = held, time.monotonic()
+            else:
+                everywhere = frozenset.intersection(*held)
+                crossed = frozenset().union(*held) - frozenset().union(*(
+                    h - frozenset().union(*(o for j, o in enumerate(held) if j != i)) for i, h in enumerate(held)))
+                if crossed <= everywhere and time.monotonic() - quiet_since >= QUIET_SECONDS:
+                    return
+            time.sleep(0.25)
+        raise ExperimentError(f"the daemons did not settle within {SETTLE_SECONDS:.0f} s")
 
     def bytes_crossed(self) -> int:
-        return self.carried
+        return sum(r.bytes for r in self.relays.values())
+
+    def connections(self) -> int:
+        return sum(r.connections for r in self.relays.values())
 
     def close(self) -> None:
-        pass
-
-
-def make_link(publish: bool, prefer: str = "daemon") -> Link:
-    """The real daemons; ``prefer="file"`` for the export/import fallback (labelled as such)."""
-    return DaemonLink(publish) if prefer == "daemon" else FileLink(publish)
+        for relay in self.relays.values():
+            relay.close()

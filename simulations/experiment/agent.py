@@ -1,0 +1,209 @@
+"""The scripted agent of the N-agent experiment: it knows its task and the command it is about to
+run, never the outcome (issue #17, item 1).
+
+Before each command it reads its memory folder as Claude Code loads it (``MEMORY.md``, then the
+``commons-*.md`` files the index links) and looks for a lesson whose text names that command as
+the one that failed (the first code span, "`npm ci` failed with …"). It changes course only when
+that lesson's text also names what worked ("`npm install` succeeded after it", "it passed after
+`…`"): it runs the command in those backticks, filling a ``<placeholder>`` from its own command,
+as an agent reading the prose would. The world, not the agent, says whether that works. Nothing
+here knows which pitfall a lesson is about; a lesson that names a wrong fix misleads it.
+
+Whatever it did is written as a real Claude Code session (the demo's ``Session`` builder): the
+failure, then the fix it tried, then what followed.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from commons.core.scope import command_head
+from commons.demo.sessions._build import Session
+from commons.render.memory_folder import FILE_PREFIX, INDEX
+from simulations.experiment.world import Pitfall, PitfallKind, Ran, World
+
+START = datetime(2026, 11, 2, tzinfo=timezone.utc)  # day 1 of every run
+_FIX = re.compile(r"`([^`]+)` succeeded after it|it passed after `([^`]+)`")
+_PLACEHOLDER = re.compile(r"<[a-z]+>")
+
+
+class Outcome(enum.Enum):
+    MET = "met"  # it ran the command and the error (or the person's correction) followed
+    AVOIDED = "avoided"  # a lesson named a fix and the fix worked
+    MISLED = "misled"  # a lesson named a fix and the fix failed
+    CLEAN = "clean"  # the command just worked (fixed upstream), no lesson followed
+
+
+@dataclass(frozen=True)
+class ReadLesson:
+    """One lesson file as the agent read it."""
+
+    id: str
+    layer: str
+    text: str
+
+    @property
+    def failed(self) -> str:
+        """The command the lesson says failed: its first code span."""
+        spans = re.findall(r"`([^`]+)`", self.text)
+        return spans[0] if spans else ""
+
+    @property
+    def fix(self) -> str:
+        """The command the lesson says worked, if its text names one."""
+        found = _FIX.search(self.text)
+        return (found.group(1) or found.group(2)) if found else ""
+
+
+def read_memory(folder: Path) -> list[ReadLesson]:
+    """The lessons the index links, in its order (what the agent has in mind at session start)."""
+    index = folder / INDEX
+    if not index.exists():
+        return []
+    names = re.findall(rf"\]\(({re.escape(FILE_PREFIX)}[0-9a-f]+\.md)\)", index.read_text("utf-8"))
+    found = []
+    for name in dict.fromkeys(names):
+        path = folder / name
+        if not path.exists():
+            continue
+        head, _, body = path.read_text("utf-8").partition("\n---\n")
+        front = {}
+        for line in head.splitlines()[1:]:
+            key, _, value = line.partition(": ")
+            try:
+                front[key] = json.loads(value)
+            except json.JSONDecodeError:
+                front[key] = value
+        found.append(ReadLesson(str(front.get("id", "")), str(front.get("layer", "own")),
+                                body.strip().split("\n\n<!--")[0].strip()))
+    return found
+
+
+def applies(lesson: ReadLesson, command: str) -> bool:
+    """The lesson names ``command`` as the one that failed: same head, and its literal words."""
+    failed = lesson.failed
+    if not failed or command_head("Bash", failed) != command_head("Bash", command):
+        return False
+    mine = command.split()
+    return all(w in mine for w in failed.split() if not _PLACEHOLDER.fullmatch(w))
+
+
+def fill_fix(lesson: ReadLesson, command: str) -> str:
+    """The lesson's fix with its placeholders filled from ``command``, as a reader would."""
+    fix, failed, mine = lesson.fix, lesson.failed.split(), command.split()
+    bound = {w: mine[i] for i, w in enumerate(failed) if _PLACEHOLDER.fullmatch(w) and i < len(mine)}
+    extra = [w for w in mine if w not in failed and not w.startswith("-")]
+    for holder in _PLACEHOLDER.findall(fix):
+        value = bound.get(holder) or (extra[-1] if extra else None)
+        if value:
+            fix = fix.replace(holder, value)
+    return fix
+
+
+@dataclass(frozen=True)
+class Encounter:
+    """Ground truth of one meeting of a pitfall: what the agent did and how it went."""
+
+    agent: str
+    day: int
+    pitfall: str
+    kind: PitfallKind
+    outcome: Outcome
+    lesson: str | None = None  # the lesson it followed, if any
+    layer: str | None = None  # own or common
+    ran: str = ""  # the command the lesson made it run
+
+    @property
+    def error(self) -> bool:
+        return self.outcome in (Outcome.MET, Outcome.MISLED)
+
+    def to_json(self) -> dict:
+        return {"agent": self.agent, "day": self.day, "pitfall": self.pitfall, "kind": self.kind.value,
+                "outcome": self.outcome.value, "lesson": self.lesson, "layer": self.layer}
+
+
+def day_time(day: int, hour: int = 0, minute: int = 0) -> datetime:
+    return START + timedelta(days=day - 1, hours=hour, minutes=minute)
+
+
+def iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Agent:
+    name: str
+    cwd: str  # its project's working folder
+    transcripts: Path  # where its sessions are written (what its node ingests)
+    memory: Path  # where its node renders (what it reads)
+    world: World
+    seed: int = 0
+    encounters: list[Encounter] = field(default_factory=list)
+
+    def work(self, day: int, tasks: list[tuple[Pitfall, str]]) -> Path:
+        """Day ``day``'s session over ``tasks`` ((pitfall, value) pairs); returns its transcript."""
+        slug = tasks[0][0].name if tasks else "routine"
+        s = Session(self.name, 1, slug, self.cwd, "main", 9)
+        # The builder seeds its ids by node, day of month and slug; a run spans months.
+        s.rng = random.Random(f"{self.name}/{self.seed}/{day}/{slug}")
+        s.sid = s._uuid()
+        s.now = day_time(day, 9 + (day * 7 + len(self.name)) % 8, 7)
+        s.path = self.transcripts / f"day-{day:02d}-{slug}.jsonl"
+        s.snapshot()
+        s.hook("SessionStart", "~/.claude/hooks/session-start.sh")
+        asks = [p.fill(p.ask, v) for p, v in tasks]
+        s.user("; then ".join(asks) if asks else ("review the open TODOs and summarise them",
+                                                  "update the README's usage section",
+                                                  "read the changelog and list what is unreleased")[day % 3])
+        s.tool("Read", {"file_path": f"{self.cwd}/README.md"}, "     1→# project\n     2→\n")
+        lessons = read_memory(self.memory)
+        for pitfall, value in tasks:
+            self.encounters.append(self._task(s, day, pitfall, value, lessons))
+        s.bash("git status --short", "Check the working tree", " M README.md")
+        s.say(("text", "Done: " + ("; ".join(asks) if asks else "the routine check") + "."))
+        s.write()
+        return s.path
+
+    def _task(self, s: Session, day: int, pitfall: Pitfall, value: str, lessons: list[ReadLesson]) -> Encounter:
+        command = pitfall.fill(pitfall.command, value)
+        lesson = next((l for l in lessons if l.fix and applies(l, command)), None)
+        meet = lambda outcome: Encounter(self.name, day, pitfall.name, pitfall.kind, outcome,
+                                         lesson.id if lesson else None, lesson.layer if lesson else None)
+        if lesson is not None:
+            fix = fill_fix(lesson, command)
+            ran = self._run(s, day, pitfall, value, fix, "Run it the way my memory says works",
+                            "My memory notes a known problem with this; going the way that worked.")
+            if ran.ok and not ran.done:  # a preparation: now the command itself
+                ran = self._run(s, day, pitfall, value, command, pitfall.fill(pitfall.description, value),
+                                prepared=True)
+            if ran.ok:
+                return meet(Outcome.AVOIDED)
+            outcome = Outcome.MISLED
+        else:
+            outcome = Outcome.MET
+        if pitfall.kind is PitfallKind.CONVENTION:
+            s.reject("Bash", {"command": command, "description": pitfall.fill(pitfall.description, value)},
+                     pitfall.fill(pitfall.correction, value))
+        elif self._run(s, day, pitfall, value, command, pitfall.fill(pitfall.description, value)).ok:
+            return meet(Outcome.CLEAN if outcome is Outcome.MET else outcome)
+        if not self.world.shows_fix:
+            s.say(("text", "That failed and I could not find a way around it; leaving this step for you."))
+            return meet(outcome)
+        prepared = False
+        for i, step in enumerate(self.world.own_fix(self.name, pitfall, value)):
+            ran = self._run(s, day, pitfall, value, step, "Work around it", pitfall.explain if i == 0 else None,
+                            prepared=prepared)
+            prepared = prepared or (ran.ok and not ran.done)
+        return meet(outcome)
+
+    def _run(self, s: Session, day: int, pitfall: Pitfall, value: str, command: str, description: str,
+             text: str | None = None, prepared: bool = False) -> Ran:
+        ran = self.world.run(self.name, day, pitfall, value, command, prepared)
+        s.bash(command, description, ran.output, exit_code=0 if ran.ok else 1, text=text)
+        return ran

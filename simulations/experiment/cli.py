@@ -1,0 +1,158 @@
+"""``python -m simulations.experiment``: the N-agent experiment's command line (``make experiment``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from simulations.experiment.agent import iso
+from simulations.experiment.experiment_doc import write_doc
+from simulations.experiment.figures import summarise
+from simulations.experiment.homes import ExperimentError, Node
+from simulations.experiment.links import Network
+from simulations.experiment.n_agents import ARMS, configure, run_arm
+from simulations.experiment.schedule import make_plan
+
+
+def run_experiment(seed: int = 7, agents: int = 8, days: int = 28, pitfalls: int = 8, meets: int = 3, *,
+                   arms: Sequence[str] = ARMS, changes: bool = True, workdir: Path) -> dict:
+    plan = make_plan(seed, agents, days, pitfalls, meets, changes)
+    started, load = time.monotonic(), []
+    runs = {}
+    for arm in arms:
+        runs[arm] = run_arm(arm, plan, seed, workdir / arm)
+        load.append(os.getloadavg()[0])
+    result = summarise(runs, plan, seed)
+    # How long it took, and how busy the machine was meanwhile (1-minute load after each arm).
+    result["wall_seconds"] = round(time.monotonic() - started, 1)
+    result["load_average"] = round(sum(load) / len(load), 2)
+    result["cpus"] = os.cpu_count()
+    # The ground truth, kept with the homes (when they are kept) for a second look.
+    result["encounters"] = {arm: [e.to_json() for e in run.encounters] for arm, run in runs.items()}
+    (workdir / "encounters.json").write_text(json.dumps(result["encounters"]), "utf-8")
+    return result
+
+
+def _first_time(path: Path) -> float | None:
+    from commons.clock import parse_time
+
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            try:
+                stamp = json.loads(line).get("timestamp")
+            except (json.JSONDecodeError, AttributeError):
+                continue
+            if isinstance(stamp, str):
+                try:
+                    return parse_time(stamp.replace("Z", "+00:00"))
+                except ValueError:
+                    continue
+    return None
+
+
+def replay(arm: str, folders: dict[str, Path], root: Path) -> dict:
+    """Recorded sessions, each agent's on their own days in time order: which lessons cross, which
+    are confirmed, which become common."""
+    nodes = [Node(name, root / name) for name in folders]
+    for node in nodes:
+        node.init()
+    configure(arm, nodes)
+    sessions = [(at, node, path) for node in nodes for path in sorted(folders[node.name].rglob("*.jsonl"))
+                if (at := _first_time(path)) is not None]
+    days = sorted({datetime.fromtimestamp(at, timezone.utc).date() for at, _, _ in sessions})
+    network = Network(nodes, publish=arm != "control")
+    try:
+        for day in days:
+            for at, node, path in sessions:
+                if datetime.fromtimestamp(at, timezone.utc).date() == day:
+                    shutil.copy2(path, node.transcripts / f"{int(at)}-{path.name}")
+            night = datetime(day.year, day.month, day.day, 3, tzinfo=timezone.utc) + timedelta(days=1)
+            for node in nodes:
+                node.night(iso(night))
+            network.exchange(iso(night + timedelta(minutes=30)))
+            for node in nodes:
+                node.cli("render", "--json", at=iso(night + timedelta(minutes=45)))
+    finally:
+        network.close()
+    out = {}
+    for node in nodes:
+        records = node.records()
+        lessons = node.cli("lessons", "--status", "all", "--json")
+        out[node.name] = {
+            "sessions": sum(c.get("session", 0) for c in node.ingest_counts),
+            "lessons_published": sum(r["type"] == "lesson" and r["record"].get("author") == node.author
+                                     for r in records),
+            "verifications_signed": sum(r["type"] == "verification" and r["record"].get("author") == node.author
+                                        for r in records),
+            "crossed": [l["text"] for l in lessons if l["origin"] != "own"],  # received from the others
+            "confirmed": [l["text"] for l in lessons if l["origin"] != "own" and l.get("independent")],
+            "common": [l["text"] for l in lessons if l["origin"] != "own" and l["status"] == "common"],
+        }
+    return {"arm": arm, "days": len(days), "agents": out, "bytes_on_the_wire": network.bytes_crossed()}
+
+
+def _pair(text: str) -> tuple[str, Path]:
+    name, sep, folder = text.partition("=")
+    if not sep or not name or not Path(folder).is_dir():
+        raise argparse.ArgumentTypeError(f"expected AGENT=DIR with DIR a folder of .jsonl transcripts, got {text!r}")
+    return name, Path(folder)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m simulations.experiment",
+        description="N scripted agents on real commons daemons: do they stop making the mistakes another "
+                    "agent met first? Arms: " + ", ".join(ARMS) + ".")
+    parser.add_argument("--seed", type=int, default=7, help="the schedule's seed (default 7)")
+    parser.add_argument("--agents", type=int, default=8, help="how many agents and nodes (default 8)")
+    parser.add_argument("--days", type=int, default=28, help="days of the run (default 28)")
+    parser.add_argument("--pitfalls", type=int, default=8, help="error pitfalls, each met first by one agent (default 8)")
+    parser.add_argument("--meets", type=int, default=3, help="times every other agent meets each pitfall (default 3)")
+    parser.add_argument("--stable", action="store_true", help="no upstream fix and no wrong fix (item 4 off)")
+    parser.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated, of {', '.join(ARMS)}")
+    parser.add_argument("--workdir", type=Path, help="keep the homes here (default: a temporary folder, removed)")
+    parser.add_argument("--transcripts-for", type=_pair, action="append", default=[], metavar="AGENT=DIR",
+                        help="replay recorded sessions as AGENT's (repeat for each agent) instead of the scripted world")
+    parser.add_argument("--doc", type=Path, help="write the report (table and plots) to this markdown file")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    arms = [a for a in args.arms.split(",") if a]
+    if unknown := [a for a in arms if a not in ARMS]:
+        parser.error(f"unknown arm(s) {', '.join(unknown)}; expected {', '.join(ARMS)}")
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="commons-experiment-"))
+    try:
+        if args.transcripts_for:
+            if len(args.transcripts_for) < 2:
+                parser.error("--transcripts-for: give at least two agents")
+            folders = dict(args.transcripts_for)
+            result = {"mode": "replay", "arms": {arm: replay(arm, folders, workdir / arm)
+                                                 for arm in arms if arm != "no_fix_seen"}}
+        else:
+            result = run_experiment(args.seed, args.agents, args.days, args.pitfalls, args.meets, arms=arms,
+                                    changes=not args.stable, workdir=workdir)
+    except (ExperimentError, ValueError) as error:
+        print(f"experiment: {error}", file=sys.stderr)
+        return 1
+    finally:
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    if args.doc and "mode" not in result:
+        write_doc(result, args.doc, "make experiment", result.get("encounters"))
+    if args.json:
+        print(json.dumps(result, indent=2))
+    elif "reduction" in result:
+        for arm, figures in result["arms"].items():
+            print(f"{arm:12} errors on pitfalls met elsewhere first: {figures['errors_met_elsewhere_first']} of "
+                  f"{figures['encounters_met_elsewhere_first']}   bytes: {figures['bytes_on_the_wire']}")
+        print("reduction:", json.dumps(result["reduction"]))
+    else:
+        print(json.dumps(result, indent=2))
+    return 0

@@ -1,0 +1,153 @@
+"""The N-agent experiment (issue #17), short: an agent with no oracle follows only a lesson whose
+text names a fix, and a wrong one misleads it; in a 4-agent run on real daemons, an agent that
+trusts the others avoids a pitfall another agent met first, without the commons it does not, and
+when no session shows a fix nothing helps; nothing but records crosses between homes."""
+
+from __future__ import annotations
+
+import json
+import lzma
+from pathlib import Path
+
+import pytest
+
+from commons.ingest.lessons_report import measure
+from simulations.experiment.agent import Agent, Outcome, read_memory
+from simulations.experiment.figures import arm_figures
+from simulations.experiment.homes import Node
+from simulations.experiment.n_agents import run_arm
+from simulations.experiment.schedule import make_plan
+from simulations.experiment.world import PITFALLS, World
+
+SEED = 5
+
+
+def _lesson_from_sessions(tmp_path: Path, pitfall: str, world: World, who: str = "ada") -> str:
+    """The lesson commons itself makes from two of ``who``'s sessions meeting ``pitfall``."""
+    folder = tmp_path / f"{who}-sessions"
+    agent = Agent(who, f"/home/{who}/src/app", folder, tmp_path / "none", world)
+    value = PITFALLS[pitfall].fills[0]
+    agent.work(1, [(PITFALLS[pitfall], value)])
+    agent.work(3, [(PITFALLS[pitfall], value)])
+    (text,) = [l.text for l in measure(sorted(folder.glob("*.jsonl"))).lessons if l.kind.value == "error"]
+    return text
+
+
+def _memory(folder: Path, text: str) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("# Memory\n\n- [a lesson](commons-aaaaaaaaaaaa.md)\n")
+    (folder / "commons-aaaaaaaaaaaa.md").write_text(f'---\nid: "aaaa"\nlayer: "common"\n---\n\n{text}\n')
+    return folder
+
+
+def _errors_in(path: Path) -> list[str]:
+    out = []
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        content = rec.get("message", {}).get("content") if rec.get("type") == "user" else None
+        if isinstance(content, list):
+            out += [b["content"] for b in content if isinstance(b, dict) and b.get("is_error")]
+    return out
+
+
+@pytest.mark.parametrize("pitfall", ["npm-ci-no-lockfile", "git-push-non-fast-forward", "pip-externally-managed",
+                                     "cargo-rustc-too-old", "pytest-async-strict"])
+def test_an_agent_runs_the_fix_a_lesson_names_and_so_avoids_the_error(tmp_path, pitfall):
+    world = World()
+    text = _lesson_from_sessions(tmp_path, pitfall, world)
+    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world)
+    path = agent.work(5, [(PITFALLS[pitfall], PITFALLS[pitfall].fills[0])])
+    assert agent.encounters[-1].outcome is Outcome.AVOIDED, text
+    assert _errors_in(path) == []
+
+
+def test_a_lesson_that_names_no_fix_that_worked_changes_nothing(tmp_path):
+    world = World(shows_fix=False)
+    text = _lesson_from_sessions(tmp_path, "npm-ci-no-lockfile", world)
+    assert "succeeded after" not in text and "passed after" not in text  # nothing worked in those sessions
+    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world)
+    path = agent.work(5, [(PITFALLS["npm-ci-no-lockfile"], "docs")])
+    assert agent.encounters[-1].outcome is Outcome.MET
+    assert len(_errors_in(path)) == 1
+
+
+def test_a_wrong_fix_works_only_on_its_authors_machine_and_misleads_everyone_else(tmp_path):
+    world = World(quirk=("hal", "npm-ci-no-lockfile"))
+    text = _lesson_from_sessions(tmp_path, "npm-ci-no-lockfile", world, who="hal")
+    assert "`npm ci --legacy-peer-deps` succeeded after it" in text
+    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world)
+    path = agent.work(5, [(PITFALLS["npm-ci-no-lockfile"], "docs")])
+    assert agent.encounters[-1].outcome is Outcome.MISLED
+    commands = [b["input"]["command"] for line in path.read_text().splitlines()
+                for b in (json.loads(line).get("message", {}).get("content") or [])
+                if isinstance(b, dict) and b.get("type") == "tool_use" and b["name"] == "Bash"]
+    # The lesson's fix failed, the command failed, then the agent's own fix worked.
+    assert commands[:3] == ["npm ci --legacy-peer-deps", "npm ci", "npm install"]
+
+
+def test_a_pitfall_fixed_upstream_just_works_from_its_day():
+    world = World(fixed_upstream={"go-mod-tidy": 4})
+    pitfall = PITFALLS["go-mod-tidy"]
+    assert not world.run("ada", 3, pitfall, "auth", "go test ./...").ok
+    assert world.run("ada", 4, pitfall, "auth", "go test ./...").ok
+
+
+def test_the_plan_is_reproducible_and_each_pitfall_is_met_first_by_a_different_agent():
+    plan = make_plan(SEED, agents=8, days=28, pitfalls=8)
+    assert plan == make_plan(SEED, agents=8, days=28, pitfalls=8)
+    assert len(set(plan.first.values())) == 8
+    for name, who in plan.first.items():
+        days = sorted(d for (agent, d), names in plan.sessions.items() if name in names and agent == who)
+        others = [d for (agent, d), names in plan.sessions.items() if name in names and agent != who]
+        assert len(days) == 2 and min(others) > max(days)
+
+
+def _home_bytes(folder: Path) -> list[tuple[Path, bytes]]:
+    out = []
+    for path in folder.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            out.append((path, lzma.decompress(data) if path.suffix == ".xz" else data))
+    return out
+
+
+def _strings(node: Node) -> set[str]:
+    """What a node's raw stream holds: its working folder, its session ids, its requests."""
+    found = {f"/home/{node.name}/src/"}
+    for path in node.transcripts.glob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            rec = json.loads(line)
+            if rec.get("sessionId"):
+                found.add(rec["sessionId"])
+            if rec.get("type") == "user" and isinstance(rec["message"]["content"], str):
+                found.add(rec["message"]["content"])
+    return found
+
+
+def test_four_agents_trusted_avoid_what_another_met_first_control_and_no_fix_seen_do_not(tmp_path):
+    plan = make_plan(SEED, agents=4, days=5, pitfalls=1, meets=1, changes=False)
+    runs = {arm: run_arm(arm, plan, SEED, tmp_path / arm) for arm in ("control", "trusted", "no_fix_seen")}
+    figures = {arm: arm_figures(run, plan, {}) for arm, run in runs.items()}
+    assert figures["control"]["encounters_met_elsewhere_first"] == 3
+    assert figures["control"]["errors_met_elsewhere_first"] == 3
+    assert figures["control"]["avoided_via_common"] == 0
+    assert figures["no_fix_seen"]["errors_met_elsewhere_first"] == 3
+    assert figures["trusted"]["avoided_via_common"] >= 1
+    assert figures["trusted"]["errors_met_elsewhere_first"] < figures["control"]["errors_met_elsewhere_first"]
+    assert figures["trusted"]["bytes_on_the_wire"] > 0
+
+    # Nothing but records crossed: no home holds a string unique to another agent's transcripts.
+    nodes = runs["trusted"].nodes
+    for node in nodes:
+        theirs = set().union(*(_strings(o) for o in nodes if o is not node))
+        mine = _strings(node)
+        for other in nodes:
+            if other is node:
+                continue
+            secrets = {x for x in _strings(other) if not any(x in y for y in mine)}
+            assert len(secrets) > 3
+            for path, data in _home_bytes(node.home) + _home_bytes(node.memory):
+                for secret in secrets:
+                    assert secret.encode() not in data, f"{secret!r} from {other.name}'s transcripts is in {path}"
+        received = [r for r in node.records() if r["record"].get("author") != node.author]
+        assert {r["type"] for r in received} <= {"lesson", "verification", "vouch"}
