@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import enum
 import re
+import time
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -439,3 +441,35 @@ def absorb(lesson: Lesson, episodes: Sequence[Surprise], now: float, gain_each: 
     return replace(grown, text=scrub(text), seen=seen,
                    episodes=lesson.episodes + tuple(e.uid for e in episodes),
                    provenance=lesson.provenance + tuple(hash_episode(e.uid) for e in episodes))
+
+
+def lesson_detail(episodes: Sequence[Surprise], project_names: Sequence[str] = ()) -> tuple[str, ...]:
+    """The lines of a lesson's own file that say what it was made of: when and in how many
+    sessions it was met, then each failure and fix seen (generalised and scrubbed, as the lesson's
+    text is), most frequent first. The index line stays short; this is what an agent reads when it
+    opens the file."""
+    if not episodes:
+        return ()
+    days = sorted(time.strftime("%Y-%m-%d", time.gmtime(ep.at)) for ep in episodes)
+    sessions = len({ep.session for ep in episodes})
+    lines = [f"Met {len(episodes)} time{'s' if len(episodes) != 1 else ''} in {sessions} "
+             f"session{'s' if sessions != 1 else ''}, first on {days[0]}, last on {days[-1]}."]
+    seen: Counter[str] = Counter()
+    for ep in episodes:
+        if isinstance(ep, ErrorEpisode):
+            line = f"`{_clean(generalise(ep.failed, project_names), 120)}` failed with \"{_clean(generalise(ep.failure, project_names), 160)}\""
+            if is_resolved(ep):
+                line += f"; `{_clean(generalise(ep.resolution.command, project_names), 120)}` worked after it ({ep.resolution.relation.value})"
+            else:
+                line += "; no fix was seen"
+        else:
+            line = f"The person said: \"{_clean(generalise(claim_of(ep.said), project_names), 200)}\""
+        seen[line] += 1
+    lines += [f"- {line} ({n}×)" if n > 1 else f"- {line}" for line, n in seen.most_common(8)]
+    return tuple(scrub(line) for line in lines)
+
+
+def lesson_resolved(episodes: Sequence[Surprise]) -> bool:
+    """Whether a lesson names what worked: a correction states what is true, an error lesson only
+    when some episode of it was resolved. Unresolved lessons rank below resolved ones."""
+    return any(not isinstance(ep, ErrorEpisode) or is_resolved(ep) for ep in episodes)

@@ -18,21 +18,14 @@ import trio
 from commons.core import nap as core
 from commons.core.embed import embed_many
 from commons.core.episode import EpisodeKind
-from commons.core.generalise import project_aliases
-from commons.integrations.claude_code import project_at
 from commons.node import rendering
 from commons.node.context import NodeContext
+from commons.node.projects import project_names
 from commons.node.rendering import RenderSummary
 from commons.store import episodes as episode_store
 from commons.store import lessons as ls
 from commons.store.db import Store
 
-
-def project_names(workdirs: Iterable[str]) -> tuple[str, ...]:
-    """Every name the projects at ``workdirs`` go by (folder, origin, worktrees, in each case):
-    a lesson that names one is local to it."""
-    paths = sorted(set(workdirs))
-    return tuple(dict.fromkeys([*project_aliases(paths), *(n for w in paths for n in project_at(w).names)]))
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,13 @@ from pathlib import Path
 
 import trio
 
-from commons.core.lessons import Lesson
+from commons.core.lessons import Lesson, lesson_detail, lesson_resolved
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Scope
 from commons.core.scrub import scrub, scrub_json
 from commons.node import agent_files, review
 from commons.node.context import NodeContext
+from commons.node.projects import project_names
 from commons.render import memory_folder as renderer
 from commons.render.target import Destination
 from commons.store import episodes as episode_store
@@ -151,7 +152,7 @@ def _layers(dest: Destination, folder_has: set[str], own: Sequence[tuple[Lesson,
 
 def _scrubbed(item: renderer.RenderItem) -> renderer.RenderItem:
     prediction = scrub_json(dict(item.prediction)) if item.prediction is not None else None
-    return replace(item, text=scrub(item.text), prediction=prediction)
+    return replace(item, text=scrub(item.text), prediction=prediction, detail=tuple(map(scrub, item.detail)))
 
 
 async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
@@ -171,11 +172,19 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
         common = review.common_layer(held, vetoed_ids, vetoed_keys)
     active = [s.lesson for s in own_rows if s.lesson.id not in hidden]
     predictions = await ls.open_prediction_of(store, [lesson.id for lesson in active])
-    own = [(lesson, renderer.RenderItem(
-        id=lesson.id, text=lesson.text, kind=lesson.kind.value, scope=lesson.scope.value,
-        strength=strength_now(lesson, now, node), seen=lesson.seen,
-        prediction=({"situation": predictions[lesson.id].situation, "outcome": predictions[lesson.id].outcome}
-                    if lesson.id in predictions else None))) for lesson in active]
+    made_of = await episode_store.episodes_by_uid(store, [uid for lesson in active for uid in lesson.episodes])
+    names = await trio.to_thread.run_sync(project_names, await episode_store.session_workdirs(store))
+
+    def item(lesson: Lesson) -> renderer.RenderItem:
+        episodes = [made_of[uid] for uid in lesson.episodes if uid in made_of]
+        prediction = predictions.get(lesson.id)
+        return renderer.RenderItem(
+            id=lesson.id, text=lesson.text, kind=lesson.kind.value, scope=lesson.scope.value,
+            strength=strength_now(lesson, now, node), seen=lesson.seen,
+            prediction={"situation": prediction.situation, "outcome": prediction.outcome} if prediction else None,
+            detail=lesson_detail(episodes, names), resolved=not episodes or lesson_resolved(episodes))
+
+    own = [(lesson, item(lesson)) for lesson in active]
     # The last pass before the agent reads it: whatever was stored before a door was scrubbed,
     # or arrived from a peer, leaves this node's memory folders clean.
     own = [(lesson, _scrubbed(item)) for lesson, item in own]

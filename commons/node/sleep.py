@@ -32,7 +32,7 @@ from commons.core.episode import SessionEpisode
 from commons.core.lessons import Lesson
 from commons.core.predictions import Prediction, RenderedWhere
 from commons.node import privacy, rendering
-from commons.node.nap import project_names
+from commons.node.projects import project_names
 from commons.node.rendering import RenderSummary
 from commons.node import review
 from commons.node.context import NodeContext

@@ -69,6 +69,8 @@ class RenderItem:
     seen: int
     prediction: Mapping[str, str] | None = None  # {situation, outcome} of the open prediction
     confirmations: int | None = None  # common layer: independent agents that confirmed it
+    detail: tuple[str, ...] = ()  # the lesson file's account of what it was made of (own lessons)
+    resolved: bool = True  # it names what worked; one that does not ranks below those that do
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,8 @@ def lesson_file(layer: str, item: RenderItem) -> str:
     if item.confirmations is not None:
         front["confirmations"] = item.confirmations
     head = "\n".join(f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in front.items())
-    return (f"---\n{head}\n---\n\n{item.text}\n\n"
+    seen = ("## What was seen\n\n" + "\n".join(item.detail) + "\n\n") if item.detail else ""
+    return (f"---\n{head}\n---\n\n{item.text}\n\n{seen}"
             "<!-- Written by commons from this agent's sessions. Delete this file to veto the lesson: "
             "commons will not write it again. -->\n")
 
@@ -235,7 +238,7 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
     bytes_left -= sum(b for _, b in fixed_cost)
     for layer in layers:
         # Most confirmed first in the common layer, strongest first in one's own.
-        items = sorted(layer.items, key=lambda it: (-(it.confirmations or 0), -it.strength, it.id))
+        items = sorted(layer.items, key=lambda it: (not it.resolved, -(it.confirmations or 0), -it.strength, it.id))
         safe = []
         for item in items:
             if safe_to_render(item.text):

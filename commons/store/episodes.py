@@ -169,6 +169,20 @@ async def load_episodes(
     ]
 
 
+async def episodes_by_uid(store: Store, uids: Iterable[str]) -> dict[str, Episode]:
+    """The surprises (errors and corrections) of these uids, archived ones too; absent if not held."""
+    wanted = list(dict.fromkeys(uids))
+    found: dict[str, Episode] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        rows = await store.fetchall(
+            f"SELECT kind, uid, data FROM episodes WHERE kind != 'session' AND uid IN ({','.join('?' * len(chunk))})",
+            chunk)
+        for kind, uid, data in rows:
+            found[uid] = episode_from_json(EpisodeKind(kind), json.loads(data))
+    return found
+
+
 async def transcripts_of(store: Store, uids: Sequence[str]) -> dict[str, str]:
     """The archive key of the transcript each episode uid came from (a lesson's episodes are its
     uids; the key's first part names the agent). Uids not stored are left out."""
