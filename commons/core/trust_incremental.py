@@ -57,6 +57,14 @@ class IncrementalTrust:
         self.records: dict[bytes, SignedRecord] = {}  # every record added, future-dated ones too
         self._reset()
 
+    @classmethod
+    def of(cls, records: Mapping[bytes, SignedRecord] | Iterable[SignedRecord], **kwargs) -> IncrementalTrust:
+        """The evaluation of ``records`` (by id, or any iterable), made in one go."""
+        trust = cls(**kwargs)
+        trust.records = dict(records) if isinstance(records, Mapping) else {s.id: s for s in records}
+        trust.rebuild()
+        return trust
+
     # -- the state --------------------------------------------------------------------------------
 
     def _reset(self) -> None:
@@ -98,7 +106,7 @@ class IncrementalTrust:
         fresh = [s for s in fresh if self._counts(s)]
         if not fresh:
             return set()
-        if any(self._moves_the_dead(s) for s in fresh):
+        if self.moves_the_dead(fresh):
             self.rebuild()
             return EVERY
         touched: set[bytes] = set()
@@ -152,8 +160,11 @@ class IncrementalTrust:
         self._remake_web()
         self._rejudge(set(self._lessons) | set(self._verifications))
 
+    def moves_the_dead(self, records: Iterable[SignedRecord]) -> bool:
+        """Whether any of these records can change what is dead (then everything is evaluated again)."""
+        return any(self._moves_the_dead(s) for s in records if self._counts(s))
+
     def _moves_the_dead(self, signed: SignedRecord) -> bool:
-        """Whether a record can change what is dead (then everything is evaluated again)."""
         record = signed.record
         if isinstance(record, Revocation):
             return True

@@ -66,7 +66,7 @@ async def derive(store: Store, node: NodeContext, lesson_id: str, parents: Seque
     await record_store.add_own(store, [signed], now)
     async with store.transaction():
         await ls.mark_represented(store, [(lesson_id, signed.id)], now)
-    await revocation.after_intake(store, node, now, [signed])
+    await revocation.after_intake(store, node, now, [signed], rerender=True)
     return signed
 
 
@@ -111,5 +111,5 @@ async def reword(store: Store, node: NodeContext, prefix: str, text: str, now: f
     await record_store.add_own(store, [signed], now)
     async with store.transaction():
         await ls.mark_represented(store, [(new.id, signed.id)], now)
-    await revocation.after_intake(store, node, now, [signed])
+    await revocation.after_intake(store, node, now, [signed], rerender=True)
     return Reworded(new.id, text, signed, old.id, lid)

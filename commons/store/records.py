@@ -265,6 +265,15 @@ async def since(store: Store, seq: int, origins: Sequence[str]) -> tuple[int, li
     return last, [_from_row(*row[2:]) for row in rows if row[1] in wanted]
 
 
+async def arrived_since(store: Store, seq: int) -> tuple[int, list[tuple[SignedRecord, Arrival]]]:
+    """Every record that arrived after ``seq``, with how it arrived, and the highest seq seen:
+    what an evaluation made at ``seq`` has yet to take in."""
+    rows = await store.fetchall(
+        f"SELECT seq, received_at, origin, {_COLUMNS} FROM records WHERE seq > ? ORDER BY seq", (seq,))
+    last = max((row[0] for row in rows), default=seq)
+    return last, [(_from_row(*row[3:]), Arrival(row[1], row[2])) for row in rows]
+
+
 async def refused_keys(store: Store) -> list[bytes]:
     return [row[0] for row in await store.fetchall("SELECT key FROM refused")]
 
