@@ -72,14 +72,18 @@ class TrustEvaluation:
         self._touched: set[bytes] | None = None  # lessons recomputed since the last take (None: all)
         self._held: Held | None = None
         self._lock = trio.Lock()
+        self._refused: frozenset[bytes] = frozenset()  # ids refused as dead, read when the count moves
+        self._refused_count = -1
 
     async def held(self, store: Store, now: float) -> Held:
         """Every record held and what trust makes of them, today (the same object until one moves)."""
         async with self._lock:  # one catch-up at a time: a batch taken in twice or lost is a wrong view
             today = day_of(now)
-            last = await record_store.last_seq(store)
-            refused = frozenset(await record_store.refused_dead_ids(store))
-            trust = self._trust
+            last, refused_count = await record_store.watermark(store)
+            if refused_count != self._refused_count or self._path != str(store.path):
+                self._refused = frozenset(await record_store.refused_dead_ids(store))
+                self._refused_count = refused_count
+            refused, trust = self._refused, self._trust
             if trust is None or self._path != str(store.path) or last < self._seq:
                 await self._load(store, today, refused)
             elif last > self._seq:

@@ -303,6 +303,13 @@ async def generation(store: Store) -> Generation:
     return Generation(int(last_seq), int(count))
 
 
+async def watermark(store: Store) -> tuple[int, int]:
+    """(the highest seq held, how many keys were refused), in one query: what moves when records
+    arrive or are refused, for a reader that keeps up by catching up from where it was."""
+    row = await store.fetchone("SELECT (SELECT coalesce(max(seq), 0) FROM records), (SELECT count(*) FROM refused)")
+    return int(row[0]), int(row[1])
+
+
 async def last_seq(store: Store) -> int:
     """The highest seq held (0 when empty): records after it are new to whoever read this."""
     return int(await store.scalar("SELECT coalesce(max(seq), 0) FROM records"))
