@@ -10,8 +10,9 @@ naivety index, successors) and, for each batch, works out which lessons' verdict
 * a lesson: itself, the verifications that waited for it, the lesson it supersedes, every held
   descendant (its provenance authors changed), and the lessons its author verified that it may now
   have written first (the naivety rule);
-* a vouch from a key the web reaches (a root, or a key within ``max_depth - 1`` hops): the web is
-  made again, and every lesson re-judged if it moved (a vouch from any other key cannot move it).
+* a vouch for a new edge from a key the web reaches (a root, or a key within ``max_depth - 1``
+  hops): the web is made again, and every lesson re-judged if it moved (a vouch from any other
+  key, or one more vouch for an edge already held, cannot move it).
 
 Anything that can change what is dead — a revocation, a record a revocation names, a record by a
 dead key or derived from a dead lesson, another refused id — and a new day are rare: the
@@ -72,6 +73,7 @@ class IncrementalTrust:
         self._verifications: dict[bytes, list[SignedRecord]] = defaultdict(list)  # lesson id -> recency order
         self._verified_by: dict[bytes, set[bytes]] = defaultdict(set)  # verifier -> lessons it verified
         self._vouches: dict[bytes, Vouch] = {}
+        self._edges: set[tuple[bytes, bytes]] = set()  # (voucher, subject) of every live vouch held
         self._children: dict[bytes, set[bytes]] = defaultdict(set)  # parent id -> held lessons naming it
         self._successors: dict[bytes, set[bytes]] = defaultdict(set)  # superseded id -> lessons naming it
         self._by_form: dict[object, set[bytes]] = defaultdict(set)  # similarity form -> lessons
@@ -118,8 +120,9 @@ class IncrementalTrust:
             elif isinstance(record, Verification):
                 self._add_verification(signed, touched)
             elif isinstance(record, Vouch):
-                self._vouches[signed.id] = record
-                web_moves |= self._reaches(record.author)
+                new_edge = (record.author, record.subject) not in self._edges
+                self._add_vouch(signed.id, record)
+                web_moves |= new_edge and self._reaches(record.author)
         if web_moves and self._remake_web() and self.policy.policy is Policy.WEB_OF_TRUST:
             touched = set(self._lessons) | set(self._verifications)
         self._rejudge(touched)
@@ -153,7 +156,7 @@ class IncrementalTrust:
             elif isinstance(record, Verification):
                 self._index_verification(signed)
             elif isinstance(record, Vouch):
-                self._vouches[signed.id] = record
+                self._add_vouch(signed.id, record)
         for lid in sorted(self._lessons, key=lambda i: (self._lessons[i].created, i)):
             self._link_successor(lid, self._lessons[lid])
         self._provenance_from(list(self._lessons), touched)
@@ -255,6 +258,11 @@ class IncrementalTrust:
 
     def _roots(self) -> frozenset[bytes]:
         return frozenset({self.me} | self.policy.roots | self.policy.authors) - self._revocations.dead_keys
+
+    def _add_vouch(self, vid: bytes, vouch: Vouch) -> None:
+        self._vouches[vid] = vouch
+        if vid not in self._revocations.dead_ids:  # the web counts live vouches only
+            self._edges.add((vouch.author, vouch.subject))
 
     def _reaches(self, key: bytes) -> bool:
         """Whether a vouch signed by ``key`` can extend the web (only keys it reaches short of max_depth)."""
