@@ -2,8 +2,8 @@
 
 Builds N records from 100 authors (45% lessons, 50% verifications, 5% vouches; bodies encoded
 canonically, signatures left as zeros: nothing here verifies), evaluates them with the
-incremental evaluator the node keeps (``IncrementalTrust.of``), adds one more batch of 1,000 and
-reports the process's peak RSS (VmHWM) and the time of the full evaluation and of the batch.
+incremental evaluator the node keeps (``IncrementalTrust.of``), adds four more batches of 1,000 and
+reports the process's peak RSS (VmHWM) and the time of the full evaluation and of each batch.
 
     .venv/bin/python -m tests.benchmarks.bench_held_memory [--records 1000000] [--json]
 """
@@ -73,13 +73,15 @@ def main() -> None:
     trust = IncrementalTrust.of(records, me=AUTHORS[0], policy=TrustPolicy(roots=frozenset(AUTHORS[:5])), today=DAY)
     full = time.process_time() - started
     del records
-    batch = make(1000, start=args.records)
-    started = time.process_time()
-    touched = trust.add(batch)
-    one = time.process_time() - started
+    batches, touched = [], set()
+    for k in range(4):  # the first may bring new vouch edges (the web made again); the rest are steady
+        batch = make(1000, start=args.records + 1000 * k)
+        started = time.process_time()
+        touched = trust.add(batch)
+        batches.append(round((time.process_time() - started) * 1e3, 1))
     result = {"records": args.records, "peak_rss_mb": round(peak_rss_mb(), 1), "rss_before_mb": round(before, 1),
-              "full_evaluation_cpu_s": round(full, 2), "batch_of_1000_cpu_ms": round(one * 1e3, 1),
-              "lessons_recomputed_by_the_batch": "all" if touched is None else len(touched),
+              "full_evaluation_cpu_s": round(full, 2), "batches_of_1000_cpu_ms": batches,
+              "lessons_recomputed_by_the_last_batch": "all" if touched is None else len(touched),
               "goal_rss_mb": 1024}
     print(json.dumps(result) if args.json else json.dumps(result, indent=2))
 
