@@ -205,6 +205,11 @@ class GossipConfig:
     discovery: bool = True  # advertise and browse _commons._tcp on the LAN when listening beyond loopback
     idle_timeout: float = GossipParams.idle_timeout  # a session from which nothing arrives for this long is closed (0: never)
     evict_idle: float = GossipParams.evict_idle  # with every slot taken, a newcomer may take the slot of a session idle this long
+    # Per peer: records asked for, accepted unsolicited and served per second (a token bucket this
+    # deep). The default keeps one peer from flooding a node; a node catching up on a commons of
+    # 10^5 records from a peer it trusts may lift it.
+    records_per_second: float = GossipParams.records_per_second
+    records_burst: int = GossipParams.records_burst
     max_half_open: int = 64  # inbound connections still in their handshake, from everyone
     max_half_open_per_address: int = 8  # the same, from one IP address
 
@@ -216,6 +221,8 @@ class GossipConfig:
         _check("fanout", lambda: _at_least("fanout", self.fanout, 1))
         _check("idle_timeout", lambda: _at_least("idle_timeout", self.idle_timeout, 0))
         _check("evict_idle", lambda: _at_least("evict_idle", self.evict_idle, 0))
+        _check("records_per_second", lambda: _at_least("records_per_second", self.records_per_second, 1))
+        _check("records_burst", lambda: _at_least("records_burst", self.records_burst, 1))
         _check("max_half_open", lambda: _at_least("max_half_open", self.max_half_open, 1))
         _check("max_half_open_per_address", lambda: _at_least("max_half_open_per_address",
                                                               self.max_half_open_per_address, 1))
@@ -223,7 +230,8 @@ class GossipConfig:
     def params(self) -> GossipParams:
         return dataclasses.replace(GossipParams(), sync_interval=self.sync_interval, backoff_base=self.backoff_base,
                                    backoff_cap=self.backoff_cap, max_peers=self.max_peers, fanout=self.fanout,
-                                   idle_timeout=self.idle_timeout, evict_idle=self.evict_idle)
+                                   idle_timeout=self.idle_timeout, evict_idle=self.evict_idle,
+                                   records_per_second=self.records_per_second, records_burst=self.records_burst)
 
 
 @dataclass(frozen=True)

@@ -59,13 +59,14 @@ class Node:
             raise AssertionError(f"{self.name}: commons {' '.join(args)} exited {done.returncode}: {done.stderr}")
         return done
 
-    def start(self, listen: str = "127.0.0.1:0", netns: str | None = None) -> None:
+    def start(self, listen: str = "127.0.0.1:0", netns: str | None = None, timeout: float = 20.0) -> None:
         argv = [sys.executable, "-m", "commons", "daemon", "--listen", listen]
         if netns:
             argv = ["ip", "netns", "exec", netns, *argv]
         self.log = open(self.path / "daemon.stderr", "ab")
         self.process = subprocess.Popen(argv, env=self.env, stdout=self.log, stderr=self.log)
-        wait_for(lambda: self.daemon_info() is not None or self.process.poll() is not None, 20, f"{self.name} to start")
+        wait_for(lambda: self.daemon_info() is not None or self.process.poll() is not None, timeout,
+                 f"{self.name} to start")
         assert self.process.poll() is None, self.stderr()
 
     def daemon_info(self) -> dict | None:

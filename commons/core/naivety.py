@@ -48,13 +48,24 @@ class Naivety:
         self._forms: dict[bytes, tuple[object, object]] = {}  # lesson id -> its text and prediction keys
         self._first: dict[tuple[bytes, object], int] = {}  # (author, text or prediction key) -> first day
         for lid, lesson in lessons.items():
-            self._by_author[lesson.author].append(lesson)
-            if similar is same_lesson:
-                forms = self._forms[lid] = (_text_key(lesson), _prediction_key(lesson))
-                for form in forms:
-                    day = self._first.get((lesson.author, form))
-                    if day is None or lesson.created < day:
-                        self._first[(lesson.author, form)] = lesson.created
+            self.add(lid, lesson)
+
+    @property
+    def indexed(self) -> bool:
+        """Whether similarity is the default one, answered through the form index."""
+        return self._similar is same_lesson
+
+    def add(self, lid: bytes, lesson: Lesson) -> tuple[object, ...]:
+        """Index one more lesson (already in the ``lessons`` mapping); returns its forms (indexed only)."""
+        self._by_author[lesson.author].append(lesson)
+        if not self.indexed:
+            return ()
+        forms = self._forms[lid] = (_text_key(lesson), _prediction_key(lesson))
+        for form in forms:
+            day = self._first.get((lesson.author, form))
+            if day is None or lesson.created < day:
+                self._first[(lesson.author, form)] = lesson.created
+        return forms
 
     def contradicted(self, key: bytes, lid: bytes, received: int) -> bool:
         if key not in self._by_author:

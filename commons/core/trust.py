@@ -250,26 +250,32 @@ def _match_anchors(keys: list[bytes], anchors: Mapping[bytes, frozenset[bytes]],
 
 
 def _provenance_authors(lessons: Mapping[bytes, Lesson]) -> dict[bytes, frozenset[bytes]]:
-    """For each lesson, the authors of it and of every ancestor the node holds (iterative, cycle-safe)."""
+    """For each lesson, the authors of it and of every ancestor the node holds."""
     found: dict[bytes, frozenset[bytes]] = {}
     for start in lessons:
-        stack = [(start, False)]
-        opened: set[bytes] = set()
-        while stack:
-            lid, ready = stack.pop()
-            if lid in found:
-                continue
-            lesson = lessons[lid]
-            if not ready:
-                opened.add(lid)
-                stack.append((lid, True))
-                stack.extend((p, False) for p in lesson.parents if p in lessons and p not in found and p not in opened)
-                continue
-            authors = {lesson.author}
-            for parent in lesson.parents:
-                authors |= found.get(parent, frozenset())
-            found[lid] = frozenset(authors)
+        provenance_of(start, lessons, found)
     return found
+
+
+def provenance_of(start: bytes, lessons: Mapping[bytes, Lesson], found: dict[bytes, frozenset[bytes]]) -> frozenset[bytes]:
+    """The authors of lesson ``start`` and of every ancestor held (iterative, cycle-safe), memoised in ``found``."""
+    stack = [(start, False)]
+    opened: set[bytes] = set()
+    while stack:
+        lid, ready = stack.pop()
+        if lid in found:
+            continue
+        lesson = lessons[lid]
+        if not ready:
+            opened.add(lid)
+            stack.append((lid, True))
+            stack.extend((p, False) for p in lesson.parents if p in lessons and p not in found and p not in opened)
+            continue
+        authors = {lesson.author}
+        for parent in lesson.parents:
+            authors |= found.get(parent, frozenset())
+        found[lid] = frozenset(authors)
+    return found[start]
 
 
 def _recency(signed: SignedRecord) -> tuple[int, int, bytes]:

@@ -62,6 +62,7 @@ log = logging.getLogger("commons.daemon")
 
 WATCH_SECONDS = 1.0  # how often the CLI's commits are looked for
 STATUS_SECONDS = 2.0  # how often daemon.json and the peers table are refreshed
+PERSIST_SECONDS = 0.1  # how long records received are gathered before they are stored (one batch)
 DIAL_SECONDS = 0.5  # how often the peer table is asked whom to dial
 SLEEP_CHECK_SECONDS = 60.0  # the sleep scheduler re-reads the clock at least this often
 LAST_INGEST = "daemon.last_ingest"
@@ -251,6 +252,10 @@ class Daemon:
     async def _persister(self) -> None:
         while True:
             await self._pending_ready.wait()
+            # Records come a frame at a time, a few per frame while a node catches up: gathering
+            # them for a moment pays a batch's fixed cost (a transaction, the trust catch-up, the
+            # status log) once per PERSIST_SECONDS instead of once per frame.
+            await trio.sleep(PERSIST_SECONDS)
             self._pending_ready = trio.Event()
             await self._persist()
 

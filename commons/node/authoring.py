@@ -66,7 +66,7 @@ async def derive(store: Store, node: NodeContext, lesson_id: str, parents: Seque
     await record_store.add_own(store, [signed], now)
     async with store.transaction():
         await ls.mark_represented(store, [(lesson_id, signed.id)], now)
-    await revocation.after_intake(store, node, now, [signed])
+    await revocation.after_intake(store, node, now, [signed], rerender=True)
     return signed
 
 
@@ -118,5 +118,5 @@ async def supersede(store: Store, node: NodeContext, record: Lesson, lesson_id: 
     await record_store.add_own(store, [signed], now)
     async with store.transaction():
         await ls.mark_represented(store, [(lesson_id, signed.id)], now)
-    await revocation.after_intake(store, node, now, [signed])
+    await revocation.after_intake(store, node, now, [signed], rerender=True)
     return signed

@@ -100,12 +100,15 @@ class IntakeEffect:
 
 
 async def after_intake(store: Store, node: NodeContext, now: float, accepted: Sequence[SignedRecord] = (), *,
-                       refused_dead: bool = False) -> IntakeEffect:
-    """Records were stored (or refused as dead): recompute statuses and re-render the memory folder now."""
+                       refused_dead: bool = False, rerender: bool = False) -> IntakeEffect:
+    """Records were stored (or refused as dead): statuses follow, and the memory folder is
+    re-rendered at once when a status it shows changed, or when ``rerender`` (the person's own
+    records: what they just did shows). Otherwise not: intake stays in proportion to what arrived."""
     if not (accepted or refused_dead) or node.trust is None:
         return IntakeEffect((), None)
-    changes = await trust.refresh(store, node.trust, now)
-    return IntakeEffect(tuple(changes), await rendering.render(store, node, now))
+    changes = await trust.log_changes(store, node.trust, now)
+    render = await rendering.render(store, node, now) if rerender or any(trust.shown(c) for c in changes) else None
+    return IntakeEffect(tuple(c for c in changes if trust.reported(c)), render)
 
 
 # --------------------------------------------------------------------------------------------
@@ -156,7 +159,7 @@ def sign_as(record, identity: Identity) -> SignedRecord:
 
 async def store_own(store: Store, node: NodeContext, signed: Sequence[SignedRecord], now: float) -> IntakeEffect:
     await record_store.add_own(store, signed, now)
-    return await after_intake(store, node, now, signed)
+    return await after_intake(store, node, now, signed, rerender=True)
 
 
 async def revoke(store: Store, node: NodeContext, *, reason: str, now: float, target: str | None = None,

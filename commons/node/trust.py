@@ -16,7 +16,8 @@ import trio
 
 from commons.core.records import Lesson, SignedRecord, day_of
 from commons.core.revocation import Cause
-from commons.core.trust import LessonState, LessonStatus, TrustPolicy, TrustView, evaluate
+from commons.core.trust import LessonState, LessonStatus, TrustPolicy, TrustView
+from commons.core.trust_incremental import IncrementalTrust
 from commons.store import records as record_store
 from commons.store import reviews as review_store
 from commons.store.db import Store
@@ -51,34 +52,83 @@ class Held:
 
 
 class TrustEvaluation:
-    """The latest evaluation of every record held, for one node under one policy.
+    """The evaluation of every record held, for one node under one policy, kept up to date.
 
-    A ``NodeContext`` owns one. Records are never changed, only added (or refused as dead), and a
-    lesson's standing depends on the day, so an evaluation is right until the store's generation,
-    the set of ids refused as dead, or the day moves; then it is made again from the store.
+    A ``NodeContext`` owns one. Records are never changed, only added (or refused as dead), so the
+    evaluation takes in only what arrived since it last looked (``records.seq``): the core's
+    :class:`IncrementalTrust` recomputes the lessons those records touch. Whatever can change what
+    is dead (a revocation, a newly refused id) or a new day makes it again, from the records in
+    memory, in a worker thread, swapped in whole; the store is read in full only once.
     """
 
     def __init__(self, me: bytes, policy: TrustPolicy) -> None:
         self.me = me
         self.policy = policy
-        self._made_at: tuple | None = None
+        self._trust: IncrementalTrust | None = None
+        self._path: str | None = None
+        self._seq = 0
+        self._received: dict[bytes, float] = {}
+        self._origin: dict[bytes, str] = {}
+        self._touched: set[bytes] | None = None  # lessons recomputed since the last take (None: all)
         self._held: Held | None = None
+        self._lock = trio.Lock()
+        self._refused: frozenset[bytes] = frozenset()  # ids refused as dead, read when the count moves
+        self._refused_count = -1
 
     async def held(self, store: Store, now: float) -> Held:
-        """Every record held and what trust makes of them, today."""
-        generation = await record_store.generation(store)
-        refused = await record_store.refused_dead_ids(store)
-        made_at = (str(store.path), generation, len(refused), day_of(now))
-        if self._held is not None and made_at == self._made_at:
+        """Every record held and what trust makes of them, today (the same object until one moves)."""
+        async with self._lock:  # one catch-up at a time: a batch taken in twice or lost is a wrong view
+            today = day_of(now)
+            last, refused_count = await record_store.watermark(store)
+            if refused_count != self._refused_count or self._path != str(store.path):
+                self._refused = frozenset(await record_store.refused_dead_ids(store))
+                self._refused_count = refused_count
+            refused, trust = self._refused, self._trust
+            if trust is None or self._path != str(store.path) or last < self._seq:
+                await self._load(store, today, refused)
+            elif last > self._seq:
+                self._seq, fresh = await record_store.arrived_since(store, self._seq)
+                for signed, arrival in fresh:
+                    self._received.setdefault(signed.id, arrival.received_at)
+                    self._origin.setdefault(signed.id, arrival.origin)
+                batch = [signed for signed, _ in fresh]
+                if refused == trust.refused and today == trust.today and not trust.moves_the_dead(batch):
+                    self._touch(trust.add(batch))  # the common case: only what the batch touches
+                    self._held = None
+                else:
+                    await self._remake({**trust.records, **{s.id: s for s in batch}}, today, refused)
+            elif refused != trust.refused or today != trust.today:
+                await self._remake(trust.records, today, refused)
+            if self._held is None:  # its mappings are live; a new object says that something moved
+                self._held = Held(self._trust.view, self._trust.records, self._received, self._origin, self.me)
             return self._held
+
+    def take_touched(self) -> set[bytes] | None:
+        """The lessons recomputed since the last call (None: every lesson), and start counting again."""
+        touched, self._touched = self._touched, set()
+        return touched
+
+    def _touch(self, lessons: set[bytes] | None) -> None:
+        if lessons is None or self._touched is None:
+            self._touched = None
+        else:
+            self._touched |= lessons
+
+    async def _load(self, store: Store, today: int, refused: frozenset[bytes]) -> None:
+        seq = await record_store.last_seq(store)  # before the records: what arrives meanwhile is taken in later
         records = await record_store.all_records(store)
         arrivals = await record_store.arrivals(store)
-        view = await trio.to_thread.run_sync(partial(evaluate, records, me=self.me, policy=self.policy,
-                                                     today=day_of(now), refused=refused))
-        self._held = Held(view, {s.id: s for s in records}, {rid: a.received_at for rid, a in arrivals.items()},
-                          {rid: a.origin for rid, a in arrivals.items()}, self.me)
-        self._made_at = made_at
-        return self._held
+        self._path, self._seq = str(store.path), seq
+        self._received = {rid: a.received_at for rid, a in arrivals.items()}
+        self._origin = {rid: a.origin for rid, a in arrivals.items()}
+        await self._remake({s.id: s for s in records}, today, refused)
+
+    async def _remake(self, records: dict[bytes, SignedRecord], today: int, refused: frozenset[bytes]) -> None:
+        made = partial(IncrementalTrust.of, dict(records), me=self.me, policy=self.policy, today=today,
+                       refused=refused)
+        self._trust = await trio.to_thread.run_sync(made)
+        self._held = None
+        self._touch(None)
 
 
 def describe_takedown(held: Held, rid: bytes) -> str:
@@ -114,12 +164,34 @@ def status_why(held: Held, state: LessonState) -> str:
 async def refresh(store: Store, evaluation: TrustEvaluation, now: float) -> list[review_store.TrustChange]:
     """Log every lesson whose status changed since the last refresh (promoted, faded, revoked…).
 
-    A lesson's first status is remembered silently unless it arrives common or revoked.
+    A lesson's first status is remembered silently unless it arrives common or revoked: the
+    changes returned are the ones the morning report lists.
+    """
+    return [c for c in await log_changes(store, evaluation, now) if reported(c)]
+
+
+def reported(change: review_store.TrustChange) -> bool:
+    return change.before is not None or change.after in ("common", "revoked")
+
+
+def shown(change: review_store.TrustChange) -> bool:
+    """Whether a status change can change the memory folder (a lesson arriving as a candidate or
+    as one's own cannot: candidates are never shown, own lessons are shown from the store)."""
+    return change.before is not None or change.after not in ("candidate", "own")
+
+
+async def log_changes(store: Store, evaluation: TrustEvaluation, now: float) -> list[review_store.TrustChange]:
+    """Log and return every status change since the last call, silent first statuses included.
+
+    Only the lessons the evaluation recomputed since then are compared with the statuses logged.
     """
     held = await evaluation.held(store, now)
-    previous = await review_store.trust_statuses(store)
+    touched = evaluation.take_touched()
+    lessons = held.view.lessons
+    previous = await review_store.trust_statuses(store, touched)
+    compared = lessons.items() if touched is None else [(rid, lessons[rid]) for rid in touched if rid in lessons]
     changes = []
-    for rid, state in sorted(held.view.lessons.items()):
+    for rid, state in sorted(compared):
         before, after = previous.get(rid), state.status.value
         if before == after:
             continue
@@ -128,7 +200,7 @@ async def refresh(store: Store, evaluation: TrustEvaluation, now: float) -> list
     if changes:
         async with store.transaction():
             await review_store.add_trust_changes(store, changes)
-    return [c for c in changes if c.before is not None or c.after in ("common", "revoked")]
+    return changes
 
 
 def change_dict(change: review_store.TrustChange) -> dict:

@@ -265,6 +265,15 @@ async def since(store: Store, seq: int, origins: Sequence[str]) -> tuple[int, li
     return last, [_from_row(*row[2:]) for row in rows if row[1] in wanted]
 
 
+async def arrived_since(store: Store, seq: int) -> tuple[int, list[tuple[SignedRecord, Arrival]]]:
+    """Every record that arrived after ``seq``, with how it arrived, and the highest seq seen:
+    what an evaluation made at ``seq`` has yet to take in."""
+    rows = await store.fetchall(
+        f"SELECT seq, received_at, origin, {_COLUMNS} FROM records WHERE seq > ? ORDER BY seq", (seq,))
+    last = max((row[0] for row in rows), default=seq)
+    return last, [(_from_row(*row[3:]), Arrival(row[1], row[2])) for row in rows]
+
+
 async def refused_keys(store: Store) -> list[bytes]:
     return [row[0] for row in await store.fetchall("SELECT key FROM refused")]
 
@@ -292,6 +301,13 @@ class Generation:
 async def generation(store: Store) -> Generation:
     last_seq, count = await store.fetchone("SELECT coalesce(max(seq), 0), count(*) FROM records")
     return Generation(int(last_seq), int(count))
+
+
+async def watermark(store: Store) -> tuple[int, int]:
+    """(the highest seq held, how many keys were refused), in one query: what moves when records
+    arrive or are refused, for a reader that keeps up by catching up from where it was."""
+    row = await store.fetchone("SELECT (SELECT coalesce(max(seq), 0) FROM records), (SELECT count(*) FROM refused)")
+    return int(row[0]), int(row[1])
 
 
 async def last_seq(store: Store) -> int:

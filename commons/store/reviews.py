@@ -8,11 +8,12 @@ it was signed, and when a lesson's status last changed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from commons.store.db import Store
+from commons.store.records import QUERY_CHUNK
 
 COMPONENT = "reviews"
 MIGRATIONS = (
@@ -92,8 +93,17 @@ async def sign_reviews(store: Store, signed: Sequence[tuple[bytes, str, bytes]])
                             [(rid, lesson, evidence) for lesson, evidence, rid in signed])
 
 
-async def trust_statuses(store: Store) -> dict[bytes, str]:
-    return dict(await store.fetchall("SELECT record_id, status FROM trust_status"))
+async def trust_statuses(store: Store, ids: Collection[bytes] | None = None) -> dict[bytes, str]:
+    """The last status logged of every lesson (of ``ids`` only, when given)."""
+    if ids is None:
+        return dict(await store.fetchall("SELECT record_id, status FROM trust_status"))
+    found: dict[bytes, str] = {}
+    wanted = list(ids)
+    for start in range(0, len(wanted), QUERY_CHUNK):
+        chunk = wanted[start:start + QUERY_CHUNK]
+        found.update(await store.fetchall(
+            f"SELECT record_id, status FROM trust_status WHERE record_id IN ({', '.join('?' * len(chunk))})", chunk))
+    return found
 
 
 @dataclass(frozen=True)

@@ -44,10 +44,12 @@ def _code_body(rng: random.Random, lines: int) -> str:
     return "\n".join(out)
 
 
-def synthesise(folder: Path, target_bytes: int, seed: int = 7) -> list[Path]:
-    """Write transcripts of 1-4 MB each until `target_bytes` are written."""
+def synthesise(folder: Path, target_bytes: int, seed: int = 7, sources: list[Path] | None = None) -> list[Path]:
+    """Write transcripts of 1-4 MB each until `target_bytes` are written, each a template (the demo's
+    sessions, or ``sources``) repeated with fresh ids and varied tool output."""
     rng = random.Random(seed)
-    templates = [p.read_text(encoding="utf-8").splitlines() for p in sorted(DEMO.glob("*/day-*.jsonl"))]
+    templates = [[line for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+                 for p in (sources or sorted(DEMO.glob("*/day-*.jsonl")))]
     paths, total, n = [], 0, 0
     while total < target_bytes:
         template = rng.choice(templates)
@@ -57,19 +59,26 @@ def synthesise(folder: Path, target_bytes: int, seed: int = 7) -> list[Path]:
         size = 0
         while size < size_goal:
             for raw in template:
-                rec = json.loads(raw)
+                try:
+                    rec = json.loads(raw)
+                except ValueError:
+                    rec = None
+                if not isinstance(rec, dict):  # a real transcript's odd line: kept as it is
+                    lines.append(raw)
+                    size += len(raw.encode()) + 1
+                    continue
                 if "sessionId" in rec:
                     rec["sessionId"] = session
                 if "uuid" in rec:
                     rec["uuid"] = f"{rng.getrandbits(128):032x}"
                 content = rec.get("message", {}).get("content") if isinstance(rec.get("message"), dict) else None
-                if isinstance(content, list) and content and content[0].get("type") == "tool_result":
-                    if not content[0].get("is_error") and rng.random() < 0.7:
-                        content[0]["content"] = _code_body(rng, rng.randint(20, 400))
-                    block_id = content[0]["tool_use_id"]
-                    content[0]["tool_use_id"] = block_id + f"{size:x}"
-                elif isinstance(content, list) and content and content[0].get("type") == "tool_use":
-                    content[0]["id"] = content[0]["id"] + f"{size:x}"
+                first = content[0] if isinstance(content, list) and content and isinstance(content[0], dict) else {}
+                if first.get("type") == "tool_result":
+                    if not first.get("is_error") and rng.random() < 0.7:
+                        first["content"] = _code_body(rng, rng.randint(20, 400))
+                    first["tool_use_id"] = str(first.get("tool_use_id", "")) + f"{size:x}"
+                elif first.get("type") == "tool_use":
+                    first["id"] = str(first.get("id", "")) + f"{size:x}"
                 line = json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
                 lines.append(line)
                 size += len(line.encode()) + 1

@@ -1,0 +1,313 @@
+"""Trust kept up to date as records arrive: the result of :func:`commons.core.trust.evaluate`,
+recomputed only for the lessons a batch touches.
+
+A node catching up takes in records a batch at a time; re-evaluating everything held after each
+batch made intake quadratic (issue #18). :class:`IncrementalTrust` keeps the evaluation's
+intermediate state (lessons, verifications by lesson, the web of trust, provenance authors, the
+naivety index, successors) and, for each batch, works out which lessons' verdicts can have moved:
+
+* a verification: the lesson it verifies;
+* a lesson: itself, the verifications that waited for it, the lesson it supersedes, every held
+  descendant (its provenance authors changed), and the lessons its author verified that it may now
+  have written first (the naivety rule);
+* a vouch for a new edge from a key the web reaches (a root, or a key within ``max_depth - 1``
+  hops): the web is made again, and every lesson re-judged if it moved (a vouch from any other
+  key, or one more vouch for an edge already held, cannot move it).
+
+Anything that can change what is dead — a revocation, a record a revocation names, a record by a
+dead key or derived from a dead lesson, another refused id — and a new day are rare: the
+evaluation is then made again from the records held in memory, never from the store. The result
+equals :func:`evaluate` over the same records (``tests/test_trust_incremental.py`` checks it
+over random batches); ``evaluate`` stays the reference.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
+from commons.core.naivety import Naivety, Similar, same_lesson
+from commons.core.records import FUTURE_TOLERANCE_DAYS, Lesson, Revocation, SignedRecord, Verification, Vouch
+from commons.core.revocation import Revocations, resolve
+from commons.core.trust import (
+    LessonState,
+    Policy,
+    Reason,
+    TrustPolicy,
+    TrustView,
+    VerificationVerdict,
+    _judge,
+    _recency,
+    _state,
+    _verdict,
+    provenance_of,
+    web_of_trust,
+)
+
+EVERY = None  # what ``add`` returns when every lesson was re-judged
+
+
+class IncrementalTrust:
+    """The trust evaluation of every record added so far, as of day ``today`` (None: no day limit)."""
+
+    def __init__(self, *, me: bytes, policy: TrustPolicy, today: int | None = None, refused: Iterable[bytes] = (),
+                 similar: Similar = same_lesson) -> None:
+        self.me, self.policy, self.today, self.similar = me, policy, today, similar
+        self.refused = frozenset(refused)
+        self.records: dict[bytes, SignedRecord] = {}  # every record added, future-dated ones too
+        self._reset()
+
+    @classmethod
+    def of(cls, records: Mapping[bytes, SignedRecord] | Iterable[SignedRecord], **kwargs) -> IncrementalTrust:
+        """The evaluation of ``records`` (by id, or any iterable), made in one go."""
+        trust = cls(**kwargs)
+        trust.records = dict(records) if isinstance(records, Mapping) else {s.id: s for s in records}
+        trust.rebuild()
+        return trust
+
+    # -- the state --------------------------------------------------------------------------------
+
+    def _reset(self) -> None:
+        self._lessons: dict[bytes, Lesson] = {}
+        self._verifications: dict[bytes, list[SignedRecord]] = defaultdict(list)  # lesson id -> recency order
+        self._verified_by: dict[bytes, set[bytes]] = defaultdict(set)  # verifier -> lessons it verified
+        self._vouches: dict[bytes, Vouch] = {}
+        self._edges: set[tuple[bytes, bytes]] = set()  # (voucher, subject) of every live vouch held
+        self._children: dict[bytes, set[bytes]] = defaultdict(set)  # parent id -> held lessons naming it
+        self._successors: dict[bytes, set[bytes]] = defaultdict(set)  # superseded id -> lessons naming it
+        self._by_form: dict[object, set[bytes]] = defaultdict(set)  # similarity form -> lessons
+        self._provenance: dict[bytes, frozenset[bytes]] = {}
+        self._superseded_by: dict[bytes, bytes] = {}
+        self._naivety = Naivety(self._lessons, self.similar)
+        self._verdicts: dict[bytes, VerificationVerdict] = {}
+        self._states: dict[bytes, LessonState] = {}
+        self._set_revocations(resolve(()))
+        self._web = web_of_trust((), self._roots(), self.policy.max_depth)
+
+    def _set_revocations(self, revocations: Revocations) -> None:
+        self._revocations = revocations
+        self._targets = frozenset(v.target for v in revocations.verdicts.values())  # named by a revocation
+
+    @property
+    def view(self) -> TrustView:
+        """The evaluation now. Its mappings are live: they follow the records added after it."""
+        return TrustView(lessons=MappingProxyType(self._states), verifications=MappingProxyType(self._verdicts),
+                         revocations=self._revocations, web=self._web)
+
+    def _counts(self, signed: SignedRecord) -> bool:
+        return self.today is None or signed.record.created <= self.today + FUTURE_TOLERANCE_DAYS
+
+    # -- adding records ---------------------------------------------------------------------------
+
+    def add(self, records: Iterable[SignedRecord]) -> set[bytes] | None:
+        """Take in records; returns the lessons whose state was recomputed (``EVERY``: all of them)."""
+        fresh = [s for s in records if s.id not in self.records]
+        for signed in fresh:
+            self.records[signed.id] = signed
+        fresh = [s for s in fresh if self._counts(s)]
+        if not fresh:
+            return set()
+        if self.moves_the_dead(fresh):
+            self.rebuild()
+            return EVERY
+        touched: set[bytes] = set()
+        web_moves = False
+        for signed in fresh:
+            record = signed.record
+            if isinstance(record, Lesson):
+                self._add_lesson(signed.id, record, touched)
+            elif isinstance(record, Verification):
+                self._add_verification(signed, touched)
+            elif isinstance(record, Vouch):
+                new_edge = (record.author, record.subject) not in self._edges
+                self._add_vouch(signed.id, record)
+                web_moves |= new_edge and self._reaches(record.author)
+        if web_moves and self._remake_web() and self.policy.policy is Policy.WEB_OF_TRUST:
+            touched = set(self._lessons) | set(self._verifications)
+        self._rejudge(touched)
+        return touched
+
+    def with_refused(self, refused: Iterable[bytes]) -> set[bytes] | None:
+        """The ids refused as dead changed: everything is evaluated again."""
+        self.refused = frozenset(refused)
+        self.rebuild()
+        return EVERY
+
+    def on_day(self, today: int) -> set[bytes] | None:
+        """A new day: records dated up to it count now, and recency is judged as of it."""
+        if today == self.today:
+            return set()
+        self.today = today
+        self.rebuild()
+        return EVERY
+
+    def rebuild(self) -> None:
+        """Evaluate every record held again, from memory."""
+        self._reset()
+        held = [s for s in self.records.values() if self._counts(s)]
+        self._set_revocations(resolve(held, authorities=self.policy.revocation_authorities,
+                                      threshold=self.policy.revocation_threshold, refused=self.refused))
+        touched: set[bytes] = set()
+        for signed in held:
+            record = signed.record
+            if isinstance(record, Lesson):
+                self._index_lesson(signed.id, record)
+            elif isinstance(record, Verification):
+                self._index_verification(signed)
+            elif isinstance(record, Vouch):
+                self._add_vouch(signed.id, record)
+        for lid in sorted(self._lessons, key=lambda i: (self._lessons[i].created, i)):
+            self._link_successor(lid, self._lessons[lid])
+        self._provenance_from(list(self._lessons), touched)
+        self._remake_web()
+        self._rejudge(set(self._lessons) | set(self._verifications))
+
+    def moves_the_dead(self, records: Iterable[SignedRecord]) -> bool:
+        """Whether any of these records can change what is dead (then everything is evaluated again)."""
+        return any(self._moves_the_dead(s) for s in records if self._counts(s))
+
+    def _moves_the_dead(self, signed: SignedRecord) -> bool:
+        record = signed.record
+        if isinstance(record, Revocation):
+            return True
+        revocations = self._revocations
+        if signed.id in revocations.takedowns or signed.id in self._targets or record.author in revocations.dead_keys:
+            return True
+        return isinstance(record, Lesson) and any(p in revocations.takedowns for p in record.parents)
+
+    def _index_lesson(self, lid: bytes, lesson: Lesson) -> tuple[object, ...]:
+        self._lessons[lid] = lesson
+        for parent in lesson.parents:
+            self._children[parent].add(lid)
+        if lesson.supersedes is not None:
+            self._successors[lesson.supersedes].add(lid)
+        forms = self._naivety.add(lid, lesson)
+        for form in forms:
+            self._by_form[form].add(lid)
+        return forms
+
+    def _index_verification(self, signed: SignedRecord) -> None:
+        record: Verification = signed.record
+        group = self._verifications[record.lesson]
+        group.append(signed)
+        if len(group) > 1 and _recency(group[-2]) > _recency(signed):
+            group.sort(key=_recency)
+        self._verified_by[record.author].add(record.lesson)
+
+    def _add_verification(self, signed: SignedRecord, touched: set[bytes]) -> None:
+        self._index_verification(signed)
+        touched.add(signed.record.lesson)
+
+    def _add_lesson(self, lid: bytes, lesson: Lesson, touched: set[bytes]) -> None:
+        forms = self._index_lesson(lid, lesson)
+        touched.add(lid)
+        # Successors: the lesson it supersedes, and an older version superseded by a lesson held first.
+        if lesson.supersedes is not None and self._link_successor(lid, lesson):
+            touched.add(lesson.supersedes)
+        best = self._best_successor(lid)
+        if best is not None:
+            self._superseded_by[lid] = best
+        # Provenance: its own, and that of every held descendant.
+        self._provenance_from([lid], touched)
+        # Naivety: its author may now have written first what it verified.
+        verified = self._verified_by.get(lesson.author, ())
+        if verified:
+            if self._naivety.indexed:
+                touched.update(other for form in forms for other in self._by_form[form] if other in verified)
+            else:
+                touched.update(verified)
+
+    def _link_successor(self, lid: bytes, lesson: Lesson) -> bool:
+        """Record ``lid`` as the successor of what it supersedes if it is the latest live one."""
+        old = lesson.supersedes
+        target = self._lessons.get(old) if old is not None else None
+        if target is None or target.author != lesson.author or lid in self._revocations.dead_ids:
+            return False
+        current = self._superseded_by.get(old)
+        if current is not None and (self._lessons[current].created, current) > (lesson.created, lid):
+            return False
+        self._superseded_by[old] = lid
+        return True
+
+    def _best_successor(self, old: bytes) -> bytes | None:
+        target = self._lessons[old]
+        live = [s for s in self._successors.get(old, ())
+                if self._lessons[s].author == target.author and s not in self._revocations.dead_ids]
+        return max(live, key=lambda s: (self._lessons[s].created, s), default=None)
+
+    def _provenance_from(self, starts: list[bytes], touched: set[bytes]) -> None:
+        """Provenance authors of ``starts`` and of every held descendant, parents before children."""
+        order: list[bytes] = []
+        seen: set[bytes] = set()
+        queue = deque(starts)
+        while queue:
+            lid = queue.popleft()
+            if lid in seen:
+                continue
+            seen.add(lid)
+            order.append(lid)
+            queue.extend(self._children.get(lid, ()))
+        for lid in seen:
+            self._provenance.pop(lid, None)
+        for lid in order:
+            self._provenance[lid] = provenance_of(lid, self._lessons, self._provenance)
+        touched.update(seen)
+
+    # -- the web of trust -------------------------------------------------------------------------
+
+    def _roots(self) -> frozenset[bytes]:
+        return frozenset({self.me} | self.policy.roots | self.policy.authors) - self._revocations.dead_keys
+
+    def _add_vouch(self, vid: bytes, vouch: Vouch) -> None:
+        self._vouches[vid] = vouch
+        if vid not in self._revocations.dead_ids:  # the web counts live vouches only
+            self._edges.add((vouch.author, vouch.subject))
+
+    def _reaches(self, key: bytes) -> bool:
+        """Whether a vouch signed by ``key`` can extend the web (only keys it reaches short of max_depth)."""
+        web = self._web
+        return key in web.roots or web.depth.get(key, self.policy.max_depth) < self.policy.max_depth
+
+    def _remake_web(self) -> bool:
+        """Make the web of trust again from the live vouches; returns whether it moved."""
+        dead = self._revocations.dead_ids
+        web = web_of_trust([v for vid, v in self._vouches.items() if vid not in dead], self._roots(),
+                           self.policy.max_depth)
+        moved = (web.roots, dict(web.depth), dict(web.anchors)) != (self._web.roots, dict(self._web.depth),
+                                                                     dict(self._web.anchors))
+        self._web = web
+        return moved
+
+    def _trusts(self):
+        if self.policy.policy is Policy.OPEN:
+            return lambda key: True
+        if self.policy.policy is Policy.ALLOWLIST:
+            return self._web.roots.__contains__
+        return self._web.trusts
+
+    # -- judging ----------------------------------------------------------------------------------
+
+    def _rejudge(self, touched: Iterable[bytes]) -> None:
+        revocations, trusts = self._revocations, self._trusts()
+        dead_ids, dead_keys = revocations.dead_ids, revocations.dead_keys
+        for lid in touched:
+            group = self._verifications.get(lid, ())
+            lesson = self._lessons.get(lid)
+            if lesson is None:
+                for signed in group:
+                    self._verdicts[signed.id] = _verdict(signed, Reason.LESSON_UNKNOWN)
+                continue
+            if group:
+                _judge(lid, lesson, group, self._verdicts, dead_ids, dead_keys, self._provenance[lid], trusts,
+                       self._naivety, self._web, self.policy)
+            self._states[lid] = _state(lid, lesson, group, self._verdicts, self.me, self.policy, revocations,
+                                       self._superseded_by)
+
+
+def evaluate_incrementally(batches: Iterable[Iterable[SignedRecord]], **kwargs) -> tuple[TrustView, Mapping]:
+    """Feed ``batches`` one after another (a convenience for tests and benchmarks)."""
+    trust = IncrementalTrust(**kwargs)
+    for batch in batches:
+        trust.add(batch)
+    return trust.view, trust.records

@@ -1,0 +1,90 @@
+"""Memory of holding N records and their trust evaluation, as a daemon does (issue #18: 10^6 ≤ 1 GB).
+
+Builds N records from 100 authors (45% lessons, 50% verifications, 5% vouches; bodies encoded
+canonically, signatures left as zeros: nothing here verifies), evaluates them with the
+incremental evaluator the node keeps (``IncrementalTrust.of``), adds four more batches of 1,000 and
+reports the process's peak RSS (VmHWM) and the time of the full evaluation and of each batch.
+
+    .venv/bin/python -m tests.benchmarks.bench_held_memory [--records 1000000] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from blake3 import blake3  # noqa: E402
+
+from commons.core import records as rec  # noqa: E402
+from commons.core.trust import TrustPolicy  # noqa: E402
+from commons.core.trust_incremental import IncrementalTrust  # noqa: E402
+
+NETWORK = bytes(range(32))
+DAY = 20_400
+AUTHORS = [blake3(b"held-memory-author%d" % n).digest() for n in range(100)]
+
+
+def unsigned(record) -> rec.SignedRecord:
+    body = rec.encode_body(record)
+    return rec.SignedRecord(record, body, rec.record_id(body), bytes(64))
+
+
+def make(count: int, start: int = 0) -> list[rec.SignedRecord]:
+    out, lessons = [], []
+    for i in range(start, start + count):
+        a = AUTHORS[i % 100]
+        if i % 20 == 0:
+            out.append(unsigned(rec.Vouch(network=NETWORK, author=a, created=DAY, subject=AUTHORS[(i + 1 + (i // 20) % 99) % 100])))
+        elif i % 20 < 10 or not lessons:
+            signed = unsigned(rec.Lesson(
+                network=NETWORK, author=a, created=DAY, kind=rec.LessonKind.ERROR,
+                text=f"`tool{i}` fails on author {i % 100}'s machine with exit code {i % 7 + 1}.",
+                scope=rec.Scope.SHARED, topics=("tools",), prediction=rec.Prediction(f"running tool{i}", "an exit code")))
+            lessons.append(signed.id)
+            out.append(signed)
+        else:
+            out.append(unsigned(rec.Verification(
+                network=NETWORK, author=a, created=DAY, lesson=lessons[(i * 7) % len(lessons)],
+                outcome=rec.Outcome.CONFIRMED, evidence=blake3(b"e%d" % i).digest(), received=DAY, observed=DAY,
+                naive=True)))
+    return out
+
+
+def peak_rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    before = peak_rss_mb()
+    records = make(args.records)
+    started = time.process_time()
+    trust = IncrementalTrust.of(records, me=AUTHORS[0], policy=TrustPolicy(roots=frozenset(AUTHORS[:5])), today=DAY)
+    full = time.process_time() - started
+    del records
+    batches, touched = [], set()
+    for k in range(4):  # the first may bring new vouch edges (the web made again); the rest are steady
+        batch = make(1000, start=args.records + 1000 * k)
+        started = time.process_time()
+        touched = trust.add(batch)
+        batches.append(round((time.process_time() - started) * 1e3, 1))
+    result = {"records": args.records, "peak_rss_mb": round(peak_rss_mb(), 1), "rss_before_mb": round(before, 1),
+              "full_evaluation_cpu_s": round(full, 2), "batches_of_1000_cpu_ms": batches,
+              "lessons_recomputed_by_the_last_batch": "all" if touched is None else len(touched),
+              "goal_rss_mb": 1024}
+    print(json.dumps(result) if args.json else json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

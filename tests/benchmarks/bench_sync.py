@@ -1,0 +1,161 @@
+"""End-to-end sync between two real daemons, against the raw Ed25519 verify rate (issue #18).
+
+Node A holds N records from ~100 authors (lessons, verifications of them, vouches between the
+authors), signed for today, as received from peers; node B starts empty and trusts a few of the
+authors as roots, so vouches extend its web of trust, verifications count and lessons are
+promoted while it catches up. B dials A; the clock runs until B's store holds all N. The figure
+is B's records per CPU-second (user + system of its daemon process, from /proc) divided by
+libsodium's single-core verify rate over the same signatures, measured in the same run. Run at
+two sizes, it gives the CPU growth exponent log(cpu₂/cpu₁)/log(N₂/N₁) (1.0: linear). B's peak
+RSS is read from /proc (VmHWM).
+
+    .venv/bin/python -m tests.benchmarks.bench_sync [--sizes 10000 100000] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import nacl.bindings  # noqa: E402
+import nacl.signing  # noqa: E402
+from blake3 import blake3  # noqa: E402
+
+from commons.config import load_config  # noqa: E402
+from commons.core import records as rec  # noqa: E402
+from commons.runtime import run  # noqa: E402
+from commons.store import records as record_store  # noqa: E402
+from commons.store.db import Store  # noqa: E402
+from tests.daemons import Node, wait_for  # noqa: E402
+
+AUTHORS = 100
+ROOTS = 5  # authors node B trusts outright
+RATE = "records_per_second = 1000000.0\nrecords_burst = 1000000\n"
+
+
+def make_records(count: int, network: bytes, today: int) -> list[rec.SignedRecord]:
+    """~45% lessons, ~50% verifications of them, ~5% vouches, from AUTHORS keys, in a fixed mix."""
+    keys = [nacl.signing.SigningKey(blake3(b"bench-sync-author%d" % n).digest()) for n in range(AUTHORS)]
+    public = [bytes(k.verify_key) for k in keys]
+    vouches = min(count // 20, AUTHORS * (AUTHORS - 1))
+    lessons = (count - vouches) * 9 // 19
+    out: list[rec.SignedRecord] = []
+    for v in range(vouches):
+        a, b = v % AUTHORS, (v // AUTHORS + 1 + v % AUTHORS) % AUTHORS
+        out.append(rec.sign(rec.Vouch(network=network, author=public[a], created=today, subject=public[b]), keys[a]))
+    for i in range(lessons):
+        a = i % AUTHORS
+        out.append(rec.sign(rec.Lesson(
+            network=network, author=public[a], created=today, kind=rec.LessonKind.ERROR,
+            text=f"`tool{i}` fails on author {a}'s machine with exit code {i % 7 + 1} (case {i}).",
+            scope=rec.Scope.SHARED, topics=("tools",),
+            prediction=rec.Prediction(f"running tool{i}", f"exit code {i % 7 + 1}")), keys[a]))
+    lesson_ids = [s.id for s in out[vouches:]]
+    for j in range(count - len(out)):
+        target = j % len(lesson_ids)
+        a = (target % AUTHORS + 1 + j // len(lesson_ids)) % AUTHORS  # never the lesson's author
+        out.append(rec.sign(rec.Verification(
+            network=network, author=public[a], created=today, lesson=lesson_ids[target],
+            outcome=rec.Outcome.CONFIRMED if j % 5 else rec.Outcome.FAILED,
+            evidence=blake3(b"evidence%d" % j).digest(), received=today, observed=today, naive=True), keys[a]))
+    return out
+
+
+def raw_verify_rate(records: list[rec.SignedRecord]) -> float:
+    messages = [(r.signature + rec.signed_message(r.type, r.id), r.author) for r in records]
+    start = time.process_time()
+    for signed, key in messages:
+        nacl.bindings.crypto_sign_open(signed, key)
+    return len(messages) / (time.process_time() - start)
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def sync_once(root: Path, count: int, profile: Path | None = None) -> dict:
+    a, b = Node(root, "a"), Node(root, "b")
+    network = load_config(a.home.config_file).network.key_bytes
+    now = time.time()
+    records = make_records(count, network, rec.day_of(now))
+    roots = sorted({r.author.hex() for r in records[:AUTHORS]})[:ROOTS]
+    for node in (a, b):  # the per-peer rate limit (default 200 records/s) lifted: this measures capacity
+        config = node.home.config_file.read_text(encoding="utf-8")
+        node.home.config_file.write_text(config.replace("\n[gossip]\n", "\n[gossip]\n" + RATE, 1), encoding="utf-8")
+    with open(b.home.config_file, "a", encoding="utf-8") as handle:
+        handle.write("\n[trust]\nroots = [" + ", ".join(f'"{k}"' for k in roots) + "]\n")
+
+    async def store_them() -> None:
+        async with await Store.open(a.home.database) as store:
+            await record_store.add_received(store, records, now)
+
+    run(store_them)
+    raw = max(raw_verify_rate(records[: min(count, 20_000)]) for _ in range(2))
+    a.start(timeout=max(20.0, count / 500))  # A loads every record it holds before it listens
+    b.start()
+    try:
+        spy = None
+        if profile is not None:  # py-spy samples B's daemon while it catches up (collapsed stacks)
+            who = a if os.environ.get("BENCH_SYNC_PROFILE_A") else b
+            spy = subprocess.Popen(["py-spy", "record", "--pid", str(who.process.pid), "--format", "raw", "--rate", "50", "--gil",
+                                    "--output", str(profile), "--nonblocking"], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        before, before_a = cpu_seconds(b.process.pid), cpu_seconds(a.process.pid)
+        started = time.monotonic()
+        b.cli("peers", "add", a.address, a.transport)
+        wait_for(lambda: len(b.keys()) >= count, timeout=max(600.0, count / 50), what=f"b to hold {count} records")
+        wall = time.monotonic() - started
+        cpu = cpu_seconds(b.process.pid) - before
+        cpu_a = cpu_seconds(a.process.pid) - before_a
+        rss = peak_rss_mb(b.process.pid)
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(timeout=30)
+    finally:
+        a.stop()
+        b.stop()
+        if os.environ.get("BENCH_SYNC_KEEP_LOG"):
+            Path(os.environ["BENCH_SYNC_KEEP_LOG"]).write_text(b.stderr())
+    return {"records": count, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+            "records_per_cpu_s": round(count / cpu), "sender_cpu_s": round(cpu_a, 2), "raw_verify_per_s": round(raw),
+            "ratio": round(count / cpu / raw, 3), "peak_rss_mb": round(rss, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--profile", type=Path, help="sample B's daemon with py-spy into this file (collapsed stacks)")
+    args = parser.parse_args()
+    runs = []
+    for count in args.sizes:
+        with tempfile.TemporaryDirectory() as folder:
+            runs.append(sync_once(Path(folder), count, args.profile))
+        print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
+    result: dict = {"runs": runs, "goal_ratio": 0.5, "goal_exponent": 1.1}
+    if len(runs) >= 2:
+        first, last = runs[0], runs[-1]
+        result["cpu_exponent"] = round(math.log(last["cpu_s"] / first["cpu_s"]) / math.log(last["records"] / first["records"]), 3)
+    print(json.dumps(result) if args.json else json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

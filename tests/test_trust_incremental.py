@@ -1,0 +1,131 @@
+"""Trust kept up to date batch by batch equals the full evaluation (commons.core.trust_incremental).
+
+Random worlds of real signed records (lessons with parents and successors, verifications with
+naive and contradicted claims, vouches, revocations of records and keys, future-dated records)
+are fed in random batches and random orders; after every batch the incremental view must equal
+``evaluate`` over everything added so far.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from commons.core.records import Outcome, Prediction, TargetKind
+from commons.core.trust import Policy, TrustPolicy, evaluate
+from commons.core.trust_incremental import EVERY, IncrementalTrust
+from tests.test_trust import DAY, World
+
+
+def number(world: World, key: bytes) -> int:
+    return next(n for n in world._keys if world.pk(n) == key)
+
+
+def random_world(rng: random.Random, size: int) -> World:
+    world = World()
+    lessons = []
+    for _ in range(size):
+        roll = rng.random()
+        author = rng.randrange(8)
+        if roll < 0.3 or not lessons:
+            parents = tuple(rng.sample(lessons, k=min(len(lessons), rng.randrange(3)))) if lessons else ()
+            text = rng.choice([None, None, "the same text for everyone.", "a shared observation."])
+            supersedes = None
+            if lessons and rng.random() < 0.15:
+                old = rng.choice(lessons)
+                supersedes, author = old, number(world, old.record.author)
+            prediction = Prediction("the same situation", "the same outcome") if rng.random() < 0.1 else None
+            lessons.append(world.lesson(author, text=text, parents=parents, supersedes=supersedes,
+                                        created=DAY + rng.randrange(-2, 4), prediction=prediction))
+        elif roll < 0.8:
+            received = DAY + rng.randrange(-3, 3)
+            world.verify(author, rng.choice(lessons), rng.choice([Outcome.CONFIRMED] * 3 + [Outcome.FAILED]),
+                         received=received, observed=received + rng.randrange(0, 4), naive=rng.random() < 0.9)
+        elif roll < 0.93:
+            voucher = rng.choice([0, 0, 1, 2, author])
+            world.vouch(voucher, rng.choice([k for k in range(1, 8) if k != voucher]))
+        else:
+            if rng.random() < 0.2:
+                key = rng.randrange(1, 8)
+                world.revoke(key, world.pk(key), TargetKind.KEY, created=DAY)
+            else:
+                target = rng.choice(world.records)
+                signer = number(world, target.record.author)
+                world.revoke(rng.choice([signer, signer, 6, 7]), target.id, created=DAY + rng.randrange(-1, 3))
+    return world
+
+
+POLICIES = [
+    TrustPolicy(required=2),
+    TrustPolicy(required=1, policy=Policy.OPEN, recent_window=3),
+    TrustPolicy(required=2, policy=Policy.ALLOWLIST),
+    TrustPolicy(required=2, max_depth=3, max_per_voucher=1),
+]
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_incremental_evaluation_equals_the_full_one_after_every_random_batch(seed: int):
+    rng = random.Random(seed)
+    world = random_world(rng, rng.randrange(20, 90))
+    policy = POLICIES[seed % len(POLICIES)]
+    if seed % 3 == 0:  # revocation authorities: rulings by threshold
+        policy = TrustPolicy(required=policy.required, policy=policy.policy,
+                             revocation_authorities=frozenset({world.pk(6), world.pk(7)}), revocation_threshold=1)
+    records = list(world.records)
+    if seed % 2:  # arrival order need not be creation order
+        rng.shuffle(records)
+    today = DAY + 1
+    me = world.pk(0)
+    trust = IncrementalTrust(me=me, policy=policy, today=today)
+    added = []
+    while records:
+        batch = records[:rng.randrange(1, 8)]
+        records = records[len(batch):]
+        added += batch
+        trust.add(batch)
+        assert trust.view == evaluate(added, me=me, policy=policy, today=today)
+    assert trust.on_day(today + 5) is EVERY
+    assert trust.view == evaluate(added, me=me, policy=policy, today=today + 5)
+
+
+def test_a_verification_recomputes_only_the_lesson_it_verifies():
+    world = World()
+    lessons = [world.lesson(n % 5 + 1) for n in range(50)]
+    trust = IncrementalTrust(me=world.pk(0), policy=TrustPolicy(), today=DAY + 2)
+    trust.add(world.records)
+    assert trust.add([world.verify(3, lessons[7])]) == {lessons[7].id}
+
+
+def test_a_vouch_from_a_key_the_web_does_not_reach_recomputes_nothing():
+    world = World()
+    lessons = [world.lesson(n % 5 + 1) for n in range(20)]
+    trust = IncrementalTrust(me=world.pk(0), policy=TrustPolicy(), today=DAY + 2)
+    trust.add(world.records)
+    assert trust.add([world.vouch(4, 5)]) == set()
+    touched = trust.add([world.vouch(0, 4)])  # the node's own vouch: every lesson may count anew
+    assert touched is not EVERY and {s.id for s in lessons} <= touched
+    assert trust.view == evaluate(world.records, me=world.pk(0), policy=TrustPolicy(), today=DAY + 2)
+
+
+def test_a_revocation_re_evaluates_everything_from_memory():
+    world = World()
+    lesson = world.lesson(1)
+    trust = IncrementalTrust(me=world.pk(0), policy=TrustPolicy(), today=DAY + 9)
+    trust.add(world.records)
+    assert trust.add([world.revoke(1, lesson.id)]) is EVERY
+    assert trust.view.status(lesson.id).value == "revoked"
+
+
+def test_a_similar_lesson_by_the_verifier_arriving_late_contradicts_its_earlier_claim_of_naivety():
+    world = World()
+    policy = TrustPolicy(required=1, policy=Policy.OPEN)
+    lesson = world.lesson(1, text="the proxy drops the index url.", created=DAY)
+    verification = world.verify(2, lesson, received=DAY + 1, observed=DAY + 1)
+    trust = IncrementalTrust(me=world.pk(0), policy=policy, today=DAY + 2)
+    trust.add(world.records)
+    assert trust.view.status(lesson.id).value == "common"
+    own_first = world.lesson(2, text="The proxy drops the index URL", created=DAY - 1)
+    assert trust.add([own_first]) is not EVERY
+    assert trust.view.verifications[verification.id].reason.name == "CONTRADICTED_NAIVETY"
+    assert trust.view == evaluate(world.records, me=world.pk(0), policy=policy, today=DAY + 2)
