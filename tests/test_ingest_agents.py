@@ -248,3 +248,16 @@ async def test_a_growing_codex_rollout_is_read_from_where_the_last_read_stopped(
     stored = await episode_store.load_episodes(store, include_archived=True)
     assert {agent_of_key(s.transcript) for s in stored} == {"codex"}
     assert archive.read(archive_key(path)) == data
+
+
+def test_an_invalid_byte_in_a_codex_line_costs_the_byte_not_the_line():
+    from commons.ingest import codex as codex_reader
+
+    rollout = sorted((Path(__file__).parent / "fixtures" / "agents" / "codex").rglob("rollout-*.jsonl"))[0]
+    data = rollout.read_bytes()
+    clean = codex_reader.parse(data)
+    # A stray Latin-1 byte inside the text of the first line that carries the person's words.
+    at = data.index(b'"message": "') + len(b'"message": "')
+    damaged = codex_reader.parse(data[:at] + b"\xe9" + data[at:])
+    assert damaged.skipped_lines == clean.skipped_lines == 0
+    assert [e.kind for e in damaged.episodes] == [e.kind for e in clean.episodes]

@@ -27,7 +27,6 @@ Transcripts are data: nothing in them is executed or opened. Bad lines are count
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -38,7 +37,7 @@ from commons.ingest.corrections import is_person_text, rejection_words
 from commons.ingest.episodes import BuildState, EpisodeBuilder
 from commons.ingest.readers import (
     HEAD_BYTES, STATE_VERSION, ParseResult, ParseState, StateError, added_line, clip, fingerprint, is_rewritten,
-    timestamp_of,
+    json_record, timestamp_of,
 )  # fmt: skip
 from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned
 
@@ -95,7 +94,6 @@ class _Reader:
         self.skipped = 0
 
     def feed(self, body: bytes) -> int:
-        loads = json.loads
         for line in body.split(b"\n"):
             if not line or line.isspace():
                 continue
@@ -104,18 +102,8 @@ class _Reader:
                 _SKIP_MARKERS[0] in head or _SKIP_MARKERS[1] in head or _SKIP_MARKERS[2] in head
             ) and b'"role":' not in line:
                 continue
-            try:
-                rec = loads(line)
-            except UnicodeDecodeError:  # one bad byte must not cost the line (and a correction in it)
-                try:
-                    rec = loads(line.decode("utf-8", errors="replace"))
-                except ValueError:
-                    self.skipped += 1
-                    continue
-            except ValueError:
-                self.skipped += 1
-                continue
-            if not isinstance(rec, dict):
+            rec = json_record(line)
+            if rec is None:
                 self.skipped += 1
                 continue
             self.records += 1

@@ -36,7 +36,7 @@ from typing import Any
 from commons.ingest.corrections import is_person_text
 from commons.ingest.episodes import BuildState, EpisodeBuilder
 from commons.ingest.readers import (
-    HEAD_BYTES, ParseResult, ParseState, added_line, clip, fingerprint, is_rewritten, timestamp_of,
+    HEAD_BYTES, ParseResult, ParseState, added_line, clip, fingerprint, is_rewritten, json_record, timestamp_of,
 )  # fmt: skip
 from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned
 
@@ -91,12 +91,8 @@ class _Reader:
         for line in body.split(b"\n"):
             if not line or line.isspace():
                 continue
-            try:
-                rec = json.loads(line)
-            except ValueError:  # includes bad UTF-8
-                self.skipped += 1
-                continue
-            if not isinstance(rec, dict):
+            rec = json_record(line)
+            if rec is None:
                 self.skipped += 1
                 continue
             self.records += 1

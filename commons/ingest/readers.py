@@ -123,6 +123,21 @@ def whole_document_state(data: bytes, records: int, skipped: int, build: BuildSt
                       skipped_lines=skipped, build=build)
 
 
+def json_record(line: bytes) -> dict[str, Any] | None:
+    """One JSONL line as a JSON object, or None when it is not one (the caller counts it skipped).
+    An invalid UTF-8 byte is replaced, not the line dropped: a correction in it must survive."""
+    try:
+        rec = json.loads(line)
+    except UnicodeDecodeError:
+        try:
+            rec = json.loads(line.decode("utf-8", errors="replace"))
+        except ValueError:
+            return None
+    except ValueError:
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
 def timestamp_of(value: Any) -> float | None:
     """Unix seconds of a record's time: an ISO 8601 string (UTC unless it says otherwise) or a number."""
     if isinstance(value, str):
