@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from commons.render.memory_folder import RenderError, RenderItem, safe_to_render
+from commons.render.memory_folder import RenderError, RenderItem, safe_to_render, section_span
 
 SECTION = "lessons"
 SECTION_BYTES = 8_000  # room for some forty lessons: a small part of what the agent reads
@@ -77,20 +77,6 @@ def _read(path: Path) -> str:
         raise RenderError(f"cannot read {path}: {error.strerror}") from None
 
 
-def _span(text: str, path: Path) -> tuple[int, int] | None:
-    i = text.find(BEGIN)
-    if i < 0:
-        if END in text:
-            raise RenderError(f"{path} has `{END}` without `{BEGIN}`; remove the stray marker")
-        return None
-    j = text.find(END, i)
-    if j < 0:
-        raise RenderError(f"{path} has `{BEGIN}` without `{END}`; restore the end marker or remove the "
-                          "section, and commons will write it again")
-    stop = j + len(END)
-    return i, stop + 1 if text.startswith("\n", stop) else stop
-
-
 def lesson_line(item: RenderItem) -> str:
     standing = (f"confirmed by {item.confirmations} agents" if item.confirmations is not None
                 else f"seen {item.seen} times")
@@ -116,7 +102,7 @@ def render(path: Path, items: Sequence[RenderItem], *, budget: int = SECTION_BYT
         raise RenderError(f"{path} is inside the git checkout {checkout}: commons writes only an agent's "
                           "global file, never one that would be committed with a project")
     original = _read(path)
-    span = _span(original, path)
+    span = section_span(original, BEGIN, END, path)
     outside = original if span is None else original[: span[0]] + original[span[1]:]
     room = budget if load_bytes is None else min(budget, load_bytes - len(outside.encode("utf-8", "surrogateescape")))
     shared = [it for it in items if it.scope != "local"]
@@ -147,7 +133,7 @@ def render(path: Path, items: Sequence[RenderItem], *, budget: int = SECTION_BYT
 
 def without_section(text: str, path: Path) -> str:
     """`text` without the managed section (and the blank line render put before it at the end)."""
-    span = _span(text, path)
+    span = section_span(text, BEGIN, END, path)
     if span is None:
         return text
     start, stop = span

@@ -157,24 +157,29 @@ def lesson_file(layer: str, item: RenderItem) -> str:
             "commons will not write it again. -->\n")
 
 
+def section_span(text: str, begin: str, end: str, where: str | Path) -> tuple[int, int] | None:
+    """(start, end) of the managed section between ``begin`` and ``end`` (markers and the newline
+    after ``end`` included), None when there is none; a lone marker is ``where``'s damage."""
+    i = text.find(begin)
+    if i < 0:
+        if end in text:
+            raise RenderError(f"{where} has `{end}` without `{begin}`; remove the stray marker")
+        return None
+    j = text.find(end, i)
+    if j < 0:
+        raise RenderError(f"{where} has `{begin}` without `{end}`; restore the end marker or "
+                          "remove the section, and commons will write it again")
+    stop = j + len(end)
+    return i, stop + 1 if text.startswith("\n", stop) else stop
+
+
 def _find_sections(text: str, layers: Sequence[str]) -> dict[str, tuple[int, int]]:
     """(start, end) character spans of each layer's managed section, markers included."""
     spans = {}
     for name in layers:
-        begin, end = markers(name)
-        i = text.find(begin)
-        if i < 0:
-            if text.find(end) >= 0:
-                raise RenderError(f"{INDEX} has `{end}` without `{begin}`; remove the stray marker")
-            continue
-        j = text.find(end, i)
-        if j < 0:
-            raise RenderError(f"{INDEX} has `{begin}` without `{end}`; restore the end marker or "
-                              "remove the section, and commons will write it again")
-        stop = j + len(end)
-        if text.startswith("\n", stop):
-            stop += 1
-        spans[name] = (i, stop)
+        span = section_span(text, *markers(name), INDEX)
+        if span is not None:
+            spans[name] = span
     return spans
 
 
