@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import lzma
 import os
 from pathlib import Path
 
@@ -15,7 +17,9 @@ from commons.ingest.archive import (
     Archive,
     ArchiveCorruptError,
     ArchiveGapError,
+    decompress_chunk,
 )
+from blake3 import blake3
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
 if not SHARED.is_dir() and os.environ.get("COMMONS_SHARED_DIR"):
@@ -31,7 +35,7 @@ def _transcripts() -> list[Path]:
 
 
 def _chunk_files(folder: Path) -> set[Path]:
-    return set((folder / "chunks").glob("*/*.xz"))
+    return set((folder / "chunks").glob("*/*.zst"))
 
 
 def test_every_transcript_round_trips_byte_exact(tmp_path):
@@ -125,8 +129,8 @@ def test_corrupt_chunk_is_an_error_that_names_it(tmp_path):
     other = Archive(tmp_path / "other")
     other.append("t", b"tampered\n" * 100, 0)
     (forged,) = _chunk_files(tmp_path / "other")
-    chunk.write_bytes(forged.read_bytes())  # valid xz, wrong content
-    name = chunk.name.removesuffix(".xz")
+    chunk.write_bytes(forged.read_bytes())  # valid zstd, wrong content
+    name = chunk.name.removesuffix(".zst")
     with pytest.raises(ArchiveCorruptError, match=name):
         archive.read("t")
     chunk.write_bytes(b"\x00garbage")
@@ -168,3 +172,58 @@ def test_unknown_key_reads_as_missing(tmp_path):
     assert archive.size("nope") == 0 and archive.entries() == []
     with pytest.raises(KeyError):
         archive.read("nope")
+
+
+def _old_archive(folder: Path, key: str, pieces: list[bytes]) -> None:
+    """An archive as commons wrote it before zstd: xz chunks (preset 0, no check), manifest v1."""
+    chunks = []
+    for raw in pieces:
+        digest = blake3(raw).hexdigest()
+        packed = lzma.compress(raw, format=lzma.FORMAT_XZ, check=lzma.CHECK_NONE, preset=0)
+        (folder / "chunks" / digest[:2]).mkdir(parents=True, exist_ok=True)
+        (folder / "chunks" / digest[:2] / f"{digest}.xz").write_bytes(packed)
+        chunks.append([digest, len(raw), len(packed)])
+    (folder / "manifests").mkdir(parents=True, exist_ok=True)
+    name = blake3(key.encode()).hexdigest()[:40]
+    manifest = {"v": 1, "key": key, "original_path": "", "generations": [chunks]}
+    (folder / "manifests" / f"{name}.json").write_text(json.dumps(manifest))
+
+
+def test_an_archive_written_with_xz_reads_and_grows_with_zstd_chunks(tmp_path):
+    big = b'{"type":"user"}\n' * (MERGE_BELOW // 8)  # past MERGE_BELOW: kept as it is
+    _old_archive(tmp_path, "t", [big])
+    archive = Archive(tmp_path)
+    assert archive.read("t") == big
+    archive.append("t", b"new line\n", len(big))
+    assert archive.read("t") == big + b"new line\n"
+    (new,) = _chunk_files(tmp_path)
+    assert new.read_bytes().startswith(b"\x28\xb5\x2f\xfd")  # the new bytes went to a zstd frame
+    assert len(list((tmp_path / "chunks").glob("*/*.xz"))) == 1
+
+
+def test_a_small_xz_tail_is_merged_into_zstd_and_gc_removes_the_old_file(tmp_path):
+    _old_archive(tmp_path, "t", [b"old tail\n"])
+    archive = Archive(tmp_path)
+    archive.append("t", b"more\n", 9)
+    assert archive.read("t") == b"old tail\nmore\n"
+    assert archive.gc() == 1
+    assert not list((tmp_path / "chunks").glob("*/*.xz")) and len(_chunk_files(tmp_path)) == 1
+
+
+def test_bytes_already_stored_as_xz_are_not_stored_again(tmp_path):
+    body = b'{"same": true}\n' * 1000
+    _old_archive(tmp_path, "a", [body])
+    archive = Archive(tmp_path)
+    archive.append("b", body, 0)
+    assert not _chunk_files(tmp_path)  # "b" names the xz chunk "a" already holds
+    assert archive.read("b") == body
+
+
+def test_the_decoder_is_chosen_by_the_chunks_magic_bytes_not_its_name():
+    raw = b"line\n" * 100
+    xz = lzma.compress(raw, format=lzma.FORMAT_XZ, check=lzma.CHECK_NONE, preset=0)
+    assert decompress_chunk(xz) == raw
+    with pytest.raises(ValueError, match="not a chunk"):
+        decompress_chunk(b"PK\x03\x04 a zip")
+    with pytest.raises(ValueError):
+        decompress_chunk(xz[:20])  # truncated

@@ -6,11 +6,11 @@ when no session shows a fix nothing helps; nothing but records crosses between h
 from __future__ import annotations
 
 import json
-import lzma
 from pathlib import Path
 
 import pytest
 
+from commons.ingest.archive import decompress_chunk
 from commons.ingest.lessons_report import measure
 from simulations.experiment.agent import Agent, Outcome, read_memory
 from simulations.experiment.figures import arm_figures
@@ -107,7 +107,7 @@ def _home_bytes(folder: Path) -> list[tuple[Path, bytes]]:
     for path in folder.rglob("*"):
         if path.is_file():
             data = path.read_bytes()
-            out.append((path, lzma.decompress(data) if path.suffix == ".xz" else data))
+            out.append((path, decompress_chunk(data) if path.suffix in (".xz", ".zst") else data))
     return out
 
 

@@ -3,7 +3,8 @@
 Agents delete their own transcripts after a while; the raw stream is the ground truth everything
 else is recomputed from (DESIGN.md), so ingest copies it here as it grows. Layout::
 
-    <folder>/chunks/<h[:2]>/<h>.xz        one chunk: BLAKE3-256 `h` of its raw bytes, xz-compressed
+    <folder>/chunks/<h[:2]>/<h>.zst       one chunk: BLAKE3-256 `h` of its raw bytes, zstd-compressed
+                                          (``<h>.xz``: written by commons before 2026-12, still read)
     <folder>/manifests/<blake3(key)>.json one transcript: its key, original path, and its chunks
                                           in order, per generation (a rewrite starts a new one)
 
@@ -12,10 +13,13 @@ past what is already archived as new chunks. A small last chunk (< `MERGE_BELOW`
 the new bytes so that a transcript polled every few seconds does not become thousands of tiny
 files; the chunk it replaces is left for `gc()`. Identical chunks are stored once.
 
-Compression, measured on real transcripts (tests/benchmarks/bench_ingest.py, one core):
-zlib-1 4.3x at 180 MB/s, zlib-6 5.2x at 58 MB/s, xz preset 0 5.8x at 45 MB/s, xz preset 6
-6.9x at 7 MB/s. xz preset 0 compresses better than zlib-6 and faster, and leaves ingest above its
-20 MB/s budget; BLAKE3 checks integrity, so the xz container's own check is turned off.
+Compression, measured on transcripts replicated from real sessions
+(tests/benchmarks/bench_ingest_codecs.py, 4 MB chunks, one thread, process CPU time): xz preset 0
+7.4x at 53 MB/s, zlib-6 6.8x at 75 MB/s, zlib-1 5.4x at 222 MB/s, zstd level 3 9.2x at 731 MB/s
+(decompressing at 2.5 GB/s against xz's 165 MB/s). zstd 3 is both the smallest and the fastest,
+so it is what new chunks are written with; xz preset 0 had been a third of ingest's CPU time.
+A chunk's first bytes (its magic number) say which decoder reads it, so archives written with xz
+read as before; BLAKE3 checks integrity, so neither container's own checksum is written.
 
 Every file is written to a temporary name, fsynced and renamed, and chunks are durable before the
 manifest that names them: a crash leaves at worst an unreferenced chunk, never a corrupt one.
@@ -31,15 +35,21 @@ import json
 import lzma
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import zstandard
 from blake3 import blake3
 
 MANIFEST_VERSION = 1
 CHUNK_MAX = 4 * 1024 * 1024  # raw bytes per chunk
 MERGE_BELOW = 64 * 1024  # a last chunk smaller than this is rewritten together with new bytes
-_SUFFIX = ".xz"
+ZSTD_LEVEL = 3
+_SUFFIX = ".zst"  # what new chunks are written as
+_OLD_SUFFIXES = (".xz",)  # read, deduplicated against and collected, never written
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_XZ_MAGIC = b"\xfd7zXZ\x00"
 
 
 class ArchiveError(Exception):
@@ -132,10 +142,11 @@ class Archive:
         """Remove chunks no manifest names (left by merges or crashes). Returns how many."""
         alive = {c[0] for m in self._all_manifests() for gen in m["generations"] for c in gen}
         removed = 0
-        for path in self._chunks.glob(f"*/*{_SUFFIX}"):
-            if path.name[: -len(_SUFFIX)] not in alive:
-                path.unlink(missing_ok=True)
-                removed += 1
+        for suffix in (_SUFFIX, *_OLD_SUFFIXES):
+            for path in self._chunks.glob(f"*/*{suffix}"):
+                if path.name[: -len(suffix)] not in alive:
+                    path.unlink(missing_ok=True)
+                    removed += 1
         return removed
 
     # -- reading -----------------------------------------------------------------------------
@@ -168,26 +179,37 @@ class Archive:
 
     # -- chunks ------------------------------------------------------------------------------
 
-    def _chunk_path(self, digest: str) -> Path:
-        return self._chunks / digest[:2] / f"{digest}{_SUFFIX}"
+    def _chunk_path(self, digest: str, suffix: str = _SUFFIX) -> Path:
+        return self._chunks / digest[:2] / f"{digest}{suffix}"
+
+    def _stored_chunk(self, digest: str) -> Path | None:
+        """The file holding the chunk, whichever codec wrote it (None: not stored)."""
+        for suffix in (_SUFFIX, *_OLD_SUFFIXES):
+            path = self._chunk_path(digest, suffix)
+            if path.exists():
+                return path
+        return None
 
     def _write_chunk(self, raw: bytes) -> tuple[ChunkRef, Path | None]:
         digest = blake3(raw).hexdigest()
+        stored = self._stored_chunk(digest)
+        if stored is not None:  # content-addressed: the same bytes are already here
+            return ChunkRef(digest, len(raw), stored.stat().st_size), None
+        packed = compress_chunk(raw)
         path = self._chunk_path(digest)
-        if path.exists():  # content-addressed: the same bytes are already here
-            return ChunkRef(digest, len(raw), path.stat().st_size), None
-        packed = lzma.compress(raw, format=lzma.FORMAT_XZ, check=lzma.CHECK_NONE, preset=0)
         path.parent.mkdir(exist_ok=True)
         _write_atomic(path, packed)
         return ChunkRef(digest, len(raw), len(packed)), path.parent
 
     def _read_chunk(self, ref: ChunkRef) -> bytes:
-        path = self._chunk_path(ref.hash)
+        path = self._stored_chunk(ref.hash)
+        if path is None:
+            raise ArchiveCorruptError(f"chunk {ref.hash} is missing ({self._chunk_path(ref.hash)})")
         try:
-            raw = lzma.decompress(path.read_bytes())
+            raw = decompress_chunk(path.read_bytes())
         except FileNotFoundError:
             raise ArchiveCorruptError(f"chunk {ref.hash} is missing ({path})") from None
-        except lzma.LZMAError as exc:
+        except ValueError as exc:
             raise ArchiveCorruptError(f"chunk {ref.hash} does not decompress ({path}): {exc}") from exc
         if blake3(raw).hexdigest() != ref.hash or len(raw) != ref.size:
             raise ArchiveCorruptError(f"chunk {ref.hash} does not match its hash ({path})")
@@ -217,6 +239,35 @@ class Archive:
 
     def _all_manifests(self) -> list[dict]:
         return [_parse_manifest(p.read_bytes(), p) for p in sorted(self._manifests.glob("*.json"))]
+
+
+def compress_chunk(raw: bytes) -> bytes:
+    """A chunk's bytes as stored: a zstd frame holding its size and no checksum (BLAKE3 checks).
+    A compressor per call: it costs microseconds, and a shared one is not safe across threads."""
+    return zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=False).compress(raw)
+
+
+def _unxz(packed: bytes) -> bytes:
+    return lzma.decompress(packed, format=lzma.FORMAT_XZ)
+
+
+def _unzstd(packed: bytes) -> bytes:
+    return zstandard.ZstdDecompressor().decompress(packed)
+
+
+_DECODERS: tuple[tuple[bytes, Callable[[bytes], bytes]], ...] = ((_ZSTD_MAGIC, _unzstd), (_XZ_MAGIC, _unxz))
+
+
+def decompress_chunk(packed: bytes) -> bytes:
+    """A stored chunk's raw bytes, whichever codec wrote it: its magic number picks the decoder.
+    Raises ValueError when no decoder knows the bytes or they do not decompress."""
+    for magic, decode in _DECODERS:
+        if packed.startswith(magic):
+            try:
+                return decode(packed)
+            except (lzma.LZMAError, zstandard.ZstdError) as exc:
+                raise ValueError(str(exc)) from exc
+    raise ValueError(f"not a chunk any codec here wrote (first bytes {packed[:6].hex()})")
 
 
 def _parse_manifest(body: bytes, path: Path) -> dict:

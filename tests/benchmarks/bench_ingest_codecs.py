@@ -1,0 +1,96 @@
+"""The archive's compressor, chosen by measurement: ratio and MB/s of each candidate on transcripts.
+
+Synthesises transcripts from ../shared/transcripts (the generator of bench_ingest.py: real
+records as templates, varied tool output), cuts them into the archive's chunks (CHUNK_MAX, as
+`Archive.append` does), and compresses and decompresses every chunk with each candidate:
+lzma (xz) presets 0 and 1, zlib levels 1, 3 and 6, and zstd levels 1, 3 and 6 (the `zstandard`
+package; left out with a message where it is not installed). Times are process CPU seconds on one
+thread, so a busy machine slows the figures less than wall clock would.
+
+    .venv/bin/python -m tests.benchmarks.bench_ingest_codecs            # a table for a person
+    .venv/bin/python -m tests.benchmarks.bench_ingest_codecs --json     # the same, for a script
+    .venv/bin/python -m tests.benchmarks.bench_ingest_codecs --mb 20    # a quicker, smaller run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from commons.ingest.archive import CHUNK_MAX  # noqa: E402
+from tests.benchmarks.bench_ingest import synthesise  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "transcripts"
+Codec = tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]
+
+
+def candidates() -> dict[str, Codec]:
+    out: dict[str, Codec] = {}
+    for preset in (0, 1):
+        out[f"xz-{preset}"] = (
+            lambda b, p=preset: lzma.compress(b, format=lzma.FORMAT_XZ, check=lzma.CHECK_NONE, preset=p),
+            lzma.decompress,
+        )
+    for level in (1, 3, 6):
+        out[f"zlib-{level}"] = (lambda b, lv=level: zlib.compress(b, lv), zlib.decompress)
+    try:
+        import zstandard
+    except ImportError:
+        print("zstandard is not installed: zstd left out", file=sys.stderr)
+        return out
+    for level in (1, 3, 6):
+        out[f"zstd-{level}"] = (zstandard.ZstdCompressor(level=level).compress,
+                                zstandard.ZstdDecompressor().decompress)
+    return out
+
+
+def run(mb: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        paths = synthesise(folder, mb * 1024 * 1024, sources=sorted(SHARED.glob("*.jsonl")))
+        chunks = [data[i : i + CHUNK_MAX] for p in paths for data in [p.read_bytes()]
+                  for i in range(0, len(data), CHUNK_MAX)]
+    total = sum(len(c) for c in chunks)
+    rows = {}
+    for name, (pack, unpack) in candidates().items():
+        t0 = time.process_time()
+        packed = [pack(c) for c in chunks]
+        t1 = time.process_time()
+        back = [unpack(p) for p in packed]
+        t2 = time.process_time()
+        assert back == chunks, f"{name} did not give the bytes back"
+        rows[name] = {
+            "ratio": round(total / sum(len(p) for p in packed), 2),
+            "compress_mb_s": round(total / (t1 - t0) / 1e6, 1),
+            "decompress_mb_s": round(total / (t2 - t1) / 1e6, 1),
+        }
+    return {"bytes": total, "chunks": len(chunks), "codecs": rows}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=50, help="megabytes of transcripts to synthesise (default 50)")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    args = parser.parse_args(argv)
+    figures = run(args.mb)
+    if args.json:
+        print(json.dumps(figures))
+        return
+    print(f"{figures['bytes'] / 1e6:.1f} MB in {figures['chunks']} chunks; process CPU time, one thread")
+    print(f"{'codec':8} {'ratio':>6} {'compress MB/s':>14} {'decompress MB/s':>16}")
+    for name, row in figures["codecs"].items():
+        print(f"{name:8} {row['ratio']:>6} {row['compress_mb_s']:>14} {row['decompress_mb_s']:>16}")
+
+
+if __name__ == "__main__":
+    main()
