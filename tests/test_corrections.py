@@ -1,8 +1,14 @@
 """Which of the person's messages correct the agent, and which texts are the person's at all."""
 
-import pytest
+import re
 
-from commons.ingest.corrections import is_correction, is_person_text, rejection_words
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from commons.ingest.corrections import (
+    _DONE, _IGNORECASE_ODD, ascii_apostrophes, claims_done, is_correction, is_person_text, rejection_words,
+)
 
 CORRECTIONS = [
     "no, this project uses uv, not pip",
@@ -149,3 +155,25 @@ def test_a_contradiction_of_a_claimed_done_is_told_from_a_new_request():
     assert not contradicts("now add error handling for empty files")
     assert not contradicts("thanks, looks good")
     assert not contradicts("how do errors get logged?")
+
+
+# claims_done asks the regex only of a text holding one of its words: the prefilter must never
+# turn away a text the regex alone would match.
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(_DONE), st.text(max_size=40), st.text(max_size=40))
+def test_claims_done_finds_every_claim_its_regex_finds(claim, before, after):
+    for text in (claim, before + claim + after):  # around it, a letter may undo a \b
+        assert claims_done(text) == bool(_DONE.search(ascii_apostrophes(text)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("doneFIXEDpasworkgrmvcitl \u0130\u0131\u017f\u212a\u2019'")), max_size=60))
+def test_claims_done_agrees_with_its_regex_on_any_text(text):
+    assert claims_done(text) == bool(_DONE.search(ascii_apostrophes(text)))
+
+
+def test_the_letters_ignorecase_folds_onto_ascii_are_all_searched():
+    odd = [chr(c) for c in range(0x80, 0x110000) if re.match("(?i)[a-z]", chr(c))]
+    unmapped = [c for c in odd if not re.fullmatch("[a-z]+", c.lower())]
+    assert unmapped and all(_IGNORECASE_ODD.search(c) for c in unmapped)
+    assert claims_done("it is \u017fuccessfully built")  # a long s: no "successfully" in lower()

@@ -136,8 +136,21 @@ _AGREES = re.compile(r"^\W*(?:thanks?|thank\s+you|great|perfect|nice|cool|lgtm|l
                      re.IGNORECASE)
 
 
+# Every match of _DONE holds one of these words (each alternative is one, or ends in one), so a
+# text holding none cannot match: the agent's every message is asked, and most say nothing of the
+# kind, so a few substring checks spare the regex engine's try at every position.
+_DONE_WORDS = ("done", "fixed", "pass", "green", "work", "resolved", "implemented", "complete", "place",
+               "successfully", "ready", "updated", "added", "moved", "changed", "created", "renamed", "removed")
+# Letters that re.IGNORECASE takes for ASCII ones but str.lower() does not turn into them (İ ı ſ and
+# the Kelvin sign): a text holding one is searched whatever its lower case says.
+_IGNORECASE_ODD = re.compile("[\u0130\u0131\u017f\u212a]")
+
+
 def claims_done(agent_text: str) -> bool:
     """True when the agent's words claim the work finished or working."""
+    lower = agent_text.lower()
+    if not any(word in lower for word in _DONE_WORDS) and _IGNORECASE_ODD.search(agent_text) is None:
+        return False
     return bool(_DONE.search(ascii_apostrophes(agent_text)))
 
 
