@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from commons.ingest.corrections import (
-    _DONE_PATTERN, _IGNORECASE_ODD, ascii_apostrophes, claims_done, is_correction, is_person_text, rejection_words,
+    _DONE_PATTERN, _IGNORECASE_ODD, _OPENING, _STILL, ascii_apostrophes, claims_done, is_correction,
+    is_person_text, rejection_words,
 )
 
 CORRECTIONS = [
@@ -179,3 +180,21 @@ def test_the_letters_ignorecase_folds_onto_ascii_are_all_searched():
     unmapped = [c for c in odd if not re.fullmatch("[a-z]+", c.lower())]
     assert unmapped and all(_IGNORECASE_ODD.search(c) for c in unmapped)
     assert claims_done("it is \u017fuccessfully built")  # a long s: no "successfully" in lower()
+
+
+_CURLY = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u00b4": "'"})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab '\u2019\u2018\u02bc\u00b4\n\u00e9")), max_size=40))
+def test_apostrophes_are_made_ascii_as_a_translation_table_would(text):
+    assert ascii_apostrophes(text) == text.translate(_CURLY).strip()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.from_regex(_STILL), st.text(alphabet=st.sampled_from(list("stilSTIL nodoesn't\u0130\u0131\u017f")),
+                                              max_size=40)))
+def test_a_still_follow_up_is_found_wherever_its_regex_finds_one(text):
+    norm = ascii_apostrophes(text)
+    expected = is_person_text(text) and bool(_OPENING.match(norm) or _STILL.search(norm))
+    assert is_correction(text) == expected

@@ -50,3 +50,19 @@ def test_stopping_after_any_turn_and_going_on_from_the_saved_state_changes_nothi
         latest = {(e.kind, e.uid): e for e in (*first.episodes(), *second.episodes())}
         assert set(latest.values()) == set(whole.episodes()), cut
         assert second.snapshot() == whole.snapshot()
+
+
+def test_only_the_agents_last_words_before_they_are_read_are_scrubbed(monkeypatch):
+    import commons.ingest.episodes as episodes
+
+    scrubbed: list[str] = []
+    real = episodes.scrub
+    monkeypatch.setattr(episodes, "scrub", lambda text: scrubbed.append(text) or real(text))
+    said = [AgentSaid(11.0 + n, f"step {n}: token ghp_{'a1b2' * 9} set") for n in range(50)]
+    builder = _run([SessionSeen(session="s1", at=10.0), PersonSaid("p1", 10.0, "set it up"), *said,
+                    PersonSaid("p2", 70.0, "no, the other token")])
+    (corr,) = [e for e in builder.episodes() if isinstance(e, CorrectionEpisode)]
+    assert corr.preceding == "step 49: token <github-token> set"
+    assert builder.session_episode().ended == "step 49: token <github-token> set"
+    assert builder.snapshot().turn_text == "" and builder.snapshot().ended == corr.preceding
+    assert sum(t.startswith("step") for t in scrubbed) == 1  # the 49 words said over were never scrubbed

@@ -40,7 +40,7 @@ _WRAPPER_PREFIXES = (
 )
 
 # Curly apostrophes and quotes that phones and some terminals substitute for ASCII ones.
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u00b4": "'"})
+_APOSTROPHES = ("\u2019", "\u2018", "\u02bc", "\u00b4")
 
 # Fillers a person puts before the correcting word: "hmm, no", "wait - don't", "ok no".
 _FILLER = r"(?:(?:hmm+|wait|oh|uh+|um+|ugh|well|ok(?:ay)?|hold\s+on|sorry|err?m?)\b[\s,.!:;\-\u2014]*)*"
@@ -83,7 +83,22 @@ _SAID = re.compile(r"the user said:\s*", re.IGNORECASE)
 
 def ascii_apostrophes(text: str) -> str:
     """The text as matched: stripped, with typographic apostrophes made ASCII."""
-    return text.translate(_APOSTROPHES).strip()
+    for curly in _APOSTROPHES:  # str.replace scans in C; str.translate looks up every character
+        if curly in text:
+            text = text.replace(curly, "'")
+    return text.strip()
+
+
+# Letters that re.IGNORECASE takes for ASCII ones but str.lower() does not turn into them (İ ı ſ and
+# the Kelvin sign): a text holding one is searched whatever its lower case says.
+_IGNORECASE_ODD = re.compile("[\u0130\u0131\u017f\u212a]")
+
+
+def _may_hold(text: str, words: tuple[str, ...]) -> bool:
+    """False only when no case-insensitive regex that needs one of `words` can match `text`: a
+    prefilter of a few substring checks before a regex that would try every position."""
+    lower = text.lower()
+    return any(word in lower for word in words) or _IGNORECASE_ODD.search(text) is not None
 
 
 def is_person_text(text: str) -> bool:
@@ -99,7 +114,7 @@ def is_correction(text: str) -> bool:
     if not is_person_text(text):
         return False
     norm = ascii_apostrophes(text)
-    return bool(_OPENING.match(norm) or _STILL.search(norm))
+    return bool(_OPENING.match(norm) or (_may_hold(norm, ("still",)) and _STILL.search(norm)))
 
 
 # The agent says the work is finished or works.
@@ -143,17 +158,11 @@ _AGREES = re.compile(r"^\W*(?:thanks?|thank\s+you|great|perfect|nice|cool|lgtm|l
 # kind, so a few substring checks spare the regex engine's try at every position.
 _DONE_WORDS = ("done", "fixed", "pass", "green", "work", "resolved", "implemented", "complete", "place",
                "successfully", "ready", "updated", "added", "moved", "changed", "created", "renamed", "removed")
-# Letters that re.IGNORECASE takes for ASCII ones but str.lower() does not turn into them (İ ı ſ and
-# the Kelvin sign): a text holding one is searched whatever its lower case says.
-_IGNORECASE_ODD = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
 def claims_done(agent_text: str) -> bool:
     """True when the agent's words claim the work finished or working."""
-    lower = agent_text.lower()
-    if not any(word in lower for word in _DONE_WORDS) and _IGNORECASE_ODD.search(agent_text) is None:
-        return False
-    return bool(_DONE.search(ascii_apostrophes(agent_text)))
+    return _may_hold(agent_text, _DONE_WORDS) and bool(_DONE.search(ascii_apostrophes(agent_text)))
 
 
 def contradicts(person_text: str) -> bool:

@@ -125,7 +125,13 @@ class EpisodeBuilder:
         self.counts = Counter(dict(s.tool_counts))
         self.calls = list(s.calls)
         self.call_set = set(s.calls)
-        self.ended, self.turn_text, self.turn_call, self.turn_done = s.ended, s.turn_text, s.turn_call, s.turn_done
+        self.turn_call = s.turn_call
+        self._ended, self._turn_text, self._turn_done = s.ended, s.turn_text, s.turn_done
+        # The agent's last words, raw, while newer than the field each stands for (see `ended`).
+        self._said_ended: str | None = None
+        self._said_turn: str | None = None
+        self._said_done: str | None = None
+        self._scrubbed_said: tuple[str, str] = ("", "")  # (raw, scrubbed): one scrub for both cuts
         self.pending: OrderedDict[str, tuple[str, str, str]] = OrderedDict((i, (t, g, d)) for i, t, g, d in s.pending)
         self.open_failures = s.open_failures
         self.open_errors = {e.uid: e for e in s.open_errors}
@@ -142,14 +148,48 @@ class EpisodeBuilder:
         elif isinstance(turn, AgentSaid):
             text = turn.text.strip()
             if text:
-                clean = scrub(text)  # once, for both cuts
-                self.ended = cut(clean, ENDED_CHARS)
-                self.turn_text = cut(clean, PRECEDING_CHARS)
-                self.turn_done = claims_done(text)
+                self._said_ended = self._said_turn = self._said_done = text
         elif isinstance(turn, PersonSaid):
             self._person(turn)
         elif isinstance(turn, ToolRejected):
             self._rejected(turn)
+
+    # -- the agent's last words ------------------------------------------------------------
+    # An agent says many things between two reads of its words (the person's next message, a
+    # rejection, the end of a batch), and each replaces the one before: they are scrubbed, cut and
+    # asked whether they claim the work done when read, not when said. The same pure functions of
+    # the same last words give the same fields; most of an agent's messages then cost nothing.
+
+    @property
+    def ended(self) -> str:
+        if self._said_ended is not None:
+            self._ended, self._said_ended = cut(self._scrub_said(self._said_ended), ENDED_CHARS), None
+        return self._ended
+
+    @property
+    def turn_text(self) -> str:
+        if self._said_turn is not None:
+            self._turn_text, self._said_turn = cut(self._scrub_said(self._said_turn), PRECEDING_CHARS), None
+        return self._turn_text
+
+    @turn_text.setter
+    def turn_text(self, value: str) -> None:
+        self._turn_text, self._said_turn = value, None
+
+    @property
+    def turn_done(self) -> bool:
+        if self._said_done is not None:
+            self._turn_done, self._said_done = claims_done(self._said_done), None
+        return self._turn_done
+
+    @turn_done.setter
+    def turn_done(self, value: bool) -> None:
+        self._turn_done, self._said_done = value, None
+
+    def _scrub_said(self, text: str) -> str:
+        if self._scrubbed_said[0] is not text:
+            self._scrubbed_said = (text, scrub(text))
+        return self._scrubbed_said[1]
 
     # -- what each turn does -----------------------------------------------------------------
 
