@@ -13,7 +13,9 @@ on the transcripts that changed. For each transcript:
    and is read from scratch; its episodes keep their uids, so nothing is counted twice.
 3. The bytes the parser consumed (complete lines) are appended to the archive *before* the store
    records the new offset: a crash in between re-reads bytes the archive already holds, which
-   `Archive.append` skips, so nothing is lost or duplicated.
+   `Archive.append` skips, so nothing is lost or duplicated. The appends are made by an
+   `ArchiveWriter` in a thread of their own while the next transcript is parsed, and waited for
+   before each commit.
 4. Episodes and the new state go to the store in one transaction per batch of transcripts.
 
 A file that cannot be read (vanished, no permission) is reported by name and the others go on.
@@ -34,6 +36,7 @@ from blake3 import blake3
 
 from commons.core.episode import Episode, EpisodeKind, SessionEpisode
 from commons.ingest.archive import Archive, ArchiveError
+from commons.ingest.archive_writer import ArchiveWriter
 from commons.ingest import claude_code, codex, gemini
 from commons.ingest.episodes import BuildState
 from commons.ingest.readers import ParseState, Reader, StateError, expand_root
@@ -137,25 +140,30 @@ async def ingest_paths(
     unique = list(dict.fromkeys(_absolute(Path(p).expanduser()) for p in paths))
     tally = _Tally()
     done = 0
-    for start in range(0, len(unique), BATCH_FILES):
-        batch = unique[start : start + BATCH_FILES]
-        known, taken = await _look_up(store, batch)
-        reads: list[_Read] = []
-        pending_bytes = 0
-        for path in batch:
-            prior = known.get(str(path))
-            key = prior[0] if prior else _free_key(path, taken)
-            taken[key] = str(path)
-            read = await trio.to_thread.run_sync(_read_transcript, path, key, prior, archive)
-            reads.append(read)
-            pending_bytes += read.bytes_read
-            done += 1
-            if progress is not None:
-                progress(done, len(unique))
-            if pending_bytes >= BATCH_BYTES:
-                await _commit(store, reads, now, tally)
-                reads, pending_bytes = [], 0
-        await _commit(store, reads, now, tally)
+    writer = ArchiveWriter(archive)
+    try:
+        for start in range(0, len(unique), BATCH_FILES):
+            batch = unique[start : start + BATCH_FILES]
+            known, taken = await _look_up(store, batch)
+            reads: list[_Read] = []
+            pending_bytes = 0
+            for path in batch:
+                prior = known.get(str(path))
+                key = prior[0] if prior else _free_key(path, taken)
+                taken[key] = str(path)
+                read = await trio.to_thread.run_sync(_read_transcript, path, key, prior, writer)
+                reads.append(read)
+                pending_bytes += read.bytes_read
+                done += 1
+                if progress is not None:
+                    progress(done, len(unique))
+                if pending_bytes >= BATCH_BYTES:
+                    await _commit(store, writer, reads, now, tally)
+                    reads, pending_bytes = [], 0
+            await _commit(store, writer, reads, now, tally)
+    finally:
+        with trio.CancelScope(shield=True):  # a later run must not race the writes still queued
+            await trio.to_thread.run_sync(writer.close)
     return tally.report()
 
 
@@ -175,8 +183,11 @@ class _Read:
     error: str | None = None
 
 
-def _read_transcript(path: Path, key: str, prior: tuple[str, str] | None, archive: Archive) -> _Read:
-    """Blocking: read the bytes of `path` past its stored offset, parse them, archive them."""
+def _read_transcript(
+    path: Path, key: str, prior: tuple[str, str] | None, archive: Archive | ArchiveWriter
+) -> _Read:
+    """Blocking: read the bytes of `path` past its stored offset, parse them, archive them (at once
+    with an `Archive`, or handed to an `ArchiveWriter`)."""
     out = _Read(str(path), key)
     state = _saved_state(prior)
     reader = reader_for(path)
@@ -219,7 +230,7 @@ def _read_transcript(path: Path, key: str, prior: tuple[str, str] | None, archiv
 
 
 @contextmanager
-def _archive_writes(archive: Archive) -> Iterator[None]:
+def _archive_writes(archive: Archive | ArchiveWriter) -> Iterator[None]:
     """An archive write's OSError (disk full, no permission on the data folder) is ours, not the
     transcript's: it stops the run rather than being reported as an unreadable transcript."""
     try:
@@ -259,7 +270,8 @@ def _free_key(path: Path, taken: dict[str, str]) -> str:
     return f"{key}#{blake3(str(path).encode()).hexdigest()[:12]}"
 
 
-async def _commit(store: Store, reads: list[_Read], now: float, tally: _Tally) -> None:
+async def _commit(store: Store, writer: ArchiveWriter, reads: list[_Read], now: float, tally: _Tally) -> None:
+    await trio.to_thread.run_sync(writer.drain)  # the archive holds the bytes before the store says so
     changed = [r for r in reads if r.state is not None]
     if changed:
         async with store.transaction():
