@@ -13,11 +13,13 @@ past what is already archived as new chunks. A small last chunk (< `MERGE_BELOW`
 the new bytes so that a transcript polled every few seconds does not become thousands of tiny
 files; the chunk it replaces is left for `gc()`. Identical chunks are stored once.
 
-Compression, measured on transcripts replicated from real sessions
-(tests/benchmarks/bench_ingest_codecs.py, 4 MB chunks, one thread, process CPU time): xz preset 0
-7.4x at 53 MB/s, zlib-6 6.8x at 75 MB/s, zlib-1 5.4x at 222 MB/s, zstd level 3 9.2x at 731 MB/s
-(decompressing at 2.5 GB/s against xz's 165 MB/s). zstd 3 is both the smallest and the fastest,
-so it is what new chunks are written with; xz preset 0 had been a third of ingest's CPU time.
+Compression, measured by tests/benchmarks/bench_ingest_codecs.py (one thread, process CPU time).
+On transcripts replicated from real sessions, in 4 MB chunks: xz preset 0 7.4x at 51 MB/s,
+zlib-6 6.8x at 73, zlib-1 5.4x at 212, zstd level 3 9.2x at 640 (decompressing at 2.5 GB/s
+against xz's 133 MB/s). On the real transcripts as they are, one chunk each: xz-0 5.5x at 38 MB/s,
+zstd-3 5.3x at 350. zstd 3 stores at most a few percent more than xz-0 at a tenth of its CPU time,
+and xz-0 had been a third of ingest's: new chunks are written with zstd 3 (zstd 6 would match
+xz's ratio at three times zstd 3's cost).
 A chunk's first bytes (its magic number) say which decoder reads it, so archives written with xz
 read as before; BLAKE3 checks integrity, so neither container's own checksum is written.
 
@@ -26,7 +28,8 @@ manifest that names them: a crash leaves at worst an unreferenced chunk, never a
 A chunk whose bytes do not hash to its name is reported by name (`ArchiveCorruptError`).
 
 One writer per folder (the daemon's ingest task). The calls block on disk I/O: from trio, run them
-with ``trio.to_thread.run_sync``.
+with ``trio.to_thread.run_sync``; ingest hands its appends to `archive_writer.ArchiveWriter`,
+which makes them in a thread of their own while it parses on.
 """
 
 from __future__ import annotations
