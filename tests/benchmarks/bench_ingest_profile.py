@@ -5,8 +5,10 @@ Synthesises transcripts from ../shared/transcripts (the generator of bench_inges
 thread (so that one profile sees everything; the archive's writes too, made in line), and sums
 each function's own time into the part of the path it belongs to: JSON decoding, the scrubber, the
 correction rules, failure lines and resolutions, the rest of parsing (the readers and the episode
-builder), the archive (hashing, compressing), fsync, the store, and the event loop. The profiler
-slows Python more than C, so the shares of Python-heavy parts are overstated; the ranking holds.
+builder), the archive (hashing, compressing), fsync, the store, and the event loop. A built-in
+(a regex search, ``str.lower``) counts for what called it. The profiler slows Python more than C,
+so the shares of Python-heavy parts are overstated; the ranking holds. SQLite's work runs in
+aiosqlite's own thread, which the profile does not see: the event loop's wait for it shows.
 
     .venv/bin/python -m tests.benchmarks.bench_ingest_profile              # a table for a person
     .venv/bin/python -m tests.benchmarks.bench_ingest_profile --json       # the same, for a script
