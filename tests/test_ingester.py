@@ -172,3 +172,29 @@ async def test_a_failing_archive_stops_the_run_instead_of_blaming_the_transcript
     with pytest.raises(ArchiveError, match="No space left"):
         await ingest_paths(store, archive, [path], now=1.0)
     assert await store.scalar("SELECT count(*) FROM transcripts") == 0
+
+
+async def test_the_store_records_a_read_only_once_the_archive_holds_its_bytes(node, tmp_path, monkeypatch):
+    import time
+
+    from commons.store import transcripts as transcript_store
+
+    store, archive = node
+    paths = [shutil.copy(p, tmp_path / p.name) for p in sorted(DEMO.glob("ada/*.jsonl"))]
+    real_append, real_put = archive.append, transcript_store.put_reads
+
+    def slow_disk(*args, **kwargs):  # the writer thread lags behind the parse
+        time.sleep(0.05)
+        return real_append(*args, **kwargs)
+
+    held_at_commit: list[tuple[int, int]] = []
+
+    async def put_reads(store_, reads):
+        held_at_commit.extend((archive.size(r.archive_key), r.size) for r in reads)
+        await real_put(store_, reads)
+
+    monkeypatch.setattr(archive, "append", slow_disk)
+    monkeypatch.setattr(transcript_store, "put_reads", put_reads)
+    await ingest_paths(store, archive, paths, now=1.0)
+    assert len(held_at_commit) == len(paths)
+    assert all(held == recorded for held, recorded in held_at_commit)
