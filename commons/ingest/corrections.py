@@ -154,8 +154,8 @@ _AGREES = re.compile(r"^\W*(?:thanks?|thank\s+you|great|perfect|nice|cool|lgtm|l
 
 
 # Every match of _DONE holds one of these words (each alternative is one, or ends in one), so a
-# text holding none cannot match: the agent's every message is asked, and most say nothing of the
-# kind, so a few substring checks spare the regex engine's try at every position.
+# text holding none cannot match: the agent's last words are asked at each of the person's
+# messages, and most say nothing of the kind; a few substring checks spare the regex its search.
 _DONE_WORDS = ("done", "fixed", "pass", "green", "work", "resolved", "implemented", "complete", "place",
                "successfully", "ready", "updated", "added", "moved", "changed", "created", "renamed", "removed")
 
