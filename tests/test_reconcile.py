@@ -172,9 +172,10 @@ def test_a_key_added_again_at_another_day_moves_there():
     assert ks.fingerprint_between(0, 50) == fingerprint(expected)
 
 
-def test_a_peer_of_another_protocol_version_is_refused_naming_both_versions():
-    with pytest.raises(ReconcileVersionError, match=f"version 1, this node speaks only {PROTOCOL_VERSION}"):
-        Reconciler(KeySet()).reconcile(b"\x01")
+@pytest.mark.parametrize("old", [1, 2])
+def test_a_peer_of_an_older_protocol_version_is_refused_naming_both_versions(old):
+    with pytest.raises(ReconcileVersionError, match=f"version {old}, this node speaks only {PROTOCOL_VERSION}: the peer"):
+        Reconciler(KeySet()).reconcile(bytes([old]) + b"\x00\x01" + bytes(16))
 
 
 def test_withheld_keys_are_known_to_the_peer_but_never_offered_or_fetched():
@@ -217,7 +218,7 @@ def _message(*ranges: bytes) -> bytes:
 
 
 _KEY = make_key(TAG_LESSON, bytes(32))
-_ITEM = make_item(20_000, _KEY)
+_ITEM = encode_varint(20_000) + _KEY  # the item at day 20,000, listed from the empty bound
 MALFORMED = {
     "empty": b"",
     "unknown version": bytes([PROTOCOL_VERSION + 1]),
@@ -228,7 +229,8 @@ MALFORMED = {
     "bound longer than an item": _message(encode_varint(39) + bytes(38) + b"\x00"),
     "non-minimal varint": _message(b"\x00\x81\x00"),
     "item list truncated": _message(b"\x00\x02\x02" + _ITEM),
-    "items not ascending": _message(b"\x00\x02\x02" + _ITEM + _ITEM + b"\x00"),
+    "items not ascending": _message(b"\x00\x02\x02" + _ITEM + b"\x00" + _KEY + b"\x00"),
+    "item day beyond the largest": _message(b"\x00\x02\x01" + encode_varint(1 << 32) + _KEY + b"\x00"),
     "item outside its range": _message(b"\x03\x00\x00\x02\x01" + _ITEM + b"\x00"),
     "withheld position out of range": _message(b"\x00\x02\x01" + _ITEM + b"\x01\x01"),
     "IdList too long": _message(b"\x00\x02" + encode_varint(65)),
