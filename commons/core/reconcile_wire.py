@@ -28,7 +28,7 @@ from commons.core.reconcile_keyset import (
 PROTOCOL_VERSION = 0x03
 MAX_MESSAGE_SIZE = 65536  # the largest message a receiver accepts, whatever its own limit
 MAX_ID_LIST = 64  # the most items one IdList range may carry on the wire
-MAX_BOUND_SIZE = 2 + ITEM_SIZE  # varint(len + 1) is one byte for len <= 37, then the prefix
+MAX_BOUND_SIZE = 2 + ITEM_SIZE  # varint(shared + 1), varint(rest): one byte each (<= 38), then the rest
 MAX_LISTED_ITEM_SIZE = 5 + KEY_SIZE  # an item in an IdList or Diff: varint(day delta) then the key
 TAIL_SIZE = 1 + 1 + FINGERPRINT_SIZE  # the closing "everything else" Fingerprint range
 INFINITY = None  # the upper bound past every item
@@ -85,13 +85,18 @@ class _Reader:
                 return value
         raise self.fail("varint too long")
 
-    def bound(self) -> bytes | None:
-        size = self.varint()
-        if size == 0:
+    def bound(self, lower: bytes) -> bytes | None:
+        """A bound: the first ``shared`` bytes of the range's lower bound, then ``rest`` bytes."""
+        shared = self.varint()
+        if shared == 0:
             return INFINITY
-        if size - 1 > ITEM_SIZE:
+        shared -= 1
+        if shared > len(lower):
+            raise self.fail("bound shares more bytes than its lower bound has")
+        rest = self.varint()
+        if shared + rest > ITEM_SIZE:
             raise self.fail(f"bound longer than {ITEM_SIZE} bytes")
-        return self.take(size - 1)
+        return lower[:shared] + self.take(rest)
 
     def items(self, count: int, lower: bytes, upper: bytes | None) -> tuple[bytes, ...]:
         if count * (1 + KEY_SIZE) > len(self.data) - self.pos:
@@ -142,7 +147,7 @@ def decode_message(data: bytes) -> list[Range]:
     while r.pos < len(data):
         if lower is None:
             raise r.fail("range after the infinite bound")
-        upper = r.bound()
+        upper = r.bound(lower)
         if upper is not None and upper <= lower:
             raise r.fail("range bounds not increasing")
         try:
@@ -181,8 +186,17 @@ def items_bytes(items: list[bytes], day: int) -> bytes:
     return bytes(out)
 
 
-def bound_bytes(bound: bytes | None) -> bytes:
-    return b"\x00" if bound is None else encode_varint(len(bound) + 1) + bound
+def bound_bytes(bound: bytes | None, lower: bytes) -> bytes:
+    """A bound as the bytes it shares with the range's lower bound (a count) and the rest: bounds
+    of neighbouring buckets share their day and often more, so most cost 3-4 bytes, not 5-7."""
+    if bound is None:
+        return b"\x00"
+    shared = 0
+    for a, b in zip(lower, bound):
+        if a != b:
+            break
+        shared += 1
+    return encode_varint(shared + 1) + encode_varint(len(bound) - shared) + bound[shared:]
 
 
 def positions_bytes(positions: list[int]) -> bytes:
@@ -216,6 +230,7 @@ class Writer:
         self.asks = False
         self.lists: dict[bytes, list[bytes]] = {}  # the IdLists written, by lower bound
         self._pending: _PendingList | None = None
+        self._at: bytes = b""  # the upper bound of the last range written: the next one's lower
 
     def room(self) -> int:
         """Bytes still free for ranges, keeping space for a pending Skip and the closing range."""
@@ -244,9 +259,10 @@ class Writer:
     def range(self, lower: bytes, upper: bytes | None, mode: Mode, payload: bytes) -> None:
         self._flush()
         if self.skip_upper != b"":
-            self.out += bound_bytes(self.skip_upper) + encode_varint(Mode.SKIP)
-            self.skip_upper = b""
-        self.out += bound_bytes(upper) + encode_varint(mode) + payload
+            self.out += bound_bytes(self.skip_upper, self._at) + encode_varint(Mode.SKIP)
+            self._at, self.skip_upper = self.skip_upper, b""  # type: ignore[assignment]
+        self.out += bound_bytes(upper, self._at) + encode_varint(mode) + payload
+        self._at = upper  # type: ignore[assignment]  # nothing follows a range up to infinity
         if mode in (Mode.FINGERPRINT, Mode.ID_LIST) and not self.asks:
             self.asks, self.first_open = True, lower
 
