@@ -26,6 +26,7 @@ from commons.core.reconcile import (
     make_key,
     run_in_memory,
 )
+from commons.core.reconcile_wire import decode_message
 
 
 def random_keys(rng: random.Random, count: int, tags: tuple[int, ...] = (0, 1, 2, 3)) -> list[bytes]:
@@ -151,6 +152,58 @@ def test_missing_the_newest_records_costs_in_proportion_to_how_many():
         assert exchange.round_trips <= 3
         # one 37-byte item per record, plus one fingerprint path down to the newest day
         assert sum(map(len, exchange.messages)) <= 40 * missing + 2500
+
+
+def in_item_order(entries: list[tuple[bytes, int]]) -> list[bytes]:
+    return [k for k, _ in sorted(entries, key=lambda e: (e[1], e[0]))]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    common=st.integers(0, 3000),
+    only_a=st.integers(0, 300),
+    only_b=st.integers(0, 300),
+    newer=st.booleans(),
+    refused=st.integers(0, 20),
+    limit=st.sampled_from([MIN_FRAME_SIZE_LIMIT, 4096, DEFAULT_FRAME_SIZE_LIMIT]),
+)
+def test_sets_over_many_days_and_healed_partitions_reconcile_exactly_in_item_order(
+    seed, common, only_a, only_b, newer, refused, limit
+):
+    rng = random.Random(seed)
+    history = range(20_000, 20_060)
+    made_apart = range(20_060, 20_062) if newer else history  # a healed partition, or scattered
+    shared = dated(rng, random_keys(rng, common), history)
+    mine, theirs = dated(rng, random_keys(rng, only_a), made_apart), dated(rng, random_keys(rng, only_b), made_apart)
+    withheld = dated(rng, random_keys(rng, refused), history)
+    a = KeySet(shared + mine)
+    a.update(withheld, withheld=True)
+    exchange = run_in_memory(
+        Reconciler(a, frame_size_limit=limit), Reconciler(KeySet(shared + theirs), frame_size_limit=limit)
+    )
+    a_have, a_need, a_withheld = exchange.learned(initiator=True)
+    b_have, b_need, b_withheld = exchange.learned(initiator=False)
+    assert a_have == b_need == in_item_order(mine)
+    assert a_need == b_have == in_item_order(theirs)
+    assert b_withheld == in_item_order(withheld) and a_withheld == []
+    assert all(len(m) <= limit for m in exchange.messages)
+
+
+def test_a_healed_partition_costs_one_listed_item_per_record_in_three_round_trips():
+    rng = random.Random(37)
+    shared = dated(rng, random_keys(rng, 50_000), range(20_000, 20_365))
+    mine = dated(rng, random_keys(rng, 250), range(20_365, 20_367))
+    theirs = dated(rng, random_keys(rng, 250), range(20_365, 20_367))
+    exchange = run_in_memory(Reconciler(KeySet(shared + mine)), Reconciler(KeySet(shared + theirs)))
+    assert exchange.learned(initiator=True)[:2] == (in_item_order(mine), in_item_order(theirs))
+    assert exchange.round_trips <= 3
+    # 34 bytes a record (its day as a gap from the one before, then the key), plus a fingerprint
+    # path down to the newest days and the few shared items of the lowest listed bucket
+    assert sum(map(len, exchange.messages)) <= 34 * 500 + 2000
+    # The buckets that all differ go as a few long lists (up to 64 items), not one list a bucket.
+    lists = [r for m in exchange.messages for r in decode_message(m) if r.mode is Mode.ID_LIST]
+    assert sum(len(r.items) for r in lists) / len(lists) > 32
 
 
 def test_much_to_send_goes_in_frames_up_to_64_kib():
