@@ -18,6 +18,10 @@ Where this differs from negentropy, and why:
 * A message that asks nothing (only Skip / Diff ranges) is final: its receiver does not answer.
 * Differences are delivered in (time, key) order across the whole session: a key is released to
   the caller only once every range below it is settled.
+* How a side chooses its ranges (version 3, measured in ``tests/benchmarks/bench_negentropy.py``):
+  a split uses as few buckets as reach item lists in the same number of levels; neighbouring
+  ranges that all differ (a dense difference) are listed up to 64 items instead of split again;
+  lists that touch go as one. Either side may choose differently: any choice reconciles exactly.
 * A key can be *withheld* ("I hold it but will not send it": refused by policy, a death
   certificate). It counts like any other key -- so the peer never offers it to us -- and when the
   peer lacks it the peer is told so and reports it under ``withheld``, not ``need``.
