@@ -206,6 +206,19 @@ def test_a_healed_partition_costs_one_listed_item_per_record_in_three_round_trip
     assert sum(len(r.items) for r in lists) / len(lists) > 32
 
 
+def test_a_lone_difference_is_listed_with_the_short_threshold():
+    # Only a range whose neighbours differ too is listed long (up to 64 items). 301 keys split
+    # into 6 buckets of 50: the one that differs is split again (5 buckets of 10), not listed
+    # whole, so the difference costs a list of at most the id-list threshold (16).
+    rng = random.Random(41)
+    shared = dated(rng, random_keys(rng, 300), range(20_000, 20_365))
+    mine = dated(rng, random_keys(rng, 1), range(20_000, 20_365))
+    exchange = run_in_memory(Reconciler(KeySet(shared + mine)), Reconciler(KeySet(shared)))
+    assert exchange.learned(initiator=True)[0] == in_item_order(mine)
+    lists = [r for m in exchange.messages for r in decode_message(m) if r.mode is Mode.ID_LIST]
+    assert lists and max(len(r.items) for r in lists) <= 16
+
+
 def test_much_to_send_goes_in_frames_up_to_64_kib():
     rng = random.Random(29)
     keys = random_keys(rng, 10_000)
