@@ -208,7 +208,7 @@ def positions_bytes(positions: list[int]) -> bytes:
 
 
 @dataclass
-class _PendingList:
+class _PendingList:  # mutable: an IdList still being joined, written out when something else comes
     lower: bytes
     upper: bytes | None
     items: list[bytes]
@@ -230,7 +230,7 @@ class Writer:
         self.asks = False
         self.lists: dict[bytes, list[bytes]] = {}  # the IdLists written, by lower bound
         self._pending: _PendingList | None = None
-        self._at: bytes = b""  # the upper bound of the last range written: the next one's lower
+        self._at: bytes | None = b""  # the upper bound of the last range written: the next one's lower
 
     def room(self) -> int:
         """Bytes still free for ranges, keeping space for a pending Skip and the closing range."""
@@ -259,10 +259,10 @@ class Writer:
     def range(self, lower: bytes, upper: bytes | None, mode: Mode, payload: bytes) -> None:
         self._flush()
         if self.skip_upper != b"":
-            self.out += bound_bytes(self.skip_upper, self._at) + encode_varint(Mode.SKIP)
-            self._at, self.skip_upper = self.skip_upper, b""  # type: ignore[assignment]
-        self.out += bound_bytes(upper, self._at) + encode_varint(mode) + payload
-        self._at = upper  # type: ignore[assignment]  # nothing follows a range up to infinity
+            self.out += bound_bytes(self.skip_upper, self._at or b"") + encode_varint(Mode.SKIP)
+            self._at, self.skip_upper = self.skip_upper, b""
+        self.out += bound_bytes(upper, self._at or b"") + encode_varint(mode) + payload
+        self._at = upper  # None after a range up to infinity, which nothing follows
         if mode in (Mode.FINGERPRINT, Mode.ID_LIST) and not self.asks:
             self.asks, self.first_open = True, lower
 
