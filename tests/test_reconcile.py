@@ -150,7 +150,8 @@ def test_missing_the_newest_records_costs_in_proportion_to_how_many():
         _, need, _ = exchange.learned(initiator=True)
         assert sorted(need) == sorted(k for k, _ in items[-missing:])
         assert exchange.round_trips <= 3
-        # one 37-byte item per record, plus one fingerprint path down to the newest day
+        # one listed item (34 bytes: the day as a gap, then the key) per record, plus one fingerprint
+        # path down to the newest day
         assert sum(map(len, exchange.messages)) <= 40 * missing + 2500
 
 
