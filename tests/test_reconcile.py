@@ -26,6 +26,7 @@ from commons.core.reconcile import (
     make_key,
     run_in_memory,
 )
+from commons.core.reconcile_wire import decode_message
 
 
 def random_keys(rng: random.Random, count: int, tags: tuple[int, ...] = (0, 1, 2, 3)) -> list[bytes]:
@@ -149,8 +150,74 @@ def test_missing_the_newest_records_costs_in_proportion_to_how_many():
         _, need, _ = exchange.learned(initiator=True)
         assert sorted(need) == sorted(k for k, _ in items[-missing:])
         assert exchange.round_trips <= 3
-        # one 37-byte item per record, plus one fingerprint path down to the newest day
+        # one listed item (34 bytes: the day as a gap, then the key) per record, plus one fingerprint
+        # path down to the newest day
         assert sum(map(len, exchange.messages)) <= 40 * missing + 2500
+
+
+def in_item_order(entries: list[tuple[bytes, int]]) -> list[bytes]:
+    return [k for k, _ in sorted(entries, key=lambda e: (e[1], e[0]))]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    common=st.integers(0, 3000),
+    only_a=st.integers(0, 300),
+    only_b=st.integers(0, 300),
+    newer=st.booleans(),
+    refused=st.integers(0, 20),
+    limit=st.sampled_from([MIN_FRAME_SIZE_LIMIT, 4096, DEFAULT_FRAME_SIZE_LIMIT]),
+)
+def test_sets_over_many_days_and_healed_partitions_reconcile_exactly_in_item_order(
+    seed, common, only_a, only_b, newer, refused, limit
+):
+    rng = random.Random(seed)
+    history = range(20_000, 20_060)
+    made_apart = range(20_060, 20_062) if newer else history  # a healed partition, or scattered
+    shared = dated(rng, random_keys(rng, common), history)
+    mine, theirs = dated(rng, random_keys(rng, only_a), made_apart), dated(rng, random_keys(rng, only_b), made_apart)
+    withheld = dated(rng, random_keys(rng, refused), history)
+    a = KeySet(shared + mine)
+    a.update(withheld, withheld=True)
+    exchange = run_in_memory(
+        Reconciler(a, frame_size_limit=limit), Reconciler(KeySet(shared + theirs), frame_size_limit=limit)
+    )
+    a_have, a_need, a_withheld = exchange.learned(initiator=True)
+    b_have, b_need, b_withheld = exchange.learned(initiator=False)
+    assert a_have == b_need == in_item_order(mine)
+    assert a_need == b_have == in_item_order(theirs)
+    assert b_withheld == in_item_order(withheld) and a_withheld == []
+    assert all(len(m) <= limit for m in exchange.messages)
+
+
+def test_a_healed_partition_costs_one_listed_item_per_record_in_three_round_trips():
+    rng = random.Random(37)
+    shared = dated(rng, random_keys(rng, 50_000), range(20_000, 20_365))
+    mine = dated(rng, random_keys(rng, 250), range(20_365, 20_367))
+    theirs = dated(rng, random_keys(rng, 250), range(20_365, 20_367))
+    exchange = run_in_memory(Reconciler(KeySet(shared + mine)), Reconciler(KeySet(shared + theirs)))
+    assert exchange.learned(initiator=True)[:2] == (in_item_order(mine), in_item_order(theirs))
+    assert exchange.round_trips <= 3
+    # 34 bytes a record (its day as a gap from the one before, then the key), plus a fingerprint
+    # path down to the newest days and the few shared items of the lowest listed bucket
+    assert sum(map(len, exchange.messages)) <= 34 * 500 + 2000
+    # The buckets that all differ go as a few long lists (up to 64 items), not one list a bucket.
+    lists = [r for m in exchange.messages for r in decode_message(m) if r.mode is Mode.ID_LIST]
+    assert sum(len(r.items) for r in lists) / len(lists) > 32
+
+
+def test_a_lone_difference_is_listed_with_the_short_threshold():
+    # Only a range whose neighbours differ too is listed long (up to 64 items). 301 keys split
+    # into 6 buckets of 50: the one that differs is split again (5 buckets of 10), not listed
+    # whole, so the difference costs a list of at most the id-list threshold (16).
+    rng = random.Random(41)
+    shared = dated(rng, random_keys(rng, 300), range(20_000, 20_365))
+    mine = dated(rng, random_keys(rng, 1), range(20_000, 20_365))
+    exchange = run_in_memory(Reconciler(KeySet(shared + mine)), Reconciler(KeySet(shared)))
+    assert exchange.learned(initiator=True)[0] == in_item_order(mine)
+    lists = [r for m in exchange.messages for r in decode_message(m) if r.mode is Mode.ID_LIST]
+    assert lists and max(len(r.items) for r in lists) <= 16
 
 
 def test_much_to_send_goes_in_frames_up_to_64_kib():
@@ -172,9 +239,10 @@ def test_a_key_added_again_at_another_day_moves_there():
     assert ks.fingerprint_between(0, 50) == fingerprint(expected)
 
 
-def test_a_peer_of_another_protocol_version_is_refused_naming_both_versions():
-    with pytest.raises(ReconcileVersionError, match=f"version 1, this node speaks only {PROTOCOL_VERSION}"):
-        Reconciler(KeySet()).reconcile(b"\x01")
+@pytest.mark.parametrize("old", [1, 2])
+def test_a_peer_of_an_older_protocol_version_is_refused_naming_both_versions(old):
+    with pytest.raises(ReconcileVersionError, match=f"version {old}, this node speaks only {PROTOCOL_VERSION}: the peer"):
+        Reconciler(KeySet()).reconcile(bytes([old]) + b"\x00\x01" + bytes(16))
 
 
 def test_withheld_keys_are_known_to_the_peer_but_never_offered_or_fetched():
@@ -217,19 +285,21 @@ def _message(*ranges: bytes) -> bytes:
 
 
 _KEY = make_key(TAG_LESSON, bytes(32))
-_ITEM = make_item(20_000, _KEY)
+_ITEM = encode_varint(20_000) + _KEY  # the item at day 20,000, listed from the empty bound
 MALFORMED = {
     "empty": b"",
     "unknown version": bytes([PROTOCOL_VERSION + 1]),
     "truncated fingerprint": _message(b"\x00" + encode_varint(Mode.FINGERPRINT) + bytes(8)),
     "unknown mode": _message(b"\x00\x09"),
-    "bounds not increasing": _message(b"\x03\x02\x05\x00", b"\x02\x02\x00"),
+    "bounds not increasing": _message(b"\x01\x02\x02\x05\x00", b"\x01\x01\x02\x00"),
+    "bound sharing more than its lower bound has": _message(b"\x02\x01\x05\x00"),
     "range after infinity": _message(b"\x00\x00", b"\x00\x00"),
-    "bound longer than an item": _message(encode_varint(39) + bytes(38) + b"\x00"),
+    "bound longer than an item": _message(b"\x01" + encode_varint(38) + bytes(38) + b"\x00"),
     "non-minimal varint": _message(b"\x00\x81\x00"),
     "item list truncated": _message(b"\x00\x02\x02" + _ITEM),
-    "items not ascending": _message(b"\x00\x02\x02" + _ITEM + _ITEM + b"\x00"),
-    "item outside its range": _message(b"\x03\x00\x00\x02\x01" + _ITEM + b"\x00"),
+    "items not ascending": _message(b"\x00\x02\x02" + _ITEM + b"\x00" + _KEY + b"\x00"),
+    "item day beyond the largest": _message(b"\x00\x02\x01" + encode_varint(1 << 32) + _KEY + b"\x00"),
+    "item outside its range": _message(b"\x01\x02\x00\x00\x02\x01" + _ITEM + b"\x00"),
     "withheld position out of range": _message(b"\x00\x02\x01" + _ITEM + b"\x01\x01"),
     "IdList too long": _message(b"\x00\x02" + encode_varint(65)),
     "Diff without an IdList": _message(b"\x00\x03\x00\x00\x00"),

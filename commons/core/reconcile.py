@@ -18,6 +18,10 @@ Where this differs from negentropy, and why:
 * A message that asks nothing (only Skip / Diff ranges) is final: its receiver does not answer.
 * Differences are delivered in (time, key) order across the whole session: a key is released to
   the caller only once every range below it is settled.
+* How a side chooses its ranges (version 3, measured in ``tests/benchmarks/bench_negentropy.py``):
+  a split uses as few buckets as reach item lists in the same number of levels; neighbouring
+  ranges that all differ (a dense difference) are listed up to 64 items instead of split again;
+  lists that touch go as one. Either side may choose differently: any choice reconciles exactly.
 * A key can be *withheld* ("I hold it but will not send it": refused by policy, a death
   certificate). It counts like any other key -- so the peer never offers it to us -- and when the
   peer lacks it the peer is told so and reports it under ``withheld``, not ``need``.
@@ -57,6 +61,7 @@ from commons.core.reconcile_wire import (
     INFINITY,
     MAX_BOUND_SIZE,
     MAX_ID_LIST,
+    MAX_LISTED_ITEM_SIZE,
     MAX_MESSAGE_SIZE,
     PROTOCOL_VERSION,
     TAIL_SIZE,
@@ -65,6 +70,8 @@ from commons.core.reconcile_wire import (
     Writer,
     above,
     decode_message,
+    floor_day,
+    items_bytes,
     positions_bytes,
 )
 
@@ -143,12 +150,15 @@ class Reconciler:
         self._threshold = id_list_threshold
         # Room one range may need: a split, an IdList, or the smallest useful Diff (one key and a
         # position for each key of the largest IdList a peer may send).
+        room = frame_size_limit - 1 - (MAX_BOUND_SIZE + 1) - TAIL_SIZE
+        # The threshold in a dense run (see reconcile()): as long a list as one frame leaves room for.
+        self._dense = max(id_list_threshold, min(MAX_ID_LIST, (room - MAX_BOUND_SIZE - 11) // (MAX_LISTED_ITEM_SIZE + 3)))
         self._reserve = max(
             branching * (MAX_BOUND_SIZE + 1 + FINGERPRINT_SIZE),
-            MAX_BOUND_SIZE + 6 + id_list_threshold * (ITEM_SIZE + 2),
-            MAX_BOUND_SIZE + 16 + (ITEM_SIZE + 2) + 2 * MAX_ID_LIST,
+            MAX_BOUND_SIZE + 11 + self._dense * (MAX_LISTED_ITEM_SIZE + 3),
+            MAX_BOUND_SIZE + 16 + (MAX_LISTED_ITEM_SIZE + 3) + 2 * MAX_ID_LIST,
         )
-        if self._reserve > frame_size_limit - 1 - (MAX_BOUND_SIZE + 1) - TAIL_SIZE:
+        if self._reserve > room:
             raise ReconcileUsageError("frame_size_limit too small for this branching and id_list_threshold")
         self._state = _State.FRESH
         self._sent_lists: dict[bytes, list[bytes]] = {}  # IdLists of my last message, by lower bound
@@ -170,7 +180,9 @@ class Reconciler:
         writer = Writer(self._limit)
         self._split(writer, b"", INFINITY, 0, len(self._keys))
         self._state = _State.AWAITING_REPLY
-        return self._sent(bytes(writer.out))
+        message = writer.finish()
+        self._sent_lists = writer.lists
+        return self._sent(message)
 
     def reconcile(self, message: bytes) -> ReconcileStep:
         """Take the peer's message; return what it taught and the reply to send (if any)."""
@@ -191,16 +203,17 @@ class Reconciler:
         writer = Writer(self._limit)
         full = False  # out of room: open ranges are only echoed back as my fingerprints from here on
         closed = False  # the closing range is written: only Diffs are still taken in
-        for rng in ranges:
+        spans = [self._span(rng) for rng in ranges]
+        opened = [span is not None and span[3] for span in spans]
+        for i, rng in enumerate(ranges):
             if rng.mode is Mode.DIFF:
                 self._take_diff(rng, sent_lists[rng.lower])
                 writer.skip(rng.upper)
                 continue
             if closed:
                 continue
-            start, end = self._keys.position(rng.lower), self._keys.position(rng.upper)
-            mine = self._keys.fingerprint_between(start, end)
-            if rng.mode is Mode.SKIP or (rng.mode is Mode.FINGERPRINT and rng.fingerprint == mine):
+            start, end, mine, differs = spans[i]  # type: ignore[misc]
+            if not differs:
                 writer.skip(rng.upper)
                 continue
             full = full or writer.room() < self._reserve
@@ -213,7 +226,11 @@ class Reconciler:
                     continue
                 writer.range(rng.lower, rng.upper, Mode.FINGERPRINT, mine)
             elif rng.mode is Mode.FINGERPRINT:
-                self._split(writer, rng.lower, rng.upper, start, end)
+                # A run of neighbouring ranges that all differ is a dense difference (a partition
+                # healed, a day missed): longer lists cost less there than another level of
+                # fingerprints. A lone difference (scattered) keeps the short threshold.
+                dense = (i > 0 and opened[i - 1]) or (i + 1 < len(ranges) and opened[i + 1])
+                self._split(writer, rng.lower, rng.upper, start, end, self._dense if dense else self._threshold)
             else:
                 cut = self._answer_id_list(writer, rng, self._keys.items_between(start, end))
                 if cut is not None:
@@ -222,23 +239,33 @@ class Reconciler:
         if not asked:  # a final message: nothing to answer
             self._state = _State.DONE
             return self._release(None, INFINITY)
-        reply = self._sent(bytes(writer.out))
+        reply = self._sent(writer.finish())
+        self._sent_lists = writer.lists
         self._state = _State.AWAITING_REPLY if writer.asks else _State.DONE
         return self._release(reply, writer.first_open if writer.asks else INFINITY)
 
     # -- building ranges -------------------------------------------------------------------------
 
-    def _split(self, writer: Writer, lower: bytes, upper: bytes | None, start: int, end: int) -> None:
+    def _span(self, rng: Range) -> tuple[int, int, bytes, bool] | None:
+        """Where an incoming range lies in my items, my fingerprint of it, and whether it asks
+        something of me (an IdList, or a Fingerprint unlike mine); None for a Diff."""
+        if rng.mode is Mode.DIFF:
+            return None
+        start, end = self._keys.position(rng.lower), self._keys.position(rng.upper)
+        mine = self._keys.fingerprint_between(start, end)
+        differs = rng.mode is Mode.ID_LIST or (rng.mode is Mode.FINGERPRINT and rng.fingerprint != mine)
+        return start, end, mine, differs
+
+    def _split(
+        self, writer: Writer, lower: bytes, upper: bytes | None, start: int, end: int, threshold: int | None = None
+    ) -> None:
         """Answer a range whose fingerprints differ: my keys if few, else fingerprints of buckets."""
         count = end - start
-        if count <= self._threshold:
+        if count <= (self._threshold if threshold is None else threshold):
             keys = self._keys.items_between(start, end)
-            withheld = [i for i, k in enumerate(keys) if self._keys.is_withheld(item_key(k))]
-            payload = encode_varint(count) + b"".join(keys) + positions_bytes(withheld)
-            writer.range(lower, upper, Mode.ID_LIST, payload)
-            self._sent_lists[lower] = keys
+            writer.id_list(lower, upper, keys, [i for i, k in enumerate(keys) if self._keys.is_withheld(item_key(k))])
             return
-        buckets = min(self._branching, count)  # never an empty bucket: bounds must increase
+        buckets = self._buckets(count)
         bucket_lower = lower
         for b in range(buckets):
             lo = start + count * b // buckets
@@ -251,14 +278,28 @@ class Reconciler:
             writer.range(bucket_lower, bucket_upper, Mode.FINGERPRINT, self._keys.fingerprint_between(lo, hi))
             bucket_lower = bucket_upper
 
+    def _buckets(self, count: int) -> int:
+        """How many buckets to split ``count`` items into: as few as reach lists in the same number
+        of levels as ``branching`` buckets would, aiming at three quarters of the threshold so that
+        a peer holding a few more items in a bucket still answers it with a list, not a level more.
+        100,000 items at branching 16 and threshold 16 (aim 12) take 4 levels either way: 16
+        buckets a level (100,000 -> 6,250 -> 391 -> 24 -> 2) or 10 (-> 10,000 -> 1,000 -> 100 -> 10)."""
+        aim = max(1, self._threshold - self._threshold // 4)
+        levels, reach = 1, self._branching * aim
+        while reach < count:
+            levels, reach = levels + 1, reach * self._branching
+        buckets = 2
+        while buckets**levels * aim < count:
+            buckets += 1
+        return min(self._branching, buckets, count)  # never an empty bucket: bounds must increase
+
     def _answer_id_list(self, writer: Writer, rng: Range, mine: list[bytes]) -> bytes | None:
         """Answer the peer's IdList with a Diff; if it does not fit, answer up to a cut and return it."""
         theirs = set(rng.items)
         ours = set(mine)
         extra = [k for k in mine if k not in theirs]  # mine, they lack
         lacking = [i for i, k in enumerate(rng.items) if k not in ours]  # theirs, I lack
-        fixed = MAX_BOUND_SIZE + 1 + 15 + 2 * len(lacking)
-        fits = max(0, (writer.room() - fixed) // (ITEM_SIZE + 2))
+        fits = self._fitting(writer.room() - (MAX_BOUND_SIZE + 11) - len(positions_bytes(lacking)), rng.lower, extra)
         cut = None
         if fits < len(extra):
             below = [k for k in (*mine, *rng.items) if k < extra[fits]]
@@ -269,13 +310,28 @@ class Reconciler:
         if extra or lacking or cut is not None:
             withheld = [i for i, k in enumerate(extra) if self._keys.is_withheld(item_key(k))]
             payload = (
-                encode_varint(len(extra)) + b"".join(extra) + positions_bytes(withheld) + positions_bytes(lacking)
+                encode_varint(len(extra))
+                + items_bytes(extra, floor_day(rng.lower))
+                + positions_bytes(withheld)
+                + positions_bytes(lacking)
             )
             writer.range(rng.lower, upper, Mode.DIFF, payload)
         else:
             writer.skip(upper)
         self._hold(extra, [rng.items[i] for i in lacking], rng.withheld, lacking)
         return cut
+
+    def _fitting(self, budget: int, lower: bytes, items: list[bytes]) -> int:
+        """How many of ``items`` (the first ones) a Diff from ``lower`` can list in ``budget`` bytes,
+        counting 3 bytes of withheld position for each withheld one."""
+        day, used = floor_day(lower), 0
+        for count, item in enumerate(items):
+            this = int.from_bytes(item[:TIME_SIZE], "big")
+            used += len(encode_varint(this - day)) + KEY_SIZE + (3 if self._keys.is_withheld(item_key(item)) else 0)
+            if used > budget:
+                return count
+            day = this
+        return len(items)
 
     def _take_diff(self, rng: Range, my_list: list[bytes]) -> None:
         self._hold([my_list[p] for p in rng.lacking], list(rng.items), rng.withheld, range(len(rng.items)))

@@ -15,15 +15,21 @@ from dataclasses import dataclass
 from commons.core.reconcile_keyset import (
     FINGERPRINT_SIZE,
     ITEM_SIZE,
+    KEY_SIZE,
+    MAX_TIME,
+    TIME_SIZE,
     ReconcileProtocolError,
     ReconcileVersionError,
     encode_varint,
 )
 
-PROTOCOL_VERSION = 0x02  # 0x01 ordered by key alone, with 33-byte items and 16 KB frames
+# 0x01 ordered by key alone, with 33-byte items and 16 KB frames; 0x02 sent every listed item's
+# day whole (37 bytes an item) and one IdList per split bucket.
+PROTOCOL_VERSION = 0x03
 MAX_MESSAGE_SIZE = 65536  # the largest message a receiver accepts, whatever its own limit
 MAX_ID_LIST = 64  # the most items one IdList range may carry on the wire
-MAX_BOUND_SIZE = 2 + ITEM_SIZE  # varint(len + 1) is one byte for len <= 37, then the prefix
+MAX_BOUND_SIZE = 2 + ITEM_SIZE  # varint(shared + 1), varint(rest): one byte each (<= 38), then the rest
+MAX_LISTED_ITEM_SIZE = 5 + KEY_SIZE  # an item in an IdList or Diff: varint(day delta) then the key
 TAIL_SIZE = 1 + 1 + FINGERPRINT_SIZE  # the closing "everything else" Fingerprint range
 INFINITY = None  # the upper bound past every item
 
@@ -79,18 +85,29 @@ class _Reader:
                 return value
         raise self.fail("varint too long")
 
-    def bound(self) -> bytes | None:
-        size = self.varint()
-        if size == 0:
+    def bound(self, lower: bytes) -> bytes | None:
+        """A bound: the first ``shared`` bytes of the range's lower bound, then ``rest`` bytes."""
+        shared = self.varint()
+        if shared == 0:
             return INFINITY
-        if size - 1 > ITEM_SIZE:
+        shared -= 1
+        if shared > len(lower):
+            raise self.fail("bound shares more bytes than its lower bound has")
+        rest = self.varint()
+        if shared + rest > ITEM_SIZE:
             raise self.fail(f"bound longer than {ITEM_SIZE} bytes")
-        return self.take(size - 1)
+        return lower[:shared] + self.take(rest)
 
     def items(self, count: int, lower: bytes, upper: bytes | None) -> tuple[bytes, ...]:
-        if count * ITEM_SIZE > len(self.data) - self.pos:
+        if count * (1 + KEY_SIZE) > len(self.data) - self.pos:
             raise self.fail("truncated item list")
-        items = tuple(self.take(ITEM_SIZE) for _ in range(count))
+        day, out = floor_day(lower), []
+        for _ in range(count):
+            day += self.varint()
+            if day > MAX_TIME:
+                raise self.fail("item day beyond the largest day")
+            out.append(day.to_bytes(TIME_SIZE, "big") + self.take(KEY_SIZE))
+        items = tuple(out)
         if items and (items[0] < lower or above(items[-1], upper)):
             raise self.fail("item outside its range")
         if any(a >= b for a, b in zip(items, items[1:])):
@@ -130,7 +147,7 @@ def decode_message(data: bytes) -> list[Range]:
     while r.pos < len(data):
         if lower is None:
             raise r.fail("range after the infinite bound")
-        upper = r.bound()
+        upper = r.bound(lower)
         if upper is not None and upper <= lower:
             raise r.fail("range bounds not increasing")
         try:
@@ -153,8 +170,33 @@ def decode_message(data: bytes) -> list[Range]:
     return ranges
 
 
-def bound_bytes(bound: bytes | None) -> bytes:
-    return b"\x00" if bound is None else encode_varint(len(bound) + 1) + bound
+def floor_day(lower: bytes) -> int:
+    """The lowest day an item at or above ``lower`` can have: the first day of a listed range's deltas."""
+    return int.from_bytes(lower[:TIME_SIZE].ljust(TIME_SIZE, b"\0"), "big")
+
+
+def items_bytes(items: list[bytes], day: int) -> bytes:
+    """Items as listed: each day as the gap from the one before (the first from ``day``, the
+    range's lowest day), then the key. Most gaps in a small range are 0: an item costs 34 bytes."""
+    out = bytearray()
+    for item in items:
+        this = int.from_bytes(item[:TIME_SIZE], "big")
+        out += encode_varint(this - day) + item[TIME_SIZE:]
+        day = this
+    return bytes(out)
+
+
+def bound_bytes(bound: bytes | None, lower: bytes) -> bytes:
+    """A bound as the bytes it shares with the range's lower bound (a count) and the rest: bounds
+    of neighbouring buckets share their day and often more, so most cost 3-4 bytes, not 5-7."""
+    if bound is None:
+        return b"\x00"
+    shared = 0
+    for a, b in zip(lower, bound):
+        if a != b:
+            break
+        shared += 1
+    return encode_varint(shared + 1) + encode_varint(len(bound) - shared) + bound[shared:]
 
 
 def positions_bytes(positions: list[int]) -> bytes:
@@ -165,8 +207,20 @@ def positions_bytes(positions: list[int]) -> bytes:
     return bytes(out)
 
 
+@dataclass
+class _PendingList:  # mutable: an IdList still being joined, written out when something else comes
+    lower: bytes
+    upper: bytes | None
+    items: list[bytes]
+    withheld: list[int]
+    body: bytearray  # the items as listed so far
+    day: int  # the day the next item's gap counts from
+
+
 class Writer:
-    """Builds one message; merges runs of Skip ranges and drops a trailing one."""
+    """Builds one message; merges runs of Skip ranges, drops a trailing one, and joins IdLists that
+    touch into one (up to MAX_ID_LIST items): a dense difference is answered as a few long lists
+    rather than one short list, bound and header per split bucket."""
 
     def __init__(self, limit: int) -> None:
         self.out = bytearray([PROTOCOL_VERSION])
@@ -174,18 +228,53 @@ class Writer:
         self.skip_upper: bytes | None = b""  # b"": no Skip pending
         self.first_open: bytes | None = None  # lower bound of the first range that asks something
         self.asks = False
+        self.lists: dict[bytes, list[bytes]] = {}  # the IdLists written, by lower bound
+        self._pending: _PendingList | None = None
+        self._at: bytes | None = b""  # the upper bound of the last range written: the next one's lower
 
     def room(self) -> int:
         """Bytes still free for ranges, keeping space for a pending Skip and the closing range."""
-        return self.limit - len(self.out) - (MAX_BOUND_SIZE + 1) - TAIL_SIZE
+        pending = 0 if self._pending is None else _LIST_HEADER + len(self._pending.body) + 3 * len(self._pending.withheld)
+        return self.limit - len(self.out) - pending - (MAX_BOUND_SIZE + 1) - TAIL_SIZE
 
     def skip(self, upper: bytes | None) -> None:
+        self._flush()
         self.skip_upper = upper
 
+    def id_list(self, lower: bytes, upper: bytes | None, items: list[bytes], withheld: list[int]) -> None:
+        """An IdList range of my items; joined to the IdList just before it if they touch and fit."""
+        p = self._pending
+        if p is not None and p.upper == lower and len(p.items) + len(items) <= MAX_ID_LIST:
+            p.body += items_bytes(items, p.day)
+            p.withheld += [len(p.items) + i for i in withheld]
+            p.items += items
+            p.upper = upper
+        else:
+            self._flush()
+            p = self._pending = _PendingList(lower, upper, list(items), list(withheld), bytearray(), floor_day(lower))
+            p.body += items_bytes(items, p.day)
+        if items:
+            p.day = int.from_bytes(items[-1][:TIME_SIZE], "big")
+
     def range(self, lower: bytes, upper: bytes | None, mode: Mode, payload: bytes) -> None:
+        self._flush()
         if self.skip_upper != b"":
-            self.out += bound_bytes(self.skip_upper) + encode_varint(Mode.SKIP)
-            self.skip_upper = b""
-        self.out += bound_bytes(upper) + encode_varint(mode) + payload
+            self.out += bound_bytes(self.skip_upper, self._at or b"") + encode_varint(Mode.SKIP)
+            self._at, self.skip_upper = self.skip_upper, b""
+        self.out += bound_bytes(upper, self._at or b"") + encode_varint(mode) + payload
+        self._at = upper  # None after a range up to infinity, which nothing follows
         if mode in (Mode.FINGERPRINT, Mode.ID_LIST) and not self.asks:
             self.asks, self.first_open = True, lower
+
+    def finish(self) -> bytes:
+        self._flush()
+        return bytes(self.out)
+
+    def _flush(self) -> None:
+        p, self._pending = self._pending, None
+        if p is not None:
+            self.lists[p.lower] = p.items
+            self.range(p.lower, p.upper, Mode.ID_LIST, encode_varint(len(p.items)) + p.body + positions_bytes(p.withheld))
+
+
+_LIST_HEADER = MAX_BOUND_SIZE + 1 + 5 + 5  # bound, mode, count, withheld count

@@ -25,6 +25,7 @@ from commons.core.reconcile import (  # noqa: E402
     PROTOCOL_VERSION,
     KeySet,
     Reconciler,
+    encode_varint,
     fingerprint,
     make_item,
     run_in_memory,
@@ -37,7 +38,8 @@ COMMAND = command(Path(__file__))
 COMMENT = (
     "Range-based set reconciliation vectors for commons (spec: protocol/reconcile.md). A key is "
     "33 bytes: a tag byte (0 revocation, 1 vouch, 2 lesson, 3 verification) then a 32-byte id; it "
-    "is reconciled as a 37-byte item, its record's created day (uint32 big-endian) then the key. "
+    "is reconciled as a 37-byte item, its record's created day (uint32 big-endian) then the key (in "
+    "IdList and Diff ranges an item is listed as varint(day - previous day) then the key). "
     "Key j of a group {tag, label, count, day, days} is bytes([tag]) + BLAKE3(utf8(label + '/' + "
     "str(j))) for j in 0..count-1, at day + (j mod days) (days defaults to 1); groups with "
     "withheld=true are keys held but not sent. fingerprints: items (hex) -> fingerprint (hex). "
@@ -150,20 +152,24 @@ def fingerprint_vectors() -> list[dict[str, Any]]:
 def invalid_vectors() -> list[dict[str, Any]]:
     v = bytes([PROTOCOL_VERSION])
     key = make_item(DAY, b"\x02" + bytes(32)).hex()
+    listed = (encode_varint(DAY) + b"\x02" + bytes(32)).hex()  # that item in a list from the empty bound
     cases = [
         ("empty message", ""),
         ("protocol version 1 (ordered by key alone)", "01"),
-        ("unknown protocol version 3", "03"),
+        ("protocol version 2 (items listed with whole days)", "02"),
+        ("unknown protocol version 4", "04"),
         ("truncated fingerprint", v.hex() + "0001" + "00" * 8),
         ("unknown mode 9", v.hex() + "0009"),
-        ("bounds not increasing", v.hex() + "03020500" + "020200"),
+        ("bounds not increasing", v.hex() + "0102020500" + "01010200"),
+        ("bound sharing more bytes than its lower bound has", v.hex() + "02010500"),
         ("range after the infinite bound", v.hex() + "0000" + "0000"),
-        ("bound longer than 37 bytes", v.hex() + "27" + "00" * 38 + "00"),
+        ("bound longer than 37 bytes", v.hex() + "0126" + "00" * 38 + "00"),
         ("varint not in shortest form", v.hex() + "008100"),
-        ("IdList truncated", v.hex() + "000202" + key),
-        ("IdList keys not strictly ascending", v.hex() + "000202" + key + key + "00"),
-        ("IdList item above its range", v.hex() + "0300000201" + key + "00"),
-        ("withheld position out of range", v.hex() + "000201" + key + "0101"),
+        ("IdList truncated", v.hex() + "000202" + listed),
+        ("IdList keys not strictly ascending", v.hex() + "000202" + listed + "00" + listed[6:] + "00"),
+        ("IdList item above its range", v.hex() + "010200000201" + listed + "00"),
+        ("IdList item day beyond 2**32 - 1", v.hex() + "000201" + encode_varint(1 << 32).hex() + "02" + "00" * 32 + "00"),
+        ("withheld position out of range", v.hex() + "000201" + listed + "0101"),
         ("IdList of 65 keys", v.hex() + "000241"),
         ("Diff answering no IdList", v.hex() + "0003000000"),
     ]

@@ -4,6 +4,8 @@
     .venv/bin/python tests/benchmarks/bench_negentropy.py --json    # the same figures as JSON
     .venv/bin/python tests/benchmarks/bench_negentropy.py --large   # also 10^6 items (minutes)
     .venv/bin/python tests/benchmarks/bench_negentropy.py --sweep   # commons alone, branching x threshold
+    .venv/bin/python tests/benchmarks/bench_negentropy.py --breakdown "both unique" 1000
+                                       # where the bytes go: each message by range mode, both protocols
 
 Both sides hold ``--store`` shared items, each a record key at a creation day spread over a year
 (what a record signs; negentropy gets the same day as its timestamp and the record id as its id),
@@ -40,7 +42,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from commons.core.reconcile import KeySet, Reconciler, make_key, run_in_memory  # noqa: E402
+from commons.core.reconcile import KeySet, Mode, Reconciler, make_key, run_in_memory  # noqa: E402
+from commons.core.reconcile_keyset import encode_varint  # noqa: E402
+from commons.core.reconcile_wire import bound_bytes, decode_message, floor_day, items_bytes, positions_bytes  # noqa: E402
 
 DRIVER = Path(__file__).with_name("negentropy_driver.js")
 NEGENTROPY = ROOT.parent / "shared" / "anchors" / "negentropy" / "Negentropy.js"
@@ -81,7 +85,9 @@ def cases(
     return [case for case in out if case[0] in kinds]
 
 
-def run_commons(shared: list[Entry], only_a: list[Entry], only_b: list[Entry], **params: int) -> dict[str, Any]:
+def run_commons(
+    shared: list[Entry], only_a: list[Entry], only_b: list[Entry], *, messages: bool = False, **params: int
+) -> dict[str, Any]:
     a, b = KeySet(shared + only_a), KeySet(shared + only_b)
     started = time.perf_counter()
     exchange = run_in_memory(
@@ -91,7 +97,42 @@ def run_commons(shared: list[Entry], only_a: list[Entry], only_b: list[Entry], *
     have, need, _ = exchange.learned(initiator=True)
     if sorted(have) != sorted(k for k, _ in only_a) or sorted(need) != sorted(k for k, _ in only_b):
         raise AssertionError("commons reconciled the wrong difference")
-    return {"round_trips": exchange.round_trips, "bytes_total": sum(map(len, exchange.messages)), "seconds": round(seconds, 3)}
+    out = {"round_trips": exchange.round_trips, "bytes_total": sum(map(len, exchange.messages)), "seconds": round(seconds, 3)}
+    return out | ({"messages": exchange.messages} if messages else {})
+
+
+def message_breakdown(message: bytes) -> dict[str, Any]:
+    """One commons message: its size, and per range mode the ranges, items and bytes it carries
+    (each range re-encoded as the reference writes it, against the range before it)."""
+    modes: dict[str, dict[str, int]] = {}
+    for r in decode_message(message):
+        size = len(bound_bytes(r.upper, r.lower)) + 1
+        if r.mode is Mode.FINGERPRINT:
+            size += len(r.fingerprint)
+        elif r.mode in (Mode.ID_LIST, Mode.DIFF):
+            size += len(encode_varint(len(r.items))) + len(items_bytes(list(r.items), floor_day(r.lower)))
+            size += len(positions_bytes(sorted(r.withheld)))
+            size += len(positions_bytes(list(r.lacking))) if r.mode is Mode.DIFF else 0
+        entry = modes.setdefault(r.mode.name.lower(), {"ranges": 0, "items": 0, "bytes": 0})
+        entry["ranges"] += 1
+        entry["items"] += len(r.items)
+        entry["bytes"] += size
+    return {"bytes": len(message)} | modes
+
+
+def breakdown(kind: str, difference: int, store: int, seed: int, with_negentropy: bool) -> dict[str, Any]:
+    """Where the bytes go in one case: each commons message by mode, and negentropy's message sizes.
+    The sets are drawn as for the table (every count of COUNTS), so the figures are the table's."""
+    for case_kind, d, shared, only_a, only_b in cases(random.Random(seed), store, COUNTS):
+        if (case_kind, d) != (kind, difference):
+            continue
+        ours = run_commons(shared, only_a, only_b, messages=True)
+        out: dict[str, Any] = {"case": case_kind, "difference": d, "store": store,
+                               "commons": [message_breakdown(m) for m in ours["messages"]]}
+        if with_negentropy:
+            out["negentropy_message_bytes"] = run_negentropy(shared, only_a, only_b)["sizes"]
+        return out
+    raise SystemExit(f"no case {kind!r} with difference {difference}")
 
 
 def _section(entries: list[Entry]) -> bytes:
@@ -110,7 +151,7 @@ def run_negentropy(shared: list[Entry], only_a: list[Entry], only_b: list[Entry]
     figures = json.loads(done.stdout)
     if (figures["have"], figures["need"]) != (len(only_a), len(only_b)):
         raise AssertionError(f"negentropy found {figures['have']}/{figures['need']}, expected {len(only_a)}/{len(only_b)}")
-    return {k: figures[k] for k in ("round_trips", "bytes_total")} | {"seconds": round(figures["seconds"], 3)}
+    return {k: figures[k] for k in ("round_trips", "bytes_total", "sizes")} | {"seconds": round(figures["seconds"], 3)}
 
 
 def negentropy_missing() -> str | None:
@@ -129,6 +170,7 @@ def measure(
         row: dict[str, Any] = {"store": store, "case": kind, "difference": d, "commons": run_commons(shared, only_a, only_b)}
         if with_negentropy:
             neg = run_negentropy(shared, only_a, only_b)
+            del neg["sizes"]
             ours = row["commons"]
             row["negentropy"] = neg
             row["bytes_ratio"] = round(ours["bytes_total"] / neg["bytes_total"], 3)
@@ -143,12 +185,17 @@ def measure(
     return rows
 
 
+SWEPT = (("scattered", 1), ("scattered", 1000), ("scattered", 10_000), ("newest missing", 10_000),
+         ("both unique", 100), ("both unique", 1000), ("both unique", 10_000))
+
+
 def sweep(store: int, seed: int) -> list[dict[str, Any]]:
-    """Bytes and round trips of commons for each branching and id-list threshold (how they were chosen)."""
-    sets = cases(random.Random(seed), store, (1000, 10_000))
+    """Bytes and round trips of commons for each branching and id-list threshold (how they were
+    chosen), on the table's sets (drawn for every count of COUNTS) of the cases in SWEPT."""
+    sets = [c for c in cases(random.Random(seed), store, COUNTS) if (c[0], c[1]) in SWEPT]
     rows = []
     for branching in (8, 16, 32):
-        for threshold in (4, 8, 16, 32):
+        for threshold in (8, 12, 16, 24, 32):
             row: dict[str, Any] = {"branching": branching, "id_list_threshold": threshold}
             for kind, d, shared, only_a, only_b in sets:
                 ours = run_commons(shared, only_a, only_b, branching=branching, id_list_threshold=threshold)
@@ -164,7 +211,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--large", action="store_true", help="also 10^6 items with 1 and 1,000 differences")
     parser.add_argument("--sweep", action="store_true", help="commons alone over branching x id-list threshold")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--breakdown", nargs=2, metavar=("CASE", "DIFFERENCE"),
+                        help='one case message by message, e.g. --breakdown "both unique" 1000')
     args = parser.parse_args(argv)
+    if args.breakdown:
+        kind, d = args.breakdown
+        print(json.dumps(breakdown(kind, int(d), args.store, args.seed, negentropy_missing() is None), indent=1))
+        return 0
     if args.sweep:
         for row in sweep(args.store, args.seed):
             print(json.dumps(row) if args.json else "  ".join(f"{k}: {v}" for k, v in row.items()))

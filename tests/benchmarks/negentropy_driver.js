@@ -1,5 +1,6 @@
 // Runs negentropy's JavaScript reference on sets written by bench_negentropy.py, and prints
-// {"messages", "round_trips", "bytes_total", "have", "need", "seconds"} as JSON.
+// {"messages", "round_trips", "bytes_total", "have", "need", "seconds", "sizes"} as JSON (sizes:
+// each message's bytes, in wire order).
 //
 //   node negentropy_driver.js <Negentropy.js> <sets.bin> <frameSizeLimit>
 //
@@ -40,16 +41,17 @@ async function main() {
     const started = process.hrtime.bigint();
     let message = await initiator.initiate();
     let messages = 0, bytes = 0, have = 0, need = 0;
+    const sizes = [];
     while (message !== null) {
-        messages++; bytes += message.length;
+        messages++; bytes += message.length; sizes.push(message.length);
         const [reply] = await responder.reconcile(message);
-        messages++; bytes += reply.length;
+        messages++; bytes += reply.length; sizes.push(reply.length);
         const [next, haveIds, needIds] = await initiator.reconcile(reply);
         have += haveIds.length; need += needIds.length;
         message = next;
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    process.stdout.write(JSON.stringify({ messages, round_trips: messages / 2, bytes_total: bytes, have, need, seconds }) + '\n');
+    process.stdout.write(JSON.stringify({ messages, round_trips: messages / 2, bytes_total: bytes, have, need, seconds, sizes }) + '\n');
 }
 
 main().catch((e) => { process.stderr.write(String(e && e.stack || e) + '\n'); process.exit(1); });
