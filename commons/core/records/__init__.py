@@ -73,6 +73,7 @@ from commons.core.records.codec import (
 )
 from commons.core.records.signing import (
     SignedRecord,
+    received_key,
     reconcile_key,
     record_id,
     sign,
@@ -117,6 +118,7 @@ __all__ = [
     "encode_body",
     "field_names",
     "peek_type",
+    "received_key",
     "reconcile_key",
     "record_id",
     "sign",

@@ -15,7 +15,7 @@ import nacl.exceptions
 import nacl.signing
 from blake3 import blake3
 
-from commons.core.records.codec import decode_body, encode_body
+from commons.core.records.codec import decode_body, encode_body, peek_type
 from commons.core.records.types import (
     FUTURE_TOLERANCE_DAYS,
     SIGNATURE_BYTES,
@@ -43,9 +43,23 @@ def signed_message(rtype: RecordType, rid: bytes) -> bytes:
 
 
 
+_TAG_BYTES = {rtype: bytes([rtype.tag]) for rtype in RecordType}
+
+
 def reconcile_key(rtype: RecordType, rid: bytes) -> bytes:
     """The 33-byte key under which a record is reconciled: its type tag, then its id."""
-    return bytes([rtype.tag]) + rid
+    return _TAG_BYTES[rtype] + rid
+
+
+def received_key(body: bytes) -> bytes | None:
+    """The reconciliation key of a body received from outside, before it is decoded: the tag of
+    the type it declares (``peek_type``), then its id. None when the type cannot be peeked: the
+    body is not canonical then, and decoding will say why. A valid body's key is its record's.
+
+    For dedupe ahead of the signature check; hand the id on to :func:`verify` (``body_id``) so
+    that the body is hashed once."""
+    rtype = peek_type(body)
+    return None if rtype is None else _TAG_BYTES[rtype] + blake3(body).digest()
 
 
 @dataclass(frozen=True)
