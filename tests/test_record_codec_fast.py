@@ -158,3 +158,21 @@ def test_record_types_keep_their_identity_and_hash_through_pickling() -> None:
     for rtype in rec.RecordType:
         again = pickle.loads(pickle.dumps(rtype))
         assert again is rtype and {rtype: 1}[again] == 1
+
+
+def test_verify_many_gives_verify_s_verdict_for_each_record_in_order() -> None:
+    key = __import__("nacl.signing").signing.SigningKey(bytes(range(32)))
+    author = bytes(key.verify_key)
+    good = [rec.sign(rec.Vouch(network=NET, author=author, created=20_400, subject=bytes([n]) * 32), key)
+            for n in range(3)]
+    forged = bytes([good[1].signature[0] ^ 1]) + good[1].signature[1:]
+    items = [(good[0].body, good[0].signature), (good[1].body, forged), (b"\x80", good[2].signature),
+             (good[2].body, good[2].signature)]
+    verdicts = rec.verify_many(items, network=NET, today=20_400)
+    assert verdicts[0] == good[0] and verdicts[3] == good[2]
+    for verdict, (body, signature) in zip(verdicts[1:3], items[1:3]):
+        with pytest.raises(rec.InvalidRecord) as raised:
+            rec.verify(body, signature, network=NET, today=20_400)
+        assert type(verdict) is rec.InvalidRecord and verdict.problem is raised.value.problem
+    wrong_id = rec.verify_many(items[:1], network=NET, today=20_400, claimed_ids=[bytes(32)])
+    assert wrong_id[0].problem is rec.Problem.ID_MISMATCH

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import nacl.bindings
 import nacl.signing
 import pytest
 
@@ -44,18 +45,18 @@ async def store(aio, tmp_path):
 def counted(monkeypatch):
     """Counts BLAKE3 hashes of record bodies and signature checks of records."""
     counts = {"hashes": 0, "verifies": 0}
-    hash_body, verify = signing.blake3, record_store.verify
+    hash_body, open_signed = signing.blake3, nacl.bindings.crypto_sign_open
 
     def counting_hash(data=b""):
         counts["hashes"] += 1
         return hash_body(data)
 
-    def counting_verify(*args, **kwargs):
+    def counting_open(*args):
         counts["verifies"] += 1
-        return verify(*args, **kwargs)
+        return open_signed(*args)
 
     monkeypatch.setattr(signing, "blake3", counting_hash)
-    monkeypatch.setattr(record_store, "verify", counting_verify)
+    monkeypatch.setattr(nacl.bindings, "crypto_sign_open", counting_open)
     return counts
 
 
@@ -69,6 +70,15 @@ async def test_a_copy_with_a_bad_signature_does_not_shadow_the_good_one_in_a_bat
     assert [s.id for s in report.accepted] == [good.id]
     assert report.invalid == 1 and report.duplicates == 0
     assert await record_store.get(store, good.id) == good
+
+
+async def test_refusals_name_their_place_in_the_batch_in_order(store):
+    good, bad, other = lesson("good"), lesson("bad"), lesson("refused by policy")
+    pairs = [(bad.body, forged(bad)), (good.body, good.signature), (other.body, other.signature)]
+    report = await record_store.intake(store, pairs, network=NETWORK, now=NOW, origin="peer",
+                                       admit=lambda s: "not wanted" if s.id == other.id else None)
+    assert [(r.index, r.invalid) for r in report.refusals] == [(0, True), (2, False)]
+    assert [s.id for s in report.accepted] == [good.id]
 
 
 async def test_records_held_or_repeated_in_a_batch_cost_no_signature_check(store, counted):

@@ -25,6 +25,7 @@ from commons.core.records import (
     received_key,
     reconcile_key,
     verify,
+    verify_many,
 )
 from commons.core.revocation import refused_as_dead
 from commons.store.db import Store
@@ -115,28 +116,38 @@ async def intake(
     claimed_ids: Sequence[bytes | None] | None = None,
 ) -> IntakeReport:
     """Validate and store a batch of (body, signature) pairs in one transaction."""
-    today = day_of(now)
     keys = [received_key(body) for body, _ in items]
     held = await known_keys(store, [key for key in keys if key is not None])
+    # Each record new to the node is verified once; a copy of one earlier in the batch is verified
+    # only when its signature differs (a copy with a bad signature must not shadow a good one).
+    candidates: list[int] = []
+    first: set[tuple[bytes, bytes]] = set()
+    duplicates = 0
+    for index, ((body, signature), key) in enumerate(zip(items, keys)):
+        if key in held or (key, signature) in first:
+            duplicates += 1
+        else:
+            candidates.append(index)
+            if key is not None:
+                first.add((key, signature))
+    verdicts = verify_many(
+        [items[i] for i in candidates], network=network, today=day_of(now),
+        claimed_ids=None if claimed_ids is None else [claimed_ids[i] for i in candidates],
+        body_ids=[None if keys[i] is None else keys[i][1:] for i in candidates],
+    )
     accepted: list[SignedRecord] = []
     rows: list[tuple] = []
     refusals: list[Refusal] = []
     refused_rows: list[tuple[bytes, str, float]] = []
-    duplicates = 0
-    for index, ((body, signature), key) in enumerate(zip(items, keys)):
-        if key in held:  # held, refused, or taken earlier in this batch: no signature check
+    for index, signed in zip(candidates, verdicts):
+        if type(signed) is not SignedRecord:
+            refusals.append(Refusal(index, str(signed), invalid=True))
+            continue
+        # A valid body's type is the one peeked (it is canonical), so its key is the record's.
+        key = keys[index] or signed.key
+        if key in held:  # a second valid copy (another signature) of a record taken just now
             duplicates += 1
             continue
-        claimed = claimed_ids[index] if claimed_ids is not None else None
-        try:
-            signed = verify(body, signature, network=network, today=today, claimed_id=claimed,
-                            body_id=None if key is None else key[1:])
-        except InvalidRecord as error:
-            refusals.append(Refusal(index, str(error), invalid=True))
-            continue
-        # A valid body's type is the one peeked (it is canonical), so its key is the record's;
-        # marked held only now, so that a copy with a bad signature cannot shadow the good one.
-        key = signed.key if key is None else key
         held.add(key)
         reason = admit(signed) if admit is not None else None
         if reason is not None:
@@ -144,7 +155,7 @@ async def intake(
             refused_rows.append((key, reason, now))
             continue
         accepted.append(signed)
-        rows.append((key, _TYPE_NAMES[key[0]], body, signature, now, origin))
+        rows.append((key, _TYPE_NAMES[key[0]], signed.body, signed.signature, now, origin))
     async with store.transaction():
         await store.executemany(_INSERT, rows)
         if refused_rows:

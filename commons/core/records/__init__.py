@@ -79,6 +79,7 @@ from commons.core.records.signing import (
     sign,
     signed_message,
     verify,
+    verify_many,
 )
 
 __all__ = [
@@ -124,4 +125,5 @@ __all__ = [
     "sign",
     "signed_message",
     "verify",
+    "verify_many",
 ]

@@ -8,6 +8,7 @@ signature.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import nacl.bindings
@@ -128,6 +129,47 @@ def verify(
     ``record_id(body)`` when the caller computed it already (intake does, to dedupe): it is
     trusted, not checked.
     """
+    record, rid = _check_body(body, signature, network, today, claimed_id, body_id)
+    _check_signature(record, rid, signature)
+    return SignedRecord(record, body, rid, signature)
+
+
+def verify_many(
+    items: Sequence[tuple[bytes, bytes]],
+    *,
+    network: bytes,
+    today: int,
+    claimed_ids: Sequence[bytes | None] | None = None,
+    body_ids: Sequence[bytes | None] | None = None,
+) -> list[SignedRecord | InvalidRecord]:
+    """:func:`verify` of each (body, signature): the record, or the error saying what is wrong
+    with it, in order. The verdicts are verify's; the work is done in two passes (every body, then
+    every signature), so that the decoder and libsodium each run with the CPU's caches their own,
+    which costs measurably less than alternating them (``tests/benchmarks/bench_intake.py``)."""
+    checked: list[tuple[Record, bytes] | InvalidRecord] = []
+    for index, (body, signature) in enumerate(items):
+        try:
+            checked.append(_check_body(body, signature, network, today,
+                                       None if claimed_ids is None else claimed_ids[index],
+                                       None if body_ids is None else body_ids[index]))
+        except InvalidRecord as error:
+            checked.append(error)
+    verdicts: list[SignedRecord | InvalidRecord] = []
+    for (body, signature), outcome in zip(items, checked):
+        if type(outcome) is tuple:
+            record, rid = outcome
+            try:
+                _check_signature(record, rid, signature)
+                outcome = SignedRecord(record, body, rid, signature)
+            except InvalidRecord as error:
+                outcome = error
+        verdicts.append(outcome)
+    return verdicts
+
+
+def _check_body(body: bytes, signature: bytes, network: bytes, today: int, claimed_id: bytes | None,
+                body_id: bytes | None) -> tuple[Record, bytes]:
+    """Everything verify checks but the signature itself: the record and its id."""
     record = decode_body(body)
     rid = record_id(body) if body_id is None else body_id
     if claimed_id is not None and claimed_id != rid:
@@ -138,9 +180,11 @@ def verify(
         raise InvalidRecord(Problem.FUTURE, f"the record is dated day {record.created}, in the future")
     if not isinstance(signature, bytes) or len(signature) != SIGNATURE_BYTES:
         raise InvalidRecord(Problem.BAD_SIGNATURE, f"a signature is {SIGNATURE_BYTES} bytes")
+    return record, rid
+
+
+def _check_signature(record: Record, rid: bytes, signature: bytes) -> None:
     try:
-        nacl.bindings.crypto_sign_open(signature + signed_message(record.type, rid), record.author)
+        nacl.bindings.crypto_sign_open(signature + _DOMAIN_TAGS[record.type] + rid, record.author)
     except (nacl.exceptions.BadSignatureError, ValueError):
         raise InvalidRecord(Problem.BAD_SIGNATURE, "the signature does not verify with the author's key") from None
-    return SignedRecord(record, body, rid, signature)
-
