@@ -176,3 +176,29 @@ def test_verify_many_gives_verify_s_verdict_for_each_record_in_order() -> None:
         assert type(verdict) is rec.InvalidRecord and verdict.problem is raised.value.problem
     wrong_id = rec.verify_many(items[:1], network=NET, today=20_400, claimed_ids=[bytes(32)])
     assert wrong_id[0].problem is rec.Problem.ID_MISMATCH
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("x" * rec.MAX_TEXT_BYTES, None),
+        ("line one\nline two", None),  # a newline is the one control character allowed
+        ("é" * (rec.MAX_TEXT_BYTES // 2), None),
+        ("x" * (rec.MAX_TEXT_BYTES + 1), rec.Problem.OVERSIZE),
+        ("é" * (rec.MAX_TEXT_BYTES // 2 + 1), rec.Problem.OVERSIZE),
+        ("tab\there", rec.Problem.BAD_FIELD),
+        ("delete\x7f", rec.Problem.BAD_FIELD),
+        ("c1 control\x85", rec.Problem.BAD_FIELD),
+    ],
+    ids=range(8),
+)
+def test_a_text_at_and_past_each_limit_gets_the_same_verdict_from_both_paths(text, problem) -> None:
+    body = _packed(_lesson(text=text))
+    fast = codec._decode_canonical(body)
+    if problem is None:
+        assert fast is not None and fast.text == text and rec.decode_body(body) == fast
+    else:
+        assert fast is None
+        with pytest.raises(rec.InvalidRecord) as raised:
+            rec.decode_body(body)
+        assert raised.value.problem is problem

@@ -153,6 +153,10 @@ def _key(value: Any, name: str) -> None:
 
 
 def _text(value: Any, name: str, max_bytes: int, *, min_bytes: int = 1) -> None:
+    # The common case, decided at once: printable ASCII (one byte a character, in NFC, no control
+    # character) of an allowed length. Anything else goes through every rule below.
+    if type(value) is str and value.isascii() and value.isprintable() and min_bytes <= len(value) <= max_bytes:
+        return
     if type(value) is not str:
         raise FieldProblem(Problem.BAD_FIELD, f"{name} must be a string")
     ascii = value.isascii()  # the common case: one byte a character, and always in NFC
@@ -163,8 +167,7 @@ def _text(value: Any, name: str, max_bytes: int, *, min_bytes: int = 1) -> None:
         raise FieldProblem(Problem.BAD_FIELD, f"{name} must not be empty")
     if not ascii and not unicodedata.is_normalized("NFC", value):
         raise FieldProblem(Problem.NOT_NFC, f"{name} is not in Unicode normal form C")
-    # Printable ASCII holds no control character at all: the regex runs only on the rest.
-    if not (ascii and value.isprintable()) and _FORBIDDEN_CHARS.search(value):
+    if _FORBIDDEN_CHARS.search(value):
         raise FieldProblem(Problem.BAD_FIELD, f"{name} contains control characters")
 
 
@@ -198,7 +201,8 @@ def _sorted_unique(values: tuple, name: str, limit: int) -> None:
 def _keys(values: tuple, name: str, entry: str, limit: int) -> None:
     _sorted_unique(values, name, limit)
     for value in values:
-        _key(value, entry)
+        if type(value) is not bytes or len(value) != KEY_BYTES:
+            _key(value, entry)  # raises, naming the entry
 
 
 def _header_rules(f: dict[str, Any]) -> None:
