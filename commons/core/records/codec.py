@@ -127,10 +127,11 @@ def _decode_canonical(body: bytes) -> Record | None:
     """The record, when ``body`` is the canonical encoding of a valid one; otherwise None.
 
     One unpack into dicts and tuples (what the record fields hold), the layout compared as a
-    tuple of keys, the type's field rules run once, and the decoded map packed again: a body is
-    canonical when that gives its very bytes. The re-pack also refuses a repeated key (the dict
-    keeps one, so the map packs shorter), a longer integer or string header, a float32, anything
-    msgpack can say twice; the field rules refuse a bool or a float where an int belongs.
+    tuple of keys, the decoded map packed again (a body is canonical when that gives its very
+    bytes), the map turned into the fields in place, the type's field rules run once. The re-pack
+    refuses a repeated key (the dict keeps one, so the map packs shorter), a longer integer or
+    string header, a float32, anything msgpack can say twice; the field rules refuse a bool or a
+    float where an int belongs.
     """
     try:
         wire = msgpack.unpackb(body, raw=False, use_list=False, strict_map_key=True, **_UNPACK_LIMITS)
@@ -142,17 +143,18 @@ def _decode_canonical(body: bytes) -> Record | None:
         version = wire["v"]
         if type(version) is not int or version != PROTOCOL_VERSION:
             return None
-        fields = iter(wire.values())  # in layout order: the type and the version, then the fields
-        next(fields), next(fields)
-        values = dict(zip(plan.names, fields))
-        for name, convert in plan.converters:
-            values[name] = convert(values[name])
-        plan.rules(values)
         if _pack(wire) != body:
             return None
+        # The map becomes the record's fields in place: the type and version go, "net" is named.
+        del wire["type"], wire["v"]
+        for wire_key, name in _WIRE_NAME.items():
+            wire[name] = wire.pop(wire_key)
+        for name, convert in plan.converters:
+            wire[name] = convert(wire[name])
+        plan.rules(wire)
     except (FieldProblem, ValueError, TypeError, KeyError, msgpack.UnpackException):
         return None
-    return build_checked(plan.cls, values)
+    return build_checked(plan.cls, wire)
 
 
 def _decode_naming_the_problem(body: bytes) -> Record:
@@ -249,7 +251,6 @@ class _Plan:
     cls: type  # the record's dataclass
     rules: Callable[[dict[str, Any]], None]  # FIELD_RULES of the type
     layout: tuple[str, ...]  # every key of the body, in order
-    names: tuple[str, ...]  # the dataclass field of each key after the type and version
     converters: tuple[tuple[str, Callable[[Any], Any]], ...]  # (field, wire value -> field value)
 
 
@@ -269,7 +270,6 @@ _PLANS = {
         RECORD_CLASSES[rtype],
         FIELD_RULES[rtype],
         layout,
-        tuple(_WIRE_NAME.get(key, key) for key in layout[2:]),
         tuple(
             (_WIRE_NAME.get(key, key), _enum_member(_ENUM_FIELDS[key]) if key in _ENUM_FIELDS else _prediction)
             for key in layout[2:]
