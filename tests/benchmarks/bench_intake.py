@@ -141,9 +141,13 @@ def store_stages(records) -> tuple[float, float]:
 def stages(records, raw: float, intake: float) -> dict[str, float]:
     batches = [[r.body for r in records[at : at + BATCH]] for at in range(0, len(records), BATCH)]
 
-    def per_batch(work) -> float:  # results dropped batch by batch, as intake drops them
-        return min(1e6 / _cpu_rate(len(records), lambda: [[work(b) for b in batch] for batch in batches])
-                   for _ in range(3))
+    def per_batch(work) -> float:
+        def each_batch() -> None:
+            for batch in batches:
+                results = [work(b) for b in batch]  # dropped batch by batch, as intake drops them
+            del results
+
+        return min(1e6 / _cpu_rate(len(records), each_batch) for _ in range(3))
 
     decode, ids = per_batch(decode_body), per_batch(received_key)
     dedupe, store = min(store_stages(records) for _ in range(3))

@@ -2,7 +2,8 @@
 
 ``id = BLAKE3-256(body)``; ``signature = Ed25519(author, domain_tag(type) || id)``. :func:`verify`
 is the one door for records from outside: canonical body (``codec.py``), id, network, date,
-signature.
+signature; :func:`verify_many` is the same door for a batch. :func:`received_key` is what a
+receiver dedupes by before it pays for a signature check.
 """
 
 from __future__ import annotations
