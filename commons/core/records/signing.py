@@ -186,6 +186,6 @@ def _check_body(body: bytes, signature: bytes, network: bytes, today: int, claim
 
 def _check_signature(record: Record, rid: bytes, signature: bytes) -> None:
     try:
-        nacl.bindings.crypto_sign_open(signature + _DOMAIN_TAGS[record.type] + rid, record.author)
+        nacl.bindings.crypto_sign_open(signature + signed_message(record.type, rid), record.author)
     except (nacl.exceptions.BadSignatureError, ValueError):
         raise InvalidRecord(Problem.BAD_SIGNATURE, "the signature does not verify with the author's key") from None
