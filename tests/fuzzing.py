@@ -30,6 +30,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from commons.core import records as rec
+from commons.core.records import codec
 from commons.core.boxstream import BoxStreamDecoder, BoxStreamEncoder, BoxStreamError
 from commons.core.gossip_messages import GossipProtocolError, decode, encode
 
@@ -109,7 +110,15 @@ def judge_record(body: bytes) -> Verdict:
     except Exception:  # noqa: BLE001 - anything else is a crash, which is what the fuzzer counts
         return Verdict.CRASH
     # Exactly one valid body per record: the canonical encoding of what was accepted is the input.
-    return Verdict.ACCEPTED if rec.encode_body(record) == body else Verdict.INVALID_ACCEPTED
+    if rec.encode_body(record) != body:
+        return Verdict.INVALID_ACCEPTED
+    # And the decoder's fast path accepted nothing the reference decoder (every field rule run
+    # through the record's dataclass) refuses: a bool for a day would survive the round trip above.
+    try:
+        reference = codec._decode_naming_the_problem(body)
+    except rec.InvalidRecord:
+        return Verdict.INVALID_ACCEPTED
+    return Verdict.ACCEPTED if reference == record else Verdict.INVALID_ACCEPTED
 
 
 def _well_typed(value: object) -> bool:

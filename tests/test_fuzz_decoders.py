@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from commons.core.records.types import build_checked
 from tests import fuzzing
 from tests.fuzzing import Verdict
 
@@ -39,6 +40,17 @@ def test_the_record_oracle_calls_a_second_body_invalid_accepted(monkeypatch):
     lenient = body.replace(b"\xa1v\x01", b"\xa1v\xc3", 1)  # v: true, as a lenient decoder would take it
     monkeypatch.setattr(fuzzing.rec, "decode_body", lambda b: original(body) if b == lenient else original(b))
     assert fuzzing.judge_record(lenient) is Verdict.INVALID_ACCEPTED
+
+
+def test_the_record_oracle_calls_a_bool_day_that_round_trips_invalid_accepted(monkeypatch):
+    record = fuzzing.rec.decode_body(fuzzing.record_seeds()[0])
+    # A decoder that took msgpack true for a day: its record encodes back to the very body, so only
+    # the reference decoder's verdict shows that it should not have been accepted.
+    lenient = build_checked(type(record), {**vars(record), "created": True})
+    body = fuzzing.rec.encode_body(lenient)
+    original = fuzzing.rec.decode_body
+    monkeypatch.setattr(fuzzing.rec, "decode_body", lambda b: lenient if b == body else original(b))
+    assert fuzzing.judge_record(body) is Verdict.INVALID_ACCEPTED
 
 
 def test_the_box_stream_oracle_calls_forged_plaintext_invalid_accepted(monkeypatch):

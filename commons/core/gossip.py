@@ -449,28 +449,32 @@ class GossipNode:
         self.rng.choice(ready).start_sync(now)
         return True
 
-    def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float) -> None:
-        """Validate, then store and relay, or remember a refusal; penalise invalid ones."""
+    def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float,
+                     keys: list[bytes | None] | None = None) -> None:
+        """Validate, then store and relay, or remember a refusal; penalise invalid ones.
+
+        ``keys``: each body's reconciliation key as the session read it (``records.received_key``),
+        so that no body is hashed twice; computed here when not given."""
         p, c = self.params, self._count
         accepted: list[rec.SignedRecord] = []
         relay: list[tuple[bytes, tuple[PeerSession, ...]]] = []
         today = rec.day_of(now)
         for n, (body, sig) in enumerate(bodies):
             if session.closed:  # cut off mid-message: the rest is not trusted, ask others for it
-                for rest, _ in bodies[n:]:
-                    rtype = rec.peek_type(rest)
-                    if rtype is not None:
-                        self.release(rec.reconcile_key(rtype, rec.record_id(rest)), session, now)
+                for m in range(n, len(bodies)):
+                    rest = keys[m] if keys is not None else rec.received_key(bodies[m][0])
+                    if rest is not None:
+                        self.release(rest, session, now)
                 break
             c[COUNTER_INDEX["bodies_received"]] += 1
-            rtype = rec.peek_type(body)
-            key = rec.reconcile_key(rtype, rec.record_id(body)) if rtype is not None else None
+            key = keys[n] if keys is not None else rec.received_key(body)
             if key is not None and key in self.keyset:
                 c[COUNTER_INDEX["duplicate_bodies"]] += 1
                 self._forget(key)  # held since it was asked for (added locally meanwhile)
                 continue
             try:
-                signed = self._verify(body, sig, network=self.network, today=today)
+                signed = self._verify(body, sig, network=self.network, today=today,
+                                      body_id=None if key is None else key[1:])
             except rec.InvalidRecord as error:
                 c[COUNTER_INDEX["invalid_received"]] += 1
                 if key is not None:

@@ -64,7 +64,8 @@ class SessionHost(Protocol):
     def learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None: ...
     def claim(self, key: bytes, session: PeerSession) -> bool: ...  # may this session ask for key now?
     def release(self, key: bytes, session: PeerSession, now: float) -> bool: ...  # it will not deliver key
-    def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float) -> None: ...
+    def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float,
+                     keys: list[bytes | None] | None = None) -> None: ...
     def learn_peers(self, entries: Iterable[tuple[str, bytes]]) -> None: ...
     def peers_to_share(self, count: int, exclude: bytes) -> list[tuple[str, bytes]]: ...
     def session_opened(self, session: PeerSession, now: float) -> None: ...
@@ -393,23 +394,24 @@ class PeerSession:
         node = self.node
         self._refill(now)
         taken: list[tuple[bytes, bytes]] = []
+        taken_keys: list[bytes | None] = []  # handed on with the bodies: each is hashed once
         for body, sig in message.records:
-            rtype = rec.peek_type(body)
-            key = rec.reconcile_key(rtype, rec.record_id(body)) if rtype is not None else None
+            key = rec.received_key(body)
             if key is not None and self._outstanding.pop(key, None) is not None:
-                taken.append((body, sig))  # asked for: paid for when we asked
+                pass  # asked for: paid for when we asked
             elif key is not None and key in node.keyset:
-                # A copy of a record we hold (or refused): the spec drops duplicates, and an honest
-                # peer sends them whenever two of its Wants race, so they cost neither tokens nor score.
-                taken.append((body, sig))
+                pass  # a copy of a record we hold (or refused): the spec drops duplicates, and an
+                # honest peer sends them whenever two of its Wants race, so they cost neither tokens nor score
             elif self._tokens >= 1:  # unsolicited (or answered after we gave up): rate-limited
                 self._tokens -= 1
-                taken.append((body, sig))
             else:
                 self.penalise(node.params.penalty_minor, "records beyond the rate limit", now)
                 if self.closed:
                     return
-        node.take_records(taken, self, now)
+                continue
+            taken.append((body, sig))
+            taken_keys.append(key)
+        node.take_records(taken, self, now, taken_keys)
         for key in message.missing:
             if self._outstanding.pop(key, None) is not None:
                 node.release(key, self, now)

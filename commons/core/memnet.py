@@ -40,7 +40,7 @@ class SharedVerifier:
         self._cache: dict[tuple[bytes, bytes, int], Any] = {}
         self.verified = 0
 
-    def __call__(self, body: bytes, signature: bytes, *, network: bytes, today: int, claimed_id=None):
+    def __call__(self, body: bytes, signature: bytes, *, network: bytes, today: int, claimed_id=None, body_id=None):
         key = (body, signature, today)
         verdict = self._cache.get(key)
         if verdict is None:

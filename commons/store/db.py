@@ -135,22 +135,22 @@ class Store:
             # Shielded: cancelled while SQLite runs it (SIGTERM), BEGIN would still take effect
             # and leave a transaction nobody rolls back ("within a transaction" at the next one).
             with trio.CancelScope(shield=True):
-                await self._execute("BEGIN IMMEDIATE")
+                await self._control("BEGIN IMMEDIATE")
             try:
                 yield self
             except BaseException:
                 with trio.CancelScope(shield=True):
                     if self._db.in_transaction:  # SQLite may have rolled back already (SQLITE_FULL)
-                        await self._execute("ROLLBACK")
+                        await self._control("ROLLBACK")
                 raise
             with trio.CancelScope(shield=True):  # finish the transaction even when cancelled (SIGTERM)
                 try:
-                    await self._execute("COMMIT")
+                    await self._control("COMMIT")
                 except BaseException:
                     # A COMMIT that fails (a full disk) leaves the transaction open: roll it back,
                     # or the next one would begin "within a transaction".
                     if self._db.in_transaction:
-                        await self._execute("ROLLBACK")
+                        await self._control("ROLLBACK")
                     raise
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
@@ -181,6 +181,14 @@ class Store:
         count = cursor.rowcount
         await aio_as_trio(cursor.close)()
         return count
+
+    async def _control(self, sql: str) -> None:
+        """BEGIN, COMMIT or ROLLBACK in one round trip to the database thread (it leaves no
+        cursor to close): a batch's transaction costs two round trips, not four."""
+        try:
+            await aio_as_trio(self._db.execute_fetchall)(sql)
+        except sqlite3.Error as error:
+            raise _explained(error, self.path) from None
 
     def _require_transaction(self) -> None:
         owner = self._lock.statistics().owner

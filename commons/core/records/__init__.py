@@ -23,7 +23,8 @@ so ``from commons.core import records`` is all a caller needs:
 - ``types``: constants, enums, errors, field rules and the four record dataclasses;
 - ``codec``: the canonical body encoding and the strict decoder (``encode_body``, ``decode_body``,
   ``peek_type``);
-- ``signing``: ids, keys, signatures and the receiver's check (``sign``, ``verify``).
+- ``signing``: ids, keys, signatures and the receiver's check (``sign``, ``verify``,
+  ``verify_many`` for a batch, ``received_key`` to dedupe by before it).
 
 Two error classes say whose fault a problem is: :class:`InvalidRecord` (bytes from outside — a peer,
 a file — are not a valid record; the sender is at fault) and :class:`RecordUsageError` (this
@@ -73,11 +74,13 @@ from commons.core.records.codec import (
 )
 from commons.core.records.signing import (
     SignedRecord,
+    received_key,
     reconcile_key,
     record_id,
     sign,
     signed_message,
     verify,
+    verify_many,
 )
 
 __all__ = [
@@ -117,9 +120,11 @@ __all__ = [
     "encode_body",
     "field_names",
     "peek_type",
+    "received_key",
     "reconcile_key",
     "record_id",
     "sign",
     "signed_message",
     "verify",
+    "verify_many",
 ]

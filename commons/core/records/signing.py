@@ -2,12 +2,14 @@
 
 ``id = BLAKE3-256(body)``; ``signature = Ed25519(author, domain_tag(type) || id)``. :func:`verify`
 is the one door for records from outside: canonical body (``codec.py``), id, network, date,
-signature.
+signature; :func:`verify_many` is the same door for a batch. :func:`received_key` is what a
+receiver dedupes by before it pays for a signature check.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import nacl.bindings
@@ -15,7 +17,7 @@ import nacl.exceptions
 import nacl.signing
 from blake3 import blake3
 
-from commons.core.records.codec import decode_body, encode_body
+from commons.core.records.codec import decode_body, encode_body, peek_type
 from commons.core.records.types import (
     FUTURE_TOLERANCE_DAYS,
     SIGNATURE_BYTES,
@@ -43,9 +45,23 @@ def signed_message(rtype: RecordType, rid: bytes) -> bytes:
 
 
 
+_TAG_BYTES = {rtype: bytes([rtype.tag]) for rtype in RecordType}
+
+
 def reconcile_key(rtype: RecordType, rid: bytes) -> bytes:
     """The 33-byte key under which a record is reconciled: its type tag, then its id."""
-    return bytes([rtype.tag]) + rid
+    return _TAG_BYTES[rtype] + rid
+
+
+def received_key(body: bytes) -> bytes | None:
+    """The reconciliation key of a body received from outside, before it is decoded: the tag of
+    the type it declares (``peek_type``), then its id. None when the type cannot be peeked: the
+    body is not canonical then, and decoding will say why. A valid body's key is its record's.
+
+    For dedupe ahead of the signature check; hand the id on to :func:`verify` (``body_id``) so
+    that the body is hashed once."""
+    rtype = peek_type(body)
+    return None if rtype is None else _TAG_BYTES[rtype] + blake3(body).digest()
 
 
 @dataclass(frozen=True)
@@ -114,6 +130,47 @@ def verify(
     ``record_id(body)`` when the caller computed it already (intake does, to dedupe): it is
     trusted, not checked.
     """
+    record, rid = _check_body(body, signature, network, today, claimed_id, body_id)
+    _check_signature(record, rid, signature)
+    return SignedRecord(record, body, rid, signature)
+
+
+def verify_many(
+    items: Sequence[tuple[bytes, bytes]],
+    *,
+    network: bytes,
+    today: int,
+    claimed_ids: Sequence[bytes | None] | None = None,
+    body_ids: Sequence[bytes | None] | None = None,
+) -> list[SignedRecord | InvalidRecord]:
+    """:func:`verify` of each (body, signature): the record, or the error saying what is wrong
+    with it, in order. The verdicts are verify's; the work is done in two passes (every body, then
+    every signature), so that the decoder and libsodium each run with the CPU's caches their own,
+    which costs measurably less than alternating them (``tests/benchmarks/bench_intake.py``)."""
+    checked: list[tuple[Record, bytes] | InvalidRecord] = []
+    for index, (body, signature) in enumerate(items):
+        try:
+            checked.append(_check_body(body, signature, network, today,
+                                       None if claimed_ids is None else claimed_ids[index],
+                                       None if body_ids is None else body_ids[index]))
+        except InvalidRecord as error:
+            checked.append(error)
+    verdicts: list[SignedRecord | InvalidRecord] = []
+    for (body, signature), outcome in zip(items, checked):
+        if type(outcome) is tuple:
+            record, rid = outcome
+            try:
+                _check_signature(record, rid, signature)
+                outcome = SignedRecord(record, body, rid, signature)
+            except InvalidRecord as error:
+                outcome = error
+        verdicts.append(outcome)
+    return verdicts
+
+
+def _check_body(body: bytes, signature: bytes, network: bytes, today: int, claimed_id: bytes | None,
+                body_id: bytes | None) -> tuple[Record, bytes]:
+    """Everything verify checks but the signature itself: the record and its id."""
     record = decode_body(body)
     rid = record_id(body) if body_id is None else body_id
     if claimed_id is not None and claimed_id != rid:
@@ -124,9 +181,11 @@ def verify(
         raise InvalidRecord(Problem.FUTURE, f"the record is dated day {record.created}, in the future")
     if not isinstance(signature, bytes) or len(signature) != SIGNATURE_BYTES:
         raise InvalidRecord(Problem.BAD_SIGNATURE, f"a signature is {SIGNATURE_BYTES} bytes")
+    return record, rid
+
+
+def _check_signature(record: Record, rid: bytes, signature: bytes) -> None:
     try:
         nacl.bindings.crypto_sign_open(signature + signed_message(record.type, rid), record.author)
     except (nacl.exceptions.BadSignatureError, ValueError):
         raise InvalidRecord(Problem.BAD_SIGNATURE, "the signature does not verify with the author's key") from None
-    return SignedRecord(record, body, rid, signature)
-

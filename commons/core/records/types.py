@@ -9,10 +9,11 @@ encoded. The wire form is ``codec.py``'s; ids and signatures are ``signing.py``'
 from __future__ import annotations
 
 import enum
+import operator
 import re
 import unicodedata
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 PROTOCOL_VERSION = 1
 KEY_BYTES = 32  # Ed25519 public keys, network keys, ids and keyed hashes
@@ -42,6 +43,10 @@ class RecordType(enum.Enum):
     VOUCH = "vouch"
     LESSON = "lesson"
     VERIFICATION = "verification"
+
+    # Members are singletons compared by identity, so the identity hash is a correct one; Enum's
+    # own hashes the name in Python, and record types are dict keys on every record's path.
+    __hash__ = object.__hash__
 
     @property
     def tag(self) -> int:
@@ -137,13 +142,22 @@ _FORBIDDEN_CHARS = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 # --- field rules -------------------------------------------------------------------------------
 
 
+# Each rule takes a field's value (as the dataclass holds it) and raises FieldProblem. They test
+# ``type(x) is T``, never isinstance: a bool is an int subclass and must never pass for one, and a
+# rule that stays this cheap can run once per record received (the codec runs the same rules).
+
+
 def _key(value: Any, name: str) -> None:
-    if not isinstance(value, bytes) or len(value) != KEY_BYTES:
+    if type(value) is not bytes or len(value) != KEY_BYTES:
         raise FieldProblem(Problem.BAD_FIELD, f"{name} must be {KEY_BYTES} bytes")
 
 
 def _text(value: Any, name: str, max_bytes: int, *, min_bytes: int = 1) -> None:
-    if not isinstance(value, str):
+    # The common case, decided at once: printable ASCII (one byte a character, in NFC, no control
+    # character) of an allowed length. Anything else goes through every rule below.
+    if type(value) is str and value.isascii() and value.isprintable() and min_bytes <= len(value) <= max_bytes:
+        return
+    if type(value) is not str:
         raise FieldProblem(Problem.BAD_FIELD, f"{name} must be a string")
     ascii = value.isascii()  # the common case: one byte a character, and always in NFC
     size = len(value) if ascii else len(value.encode("utf-8", "surrogatepass"))
@@ -158,27 +172,92 @@ def _text(value: Any, name: str, max_bytes: int, *, min_bytes: int = 1) -> None:
 
 
 def _day(value: Any, name: str) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**32:
+    if type(value) is not int or not 0 <= value < 2**32:
         raise FieldProblem(Problem.BAD_FIELD, f"{name} must be a day number (days since 1970-01-01)")
 
 
 def _enum(value: Any, enum_type: type[enum.Enum], name: str) -> None:
-    if not isinstance(value, enum_type):
+    if type(value) is not enum_type:
         choices = ", ".join(m.value for m in enum_type)
         raise FieldProblem(Problem.BAD_FIELD, f"{name} must be one of: {choices}")
 
 
 def _sorted_unique(values: tuple, name: str, limit: int) -> None:
-    if not isinstance(values, tuple):
+    if type(values) is not tuple:
         raise FieldProblem(Problem.BAD_FIELD, f"{name} must be a tuple")
     if len(values) > limit:
         raise FieldProblem(Problem.OVERSIZE, f"{name} has {len(values)} entries; at most {limit} are allowed")
+    if len(values) < 2:
+        return
     try:
-        canonical = sorted(set(values))
-    except TypeError:  # entries of mixed or unhashable types: the per-entry checks can't run yet
+        # Strictly increasing is sorted and without repeats; comparing neighbours is all it takes.
+        increasing = all(map(operator.lt, values, values[1:]))
+    except TypeError:  # entries of mixed kinds: the per-entry checks can't run yet
         raise FieldProblem(Problem.BAD_FIELD, f"{name} entries must all be of the same kind") from None
-    if list(values) != canonical:
+    if not increasing:
         raise FieldProblem(Problem.NON_CANONICAL, f"{name} must be sorted and without repeats")
+
+
+def _keys(values: tuple, name: str, entry: str, limit: int) -> None:
+    _sorted_unique(values, name, limit)
+    for value in values:
+        if type(value) is not bytes or len(value) != KEY_BYTES:
+            _key(value, entry)  # raises, naming the entry
+
+
+def _header_rules(f: dict[str, Any]) -> None:
+    _key(f["network"], "network")
+    _key(f["author"], "author")
+    _day(f["created"], "created")
+
+
+def _lesson_rules(f: dict[str, Any]) -> None:
+    _header_rules(f)
+    _enum(f["kind"], LessonKind, "kind")
+    _text(f["text"], "text", MAX_TEXT_BYTES)
+    _enum(f["scope"], Scope, "scope")
+    topics = f["topics"]
+    _sorted_unique(topics, "topics", MAX_TOPICS)
+    for topic in topics:
+        _text(topic, "topic", MAX_TOPIC_BYTES)
+    prediction = f["prediction"]
+    if type(prediction) is not Prediction:
+        raise FieldProblem(Problem.BAD_FIELD, "prediction must be a Prediction")
+    _text(prediction.situation, "prediction.situation", MAX_PREDICTION_PART_BYTES)
+    _text(prediction.outcome, "prediction.outcome", MAX_PREDICTION_PART_BYTES)
+    _keys(f["parents"], "parents", "parent", MAX_PARENTS)
+    _keys(f["episodes"], "episodes", "episode", MAX_EPISODES)
+    if f["supersedes"] is not None:
+        _key(f["supersedes"], "supersedes")
+
+
+def _verification_rules(f: dict[str, Any]) -> None:
+    _header_rules(f)
+    _key(f["lesson"], "lesson")
+    _enum(f["outcome"], Outcome, "outcome")
+    _key(f["evidence"], "evidence")
+    _day(f["received"], "received")
+    _day(f["observed"], "observed")
+    if f["observed"] < f["received"]:
+        raise FieldProblem(Problem.BAD_FIELD, "observed must not be before received")
+    if f["created"] < f["observed"]:
+        raise FieldProblem(Problem.BAD_FIELD, "created must not be before observed")
+    if type(f["naive"]) is not bool:
+        raise FieldProblem(Problem.BAD_FIELD, "naive must be a boolean")
+
+
+def _revocation_rules(f: dict[str, Any]) -> None:
+    _header_rules(f)
+    _key(f["target"], "target")
+    _enum(f["target_kind"], TargetKind, "target_kind")
+    _text(f["reason"], "reason", MAX_REASON_BYTES)
+
+
+def _vouch_rules(f: dict[str, Any]) -> None:
+    _header_rules(f)
+    _key(f["subject"], "subject")
+    if f["subject"] == f["author"]:
+        raise FieldProblem(Problem.BAD_FIELD, "a key cannot vouch for itself")
 
 
 # --- the records -------------------------------------------------------------------------------
@@ -202,14 +281,9 @@ class _Header:
 
     def __post_init__(self) -> None:
         try:
-            self._check()
+            FIELD_RULES[self.type](self.__dict__)
         except FieldProblem as problem:
             raise RecordUsageError(f"invalid {self.type.value}: {problem}", problem.problem) from None
-
-    def _check(self) -> None:
-        _key(self.network, "network")
-        _key(self.author, "author")
-        _day(self.created, "created")
 
 
 @dataclass(frozen=True)
@@ -225,27 +299,6 @@ class Lesson(_Header):
 
     type: ClassVar[RecordType] = RecordType.LESSON
 
-    def _check(self) -> None:
-        super()._check()
-        _enum(self.kind, LessonKind, "kind")
-        _text(self.text, "text", MAX_TEXT_BYTES)
-        _enum(self.scope, Scope, "scope")
-        _sorted_unique(self.topics, "topics", MAX_TOPICS)
-        for topic in self.topics:
-            _text(topic, "topic", MAX_TOPIC_BYTES)
-        if not isinstance(self.prediction, Prediction):
-            raise FieldProblem(Problem.BAD_FIELD, "prediction must be a Prediction")
-        _text(self.prediction.situation, "prediction.situation", MAX_PREDICTION_PART_BYTES)
-        _text(self.prediction.outcome, "prediction.outcome", MAX_PREDICTION_PART_BYTES)
-        _sorted_unique(self.parents, "parents", MAX_PARENTS)
-        for parent in self.parents:
-            _key(parent, "parent")
-        _sorted_unique(self.episodes, "episodes", MAX_EPISODES)
-        for episode in self.episodes:
-            _key(episode, "episode")
-        if self.supersedes is not None:
-            _key(self.supersedes, "supersedes")
-
 
 @dataclass(frozen=True)
 class Verification(_Header):
@@ -258,20 +311,6 @@ class Verification(_Header):
 
     type: ClassVar[RecordType] = RecordType.VERIFICATION
 
-    def _check(self) -> None:
-        super()._check()
-        _key(self.lesson, "lesson")
-        _enum(self.outcome, Outcome, "outcome")
-        _key(self.evidence, "evidence")
-        _day(self.received, "received")
-        _day(self.observed, "observed")
-        if self.observed < self.received:
-            raise FieldProblem(Problem.BAD_FIELD, "observed must not be before received")
-        if self.created < self.observed:
-            raise FieldProblem(Problem.BAD_FIELD, "created must not be before observed")
-        if not isinstance(self.naive, bool):
-            raise FieldProblem(Problem.BAD_FIELD, "naive must be a boolean")
-
 
 @dataclass(frozen=True)
 class Revocation(_Header):
@@ -281,12 +320,6 @@ class Revocation(_Header):
 
     type: ClassVar[RecordType] = RecordType.REVOCATION
 
-    def _check(self) -> None:
-        super()._check()
-        _key(self.target, "target")
-        _enum(self.target_kind, TargetKind, "target_kind")
-        _text(self.reason, "reason", MAX_REASON_BYTES)
-
 
 @dataclass(frozen=True)
 class Vouch(_Header):
@@ -294,15 +327,28 @@ class Vouch(_Header):
 
     type: ClassVar[RecordType] = RecordType.VOUCH
 
-    def _check(self) -> None:
-        super()._check()
-        _key(self.subject, "subject")
-        if self.subject == self.author:
-            raise FieldProblem(Problem.BAD_FIELD, "a key cannot vouch for itself")
-
 
 Record = Lesson | Verification | Revocation | Vouch
 RECORD_CLASSES: dict[RecordType, type] = {cls.type: cls for cls in (Lesson, Verification, Revocation, Vouch)}
+
+# Every rule a record of each type obeys, over its fields by name: the dataclass runs them on what a
+# caller built, the codec on what it decoded, before building the record without a second check.
+FIELD_RULES: dict[RecordType, Callable[[dict[str, Any]], None]] = {
+    RecordType.LESSON: _lesson_rules,
+    RecordType.VERIFICATION: _verification_rules,
+    RecordType.REVOCATION: _revocation_rules,
+    RecordType.VOUCH: _vouch_rules,
+}
+
+
+def build_checked(cls: type, values: dict[str, Any]) -> Record:
+    """The record of class ``cls`` with these field values, which its ``FIELD_RULES`` passed already.
+
+    For the codec only: it builds the frozen instance without ``__post_init__`` running the rules a
+    second time. Every field must be in ``values``, as the dataclass would hold it."""
+    record = object.__new__(cls)
+    record.__dict__.update(values)
+    return record
 
 
 def day_of(now: float) -> int:
