@@ -10,9 +10,10 @@ naivety index, successors) and, for each batch, works out which lessons' verdict
 * a lesson: itself, the verifications that waited for it, the lesson it supersedes, every held
   descendant (its provenance authors changed), and the lessons its author verified that it may now
   have written first (the naivety rule);
-* a vouch for a new edge from a key the web reaches (a root, or a key within ``max_depth - 1``
-  hops): the web is made again, and every lesson re-judged if it moved (a vouch from any other
-  key, or one more vouch for an edge already held, cannot move it).
+* a vouch for a new edge: the web of trust grows by a search from its subject bounded by the
+  depth (:class:`commons.core.trust_web.IncrementalWeb`), and the lessons verified by the keys
+  whose place in it moved are judged again (a vouch from a key the web does not reach, or one
+  more vouch for an edge already held, moves nothing).
 
 Anything that can change what is dead — a revocation, a record a revocation names, a record by a
 dead key or derived from a dead lesson, another refused id — and a new day are rare: the
@@ -42,8 +43,8 @@ from commons.core.trust import (
     _state,
     _verdict,
     provenance_of,
-    web_of_trust,
 )
+from commons.core.trust_web import IncrementalWeb
 
 EVERY = None  # what ``add`` returns when every lesson was re-judged
 
@@ -72,8 +73,6 @@ class IncrementalTrust:
         self._lessons: dict[bytes, Lesson] = {}
         self._verifications: dict[bytes, list[SignedRecord]] = defaultdict(list)  # lesson id -> recency order
         self._verified_by: dict[bytes, set[bytes]] = defaultdict(set)  # verifier -> lessons it verified
-        self._vouches: dict[bytes, Vouch] = {}
-        self._edges: set[tuple[bytes, bytes]] = set()  # (voucher, subject) of every live vouch held
         self._children: dict[bytes, set[bytes]] = defaultdict(set)  # parent id -> held lessons naming it
         self._successors: dict[bytes, set[bytes]] = defaultdict(set)  # superseded id -> lessons naming it
         self._by_form: dict[object, set[bytes]] = defaultdict(set)  # similarity form -> lessons
@@ -83,17 +82,17 @@ class IncrementalTrust:
         self._verdicts: dict[bytes, VerificationVerdict] = {}
         self._states: dict[bytes, LessonState] = {}
         self._set_revocations(resolve(()))
-        self._web = web_of_trust((), self._roots(), self.policy.max_depth)
 
     def _set_revocations(self, revocations: Revocations) -> None:
         self._revocations = revocations
         self._targets = frozenset(v.target for v in revocations.verdicts.values())  # named by a revocation
+        self._webs = IncrementalWeb(self._roots(), self.policy.max_depth)  # its roots exclude dead keys
 
     @property
     def view(self) -> TrustView:
         """The evaluation now. Its mappings are live: they follow the records added after it."""
         return TrustView(lessons=MappingProxyType(self._states), verifications=MappingProxyType(self._verdicts),
-                         revocations=self._revocations, web=self._web)
+                         revocations=self._revocations, web=self._webs.web)
 
     def _counts(self, signed: SignedRecord) -> bool:
         return self.today is None or signed.record.created <= self.today + FUTURE_TOLERANCE_DAYS
@@ -112,7 +111,7 @@ class IncrementalTrust:
             self.rebuild()
             return EVERY
         touched: set[bytes] = set()
-        web_moves = False
+        moved: set[bytes] = set()  # keys whose place in the web of trust moved
         for signed in fresh:
             record = signed.record
             if isinstance(record, Lesson):
@@ -120,11 +119,10 @@ class IncrementalTrust:
             elif isinstance(record, Verification):
                 self._add_verification(signed, touched)
             elif isinstance(record, Vouch):
-                new_edge = (record.author, record.subject) not in self._edges
-                self._add_vouch(signed.id, record)
-                web_moves |= new_edge and self._reaches(record.author)
-        if web_moves and self._remake_web() and self.policy.policy is Policy.WEB_OF_TRUST:
-            touched = set(self._lessons) | set(self._verifications)
+                moved |= self._add_vouch(signed.id, record)
+        if self.policy.policy is Policy.WEB_OF_TRUST:  # the other policies judge by the roots alone
+            for key in moved:  # what a key verified counts differently once it is trusted or re-anchored
+                touched.update(self._verified_by.get(key, ()))
         self._rejudge(touched)
         return touched
 
@@ -160,7 +158,6 @@ class IncrementalTrust:
         for lid in sorted(self._lessons, key=lambda i: (self._lessons[i].created, i)):
             self._link_successor(lid, self._lessons[lid])
         self._provenance_from(list(self._lessons), touched)
-        self._remake_web()
         self._rejudge(set(self._lessons) | set(self._verifications))
 
     def moves_the_dead(self, records: Iterable[SignedRecord]) -> bool:
@@ -174,7 +171,9 @@ class IncrementalTrust:
         revocations = self._revocations
         if signed.id in revocations.takedowns or signed.id in self._targets or record.author in revocations.dead_keys:
             return True
-        return isinstance(record, Lesson) and any(p in revocations.takedowns for p in record.parents)
+        # A parent dead, or named by a revocation but never received (its descendants wait with it).
+        return isinstance(record, Lesson) and any(p in revocations.takedowns or p in revocations.pending
+                                                  for p in record.parents)
 
     def _index_lesson(self, lid: bytes, lesson: Lesson) -> tuple[object, ...]:
         self._lessons[lid] = lesson
@@ -259,32 +258,18 @@ class IncrementalTrust:
     def _roots(self) -> frozenset[bytes]:
         return frozenset({self.me} | self.policy.roots | self.policy.authors) - self._revocations.dead_keys
 
-    def _add_vouch(self, vid: bytes, vouch: Vouch) -> None:
-        self._vouches[vid] = vouch
-        if vid not in self._revocations.dead_ids:  # the web counts live vouches only
-            self._edges.add((vouch.author, vouch.subject))
-
-    def _reaches(self, key: bytes) -> bool:
-        """Whether a vouch signed by ``key`` can extend the web (only keys it reaches short of max_depth)."""
-        web = self._web
-        return key in web.roots or web.depth.get(key, self.policy.max_depth) < self.policy.max_depth
-
-    def _remake_web(self) -> bool:
-        """Make the web of trust again from the live vouches; returns whether it moved."""
-        dead = self._revocations.dead_ids
-        web = web_of_trust([v for vid, v in self._vouches.items() if vid not in dead], self._roots(),
-                           self.policy.max_depth)
-        moved = (web.roots, dict(web.depth), dict(web.anchors)) != (self._web.roots, dict(self._web.depth),
-                                                                     dict(self._web.anchors))
-        self._web = web
-        return moved
+    def _add_vouch(self, vid: bytes, vouch: Vouch) -> set[bytes]:
+        """Hold a vouch; returns the keys whose place in the web it moved (live vouches only count)."""
+        if vid in self._revocations.dead_ids:
+            return set()
+        return self._webs.add_edge(vouch.author, vouch.subject)
 
     def _trusts(self):
         if self.policy.policy is Policy.OPEN:
             return lambda key: True
         if self.policy.policy is Policy.ALLOWLIST:
-            return self._web.roots.__contains__
-        return self._web.trusts
+            return self._webs.web.roots.__contains__
+        return self._webs.web.trusts
 
     # -- judging ----------------------------------------------------------------------------------
 
@@ -300,7 +285,7 @@ class IncrementalTrust:
                 continue
             if group:
                 _judge(lid, lesson, group, self._verdicts, dead_ids, dead_keys, self._provenance[lid], trusts,
-                       self._naivety, self._web, self.policy)
+                       self._naivety, self._webs.web, self.policy)
             self._states[lid] = _state(lid, lesson, group, self._verdicts, self.me, self.policy, revocations,
                                        self._superseded_by)
 
