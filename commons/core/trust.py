@@ -110,7 +110,7 @@ class WebOfTrust:
         return key in self.roots or key in self.depth
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per verification held: slots keep 10^6 of them small
 class VerificationVerdict:
     id: bytes
     lesson: bytes
@@ -122,7 +122,7 @@ class VerificationVerdict:
     anchor: bytes | None = None  # the anchor it was charged to under the cap (web-of-trust, non-root)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per lesson held
 class LessonState:
     id: bytes
     author: bytes

@@ -73,10 +73,12 @@ class IncrementalTrust:
         self._lessons: dict[bytes, Lesson] = {}
         self._verifications: dict[bytes, list[SignedRecord]] = defaultdict(list)  # lesson id -> recency order
         self._verified_by: dict[bytes, set[bytes]] = defaultdict(set)  # verifier -> lessons it verified
-        self._children: dict[bytes, set[bytes]] = defaultdict(set)  # parent id -> held lessons naming it
-        self._successors: dict[bytes, set[bytes]] = defaultdict(set)  # superseded id -> lessons naming it
-        self._by_form: dict[object, set[bytes]] = defaultdict(set)  # similarity form -> lessons
+        # One id, or a set of them (most have one: a set each would cost 200 bytes a lesson).
+        self._children: dict[bytes, bytes | set[bytes]] = {}  # parent id -> held lessons naming it
+        self._successors: dict[bytes, bytes | set[bytes]] = {}  # superseded id -> lessons naming it
+        self._by_form: dict[object, bytes | set[bytes]] = {}  # similarity form -> lessons
         self._provenance: dict[bytes, frozenset[bytes]] = {}
+        self._author_sets: dict[frozenset[bytes], frozenset[bytes]] = {}  # provenances, one object each
         self._superseded_by: dict[bytes, bytes] = {}
         self._naivety = Naivety(self._lessons, self.similar)
         self._verdicts: dict[bytes, VerificationVerdict] = {}
@@ -178,12 +180,12 @@ class IncrementalTrust:
     def _index_lesson(self, lid: bytes, lesson: Lesson) -> tuple[object, ...]:
         self._lessons[lid] = lesson
         for parent in lesson.parents:
-            self._children[parent].add(lid)
+            _put(self._children, parent, lid)
         if lesson.supersedes is not None:
-            self._successors[lesson.supersedes].add(lid)
+            _put(self._successors, lesson.supersedes, lid)
         forms = self._naivety.add(lid, lesson)
         for form in forms:
-            self._by_form[form].add(lid)
+            _put(self._by_form, form, lid)
         return forms
 
     def _index_verification(self, signed: SignedRecord) -> None:
@@ -213,7 +215,7 @@ class IncrementalTrust:
         verified = self._verified_by.get(lesson.author, ())
         if verified:
             if self._naivety.indexed:
-                touched.update(other for form in forms for other in self._by_form[form] if other in verified)
+                touched.update(other for form in forms for other in _members(self._by_form, form) if other in verified)
             else:
                 touched.update(verified)
 
@@ -231,7 +233,7 @@ class IncrementalTrust:
 
     def _best_successor(self, old: bytes) -> bytes | None:
         target = self._lessons[old]
-        live = [s for s in self._successors.get(old, ())
+        live = [s for s in _members(self._successors, old)
                 if self._lessons[s].author == target.author and s not in self._revocations.dead_ids]
         return max(live, key=lambda s: (self._lessons[s].created, s), default=None)
 
@@ -246,11 +248,12 @@ class IncrementalTrust:
                 continue
             seen.add(lid)
             order.append(lid)
-            queue.extend(self._children.get(lid, ()))
+            queue.extend(_members(self._children, lid))
         for lid in seen:
             self._provenance.pop(lid, None)
         for lid in order:
-            self._provenance[lid] = provenance_of(lid, self._lessons, self._provenance)
+            authors = provenance_of(lid, self._lessons, self._provenance)
+            self._provenance[lid] = self._author_sets.setdefault(authors, authors)
         touched.update(seen)
 
     # -- the web of trust -------------------------------------------------------------------------
@@ -288,6 +291,21 @@ class IncrementalTrust:
                        self._naivety, self._webs.web, self.policy)
             self._states[lid] = _state(lid, lesson, group, self._verdicts, self.me, self.policy, revocations,
                                        self._superseded_by)
+
+
+def _put(index: dict, key: object, value: bytes) -> None:
+    held = index.get(key)
+    if held is None:
+        index[key] = value
+    elif isinstance(held, set):
+        held.add(value)
+    elif held != value:
+        index[key] = {held, value}
+
+
+def _members(index: dict, key: object) -> Iterable[bytes]:
+    held = index.get(key, ())
+    return (held,) if isinstance(held, bytes) else held
 
 
 def evaluate_incrementally(batches: Iterable[Iterable[SignedRecord]], **kwargs) -> tuple[TrustView, Mapping]:
