@@ -4,6 +4,8 @@ what a full evaluation of everything held concludes."""
 
 from __future__ import annotations
 
+import bisect
+
 import nacl.signing
 from blake3 import blake3
 
@@ -83,3 +85,37 @@ async def test_store_reads_per_received_batch_do_not_grow_with_the_store(aio, tm
     large, large_effect = await reads_for_one_batch(tmp_path / "large", 3000)
     assert small == large and small < 100
     assert small_effect.render is None and large_effect.render is None  # no status shown changed
+
+
+def test_the_key_set_answers_positions_ranges_and_fingerprints_as_a_sorted_list_does_across_blocks():
+    """The key set a node reconciles with keeps its items in blocks so that taking in a record
+    does not cost O(held) at the next fingerprint; what it answers is the flat sorted list's."""
+    import random
+
+    from commons.core import reconcile_keyset as ks
+
+    rng = random.Random(7)
+    keyset, reference = ks.KeySet(), {}
+    def key(n: int) -> bytes:
+        return bytes([ks.TAG_LESSON]) + blake3(b"k%d" % n).digest()
+    keyset.update([(key(n), n % 3) for n in range(700)])
+    reference.update({key(n): n % 3 for n in range(700)})
+    for step in range(6000):  # enough to split blocks many times, and to empty some
+        n = rng.randrange(5000)
+        if rng.random() < 0.25:
+            keyset.discard(key(n))
+            reference.pop(key(n), None)
+        else:
+            keyset.add(key(n), time=n % 5)
+            reference[key(n)] = n % 5
+        if step % 500 == 0 or step == 5999:
+            items = sorted(ks.make_item(t, k) for k, t in reference.items())
+            assert len(keyset) == len(items) and list(keyset) == [i[ks.TIME_SIZE:] for i in items]
+            for _ in range(20):
+                start = rng.randrange(len(items) + 1)
+                end = rng.randrange(start, len(items) + 2)
+                assert keyset.items_between(start, end) == items[start:end]
+                assert keyset.fingerprint_between(start, min(end, len(items))) == ks.fingerprint(items[start:end])
+                bound = rng.choice(items)[: rng.randrange(1, ks.ITEM_SIZE + 1)]
+                assert keyset.position(bound) == bisect.bisect_left(items, bound)
+    assert len(keyset._blocks) > 2

@@ -30,6 +30,12 @@ def _prediction_key(lesson: Lesson) -> tuple[str, str]:
     return similarity_key(lesson.prediction.situation), similarity_key(lesson.prediction.outcome)
 
 
+def form_keys(lesson: Lesson) -> tuple[object, object]:
+    """What the default similarity compares, kept small: the hashes of the normalised text and
+    prediction (64 bits each; the evaluation of a million lessons holds these, not the strings)."""
+    return hash(_text_key(lesson)), hash(_prediction_key(lesson))
+
+
 def same_lesson(a: Lesson, b: Lesson) -> bool:
     """The default similarity: equal normalised text, or equal normalised prediction."""
     return _text_key(a) == _text_key(b) or _prediction_key(a) == _prediction_key(b)
@@ -55,12 +61,14 @@ class Naivety:
         """Whether similarity is the default one, answered through the form index."""
         return self._similar is same_lesson
 
-    def add(self, lid: bytes, lesson: Lesson) -> tuple[object, ...]:
-        """Index one more lesson (already in the ``lessons`` mapping); returns its forms (indexed only)."""
-        self._by_author[lesson.author].append(lesson)
+    def add(self, lid: bytes, lesson: Lesson, forms: tuple[object, object] | None = None) -> tuple[object, ...]:
+        """Index one more lesson (already in the ``lessons`` mapping); returns its forms (indexed only).
+        ``forms``: its :func:`form_keys`, when the caller made them already."""
         if not self.indexed:
+            self._by_author[lesson.author].append(lesson)
             return ()
-        forms = self._forms[lid] = (_text_key(lesson), _prediction_key(lesson))
+        self._by_author.setdefault(lesson.author, [])  # only the authors are asked of, when indexed
+        forms = self._forms[lid] = forms or form_keys(lesson)
         for form in forms:
             day = self._first.get((lesson.author, form))
             if day is None or lesson.created < day:

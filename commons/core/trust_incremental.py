@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from commons.core.naivety import Naivety, Similar, same_lesson
-from commons.core.records import FUTURE_TOLERANCE_DAYS, Lesson, Revocation, SignedRecord, Verification, Vouch
+from commons.core.records import FUTURE_TOLERANCE_DAYS, Lesson, RecordType, Revocation, SignedRecord, Vouch
 from commons.core.revocation import Revocations, resolve
 from commons.core.trust import (
     LessonState,
@@ -44,6 +44,7 @@ from commons.core.trust import (
     _verdict,
     provenance_of,
 )
+from commons.core.trust_facts import Fact, Facts
 from commons.core.trust_web import IncrementalWeb
 
 EVERY = None  # what ``add`` returns when every lesson was re-judged
@@ -56,14 +57,17 @@ class IncrementalTrust:
                  similar: Similar = same_lesson) -> None:
         self.me, self.policy, self.today, self.similar = me, policy, today, similar
         self.refused = frozenset(refused)
-        self.records: dict[bytes, SignedRecord] = {}  # every record added, future-dated ones too
+        # Every record added (future-dated ones too), as the facts trust needs of it.
+        self.records: dict[bytes, Fact] = {}
+        self._facts = Facts(self.records, keep_lessons=similar is not same_lesson)
         self._reset()
 
     @classmethod
     def of(cls, records: Mapping[bytes, SignedRecord] | Iterable[SignedRecord], **kwargs) -> IncrementalTrust:
         """The evaluation of ``records`` (by id, or any iterable), made in one go."""
         trust = cls(**kwargs)
-        trust.records = dict(records) if isinstance(records, Mapping) else {s.id: s for s in records}
+        for signed in records.values() if isinstance(records, Mapping) else records:
+            trust.records[signed.id] = trust._facts.of(signed)
         trust.rebuild()
         return trust
 
@@ -103,9 +107,9 @@ class IncrementalTrust:
 
     def add(self, records: Iterable[SignedRecord]) -> set[bytes] | None:
         """Take in records; returns the lessons whose state was recomputed (``EVERY``: all of them)."""
-        fresh = [s for s in records if s.id not in self.records]
-        for signed in fresh:
-            self.records[signed.id] = signed
+        fresh = [self._facts.of(s) for s in records if s.id not in self.records]
+        for fact in fresh:
+            self.records[fact.id] = fact
         fresh = [s for s in fresh if self._counts(s)]
         if not fresh:
             return set()
@@ -115,13 +119,13 @@ class IncrementalTrust:
         touched: set[bytes] = set()
         moved: set[bytes] = set()  # keys whose place in the web of trust moved
         for signed in fresh:
-            record = signed.record
-            if isinstance(record, Lesson):
-                self._add_lesson(signed.id, record, touched)
-            elif isinstance(record, Verification):
+            kind = signed.type
+            if kind is RecordType.LESSON:
+                self._add_lesson(signed.id, signed.record, touched)
+            elif kind is RecordType.VERIFICATION:
                 self._add_verification(signed, touched)
-            elif isinstance(record, Vouch):
-                moved |= self._add_vouch(signed.id, record)
+            elif kind is RecordType.VOUCH:
+                moved |= self._add_vouch(signed.id, signed.record)
         if self.policy.policy is Policy.WEB_OF_TRUST:  # the other policies judge by the roots alone
             for key in moved:  # what a key verified counts differently once it is trusted or re-anchored
                 touched.update(self._verified_by.get(key, ()))
@@ -150,13 +154,13 @@ class IncrementalTrust:
                                       threshold=self.policy.revocation_threshold, refused=self.refused))
         touched: set[bytes] = set()
         for signed in held:
-            record = signed.record
-            if isinstance(record, Lesson):
-                self._index_lesson(signed.id, record)
-            elif isinstance(record, Verification):
+            kind = signed.type
+            if kind is RecordType.LESSON:
+                self._index_lesson(signed.id, signed.record)
+            elif kind is RecordType.VERIFICATION:
                 self._index_verification(signed)
-            elif isinstance(record, Vouch):
-                self._add_vouch(signed.id, record)
+            elif kind is RecordType.VOUCH:
+                self._add_vouch(signed.id, signed.record)
         for lid in sorted(self._lessons, key=lambda i: (self._lessons[i].created, i)):
             self._link_successor(lid, self._lessons[lid])
         self._provenance_from(list(self._lessons), touched)
@@ -174,8 +178,8 @@ class IncrementalTrust:
         if signed.id in revocations.takedowns or signed.id in self._targets or record.author in revocations.dead_keys:
             return True
         # A parent dead, or named by a revocation but never received (its descendants wait with it).
-        return isinstance(record, Lesson) and any(p in revocations.takedowns or p in revocations.pending
-                                                  for p in record.parents)
+        return signed.type is RecordType.LESSON and any(p in revocations.takedowns or p in revocations.pending
+                                                        for p in record.parents)
 
     def _index_lesson(self, lid: bytes, lesson: Lesson) -> tuple[object, ...]:
         self._lessons[lid] = lesson
@@ -183,13 +187,13 @@ class IncrementalTrust:
             _put(self._children, parent, lid)
         if lesson.supersedes is not None:
             _put(self._successors, lesson.supersedes, lid)
-        forms = self._naivety.add(lid, lesson)
+        forms = self._naivety.add(lid, lesson, getattr(lesson, "forms", None))
         for form in forms:
             _put(self._by_form, form, lid)
         return forms
 
     def _index_verification(self, signed: SignedRecord) -> None:
-        record: Verification = signed.record
+        record = signed.record
         group = self._verifications[record.lesson]
         group.append(signed)
         if len(group) > 1 and _recency(group[-2]) > _recency(signed):

@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from commons.core.records import Lesson, RecordUsageError, Revocation, SignedRecord, TargetKind, day_of, sign
+from commons.core.records import Lesson, RecordType, RecordUsageError, Revocation, SignedRecord, TargetKind, day_of, sign
 from commons.core.revocation import Refusal, Revocations
 from commons.core.scrub import ScrubbedTextRequired
 from commons.errors import UsageError
@@ -271,7 +271,7 @@ _WHY_NOT = {
 
 async def revocations(store: Store, node: NodeContext, now: float) -> list[RevocationView]:
     held = await node.trust.held(store, now)
-    found = [s for s in held.records.values() if isinstance(s.record, Revocation)]
+    found = held.records.of_type(RecordType.REVOCATION)
     found.sort(key=lambda s: (held.received.get(s.id, 0.0), s.id))
     return [describe_revocation(held, s) for s in found]
 
