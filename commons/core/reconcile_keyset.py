@@ -137,18 +137,19 @@ def _ints(items: list[bytes]) -> list[int]:
 
 
 class KeySet:
-    """A set of keys, each at a time, sorted by (time, key), with range fingerprints in O(√n).
+    """A set of keys, each at a time, sorted by (time, key), with range fingerprints in O(log n).
 
     Membership and withholding are by key; ranges, positions and fingerprints are over items.
     The items are kept in sorted blocks of up to ``2 * BLOCK``, each with the sum of its items as
-    integers: adding a key costs an insertion into one block, and a range's sum is the block sums
-    between its ends plus two partial blocks. (Prefix sums over every item, rebuilt after each run
+    integers and, made when first asked for after a change, its prefix sums: adding a key costs an
+    insertion into one block, and a range's sum is two lookups. (Prefix sums over every item, rebuilt after each run
     of changes, made each reconcile message cost O(n) while a node caught up: issue #18.)"""
 
     def __init__(self, keys: Iterable[Entry] = (), withheld: Iterable[Entry] = ()) -> None:
         self._blocks: list[list[bytes]] = []  # the items in order, block by block
         self._block_ints: list[list[int]] = []  # the same, as integers
         self._sums: list[int] = []  # each block's sum
+        self._prefixes: list[list[int] | None] = []  # each block's prefix sums (None: made when asked for)
         self._maxes: list[bytes] = []  # each block's last item: which block an item belongs in
         self._len = 0
         self._index: tuple[list[int], list[int]] | None = None  # items and sum before each block (lazy)
@@ -242,6 +243,7 @@ class KeySet:
         self._blocks = [items[i : i + BLOCK] for i in range(0, len(items), BLOCK)]
         self._block_ints = [_ints(block) for block in self._blocks]
         self._sums = [sum(ints) for ints in self._block_ints]
+        self._prefixes = [None] * len(self._blocks)
         self._maxes = [block[-1] for block in self._blocks]
         self._len, self._index = len(items), None
 
@@ -249,6 +251,7 @@ class KeySet:
         value = int.from_bytes(item, "big")
         if not self._blocks:
             self._blocks, self._block_ints, self._sums, self._maxes = [[item]], [[value]], [value], [item]
+            self._prefixes = [None]
         else:
             b = min(bisect.bisect_left(self._maxes, item), len(self._blocks) - 1)
             block, ints = self._blocks[b], self._block_ints[b]
@@ -257,6 +260,7 @@ class KeySet:
             ints.insert(pos, value)
             self._sums[b] += value
             self._maxes[b] = block[-1]
+            self._prefixes[b] = None
             if len(block) > 2 * BLOCK:  # split in two
                 self._blocks.insert(b + 1, block[BLOCK:])
                 self._block_ints.insert(b + 1, ints[BLOCK:])
@@ -265,6 +269,7 @@ class KeySet:
                 self._sums.insert(b + 1, sum(self._block_ints[b + 1]))
                 self._maxes[b] = block[-1]
                 self._maxes.insert(b + 1, self._blocks[b + 1][-1])
+                self._prefixes.insert(b + 1, None)
         self._len += 1
         self._index = None
 
@@ -276,8 +281,9 @@ class KeySet:
         self._sums[b] -= ints.pop(pos)
         if block:
             self._maxes[b] = block[-1]
+            self._prefixes[b] = None
         else:
-            del self._blocks[b], self._block_ints[b], self._sums[b], self._maxes[b]
+            del self._blocks[b], self._block_ints[b], self._sums[b], self._maxes[b], self._prefixes[b]
         self._len -= 1
         self._index = None
 
@@ -299,7 +305,7 @@ class KeySet:
         if pos >= self._len:
             return sums[-1]
         b, offset = self._block_of(pos)
-        ints = self._block_ints[b]
-        if offset <= len(ints) // 2:
-            return sums[b] + sum(ints[:offset])
-        return sums[b + 1] - sum(ints[offset:])
+        prefix = self._prefixes[b]
+        if prefix is None:  # made again only for a block that changed: O(BLOCK), not O(n)
+            prefix = self._prefixes[b] = [0, *itertools.accumulate(self._block_ints[b])]
+        return sums[b] + prefix[offset]

@@ -256,9 +256,17 @@ class IncrementalTrust:
         for lid in seen:
             self._provenance.pop(lid, None)
         for lid in order:
-            authors = provenance_of(lid, self._lessons, self._provenance)
-            self._provenance[lid] = self._author_sets.setdefault(authors, authors)
+            if self._lessons[lid].parents:  # a lesson without parents has its author alone: not stored
+                authors = provenance_of(lid, self._lessons, self._provenance)
+                self._provenance[lid] = self._author_sets.setdefault(authors, authors)
         touched.update(seen)
+
+    def _provenance_for(self, lid: bytes) -> frozenset[bytes]:
+        authors = self._provenance.get(lid)
+        if authors is None:
+            author = frozenset((self._lessons[lid].author,))
+            authors = self._author_sets.setdefault(author, author)
+        return authors
 
     # -- the web of trust -------------------------------------------------------------------------
 
@@ -291,7 +299,7 @@ class IncrementalTrust:
                     self._verdicts[signed.id] = _verdict(signed, Reason.LESSON_UNKNOWN)
                 continue
             if group:
-                _judge(lid, lesson, group, self._verdicts, dead_ids, dead_keys, self._provenance[lid], trusts,
+                _judge(lid, lesson, group, self._verdicts, dead_ids, dead_keys, self._provenance_for(lid), trusts,
                        self._naivety, self._webs.web, self.policy)
             self._states[lid] = _state(lid, lesson, group, self._verdicts, self.me, self.policy, revocations,
                                        self._superseded_by)

@@ -14,10 +14,13 @@ from functools import partial
 
 import trio
 
-from commons.core.records import SIGNATURE_BYTES, Lesson, RecordType, SignedRecord, day_of, decode_body, peek_type
+from commons.core.records import Lesson, RecordType, SignedRecord, day_of
 from commons.core.revocation import Cause
 from commons.core.trust import LessonState, LessonStatus, TrustPolicy, TrustView
+from commons.core.trust_facts import Fact
 from commons.core.trust_incremental import IncrementalTrust
+from commons.errors import StoreError
+from commons.store.record_reader import RecordReader
 from commons.store import records as record_store
 from commons.store import reviews as review_store
 from commons.store.db import Store
@@ -28,39 +31,46 @@ from commons.store.db import Store
 
 
 class HeldRecords(Mapping[bytes, SignedRecord]):
-    """Every record held, by id, kept as its signature and body and decoded when asked for.
+    """Every record held, by id: which ones from the evaluation's facts, the records themselves
+    read from the store when asked for (``store.record_reader``).
 
     Trust holds only the facts it judges by (``core.trust_facts``); what the person is shown (a
-    lesson's text, a revocation's reason) is read from here: ~0.3 KB a record instead of ~1 KB
-    decoded, so a node holding 10^6 records stays within its memory bound (issue #18)."""
+    lesson's text, a revocation's reason) is read when it is shown, so holding 10^6 records costs
+    their facts, not 1 KB each decoded (issue #18). Revocations are held whole by the evaluation."""
 
-    def __init__(self, records: Iterable[SignedRecord] = ()) -> None:
-        self._wire: dict[bytes, bytes] = {}
-        self.add(records)
+    def __init__(self, facts: Mapping[bytes, Fact], reader: RecordReader) -> None:
+        self._facts, self._reader = facts, reader
 
-    def add(self, records: Iterable[SignedRecord]) -> None:
-        wire = self._wire
-        for signed in records:
-            if signed.id not in wire:
-                wire[signed.id] = signed.signature + signed.body
+    def _key(self, fact: Fact) -> bytes:
+        return bytes((fact.type.tag,)) + fact.id
 
     def __getitem__(self, rid: bytes) -> SignedRecord:
-        wire = self._wire[rid]
-        body = wire[SIGNATURE_BYTES:]
-        return SignedRecord(decode_body(body), body, rid, wire[:SIGNATURE_BYTES])
+        fact = self._facts[rid]
+        if isinstance(fact, SignedRecord):
+            return fact
+        signed = self._reader.get(self._key(fact))
+        if signed is None:
+            raise StoreError(f"record {rid.hex()} is held by the trust evaluation but not in {self._reader.path}: "
+                             "the database changed under this node; restart it")
+        return signed
 
-    def __contains__(self, rid: object) -> bool:
-        return rid in self._wire
+    def get_many(self, rids: Iterable[bytes]) -> list[SignedRecord]:
+        """The records of ``rids`` (all held), in that order, read in one go."""
+        facts = [self._facts[rid] for rid in rids]
+        found = self._reader.get_many(self._key(f) for f in facts if not isinstance(f, SignedRecord))
+        return [f if isinstance(f, SignedRecord) else found.get(self._key(f)) or self[f.id] for f in facts]
 
     def of_type(self, rtype: RecordType) -> list[SignedRecord]:
-        """Every record of one type, decoding only those (their type is read off the body)."""
-        return [self[rid] for rid, wire in self._wire.items() if peek_type(wire[SIGNATURE_BYTES:]) is rtype]
+        return self.get_many([rid for rid, fact in self._facts.items() if fact.type is rtype])
+
+    def __contains__(self, rid: object) -> bool:
+        return rid in self._facts
 
     def __iter__(self) -> Iterator[bytes]:
-        return iter(self._wire)
+        return iter(self._facts)
 
     def __len__(self) -> int:
-        return len(self._wire)
+        return len(self._facts)
 
 
 @dataclass(frozen=True)
@@ -82,8 +92,8 @@ class Held:
 
     def received_lessons(self, *statuses: LessonStatus) -> list[SignedRecord]:
         """Lessons by other authors with one of ``statuses``, in the order they arrived."""
-        found = [self.records[rid] for rid, state in self.view.lessons.items()
-                 if state.author != self.me and state.status in statuses]
+        found = self.records.get_many([rid for rid, state in self.view.lessons.items()
+                                       if state.author != self.me and state.status in statuses])
         return sorted(found, key=lambda s: (self.received[s.id], s.id))
 
 
@@ -101,7 +111,7 @@ class TrustEvaluation:
         self.me = me
         self.policy = policy
         self._trust: IncrementalTrust | None = None
-        self._records = HeldRecords()
+        self._reader: RecordReader | None = None
         self._path: str | None = None
         self._seq = 0
         self._received: dict[bytes, float] = {}
@@ -129,7 +139,6 @@ class TrustEvaluation:
                     self._received.setdefault(signed.id, arrival.received_at)
                     self._origin.setdefault(signed.id, arrival.origin)
                 batch = [signed for signed, _ in fresh]
-                self._records.add(batch)
                 if refused == trust.refused and today == trust.today and not trust.moves_the_dead(batch):
                     self._touch(trust.add(batch))  # the common case: only what the batch touches
                     self._held = None
@@ -138,7 +147,8 @@ class TrustEvaluation:
             elif refused != trust.refused or today != trust.today:
                 await self._remake(trust.records.values(), today, refused)
             if self._held is None:  # its mappings are live; a new object says that something moved
-                self._held = Held(self._trust.view, self._records, self._received, self._origin, self.me)
+                held = HeldRecords(self._trust.records, self._reader)
+                self._held = Held(self._trust.view, held, self._received, self._origin, self.me)
             return self._held
 
     def take_touched(self) -> set[bytes] | None:
@@ -159,7 +169,9 @@ class TrustEvaluation:
         self._path, self._seq = str(store.path), seq
         self._received = {rid: a.received_at for rid, a in arrivals.items()}
         self._origin = {rid: a.origin for rid, a in arrivals.items()}
-        self._records = HeldRecords(records)
+        if self._reader is not None:
+            self._reader.close()
+        self._reader = RecordReader(store.path)
         await self._remake(records, today, refused)
 
     async def _remake(self, records: Iterable, today: int, refused: frozenset[bytes]) -> None:
