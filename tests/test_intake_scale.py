@@ -18,6 +18,7 @@ from commons.node.context import NodeContext
 from commons.node.revocation import after_intake
 from commons.store import records as record_store
 from commons.store.db import Store
+from commons.store.record_reader import RecordReader
 
 NETWORK = Config().network.key_bytes
 NOW = 20_000 * 86400.0
@@ -63,6 +64,22 @@ class Counting:
 
         store.fetchall, store.fetchone = counted_all, counted_one
 
+    def reading(self, reader: RecordReader) -> None:
+        """Count the rows read through the node's record reader too (records shown, read in place)."""
+        get, get_many = reader.get, reader.get_many
+
+        def counted_get(key):
+            found = get(key)
+            self.rows += found is not None
+            return found
+
+        def counted_many(keys):
+            found = get_many(keys)
+            self.rows += len(found)
+            return found
+
+        reader.get, reader.get_many = counted_get, counted_many
+
 
 async def reads_for_one_batch(tmp_path, size: int) -> tuple[int, object]:
     me = Identity(bytes(range(32)), bytes(range(1, 33)), bytes(32))
@@ -74,6 +91,7 @@ async def reads_for_one_batch(tmp_path, size: int) -> tuple[int, object]:
         fresh = [lesson(10_000 + n) for n in range(10)] + [verification(10_000 + n, held[n]) for n in range(10)]
         await record_store.add_received(store, fresh, NOW + 60)
         counter = Counting(store)
+        counter.reading(node.trust._reader)
         effect = await after_intake(store, node, NOW + 60, fresh)
         view = (await node.trust.held(store, NOW + 60)).view
         assert view == evaluate(held + fresh, me=me.author_public, policy=node.trust.policy, today=DAY)

@@ -106,6 +106,7 @@ async def after_intake(store: Store, node: NodeContext, now: float, accepted: Se
     records: what they just did shows). Otherwise not: intake stays in proportion to what arrived."""
     if not (accepted or refused_dead) or node.trust is None:
         return IntakeEffect((), None)
+    node.trust.offer(accepted)  # decoded already: the catch-up need not read them back
     changes = await trust.log_changes(store, node.trust, now)
     render = await rendering.render(store, node, now) if rerender or any(trust.shown(c) for c in changes) else None
     return IntakeEffect(tuple(c for c in changes if trust.reported(c)), render)

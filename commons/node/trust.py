@@ -97,6 +97,9 @@ class Held:
         return sorted(found, key=lambda s: (self.received[s.id], s.id))
 
 
+_ORIGINS: dict[str, str] = {}  # own | peer | import: one string object each, not one per record
+
+
 class TrustEvaluation:
     """The evaluation of every record held, for one node under one policy, kept up to date.
 
@@ -121,6 +124,7 @@ class TrustEvaluation:
         self._lock = trio.Lock()
         self._refused: frozenset[bytes] = frozenset()  # ids refused as dead, read when the count moves
         self._refused_count = -1
+        self._offered: dict[bytes, SignedRecord] = {}  # records just stored, handed over decoded
 
     async def held(self, store: Store, now: float) -> Held:
         """Every record held and what trust makes of them, today (the same object until one moves)."""
@@ -134,11 +138,7 @@ class TrustEvaluation:
             if trust is None or self._path != str(store.path) or last < self._seq:
                 await self._load(store, today, refused)
             elif last > self._seq:
-                self._seq, fresh = await record_store.arrived_since(store, self._seq)
-                for signed, arrival in fresh:
-                    self._received.setdefault(signed.id, arrival.received_at)
-                    self._origin.setdefault(signed.id, arrival.origin)
-                batch = [signed for signed, _ in fresh]
+                batch = await self._arrived(store)
                 if refused == trust.refused and today == trust.today and not trust.moves_the_dead(batch):
                     self._touch(trust.add(batch))  # the common case: only what the batch touches
                     self._held = None
@@ -150,6 +150,24 @@ class TrustEvaluation:
                 held = HeldRecords(self._trust.records, self._reader)
                 self._held = Held(self._trust.view, held, self._received, self._origin, self.me)
             return self._held
+
+    def offer(self, records: Iterable[SignedRecord]) -> None:
+        """Records just stored, already decoded: the next catch-up takes them from here instead
+        of reading and decoding them again (those not stored are never asked for, and dropped then)."""
+        self._offered.update((signed.id, signed) for signed in records)
+
+    async def _arrived(self, store: Store) -> list[SignedRecord]:
+        """What arrived since the last look, in arrival order; only what was not offered is read."""
+        self._seq, arrived = await record_store.arrived_keys_since(store, self._seq)
+        offered, self._offered = self._offered, {}
+        read = self._reader.get_many([key for key, _ in arrived if key[1:] not in offered])
+        batch = []
+        for key, arrival in arrived:
+            signed = offered.get(key[1:]) or read[key]
+            self._received.setdefault(signed.id, arrival.received_at)
+            self._origin.setdefault(signed.id, _ORIGINS.setdefault(arrival.origin, arrival.origin))
+            batch.append(signed)
+        return batch
 
     def take_touched(self) -> set[bytes] | None:
         """The lessons recomputed since the last call (None: every lesson), and start counting again."""
@@ -166,18 +184,23 @@ class TrustEvaluation:
         seq = await record_store.last_seq(store)  # before the records: what arrives meanwhile is taken in later
         records = await record_store.all_records(store)
         arrivals = await record_store.arrivals(store)
-        self._path, self._seq = str(store.path), seq
+        self._path, self._seq, self._offered = str(store.path), seq, {}
         self._received = {rid: a.received_at for rid, a in arrivals.items()}
-        self._origin = {rid: a.origin for rid, a in arrivals.items()}
+        self._origin = {rid: _ORIGINS.setdefault(a.origin, a.origin) for rid, a in arrivals.items()}
         if self._reader is not None:
             self._reader.close()
         self._reader = RecordReader(store.path)
         await self._remake(records, today, refused)
 
     async def _remake(self, records: Iterable, today: int, refused: frozenset[bytes]) -> None:
-        """Evaluate ``records`` (records, or the facts an evaluation holds) again, in a worker thread."""
+        """Evaluate ``records`` (records, or the facts an evaluation holds) again, in a worker thread.
+
+        The evaluation held is let go first (a view handed out keeps it alive until dropped): two
+        at once would double what holding 10^6 records costs. Should this fail, the next look
+        loads from the store again."""
         made = partial(IncrementalTrust.of, list(records), me=self.me, policy=self.policy, today=today,
                        refused=refused)
+        self._trust = self._held = None
         self._trust = await trio.to_thread.run_sync(made)
         self._held = None
         self._touch(None)
@@ -242,13 +265,11 @@ async def log_changes(store: Store, evaluation: TrustEvaluation, now: float) -> 
     lessons = held.view.lessons
     previous = await review_store.trust_statuses(store, touched)
     compared = lessons.items() if touched is None else [(rid, lessons[rid]) for rid in touched if rid in lessons]
-    changes = []
-    for rid, state in sorted(compared):
-        before, after = previous.get(rid), state.status.value
-        if before == after:
-            continue
-        text = held.records[rid].record.text
-        changes.append(review_store.TrustChange(rid, before, after, text, status_why(held, state), now))
+    moved = [(rid, state) for rid, state in sorted(compared) if previous.get(rid) != state.status.value]
+    texts = held.records.get_many(rid for rid, _ in moved)  # one read for all their texts
+    changes = [review_store.TrustChange(rid, previous.get(rid), state.status.value, signed.record.text,
+                                        status_why(held, state), now)
+               for (rid, state), signed in zip(moved, texts)]
     if changes:
         async with store.transaction():
             await review_store.add_trust_changes(store, changes)
