@@ -14,12 +14,18 @@ import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import quote
 
 from commons.core.records import SignedRecord, decode_body
 from commons.store.db import BUSY_TIMEOUT_MS
 
 _CHUNK = 500  # keys per query (SQLite binds at most 32,766 variables)
+
+
+class Wire(NamedTuple):
+    body: bytes
+    signature: bytes
 
 
 class RecordReader:
@@ -40,6 +46,11 @@ class RecordReader:
     def get(self, key: bytes) -> SignedRecord | None:
         row = self._connection().execute("SELECT body, signature FROM records WHERE key = ?", (key,)).fetchone()
         return None if row is None else SignedRecord(decode_body(row[0]), row[0], key[1:], row[1])
+
+    def get_wire(self, key: bytes) -> Wire | None:
+        """A record's body and signature, not decoded: what a peer that asks for it is sent."""
+        row = self._connection().execute("SELECT body, signature FROM records WHERE key = ?", (key,)).fetchone()
+        return None if row is None else Wire(row[0], row[1])
 
     def get_many(self, keys: Iterable[bytes]) -> dict[bytes, SignedRecord]:
         """The records of ``keys`` that are stored, by key."""
