@@ -5,6 +5,7 @@ what a full evaluation of everything held concludes."""
 from __future__ import annotations
 
 import bisect
+import random
 
 import nacl.signing
 from blake3 import blake3
@@ -108,7 +109,6 @@ async def test_store_reads_per_received_batch_do_not_grow_with_the_store(aio, tm
 def test_the_key_set_answers_positions_ranges_and_fingerprints_as_a_sorted_list_does_across_blocks():
     """The key set a node reconciles with keeps its items in blocks so that taking in a record
     does not cost O(held) at the next fingerprint; what it answers is the flat sorted list's."""
-    import random
 
     from commons.core import reconcile_keyset as ks
 
@@ -137,3 +137,34 @@ def test_the_key_set_answers_positions_ranges_and_fingerprints_as_a_sorted_list_
                 bound = rng.choice(items)[: rng.randrange(1, ks.ITEM_SIZE + 1)]
                 assert keyset.position(bound) == bisect.bisect_left(items, bound)
     assert len(keyset._blocks) > 2
+
+
+def test_a_gossip_node_lets_stored_records_go_from_memory_and_serves_them_from_the_store():
+    import gc
+    import weakref
+
+    from commons.core.gossip import GossipNode, GossipParams
+    from commons.core.memnet import PeerPair
+    from commons.store.record_reader import Wire
+
+    disk: dict[bytes, Wire] = {}
+    held = holdings(30)
+    wires = {s.key: Wire(s.body, s.signature) for s in held}
+    params = GossipParams(sync_on_open=False)
+    a = GossipNode(NETWORK, bytes([1]) * 32, random.Random(1), params=params, now=NOW,
+                   read_stored=disk.get)
+    b = GossipNode(NETWORK, bytes([2]) * 32, random.Random(2), params=params, now=NOW)
+    a.load(held)
+    disk.update(wires)
+    a.stored(s.key for s in held[:25])  # the last five are not stored yet: they stay in memory
+    alive = [weakref.ref(s) for s in held]
+    del held
+    gc.collect()
+    assert sum(ref() is not None for ref in alive) == 5
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    assert pair.b_session.start_sync(NOW)
+    pair.run(NOW)
+    assert sorted(b.keys()) == sorted(wires)
+    assert all((b.get(k).body, b.get(k).signature) == wires[k] for k in wires)
+    assert all(a.get(k).body == wires[k].body for k in wires)  # read back and decoded when asked
