@@ -371,7 +371,7 @@ class GossipNode:
         # Hand its keys to other peers. A key it was only a fallback source for (popped from its
         # queue while another peer fetched it) keeps a reference to it until that fetch ends,
         # within want_timeout; release() drops closed sources then.
-        lost = False
+        lost = session.drop_spill()
         for key in session.drop_wants():
             lost |= not self.release(key, session, now, resync=False)
         if lost:  # one reconciliation with another peer covers every key that only this one had
@@ -406,7 +406,7 @@ class GossipNode:
             # but dropped by a full queue would be owned by no session, released by none, and
             # kept for ever (announcement floods grew the daemon by 150 MB that way). A key
             # beyond the bound is forgotten; a later reconciliation brings it up again.
-            if not session.queue_want(key):
+            if not session.queue_want(key, spill=not count):  # what a reconciliation named may wait
                 continue
             if entry is None:
                 sources[key] = session
