@@ -168,3 +168,26 @@ def test_a_gossip_node_lets_stored_records_go_from_memory_and_serves_them_from_t
     assert sorted(b.keys()) == sorted(wires)
     assert all((b.get(k).body, b.get(k).signature) == wires[k] for k in wires)
     assert all(a.get(k).body == wires[k].body for k in wires)  # read back and decoded when asked
+
+
+def test_a_catch_up_takes_one_reconciliation_however_many_anti_entropy_rounds_fall_due_meanwhile():
+    """A node catching up fetches what one reconciliation named; a periodic round with that peer
+    while it still fetches (either way) would name it all again, every sync_interval."""
+    from commons.core.gossip import GossipNode, GossipParams
+    from commons.core.memnet import PeerPair
+
+    params = GossipParams(sync_interval=1.0, sync_jitter=0.0, max_outstanding=8, max_queued_wants=16,
+                          records_per_second=50.0, records_burst=50)
+    a = GossipNode(NETWORK, bytes([1]) * 32, random.Random(1), params=params, now=NOW)
+    b = GossipNode(NETWORK, bytes([2]) * 32, random.Random(2), params=params, now=NOW)
+    held = holdings(400)
+    a.load(held)
+    pair = PeerPair(b, a, NOW)  # b dials, and reconciles at once
+    now = NOW
+    while len(b.record_keys()) < len(held) and now < NOW + 60:
+        now += 0.25  # at 50 records a second, 400 take 8 s: 8 anti-entropy rounds fall due
+        a.tick(now)
+        b.tick(now)
+        pair.run(now)
+    assert len(b.record_keys()) == len(held)
+    assert a.statistics().syncs_completed + b.statistics().syncs_completed == 1

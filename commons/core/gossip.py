@@ -291,7 +291,12 @@ class GossipNode:
         if now >= self._next_sync:
             p = self.params
             self._next_sync = now + p.sync_interval * (1 + p.sync_jitter * (2 * self.rng.random() - 1))
-            ready = [s for s in self._sessions.values() if s.state is SessionState.OPEN and not s.syncing]
+            # Not with a peer in a catch-up with this node, fetching from it or from us: the last
+            # reconciliation named what differs, and one more would name it all again while it
+            # arrives (every sync_interval, each over all still missing: quadratic, issue #18).
+            ready = [s for s in self._sessions.values()
+                     if s.state is SessionState.OPEN and not s.syncing and s.pending_wants <= p.max_outstanding
+                     and s.take_served() <= p.max_outstanding]
             if ready:
                 self.rng.choice(ready).start_sync(now)
         if self.params.rotate_interval and now >= self._next_rotation:

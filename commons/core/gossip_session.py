@@ -101,7 +101,7 @@ class PeerSession:
     __slots__ = ("node", "peer_key", "initiator", "state", "close_reason", "close_kind", "misbehaved", "score", "listen",
                  "context", "contributed", "active_at", "_out", "_announce", "_queue", "_queued", "_outstanding",
                  "_tokens", "_serve_tokens", "_tokens_at", "_sync", "_sync_deadline", "_answer", "_answer_deadline",
-                 "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent", "_overflow", "_spill")
+                 "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent", "_overflow", "_spill", "_served")
 
     def __init__(self, node: SessionHost, peer_key: bytes, initiator: bool, now: float) -> None:
         p = node.params
@@ -127,6 +127,7 @@ class PeerSession:
         # key), queued as the queue drains: a node far behind catches up with one reconciliation
         # instead of one per queueful, each over all that is still missing (quadratic: issue #18).
         self._spill = bytearray()
+        self._served = 0  # records sent to this peer since the node last asked (take_served)
         self._outstanding: dict[bytes, float] = {}  # key -> when we give up waiting for it
         self._tokens = self._serve_tokens = float(p.records_burst)
         self._tokens_at = now
@@ -287,6 +288,16 @@ class PeerSession:
         """Whether this session asked its peer for ``key`` and is waiting for the answer."""
         return key in self._outstanding
 
+    def take_served(self) -> int:
+        """Records sent to this peer since the last call."""
+        served, self._served = self._served, 0
+        return served
+
+    @property
+    def pending_wants(self) -> int:
+        """Keys still to fetch from this peer: asked, queued, or waiting in the spill."""
+        return len(self._outstanding) + len(self._queued) + len(self._spill) // KEY_BYTES
+
     @property
     def syncing(self) -> bool:
         return self._sync is not None
@@ -399,6 +410,7 @@ class PeerSession:
                 missing.append(key)
             else:
                 self._serve_tokens -= 1
+                self._served += 1
                 found.append((signed.body, signed.signature))
         batch: list[tuple[bytes, bytes]] = []
         size = 34 * len(missing)
