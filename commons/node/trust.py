@@ -38,8 +38,10 @@ class HeldRecords(Mapping[bytes, SignedRecord]):
     lesson's text, a revocation's reason) is read when it is shown, so holding 10^6 records costs
     their facts, not 1 KB each decoded (issue #18). Revocations are held whole by the evaluation."""
 
-    def __init__(self, facts: Mapping[bytes, Fact], reader: RecordReader) -> None:
-        self._facts, self._reader = facts, reader
+    def __init__(self, facts: Mapping[bytes, Fact], reader: RecordReader,
+                 recent: Mapping[bytes, SignedRecord] | None = None) -> None:
+        # ``recent``: records at hand decoded (the batch just taken in: its first statuses are logged)
+        self._facts, self._reader, self._recent = facts, reader, recent or {}
 
     def _key(self, fact: Fact) -> bytes:
         return bytes((fact.type.tag,)) + fact.id
@@ -48,7 +50,7 @@ class HeldRecords(Mapping[bytes, SignedRecord]):
         fact = self._facts[rid]
         if isinstance(fact, SignedRecord):
             return fact
-        signed = self._reader.get(self._key(fact))
+        signed = self._recent.get(rid) or self._reader.get(self._key(fact))
         if signed is None:
             raise StoreError(f"record {rid.hex()} is held by the trust evaluation but not in {self._reader.path}: "
                              "the database changed under this node; restart it")
@@ -57,8 +59,10 @@ class HeldRecords(Mapping[bytes, SignedRecord]):
     def get_many(self, rids: Iterable[bytes]) -> list[SignedRecord]:
         """The records of ``rids`` (all held), in that order, read in one go."""
         facts = [self._facts[rid] for rid in rids]
-        found = self._reader.get_many(self._key(f) for f in facts if not isinstance(f, SignedRecord))
-        return [f if isinstance(f, SignedRecord) else found.get(self._key(f)) or self[f.id] for f in facts]
+        recent = self._recent
+        found = self._reader.get_many(self._key(f) for f in facts if not isinstance(f, SignedRecord) and f.id not in recent)
+        return [f if isinstance(f, SignedRecord) else recent.get(f.id) or found.get(self._key(f)) or self[f.id]
+                for f in facts]
 
     def of_type(self, rtype: RecordType) -> list[SignedRecord]:
         return self.get_many([rid for rid, fact in self._facts.items() if fact.type is rtype])
@@ -125,6 +129,7 @@ class TrustEvaluation:
         self._refused: frozenset[bytes] = frozenset()  # ids refused as dead, read when the count moves
         self._refused_count = -1
         self._offered: dict[bytes, SignedRecord] = {}  # records just stored, handed over decoded
+        self._recent: dict[bytes, SignedRecord] = {}  # the last batch taken in, decoded
 
     async def held(self, store: Store, now: float) -> Held:
         """Every record held and what trust makes of them, today (the same object until one moves)."""
@@ -147,7 +152,7 @@ class TrustEvaluation:
             elif refused != trust.refused or today != trust.today:
                 await self._remake(trust.records.values(), today, refused)
             if self._held is None:  # its mappings are live; a new object says that something moved
-                held = HeldRecords(self._trust.records, self._reader)
+                held = HeldRecords(self._trust.records, self._reader, self._recent)
                 self._held = Held(self._trust.view, held, self._received, self._origin, self.me)
             return self._held
 
@@ -160,13 +165,15 @@ class TrustEvaluation:
         """What arrived since the last look, in arrival order; only what was not offered is read."""
         self._seq, arrived = await record_store.arrived_keys_since(store, self._seq)
         offered, self._offered = self._offered, {}
-        read = self._reader.get_many([key for key, _ in arrived if key[1:] not in offered])
+        read = self._reader.get_many([key for key, _, _ in arrived if key[1:] not in offered])
         batch = []
-        for key, arrival in arrived:
+        received, origins = self._received, self._origin
+        for key, received_at, origin in arrived:
             signed = offered.get(key[1:]) or read[key]
-            self._received.setdefault(signed.id, arrival.received_at)
-            self._origin.setdefault(signed.id, _ORIGINS.setdefault(arrival.origin, arrival.origin))
+            received.setdefault(signed.id, received_at)
+            origins.setdefault(signed.id, _ORIGINS.setdefault(origin, origin))
             batch.append(signed)
+        self._recent = {signed.id: signed for signed in batch}  # what the status log shows next
         return batch
 
     def take_touched(self) -> set[bytes] | None:
@@ -184,7 +191,7 @@ class TrustEvaluation:
         seq = await record_store.last_seq(store)  # before the records: what arrives meanwhile is taken in later
         records = await record_store.all_records(store)
         arrivals = await record_store.arrivals(store)
-        self._path, self._seq, self._offered = str(store.path), seq, {}
+        self._path, self._seq, self._offered, self._recent = str(store.path), seq, {}, {}
         self._received = {rid: a.received_at for rid, a in arrivals.items()}
         self._origin = {rid: _ORIGINS.setdefault(a.origin, a.origin) for rid, a in arrivals.items()}
         if self._reader is not None:

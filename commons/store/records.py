@@ -355,10 +355,10 @@ async def revocations_received(store: Store, since: float, until: float) -> list
     return [Received(key[1:], at) for key, at in rows]
 
 
-async def arrived_keys_since(store: Store, seq: int) -> tuple[int, list[tuple[bytes, Arrival]]]:
-    """``arrived_since`` without the bodies: the key of every record that arrived after ``seq``,
-    with how it arrived. For a reader that already holds most of them decoded (the daemon's trust
-    catch-up is handed what it just received: decoding them again cost a third of a verify each)."""
+async def arrived_keys_since(store: Store, seq: int) -> tuple[int, list[tuple[bytes, float, str]]]:
+    """``arrived_since`` without the bodies: (key, received_at, origin) of every record that
+    arrived after ``seq``, as rows. For a reader that already holds most of them decoded (the
+    daemon's trust catch-up is handed what it just received: decoding them again cost a third of
+    a verify each)."""
     rows = await store.fetchall("SELECT seq, key, received_at, origin FROM records WHERE seq > ? ORDER BY seq", (seq,))
-    last = max((row[0] for row in rows), default=seq)
-    return last, [(row[1], Arrival(row[2], row[3])) for row in rows]
+    return max((row[0] for row in rows), default=seq), [row[1:] for row in rows]
