@@ -101,7 +101,29 @@ class Held:
         return sorted(found, key=lambda s: (self.received[s.id], s.id))
 
 
-_ORIGINS: dict[str, str] = {}  # own | peer | import: one string object each, not one per record
+class Origins(Mapping[bytes, str]):
+    """How each record held arrived (own | peer | import): almost all came from peers, so only the
+    others are kept (a dict entry per record was ~100 bytes of every record held)."""
+
+    def __init__(self, held: Mapping[bytes, object], others: Mapping[bytes, str]) -> None:
+        self._held, self._others = held, others
+
+    def __getitem__(self, rid: bytes) -> str:
+        origin = self._others.get(rid)
+        if origin is None:
+            if rid not in self._held:
+                raise KeyError(rid)
+            origin = "peer"
+        return origin
+
+    def __contains__(self, rid: object) -> bool:
+        return rid in self._held
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._held)
+
+    def __len__(self) -> int:
+        return len(self._held)
 
 
 class TrustEvaluation:
@@ -122,7 +144,7 @@ class TrustEvaluation:
         self._path: str | None = None
         self._seq = 0
         self._received: dict[bytes, float] = {}
-        self._origin: dict[bytes, str] = {}
+        self._origin: dict[bytes, str] = {}  # record id -> own | import: every other came from a peer
         self._touched: set[bytes] | None = None  # lessons recomputed since the last take (None: all)
         self._held: Held | None = None
         self._lock = trio.Lock()
@@ -153,7 +175,8 @@ class TrustEvaluation:
                 await self._remake(trust.records.values(), today, refused)
             if self._held is None:  # its mappings are live; a new object says that something moved
                 held = HeldRecords(self._trust.records, self._reader, self._recent)
-                self._held = Held(self._trust.view, held, self._received, self._origin, self.me)
+                self._held = Held(self._trust.view, held, self._received, Origins(self._received, self._origin),
+                                  self.me)
             return self._held
 
     def offer(self, records: Iterable[SignedRecord]) -> None:
@@ -167,11 +190,13 @@ class TrustEvaluation:
         offered, self._offered = self._offered, {}
         read = self._reader.get_many([key for key, _, _ in arrived if key[1:] not in offered])
         batch = []
-        received, origins = self._received, self._origin
+        received, others = self._received, self._origin
         for key, received_at, origin in arrived:
             signed = offered.get(key[1:]) or read[key]
-            received.setdefault(signed.id, received_at)
-            origins.setdefault(signed.id, _ORIGINS.setdefault(origin, origin))
+            if signed.id not in received:  # the first arrival counts
+                received[signed.id] = received_at
+                if origin != "peer":
+                    others[signed.id] = origin
             batch.append(signed)
         self._recent = {signed.id: signed for signed in batch}  # what the status log shows next
         return batch
@@ -193,7 +218,7 @@ class TrustEvaluation:
         arrivals = await record_store.arrivals(store)
         self._path, self._seq, self._offered, self._recent = str(store.path), seq, {}, {}
         self._received = {rid: a.received_at for rid, a in arrivals.items()}
-        self._origin = {rid: _ORIGINS.setdefault(a.origin, a.origin) for rid, a in arrivals.items()}
+        self._origin = {rid: a.origin for rid, a in arrivals.items() if a.origin != "peer"}
         if self._reader is not None:
             self._reader.close()
         self._reader = RecordReader(store.path)
