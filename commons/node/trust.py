@@ -30,7 +30,22 @@ from commons.store.db import Store
 # What the records amount to
 
 
-class HeldRecords(Mapping[bytes, SignedRecord]):
+class _ByHeldId(Mapping):
+    """A mapping over the ids of the records held (``_held``), answering for each what it derives."""
+
+    _held: Mapping[bytes, object]
+
+    def __contains__(self, rid: object) -> bool:
+        return rid in self._held
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._held)
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+
+class HeldRecords(_ByHeldId, Mapping[bytes, SignedRecord]):
     """Every record held, by id: which ones from the evaluation's facts, the records themselves
     read from the store when asked for (``store.record_reader``).
 
@@ -41,7 +56,8 @@ class HeldRecords(Mapping[bytes, SignedRecord]):
     def __init__(self, facts: Mapping[bytes, Fact], reader: RecordReader,
                  recent: Mapping[bytes, SignedRecord] | None = None) -> None:
         # ``recent``: records at hand decoded (the batch just taken in: its first statuses are logged)
-        self._facts, self._reader, self._recent = facts, reader, recent or {}
+        self._held = self._facts = facts
+        self._reader, self._recent = reader, recent or {}
 
     def _key(self, fact: Fact) -> bytes:
         return bytes((fact.type.tag,)) + fact.id
@@ -66,15 +82,6 @@ class HeldRecords(Mapping[bytes, SignedRecord]):
 
     def of_type(self, rtype: RecordType) -> list[SignedRecord]:
         return self.get_many([rid for rid, fact in self._facts.items() if fact.type is rtype])
-
-    def __contains__(self, rid: object) -> bool:
-        return rid in self._facts
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self._facts)
-
-    def __len__(self) -> int:
-        return len(self._facts)
 
 
 @dataclass(frozen=True)
@@ -101,7 +108,7 @@ class Held:
         return sorted(found, key=lambda s: (self.received[s.id], s.id))
 
 
-class Origins(Mapping[bytes, str]):
+class Origins(_ByHeldId, Mapping[bytes, str]):
     """How each record held arrived (own | peer | import): almost all came from peers, so only the
     others are kept (a dict entry per record was ~100 bytes of every record held)."""
 
@@ -115,15 +122,6 @@ class Origins(Mapping[bytes, str]):
                 raise KeyError(rid)
             origin = "peer"
         return origin
-
-    def __contains__(self, rid: object) -> bool:
-        return rid in self._held
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self._held)
-
-    def __len__(self) -> int:
-        return len(self._held)
 
 
 class TrustEvaluation:
