@@ -120,8 +120,9 @@ class GossipNode:
         protocol/gossip.md, Lost wants). A daemon never is one.
 
         ``read_stored``: where the body and signature of a record the caller said is stored
-        (:meth:`stored`) are read back from when a peer asks for it. Without it every record stays in memory decoded (~1 KB
-        each: 1 GB at 10^6, issue #18); with it only what is not stored yet does."""
+        (:meth:`stored`) are read back from when a peer asks for it. Without it every record stays
+        in memory decoded (~1 KB each: 1 GB at 10^6, issue #18); with it only what is not stored
+        yet does."""
         self.params = params or GossipParams()
         self.network = network
         self.network_hash = network_hash(network)

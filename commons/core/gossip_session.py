@@ -64,7 +64,8 @@ class SessionHost(Protocol):
     def count_out(self, nbytes: int, frames: int) -> None: ...
     def wake(self, session: PeerSession) -> None: ...  # the session has frames to send
     def serve(self, key: bytes) -> SignedRecord | None: ...  # or its body and signature as stored; None: missing
-    def learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None: ...  # count=False: reconciliation's
+    # count=False: keys a reconciliation named (they may wait in the spill)
+    def learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None: ...
     def claim(self, key: bytes, session: PeerSession) -> bool: ...  # may this session ask for key now?
     def release(self, key: bytes, session: PeerSession, now: float) -> bool: ...  # it will not deliver key
     def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float) -> None: ...

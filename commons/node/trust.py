@@ -76,7 +76,8 @@ class HeldRecords(_ByHeldId, Mapping[bytes, SignedRecord]):
         """The records of ``rids`` (all held), in that order, read in one go."""
         facts = [self._facts[rid] for rid in rids]
         recent = self._recent
-        found = self._reader.get_many(self._key(f) for f in facts if not isinstance(f, SignedRecord) and f.id not in recent)
+        found = self._reader.get_many(self._key(f) for f in facts
+                                      if not isinstance(f, SignedRecord) and f.id not in recent)
         return [f if isinstance(f, SignedRecord) else recent.get(f.id) or found.get(self._key(f)) or self[f.id]
                 for f in facts]
 

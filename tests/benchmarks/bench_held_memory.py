@@ -95,7 +95,8 @@ def main() -> None:
         touched = trust.add(batch)
         batches.append(round((time.process_time() - started) * 1e3, 1))
     result = {"records": args.records, "peak_rss_mb": round(peak_rss_mb(), 1), "rss_before_mb": round(before, 1),
-              "intake_cpu_s": round(intake, 2), "full_evaluation_cpu_s": round(full, 2), "batches_of_1000_cpu_ms": batches,
+              "intake_cpu_s": round(intake, 2), "full_evaluation_cpu_s": round(full, 2),
+              "batches_of_1000_cpu_ms": batches,
               "lessons_recomputed_by_the_last_batch": "all" if touched is None else len(touched),
               "goal_rss_mb": 1024}
     print(json.dumps(result) if args.json else json.dumps(result, indent=2))
