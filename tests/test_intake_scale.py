@@ -4,6 +4,9 @@ what a full evaluation of everything held concludes."""
 
 from __future__ import annotations
 
+import bisect
+import random
+
 import nacl.signing
 from blake3 import blake3
 
@@ -16,6 +19,7 @@ from commons.node.context import NodeContext
 from commons.node.revocation import after_intake
 from commons.store import records as record_store
 from commons.store.db import Store
+from commons.store.record_reader import RecordReader
 
 NETWORK = Config().network.key_bytes
 NOW = 20_000 * 86400.0
@@ -61,6 +65,22 @@ class Counting:
 
         store.fetchall, store.fetchone = counted_all, counted_one
 
+    def reading(self, reader: RecordReader) -> None:
+        """Count the rows read through the node's record reader too (records shown, read in place)."""
+        get, get_many = reader.get, reader.get_many
+
+        def counted_get(key):
+            found = get(key)
+            self.rows += found is not None
+            return found
+
+        def counted_many(keys):
+            found = get_many(keys)
+            self.rows += len(found)
+            return found
+
+        reader.get, reader.get_many = counted_get, counted_many
+
 
 async def reads_for_one_batch(tmp_path, size: int) -> tuple[int, object]:
     me = Identity(bytes(range(32)), bytes(range(1, 33)), bytes(32))
@@ -72,6 +92,7 @@ async def reads_for_one_batch(tmp_path, size: int) -> tuple[int, object]:
         fresh = [lesson(10_000 + n) for n in range(10)] + [verification(10_000 + n, held[n]) for n in range(10)]
         await record_store.add_received(store, fresh, NOW + 60)
         counter = Counting(store)
+        counter.reading(node.trust._reader)
         effect = await after_intake(store, node, NOW + 60, fresh)
         view = (await node.trust.held(store, NOW + 60)).view
         assert view == evaluate(held + fresh, me=me.author_public, policy=node.trust.policy, today=DAY)
@@ -83,3 +104,90 @@ async def test_store_reads_per_received_batch_do_not_grow_with_the_store(aio, tm
     large, large_effect = await reads_for_one_batch(tmp_path / "large", 3000)
     assert small == large and small < 100
     assert small_effect.render is None and large_effect.render is None  # no status shown changed
+
+
+def test_the_key_set_answers_positions_ranges_and_fingerprints_as_a_sorted_list_does_across_blocks():
+    """The key set a node reconciles with keeps its items in blocks so that taking in a record
+    does not cost O(held) at the next fingerprint; what it answers is the flat sorted list's."""
+
+    from commons.core import reconcile_keyset as ks
+
+    rng = random.Random(7)
+    keyset, reference = ks.KeySet(), {}
+    def key(n: int) -> bytes:
+        return bytes([ks.TAG_LESSON]) + blake3(b"k%d" % n).digest()
+    keyset.update([(key(n), n % 3) for n in range(700)])
+    reference.update({key(n): n % 3 for n in range(700)})
+    for step in range(6000):  # enough to split blocks many times, and to empty some
+        n = rng.randrange(5000)
+        if rng.random() < 0.25:
+            keyset.discard(key(n))
+            reference.pop(key(n), None)
+        else:
+            keyset.add(key(n), time=n % 5)
+            reference[key(n)] = n % 5
+        if step % 500 == 0 or step == 5999:
+            items = sorted(ks.make_item(t, k) for k, t in reference.items())
+            assert len(keyset) == len(items) and list(keyset) == [i[ks.TIME_SIZE:] for i in items]
+            for _ in range(20):
+                start = rng.randrange(len(items) + 1)
+                end = rng.randrange(start, len(items) + 2)
+                assert keyset.items_between(start, end) == items[start:end]
+                assert keyset.fingerprint_between(start, min(end, len(items))) == ks.fingerprint(items[start:end])
+                bound = rng.choice(items)[: rng.randrange(1, ks.ITEM_SIZE + 1)]
+                assert keyset.position(bound) == bisect.bisect_left(items, bound)
+    assert len(keyset._blocks) > 2
+
+
+def test_a_gossip_node_lets_stored_records_go_from_memory_and_serves_them_from_the_store():
+    import gc
+    import weakref
+
+    from commons.core.gossip import GossipNode, GossipParams
+    from commons.core.memnet import PeerPair
+    from commons.store.record_reader import Wire
+
+    disk: dict[bytes, Wire] = {}
+    held = holdings(30)
+    wires = {s.key: Wire(s.body, s.signature) for s in held}
+    params = GossipParams(sync_on_open=False)
+    a = GossipNode(NETWORK, bytes([1]) * 32, random.Random(1), params=params, now=NOW,
+                   read_stored=disk.get)
+    b = GossipNode(NETWORK, bytes([2]) * 32, random.Random(2), params=params, now=NOW)
+    a.load(held)
+    disk.update(wires)
+    a.stored(s.key for s in held[:25])  # the last five are not stored yet: they stay in memory
+    alive = [weakref.ref(s) for s in held]
+    del held
+    gc.collect()
+    assert sum(ref() is not None for ref in alive) == 5
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    assert pair.b_session.start_sync(NOW)
+    pair.run(NOW)
+    assert sorted(b.keys()) == sorted(wires)
+    assert all((b.get(k).body, b.get(k).signature) == wires[k] for k in wires)
+    assert all(a.get(k).body == wires[k].body for k in wires)  # read back and decoded when asked
+
+
+def test_a_catch_up_takes_one_reconciliation_however_many_anti_entropy_rounds_fall_due_meanwhile():
+    """A node catching up fetches what one reconciliation named; a periodic round with that peer
+    while it still fetches (either way) would name it all again, every sync_interval."""
+    from commons.core.gossip import GossipNode, GossipParams
+    from commons.core.memnet import PeerPair
+
+    params = GossipParams(sync_interval=1.0, sync_jitter=0.0, max_outstanding=8, max_queued_wants=16,
+                          records_per_second=50.0, records_burst=50)
+    a = GossipNode(NETWORK, bytes([1]) * 32, random.Random(1), params=params, now=NOW)
+    b = GossipNode(NETWORK, bytes([2]) * 32, random.Random(2), params=params, now=NOW)
+    held = holdings(400)
+    a.load(held)
+    pair = PeerPair(b, a, NOW)  # b dials, and reconciles at once
+    now = NOW
+    while len(b.record_keys()) < len(held) and now < NOW + 60:
+        now += 0.25  # at 50 records a second, 400 take 8 s: 8 anti-entropy rounds fall due
+        a.tick(now)
+        b.tick(now)
+        pair.run(now)
+    assert len(b.record_keys()) == len(held)
+    assert a.statistics().syncs_completed + b.statistics().syncs_completed == 1

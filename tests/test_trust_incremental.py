@@ -13,8 +13,10 @@ import random
 import pytest
 
 from commons.core.records import Outcome, Prediction, TargetKind
-from commons.core.trust import Policy, TrustPolicy, evaluate
+from commons.core.trust import Policy, TrustPolicy, evaluate, web_of_trust
+from commons.core.records import Vouch
 from commons.core.trust_incremental import EVERY, IncrementalTrust
+from commons.core.trust_web import IncrementalWeb
 from tests.test_trust import DAY, World
 
 
@@ -24,7 +26,7 @@ def number(world: World, key: bytes) -> int:
 
 def random_world(rng: random.Random, size: int) -> World:
     world = World()
-    lessons = []
+    lessons, vouches, chain = [], [], []
     for _ in range(size):
         roll = rng.random()
         author = rng.randrange(8)
@@ -43,12 +45,23 @@ def random_world(rng: random.Random, size: int) -> World:
             world.verify(author, rng.choice(lessons), rng.choice([Outcome.CONFIRMED] * 3 + [Outcome.FAILED]),
                          received=received, observed=received + rng.randrange(0, 4), naive=rng.random() < 0.9)
         elif roll < 0.93:
-            voucher = rng.choice([0, 0, 1, 2, author])
-            world.vouch(voucher, rng.choice([k for k in range(1, 8) if k != voucher]))
+            if chain and rng.random() < 0.5:  # chains of vouches, reaching past max_depth
+                voucher = chain[-1]
+            else:
+                voucher = rng.choice([0, 0, 1, 2, author])
+            subject = rng.choice([k for k in range(1, 10) if k != voucher])
+            vouches.append(world.vouch(voucher, subject))
+            chain.append(subject)
         else:
-            if rng.random() < 0.2:
-                key = rng.randrange(1, 8)
-                world.revoke(key, world.pk(key), TargetKind.KEY, created=DAY)
+            choice = rng.random()
+            if choice < 0.2:  # a key revoked: a voucher's, as often as not
+                key = rng.choice([number(world, v.record.author) for v in vouches] or [1]) if rng.random() < 0.5 \
+                    else rng.randrange(1, 8)
+                if key:
+                    world.revoke(key, world.pk(key), TargetKind.KEY, created=DAY)
+            elif choice < 0.4 and vouches:  # a vouch revoked by its signer: the web shrinks
+                vouch = rng.choice(vouches)
+                world.revoke(number(world, vouch.record.author), vouch.id, created=DAY)
             else:
                 target = rng.choice(world.records)
                 signer = number(world, target.record.author)
@@ -61,10 +74,12 @@ POLICIES = [
     TrustPolicy(required=1, policy=Policy.OPEN, recent_window=3),
     TrustPolicy(required=2, policy=Policy.ALLOWLIST),
     TrustPolicy(required=2, max_depth=3, max_per_voucher=1),
+    TrustPolicy(required=1, max_depth=4, max_per_voucher=1),
+    TrustPolicy(required=1, max_depth=1),
 ]
 
 
-@pytest.mark.parametrize("seed", range(24))
+@pytest.mark.parametrize("seed", range(36))
 def test_incremental_evaluation_equals_the_full_one_after_every_random_batch(seed: int):
     rng = random.Random(seed)
     world = random_world(rng, rng.randrange(20, 90))
@@ -103,8 +118,23 @@ def test_a_vouch_from_a_key_the_web_does_not_reach_recomputes_nothing():
     trust = IncrementalTrust(me=world.pk(0), policy=TrustPolicy(), today=DAY + 2)
     trust.add(world.records)
     assert trust.add([world.vouch(4, 5)]) == set()
-    touched = trust.add([world.vouch(0, 4)])  # the node's own vouch: every lesson may count anew
-    assert touched is not EVERY and {s.id for s in lessons} <= touched
+    touched = trust.add([world.vouch(0, 4)])  # the node's own vouch: every lesson 4 or 5 verified may count anew
+    assert touched == set()  # nobody has verified anything yet: no verdict can move
+    assert trust.view == evaluate(world.records, me=world.pk(0), policy=TrustPolicy(), today=DAY + 2)
+
+
+def test_a_vouch_recomputes_only_the_lessons_verified_by_the_keys_it_brings_into_the_web():
+    world = World()
+    lessons = [world.lesson(n % 3 + 1) for n in range(30)]
+    by_four = {world.verify(4, lessons[n]).record.lesson for n in (0, 3, 6)}
+    by_five = {world.verify(5, lessons[n]).record.lesson for n in (1, 4)}
+    world.verify(6, lessons[2])  # its verdict stays: key 6 stays out of reach
+    world.vouch(4, 5)
+    world.vouch(5, 6)  # three hops from the node: beyond max_depth 2
+    trust = IncrementalTrust(me=world.pk(0), policy=TrustPolicy(), today=DAY + 2)
+    trust.add(world.records)
+    assert trust.add([world.vouch(0, 4)]) == by_four | by_five
+    assert trust.view.web.depth == {world.pk(4): 1, world.pk(5): 2}
     assert trust.view == evaluate(world.records, me=world.pk(0), policy=TrustPolicy(), today=DAY + 2)
 
 
@@ -129,3 +159,21 @@ def test_a_similar_lesson_by_the_verifier_arriving_late_contradicts_its_earlier_
     assert trust.add([own_first]) is not EVERY
     assert trust.view.verifications[verification.id].reason.name == "CONTRADICTED_NAIVETY"
     assert trust.view == evaluate(world.records, me=world.pk(0), policy=policy, today=DAY + 2)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_web_grown_one_vouch_at_a_time_equals_the_web_made_from_every_vouch(seed: int):
+    rng = random.Random(seed)
+    keys = [bytes([n]) * 32 for n in range(rng.randrange(4, 30))]
+    roots = frozenset(rng.sample(keys, k=rng.randrange(0, 4)))
+    depth = rng.randrange(0, 5)
+    web, edges = IncrementalWeb(roots, depth), []
+    for _ in range(rng.randrange(1, 120)):
+        voucher, subject = rng.sample(keys, k=2)
+        before = web_of_trust(edges, roots, depth)
+        moved = web.add_edge(voucher, subject)
+        edges.append(Vouch(network=bytes(32), author=voucher, created=DAY, subject=subject))
+        after = web_of_trust(edges, roots, depth)
+        assert web.web == after
+        assert moved == {k for k in after.depth if (after.depth[k], after.anchors[k])
+                         != (before.depth.get(k), before.anchors.get(k))}

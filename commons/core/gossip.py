@@ -6,7 +6,8 @@ Two state machines, in the h11 / aioquic style (bytes and ``now`` in, bytes and 
   ``next_deadline()``, ``closed`` / ``close_reason``. The trio driver does the Secret Handshake and
   box-stream, cuts the stream into frames with :class:`~commons.core.gossip_messages.FrameDecoder`
   and sends what ``outbox()`` returns through ``encode_frame``.
-* :class:`GossipNode` -- one node: its records (in memory: key -> SignedRecord, plus a reconcile
+* :class:`GossipNode` -- one node: its records (in memory, or read back from the caller's store once
+  stored: key -> SignedRecord, plus a reconcile
   :class:`KeySet`), its sessions and its peer table (``gossip_peers.py``, with the parameters);
   it picks peers to sync with and to dial. Wire messages and frames: ``gossip_messages.py``; what
   it reports (events, statistics): ``gossip_events.py``.
@@ -39,6 +40,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Iterable
+from typing import Protocol
 
 from blake3 import blake3
 
@@ -87,6 +89,13 @@ def network_hash(network: bytes) -> bytes:
 _MINOR_PROBLEMS = {rec.Problem.FUTURE}
 
 
+class Served(Protocol):
+    """What a peer is sent for a key: a record's body and signature."""
+
+    body: bytes
+    signature: bytes
+
+
 class GossipNode:
     """One node's gossip: its records, key set, sessions and peer table."""
 
@@ -103,11 +112,17 @@ class GossipNode:
         verify: Verify = rec.verify,
         now: float = 0.0,
         free_rider: bool = False,
+        read_stored: Callable[[bytes], Served | None] | None = None,
     ) -> None:
         """``free_rider``: the node takes records but never announces one and answers every Want
         with "missing" -- a peer that does not pull its weight, for the simulator to put in a
         network (a peer that claims keys it will not serve then costs a round trip, not a round:
-        protocol/gossip.md, Lost wants). A daemon never is one."""
+        protocol/gossip.md, Lost wants). A daemon never is one.
+
+        ``read_stored``: where the body and signature of a record the caller said is stored
+        (:meth:`stored`) are read back from when a peer asks for it. Without it every record stays
+        in memory decoded (~1 KB each: 1 GB at 10^6, issue #18); with it only what is not stored
+        yet does."""
         self.params = params or GossipParams()
         self.network = network
         self.network_hash = network_hash(network)
@@ -118,7 +133,8 @@ class GossipNode:
         self._admit = admit
         self._is_dead = is_dead
         self._verify = verify
-        self._store: dict[bytes, rec.SignedRecord] = {}
+        self._store: dict[bytes, rec.SignedRecord | None] = {}  # key -> record served (None: read_stored has it)
+        self._read_stored = read_stored
         self.keyset = KeySet()
         # Keys some peer announced and this node lacks. Per key: the sessions that announced it (one
         # session, or a list once there are several: no allocation per key in the common case, as a
@@ -162,13 +178,28 @@ class GossipNode:
         them. What peers already received stays with them. Returns how many were withdrawn."""
         withdrawn = 0
         for key in keys:
-            if self._store.pop(key, None) is not None:
+            if key in self._store:
+                del self._store[key]
                 self.keyset.set_withheld(key, True)
                 withdrawn += 1
         return withdrawn
 
+    def stored(self, keys: Iterable[bytes]) -> None:
+        """These records are in the caller's store now: let them go from memory (with
+        ``read_stored``; without it, nothing changes)."""
+        if self._read_stored is not None:
+            held = self._store
+            for key in keys:
+                if key in held:
+                    held[key] = None
+
     def get(self, key: bytes) -> rec.SignedRecord | None:
-        return self._store.get(key)
+        signed = self._store.get(key)
+        if signed is None and key in self._store:
+            wire = self._read_stored(key)
+            if wire is not None:
+                signed = rec.SignedRecord(rec.decode_body(wire.body), wire.body, key[1:], wire.signature)
+        return signed
 
     def keys(self) -> list[bytes]:
         """Every key this node holds, withheld ones included, ascending."""
@@ -261,7 +292,12 @@ class GossipNode:
         if now >= self._next_sync:
             p = self.params
             self._next_sync = now + p.sync_interval * (1 + p.sync_jitter * (2 * self.rng.random() - 1))
-            ready = [s for s in self._sessions.values() if s.state is SessionState.OPEN and not s.syncing]
+            # Not with a peer in a catch-up with this node, fetching from it or from us: the last
+            # reconciliation named what differs, and one more would name it all again while it
+            # arrives (every sync_interval, each over all still missing: quadratic, issue #18).
+            ready = [s for s in self._sessions.values()
+                     if s.state is SessionState.OPEN and not s.syncing and s.pending_wants <= p.max_outstanding
+                     and s.take_served() <= p.max_outstanding]
             if ready:
                 self.rng.choice(ready).start_sync(now)
         if self.params.rotate_interval and now >= self._next_rotation:
@@ -315,9 +351,14 @@ class GossipNode:
         """``session`` has frames to send: ``drain_outboxes`` will return it."""
         self._dirty[session] = None
 
-    def serve(self, key: bytes) -> rec.SignedRecord | None:
+    def serve(self, key: bytes) -> Served | None:
         """The record to send a peer that asked for ``key``; None: answer it as missing."""
-        return None if self.free_rider else self._store.get(key)
+        if self.free_rider:
+            return None
+        signed = self._store.get(key)
+        if signed is None and key in self._store:
+            return self._read_stored(key)  # served as it was stored: no decoding
+        return signed
 
     def learn_peers(self, entries: Iterable[tuple[str, bytes]]) -> None:
         self._peers.learn(entries)
@@ -336,7 +377,7 @@ class GossipNode:
         # Hand its keys to other peers. A key it was only a fallback source for (popped from its
         # queue while another peer fetched it) keeps a reference to it until that fetch ends,
         # within want_timeout; release() drops closed sources then.
-        lost = False
+        lost = session.drop_spill()
         for key in session.drop_wants():
             lost |= not self.release(key, session, now, resync=False)
         if lost:  # one reconciliation with another peer covers every key that only this one had
@@ -371,7 +412,7 @@ class GossipNode:
             # but dropped by a full queue would be owned by no session, released by none, and
             # kept for ever (announcement floods grew the daemon by 150 MB that way). A key
             # beyond the bound is forgotten; a later reconciliation brings it up again.
-            if not session.queue_want(key):
+            if not session.queue_want(key, spill=not count):  # what a reconciliation named may wait
                 continue
             if entry is None:
                 sources[key] = session

@@ -37,11 +37,14 @@ from commons.core.gossip_messages import (
     encode,
 )
 from commons.core.reconcile import Reconciler, ReconcileProtocolError, ReconcileStep, ReconcileVersionError
+from commons.core.reconcile_keyset import KEY_SIZE as KEY_BYTES
 
 if TYPE_CHECKING:
     from commons.core.gossip_peers import GossipParams
     from commons.core.reconcile import KeySet
     from commons.core.records import SignedRecord
+
+SPILL_KEYS = 1 << 20  # keys a reconciliation may leave waiting beyond the want queue (33 MB at most)
 
 
 class SessionHost(Protocol):
@@ -60,7 +63,8 @@ class SessionHost(Protocol):
     def count_in(self, nbytes: int) -> None: ...
     def count_out(self, nbytes: int, frames: int) -> None: ...
     def wake(self, session: PeerSession) -> None: ...  # the session has frames to send
-    def serve(self, key: bytes) -> SignedRecord | None: ...  # None: answer as missing
+    def serve(self, key: bytes) -> SignedRecord | None: ...  # or its body and signature as stored; None: missing
+    # count=False: keys a reconciliation named (they may wait in the spill)
     def learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None: ...
     def claim(self, key: bytes, session: PeerSession) -> bool: ...  # may this session ask for key now?
     def release(self, key: bytes, session: PeerSession, now: float) -> bool: ...  # it will not deliver key
@@ -99,7 +103,7 @@ class PeerSession:
     __slots__ = ("node", "peer_key", "initiator", "state", "close_reason", "close_kind", "misbehaved", "score", "listen",
                  "context", "contributed", "active_at", "_out", "_announce", "_queue", "_queued", "_outstanding",
                  "_tokens", "_serve_tokens", "_tokens_at", "_sync", "_sync_deadline", "_answer", "_answer_deadline",
-                 "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent", "_overflow")
+                 "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent", "_overflow", "_spill", "_served")
 
     def __init__(self, node: SessionHost, peer_key: bytes, initiator: bool, now: float) -> None:
         p = node.params
@@ -121,6 +125,11 @@ class PeerSession:
         self._queue: list[bytes] = []  # heap of keys to Want from this peer (revocations first)
         self._queued: set[bytes] = set()
         self._overflow = False  # the queue was full and dropped keys: reconcile again once it drains
+        # Keys a reconciliation named beyond the queue, 33 bytes each in one buffer (no object per
+        # key), queued as the queue drains: a node far behind catches up with one reconciliation
+        # instead of one per queueful, each over all that is still missing (quadratic: issue #18).
+        self._spill = bytearray()
+        self._served = 0  # records sent to this peer since the node last asked (take_served)
         self._outstanding: dict[bytes, float] = {}  # key -> when we give up waiting for it
         self._tokens = self._serve_tokens = float(p.records_burst)
         self._tokens_at = now
@@ -271,9 +280,25 @@ class PeerSession:
         self._queued.clear()
         return keys
 
+    def drop_spill(self) -> bool:
+        """Forget the keys waiting in the spill (the session ended); returns whether there were any:
+        this peer alone named them, so the node reconciles with another peer for them."""
+        spilled, self._spill = bool(self._spill), bytearray()
+        return spilled
+
     def asked(self, key: bytes) -> bool:
         """Whether this session asked its peer for ``key`` and is waiting for the answer."""
         return key in self._outstanding
+
+    def take_served(self) -> int:
+        """Records sent to this peer since the last call."""
+        served, self._served = self._served, 0
+        return served
+
+    @property
+    def pending_wants(self) -> int:
+        """Keys still to fetch from this peer: asked, queued, or waiting in the spill."""
+        return len(self._outstanding) + len(self._queued) + len(self._spill) // KEY_BYTES
 
     @property
     def syncing(self) -> bool:
@@ -327,12 +352,16 @@ class PeerSession:
         self._serve_tokens = min(p.records_burst, self._serve_tokens + elapsed * p.records_per_second)
         self._tokens_at = now
 
-    def queue_want(self, key: bytes) -> bool:
-        """Queue a key to ask this peer for; False if the queue is full (the key is not kept)."""
+    def queue_want(self, key: bytes, spill: bool = False) -> bool:
+        """Queue a key to ask this peer for; False if the queue is full (the key is not kept,
+        unless ``spill``: a key its reconciliation named waits in the spill, up to SPILL_KEYS)."""
         if key in self._queued:
             return True
         if len(self._queued) >= self.node.params.max_queued_wants:
-            self._overflow = True
+            if spill and len(self._spill) < SPILL_KEYS * KEY_BYTES:
+                self._spill += key
+            else:
+                self._overflow = True
             return False
         self._queued.add(key)
         heapq.heappush(self._queue, key)
@@ -342,6 +371,11 @@ class PeerSession:
         """Turn queued keys into Wants while the peer has room for requests and we have tokens."""
         if self.state is not SessionState.OPEN:
             return
+        if not self._queue and self._spill:  # a queueful more of what the reconciliation named
+            size = self.node.params.max_queued_wants * KEY_BYTES
+            taken, self._spill = self._spill[:size], self._spill[size:]
+            self.node.learn([bytes(taken[i : i + KEY_BYTES]) for i in range(0, len(taken), KEY_BYTES)], self,
+                            count=False)
         if not self._queue:
             if self._overflow and not self._outstanding and self._sync is None:
                 # Keys this peer has were dropped for want of room: a reconciliation names them
@@ -378,6 +412,7 @@ class PeerSession:
                 missing.append(key)
             else:
                 self._serve_tokens -= 1
+                self._served += 1
                 found.append((signed.body, signed.signature))
         batch: list[tuple[bytes, bytes]] = []
         size = 34 * len(missing)

@@ -30,6 +30,12 @@ def _prediction_key(lesson: Lesson) -> tuple[str, str]:
     return similarity_key(lesson.prediction.situation), similarity_key(lesson.prediction.outcome)
 
 
+def form_keys(lesson: Lesson) -> tuple[object, object]:
+    """What the default similarity compares, kept small: the hashes of the normalised text and
+    prediction (64 bits each; the evaluation of a million lessons holds these, not the strings)."""
+    return hash(_text_key(lesson)), hash(_prediction_key(lesson))
+
+
 def same_lesson(a: Lesson, b: Lesson) -> bool:
     """The default similarity: equal normalised text, or equal normalised prediction."""
     return _text_key(a) == _text_key(b) or _prediction_key(a) == _prediction_key(b)
@@ -44,9 +50,9 @@ class Naivety:
     def __init__(self, lessons: Mapping[bytes, Lesson], similar: Similar):
         self._similar = similar
         self._lessons = lessons
-        self._by_author: dict[bytes, list[Lesson]] = defaultdict(list)
-        self._forms: dict[bytes, tuple[object, object]] = {}  # lesson id -> its text and prediction keys
-        self._first: dict[tuple[bytes, object], int] = {}  # (author, text or prediction key) -> first day
+        self._by_author: dict[bytes, list[Lesson]] = defaultdict(list)  # custom similarity only
+        self._forms: dict[bytes, tuple[object, object]] = {}  # lesson id -> its forms, unless it carries them
+        self._first: dict[bytes, dict[object, int]] = {}  # author -> text or prediction form -> first day
         for lid, lesson in lessons.items():
             self.add(lid, lesson)
 
@@ -55,24 +61,29 @@ class Naivety:
         """Whether similarity is the default one, answered through the form index."""
         return self._similar is same_lesson
 
-    def add(self, lid: bytes, lesson: Lesson) -> tuple[object, ...]:
-        """Index one more lesson (already in the ``lessons`` mapping); returns its forms (indexed only)."""
-        self._by_author[lesson.author].append(lesson)
+    def add(self, lid: bytes, lesson: Lesson, forms: tuple[object, object] | None = None) -> tuple[object, ...]:
+        """Index one more lesson (already in the ``lessons`` mapping); returns its forms (indexed only).
+        ``forms``: its :func:`form_keys`, carried by the lesson held (trust's facts do)."""
         if not self.indexed:
+            self._by_author[lesson.author].append(lesson)
             return ()
-        forms = self._forms[lid] = (_text_key(lesson), _prediction_key(lesson))
+        if forms is None:
+            forms = self._forms[lid] = form_keys(lesson)
+        first = self._first.setdefault(lesson.author, {})
         for form in forms:
-            day = self._first.get((lesson.author, form))
+            day = first.get(form)
             if day is None or lesson.created < day:
-                self._first[(lesson.author, form)] = lesson.created
+                first[form] = lesson.created
         return forms
 
     def contradicted(self, key: bytes, lid: bytes, received: int) -> bool:
+        if self._similar is same_lesson:  # indexed: one lookup per form instead of one call per lesson
+            first = self._first.get(key)
+            if first is None:
+                return False
+            text, prediction = self._forms.get(lid) or self._lessons[lid].forms
+            return first.get(text, received) < received or first.get(prediction, received) < received
         if key not in self._by_author:
             return False
-        if self._similar is same_lesson:  # indexed: one lookup per form instead of one call per lesson
-            text, prediction = self._forms[lid]
-            first = self._first
-            return first.get((key, text), received) < received or first.get((key, prediction), received) < received
         lesson = self._lessons[lid]
         return any(own.created < received and self._similar(own, lesson) for own in self._by_author[key])

@@ -129,31 +129,44 @@ def _entry(entry: Entry) -> tuple[bytes, int]:
     return (entry, 0) if isinstance(entry, bytes) else (entry[0], entry[1])
 
 
+BLOCK = 512  # items a block of the key set holds after a split (it splits beyond twice that)
+
+
+def _ints(items: list[bytes]) -> list[int]:
+    return [int.from_bytes(item, "big") for item in items]
+
+
 class KeySet:
-    """A set of keys, each at a time, sorted by (time, key), with O(1) range fingerprints.
+    """A set of keys, each at a time, sorted by (time, key), with range fingerprints in O(log n).
 
     Membership and withholding are by key; ranges, positions and fingerprints are over items.
-    Prefix sums of the items (as integers) are rebuilt lazily, once after any run of changes, so
-    inserting one key costs a list insertion and the next fingerprint an O(n) C-level pass."""
+    The items are kept in sorted blocks of up to ``2 * BLOCK``, each with the sum of its items as
+    integers and, made when first asked for after a change, its prefix sums: adding a key costs an
+    insertion into one block, and a range's sum is two lookups. (Prefix sums over every item, rebuilt after each run
+    of changes, made each reconcile message cost O(n) while a node caught up: issue #18.)"""
 
     def __init__(self, keys: Iterable[Entry] = (), withheld: Iterable[Entry] = ()) -> None:
-        self._items: list[bytes] = []
-        self._ints: list[int] = []
+        self._blocks: list[list[bytes]] = []  # the items in order, block by block
+        self._block_ints: list[list[int]] = []  # the same, as integers
+        self._sums: list[int] = []  # each block's sum
+        self._prefixes: list[list[int] | None] = []  # each block's prefix sums (None: made when asked for)
+        self._maxes: list[bytes] = []  # each block's last item: which block an item belongs in
+        self._len = 0
+        self._index: tuple[list[int], list[int]] | None = None  # items and sum before each block (lazy)
         self._time: dict[bytes, int] = {}  # key -> its time: membership, and where the key sits
         self._withheld: set[bytes] = set()
-        self._prefix: list[int] | None = None
         self.update(keys)
         self.update(withheld, withheld=True)
 
     def __len__(self) -> int:
-        return len(self._items)
+        return self._len
 
     def __contains__(self, key: object) -> bool:
         return key in self._time
 
     def __iter__(self) -> Iterator[bytes]:
         """The keys, in (time, key) order."""
-        return (item[TIME_SIZE:] for item in self._items)
+        return (item[TIME_SIZE:] for block in self._blocks for item in block)
 
     def time_of(self, key: bytes) -> int | None:
         return self._time.get(key)
@@ -164,11 +177,8 @@ class KeySet:
         item = make_item(time, key)
         if self._time.get(key) != time:
             self.discard(key, keep_withheld=True)
-            pos = bisect.bisect_left(self._items, item)
-            self._items.insert(pos, item)
-            self._ints.insert(pos, int.from_bytes(item, "big"))
+            self._insert(item)
             self._time[key] = time
-            self._prefix = None
         self.set_withheld(key, withheld)
 
     def update(self, keys: Iterable[Entry], withheld: bool = False) -> None:
@@ -181,19 +191,14 @@ class KeySet:
         fresh = [make_item(t, k) for k, t in entries.items() if k not in self._time]
         if fresh:
             self._time.update((item[TIME_SIZE:], item_time(item)) for item in fresh)
-            self._items = sorted(itertools.chain(self._items, fresh))
-            self._ints = [int.from_bytes(i, "big") for i in self._items]
-            self._prefix = None
+            self._rebuild(sorted(itertools.chain(itertools.chain.from_iterable(self._blocks), fresh)))
         if withheld:
             self._withheld.update(entries)
 
     def discard(self, key: bytes, *, keep_withheld: bool = False) -> None:
         time = self._time.pop(key, None)
         if time is not None:
-            pos = bisect.bisect_left(self._items, make_item(time, key))
-            del self._items[pos]
-            del self._ints[pos]
-            self._prefix = None
+            self._remove(make_item(time, key))
             if not keep_withheld:
                 self._withheld.discard(key)
 
@@ -210,12 +215,97 @@ class KeySet:
 
     def position(self, bound: bytes | None) -> int:
         """Index of the first item at or above ``bound`` (None: past the end)."""
-        return len(self._items) if bound is None else bisect.bisect_left(self._items, bound)
+        if bound is None:
+            return self._len
+        b = bisect.bisect_left(self._maxes, bound)  # every item of the blocks before b is below it
+        if b == len(self._blocks):
+            return self._len
+        return self._located()[0][b] + bisect.bisect_left(self._blocks[b], bound)
 
     def items_between(self, start: int, end: int) -> list[bytes]:
-        return self._items[start:end]
+        out: list[bytes] = []
+        if start >= min(end, self._len):
+            return out
+        b, offset = self._block_of(start)
+        need = min(end, self._len) - start
+        while need > 0:
+            chunk = self._blocks[b][offset : offset + need]
+            out.extend(chunk)
+            need, b, offset = need - len(chunk), b + 1, 0
+        return out
 
     def fingerprint_between(self, start: int, end: int) -> bytes:
-        if self._prefix is None:
-            self._prefix = [0, *itertools.accumulate(self._ints)]
-        return fingerprint_of_sum(self._prefix[end] - self._prefix[start], end - start)
+        return fingerprint_of_sum(self._sum_before(end) - self._sum_before(start), end - start)
+
+    # -- the blocks --------------------------------------------------------------------------------
+
+    def _rebuild(self, items: list[bytes]) -> None:
+        self._blocks = [items[i : i + BLOCK] for i in range(0, len(items), BLOCK)]
+        self._block_ints = [_ints(block) for block in self._blocks]
+        self._sums = [sum(ints) for ints in self._block_ints]
+        self._prefixes = [None] * len(self._blocks)
+        self._maxes = [block[-1] for block in self._blocks]
+        self._len, self._index = len(items), None
+
+    def _insert(self, item: bytes) -> None:
+        value = int.from_bytes(item, "big")
+        if not self._blocks:
+            self._blocks, self._block_ints, self._sums, self._maxes = [[item]], [[value]], [value], [item]
+            self._prefixes = [None]
+        else:
+            b = min(bisect.bisect_left(self._maxes, item), len(self._blocks) - 1)
+            block, ints = self._blocks[b], self._block_ints[b]
+            pos = bisect.bisect_left(block, item)
+            block.insert(pos, item)
+            ints.insert(pos, value)
+            self._sums[b] += value
+            self._maxes[b] = block[-1]
+            self._prefixes[b] = None
+            if len(block) > 2 * BLOCK:  # split in two
+                self._blocks.insert(b + 1, block[BLOCK:])
+                self._block_ints.insert(b + 1, ints[BLOCK:])
+                del block[BLOCK:], ints[BLOCK:]
+                self._sums[b] = sum(ints)
+                self._sums.insert(b + 1, sum(self._block_ints[b + 1]))
+                self._maxes[b] = block[-1]
+                self._maxes.insert(b + 1, self._blocks[b + 1][-1])
+                self._prefixes.insert(b + 1, None)
+        self._len += 1
+        self._index = None
+
+    def _remove(self, item: bytes) -> None:
+        b = bisect.bisect_left(self._maxes, item)
+        block, ints = self._blocks[b], self._block_ints[b]
+        pos = bisect.bisect_left(block, item)
+        del block[pos]
+        self._sums[b] -= ints.pop(pos)
+        if block:
+            self._maxes[b] = block[-1]
+            self._prefixes[b] = None
+        else:
+            del self._blocks[b], self._block_ints[b], self._sums[b], self._maxes[b], self._prefixes[b]
+        self._len -= 1
+        self._index = None
+
+    def _located(self) -> tuple[list[int], list[int]]:
+        """Items before each block, and their sum (one pass over the blocks after a change)."""
+        if self._index is None:
+            self._index = ([0, *itertools.accumulate(len(b) for b in self._blocks)],
+                           [0, *itertools.accumulate(self._sums)])
+        return self._index
+
+    def _block_of(self, pos: int) -> tuple[int, int]:
+        starts = self._located()[0]
+        b = bisect.bisect_right(starts, pos) - 1
+        return b, pos - starts[b]
+
+    def _sum_before(self, pos: int) -> int:
+        """The sum of the first ``pos`` items."""
+        sums = self._located()[1]
+        if pos >= self._len:
+            return sums[-1]
+        b, offset = self._block_of(pos)
+        prefix = self._prefixes[b]
+        if prefix is None:  # made again only for a block that changed: O(BLOCK), not O(n)
+            prefix = self._prefixes[b] = [0, *itertools.accumulate(self._block_ints[b])]
+        return sums[b] + prefix[offset]

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from commons.core.records import Lesson, Revocation, SignedRecord, TargetKind
+from commons.core.records import Lesson, RecordType, Revocation, SignedRecord, TargetKind
 
 
 class Ruling(enum.Enum):
@@ -235,7 +235,7 @@ def resolve(
         for rid in sorted(rid for rid, signed in held.items() if signed.record.author in dead_keys):
             author = held[rid].record.author
             takedowns.setdefault(rid, Takedown(Cause.KEY_REVOKED, tuple(by_key[author]), key=author))
-    lessons = {rid: s.record for rid, s in held.items() if isinstance(s.record, Lesson)}
+    lessons = {rid: s.record for rid, s in held.items() if s.type is RecordType.LESSON}  # records or trust's facts
     _cascade(lessons, takedowns)
     unresolved = {target: Takedown(Cause.UNRESOLVED, tuple(revoking[target]))
                   for target in sorted(pending) if target not in held and target not in takedowns}

@@ -10,9 +10,10 @@ naivety index, successors) and, for each batch, works out which lessons' verdict
 * a lesson: itself, the verifications that waited for it, the lesson it supersedes, every held
   descendant (its provenance authors changed), and the lessons its author verified that it may now
   have written first (the naivety rule);
-* a vouch for a new edge from a key the web reaches (a root, or a key within ``max_depth - 1``
-  hops): the web is made again, and every lesson re-judged if it moved (a vouch from any other
-  key, or one more vouch for an edge already held, cannot move it).
+* a vouch for a new edge: the web of trust grows by a search from its subject bounded by the
+  depth (:class:`commons.core.trust_web.IncrementalWeb`), and the lessons verified by the keys
+  whose place in it moved are judged again (a vouch from a key the web does not reach, or one
+  more vouch for an edge already held, moves nothing).
 
 Anything that can change what is dead — a revocation, a record a revocation names, a record by a
 dead key or derived from a dead lesson, another refused id — and a new day are rare: the
@@ -28,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from commons.core.naivety import Naivety, Similar, same_lesson
-from commons.core.records import FUTURE_TOLERANCE_DAYS, Lesson, Revocation, SignedRecord, Verification, Vouch
+from commons.core.records import FUTURE_TOLERANCE_DAYS, Lesson, RecordType, Revocation, SignedRecord, Vouch
 from commons.core.revocation import Revocations, resolve
 from commons.core.trust import (
     LessonState,
@@ -42,8 +43,9 @@ from commons.core.trust import (
     _state,
     _verdict,
     provenance_of,
-    web_of_trust,
 )
+from commons.core.trust_facts import Fact, Facts
+from commons.core.trust_web import IncrementalWeb
 
 EVERY = None  # what ``add`` returns when every lesson was re-judged
 
@@ -55,14 +57,17 @@ class IncrementalTrust:
                  similar: Similar = same_lesson) -> None:
         self.me, self.policy, self.today, self.similar = me, policy, today, similar
         self.refused = frozenset(refused)
-        self.records: dict[bytes, SignedRecord] = {}  # every record added, future-dated ones too
+        # Every record added (future-dated ones too), as the facts trust needs of it.
+        self.records: dict[bytes, Fact] = {}
+        self._facts = Facts(self.records, keep_lessons=similar is not same_lesson)
         self._reset()
 
     @classmethod
     def of(cls, records: Mapping[bytes, SignedRecord] | Iterable[SignedRecord], **kwargs) -> IncrementalTrust:
         """The evaluation of ``records`` (by id, or any iterable), made in one go."""
         trust = cls(**kwargs)
-        trust.records = dict(records) if isinstance(records, Mapping) else {s.id: s for s in records}
+        for signed in records.values() if isinstance(records, Mapping) else records:
+            trust.records[signed.id] = trust._facts.of(signed)
         trust.rebuild()
         return trust
 
@@ -72,28 +77,28 @@ class IncrementalTrust:
         self._lessons: dict[bytes, Lesson] = {}
         self._verifications: dict[bytes, list[SignedRecord]] = defaultdict(list)  # lesson id -> recency order
         self._verified_by: dict[bytes, set[bytes]] = defaultdict(set)  # verifier -> lessons it verified
-        self._vouches: dict[bytes, Vouch] = {}
-        self._edges: set[tuple[bytes, bytes]] = set()  # (voucher, subject) of every live vouch held
-        self._children: dict[bytes, set[bytes]] = defaultdict(set)  # parent id -> held lessons naming it
-        self._successors: dict[bytes, set[bytes]] = defaultdict(set)  # superseded id -> lessons naming it
-        self._by_form: dict[object, set[bytes]] = defaultdict(set)  # similarity form -> lessons
+        # One id, or a set of them (most have one: a set each would cost 200 bytes a lesson).
+        self._children: dict[bytes, bytes | set[bytes]] = {}  # parent id -> held lessons naming it
+        self._successors: dict[bytes, bytes | set[bytes]] = {}  # superseded id -> lessons naming it
+        self._by_form: dict[object, bytes | set[bytes]] = {}  # similarity form -> lessons
         self._provenance: dict[bytes, frozenset[bytes]] = {}
+        self._author_sets: dict[frozenset[bytes], frozenset[bytes]] = {}  # provenances, one object each
         self._superseded_by: dict[bytes, bytes] = {}
         self._naivety = Naivety(self._lessons, self.similar)
         self._verdicts: dict[bytes, VerificationVerdict] = {}
         self._states: dict[bytes, LessonState] = {}
         self._set_revocations(resolve(()))
-        self._web = web_of_trust((), self._roots(), self.policy.max_depth)
 
     def _set_revocations(self, revocations: Revocations) -> None:
         self._revocations = revocations
         self._targets = frozenset(v.target for v in revocations.verdicts.values())  # named by a revocation
+        self._webs = IncrementalWeb(self._roots(), self.policy.max_depth)  # its roots exclude dead keys
 
     @property
     def view(self) -> TrustView:
         """The evaluation now. Its mappings are live: they follow the records added after it."""
         return TrustView(lessons=MappingProxyType(self._states), verifications=MappingProxyType(self._verdicts),
-                         revocations=self._revocations, web=self._web)
+                         revocations=self._revocations, web=self._webs.web)
 
     def _counts(self, signed: SignedRecord) -> bool:
         return self.today is None or signed.record.created <= self.today + FUTURE_TOLERANCE_DAYS
@@ -102,9 +107,9 @@ class IncrementalTrust:
 
     def add(self, records: Iterable[SignedRecord]) -> set[bytes] | None:
         """Take in records; returns the lessons whose state was recomputed (``EVERY``: all of them)."""
-        fresh = [s for s in records if s.id not in self.records]
-        for signed in fresh:
-            self.records[signed.id] = signed
+        fresh = [self._facts.of(s) for s in records if s.id not in self.records]
+        for fact in fresh:
+            self.records[fact.id] = fact
         fresh = [s for s in fresh if self._counts(s)]
         if not fresh:
             return set()
@@ -112,19 +117,18 @@ class IncrementalTrust:
             self.rebuild()
             return EVERY
         touched: set[bytes] = set()
-        web_moves = False
+        moved: set[bytes] = set()  # keys whose place in the web of trust moved
         for signed in fresh:
-            record = signed.record
-            if isinstance(record, Lesson):
-                self._add_lesson(signed.id, record, touched)
-            elif isinstance(record, Verification):
+            kind = signed.type
+            if kind is RecordType.LESSON:
+                self._add_lesson(signed.id, signed.record, touched)
+            elif kind is RecordType.VERIFICATION:
                 self._add_verification(signed, touched)
-            elif isinstance(record, Vouch):
-                new_edge = (record.author, record.subject) not in self._edges
-                self._add_vouch(signed.id, record)
-                web_moves |= new_edge and self._reaches(record.author)
-        if web_moves and self._remake_web() and self.policy.policy is Policy.WEB_OF_TRUST:
-            touched = set(self._lessons) | set(self._verifications)
+            elif kind is RecordType.VOUCH:
+                moved |= self._add_vouch(signed.id, signed.record)
+        if self.policy.policy is Policy.WEB_OF_TRUST:  # the other policies judge by the roots alone
+            for key in moved:  # what a key verified counts differently once it is trusted or re-anchored
+                touched.update(self._verified_by.get(key, ()))
         self._rejudge(touched)
         return touched
 
@@ -150,17 +154,16 @@ class IncrementalTrust:
                                       threshold=self.policy.revocation_threshold, refused=self.refused))
         touched: set[bytes] = set()
         for signed in held:
-            record = signed.record
-            if isinstance(record, Lesson):
-                self._index_lesson(signed.id, record)
-            elif isinstance(record, Verification):
+            kind = signed.type
+            if kind is RecordType.LESSON:
+                self._index_lesson(signed.id, signed.record)
+            elif kind is RecordType.VERIFICATION:
                 self._index_verification(signed)
-            elif isinstance(record, Vouch):
-                self._add_vouch(signed.id, record)
+            elif kind is RecordType.VOUCH:
+                self._add_vouch(signed.id, signed.record)
         for lid in sorted(self._lessons, key=lambda i: (self._lessons[i].created, i)):
             self._link_successor(lid, self._lessons[lid])
         self._provenance_from(list(self._lessons), touched)
-        self._remake_web()
         self._rejudge(set(self._lessons) | set(self._verifications))
 
     def moves_the_dead(self, records: Iterable[SignedRecord]) -> bool:
@@ -174,21 +177,23 @@ class IncrementalTrust:
         revocations = self._revocations
         if signed.id in revocations.takedowns or signed.id in self._targets or record.author in revocations.dead_keys:
             return True
-        return isinstance(record, Lesson) and any(p in revocations.takedowns for p in record.parents)
+        # A parent dead, or named by a revocation but never received (its descendants wait with it).
+        return signed.type is RecordType.LESSON and any(p in revocations.takedowns or p in revocations.pending
+                                                        for p in record.parents)
 
     def _index_lesson(self, lid: bytes, lesson: Lesson) -> tuple[object, ...]:
         self._lessons[lid] = lesson
         for parent in lesson.parents:
-            self._children[parent].add(lid)
+            _put(self._children, parent, lid)
         if lesson.supersedes is not None:
-            self._successors[lesson.supersedes].add(lid)
-        forms = self._naivety.add(lid, lesson)
+            _put(self._successors, lesson.supersedes, lid)
+        forms = self._naivety.add(lid, lesson, getattr(lesson, "forms", None))
         for form in forms:
-            self._by_form[form].add(lid)
+            _put(self._by_form, form, lid)
         return forms
 
     def _index_verification(self, signed: SignedRecord) -> None:
-        record: Verification = signed.record
+        record = signed.record
         group = self._verifications[record.lesson]
         group.append(signed)
         if len(group) > 1 and _recency(group[-2]) > _recency(signed):
@@ -214,7 +219,7 @@ class IncrementalTrust:
         verified = self._verified_by.get(lesson.author, ())
         if verified:
             if self._naivety.indexed:
-                touched.update(other for form in forms for other in self._by_form[form] if other in verified)
+                touched.update(other for form in forms for other in _members(self._by_form, form) if other in verified)
             else:
                 touched.update(verified)
 
@@ -232,7 +237,7 @@ class IncrementalTrust:
 
     def _best_successor(self, old: bytes) -> bytes | None:
         target = self._lessons[old]
-        live = [s for s in self._successors.get(old, ())
+        live = [s for s in _members(self._successors, old)
                 if self._lessons[s].author == target.author and s not in self._revocations.dead_ids]
         return max(live, key=lambda s: (self._lessons[s].created, s), default=None)
 
@@ -247,44 +252,39 @@ class IncrementalTrust:
                 continue
             seen.add(lid)
             order.append(lid)
-            queue.extend(self._children.get(lid, ()))
+            queue.extend(_members(self._children, lid))
         for lid in seen:
             self._provenance.pop(lid, None)
         for lid in order:
-            self._provenance[lid] = provenance_of(lid, self._lessons, self._provenance)
+            if self._lessons[lid].parents:  # a lesson without parents has its author alone: not stored
+                authors = provenance_of(lid, self._lessons, self._provenance)
+                self._provenance[lid] = self._author_sets.setdefault(authors, authors)
         touched.update(seen)
+
+    def _provenance_for(self, lid: bytes) -> frozenset[bytes]:
+        authors = self._provenance.get(lid)
+        if authors is None:
+            author = frozenset((self._lessons[lid].author,))
+            authors = self._author_sets.setdefault(author, author)
+        return authors
 
     # -- the web of trust -------------------------------------------------------------------------
 
     def _roots(self) -> frozenset[bytes]:
         return frozenset({self.me} | self.policy.roots | self.policy.authors) - self._revocations.dead_keys
 
-    def _add_vouch(self, vid: bytes, vouch: Vouch) -> None:
-        self._vouches[vid] = vouch
-        if vid not in self._revocations.dead_ids:  # the web counts live vouches only
-            self._edges.add((vouch.author, vouch.subject))
-
-    def _reaches(self, key: bytes) -> bool:
-        """Whether a vouch signed by ``key`` can extend the web (only keys it reaches short of max_depth)."""
-        web = self._web
-        return key in web.roots or web.depth.get(key, self.policy.max_depth) < self.policy.max_depth
-
-    def _remake_web(self) -> bool:
-        """Make the web of trust again from the live vouches; returns whether it moved."""
-        dead = self._revocations.dead_ids
-        web = web_of_trust([v for vid, v in self._vouches.items() if vid not in dead], self._roots(),
-                           self.policy.max_depth)
-        moved = (web.roots, dict(web.depth), dict(web.anchors)) != (self._web.roots, dict(self._web.depth),
-                                                                     dict(self._web.anchors))
-        self._web = web
-        return moved
+    def _add_vouch(self, vid: bytes, vouch: Vouch) -> set[bytes]:
+        """Hold a vouch; returns the keys whose place in the web it moved (live vouches only count)."""
+        if vid in self._revocations.dead_ids:
+            return set()
+        return self._webs.add_edge(vouch.author, vouch.subject)
 
     def _trusts(self):
         if self.policy.policy is Policy.OPEN:
             return lambda key: True
         if self.policy.policy is Policy.ALLOWLIST:
-            return self._web.roots.__contains__
-        return self._web.trusts
+            return self._webs.web.roots.__contains__
+        return self._webs.web.trusts
 
     # -- judging ----------------------------------------------------------------------------------
 
@@ -299,10 +299,25 @@ class IncrementalTrust:
                     self._verdicts[signed.id] = _verdict(signed, Reason.LESSON_UNKNOWN)
                 continue
             if group:
-                _judge(lid, lesson, group, self._verdicts, dead_ids, dead_keys, self._provenance[lid], trusts,
-                       self._naivety, self._web, self.policy)
+                _judge(lid, lesson, group, self._verdicts, dead_ids, dead_keys, self._provenance_for(lid), trusts,
+                       self._naivety, self._webs.web, self.policy)
             self._states[lid] = _state(lid, lesson, group, self._verdicts, self.me, self.policy, revocations,
                                        self._superseded_by)
+
+
+def _put(index: dict, key: object, value: bytes) -> None:
+    held = index.get(key)
+    if held is None:
+        index[key] = value
+    elif isinstance(held, set):
+        held.add(value)
+    elif held != value:
+        index[key] = {held, value}
+
+
+def _members(index: dict, key: object) -> Iterable[bytes]:
+    held = index.get(key, ())
+    return (held,) if isinstance(held, bytes) else held
 
 
 def evaluate_incrementally(batches: Iterable[Iterable[SignedRecord]], **kwargs) -> tuple[TrustView, Mapping]:

@@ -56,6 +56,7 @@ from commons.store import peers as peer_store
 from commons.store import records as record_store
 from commons.store import settings
 from commons.store.db import Store
+from commons.store.record_reader import RecordReader
 
 
 log = logging.getLogger("commons.daemon")
@@ -137,8 +138,11 @@ class Daemon:
         if hello_address is None:
             advertised = discovery.advertised_addresses(self.host)
             hello_address = f"{advertised[0]}:{self.port}" if advertised else None
+        # Records once stored are served from the store, not held decoded in memory (issue #18).
+        self._reader = RecordReader(self.home.database)
         self.node = GossipNode(self.network, self.me.transport_public, random.Random(), params=self.config.gossip.params(),
-                               listen=hello_address, admit=admit, is_dead=self._is_dead, now=self.now())
+                               listen=hello_address, admit=admit, is_dead=self._is_dead, now=self.now(),
+                               read_stored=self._reader.get_wire)
         self.driver = GossipDriver(self.node, self.now, self._on_events)
         self.half_open = HalfOpenLimit(HalfOpenCaps(self.config.gossip.max_half_open,
                                                     self.config.gossip.max_half_open_per_address))
@@ -164,6 +168,7 @@ class Daemon:
             with trio.CancelScope(shield=True):
                 await self._persist()
                 await peer_store.disconnect_all(store)
+                self._reader.close()
         log.info("stopped")
         return 0
 
@@ -177,6 +182,7 @@ class Daemon:
         own = await record_store.own_keys(store)
         self.node.load([r for r in held if r.key not in own or self._may_leave(r)],
                        await record_store.refused_keys(store))
+        self.node.stored(r.key for r in held)
         for entry in self.config.peers:
             self.node.add_peer(bytes.fromhex(entry.transport_key), entry.address, "bootstrap")
         for row in await peer_store.all_peers(store):
@@ -266,6 +272,7 @@ class Daemon:
         now = self.now()
         if received:
             await record_store.add_received(self.store, received, now)
+            self.node.stored(r.key for r in received)
             log.info("received %d records", len(received))
         if refused:
             await record_store.add_refused(self.store, refused, now)
@@ -322,6 +329,7 @@ class Daemon:
         share = [r for r in fresh if self._may_leave(r)]
         if share:
             added = self.driver.add_local(*share)
+            self.node.stored(r.key for r in share)  # they came from the store
             if added:
                 log.info("announcing %d new records", added)
         if any(r.type is rec.RecordType.REVOCATION for r in fresh):

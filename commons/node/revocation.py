@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from commons.core.records import Lesson, RecordUsageError, Revocation, SignedRecord, TargetKind, day_of, sign
+from commons.core.records import Lesson, RecordType, RecordUsageError, Revocation, SignedRecord, TargetKind, day_of, sign
 from commons.core.revocation import Refusal, Revocations
 from commons.core.scrub import ScrubbedTextRequired
 from commons.errors import UsageError
@@ -106,6 +106,7 @@ async def after_intake(store: Store, node: NodeContext, now: float, accepted: Se
     records: what they just did shows). Otherwise not: intake stays in proportion to what arrived."""
     if not (accepted or refused_dead) or node.trust is None:
         return IntakeEffect((), None)
+    node.trust.offer(accepted)  # decoded already: the catch-up need not read them back
     changes = await trust.log_changes(store, node.trust, now)
     render = await rendering.render(store, node, now) if rerender or any(trust.shown(c) for c in changes) else None
     return IntakeEffect(tuple(c for c in changes if trust.reported(c)), render)
@@ -271,7 +272,7 @@ _WHY_NOT = {
 
 async def revocations(store: Store, node: NodeContext, now: float) -> list[RevocationView]:
     held = await node.trust.held(store, now)
-    found = [s for s in held.records.values() if isinstance(s.record, Revocation)]
+    found = held.records.of_type(RecordType.REVOCATION)
     found.sort(key=lambda s: (held.received.get(s.id, 0.0), s.id))
     return [describe_revocation(held, s) for s in found]
 

@@ -8,16 +8,19 @@ latest evaluation until a record is added, and logs the status changes the morni
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 
 import trio
 
-from commons.core.records import Lesson, SignedRecord, day_of
+from commons.core.records import Lesson, RecordType, SignedRecord, day_of
 from commons.core.revocation import Cause
 from commons.core.trust import LessonState, LessonStatus, TrustPolicy, TrustView
+from commons.core.trust_facts import Fact
 from commons.core.trust_incremental import IncrementalTrust
+from commons.errors import StoreError
+from commons.store.record_reader import RecordReader
 from commons.store import records as record_store
 from commons.store import reviews as review_store
 from commons.store.db import Store
@@ -27,12 +30,67 @@ from commons.store.db import Store
 # What the records amount to
 
 
+class _ByHeldId(Mapping):
+    """A mapping over the ids of the records held (``_held``), answering for each what it derives."""
+
+    _held: Mapping[bytes, object]
+
+    def __contains__(self, rid: object) -> bool:
+        return rid in self._held
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._held)
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+
+class HeldRecords(_ByHeldId, Mapping[bytes, SignedRecord]):
+    """Every record held, by id: which ones from the evaluation's facts, the records themselves
+    read from the store when asked for (``store.record_reader``).
+
+    Trust holds only the facts it judges by (``core.trust_facts``); what the person is shown (a
+    lesson's text, a revocation's reason) is read when it is shown, so holding 10^6 records costs
+    their facts, not 1 KB each decoded (issue #18). Revocations are held whole by the evaluation."""
+
+    def __init__(self, facts: Mapping[bytes, Fact], reader: RecordReader,
+                 recent: Mapping[bytes, SignedRecord] | None = None) -> None:
+        # ``recent``: records at hand decoded (the batch just taken in: its first statuses are logged)
+        self._held = self._facts = facts
+        self._reader, self._recent = reader, recent or {}
+
+    def _key(self, fact: Fact) -> bytes:
+        return bytes((fact.type.tag,)) + fact.id
+
+    def __getitem__(self, rid: bytes) -> SignedRecord:
+        fact = self._facts[rid]
+        if isinstance(fact, SignedRecord):
+            return fact
+        signed = self._recent.get(rid) or self._reader.get(self._key(fact))
+        if signed is None:
+            raise StoreError(f"record {rid.hex()} is held by the trust evaluation but not in {self._reader.path}: "
+                             "the database changed under this node; restart it")
+        return signed
+
+    def get_many(self, rids: Iterable[bytes]) -> list[SignedRecord]:
+        """The records of ``rids`` (all held), in that order, read in one go."""
+        facts = [self._facts[rid] for rid in rids]
+        recent = self._recent
+        found = self._reader.get_many(self._key(f) for f in facts
+                                      if not isinstance(f, SignedRecord) and f.id not in recent)
+        return [f if isinstance(f, SignedRecord) else recent.get(f.id) or found.get(self._key(f)) or self[f.id]
+                for f in facts]
+
+    def of_type(self, rtype: RecordType) -> list[SignedRecord]:
+        return self.get_many([rid for rid, fact in self._facts.items() if fact.type is rtype])
+
+
 @dataclass(frozen=True)
 class Held:
     """Every record the node holds, when each arrived and how, and what trust makes of them."""
 
     view: TrustView
-    records: Mapping[bytes, SignedRecord]
+    records: HeldRecords
     received: Mapping[bytes, float]  # record id -> records.received_at
     origin: Mapping[bytes, str]  # record id -> own | peer | import
     me: bytes
@@ -46,9 +104,25 @@ class Held:
 
     def received_lessons(self, *statuses: LessonStatus) -> list[SignedRecord]:
         """Lessons by other authors with one of ``statuses``, in the order they arrived."""
-        found = [self.records[rid] for rid, state in self.view.lessons.items()
-                 if state.author != self.me and state.status in statuses]
+        found = self.records.get_many([rid for rid, state in self.view.lessons.items()
+                                       if state.author != self.me and state.status in statuses])
         return sorted(found, key=lambda s: (self.received[s.id], s.id))
+
+
+class Origins(_ByHeldId, Mapping[bytes, str]):
+    """How each record held arrived (own | peer | import): almost all came from peers, so only the
+    others are kept (a dict entry per record was ~100 bytes of every record held)."""
+
+    def __init__(self, held: Mapping[bytes, object], others: Mapping[bytes, str]) -> None:
+        self._held, self._others = held, others
+
+    def __getitem__(self, rid: bytes) -> str:
+        origin = self._others.get(rid)
+        if origin is None:
+            if rid not in self._held:
+                raise KeyError(rid)
+            origin = "peer"
+        return origin
 
 
 class TrustEvaluation:
@@ -65,15 +139,18 @@ class TrustEvaluation:
         self.me = me
         self.policy = policy
         self._trust: IncrementalTrust | None = None
+        self._reader: RecordReader | None = None
         self._path: str | None = None
         self._seq = 0
         self._received: dict[bytes, float] = {}
-        self._origin: dict[bytes, str] = {}
+        self._origin: dict[bytes, str] = {}  # record id -> own | import: every other came from a peer
         self._touched: set[bytes] | None = None  # lessons recomputed since the last take (None: all)
         self._held: Held | None = None
         self._lock = trio.Lock()
         self._refused: frozenset[bytes] = frozenset()  # ids refused as dead, read when the count moves
         self._refused_count = -1
+        self._offered: dict[bytes, SignedRecord] = {}  # records just stored, handed over decoded
+        self._recent: dict[bytes, SignedRecord] = {}  # the last batch taken in, decoded
 
     async def held(self, store: Store, now: float) -> Held:
         """Every record held and what trust makes of them, today (the same object until one moves)."""
@@ -87,21 +164,41 @@ class TrustEvaluation:
             if trust is None or self._path != str(store.path) or last < self._seq:
                 await self._load(store, today, refused)
             elif last > self._seq:
-                self._seq, fresh = await record_store.arrived_since(store, self._seq)
-                for signed, arrival in fresh:
-                    self._received.setdefault(signed.id, arrival.received_at)
-                    self._origin.setdefault(signed.id, arrival.origin)
-                batch = [signed for signed, _ in fresh]
+                batch = await self._arrived(store)
                 if refused == trust.refused and today == trust.today and not trust.moves_the_dead(batch):
                     self._touch(trust.add(batch))  # the common case: only what the batch touches
                     self._held = None
                 else:
-                    await self._remake({**trust.records, **{s.id: s for s in batch}}, today, refused)
+                    await self._remake([*trust.records.values(), *batch], today, refused)
             elif refused != trust.refused or today != trust.today:
-                await self._remake(trust.records, today, refused)
+                await self._remake(trust.records.values(), today, refused)
             if self._held is None:  # its mappings are live; a new object says that something moved
-                self._held = Held(self._trust.view, self._trust.records, self._received, self._origin, self.me)
+                held = HeldRecords(self._trust.records, self._reader, self._recent)
+                self._held = Held(self._trust.view, held, self._received, Origins(self._received, self._origin),
+                                  self.me)
             return self._held
+
+    def offer(self, records: Iterable[SignedRecord]) -> None:
+        """Records just stored, already decoded: the next catch-up takes them from here instead
+        of reading and decoding them again (those not stored are never asked for, and dropped then)."""
+        self._offered.update((signed.id, signed) for signed in records)
+
+    async def _arrived(self, store: Store) -> list[SignedRecord]:
+        """What arrived since the last look, in arrival order; only what was not offered is read."""
+        self._seq, arrived = await record_store.arrived_keys_since(store, self._seq)
+        offered, self._offered = self._offered, {}
+        read = self._reader.get_many([key for key, _, _ in arrived if key[1:] not in offered])
+        batch = []
+        received, others = self._received, self._origin
+        for key, received_at, origin in arrived:
+            signed = offered.get(key[1:]) or read[key]
+            if signed.id not in received:  # the first arrival counts
+                received[signed.id] = received_at
+                if origin != "peer":
+                    others[signed.id] = origin
+            batch.append(signed)
+        self._recent = {signed.id: signed for signed in batch}  # what the status log shows next
+        return batch
 
     def take_touched(self) -> set[bytes] | None:
         """The lessons recomputed since the last call (None: every lesson), and start counting again."""
@@ -118,14 +215,23 @@ class TrustEvaluation:
         seq = await record_store.last_seq(store)  # before the records: what arrives meanwhile is taken in later
         records = await record_store.all_records(store)
         arrivals = await record_store.arrivals(store)
-        self._path, self._seq = str(store.path), seq
+        self._path, self._seq, self._offered, self._recent = str(store.path), seq, {}, {}
         self._received = {rid: a.received_at for rid, a in arrivals.items()}
-        self._origin = {rid: a.origin for rid, a in arrivals.items()}
-        await self._remake({s.id: s for s in records}, today, refused)
+        self._origin = {rid: a.origin for rid, a in arrivals.items() if a.origin != "peer"}
+        if self._reader is not None:
+            self._reader.close()
+        self._reader = RecordReader(store.path)
+        await self._remake(records, today, refused)
 
-    async def _remake(self, records: dict[bytes, SignedRecord], today: int, refused: frozenset[bytes]) -> None:
-        made = partial(IncrementalTrust.of, dict(records), me=self.me, policy=self.policy, today=today,
+    async def _remake(self, records: Iterable, today: int, refused: frozenset[bytes]) -> None:
+        """Evaluate ``records`` (records, or the facts an evaluation holds) again, in a worker thread.
+
+        The evaluation held is let go first (a view handed out keeps it alive until dropped): two
+        at once would double what holding 10^6 records costs. Should this fail, the next look
+        loads from the store again."""
+        made = partial(IncrementalTrust.of, list(records), me=self.me, policy=self.policy, today=today,
                        refused=refused)
+        self._trust = self._held = None
         self._trust = await trio.to_thread.run_sync(made)
         self._held = None
         self._touch(None)
@@ -190,13 +296,11 @@ async def log_changes(store: Store, evaluation: TrustEvaluation, now: float) -> 
     lessons = held.view.lessons
     previous = await review_store.trust_statuses(store, touched)
     compared = lessons.items() if touched is None else [(rid, lessons[rid]) for rid in touched if rid in lessons]
-    changes = []
-    for rid, state in sorted(compared):
-        before, after = previous.get(rid), state.status.value
-        if before == after:
-            continue
-        text = held.records[rid].record.text
-        changes.append(review_store.TrustChange(rid, before, after, text, status_why(held, state), now))
+    moved = [(rid, state) for rid, state in sorted(compared) if previous.get(rid) != state.status.value]
+    texts = held.records.get_many(rid for rid, _ in moved)  # one read for all their texts
+    changes = [review_store.TrustChange(rid, previous.get(rid), state.status.value, signed.record.text,
+                                        status_why(held, state), now)
+               for (rid, state), signed in zip(moved, texts)]
     if changes:
         async with store.transaction():
             await review_store.add_trust_changes(store, changes)

@@ -18,6 +18,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -115,7 +116,8 @@ def sync_once(root: Path, count: int, profile: Path | None = None) -> dict:
         spy = None
         if profile is not None:  # py-spy samples B's daemon while it catches up (collapsed stacks)
             who = a if os.environ.get("BENCH_SYNC_PROFILE_A") else b
-            spy = subprocess.Popen(["py-spy", "record", "--pid", str(who.process.pid), "--format", "raw", "--rate", "50", "--gil",
+            py_spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))  # or in the venv
+            spy = subprocess.Popen([py_spy, "record", "--pid", str(who.process.pid), "--format", "raw", "--rate", "50", "--gil",
                                     "--output", str(profile), "--nonblocking"], stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
         before, before_a = cpu_seconds(b.process.pid), cpu_seconds(a.process.pid)
