@@ -146,6 +146,11 @@ class RecallIndex:
     def scanning(self) -> bool:
         return self._ivf is None
 
+    @property
+    def indexed(self) -> int:
+        """Lessons the index holds (those of the last sync; those of its file before one)."""
+        return int(self._alive.sum())
+
     # -- keeping it up to date ---------------------------------------------------------------------
 
     def sync(self, ids: Sequence[str], matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray,
