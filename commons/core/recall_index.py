@@ -60,7 +60,7 @@ class IndexParams:
     # not worth a build and a file).
     scan_below: int = 20_000
     cells_per_sqrt_row: float = 4.0  # IVF cells = 4·√n (faiss's rule of thumb)
-    probe_fraction: float = 0.125  # share of the cells probed (measured: bench_recall_index.py)
+    probe_fraction: float = 1 / 16  # share of the cells probed (measured: bench_recall_index.py)
     # ... but at least the cells holding this many rows: a small index's cells are few and coarse,
     # and probing 5,000 rows costs a tenth of a millisecond.
     probe_rows: int = 5_000
