@@ -123,7 +123,7 @@ async def recall(store: Store, node: NodeContext, query: str, k: int, now: float
     if common:
         # Lessons other agents taught this node and enough of them confirmed: no local strength
         # or touches, so recency counts from receipt and strength is the confirmation count.
-        extra.add(await trio.to_thread.run_sync(embed_many, [c[1] for c in common]), [c[2] for c in common],
+        extra.add(await _common_vectors(store, common), [c[2] for c in common],
                   [float(c[3]) for c in common], [(rid, "common", text) for rid, text, _, _ in common])
     ep_keys: dict[str, str] = {}
     if episodes:
@@ -280,6 +280,31 @@ async def _common_lessons(store: Store, node: NodeContext, now: float) -> list[t
         state = held.state(signed.id)
         found.append((signed.id.hex(), signed.record.text, held.received[signed.id], state.confirmations))
     return found
+
+
+@dataclass
+class _CommonVectors:
+    """The embeddings of the common lessons last recalled over (a record's text never changes)."""
+
+    ids: tuple[str, ...] = ()
+    matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 256), dtype=np.float32))
+
+
+_COMMON: "weakref.WeakKeyDictionary[Store, _CommonVectors]" = weakref.WeakKeyDictionary()
+
+
+async def _common_vectors(store: Store, common: Sequence[tuple[str, str, float, int]]) -> np.ndarray:
+    """The common lessons' embeddings, made only for those not embedded before in this process:
+    embedding every common lesson for every query was most of a recall's time once they are many."""
+    held = _COMMON.setdefault(store, _CommonVectors())
+    ids = tuple(c[0] for c in common)
+    if ids != held.ids:
+        row_of = {rid: row for row, rid in enumerate(held.ids)}
+        new = [c for c in common if c[0] not in row_of]
+        made = dict(zip((c[0] for c in new), await trio.to_thread.run_sync(embed_many, [c[1] for c in new]))) if new else {}
+        held.matrix = np.stack([made[rid] if rid in made else held.matrix[row_of[rid]] for rid in ids])
+        held.ids = ids
+    return held.matrix
 
 
 async def _touch(store: Store, lessons: Sequence[Lesson], episode_keys: Sequence[tuple[str, str]],
