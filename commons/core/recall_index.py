@@ -17,12 +17,16 @@ index again with their present values. A row whose copy scores it higher (streng
 days pass) is not fresh: it may take a candidate's place, but its exact score is what counts.
 
 Why IVF-Flat and these settings, measured by ``tests/benchmarks/bench_recall_index.py --compare``
-(2026-12-01, 200 queries over 10^5 lesson-like texts, CPU time, the table in
-``docs/benchmarks.md``): the hashed embeddings are weakly clustered, and a graph walk (HNSW in
-faiss, hnswlib, usearch) misses rows a probe of the cells finds: with 100 candidates, the scan's
-top 10 came back in 72-82% of queries through the graphs (ef 128), 89-94% at ef 400, and in
-200 / 200 through IVF-Flat with an eighth of the cells probed, at p95 1.3 ms, built in 2.8 CPU-s.
-faiss is also the best kept of them (monthly releases) and was already pinned.
+(2026-12-01, 200 queries over 10^5 lesson-like texts, CPU time, each library behind these vectors
+and the same exact scoring of 100 candidates; the table is in ``docs/benchmarks.md``): the hashed
+embeddings are weakly clustered, and a graph walk misses rows a probe of the cells finds. The scan's
+top 10 came back in 87.5-92% of queries through the graphs at ef 400 (faiss HNSW, hnswlib,
+usearch), in 200 / 200 through IVF-Flat with a sixteenth of the cells probed (p95 1.9 ms, built in
+2.8 CPU-s; at 10^6, 200 / 200 too). IVF in L2 over the vectors padded to one norm was as exact
+there and faster (p95 0.7 ms), but on short queries over 8,000 rows (the tests' set) it found the
+scan's top 10 in 74% of queries where the inner product found 91%, and its padding needs every
+``a`` at most 1 (no row touched after ``t_ref``). faiss is also the best kept of these (monthly
+releases) and was already pinned.
 
 Small stores keep the scan (``IndexParams.scan_below``): below it a scan costs about a millisecond
 and is exact. Sans-I/O: arrays in, rows out, bytes for the caller to keep (``to_bytes``).
@@ -110,8 +114,9 @@ def _strength_of(strength: Strength) -> Callable[[np.ndarray], np.ndarray]:
 
 def _checksum(vectors: np.ndarray) -> np.ndarray:
     """A number per row that changes when its embedding does (a fixed random projection)."""
-    probe = np.random.default_rng(20261201).standard_normal(vectors.shape[1])
-    return vectors.astype(np.float64) @ probe
+    # float32, in place of the rows' own type: a float64 copy of 10^6 rows is 2 GB.
+    probe = np.random.default_rng(20261201).standard_normal(vectors.shape[1]).astype(np.float32)
+    return np.asarray(vectors, dtype=np.float32) @ probe
 
 
 class RecallIndex:
