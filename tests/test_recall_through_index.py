@@ -123,3 +123,19 @@ async def test_a_small_store_scans_and_keeps_no_file(aio, tmp_path):
         await ids(store, node_for(tmp_path), "pip install failed", IndexParams())
         assert recalling._INDEXES[store].index.scanning
         assert not recall_file.index_path(store).exists()
+
+
+async def test_common_lessons_are_embedded_once_per_process(aio, tmp_path, monkeypatch):
+    embedded: list[str] = []
+
+    def counting(texts):
+        embedded.extend(texts)
+        return embed_many(texts)
+
+    monkeypatch.setattr(recalling, "embed_many", counting)
+    common = [(f"{i:064x}", f"npm ci failed: lockfile {i} out of date", NOW, 3) for i in range(5)]
+    async with await Store.open(tmp_path / "c.db") as store:
+        first = await recalling._common_vectors(store, common)
+        again = await recalling._common_vectors(store, common[1:] + [(f"{9:064x}", "cargo build failed: linker", NOW, 3)])
+    assert embedded == [c[1] for c in common] + ["cargo build failed: linker"]  # only the new one, once
+    assert (again[:4] == first[1:]).all() and (again[4] == embed_many(["cargo build failed: linker"])[0]).all()

@@ -60,8 +60,8 @@ class RecallIndexFileError(ValueError):
 
 @dataclass(frozen=True)
 class IndexParams:
-    # Lessons; below this recall scans (measured: a scan of 10^4 rows takes 0.5 ms, the index 0.2 ms:
-    # not worth a build and a file).
+    # Lessons; below this recall scans (measured: a scan of 10^4 lessons, p50 0.35 ms; the index
+    # saves a fraction of a millisecond there, not worth a build and a file).
     scan_below: int = 20_000
     cells_per_sqrt_row: float = 4.0  # IVF cells = 4·√n (faiss's rule of thumb)
     probe_fraction: float = 1 / 16  # share of the cells probed (measured: bench_recall_index.py)

@@ -16,8 +16,8 @@ finds, scored exactly), kept per store in memory and in a file beside the databa
 restart reads it instead of building it. Before each query the index is synced with the lessons
 as they are now (a reloaded matrix: what was added, archived, revoked or faded since), and a
 lesson the index still holds but the store no longer offers is never returned: only the rows of
-the present matrix are. Common lessons and episodes, few, are scanned, and the two rankings
-merged as one scan over them all would rank them.
+the present matrix are. Common lessons (embedded once per process) and episodes are scanned, and
+the two rankings merged as one scan over them all would rank them.
 """
 
 from __future__ import annotations
