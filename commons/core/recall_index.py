@@ -141,6 +141,7 @@ class RecallIndex:
         self._alive = np.zeros(0, dtype=bool)
         self._fresh: set[int] = set()  # keys
         self._row_of_key = np.zeros(0, dtype=np.int64)  # key -> row of the synced arrays, -1 if none
+        self._key_of_row = np.zeros(0, dtype=np.int64)  # row -> key
         self._rows = 0
         self._synced = False
 
@@ -189,8 +190,7 @@ class RecallIndex:
         new_rows = np.flatnonzero(keys < 0)
         keys[new_rows] = self._add([ids[r] for r in new_rows], matrix[new_rows], touched[new_rows],
                                    strength[new_rows], now)
-        self._row_of_key = np.full(len(self._ids), -1, dtype=np.int64)
-        self._row_of_key[keys] = np.arange(n)
+        self._map_rows(keys)
         still = np.setdiff1d(known, moved, assume_unique=True)
         self._mark_fresh(keys[still], touched[still], strength[still])
         self._fresh = {k for k in self._fresh if self._row_of_key[k] >= 0}
@@ -214,11 +214,14 @@ class RecallIndex:
             self._insert(fresh, matrix[fresh_rows], touched[fresh_rows], strength_of(fresh_rows))
             self._fresh.clear()
 
+    def _map_rows(self, keys: np.ndarray) -> None:
+        """``keys[row]`` is the key of each row of the synced arrays."""
+        self._key_of_row = keys
+        self._row_of_key = np.full(len(self._ids), -1, dtype=np.int64)
+        self._row_of_key[keys] = np.arange(len(keys))
+
     def _keys_of_rows(self, rows: np.ndarray) -> np.ndarray:
-        key_of_row = np.full(self._rows, -1, dtype=np.int64)
-        live = np.flatnonzero(self._row_of_key >= 0)
-        key_of_row[self._row_of_key[live]] = live
-        return key_of_row[rows]
+        return self._key_of_row[rows]
 
     def _mark_fresh(self, keys: np.ndarray, touched: np.ndarray, strength: np.ndarray) -> None:
         """Keys whose copy in the index scores them lower than they score now."""
@@ -259,8 +262,7 @@ class RecallIndex:
         keys = np.concatenate([self._add(list(ids[i:i + step]), matrix[i:i + step], touched[i:i + step],
                                          strength[i:i + step], now)
                                for i in range(0, n, step)]) if n else np.zeros(0, dtype=np.int64)
-        self._row_of_key = np.full(len(self._ids), -1, dtype=np.int64)
-        self._row_of_key[keys] = np.arange(n)
+        self._map_rows(keys)
         self._rows, self._synced = n, True
         if progress:
             progress(f"recall index: built over {n} lessons")
@@ -295,7 +297,7 @@ class RecallIndex:
         self._ivf, self._ids, self._key_of, self._fresh = None, [], {}, set()
         self._check, self._alive = np.zeros(0), np.zeros(0, dtype=bool)
         self._a = self._b = np.zeros(0, dtype=np.float32)
-        self._row_of_key = np.zeros(0, dtype=np.int64)
+        self._row_of_key = self._key_of_row = np.zeros(0, dtype=np.int64)
 
     def _check_arrays(self, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray, rows: int) -> None:
         if matrix.ndim != 2 or matrix.shape[1] != self.dim:
