@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from commons.cli.context import Context, add_json_flag, emit
 from commons.cli.lessons import render_text
@@ -101,8 +102,9 @@ async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
         # Recall renews the recency of what it recalls; in a read-only home it still answers.
         async with await ctx.open_store(readonly=not writable(ctx.home.database)) as store:
             project = None if args.all else await recalling.project_for(store, args.project or os.getcwd())
-            hits = [h.to_json() for h in await recalling.recall(store, node, args.query, args.k, ctx.now(),
-                                                                  episodes=args.episodes, project=project)]
+            hits = [h.to_json() for h in await recalling.recall(
+                store, node, args.query, args.k, ctx.now(), episodes=args.episodes, project=project,
+                progress=lambda line: print(f"commons: {line}", file=sys.stderr, flush=True))]
     except LessonRefused as error:
         raise UsageError(str(error)) from None
     emit(args, hits, lambda: "\n".join(

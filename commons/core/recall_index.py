@@ -1,42 +1,43 @@
 """Recall through an index: the top k of ``recall.top_k`` without scoring every lesson.
 
-A recall score is ``w_rel · relevance + prior``, where the *prior* (``w_rec · recency +
-w_str · strength``) does not depend on the query. So the best rows come from two lists: the rows
-most relevant to the query, found by a graph index over the embeddings (faiss ``IndexHNSWFlat``,
-inner product on unit rows: the cosine), and the rows whose prior alone is highest, kept sorted.
-The union is scored exactly (``recall.scores``). A row in neither list scores at most
-``w_rel · r + p`` (r the last relevance the graph returned, p the first prior not read), so once
-the k-th exact score beats that bound no row left out can enter the top k (Fagin's threshold
-algorithm); if it does not, the prior list is read further, down to where it does. If that would
-make a tenth of the rows candidates, the index scans instead. The answer is the scan's but for
-rows the graph walk misses although they are more relevant than what it returned (approximate
-search; ``bench_recall_index.py`` measures how often the top k differs from the scan's).
+A recall score is ``w_rel · cos(q, x) + w_rec · 2^((touched - now) / h) + w_str · str(x)``. The
+recency term factorises: ``2^((touched - now) / h) = 2^((touched - t_ref) / h) · 2^((t_ref - now) / h)``,
+one factor of the row, one of the query. So the whole score is an inner product of two vectors in
+258 dimensions, the row's ``[x, a, b]`` and the query's ``[w_rel · q, w_rec · 2^((t_ref - now) / h),
+w_str]``, with ``a = 2^((touched - t_ref) / h)`` and ``b`` the normalised strength (the clip of a
+negative cosine at 0 aside, which only lowers rows that are no answer). An index built once answers
+for any later ``now``: time only changes the query.
 
-Why HNSW (faiss) and these settings, measured by ``bench_recall_index.py --compare`` on 10^5
-hashed embeddings of lesson-like texts (2026-12-01, 2-core machine under load): the 256-dimension
-hashed embeddings are weakly clustered (a query's best match often has a cosine of 0.3-0.5), so
-every library's raw top 10 misses some of the true ten -- recall@10 0.92 for faiss IVF-Flat
-(1,264 cells, 79 probed; p95 13.5 ms, built in 17 s), 0.88 for faiss HNSW (32 links, ef 256;
-p95 0.8 ms, 71 s), 0.90 for hnswlib (same graph; p95 16.6 ms, 35 s) and 0.90 for usearch (p95
-5.2 ms, 100 s). None is enough alone; the threshold algorithm above needs only the graph's first
-25 rows, which are reliable, and reads the rest exactly from the prior list. faiss HNSW answered
-fastest; faiss is also the best kept of the four (monthly releases) and offers both kinds of index
-behind one API. sqlite-vec was not measured: its vec0 tables search by brute force, which is the
-numpy scan again.
+The index (faiss ``IndexIVFFlat``, inner product: rows in ``4·√n`` cells, the cells whose centres
+score best probed) returns the ``candidates`` best rows; they, and every *fresh* row, are scored
+exactly (``recall.scores``) and the best k returned. A row is fresh when its copy in the index
+scores it lower than it now scores: a recall touched it, its strength grew. Fresh rows are
+candidates in every query until there are ``refresh_after`` of them, when they are put in the
+index again with their present values. A row whose copy scores it higher (strength decays as
+days pass) is not fresh: it may take a candidate's place, but its exact score is what counts.
 
-The prior list is sorted once, at a time ``t0``. Recency only decays as time passes, so for a row
-untouched since, its prior at any later ``now`` is at most its prior at ``t0``: the sorted list
-stays an upper bound without re-sorting. Rows whose last touch or strength changed, and rows
-added, are *fresh*: they are candidates in every query until the next re-sort.
+Why IVF-Flat and these settings, measured by ``tests/benchmarks/bench_recall_index.py --compare``
+(2026-12-01, 200 queries over 10^5 lesson-like texts, CPU time, each library behind these vectors
+and the same exact scoring of 100 candidates; the table is in ``docs/benchmarks.md``): the hashed
+embeddings are weakly clustered, and a graph walk misses rows a probe of the cells finds. The scan's
+top 10 came back in 87.5-92% of queries through the graphs at ef 400 (faiss HNSW, hnswlib,
+usearch), in 200 / 200 through IVF-Flat with a sixteenth of the cells probed (p95 1.9 ms, built in
+2.8 CPU-s; at 10^6, 200 / 200 too). IVF in L2 over the vectors padded to one norm was as exact
+there and faster (p95 0.7 ms), but on short queries over 8,000 rows (the tests' set) it found the
+scan's top 10 in 74% of queries where the inner product found 91%, and its padding needs every
+``a`` at most 1 (no row touched after ``t_ref``). faiss is also the best kept of these (monthly
+releases) and was already pinned.
 
-Small stores keep the scan (``IndexParams.scan_below``): below it, a scan is as fast as the index
-and exact. Sans-I/O: arrays in, rows out; the caller keeps the matrix, ``touched`` and
-``strength`` and tells the index what changed.
+Small stores keep the scan (``IndexParams.scan_below``): below it a scan costs about a millisecond
+and is exact. Sans-I/O: arrays in, rows out, bytes for the caller to keep (``to_bytes``).
 """
 
 from __future__ import annotations
 
+import io
+import json
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,163 +46,353 @@ import numpy as np
 from .lessons import DAY
 from .recall import RecallParams, normalised_strength, scores, top_k
 
+FORMAT = 1  # of to_bytes(); a file of another format is rebuilt, not read
+_EPS = 1e-6
+
 
 class RecallIndexUsageError(ValueError):
-    """The caller broke the index's contract (arrays that do not match what it indexed)."""
+    """The caller broke the index's contract (arrays that do not match what it was synced with)."""
+
+
+class RecallIndexFileError(ValueError):
+    """Bytes that are not an index this code can use (another format, other settings, damage)."""
 
 
 @dataclass(frozen=True)
 class IndexParams:
-    scan_below: int = 20_000  # rows; below this recall scans (measured: bench_recall_index.py)
-    graph_degree: int = 32  # HNSW links per node (measured: 16 misses the top row too often)
-    build_breadth: int = 80  # HNSW efConstruction
-    search_breadth: int = 256  # HNSW efSearch: candidates the graph walk keeps per query
-    # Rows the graph returns per query (at most search_breadth). Few, on purpose: the graph's first
-    # rows are reliable, its deeper ones are not, and the bound trusts the last one returned; the
-    # prior list, read exactly, makes up the rest (measured: 25 gave the scan's top 10 in 200 of
-    # 200 queries at 10^5, 100 in 99%, 400 in 84%).
-    graph_read: int = 25
-    first_read: int = 100  # prior rows read before the first bound check
-    give_up_fraction: float = 0.1  # candidates beyond this share of the rows: scan instead
-    resort_fresh_fraction: float = 0.01  # fresh rows beyond this share: sort the prior list again
+    # Lessons; below this recall scans (measured: a scan of 10^4 lessons, p50 0.35 ms; the index
+    # saves a fraction of a millisecond there, not worth a build and a file).
+    scan_below: int = 20_000
+    cells_per_sqrt_row: float = 4.0  # IVF cells = 4·√n (faiss's rule of thumb)
+    probe_fraction: float = 1 / 16  # share of the cells probed (measured: bench_recall_index.py)
+    # ... but at least the cells holding this many rows: a small index's cells are few and coarse,
+    # and probing 5,000 rows costs a tenth of a millisecond.
+    probe_rows: int = 5_000
+    candidates: int = 100  # rows the index returns, scored exactly
+    train_per_cell: int = 40  # training sample per cell (faiss warns below 39)
+    # t_ref is the build time; past this the index is rebuilt: rows touched since have a > 1, and
+    # the further the rows' recency factors stray from the query's scale, the worse the cells the
+    # query probes fit them (measured: t_ref 90 days off, 38 of 200 identical through L2 cells).
+    horizon_days: float = 30.0
+    refresh_after: int = 1024  # fresh rows before they are put in the index again
+    regrow: float = 4.0  # rebuild (new cells) when the rows grow or shrink by this factor
     seed: int = 1
 
     def __post_init__(self) -> None:
-        if min(self.scan_below, self.first_read, self.graph_degree, self.build_breadth, self.graph_read) < 1:
-            raise ValueError("IndexParams: sizes and breadths must be positive")
-        if self.search_breadth < self.graph_read:
-            raise ValueError("IndexParams: search_breadth must be at least graph_read")
+        if min(self.scan_below, self.candidates, self.train_per_cell, self.refresh_after) < 1:
+            raise ValueError("IndexParams: sizes must be positive")
+        if not 0 < self.probe_fraction <= 1 or self.cells_per_sqrt_row <= 0 or self.regrow <= 1:
+            raise ValueError("IndexParams: probe_fraction in (0, 1], cells_per_sqrt_row > 0, regrow > 1")
+        if self.horizon_days <= 0:
+            raise ValueError("IndexParams: horizon_days must be positive")
 
 
-def _prior(touched: np.ndarray, strength: np.ndarray, now: float, params: RecallParams) -> np.ndarray:
-    """What a row scores with no relevance at all, exactly as ``recall.scores`` computes it."""
-    age_days = np.maximum(now - np.asarray(touched, dtype=np.float64), 0.0) / DAY
-    recency = np.exp2(-age_days / params.recency_half_life_days).astype(np.float32)
-    return (params.recency_weight * recency + params.strength_weight * normalised_strength(strength)).astype(np.float32)
+@dataclass(frozen=True)
+class SyncResult:
+    """What bringing the index up to date with the lessons did."""
+
+    rows: int
+    scanning: bool
+    built: bool  # the index was made anew (first time past scan_below, horizon passed, regrown)
+    added: int
+    removed: int
+    fresh: int
+    reason: str  # why it was built, '' when it was not
+
+    def to_json(self) -> dict:
+        return {"rows": self.rows, "scanning": self.scanning, "built": self.built, "added": self.added,
+                "removed": self.removed, "fresh": self.fresh, "reason": self.reason}
+
+
+# The strengths of the rows, or a function of rows giving them (computed for the rows asked only).
+Strength = np.ndarray | Callable[[np.ndarray], np.ndarray]
+
+
+def _strength_of(strength: Strength) -> Callable[[np.ndarray], np.ndarray]:
+    return strength if callable(strength) else (lambda rows: strength[rows])
+
+
+def _checksum(vectors: np.ndarray) -> np.ndarray:
+    """A number per row that changes when its embedding does (a fixed random projection)."""
+    # float32, in place of the rows' own type: a float64 copy of 10^6 rows is 2 GB.
+    probe = np.random.default_rng(20261201).standard_normal(vectors.shape[1]).astype(np.float32)
+    return np.asarray(vectors, dtype=np.float32) @ probe
 
 
 class RecallIndex:
-    """The top k of a lesson matrix, through a graph index and a sorted prior list when large."""
+    """The top k of a lesson matrix, through an IVF index of score-shaped vectors, when large.
 
-    def __init__(self, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray, now: float,
-                 params: RecallParams = RecallParams(), index_params: IndexParams = IndexParams()) -> None:
-        self.params, self.index_params = params, index_params
+    Rows are lessons, named by id; :meth:`sync` brings the index up to date with the ids and arrays
+    the caller holds now (adds, removals, changed embeddings, changed priors), and :meth:`top_k`
+    answers for exactly those arrays.
+    """
+
+    def __init__(self, params: RecallParams = RecallParams(), index_params: IndexParams = IndexParams(),
+                 dim: int = 256) -> None:
+        self.params, self.index_params, self.dim = params, index_params, dim
+        self._ivf: Any = None  # faiss index, None while scanning
+        self._t_ref = 0.0
+        self._trained_rows = 0
+        self._ids: list[str] = []  # key -> lesson id (keys are positions, never reused until a build)
+        self._key_of: dict[str, int] = {}
+        self._check = np.zeros(0)  # key -> embedding checksum
+        self._a = np.zeros(0, dtype=np.float32)  # key -> the recency factor and strength its copy has
+        self._b = np.zeros(0, dtype=np.float32)
+        self._alive = np.zeros(0, dtype=bool)
+        self._fresh: set[int] = set()  # keys
+        self._row_of_key = np.zeros(0, dtype=np.int64)  # key -> row of the synced arrays, -1 if none
+        self._key_of_row = np.zeros(0, dtype=np.int64)  # row -> key
         self._rows = 0
-        self._graph: Any = None  # faiss index, or None while the store is small enough to scan
-        self._fresh: set[int] = set()
-        self._order = np.zeros(0, dtype=np.int64)  # rows by prior at _t0, highest first
-        self._sorted_prior = np.zeros(0, dtype=np.float32)
-        # The embeddings of the first rows of the prior list, in that order: reading the list is
-        # then one contiguous product, not a gather (at most give_up_fraction of the matrix).
-        self._prior_rows = np.zeros((0, matrix.shape[1] if matrix.ndim == 2 else 0), dtype=np.float32)
-        self._matrix = matrix  # rows are only appended, so the last matrix seen holds every row
-        self._t0 = now
-        self.extend(matrix, touched, strength, now)
+        self._synced = False
 
     def __len__(self) -> int:
         return self._rows
 
     @property
     def scanning(self) -> bool:
-        return self._graph is None
+        return self._ivf is None
+
+    @property
+    def indexed(self) -> int:
+        """Lessons the index holds (those of the last sync; those of its file before one)."""
+        return int(self._alive.sum())
 
     # -- keeping it up to date ---------------------------------------------------------------------
 
-    def extend(self, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray, now: float) -> None:
-        """Rows appended at the end of ``matrix`` since the last call (the whole matrix is passed)."""
-        self._check(matrix, touched, strength, at_least=self._rows)
-        self._matrix = matrix
-        new = np.arange(self._rows, len(matrix))
-        ip = self.index_params
-        if self._graph is None and len(matrix) >= ip.scan_below:
-            self._train(matrix)
-            new = np.arange(len(matrix))
-        elif self._graph is not None and len(new):
-            self._graph.add(np.ascontiguousarray(matrix[new], dtype=np.float32))
-        self._fresh.update(int(i) for i in new)
-        self._rows = len(matrix)
-        if self._graph is not None and len(self._fresh) > ip.resort_fresh_fraction * self._rows:
-            self._resort(touched, strength, now)
+    def sync(self, ids: Sequence[str], matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray,
+             now: float, progress: Callable[[str], None] | None = None) -> SyncResult:
+        """Follow the caller's lessons as they are now: one row per id, in the caller's order."""
+        self._check_arrays(matrix, touched, strength, len(ids))
+        n, ip = len(ids), self.index_params
+        reason = ""
+        if n < ip.scan_below:
+            self._drop()
+        elif self._ivf is None:
+            reason = f"{n} lessons, the index starts at {ip.scan_below}"
+        elif now > self._t_ref + ip.horizon_days * DAY:
+            reason = f"built over {ip.horizon_days:g} days ago (recency is folded into the vectors from then)"
+        elif not self._trained_rows / ip.regrow <= n <= self._trained_rows * ip.regrow:
+            reason = f"its cells were made for {self._trained_rows} lessons, there are {n}"
+        if reason:
+            self._build(ids, matrix, touched, strength, now, progress)
+            return SyncResult(n, False, True, n, 0, 0, reason)
+        self._rows, self._synced = n, True
+        if self._ivf is None:
+            return SyncResult(n, True, False, 0, 0, 0, "")
+        keys = np.fromiter((self._key_of.get(i, -1) for i in ids), dtype=np.int64, count=n)
+        known = np.flatnonzero(keys >= 0)
+        moved = known[np.abs(_checksum(matrix[known]) - self._check[keys[known]]) > 1e-4]
+        present = np.zeros(len(self._ids), dtype=bool)
+        present[keys[known]] = True
+        gone = np.flatnonzero(self._alive & ~present)
+        self._remove(np.concatenate([gone, keys[moved]]))
+        keys[moved] = -1
+        new_rows = np.flatnonzero(keys < 0)
+        keys[new_rows] = self._add([ids[r] for r in new_rows], matrix[new_rows], touched[new_rows],
+                                   strength[new_rows], now)
+        self._map_rows(keys)
+        still = np.setdiff1d(known, moved, assume_unique=True)
+        self._mark_fresh(keys[still], touched[still], strength[still])
+        self._fresh = {k for k in self._fresh if self._row_of_key[k] >= 0}
+        return SyncResult(n, False, False, len(new_rows), len(gone) + len(moved), len(self._fresh), "")
 
-    def changed(self, rows: np.ndarray | list[int], touched: np.ndarray, strength: np.ndarray, now: float) -> None:
+    def changed(self, rows: Sequence[int] | np.ndarray, matrix: np.ndarray, touched: np.ndarray,
+                strength: Strength, now: float) -> None:
         """These rows' last touch or strength changed (a recall touched them, a verification came)."""
-        self._fresh.update(int(i) for i in rows)
-        if self._graph is not None and len(self._fresh) > self.index_params.resort_fresh_fraction * self._rows:
-            self._resort(touched, strength, now)
+        strength_of = _strength_of(strength)
+        self._check_arrays(matrix, touched, touched if callable(strength) else strength, self._rows)
+        if self._ivf is None or not len(rows):
+            return
+        rows = np.asarray(rows, dtype=np.int64)
+        keys = self._keys_of_rows(rows)
+        self._mark_fresh(keys, touched[rows], strength_of(rows))
+        if len(self._fresh) >= self.index_params.refresh_after:
+            # Put them in again with their present values: they stop costing every query.
+            fresh = np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh))
+            fresh_rows = self._row_of_key[fresh]
+            self._ivf.remove_ids(fresh)
+            self._insert(fresh, matrix[fresh_rows], touched[fresh_rows], strength_of(fresh_rows))
+            self._fresh.clear()
 
-    def _train(self, matrix: np.ndarray) -> None:
-        import faiss  # only stores past scan_below pay for loading it
+    def _map_rows(self, keys: np.ndarray) -> None:
+        """``keys[row]`` is the key of each row of the synced arrays."""
+        self._key_of_row = keys
+        self._row_of_key = np.full(len(self._ids), -1, dtype=np.int64)
+        self._row_of_key[keys] = np.arange(len(keys))
 
-        ip = self.index_params
-        graph = faiss.IndexHNSWFlat(matrix.shape[1], ip.graph_degree, faiss.METRIC_INNER_PRODUCT)
-        graph.hnsw.efConstruction = ip.build_breadth
-        graph.hnsw.efSearch = ip.search_breadth
-        graph.add(np.ascontiguousarray(matrix, dtype=np.float32))
-        self._graph = graph
+    def _keys_of_rows(self, rows: np.ndarray) -> np.ndarray:
+        return self._key_of_row[rows]
 
-    def _resort(self, touched: np.ndarray, strength: np.ndarray, now: float) -> None:
-        prior = _prior(touched[: self._rows], strength[: self._rows], now, self.params)
-        self._order = np.argsort(-prior, kind="stable")
-        self._sorted_prior = prior[self._order]
-        cap = int(self.index_params.give_up_fraction * self._rows) + 1
-        self._prior_rows = np.ascontiguousarray(self._matrix[self._order[:cap]])
-        self._t0 = now
-        self._fresh.clear()
+    def _mark_fresh(self, keys: np.ndarray, touched: np.ndarray, strength: np.ndarray) -> None:
+        """Keys whose copy in the index scores them lower than they score now."""
+        a, b = self._prior_dims(touched, strength)
+        lower = (a > self._a[keys] + _EPS) | (b > self._b[keys] + _EPS)
+        self._fresh.update(int(k) for k in keys[lower])
 
-    def _check(self, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray, at_least: int) -> None:
-        if matrix.ndim != 2 or len(touched) != len(matrix) or len(strength) != len(matrix):
-            raise RecallIndexUsageError("RecallIndex: touched and strength need one entry per matrix row")
-        if len(matrix) < at_least:
-            raise RecallIndexUsageError(f"RecallIndex: {len(matrix)} rows, fewer than the {at_least} it indexed "
-                                        "(rows are appended, never removed: build a new index)")
+    def _prior_dims(self, touched: np.ndarray, strength: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        exponent = (np.asarray(touched, dtype=np.float64) - self._t_ref) / (self.params.recency_half_life_days * DAY)
+        a = np.exp2(exponent).astype(np.float32)
+        return a, normalised_strength(strength).astype(np.float32)
+
+    def _augment(self, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray) -> np.ndarray:
+        out = np.empty((len(matrix), self.dim + 2), dtype=np.float32)
+        out[:, : self.dim] = matrix
+        out[:, self.dim], out[:, self.dim + 1] = self._prior_dims(touched, strength)
+        return out
+
+    def _build(self, ids: Sequence[str], matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray,
+               now: float, progress: Callable[[str], None] | None) -> None:
+        faiss = _faiss()
+        ip, n = self.index_params, len(ids)
+        self._drop()
+        self._t_ref = now
+        cells = max(1, int(ip.cells_per_sqrt_row * math.sqrt(n)))
+        if progress:
+            progress(f"recall index: building over {n} lessons ({cells} cells); once, then kept beside the store")
+        ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(self.dim + 2), self.dim + 2, cells, faiss.METRIC_INNER_PRODUCT)
+        ivf.cp.seed = ip.seed
+        ivf.cp.min_points_per_centroid = 1  # the sample is sized on purpose; no warning
+        sample = np.random.default_rng(ip.seed).choice(n, min(n, ip.train_per_cell * cells), replace=False)
+        sample.sort()
+        ivf.train(self._augment(matrix[sample], touched[sample], strength[sample]))
+        ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # removal by id without a scan of every cell
+        ivf.nprobe = min(cells, max(math.ceil(ip.probe_fraction * cells), math.ceil(ip.probe_rows / n * cells)))
+        self._ivf, self._trained_rows = ivf, n
+        step = 50_000
+        keys = np.concatenate([self._add(list(ids[i:i + step]), matrix[i:i + step], touched[i:i + step],
+                                         strength[i:i + step], now)
+                               for i in range(0, n, step)]) if n else np.zeros(0, dtype=np.int64)
+        self._map_rows(keys)
+        self._rows, self._synced = n, True
+        if progress:
+            progress(f"recall index: built over {n} lessons")
+
+    def _add(self, ids: Sequence[str], matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray,
+             now: float) -> np.ndarray:
+        keys = np.arange(len(self._ids), len(self._ids) + len(ids), dtype=np.int64)
+        self._ids.extend(ids)
+        self._key_of.update(zip(ids, keys.tolist()))
+        self._check = np.concatenate([self._check, _checksum(matrix)])
+        self._a = np.concatenate([self._a, np.zeros(len(ids), dtype=np.float32)])
+        self._b = np.concatenate([self._b, np.zeros(len(ids), dtype=np.float32)])
+        self._alive = np.concatenate([self._alive, np.ones(len(ids), dtype=bool)])
+        self._insert(keys, matrix, touched, strength)
+        return keys
+
+    def _insert(self, keys: np.ndarray, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray) -> None:
+        vectors = self._augment(matrix, touched, strength)
+        self._a[keys], self._b[keys] = vectors[:, self.dim], vectors[:, self.dim + 1]
+        self._ivf.add_with_ids(vectors, keys)
+
+    def _remove(self, keys: np.ndarray) -> None:
+        if not len(keys):
+            return
+        self._ivf.remove_ids(np.asarray(keys, dtype=np.int64))
+        self._alive[keys] = False
+        for k in keys.tolist():
+            self._key_of.pop(self._ids[k], None)
+            self._fresh.discard(k)
+
+    def _drop(self) -> None:
+        self._ivf, self._ids, self._key_of, self._fresh = None, [], {}, set()
+        self._check, self._alive = np.zeros(0), np.zeros(0, dtype=bool)
+        self._a = self._b = np.zeros(0, dtype=np.float32)
+        self._row_of_key = self._key_of_row = np.zeros(0, dtype=np.int64)
+
+    def _check_arrays(self, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray, rows: int) -> None:
+        if matrix.ndim != 2 or matrix.shape[1] != self.dim:
+            raise RecallIndexUsageError(f"RecallIndex: a matrix of shape {matrix.shape}, the index is of {self.dim} columns")
+        if len(matrix) != rows or len(touched) != rows or len(strength) != rows:
+            raise RecallIndexUsageError(f"RecallIndex: {len(matrix)} rows, {len(touched)} touches, {len(strength)} "
+                                        f"strengths for {rows} lessons: sync() after the lessons change")
 
     # -- recall ------------------------------------------------------------------------------------
 
-    def top_k(self, query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray,
+    def top_k(self, query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray, strength: Strength,
               now: float, k: int = 10) -> list[tuple[int, float]]:
-        """What ``recall.top_k`` returns for these arguments (rows, best first)."""
-        self._check(matrix, touched, strength, at_least=self._rows)
-        if len(matrix) != self._rows:
-            raise RecallIndexUsageError(f"RecallIndex: the matrix has {len(matrix)} rows, the index "
-                                        f"{self._rows}: call extend() after adding rows")
-        if self._graph is None or k <= 0:
-            return top_k(query_vec, matrix, touched, strength, now, k, self.params)
-        if now < self._t0:  # the clock went back: the sorted priors are no longer upper bounds
-            self._resort(touched, strength, now)
-        return self._threshold_top_k(query_vec, matrix, touched, strength, now, k)
+        """What ``recall.top_k`` returns for these arguments (rows, best first), the arrays synced.
 
-    def _threshold_top_k(self, query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray,
-                         strength: np.ndarray, now: float, k: int) -> list[tuple[int, float]]:
-        ip, n, w_rel = self.index_params, self._rows, self.params.relevance_weight
-        query = np.ascontiguousarray(query_vec, dtype=np.float32).reshape(1, -1)
-        relevance, found = self._graph.search(query, ip.graph_read)
-        found = found[0][found[0] >= 0]
-        # Relevance of a row the graph did not return: at most the last it returned (0 if it ran out
-        # of rows). The approximate part: a more relevant row the graph walk did not reach.
-        last_relevance = max(float(relevance[0][len(found) - 1]), 0.0) if len(found) == ip.graph_read else 0.0
-        others = np.union1d(found, np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh)))
-        other_scores = scores(query_vec, matrix[others], touched[others], strength[others], now, self.params)
-        read = min(ip.first_read, len(self._prior_rows))
-        for _ in range(2):
-            # The prior list's first rows, scored from their contiguous copy; rows also found by
-            # the graph (or fresh) are scored once, with the others.
-            rows = self._order[:read]
-            listed = scores(query_vec, self._prior_rows[:read], touched[rows], strength[rows], now, self.params)
-            keep = ~np.isin(rows, others, assume_unique=True)
-            candidates = np.concatenate([others, rows[keep]])
-            s = np.concatenate([other_scores, listed[keep]])
-            if len(s) < k:
-                break
-            order = np.lexsort((candidates, -s))  # best first, ties by lower row: as top_k
-            kth = float(s[order[k - 1]])
-            # Every row in neither list scores at most w_rel * last_relevance + the first unread prior.
-            unread_prior = float(self._sorted_prior[read]) if read < n else 0.0
-            if kth > w_rel * last_relevance + unread_prior:
-                return [(int(candidates[i]), float(s[i])) for i in order[:k]]
-            # Read the prior list down to where no unread row can reach the k-th score: the k-th
-            # only rises as candidates join, so one more pass certifies.
-            need_below = kth - w_rel * last_relevance
-            read = int(np.searchsorted(-self._sorted_prior, -need_below, side="right"))
-            if read > len(self._prior_rows):
-                break
-        return top_k(query_vec, matrix, touched, strength, now, k, self.params)
+        ``strength`` may be a function of rows: the caller's strength as of ``now`` (it decays),
+        then computed for the candidates only, not for every lesson in every query.
+        """
+        if not self._synced:
+            raise RecallIndexUsageError("RecallIndex: sync() with the lessons before the first query")
+        strength_of = _strength_of(strength)
+        self._check_arrays(matrix, touched, touched if callable(strength) else strength, self._rows)
+        wanted = max(self.index_params.candidates, 4 * k)
+        if self._ivf is None or k <= 0 or wanted > self._rows // 10:
+            return top_k(query_vec, matrix, touched, strength_of(np.arange(self._rows)), now, k, self.params)
+        p, h = self.params, self.params.recency_half_life_days * DAY
+        query = np.zeros((1, self.dim + 2), dtype=np.float32)
+        query[0, : self.dim] = p.relevance_weight * query_vec
+        query[0, self.dim] = p.recency_weight * math.exp2((self._t_ref - now) / h)
+        query[0, self.dim + 1] = p.strength_weight
+        _, found = self._ivf.search(query, wanted)
+        keys = found[0][found[0] >= 0]
+        if self._fresh:
+            keys = np.union1d(keys, np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh)))
+        rows = self._row_of_key[keys]
+        rows = np.unique(rows[rows >= 0])
+        s = scores(query_vec, matrix[rows], touched[rows], strength_of(rows), now, self.params)
+        best = np.lexsort((rows, -s))[:k]  # best first, ties by lower row: as top_k
+        return [(int(rows[i]), float(s[i])) for i in best]
+
+    # -- keeping it between processes --------------------------------------------------------------
+
+    def to_bytes(self) -> bytes:
+        """Everything :meth:`from_bytes` needs to answer again without a build (no pickle)."""
+        faiss = _faiss()
+        meta = {"format": FORMAT, "dim": self.dim, "t_ref": self._t_ref, "trained_rows": self._trained_rows,
+                "params": _params_key(self.params, self.index_params)}
+        arrays: dict[str, np.ndarray] = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
+        if self._ivf is not None:
+            arrays.update(ivf=faiss.serialize_index(self._ivf), ids=np.array([i.encode() for i in self._ids], dtype=np.bytes_),
+                          check=self._check, a=self._a, b=self._b, alive=self._alive,
+                          fresh=np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh)))
+        out = io.BytesIO()
+        np.savez(out, **arrays)
+        return out.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, params: RecallParams = RecallParams(),
+                   index_params: IndexParams = IndexParams(), dim: int = 256) -> "RecallIndex":
+        """An index kept by :meth:`to_bytes`; :meth:`sync` it with the lessons before a query."""
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+                meta = json.loads(arrays["meta"].tobytes())
+                found = {name: arrays[name] for name in arrays.files}
+        except Exception as error:  # numpy and zipfile raise many kinds for damaged bytes
+            raise RecallIndexFileError(f"not a recall index ({type(error).__name__}: {error})") from None
+        if meta.get("format") != FORMAT or meta.get("dim") != dim:
+            raise RecallIndexFileError(f"a recall index of format {meta.get('format')}, dimension {meta.get('dim')}; "
+                                       f"this code reads format {FORMAT}, dimension {dim}")
+        if meta.get("params") != _params_key(params, index_params):
+            raise RecallIndexFileError("a recall index made with other recall or index settings")
+        index = cls(params, index_params, dim)
+        if "ivf" in found:
+            index._ivf = _faiss().deserialize_index(found["ivf"])
+            index._t_ref, index._trained_rows = float(meta["t_ref"]), int(meta["trained_rows"])
+            index._ids = [i.decode() for i in found["ids"].tolist()]
+            index._check, index._a, index._b = found["check"], found["a"], found["b"]
+            index._alive = found["alive"].astype(bool)
+            index._key_of = {index._ids[k]: k for k in np.flatnonzero(index._alive).tolist()}
+            index._fresh = set(found["fresh"].tolist())
+            if not (len(index._ids) == len(index._check) == len(index._a) == len(index._b) == len(index._alive)):
+                raise RecallIndexFileError("a recall index whose arrays disagree in length (damaged)")
+        return index
+
+
+def _faiss() -> Any:
+    """faiss, loaded only by stores past scan_below, on one thread: a query is too small to share,
+    and OpenMP's idle workers spin (measured: p95 2.2 ms on one thread, 6.8 ms on two, CPU time)."""
+    import faiss
+
+    faiss.omp_set_num_threads(1)
+    return faiss
+
+
+def _params_key(params: RecallParams, index_params: IndexParams) -> list:
+    """The settings an index's vectors and cells depend on: another set means another index."""
+    return [params.relevance_weight, params.recency_weight, params.strength_weight, params.recency_half_life_days,
+            index_params.cells_per_sqrt_row, index_params.probe_fraction, index_params.probe_rows, index_params.horizon_days,
+            index_params.seed]
