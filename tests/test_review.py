@@ -11,6 +11,7 @@ import pytest
 from commons.core.records import Outcome, Prediction, sign
 from tests.review_helpers import (OPEN_TRUST, Nodes, key, lesson, pip_once, pip_sessions, pip_works, unrelated,
                                   verification, write_lines)
+from tests.transcripts import session
 
 PUBLISHED_AT = "2026-11-03T12:00Z"
 
@@ -110,7 +111,16 @@ def test_common_lesson_fades_out_of_the_memory_folder_when_failures_come(nodes, 
     assert [c["to"] for c in report["commons"]] == ["common", "candidate"]
 
 
-def test_prevention_while_rendered_is_a_confirmation_and_the_lesson_stays_common(nodes, tmp_path):
+def _uv_works(folder, day: int, slug: str):
+    """A session that runs the fix the pip lesson names, and it works (the lesson followed)."""
+    s = session(folder, day, slug)
+    s.user("add tenacity for the retries")
+    s.bash("uv add tenacity", "Add tenacity with uv", "Resolved 3 packages\n + tenacity==9.0.0")
+    s.write()
+    return s.path
+
+
+def _grace_holds_ada_common(nodes, tmp_path) -> str:
     rid = publish_ada(nodes, tmp_path)
     nodes.init("grace", trust=OPEN_TRUST.format(required=1))
     nodes.publish_on("grace")
@@ -119,13 +129,22 @@ def test_prevention_while_rendered_is_a_confirmation_and_the_lesson_stays_common
     nodes.json("grace", "sleep", at="2026-11-06T03:00Z")
     assert nodes.lessons("grace", "common", at="2026-11-06T04:00Z")[0]["id"] == rid
     assert rid[:12] in nodes.memory("grace")
-    nodes.ingest("grace", pip_works(tmp_path / "s-grace", 8, "venv"), "2026-11-08T18:00Z")
+    return rid
+
+
+@pytest.mark.parametrize("later, how, rendered", [
+    (_uv_works, "prevented", True),  # the fix the lesson names ran and worked: it did its job
+    (pip_works, "failed", False),  # its "failing" command just worked: wrong or stale here
+], ids=["named-fix-worked-so-it-stays", "failing-command-worked-so-it-fails-and-leaves-here"])
+def test_while_rendered_the_named_fix_working_is_prevention_and_the_command_working_is_failure(
+        nodes, tmp_path, later, how, rendered):
+    rid = _grace_holds_ada_common(nodes, tmp_path)
+    nodes.ingest("grace", later(tmp_path / "s-grace", 8, "later"), "2026-11-08T18:00Z")
     night = nodes.json("grace", "sleep", at="2026-11-09T03:00Z")
-    assert night["review"]["judged"] == [{"lesson": rid, "how": "prevented", "naive": True}]
+    assert night["review"]["judged"] == [{"lesson": rid, "how": how, "naive": True}]
     outcomes = sorted(v["outcome"] for v in exported(nodes, "grace", "verification"))
-    assert outcomes == ["confirmed", "confirmed"]
-    assert nodes.lessons("grace", "common", at="2026-11-09T04:00Z")[0]["id"] == rid
-    assert rid[:12] in nodes.memory("grace")
+    assert outcomes == sorted(["confirmed", "confirmed" if how == "prevented" else "failed"])
+    assert (rid[:12] in nodes.memory("grace")) is rendered
 
 
 def test_situation_met_unwarned_without_the_outcome_is_a_failed_verification(nodes, tmp_path):

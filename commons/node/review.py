@@ -244,13 +244,27 @@ async def _dedupe(store: Store, held: trust.Held, episodes: Sequence, previous: 
 # The common layer
 
 
-def common_layer(held: trust.Held, vetoed_ids: set[str], vetoed_keys: set[str]):
-    """Render items of the lessons common at this node (never candidates), with their confirmations."""
+async def failed_here(store: Store) -> frozenset[bytes]:
+    """Received lessons whose latest judgement at this node is a failure (its fix failed here, or
+    its failing command ran and did not fail): not rendered here, common or not, until a later
+    judgement here confirms them again. The person meets the wrong advice once, not every session
+    until enough other nodes have said so."""
+    latest: dict[bytes, str] = {}
+    for r in await review_store.reviews(store):  # in the order judged
+        if r.how != CORROBORATED:
+            latest[r.lesson] = r.how
+    return frozenset(lid for lid, how in latest.items() if how == "failed")
+
+
+def common_layer(held: trust.Held, vetoed_ids: set[str], vetoed_keys: set[str],
+                 failed: frozenset[bytes] = frozenset()):
+    """Render items of the lessons common at this node (never candidates, never one that
+    ``failed`` here), with their confirmations."""
     items = []
     for signed in held.received_lessons(LessonStatus.COMMON):
         record: Lesson = signed.record
         rid = signed.id.hex()
-        if rid in vetoed_ids or ls.content_key(record.kind, record.text) in vetoed_keys:
+        if rid in vetoed_ids or ls.content_key(record.kind, record.text) in vetoed_keys or signed.id in failed:
             continue
         state = held.view.lessons[signed.id]
         items.append(RenderItem(
@@ -260,15 +274,17 @@ def common_layer(held: trust.Held, vetoed_ids: set[str], vetoed_keys: set[str]):
     return items
 
 
-def hidden_own(held: trust.Held, own_record_ids: Mapping[str, bytes | None]) -> set[str]:
+def hidden_own(held: trust.Held, own_record_ids: Mapping[str, bytes | None],
+               failed: frozenset[bytes] = frozenset()) -> set[str]:
     """Own lessons left out of the own layer: their record is dead or superseded, or a common
-    lesson stands for them (it is rendered in the common layer, with its confirmations)."""
+    lesson stands for them (it is rendered in the common layer, with its confirmations) and has not
+    ``failed`` here (then this node's own lesson is what it knows)."""
     hidden = set()
     for lid, rid in own_record_ids.items():
         if rid is None:
             continue
         state = held.view.lessons.get(rid)
-        if rid in held.view.dead_ids or (state is not None and state.status in (
-                LessonStatus.SUPERSEDED, LessonStatus.COMMON, LessonStatus.REVOKED)):
+        standing = (LessonStatus.SUPERSEDED, LessonStatus.REVOKED) + (() if rid in failed else (LessonStatus.COMMON,))
+        if rid in held.view.dead_ids or (state is not None and state.status in standing):
             hidden.add(lid)
     return hidden
