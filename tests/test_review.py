@@ -132,19 +132,24 @@ def _grace_holds_ada_common(nodes, tmp_path) -> str:
     return rid
 
 
-@pytest.mark.parametrize("later, how, rendered", [
-    (_uv_works, "prevented", True),  # the fix the lesson names ran and worked: it did its job
-    (pip_works, "failed", False),  # its "failing" command just worked: wrong or stale here
+@pytest.mark.parametrize("later, how, signed, rendered", [
+    # The fix the lesson names ran and worked: it did its job, but a stale lesson would look the
+    # same, so nothing is signed and the date its failure was last seen stays the confirmation's.
+    (_uv_works, "prevented", ["confirmed"], True),
+    (pip_works, "failed", ["confirmed", "failed"], False),  # its "failing" command just worked: wrong or stale here
 ], ids=["named-fix-worked-so-it-stays", "failing-command-worked-so-it-fails-and-leaves-here"])
 def test_while_rendered_the_named_fix_working_is_prevention_and_the_command_working_is_failure(
-        nodes, tmp_path, later, how, rendered):
+        nodes, tmp_path, later, how, signed, rendered):
     rid = _grace_holds_ada_common(nodes, tmp_path)
     nodes.ingest("grace", later(tmp_path / "s-grace", 8, "later"), "2026-11-08T18:00Z")
     night = nodes.json("grace", "sleep", at="2026-11-09T03:00Z")
     assert night["review"]["judged"] == [{"lesson": rid, "how": how, "naive": True}]
     outcomes = sorted(v["outcome"] for v in exported(nodes, "grace", "verification"))
-    assert outcomes == sorted(["confirmed", "confirmed" if how == "prevented" else "failed"])
+    assert outcomes == signed
     assert (rid[:12] in nodes.memory("grace")) is rendered
+    if rendered:
+        file = nodes.home("grace").data_dir / "memory" / f"commons-{rid[:12]}.md"
+        assert "its failure last seen on 2026-11-05" in file.read_text()
 
 
 def test_situation_met_unwarned_without_the_outcome_is_a_failed_verification(nodes, tmp_path):

@@ -37,10 +37,11 @@ from functools import partial
 
 import trio
 
+from commons.clock import format_day
 from commons.core import predictions as pr
 from commons.core.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from commons.core.lessons import Lesson as LocalLesson
-from commons.core.records import Lesson, Scope, SignedRecord
+from commons.core.records import Lesson, Outcome, Scope, SignedRecord, Verification
 from commons.core.trust import LessonStatus
 from commons.node import publish
 from commons.node import trust
@@ -261,17 +262,35 @@ def common_layer(held: trust.Held, vetoed_ids: set[str], vetoed_keys: set[str],
     """Render items of the lessons common at this node (never candidates, never one that
     ``failed`` here), with their confirmations."""
     items = []
+    seen_failing = last_seen_failing(held)
     for signed in held.received_lessons(LessonStatus.COMMON):
         record: Lesson = signed.record
         rid = signed.id.hex()
         if rid in vetoed_ids or ls.content_key(record.kind, record.text) in vetoed_keys or signed.id in failed:
             continue
         state = held.view.lessons[signed.id]
+        last = format_day(seen_failing.get(signed.id, record.created))
         items.append(RenderItem(
             id=rid, text=record.text, kind=record.kind.value, scope=record.scope.value, strength=1.0,
             seen=1, prediction={"situation": record.prediction.situation, "outcome": record.prediction.outcome},
-            confirmations=state.confirmations))
+            confirmations=state.confirmations,
+            detail=(f"Written on {format_day(record.created)}; confirmed by {state.confirmations} other "
+                    f"agent{'s' if state.confirmations != 1 else ''}; its failure last seen on {last}.",)))
     return items
+
+
+def last_seen_failing(held: trust.Held) -> dict[bytes, int]:
+    """Lesson id → the latest day its failure is known to have been met: the day it was written,
+    or the ``observed`` day of a confirmation held (a prevention is never signed, so a confirmation
+    always means the failure was seen). An agent can tell from it how old the evidence is."""
+    days: dict[bytes, int] = {}
+    for signed in held.records.values():
+        record = signed.record
+        if isinstance(record, Lesson):
+            days[signed.id] = max(days.get(signed.id, 0), record.created)
+        elif isinstance(record, Verification) and record.outcome is Outcome.CONFIRMED:
+            days[record.lesson] = max(days.get(record.lesson, 0), record.observed)
+    return days
 
 
 def hidden_own(held: trust.Held, own_record_ids: Mapping[str, bytes | None],

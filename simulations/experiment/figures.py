@@ -121,6 +121,11 @@ def arm_figures(run: ArmRun, plan: Plan, verifiers: Mapping[str, set[str]]) -> d
         "encounters_on_stable_pitfalls": len(stable),
         "errors_beyond_verifiers_on_stable_pitfalls": sum(e.error for e in beyond if e.pitfall not in changed),
         "avoided_via_common": sum(e.outcome is Outcome.AVOIDED and e.layer == "common" for e in met),
+        # What the stale-lesson mechanism costs: plain tries of old lessons, and those that met the
+        # error because the lesson still held (every such error on a stable pitfall is pure cost).
+        "plain_tries": sum(e.tried for e in run.encounters),
+        "plain_try_errors": sum(e.tried and e.error for e in run.encounters),
+        "plain_try_errors_on_stable_pitfalls": sum(e.tried and e.error for e in stable),
         "errors_per_day": errors_by_day,
         "lesson_states_per_night": run.states,
         "prediction_accuracy_by_week": _accuracy_by_week(run),
