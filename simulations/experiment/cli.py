@@ -99,6 +99,30 @@ def replay(arm: str, folders: dict[str, Path], root: Path) -> dict:
     return {"arm": arm, "days": len(days), "agents": out, "bytes_on_the_wire": network.bytes_crossed()}
 
 
+def headline(result: dict) -> dict:
+    """What one seed's run comes to, for the table of seeds."""
+    arms = result["arms"]
+    return {"seed": result["seed"], "agents": result["agents"], "days": result["days"],
+            "reduction": result["reduction"], "misled_by_wrong_lesson": result["misled_by_wrong_lesson"],
+            "stale_days_to_leave_all": result["stale_days_to_leave_all"],
+            "prediction_accuracy_by_week": result["prediction_accuracy_by_week"],
+            "plain_try_errors_on_stable_pitfalls": {a: f.get("plain_try_errors_on_stable_pitfalls") for a, f in arms.items()},
+            "wall_seconds": result.get("wall_seconds"), "load_average": result.get("load_average")}
+
+
+def keep_headline(path: Path, result: dict) -> list[dict]:
+    """Add (or replace) this seed's headline in ``path``; every seed's, by seed."""
+    try:
+        kept = json.loads(path.read_text("utf-8")) if path.exists() else []
+    except json.JSONDecodeError as error:
+        raise ExperimentError(f"{path} is not the JSON list --seeds-file writes ({error}); remove it") from None
+    mine = headline(result)
+    kept = sorted([k for k in kept if (k.get("seed"), k.get("agents"), k.get("days")) !=
+                   (mine["seed"], mine["agents"], mine["days"])] + [mine], key=lambda k: (k["agents"], k["days"], k["seed"]))
+    path.write_text(json.dumps(kept, indent=1) + "\n", "utf-8")
+    return kept
+
+
 def _pair(text: str) -> tuple[str, Path]:
     name, sep, folder = text.partition("=")
     if not sep or not name or not Path(folder).is_dir():
@@ -122,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--transcripts-for", type=_pair, action="append", default=[], metavar="AGENT=DIR",
                         help="replay recorded sessions as AGENT's (repeat for each agent) instead of the scripted world")
     parser.add_argument("--doc", type=Path, help="write the report (table and plots) to this markdown file")
+    parser.add_argument("--seeds-file", type=Path, metavar="FILE",
+                        help="keep this run's headline in FILE (JSON, one entry per seed); --doc shows every seed in it")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     arms = [a for a in args.arms.split(",") if a]
@@ -144,8 +170,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
+    seeds = None
+    if args.seeds_file and "mode" not in result:
+        try:
+            seeds = keep_headline(args.seeds_file, result)
+        except ExperimentError as error:
+            print(f"experiment: {error}", file=sys.stderr)
+            return 1
     if args.doc and "mode" not in result:
-        write_doc(result, args.doc, "make experiment", result.get("encounters"))
+        write_doc(result, args.doc, "make experiment", result.get("encounters"), seeds)
     if args.json:
         print(json.dumps(result, indent=2))
     elif "reduction" in result:
