@@ -168,7 +168,8 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
     if node.trust is not None:
         held = await node.trust.held(store, now)
         failed = await review.failed_here(store)
-        hidden = review.hidden_own(held, {s.lesson.id: s.record_id for s in own_rows}, failed)
+        hidden = review.hidden_own(held, {s.lesson.id: s.record_id for s in own_rows}, failed,
+                                   node.trust.policy.required, {s.lesson.id: s.lesson.touched for s in own_rows})
         vetoed_ids, vetoed_keys = await ls.veto_keys(store)
         common = review.common_layer(held, vetoed_ids, vetoed_keys, failed)
     active = [s.lesson for s in own_rows if s.lesson.id not in hidden]

@@ -41,7 +41,7 @@ from commons.clock import format_day
 from commons.core import predictions as pr
 from commons.core.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from commons.core.lessons import Lesson as LocalLesson
-from commons.core.records import Lesson, Outcome, Scope, SignedRecord, Verification
+from commons.core.records import Lesson, Outcome, Scope, SignedRecord, Verification, day_of
 from commons.core.trust import LessonStatus
 from commons.node import publish
 from commons.node import trust
@@ -178,15 +178,7 @@ async def after_sleep(store: Store, node: NodeContext, now: float) -> ReviewResu
     previous = await review_store.reviews(store)
 
     represented, corroborations = await _dedupe(store, held, every, previous, params.verify_cosine, now)
-    cursor: dict[bytes, float] = {}
-    for review in previous:
-        cursor[review.lesson] = max(cursor.get(review.lesson, 0.0), review.observed)
-    items = [(s, max(held.received[s.id], cursor.get(s.id, 0.0))) for s in alive]
-    rendered_since = ls.rendered_since(await ls.rendered(store))
-    judgements = await trio.to_thread.run_sync(partial(
-        judge_received, items, live, now, rendered_since=rendered_since, verify_cosine=params.verify_cosine,
-        situation_cosine=params.situation_cosine, generic_max_fraction=params.generic_max_fraction,
-        generic_min_sample=params.generic_min_sample, generic_sample=params.generic_sample))
+    judgements = await _judge(store, node, held, alive, previous, live, now)
     # Naivety: did an earlier surprise of this node already meet the lesson's prediction?
     judged_ids = {j.lesson for j in judgements}
     met = await trio.to_thread.run_sync(partial(
@@ -201,6 +193,49 @@ async def after_sleep(store: Store, node: NodeContext, now: float) -> ReviewResu
     published = await publish.publish_pending(store, node, now)
     changes = await trust.refresh(store, node.trust, now)
     return ReviewResult(tuple(new), tuple(represented), published.records, tuple(changes))
+
+
+async def _judge(store: Store, node: NodeContext, held: trust.Held, alive: Sequence[SignedRecord],
+                 previous: Sequence[review_store.Review], live: Sequence, now: float) -> list[Judgement]:
+    """Each of ``alive`` judged against this node's episodes after receipt and after its last judgement."""
+    params = node.sleep
+    cursor: dict[bytes, float] = {}
+    for review in previous:
+        cursor[review.lesson] = max(cursor.get(review.lesson, 0.0), review.observed)
+    items = [(s, max(held.received[s.id], cursor.get(s.id, 0.0))) for s in alive]
+    rendered_since = ls.rendered_since(await ls.rendered(store))
+    return await trio.to_thread.run_sync(partial(
+        judge_received, items, live, now, rendered_since=rendered_since, verify_cosine=params.verify_cosine,
+        situation_cosine=params.situation_cosine, generic_max_fraction=params.generic_max_fraction,
+        generic_min_sample=params.generic_min_sample, generic_sample=params.generic_sample))
+
+
+async def after_nap(store: Store, node: NodeContext, now: float) -> tuple[review_store.Review, ...]:
+    """At a session's end: the common lessons this node renders that the session just proved wrong
+    (the fix it names failed, or its failing command worked), judged failed now so that the next
+    session of the day no longer reads them. Only failures: confirmations wait for the night, which
+    judges, signs and publishes as usual (the failure recorded here is signed then)."""
+    if node.trust is None:
+        return ()
+    held = await node.trust.held(store, now)
+    alive = held.received_lessons(LessonStatus.COMMON)
+    if not alive:
+        return ()
+    live = [s.episode for s in await episode_store.load_episodes(store) if s.episode.at <= now]
+    previous = await review_store.reviews(store)
+    failed = [j for j in await _judge(store, node, held, alive, previous, live, now) if j.how == "failed"]
+    if not failed:
+        return ()
+    surprises = _surprises(s.episode for s in await episode_store.load_episodes(store, include_archived=True))
+    met = await trio.to_thread.run_sync(partial(
+        _met_before, [s for s in alive if s.id in {j.lesson for j in failed}], held.received, surprises,
+        node.sleep.verify_cosine))
+    # The night's judgement of this lesson starts after this one's evidence, as after any other.
+    new = [review_store.Review(j.lesson, j.evidence, j.how, j.lesson not in met, j.observed, held.received[j.lesson], now)
+           for j in failed]
+    async with store.transaction():
+        await review_store.add_reviews(store, new)
+    return tuple(new)
 
 
 def _met_before(lessons: Sequence[SignedRecord], received: Mapping[bytes, float],
@@ -279,6 +314,12 @@ def common_layer(held: trust.Held, vetoed_ids: set[str], vetoed_keys: set[str],
     return items
 
 
+def _last_failure_day(held: trust.Held, state) -> int:
+    days = [held.records[v.id].record.observed for v in state.verdicts
+            if v.counted and v.outcome is Outcome.FAILED and v.id in held.records]
+    return max(days, default=-1)
+
+
 def last_seen_failing(held: trust.Held) -> dict[bytes, int]:
     """Lesson id → the latest day its failure is known to have been met: the day it was written,
     or the ``observed`` day of a confirmation held (a prevention is never signed, so a confirmation
@@ -294,16 +335,25 @@ def last_seen_failing(held: trust.Held) -> dict[bytes, int]:
 
 
 def hidden_own(held: trust.Held, own_record_ids: Mapping[str, bytes | None],
-               failed: frozenset[bytes] = frozenset()) -> set[str]:
+               failed: frozenset[bytes] = frozenset(), required: int | None = None,
+               touched: Mapping[str, float] | None = None) -> set[str]:
     """Own lessons left out of the own layer: their record is dead or superseded, or a common
     lesson stands for them (it is rendered in the common layer, with its confirmations) and has not
-    ``failed`` here (then this node's own lesson is what it knows)."""
+    ``failed`` here (then this node's own lesson is what it knows), or — given ``required`` — other
+    nodes' counted failures of its published record outnumber their confirmations by ``required``:
+    the margin that takes a trusted author's lesson out of the commons takes it out of its author's
+    folder too (an upstream fix the author has not met again), unless the author's own sessions used
+    the lesson (``touched``: joined, confirmed, prevented) after the latest of those failures, as on
+    the one machine where a quirky fix does work."""
     hidden = set()
     for lid, rid in own_record_ids.items():
         if rid is None:
             continue
         state = held.view.lessons.get(rid)
         standing = (LessonStatus.SUPERSEDED, LessonStatus.REVOKED) + (() if rid in failed else (LessonStatus.COMMON,))
-        if rid in held.view.dead_ids or (state is not None and state.status in standing):
+        refuted = (required is not None and state is not None and state.status is LessonStatus.OWN
+                   and state.recent_failures - state.recent_confirmations >= required
+                   and _last_failure_day(held, state) > day_of((touched or {}).get(lid, 0.0)))
+        if refuted or rid in held.view.dead_ids or (state is not None and state.status in standing):
             hidden.add(lid)
     return hidden

@@ -183,8 +183,10 @@ def reading(result: dict, encounters: dict | None = None) -> str:
             "last seen (an own lesson: its newest episode; a common one: the newest confirmation held), and the "
             f"scripted agent treats a lesson not seen failing for {PLAIN_TRY} days as worth one plain try: if the "
             "command works, the lesson's failing command ran and did not fail, which fails it (even though it was "
-            "rendered), and it leaves that node's folder that night; if it fails, the agent follows the lesson, the "
-            "error confirms it, and the confirmation renews its date for every node.")
+            "rendered), and it leaves that node's folder that night, and the failed verification it signs takes it "
+            "out of the commons once failures outnumber confirmations by `required` (and out of its author's own folder, "
+            "unless the author's own sessions used it since: `commons/node/review.py`, `hidden_own`); if it fails, "
+            "the agent follows the lesson, the error confirms it, and the confirmation renews its date for every node.")
     if stale:
         line += f" Days from the upstream fix until no memory folder held a lesson about it: {stale}."
     line += f" What the plain tries cost on the stable pitfalls: {cost}."
