@@ -25,7 +25,7 @@ from simulations.experiment.schedule import make_plan
 def run_experiment(seed: int = 7, agents: int = 8, days: int = 28, pitfalls: int = 8, meets: int = 3, *,
                    arms: Sequence[str] = ARMS, changes: bool = True, workdir: Path) -> dict:
     plan = make_plan(seed, agents, days, pitfalls, meets, changes)
-    started, load = time.monotonic(), []
+    started, cpu, load = time.monotonic(), time.process_time(), []
     runs = {}
     for arm in arms:
         runs[arm] = run_arm(arm, plan, seed, workdir / arm)
@@ -33,6 +33,8 @@ def run_experiment(seed: int = 7, agents: int = 8, days: int = 28, pitfalls: int
     result = summarise(runs, plan, seed)
     # How long it took, and how busy the machine was meanwhile (1-minute load after each arm).
     result["wall_seconds"] = round(time.monotonic() - started, 1)
+    # The CPU time of this one process: the harness, every command and (in-process) every daemon.
+    result["cpu_seconds"] = round(time.process_time() - cpu, 1)
     result["load_average"] = round(sum(load) / len(load), 2)
     result["cpus"] = os.cpu_count()
     # The ground truth, kept with the homes (when they are kept) for a second look.
@@ -107,7 +109,8 @@ def headline(result: dict) -> dict:
             "stale_days_to_leave_all": result["stale_days_to_leave_all"],
             "prediction_accuracy_by_week": result["prediction_accuracy_by_week"],
             "plain_try_errors_on_stable_pitfalls": {a: f.get("plain_try_errors_on_stable_pitfalls") for a, f in arms.items()},
-            "wall_seconds": result.get("wall_seconds"), "load_average": result.get("load_average")}
+            "wall_seconds": result.get("wall_seconds"), "cpu_seconds": result.get("cpu_seconds"),
+            "load_average": result.get("load_average")}
 
 
 def keep_headline(path: Path, result: dict) -> list[dict]:

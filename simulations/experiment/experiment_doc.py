@@ -144,7 +144,7 @@ def reading(result: dict, encounters: dict | None = None) -> str:
             f"{tr['errors_on_stable_pitfalls']} of {tr['encounters_on_stable_pitfalls']} "
             f"(reduction {_f(red.get('trusted_stable_pitfalls'))})"
             + (f". The errors: {_kinds_of_error(_errors(encounters, 'trusted', result))}." if encounters else ".")
-            + f" The wrong lesson misled {misled.get('agents', 0)} agents in {misled.get('encounters', 0)} encounters.")
+            + f" The wrong lesson misled {misled.get('agents', 0)} agent(s) in {misled.get('encounters', 0)} encounter(s).")
     if "no_fix_seen" in arms:
         out.append(
             f"- **No fix seen.** Reduction {_f(red['no_fix_seen'])}: when no session shows a fix, no lesson names "
@@ -154,8 +154,8 @@ def reading(result: dict, encounters: dict | None = None) -> str:
                if (red["no_fix_seen"] or 0) < 0 else ""))
     misled = result["misled_by_wrong_lesson"]
     if result.get("quirk"):
-        per_arm = ", ".join(f"{arm} {f['misled_by_wrong_lesson'].get('agents', 0)} agents / "
-                            f"{f['misled_by_wrong_lesson'].get('encounters', 0)} encounters"
+        per_arm = ", ".join(f"{arm} {f['misled_by_wrong_lesson'].get('agents', 0)} agent(s) / "
+                            f"{f['misled_by_wrong_lesson'].get('encounters', 0)} encounter(s)"
                             for arm, f in arms.items() if arm in ("trusted", "peer_review"))
         out.append(
             f"- **The wrong lesson** (`{result['quirk'][1]}`, published by {result['quirk'][0]}, whose machine's quirk "
@@ -175,8 +175,8 @@ def reading(result: dict, encounters: dict | None = None) -> str:
                       for k, v in result["stale_days_to_leave_all"].items())
     cost = ", ".join(f"{arm} {f.get('plain_try_errors_on_stable_pitfalls', 0)} errors in {f.get('plain_tries', 0)} "
                      f"plain tries" for arm, f in arms.items() if arm != "control")
-    line = ("- **Predictions and the stale lesson.** Prediction accuracy by week (own lessons, "
-            f"{result['figures_arm']}): " + " · ".join(_f(w) for w in weeks) + ". After an upstream fix the old fix "
+    line = ("- **Predictions and the stale lesson.** Prediction accuracy by week (own lessons' predictions and "
+            f"received lessons' judgements, {result['figures_arm']}): " + " · ".join(_f(w) for w in weeks) + ". After an upstream fix the old fix "
             "still works, so following the lesson shows nothing: a prevention looks the same whether the lesson "
             "works or is stale. So a prevention is kept at the node but never signed, and a signed confirmation "
             "always means the failure was seen (its `observed` day). A lesson's file says when its failure was "
@@ -196,15 +196,16 @@ def reading(result: dict, encounters: dict | None = None) -> str:
 
 def seeds_table(seeds: list[dict]) -> str:
     rows = ["| seed | agents | days | trusted | peer_review | beyond verifiers | no_fix_seen | misled (agents / encounters) "
-            "| stale lesson left every folder (days) | plain-try errors on stable pitfalls (trusted / peer_review) | seconds |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| stale lesson left every folder (days) | plain-try errors on stable pitfalls (trusted / peer_review) "
+            "| wall seconds | CPU seconds |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for k in seeds:
         red, m, tries = k["reduction"], k["misled_by_wrong_lesson"], k["plain_try_errors_on_stable_pitfalls"]
         stale = ", ".join("not within the run" if v is None else str(v) for v in k["stale_days_to_leave_all"].values())
         rows.append(f"| {k['seed']} | {k['agents']} | {k['days']} | {_f(red['trusted'])} | {_f(red['peer_review'])} "
                     f"| {_f(red['peer_review_beyond_verifiers'])} | {_f(red['no_fix_seen'])} "
                     f"| {m.get('agents', '–')} / {m.get('encounters', '–')} | {stale or '–'} "
-                    f"| {tries.get('trusted', '–')} / {tries.get('peer_review', '–')} | {_f(k.get('wall_seconds'))} |")
+                    f"| {tries.get('trusted', '–')} / {tries.get('peer_review', '–')} | {_f(k.get('wall_seconds'))} "
+                    f"| {_f(k.get('cpu_seconds'))} |")
     return "\n".join(rows)
 
 
@@ -227,8 +228,8 @@ def write_doc(result: dict, path: Path, command: str, encounters: dict | None = 
 
 Issue #17; design paper §7.5. Regenerate with `{command}` (seed {result['seed']}, {result['agents']}
 agents, {result['days']} days; {result.get('wall_seconds', sum(s['seconds'] for s in result['arms'].values())):.0f} s
-for all arms on {result.get('cpus', '?')} CPUs at a mean 1-minute load average of {result.get('load_average', '?')}: other
-work shared the machine). Link: real daemons on loopback (the `Daemon` that `commons daemon` runs, one per
+wall and {result.get('cpu_seconds', '?')} s CPU for all arms on {result.get('cpus', '?')} CPUs at a mean 1-minute load
+average of {result.get('load_average', '?')}: other work shared the machine). Link: real daemons on loopback (the `Daemon` that `commons daemon` runs, one per
 home, all N in the harness's one process: `simulations/experiment/links.py`).
 
 ## Set-up
@@ -270,7 +271,8 @@ no_fix_seen **{_f(red['no_fix_seen'])}** (goal: ≥ 0.9, –, ≥ 0.8, ≤ 0.1).
 {table(result)}
 
 Rates are per session and agent, averaged over agents; prediction accuracy is
-`(confirmed + prevented) / (confirmed + prevented + failed)` over all nodes' nights of each week.
+`(confirmed + prevented) / (confirmed + prevented + failed)` over all nodes' nights of each week, own
+lessons' predictions and received lessons' judgements together.
 
 {notes}
 """ + "".join(f"\n![{name}]({name})\n" for name in images)

@@ -78,8 +78,8 @@ def _accuracy_by_week(run: ArmRun) -> list[float | None]:
     weeks: dict[int, dict] = defaultdict(lambda: {"confirmed": 0, "prevented": 0, "failed": 0})
     for node in run.nodes:
         for night, counts in enumerate(node.night_counts):
-            for verdict in ("confirmed", "prevented", "failed"):
-                weeks[night // 7][verdict] += counts.get(f"predictions_{verdict}", 0)
+            for verdict in ("confirmed", "prevented", "failed"):  # own lessons' and received ones'
+                weeks[night // 7][verdict] += counts.get(f"predictions_{verdict}", 0) + counts.get(f"received_{verdict}", 0)
     return [accuracy(weeks[w]) for w in sorted(weeks)]
 
 

@@ -107,7 +107,12 @@ class Node:
         got = self.cli("ingest", str(self.transcripts), "--json", at=at)
         self.ingest_counts.append(dict(got["episodes"]))
         slept = self.cli("sleep", "--json", at=at)
-        self.night_counts.append(dict(slept["counts"]))
+        counts = dict(slept["counts"])
+        # Received lessons judged against this node's sessions count as predictions too.
+        for judged in slept["review"]["judged"]:
+            key = f"received_{judged['how']}"
+            counts[key] = counts.get(key, 0) + 1
+        self.night_counts.append(counts)
 
     def records(self) -> list[dict]:
         text = self.cli("export", parse=False)
