@@ -315,15 +315,23 @@ def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
     for e in surprises:
         if isinstance(e, ErrorEpisode):
             errors_in.setdefault(e.session, []).append(e)
+    # The sessions that ran each shell command head: a fix-naming lesson looks only at those.
+    ran_head: dict[str, list[int]] = {}
+    for i, e in enumerate(situated):
+        shell = [c.target for c in e.calls if c.tool.lower() in SHELL_TOOLS]
+        for head in {command_head("bash", part) for target in shell for part in (target, *segments(target))}:
+            ran_head.setdefault(head, []).append(i)
     verdicts = []
     for j, pred in enumerate(preds):
         window = (sur_at > pred.made) & (sur_at <= pred.expires)
         hits = np.flatnonzero(met[:, j] & window & (sur_neg == out_neg[j]))
         fix = named_fix(lessons[pred.lesson_id].text)
         if fix:
+            heads = (*pred.triggers, *(command_head("bash", part) for part in segments(fix)))
+            rows = sorted({i for head in heads for i in ran_head.get(head, ())})
             verdict = _judge_fix(pred, fix, [surprises[i] for i in hits],
                                  [surprises[i] for i in np.flatnonzero(window)],
-                                 [e for e in situated if pred.made < e.at <= pred.expires], errors_in)
+                                 [situated[i] for i in rows if pred.made < situated[i].at <= pred.expires], errors_in)
             if verdict is not None:
                 verdicts.append(verdict)
             elif now >= pred.expires:
