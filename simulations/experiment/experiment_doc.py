@@ -189,6 +189,11 @@ def reading(result: dict, encounters: dict | None = None) -> str:
             "the agent follows the lesson, the error confirms it, and the confirmation renews its date for every node.")
     if stale:
         line += f" Days from the upstream fix until no memory folder held a lesson about it: {stale}."
+    if any(v is None for v in result["stale_days_to_leave_all"].values()):
+        line += (f" A plain try comes {PLAIN_TRY} days after the failure was last seen anywhere, and any meeting of "
+                 f"the error before the fix renews that date for every node: a lesson seen failing shortly before "
+                 f"its upstream fix (day {', '.join(map(str, result['fixed_upstream'].values()))} of {result['days']}) "
+                 f"can outlast the run by that much.")
     line += f" What the plain tries cost on the stable pitfalls: {cost}."
     out.append(line)
     return "\n".join(out)
