@@ -161,6 +161,7 @@ class Agent:
     world: World
     seed: int = 0
     encounters: list[Encounter] = field(default_factory=list)
+    plain_try_days: int | None = PLAIN_TRY_DAYS  # None: never try an old lesson plainly
 
     def work(self, day: int, tasks: list[tuple[Pitfall, str]]) -> Path:
         """Day ``day``'s session over ``tasks`` ((pitfall, value) pairs); returns its transcript."""
@@ -189,10 +190,10 @@ class Agent:
     def _task(self, s: Session, day: int, pitfall: Pitfall, value: str, lessons: list[ReadLesson]) -> Encounter:
         command = pitfall.fill(pitfall.command, value)
         lesson = next((l for l in lessons if l.fix and applies(l, command)), None)
-        # A lesson whose failure nobody has seen for PLAIN_TRY_DAYS may be stale (fixed upstream):
+        # A lesson whose failure nobody has seen for plain_try_days may be stale (fixed upstream):
         # the agent tries the command plainly once, and follows the lesson only if it fails.
         age = lesson.age_days(day) if lesson is not None else None
-        tried = age is not None and age >= PLAIN_TRY_DAYS
+        tried = age is not None and self.plain_try_days is not None and age >= self.plain_try_days
         meet = lambda outcome: Encounter(self.name, day, pitfall.name, pitfall.kind, outcome,
                                          lesson.id if lesson else None, lesson.layer if lesson else None,
                                          tried=tried)

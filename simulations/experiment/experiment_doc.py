@@ -181,7 +181,7 @@ def reading(result: dict, encounters: dict | None = None) -> str:
             "works or is stale. So a prevention is kept at the node but never signed, and a signed confirmation "
             "always means the failure was seen (its `observed` day). A lesson's file says when its failure was "
             "last seen (an own lesson: its newest episode; a common one: the newest confirmation held), and the "
-            f"scripted agent treats a lesson not seen failing for {PLAIN_TRY} days as worth one plain try: if the "
+            f"scripted agent treats a lesson not seen failing for {result.get('plain_try_days', PLAIN_TRY) or '(never: --plain-try-days 0)'} days as worth one plain try: if the "
             "command works, the lesson's failing command ran and did not fail, which fails it (even though it was "
             "rendered), and it leaves that node's folder that night, and the failed verification it signs takes it "
             "out of the commons once failures outnumber confirmations by `required` (and out of its author's own folder, "
@@ -190,7 +190,7 @@ def reading(result: dict, encounters: dict | None = None) -> str:
     if stale:
         line += f" Days from the upstream fix until no memory folder held a lesson about it: {stale}."
     if any(v is None for v in result["stale_days_to_leave_all"].values()):
-        line += (f" A plain try comes {PLAIN_TRY} days after the failure was last seen anywhere, and any meeting of "
+        line += (f" A plain try comes {result.get('plain_try_days', PLAIN_TRY) or 'never'} days after the failure was last seen anywhere, and any meeting of "
                  f"the error before the fix renews that date for every node: a lesson seen failing shortly before "
                  f"its upstream fix (day {', '.join(map(str, result['fixed_upstream'].values()))} of {result['days']}) "
                  f"can outlast the run by that much.")
@@ -199,18 +199,23 @@ def reading(result: dict, encounters: dict | None = None) -> str:
     return "\n".join(out)
 
 
+def _seconds(value) -> str:
+    return "–" if value is None else f"{value:.0f}"
+
+
 def seeds_table(seeds: list[dict]) -> str:
-    rows = ["| seed | agents | days | trusted | peer_review | beyond verifiers | no_fix_seen | misled (agents / encounters) "
+    rows = ["| seed | agents | days | plain try after (days) | trusted | peer_review | beyond verifiers | no_fix_seen | misled (agents / encounters) "
             "| stale lesson left every folder (days) | plain-try errors on stable pitfalls (trusted / peer_review) "
-            "| wall seconds | CPU seconds |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| wall seconds | CPU seconds |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for k in seeds:
         red, m, tries = k["reduction"], k["misled_by_wrong_lesson"], k["plain_try_errors_on_stable_pitfalls"]
         stale = ", ".join("not within the run" if v is None else str(v) for v in k["stale_days_to_leave_all"].values())
-        rows.append(f"| {k['seed']} | {k['agents']} | {k['days']} | {_f(red['trusted'])} | {_f(red['peer_review'])} "
+        rows.append(f"| {k['seed']} | {k['agents']} | {k['days']} | {k.get('plain_try_days', PLAIN_TRY) or 'never'} "
+                    f"| {_f(red['trusted'])} | {_f(red['peer_review'])} "
                     f"| {_f(red['peer_review_beyond_verifiers'])} | {_f(red['no_fix_seen'])} "
                     f"| {m.get('agents', '–')} / {m.get('encounters', '–')} | {stale or '–'} "
-                    f"| {tries.get('trusted', '–')} / {tries.get('peer_review', '–')} | {_f(k.get('wall_seconds'))} "
-                    f"| {_f(k.get('cpu_seconds'))} |")
+                    f"| {tries.get('trusted', '–')} / {tries.get('peer_review', '–')} | {_seconds(k.get('wall_seconds'))} "
+                    f"| {_seconds(k.get('cpu_seconds'))} |")
     return "\n".join(rows)
 
 
@@ -245,7 +250,7 @@ home, all N in the harness's one process: `simulations/experiment/links.py`).
   it reads `MEMORY.md` and the lesson files it links, and changes course only when a lesson's
   text names the command as the one that failed *and* names what worked ("`npm install`
   succeeded after it"); it runs that command, and the world says whether it works. A lesson whose
-  file says its failure was last seen {PLAIN_TRY} or more days ago it first tries plainly (the command
+  file says its failure was last seen {result.get('plain_try_days', PLAIN_TRY) or '(never)'} or more days ago it first tries plainly (the command
   itself), following the lesson only if that fails.
 - Every night, on one injected clock (`--at`): each node runs `commons ingest` and `commons sleep`,
   then all daemons run `--at` the night, joined by a ring of bootstrap peers (node i knows node
