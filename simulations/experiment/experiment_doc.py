@@ -216,7 +216,25 @@ def seeds_table(seeds: list[dict]) -> str:
                     f"| {m.get('agents', '–')} / {m.get('encounters', '–')} | {stale or '–'} "
                     f"| {tries.get('trusted', '–')} / {tries.get('peer_review', '–')} | {_seconds(k.get('wall_seconds'))} "
                     f"| {_seconds(k.get('cpu_seconds'))} |")
-    return "\n".join(rows)
+    return "\n".join(rows) + "\n\n" + _across(seeds)
+
+
+def _across(seeds: list[dict]) -> str:
+    """What the seeds say together, computed from the table."""
+    tried = [k for k in seeds if k.get("plain_try_days", PLAIN_TRY)]
+    never = [k for k in seeds if not k.get("plain_try_days", PLAIN_TRY)]
+    met = lambda key, ok: sum(1 for k in tried if k["reduction"][key] is not None and ok(k["reduction"][key]))
+    text = (f"With plain tries, the goals are met in {met('trusted', lambda v: v >= 0.9)} of {len(tried)} runs "
+            f"(trusted ≥ 0.9), {met('peer_review_beyond_verifiers', lambda v: v >= 0.8)} of {len(tried)} "
+            f"(beyond verifiers ≥ 0.8) and {met('no_fix_seen', lambda v: v <= 0.1)} of {len(tried)} (no_fix_seen ≤ 0.1). "
+            "The plain-try errors on the stable pitfalls are errors a lesson that still held would have avoided: "
+            "the price of finding out that another lesson went stale.")
+    for k in never:
+        red = k["reduction"]
+        stale = ", ".join("never left" if v is None else f"left after {v} days" for v in k["stale_days_to_leave_all"].values())
+        text += (f" Seed {k['seed']} without plain tries: trusted {_f(red['trusted'])}, beyond verifiers "
+                 f"{_f(red['peer_review_beyond_verifiers'])}, and the stale lesson {stale or '–'}.")
+    return text
 
 
 def write_doc(result: dict, path: Path, command: str, encounters: dict | None = None,
