@@ -21,9 +21,9 @@ by the earliest of:
 
 * the named fix **ran and failed** → **failed** (cause ``fix-failed``), even when the failure it
   met is the predicted outcome: the lesson told the agent to do something that does not work here;
-* the outcome met, in a surprise the session resolved with the named fix or with no fix seen →
-  **confirmed**; one the session resolved with *another* command is no evidence about this
-  lesson's fix, and decides nothing (a verifier that fixed it another way has not tested it);
+* the outcome met → **confirmed**, whatever the session did next: the failure the lesson
+  predicts is real here (a verifier that fixed it another way has not tested the named fix, and
+  the first agent that follows the lesson and sees the fix fail takes it down where it is);
 * the named fix **ran and worked** → **prevented** (cause ``fix-worked``), rendered or not: the fix
   is confirmed, and the failure itself was not seen;
 * the lesson's failing command **ran and did not fail**, with the fix not run before it in that
@@ -361,14 +361,6 @@ def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
     return verdicts
 
 
-def _resolved_by(ep: ErrorEpisode | CorrectionEpisode, fix: str) -> bool | None:
-    """Whether the session resolved surprise ``ep`` with ``fix`` (None: no fix seen, or a correction)."""
-    if not isinstance(ep, ErrorEpisode) or ep.resolution is None:
-        return None
-    res = ep.resolution
-    return any(_runs_fix(fix, c) for c in (res.command, *res.steps) if c)
-
-
 def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | CorrectionEpisode],
                in_window: Sequence[ErrorEpisode | CorrectionEpisode], sessions: Sequence[SessionEpisode],
                errors_in: Mapping[str, Sequence[ErrorEpisode]]) -> Verdict | None:
@@ -384,7 +376,7 @@ def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | Correcti
     if failed_fix is not None:
         found.append((failed_fix.at, 0, Verdict(pred, PredictionStatus.FAILED, failed_fix.uid, failed_fix.at,
                                                 Cause.FIX_FAILED)))
-    confirming = next((e for e in met if _resolved_by(e, fix) is not False), None)
+    confirming = met[0] if met else None
     if confirming is not None:
         found.append((confirming.at, 1, Verdict(pred, PredictionStatus.CONFIRMED, confirming.uid, confirming.at)))
     for session in sessions:
@@ -410,6 +402,8 @@ def _session_verdict(pred: Prediction, fix: str, session: SessionEpisode,
             if failed_call(command):
                 continue  # the fix failed: an error episode of its own says so
             return Verdict(pred, PredictionStatus.PREVENTED, session.uid, session.ended_at, Cause.FIX_WORKED)
-        if pred.triggers and command_head("bash", command) in pred.triggers and not failed_call(command):
+        if pred.triggers and command_head("bash", command) in pred.triggers:
+            if failed_call(command):
+                return None  # the failure was met here: what the session did next is its workaround
             return Verdict(pred, PredictionStatus.FAILED, session.uid, session.ended_at, Cause.COMMAND_SUCCEEDED)
     return None

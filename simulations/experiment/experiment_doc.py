@@ -168,8 +168,8 @@ def reading(result: dict, encounters: dict | None = None) -> str:
             + (", so no agent is misled twice" if all(f["misled_by_wrong_lesson"].get("agents", 0) ==
                                                         f["misled_by_wrong_lesson"].get("encounters", 0)
                                                         for f in arms.values()) else "")
-            + f". Under peer review a verifier that met the error and fixed it *another* way has not tested "
-            f"the named fix and confirms nothing, so the wrong lesson never became common.")
+            + ". Under peer review the first verifiers meet the error with the lesson not yet rendered and so "
+            "confirm its (true) prediction; once it is common, the agents it misleads fail it, each once.")
     weeks = result["prediction_accuracy_by_week"]
     stale = ", ".join(f"`{k}`: {'still in a memory folder at the end of the run' if v is None else f'{v} days'}"
                       for k, v in result["stale_days_to_leave_all"].items())
