@@ -168,7 +168,7 @@ async def sign_reviews(store: Store, node: NodeContext, now: float) -> list[Sign
         observed = max(day_of(review.observed), received)
         record = Verification(
             network=network, author=identity.author_public, created=max(today, observed), lesson=review.lesson,
-            outcome=Outcome.FAILED if review.how == "failed" else Outcome.CONFIRMED,
+            outcome=Outcome.FAILED if review.how in ("failed", "fix-failed") else Outcome.CONFIRMED,
             evidence=evidence_hash(identity.hash_secret, review.lesson, review.evidence),
             received=received, observed=observed, naive=review.naive)
         made.append((review, sign(record, identity.author_key)))

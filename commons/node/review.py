@@ -55,6 +55,8 @@ from commons.store.db import Store
 
 PREVENTED = "prevented"
 CORROBORATED = "corroborated"
+FIX_FAILED = "fix-failed"  # failed because the fix the lesson names failed here (signed as `failed`)
+FAILED_HOWS = frozenset({"failed", FIX_FAILED})
 
 
 # --------------------------------------------------------------------------------------------
@@ -131,7 +133,8 @@ def judge_received(items: Sequence[tuple[SignedRecord, float]], episodes: Sequen
                          situation_cosine=situation_cosine)
     hows = {pr.PredictionStatus.CONFIRMED: "confirmed", pr.PredictionStatus.PREVENTED: PREVENTED,
             pr.PredictionStatus.FAILED: "failed"}
-    return [Judgement(bytes.fromhex(v.prediction.lesson_id), v.evidence, hows[v.status], v.at)
+    return [Judgement(bytes.fromhex(v.prediction.lesson_id), v.evidence,
+                      FIX_FAILED if v.cause is pr.Cause.FIX_FAILED else hows[v.status], v.at)
             for v in verdicts if v.status in hows and v.evidence is not None]
 
 
@@ -223,7 +226,7 @@ async def after_nap(store: Store, node: NodeContext, now: float) -> tuple[review
         return ()
     live = [s.episode for s in await episode_store.load_episodes(store) if s.episode.at <= now]
     previous = await review_store.reviews(store)
-    failed = [j for j in await _judge(store, node, held, alive, previous, live, now) if j.how == "failed"]
+    failed = [j for j in await _judge(store, node, held, alive, previous, live, now) if j.how in FAILED_HOWS]
     if not failed:
         return ()
     surprises = _surprises(s.episode for s in await episode_store.load_episodes(store, include_archived=True))
@@ -281,15 +284,22 @@ async def _dedupe(store: Store, held: trust.Held, episodes: Sequence, previous: 
 
 
 async def failed_here(store: Store) -> frozenset[bytes]:
-    """Received lessons whose latest judgement at this node is a failure (its fix failed here, or
-    its failing command ran and did not fail): not rendered here, common or not, until a later
-    judgement here confirms them again. The person meets the wrong advice once, not every session
-    until enough other nodes have said so."""
+    """Received lessons this node's own judgements say are wrong here: not rendered here, common or
+    not, so the person meets the wrong advice once, not every session until enough other nodes
+    have said so. A lesson whose failing command just worked (stale, or not so here) comes back when
+    a later judgement confirms it (the error is back); one whose named fix failed here stays out
+    until that fix is seen working here: meeting the error again proves nothing about the fix."""
     latest: dict[bytes, str] = {}
+    fix_failed: set[bytes] = set()
     for r in await review_store.reviews(store):  # in the order judged
-        if r.how != CORROBORATED:
-            latest[r.lesson] = r.how
-    return frozenset(lid for lid, how in latest.items() if how == "failed")
+        if r.how == CORROBORATED:
+            continue
+        latest[r.lesson] = r.how
+        if r.how == FIX_FAILED:
+            fix_failed.add(r.lesson)
+        elif r.how == PREVENTED:  # the fix it names worked here
+            fix_failed.discard(r.lesson)
+    return frozenset(lid for lid, how in latest.items() if how in FAILED_HOWS) | frozenset(fix_failed)
 
 
 def common_layer(held: trust.Held, vetoed_ids: set[str], vetoed_keys: set[str],

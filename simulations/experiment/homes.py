@@ -110,7 +110,7 @@ class Node:
         counts = dict(slept["counts"])
         # Received lessons judged against this node's sessions count as predictions too.
         for judged in slept["review"]["judged"]:
-            key = f"received_{judged['how']}"
+            key = f"received_{'failed' if judged['how'] == 'fix-failed' else judged['how']}"
             counts[key] = counts.get(key, 0) + 1
         self.night_counts.append(counts)
 
