@@ -182,6 +182,10 @@ async def after_sleep(store: Store, node: NodeContext, now: float) -> ReviewResu
 
     represented, corroborations = await _dedupe(store, held, every, previous, params.verify_cosine, now)
     judgements = await _judge(store, node, held, alive, previous, live, now)
+    # A node that saw a lesson's fix fail does not confirm it by meeting the error again: its signed
+    # failure stands (a later verification by the same key would replace it) until the fix works here.
+    wrong_here = fix_failed(previous)
+    judgements = [j for j in judgements if not (j.lesson in wrong_here and j.how == "confirmed")]
     # Naivety: did an earlier surprise of this node already meet the lesson's prediction?
     judged_ids = {j.lesson for j in judgements}
     met = await trio.to_thread.run_sync(partial(
@@ -289,17 +293,23 @@ async def failed_here(store: Store) -> frozenset[bytes]:
     have said so. A lesson whose failing command just worked (stale, or not so here) comes back when
     a later judgement confirms it (the error is back); one whose named fix failed here stays out
     until that fix is seen working here: meeting the error again proves nothing about the fix."""
+    reviews = await review_store.reviews(store)
     latest: dict[bytes, str] = {}
-    fix_failed: set[bytes] = set()
-    for r in await review_store.reviews(store):  # in the order judged
-        if r.how == CORROBORATED:
-            continue
-        latest[r.lesson] = r.how
+    for r in reviews:  # in the order judged
+        if r.how != CORROBORATED:
+            latest[r.lesson] = r.how
+    return frozenset(lid for lid, how in latest.items() if how in FAILED_HOWS) | fix_failed(reviews)
+
+
+def fix_failed(reviews: Sequence[review_store.Review]) -> frozenset[bytes]:
+    """Lessons whose named fix failed here and has not been seen working here since."""
+    found: set[bytes] = set()
+    for r in reviews:  # in the order judged
         if r.how == FIX_FAILED:
-            fix_failed.add(r.lesson)
+            found.add(r.lesson)
         elif r.how == PREVENTED:  # the fix it names worked here
-            fix_failed.discard(r.lesson)
-    return frozenset(lid for lid, how in latest.items() if how in FAILED_HOWS) | frozenset(fix_failed)
+            found.discard(r.lesson)
+    return frozenset(found)
 
 
 def common_layer(held: trust.Held, vetoed_ids: set[str], vetoed_keys: set[str],
