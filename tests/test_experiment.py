@@ -151,3 +151,26 @@ def test_four_agents_trusted_avoid_what_another_met_first_control_and_no_fix_see
                     assert secret.encode() not in data, f"{secret!r} from {other.name}'s transcripts is in {path}"
         received = [r for r in node.records() if r["record"].get("author") != node.author]
         assert {r["type"] for r in received} <= {"lesson", "verification", "vouch"}
+
+
+def test_a_lesson_whose_named_fix_fails_for_a_node_stops_rendering_there_and_its_failure_reaches_the_others(tmp_path):
+    plan = make_plan(SEED, agents=4, days=6, pitfalls=1, meets=2, changes=True)
+    (wrong,) = plan.pitfalls
+    author = plan.quirk[0]
+    run = run_arm("trusted", plan, SEED, tmp_path / "trusted")
+    misled = [e for e in run.encounters if e.outcome is Outcome.MISLED]
+    assert misled, "the wrong lesson misled no one: nothing was tested"
+    # Nobody is misled twice: the night after, the lesson is gone from that agent's memory folder.
+    assert len({e.agent for e in misled}) == len(misled)
+    by_name = {n.name: n for n in run.nodes}
+    lesson_ids = {r["id"] for r in by_name[author].records()
+                  if r["type"] == "lesson" and r["record"]["author"] == by_name[author].author}
+    assert lesson_ids
+    for e in misled:
+        node = by_name[e.agent]
+        assert not {l.id for l in read_memory(node.memory)} & lesson_ids, f"{e.agent} still reads the wrong lesson"
+        failed = [r for r in node.records() if r["type"] == "verification" and r["record"]["author"] == node.author
+                  and r["record"]["lesson"] in lesson_ids and r["record"]["outcome"] == "failed"]
+        assert failed, f"{e.agent} signed no failed verification"
+        for other in run.nodes:  # the failure crossed to every node, the author's included
+            assert {r["id"] for r in other.records()} >= {r["id"] for r in failed}

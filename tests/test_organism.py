@@ -86,8 +86,8 @@ def test_meeting_the_error_again_confirms_and_avoiding_it_while_rendered_counts_
     after = pip_lesson(lessons(capsys, "2026-11-06T04:00Z"))
     assert after["strength"] > before and after["prediction"] is not None  # a new prediction is open
 
-    s = session(node, 7, "venv")  # the situation again, but the agent avoided the surprise
-    s.bash("pip install -e .", "Install the project into its venv", "Successfully installed ledger-0.1.0")
+    s = session(node, 7, "retries")  # the situation again; the agent ran the fix its lesson names
+    s.bash("uv add tenacity", "Add tenacity with uv", "Resolved 3 packages\n + tenacity==9.0.0")
     s.write()
     ingest(capsys, s.path, "2026-11-07T18:00Z")
     night = cli_json(capsys, "sleep", at="2026-11-08T03:00Z")

@@ -9,8 +9,9 @@ from dataclasses import replace
 import pytest
 
 from commons.core.records import Outcome, Prediction, sign
-from tests.review_helpers import (OPEN_TRUST, Nodes, key, lesson, pip_once, pip_sessions, pip_works, unrelated,
+from tests.review_helpers import (DAY, OPEN_TRUST, Nodes, key, lesson, pip_once, pip_sessions, pip_works, unrelated,
                                   verification, write_lines)
+from tests.transcripts import session
 
 PUBLISHED_AT = "2026-11-03T12:00Z"
 
@@ -110,7 +111,16 @@ def test_common_lesson_fades_out_of_the_memory_folder_when_failures_come(nodes, 
     assert [c["to"] for c in report["commons"]] == ["common", "candidate"]
 
 
-def test_prevention_while_rendered_is_a_confirmation_and_the_lesson_stays_common(nodes, tmp_path):
+def _uv_works(folder, day: int, slug: str):
+    """A session that runs the fix the pip lesson names, and it works (the lesson followed)."""
+    s = session(folder, day, slug)
+    s.user("add tenacity for the retries")
+    s.bash("uv add tenacity", "Add tenacity with uv", "Resolved 3 packages\n + tenacity==9.0.0")
+    s.write()
+    return s.path
+
+
+def _grace_holds_ada_common(nodes, tmp_path) -> str:
     rid = publish_ada(nodes, tmp_path)
     nodes.init("grace", trust=OPEN_TRUST.format(required=1))
     nodes.publish_on("grace")
@@ -119,13 +129,27 @@ def test_prevention_while_rendered_is_a_confirmation_and_the_lesson_stays_common
     nodes.json("grace", "sleep", at="2026-11-06T03:00Z")
     assert nodes.lessons("grace", "common", at="2026-11-06T04:00Z")[0]["id"] == rid
     assert rid[:12] in nodes.memory("grace")
-    nodes.ingest("grace", pip_works(tmp_path / "s-grace", 8, "venv"), "2026-11-08T18:00Z")
+    return rid
+
+
+@pytest.mark.parametrize("later, how, signed, rendered", [
+    # The fix the lesson names ran and worked: it did its job, but a stale lesson would look the
+    # same, so nothing is signed and the date its failure was last seen stays the confirmation's.
+    (_uv_works, "prevented", ["confirmed"], True),
+    (pip_works, "failed", ["confirmed", "failed"], False),  # its "failing" command just worked: wrong or stale here
+], ids=["named-fix-worked-so-it-stays", "failing-command-worked-so-it-fails-and-leaves-here"])
+def test_while_rendered_the_named_fix_working_is_prevention_and_the_command_working_is_failure(
+        nodes, tmp_path, later, how, signed, rendered):
+    rid = _grace_holds_ada_common(nodes, tmp_path)
+    nodes.ingest("grace", later(tmp_path / "s-grace", 8, "later"), "2026-11-08T18:00Z")
     night = nodes.json("grace", "sleep", at="2026-11-09T03:00Z")
-    assert night["review"]["judged"] == [{"lesson": rid, "how": "prevented", "naive": True}]
+    assert night["review"]["judged"] == [{"lesson": rid, "how": how, "naive": True}]
     outcomes = sorted(v["outcome"] for v in exported(nodes, "grace", "verification"))
-    assert outcomes == ["confirmed", "confirmed"]
-    assert nodes.lessons("grace", "common", at="2026-11-09T04:00Z")[0]["id"] == rid
-    assert rid[:12] in nodes.memory("grace")
+    assert outcomes == signed
+    assert (rid[:12] in nodes.memory("grace")) is rendered
+    if rendered:
+        file = nodes.home("grace").data_dir / "memory" / f"commons-{rid[:12]}.md"
+        assert "its failure last seen on 2026-11-05" in file.read_text()
 
 
 def test_situation_met_unwarned_without_the_outcome_is_a_failed_verification(nodes, tmp_path):
@@ -202,3 +226,49 @@ def test_a_common_lesson_from_another_agent_is_recalled_and_a_candidate_is_not(n
     assert hits[0]["id"] == common.id.hex() and hits[0]["type"] == "common"
     assert candidate.id.hex() not in {h["id"] for h in nodes.json("olga", "recall", "cargo build linker",
                                                                     at="2026-11-06T12:00Z")}
+
+
+def _uv_fails(folder, day: int, slug: str):
+    """A session that runs the fix the pip lesson names, and it fails here."""
+    s = session(folder, day, slug)
+    s.user("add tenacity for the retries")
+    s.bash("uv add tenacity", "Add tenacity with uv", "error: No `pyproject.toml` found in current directory or any parent",
+           exit_code=2)
+    s.write()
+    return s.path
+
+
+def test_the_session_end_nap_stops_rendering_a_common_lesson_whose_fix_just_failed_here(nodes, tmp_path):
+    from commons import runtime
+    from commons.cli.context import Context
+    from commons.node.nap import nap
+
+    rid = _grace_holds_ada_common(nodes, tmp_path)
+    nodes.ingest("grace", _uv_fails(tmp_path / "s-grace", 8, "retries"), "2026-11-08T18:00Z")
+    ctx = Context(nodes.home("grace"), "2026-11-08T18:05Z")
+
+    async def session_end():
+        async with await ctx.open_store() as store:
+            return await nap(store, ctx.node, ctx.now())
+
+    report = runtime.run(session_end)
+    assert report.failed_here == (rid,)
+    assert rid[:12] not in nodes.memory("grace")  # the next session of the day does not read it
+    night = nodes.json("grace", "sleep", at="2026-11-09T03:00Z")  # the night signs the failure
+    assert night["review"]["judged"] == []
+    assert sorted(v["outcome"] for v in exported(nodes, "grace", "verification")) == ["confirmed", "failed"]
+    assert rid[:12] not in nodes.memory("grace")
+
+
+def test_an_own_lesson_others_refute_by_the_trust_margin_leaves_its_authors_folder(nodes, tmp_path):
+    rid = bytes.fromhex(publish_ada(nodes, tmp_path))
+    assert "`pip install` failed" in nodes.memory("ada")
+    at = "2026-11-12T12:00Z"
+    two = [verification(key(n), rid, Outcome.FAILED, day=DAY + 9) for n in (2, 3)]
+    nodes.run("ada", "import", str(write_lines(tmp_path / "f2.jsonl", two)), at=at)
+    nodes.ok("ada", "render", at=at)
+    assert "`pip install` failed" in nodes.memory("ada")  # two failures, required = 3: still held
+    third = [verification(key(4), rid, Outcome.FAILED, day=DAY + 9)]
+    nodes.run("ada", "import", str(write_lines(tmp_path / "f3.jsonl", third)), at=at)
+    nodes.ok("ada", "render", at=at)
+    assert "`pip install` failed" not in nodes.memory("ada")

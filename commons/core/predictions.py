@@ -15,6 +15,23 @@ surprise the lesson says is met there. A later episode is judged against it:
   command that "always fails" succeeded with no warning in the agent's mind.
 * the window (14 days) passes without the situation arising → **expired**: neither.
 
+**A lesson that names a fix** ("`npm install` succeeded after it") is judged by that fix too, since
+a lesson that is rendered is followed: an agent runs the command it names. Its verdict is decided
+by the earliest of:
+
+* the named fix **ran and failed** → **failed** (cause ``fix-failed``), even when the failure it
+  met is the predicted outcome: the lesson told the agent to do something that does not work here;
+* the outcome met → **confirmed**, whatever the session did next: the failure the lesson
+  predicts is real here (a verifier that fixed it another way has not tested the named fix, and
+  the first agent that follows the lesson and sees the fix fail takes it down where it is);
+* the named fix **ran and worked** → **prevented** (cause ``fix-worked``), rendered or not: the fix
+  is confirmed, and the failure itself was not seen;
+* the lesson's failing command **ran and did not fail**, with the fix not run before it in that
+  session → **failed** (cause ``command-succeeded``), *even if the lesson was rendered*: the agent
+  did not avoid anything, the lesson was wrong or is stale;
+* the failing command ran without failing *after* the fix ran (the fix is a preparation, such as
+  ``git pull --rebase`` before ``git push``) → **prevented** (cause ``fix-worked``).
+
 The last rule refines the paper's "unmatched after 14 days → failed" (§4.5). Under the paper's
 rule a lesson about a tool the person simply did not touch for two weeks loses strength for
 having been *untested*, and a lesson that worked (the agent read it and avoided the error) loses
@@ -40,6 +57,7 @@ import numpy as np
 
 from .embed import embed_many
 from .episode import CorrectionEpisode, ErrorEpisode, SessionEpisode
+from .failure import segments
 from .lessons import DAY, Lesson, LessonKind
 from .scope import SHELL_TOOLS, command_head
 from .scrub import scrub
@@ -68,12 +86,30 @@ class Prediction:
         return f"When a session runs {where}, it will meet: {self.outcome}"
 
 
+class Cause(enum.Enum):
+    """What decided a verdict (the same status can have several causes)."""
+
+    OUTCOME = "outcome"  # the predicted surprise was met
+    WARNED = "warned"  # the situation arose while the lesson was rendered, without the outcome
+    UNWARNED = "unwarned"  # the situation arose unwarned, without the outcome
+    FIX_WORKED = "fix-worked"  # the fix the lesson names ran and worked
+    FIX_FAILED = "fix-failed"  # the fix the lesson names ran and failed
+    COMMAND_SUCCEEDED = "command-succeeded"  # the failing command ran and did not fail, fix not run
+    EXPIRED = "expired"  # nothing within the window
+
+
 @dataclass(frozen=True)
 class Verdict:
     prediction: Prediction
     status: PredictionStatus
     evidence: str | None  # uid of the episode that decided it
     at: float  # when the deciding episode happened (now, for an expiry)
+    cause: Cause = Cause.OUTCOME
+
+    @property
+    def contradicted(self) -> bool:
+        """The lesson was followed or its command ran, and it proved wrong here (not merely unwarned)."""
+        return self.cause in (Cause.FIX_FAILED, Cause.COMMAND_SUCCEEDED)
 
 
 def make_prediction(lesson: Lesson, now: float, window_days: float) -> Prediction:
@@ -115,6 +151,32 @@ def negative(text: str) -> bool:
 
 def _surprise_claim(ep: ErrorEpisode | CorrectionEpisode) -> str:
     return ep.failure if isinstance(ep, ErrorEpisode) else ep.said
+
+
+# --------------------------------------------------------------------------------------------
+# The fix a lesson's text names
+
+# The phrases an error lesson's text uses for what worked (``commons.core.lessons._fix_phrase``).
+_FIX_PHRASE = re.compile(r"`([^`]+)` succeeded after it|it passed after `([^`]+)`")
+_HOLDER = re.compile(r"<[a-z]+>")
+
+
+def named_fix(text: str) -> str:
+    """The command a lesson's text names as what worked, or "" (a correction, no fix seen)."""
+    found = _FIX_PHRASE.search(text)
+    return (found.group(1) or found.group(2)).strip() if found else ""
+
+
+def runs_fix(fix: str, command: str) -> bool:
+    """Whether ``command`` (one sub-command) is ``fix``: the same words, a ``<placeholder>`` of
+    the generalised fix standing for any one word (``uv add <package>`` is ``uv add httpx``)."""
+    want, got = fix.split(), command.split()
+    return len(want) == len(got) and all(w == g or _HOLDER.fullmatch(w) for w, g in zip(want, got))
+
+
+def _runs_fix(fix: str, target: str) -> bool:
+    """``target`` (a whole command line) runs ``fix``: as a whole, or as one of its sub-commands."""
+    return runs_fix(fix, target) or any(runs_fix(fix, part) for part in segments(target))
 
 
 # --------------------------------------------------------------------------------------------
@@ -249,10 +311,32 @@ def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
     arisen = lines.arisen(embed_many([p.situation for p in preds]), [p.triggers for p in preds],
                           situation_cosine)
 
+    errors_in: dict[str, list[ErrorEpisode]] = {}
+    for e in surprises:
+        if isinstance(e, ErrorEpisode):
+            errors_in.setdefault(e.session, []).append(e)
+    # The sessions that ran each shell command head: a fix-naming lesson looks only at those.
+    ran_head: dict[str, list[int]] = {}
+    for i, e in enumerate(situated):
+        shell = [c.target for c in e.calls if c.tool.lower() in SHELL_TOOLS]
+        for head in {command_head("bash", part) for target in shell for part in (target, *segments(target))}:
+            ran_head.setdefault(head, []).append(i)
     verdicts = []
     for j, pred in enumerate(preds):
         window = (sur_at > pred.made) & (sur_at <= pred.expires)
         hits = np.flatnonzero(met[:, j] & window & (sur_neg == out_neg[j]))
+        fix = named_fix(lessons[pred.lesson_id].text)
+        if fix:
+            heads = (*pred.triggers, *(command_head("bash", part) for part in segments(fix)))
+            rows = sorted({i for head in heads for i in ran_head.get(head, ())})
+            verdict = _judge_fix(pred, fix, [surprises[i] for i in hits],
+                                 [surprises[i] for i in np.flatnonzero(window)],
+                                 [situated[i] for i in rows if pred.made < situated[i].at <= pred.expires], errors_in)
+            if verdict is not None:
+                verdicts.append(verdict)
+            elif now >= pred.expires:
+                verdicts.append(Verdict(pred, PredictionStatus.EXPIRED, None, now, Cause.EXPIRED))
+            continue
         if hits.size:
             ep = surprises[hits[0]]
             verdicts.append(Verdict(pred, PredictionStatus.CONFIRMED, ep.uid, ep.at))
@@ -267,12 +351,59 @@ def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
             unwarned = [o for o in owners if (since := warned_since(o)) is None or situated[o].at < since]
             if unwarned:
                 ep = situated[unwarned[0]]
-                verdicts.append(Verdict(pred, PredictionStatus.FAILED, ep.uid, ep.at))
+                verdicts.append(Verdict(pred, PredictionStatus.FAILED, ep.uid, ep.at, Cause.UNWARNED))
             else:
                 ep = situated[owners[0]]
-                verdicts.append(Verdict(pred, PredictionStatus.PREVENTED, ep.uid, ep.at))
+                verdicts.append(Verdict(pred, PredictionStatus.PREVENTED, ep.uid, ep.at, Cause.WARNED))
             continue
         if now >= pred.expires:
-            verdicts.append(Verdict(pred, PredictionStatus.EXPIRED, None, now))
+            verdicts.append(Verdict(pred, PredictionStatus.EXPIRED, None, now, Cause.EXPIRED))
     return verdicts
 
+
+def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | CorrectionEpisode],
+               in_window: Sequence[ErrorEpisode | CorrectionEpisode], sessions: Sequence[SessionEpisode],
+               errors_in: Mapping[str, Sequence[ErrorEpisode]]) -> Verdict | None:
+    """The verdict on a lesson that names ``fix`` (see the module docstring), or None: undecided.
+
+    ``met``: the surprises that meet the predicted outcome; ``in_window``: every surprise of the
+    window; ``sessions``: the sessions of the window. A surprise is dated when it happened, a
+    session's own verdict when it ended, so the error a session met decides before what the session
+    did about it."""
+    found: list[tuple[float, int, Verdict]] = []
+    failed_fix = next((e for e in in_window if isinstance(e, ErrorEpisode)
+                       and (_runs_fix(fix, e.failed) or _runs_fix(fix, e.target))), None)
+    if failed_fix is not None:
+        found.append((failed_fix.at, 0, Verdict(pred, PredictionStatus.FAILED, failed_fix.uid, failed_fix.at,
+                                                Cause.FIX_FAILED)))
+    confirming = met[0] if met else None
+    if confirming is not None:
+        found.append((confirming.at, 1, Verdict(pred, PredictionStatus.CONFIRMED, confirming.uid, confirming.at)))
+    for session in sessions:
+        failed_here = [e for e in errors_in.get(session.session, ()) if e.at >= session.at]
+        verdict = _session_verdict(pred, fix, session, failed_here)
+        if verdict is not None:
+            found.append((session.ended_at, 2, verdict))
+            break
+    return min(found, key=lambda f: (f[0], f[1]))[2] if found else None
+
+
+def _session_verdict(pred: Prediction, fix: str, session: SessionEpisode,
+                     failed: Sequence[ErrorEpisode]) -> Verdict | None:
+    """What one session's shell commands say of a lesson naming ``fix``, in the order they ran."""
+    def failed_call(command: str) -> bool:
+        return any(e.target == command or e.failed == command or e.failed in segments(command) for e in failed)
+
+    for call in session.calls:
+        if call.tool.lower() not in SHELL_TOOLS:
+            continue
+        command = call.target
+        if _runs_fix(fix, command):
+            if failed_call(command):
+                continue  # the fix failed: an error episode of its own says so
+            return Verdict(pred, PredictionStatus.PREVENTED, session.uid, session.ended_at, Cause.FIX_WORKED)
+        if pred.triggers and command_head("bash", command) in pred.triggers:
+            if failed_call(command):
+                return None  # the failure was met here: what the session did next is its workaround
+            return Verdict(pred, PredictionStatus.FAILED, session.uid, session.ended_at, Cause.COMMAND_SUCCEEDED)
+    return None

@@ -19,7 +19,9 @@ The passes, in order:
    repeated (≥ 2 episodes), and not when it is one session's work in progress. A single error waits, unabsorbed, for its repeat —
    until it decays away.
 3. **Verify.** Open predictions are judged against later episodes (see ``predictions``).
-   Confirmed or prevented: +0.5; failed: −0.5; expired: no change. A surprise that joins a lesson
+   Confirmed or prevented: +0.5; failed: −0.5; expired: no change. A lesson *contradicted* where it
+   was acted on (the fix it names failed, or its failing command ran and did not fail) is archived
+   at once: it stops rendering before the next session. A surprise that joins a lesson
    in pass 2 may also confirm its prediction in pass 3: the first records that it was met again,
    the second that it was *anticipated*; the paper counts both.
 4. **Predict.** Each active lesson with strength ≥ 1 and no open prediction makes one, unless its
@@ -358,6 +360,12 @@ def judge(lessons: dict[str, Lesson], open_predictions: list[Prediction], live: 
         if v.status is PredictionStatus.FAILED:
             lessons[lid] = adjust(lessons[lid], -params.fail_loss, now, params.half_life_days, touch=False)
             events.append(LessonWeakened(lessons[lid], params.fail_loss, Reason.FAILED, evidence))
+            if v.contradicted:
+                # Followed and wrong here (its fix failed, or its "failing" command just worked):
+                # out of the memory folder at once, not after a few more sessions of bad advice.
+                strength = lessons[lid].strength_now(now, params.half_life_days)
+                lessons[lid] = replace(lessons[lid], status=LessonStatus.ARCHIVED)
+                events.append(LessonArchived(lessons[lid], strength))
         else:
             reason = Reason.CONFIRMED if v.status is PredictionStatus.CONFIRMED else Reason.PREVENTED
             lessons[lid] = adjust(lessons[lid], params.confirm_gain, now, params.half_life_days, touch=True)

@@ -22,7 +22,8 @@ model and the reasons for the defaults; the rules, in the order they are applied
    of keys hanging from E anchors adds at most ``E * max_per_voucher`` outcomes. Roots are not
    capped.
 5. **Status**: a lesson is common when, among its latest ``max(recent_window, required)`` counted
-   outcomes, confirmations outnumber failures by at least ``required``. The same rule promotes a
+   outcomes, confirmations outnumber failures by at least ``required`` (one by an ``authors`` key:
+   unless failures outnumber confirmations by ``required``). The same rule promotes a
    candidate and fades a common lesson back out, and promotes it again when outcomes recover.
 """
 
@@ -463,7 +464,11 @@ def _state(
         status = LessonStatus.SUPERSEDED
     elif lesson.author == me:
         status = LessonStatus.OWN
-    elif trusted_author or recent_confirmed - recent_failed >= policy.required:
+    # A trusted author's lesson needs no confirmations, but the same margin of independent failures
+    # that would promote a stranger's lesson takes it back out: trust in the author is not proof
+    # that the lesson holds on every machine.
+    elif (trusted_author and recent_failed - recent_confirmed < policy.required) \
+            or recent_confirmed - recent_failed >= policy.required:
         status = LessonStatus.COMMON
     else:
         status = LessonStatus.CANDIDATE

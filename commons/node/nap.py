@@ -18,7 +18,7 @@ import trio
 from commons.core import nap as core
 from commons.core.embed import embed_many
 from commons.core.episode import EpisodeKind
-from commons.node import rendering
+from commons.node import rendering, review
 from commons.node.context import NodeContext
 from commons.node.projects import project_names
 from commons.node.rendering import RenderSummary
@@ -35,11 +35,12 @@ class NapReport:
     suppressed: tuple[str, ...]  # learned again from vetoed content: stored as vetoed
     waiting: int  # surprises left for the night
     render: RenderSummary | None  # None when nothing changed
+    failed_here: tuple[str, ...] = ()  # common lessons the session proved wrong here: no longer rendered
 
     def to_json(self) -> dict:
         return {"learned": [{"id": i, "text": t} for i, t in self.learned],
                 "joined": [{"id": i, "text": t} for i, t in self.joined],
-                "suppressed": list(self.suppressed), "waiting": self.waiting,
+                "suppressed": list(self.suppressed), "waiting": self.waiting, "failed_here": list(self.failed_here),
                 "render": self.render.to_json() if self.render else None}
 
 
@@ -55,13 +56,16 @@ async def nap(store: Store, node: NodeContext, now: float) -> NapReport:
     suppressed = {lesson.id for lesson in result.learned
                   if lesson.id in vetoed_ids or ls.content_key(lesson.kind, lesson.text) in vetoed_keys}
     items = [(lesson, ls.VETOED if lesson.id in suppressed else "active") for lesson in result.lessons]
-    if not items:
+    # A common lesson the session just proved wrong here stops rendering before the next session.
+    failed = tuple(r.lesson.hex() for r in await review.after_nap(store, node, now))
+    if not items and not failed:
         return NapReport((), (), (), result.waiting, None)
-    vectors = await trio.to_thread.run_sync(embed_many, [ls.recall_text(lesson) for lesson, _ in items])
-    async with store.transaction():
-        await ls.put_lessons(store, items, np.asarray(vectors), now)
+    if items:
+        vectors = await trio.to_thread.run_sync(embed_many, [ls.recall_text(lesson) for lesson, _ in items])
+        async with store.transaction():
+            await ls.put_lessons(store, items, np.asarray(vectors), now)
     rendered = await rendering.render(store, node, now)
     return NapReport(
         learned=tuple((lesson.id, lesson.text) for lesson in result.learned if lesson.id not in suppressed),
         joined=tuple(dict.fromkeys((e.lesson.id, e.lesson.text) for e in result.joined)),
-        suppressed=tuple(sorted(suppressed)), waiting=result.waiting, render=rendered)
+        suppressed=tuple(sorted(suppressed)), waiting=result.waiting, render=rendered, failed_here=failed)

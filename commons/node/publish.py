@@ -158,11 +158,17 @@ async def sign_reviews(store: Store, node: NodeContext, now: float) -> list[Sign
     for review in pending:
         if review.lesson in held.view.dead_ids:
             continue  # a verification of a dead lesson would count for nothing
+        if review.how == "prevented":  # review.PREVENTED (review imports this module)
+            # The agent followed the lesson and met nothing: what it would see were the lesson
+            # stale too (the old fix still works after an upstream fix). Kept here, not signed:
+            # a signed confirmation says the failure was seen (``observed`` is when), and that
+            # date is what tells every node how long ago the lesson last held.
+            continue
         received = day_of(review.received)
         observed = max(day_of(review.observed), received)
         record = Verification(
             network=network, author=identity.author_public, created=max(today, observed), lesson=review.lesson,
-            outcome=Outcome.FAILED if review.how == "failed" else Outcome.CONFIRMED,
+            outcome=Outcome.FAILED if review.how in ("failed", "fix-failed") else Outcome.CONFIRMED,
             evidence=evidence_hash(identity.hash_secret, review.lesson, review.evidence),
             received=received, observed=observed, naive=review.naive)
         made.append((review, sign(record, identity.author_key)))

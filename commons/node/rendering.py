@@ -167,9 +167,11 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
     common: list[renderer.RenderItem] = []
     if node.trust is not None:
         held = await node.trust.held(store, now)
-        hidden = review.hidden_own(held, {s.lesson.id: s.record_id for s in own_rows})
+        failed = await review.failed_here(store)
+        hidden = review.hidden_own(held, {s.lesson.id: s.record_id for s in own_rows}, failed,
+                                   node.trust.policy.required, {s.lesson.id: s.lesson.touched for s in own_rows})
         vetoed_ids, vetoed_keys = await ls.veto_keys(store)
-        common = review.common_layer(held, vetoed_ids, vetoed_keys)
+        common = review.common_layer(held, vetoed_ids, vetoed_keys, failed)
     active = [s.lesson for s in own_rows if s.lesson.id not in hidden]
     predictions = await ls.open_prediction_of(store, [lesson.id for lesson in active])
     made_of = await episode_store.episodes_by_uid(store, [uid for lesson in active for uid in lesson.episodes])

@@ -37,10 +37,11 @@ from functools import partial
 
 import trio
 
+from commons.clock import format_day
 from commons.core import predictions as pr
 from commons.core.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from commons.core.lessons import Lesson as LocalLesson
-from commons.core.records import Lesson, Scope, SignedRecord
+from commons.core.records import Lesson, Outcome, Scope, SignedRecord, Verification, day_of
 from commons.core.trust import LessonStatus
 from commons.node import publish
 from commons.node import trust
@@ -54,6 +55,8 @@ from commons.store.db import Store
 
 PREVENTED = "prevented"
 CORROBORATED = "corroborated"
+FIX_FAILED = "fix-failed"  # failed because the fix the lesson names failed here (signed as `failed`)
+FAILED_HOWS = frozenset({"failed", FIX_FAILED})
 
 
 # --------------------------------------------------------------------------------------------
@@ -130,7 +133,8 @@ def judge_received(items: Sequence[tuple[SignedRecord, float]], episodes: Sequen
                          situation_cosine=situation_cosine)
     hows = {pr.PredictionStatus.CONFIRMED: "confirmed", pr.PredictionStatus.PREVENTED: PREVENTED,
             pr.PredictionStatus.FAILED: "failed"}
-    return [Judgement(bytes.fromhex(v.prediction.lesson_id), v.evidence, hows[v.status], v.at)
+    return [Judgement(bytes.fromhex(v.prediction.lesson_id), v.evidence,
+                      FIX_FAILED if v.cause is pr.Cause.FIX_FAILED else hows[v.status], v.at)
             for v in verdicts if v.status in hows and v.evidence is not None]
 
 
@@ -177,15 +181,11 @@ async def after_sleep(store: Store, node: NodeContext, now: float) -> ReviewResu
     previous = await review_store.reviews(store)
 
     represented, corroborations = await _dedupe(store, held, every, previous, params.verify_cosine, now)
-    cursor: dict[bytes, float] = {}
-    for review in previous:
-        cursor[review.lesson] = max(cursor.get(review.lesson, 0.0), review.observed)
-    items = [(s, max(held.received[s.id], cursor.get(s.id, 0.0))) for s in alive]
-    rendered_since = ls.rendered_since(await ls.rendered(store))
-    judgements = await trio.to_thread.run_sync(partial(
-        judge_received, items, live, now, rendered_since=rendered_since, verify_cosine=params.verify_cosine,
-        situation_cosine=params.situation_cosine, generic_max_fraction=params.generic_max_fraction,
-        generic_min_sample=params.generic_min_sample, generic_sample=params.generic_sample))
+    judgements = await _judge(store, node, held, alive, previous, live, now)
+    # A node that saw a lesson's fix fail does not confirm it by meeting the error again: its signed
+    # failure stands (a later verification by the same key would replace it) until the fix works here.
+    wrong_here = fix_failed(previous)
+    judgements = [j for j in judgements if not (j.lesson in wrong_here and j.how == "confirmed")]
     # Naivety: did an earlier surprise of this node already meet the lesson's prediction?
     judged_ids = {j.lesson for j in judgements}
     met = await trio.to_thread.run_sync(partial(
@@ -200,6 +200,49 @@ async def after_sleep(store: Store, node: NodeContext, now: float) -> ReviewResu
     published = await publish.publish_pending(store, node, now)
     changes = await trust.refresh(store, node.trust, now)
     return ReviewResult(tuple(new), tuple(represented), published.records, tuple(changes))
+
+
+async def _judge(store: Store, node: NodeContext, held: trust.Held, alive: Sequence[SignedRecord],
+                 previous: Sequence[review_store.Review], live: Sequence, now: float) -> list[Judgement]:
+    """Each of ``alive`` judged against this node's episodes after receipt and after its last judgement."""
+    params = node.sleep
+    cursor: dict[bytes, float] = {}
+    for review in previous:
+        cursor[review.lesson] = max(cursor.get(review.lesson, 0.0), review.observed)
+    items = [(s, max(held.received[s.id], cursor.get(s.id, 0.0))) for s in alive]
+    rendered_since = ls.rendered_since(await ls.rendered(store))
+    return await trio.to_thread.run_sync(partial(
+        judge_received, items, live, now, rendered_since=rendered_since, verify_cosine=params.verify_cosine,
+        situation_cosine=params.situation_cosine, generic_max_fraction=params.generic_max_fraction,
+        generic_min_sample=params.generic_min_sample, generic_sample=params.generic_sample))
+
+
+async def after_nap(store: Store, node: NodeContext, now: float) -> tuple[review_store.Review, ...]:
+    """At a session's end: the common lessons this node renders that the session just proved wrong
+    (the fix it names failed, or its failing command worked), judged failed now so that the next
+    session of the day no longer reads them. Only failures: confirmations wait for the night, which
+    judges, signs and publishes as usual (the failure recorded here is signed then)."""
+    if node.trust is None:
+        return ()
+    held = await node.trust.held(store, now)
+    alive = held.received_lessons(LessonStatus.COMMON)
+    if not alive:
+        return ()
+    live = [s.episode for s in await episode_store.load_episodes(store) if s.episode.at <= now]
+    previous = await review_store.reviews(store)
+    failed = [j for j in await _judge(store, node, held, alive, previous, live, now) if j.how in FAILED_HOWS]
+    if not failed:
+        return ()
+    surprises = _surprises(s.episode for s in await episode_store.load_episodes(store, include_archived=True))
+    met = await trio.to_thread.run_sync(partial(
+        _met_before, [s for s in alive if s.id in {j.lesson for j in failed}], held.received, surprises,
+        node.sleep.verify_cosine))
+    # The night's judgement of this lesson starts after this one's evidence, as after any other.
+    new = [review_store.Review(j.lesson, j.evidence, j.how, j.lesson not in met, j.observed, held.received[j.lesson], now)
+           for j in failed]
+    async with store.transaction():
+        await review_store.add_reviews(store, new)
+    return tuple(new)
 
 
 def _met_before(lessons: Sequence[SignedRecord], received: Mapping[bytes, float],
@@ -244,31 +287,93 @@ async def _dedupe(store: Store, held: trust.Held, episodes: Sequence, previous: 
 # The common layer
 
 
-def common_layer(held: trust.Held, vetoed_ids: set[str], vetoed_keys: set[str]):
-    """Render items of the lessons common at this node (never candidates), with their confirmations."""
+async def failed_here(store: Store) -> frozenset[bytes]:
+    """Received lessons this node's own judgements say are wrong here: not rendered here, common or
+    not, so the person meets the wrong advice once, not every session until enough other nodes
+    have said so. A lesson whose failing command just worked (stale, or not so here) comes back when
+    a later judgement confirms it (the error is back); one whose named fix failed here stays out
+    until that fix is seen working here: meeting the error again proves nothing about the fix."""
+    reviews = await review_store.reviews(store)
+    latest: dict[bytes, str] = {}
+    for r in reviews:  # in the order judged
+        if r.how != CORROBORATED:
+            latest[r.lesson] = r.how
+    return frozenset(lid for lid, how in latest.items() if how in FAILED_HOWS) | fix_failed(reviews)
+
+
+def fix_failed(reviews: Sequence[review_store.Review]) -> frozenset[bytes]:
+    """Lessons whose named fix failed here and has not been seen working here since."""
+    found: set[bytes] = set()
+    for r in reviews:  # in the order judged
+        if r.how == FIX_FAILED:
+            found.add(r.lesson)
+        elif r.how == PREVENTED:  # the fix it names worked here
+            found.discard(r.lesson)
+    return frozenset(found)
+
+
+def common_layer(held: trust.Held, vetoed_ids: set[str], vetoed_keys: set[str],
+                 failed: frozenset[bytes] = frozenset()):
+    """Render items of the lessons common at this node (never candidates, never one that
+    ``failed`` here), with their confirmations."""
     items = []
+    seen_failing = last_seen_failing(held)
     for signed in held.received_lessons(LessonStatus.COMMON):
         record: Lesson = signed.record
         rid = signed.id.hex()
-        if rid in vetoed_ids or ls.content_key(record.kind, record.text) in vetoed_keys:
+        if rid in vetoed_ids or ls.content_key(record.kind, record.text) in vetoed_keys or signed.id in failed:
             continue
         state = held.view.lessons[signed.id]
+        last = format_day(seen_failing.get(signed.id, record.created))
         items.append(RenderItem(
             id=rid, text=record.text, kind=record.kind.value, scope=record.scope.value, strength=1.0,
             seen=1, prediction={"situation": record.prediction.situation, "outcome": record.prediction.outcome},
-            confirmations=state.confirmations))
+            confirmations=state.confirmations,
+            detail=(f"Written on {format_day(record.created)}; confirmed by {state.confirmations} other "
+                    f"agent{'s' if state.confirmations != 1 else ''}; its failure last seen on {last}.",)))
     return items
 
 
-def hidden_own(held: trust.Held, own_record_ids: Mapping[str, bytes | None]) -> set[str]:
+def _last_failure_day(held: trust.Held, state) -> int:
+    days = [held.records[v.id].record.observed for v in state.verdicts
+            if v.counted and v.outcome is Outcome.FAILED and v.id in held.records]
+    return max(days, default=-1)
+
+
+def last_seen_failing(held: trust.Held) -> dict[bytes, int]:
+    """Lesson id → the latest day its failure is known to have been met: the day it was written,
+    or the ``observed`` day of a confirmation held (a prevention is never signed, so a confirmation
+    always means the failure was seen). An agent can tell from it how old the evidence is."""
+    days: dict[bytes, int] = {}
+    for signed in held.records.values():
+        record = signed.record
+        if isinstance(record, Lesson):
+            days[signed.id] = max(days.get(signed.id, 0), record.created)
+        elif isinstance(record, Verification) and record.outcome is Outcome.CONFIRMED:
+            days[record.lesson] = max(days.get(record.lesson, 0), record.observed)
+    return days
+
+
+def hidden_own(held: trust.Held, own_record_ids: Mapping[str, bytes | None],
+               failed: frozenset[bytes] = frozenset(), required: int | None = None,
+               touched: Mapping[str, float] | None = None) -> set[str]:
     """Own lessons left out of the own layer: their record is dead or superseded, or a common
-    lesson stands for them (it is rendered in the common layer, with its confirmations)."""
+    lesson stands for them (it is rendered in the common layer, with its confirmations) and has not
+    ``failed`` here (then this node's own lesson is what it knows), or — given ``required`` — other
+    nodes' counted failures of its published record outnumber their confirmations by ``required``:
+    the margin that takes a trusted author's lesson out of the commons takes it out of its author's
+    folder too (an upstream fix the author has not met again), unless the author's own sessions used
+    the lesson (``touched``: joined, confirmed, prevented) after the latest of those failures, as on
+    the one machine where a quirky fix does work."""
     hidden = set()
     for lid, rid in own_record_ids.items():
         if rid is None:
             continue
         state = held.view.lessons.get(rid)
-        if rid in held.view.dead_ids or (state is not None and state.status in (
-                LessonStatus.SUPERSEDED, LessonStatus.COMMON, LessonStatus.REVOKED)):
+        standing = (LessonStatus.SUPERSEDED, LessonStatus.REVOKED) + (() if rid in failed else (LessonStatus.COMMON,))
+        refuted = (required is not None and state is not None and state.status is LessonStatus.OWN
+                   and state.recent_failures - state.recent_confirmations >= required
+                   and _last_failure_day(held, state) > day_of((touched or {}).get(lid, 0.0)))
+        if refuted or rid in held.view.dead_ids or (state is not None and state.status in standing):
             hidden.add(lid)
     return hidden

@@ -107,7 +107,10 @@ class Store:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+        # Shielded: a daemon stopped by SIGTERM (its scope cancelled) still closes the database,
+        # rather than leaving the connection and its thread to the garbage collector.
+        with trio.CancelScope(shield=True):
+            await self.close()
 
     # --- reading --------------------------------------------------------------------------------
 

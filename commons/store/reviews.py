@@ -57,7 +57,7 @@ MIGRATIONS = (
 class Review:
     lesson: bytes  # the received lesson's record id
     evidence: str  # local episode uid
-    how: str  # confirmed | prevented | failed | corroborated
+    how: str  # confirmed | prevented | failed | fix-failed | corroborated
     naive: bool
     observed: float
     received: float

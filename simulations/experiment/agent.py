@@ -31,6 +31,10 @@ from simulations.experiment.world import Pitfall, PitfallKind, Ran, World
 START = datetime(2026, 11, 2, tzinfo=timezone.utc)  # day 1 of every run
 _FIX = re.compile(r"`([^`]+)` succeeded after it|it passed after `([^`]+)`")
 _PLACEHOLDER = re.compile(r"<[a-z]+>")
+# What a lesson's file says of when its failure was last met: "first on …, last on 2026-11-03"
+# (an own lesson), "its failure last seen on 2026-11-05" (a common one).
+_LAST_SEEN = re.compile(r"\blast (?:seen )?on (\d{4}-\d{2}-\d{2})")
+PLAIN_TRY_DAYS = 14  # a lesson whose failure nobody has seen for this long is worth a plain try
 
 
 class Outcome(enum.Enum):
@@ -47,6 +51,14 @@ class ReadLesson:
     id: str
     layer: str
     text: str
+    last_seen: str = ""  # the day its file says the failure was last met (YYYY-MM-DD), if it says
+
+    def age_days(self, day: int) -> int | None:
+        """Days from when the lesson's failure was last seen to ``day`` of the run."""
+        if not self.last_seen:
+            return None
+        seen = datetime.fromisoformat(self.last_seen).replace(tzinfo=timezone.utc)
+        return (day_time(day) - seen).days
 
     @property
     def failed(self) -> str:
@@ -80,8 +92,11 @@ def read_memory(folder: Path) -> list[ReadLesson]:
                 front[key] = json.loads(value)
             except json.JSONDecodeError:
                 front[key] = value
-        found.append(ReadLesson(str(front.get("id", "")), str(front.get("layer", "own")),
-                                body.strip().split("\n\n<!--")[0].strip()))
+        body = body.strip().split("\n\n<!--")[0]
+        text, _, seen = body.partition("\n\n## What was seen")
+        last = _LAST_SEEN.search(seen)
+        found.append(ReadLesson(str(front.get("id", "")), str(front.get("layer", "own")), text.strip(),
+                                last.group(1) if last else ""))
     return found
 
 
@@ -118,6 +133,7 @@ class Encounter:
     lesson: str | None = None  # the lesson it followed, if any
     layer: str | None = None  # own or common
     ran: str = ""  # the command the lesson made it run
+    tried: bool = False  # the lesson was old, so the agent ran the command plainly first
 
     @property
     def error(self) -> bool:
@@ -125,7 +141,7 @@ class Encounter:
 
     def to_json(self) -> dict:
         return {"agent": self.agent, "day": self.day, "pitfall": self.pitfall, "kind": self.kind.value,
-                "outcome": self.outcome.value, "lesson": self.lesson, "layer": self.layer}
+                "outcome": self.outcome.value, "lesson": self.lesson, "layer": self.layer, "tried": self.tried}
 
 
 def day_time(day: int, hour: int = 0, minute: int = 0) -> datetime:
@@ -145,6 +161,7 @@ class Agent:
     world: World
     seed: int = 0
     encounters: list[Encounter] = field(default_factory=list)
+    plain_try_days: int | None = PLAIN_TRY_DAYS  # None: never try an old lesson plainly
 
     def work(self, day: int, tasks: list[tuple[Pitfall, str]]) -> Path:
         """Day ``day``'s session over ``tasks`` ((pitfall, value) pairs); returns its transcript."""
@@ -173,8 +190,19 @@ class Agent:
     def _task(self, s: Session, day: int, pitfall: Pitfall, value: str, lessons: list[ReadLesson]) -> Encounter:
         command = pitfall.fill(pitfall.command, value)
         lesson = next((l for l in lessons if l.fix and applies(l, command)), None)
+        # A lesson whose failure nobody has seen for plain_try_days may be stale (fixed upstream):
+        # the agent tries the command plainly once, and follows the lesson only if it fails.
+        age = lesson.age_days(day) if lesson is not None else None
+        tried = age is not None and self.plain_try_days is not None and age >= self.plain_try_days
         meet = lambda outcome: Encounter(self.name, day, pitfall.name, pitfall.kind, outcome,
-                                         lesson.id if lesson else None, lesson.layer if lesson else None)
+                                         lesson.id if lesson else None, lesson.layer if lesson else None,
+                                         tried=tried)
+        if tried:
+            ran = self._run(s, day, pitfall, value, command, pitfall.fill(pitfall.description, value),
+                            f"My memory has a note on this, but its failure was last seen {age} days ago; "
+                            "trying it plainly first.")
+            if ran.ok:
+                return meet(Outcome.CLEAN)
         if lesson is not None:
             fix = fill_fix(lesson, command)
             ran = self._run(s, day, pitfall, value, fix, "Run it the way my memory says works",
@@ -183,7 +211,7 @@ class Agent:
                 ran = self._run(s, day, pitfall, value, command, pitfall.fill(pitfall.description, value),
                                 prepared=True)
             if ran.ok:
-                return meet(Outcome.AVOIDED)
+                return meet(Outcome.MET if tried else Outcome.AVOIDED)  # a plain try that failed is an error
             outcome = Outcome.MISLED
         else:
             outcome = Outcome.MET

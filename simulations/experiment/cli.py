@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from simulations.experiment.agent import iso
+from simulations.experiment.agent import PLAIN_TRY_DAYS, iso
 from simulations.experiment.experiment_doc import write_doc
 from simulations.experiment.figures import summarise
 from simulations.experiment.homes import ExperimentError, Node
@@ -23,16 +23,20 @@ from simulations.experiment.schedule import make_plan
 
 
 def run_experiment(seed: int = 7, agents: int = 8, days: int = 28, pitfalls: int = 8, meets: int = 3, *,
-                   arms: Sequence[str] = ARMS, changes: bool = True, workdir: Path) -> dict:
+                   arms: Sequence[str] = ARMS, changes: bool = True, workdir: Path,
+                   plain_try_days: int | None = PLAIN_TRY_DAYS) -> dict:
     plan = make_plan(seed, agents, days, pitfalls, meets, changes)
-    started, load = time.monotonic(), []
+    started, cpu, load = time.monotonic(), time.process_time(), []
     runs = {}
     for arm in arms:
-        runs[arm] = run_arm(arm, plan, seed, workdir / arm)
+        runs[arm] = run_arm(arm, plan, seed, workdir / arm, plain_try_days)
         load.append(os.getloadavg()[0])
     result = summarise(runs, plan, seed)
+    result["plain_try_days"] = plain_try_days
     # How long it took, and how busy the machine was meanwhile (1-minute load after each arm).
     result["wall_seconds"] = round(time.monotonic() - started, 1)
+    # The CPU time of this one process: the harness, every command and (in-process) every daemon.
+    result["cpu_seconds"] = round(time.process_time() - cpu, 1)
     result["load_average"] = round(sum(load) / len(load), 2)
     result["cpus"] = os.cpu_count()
     # The ground truth, kept with the homes (when they are kept) for a second look.
@@ -99,6 +103,33 @@ def replay(arm: str, folders: dict[str, Path], root: Path) -> dict:
     return {"arm": arm, "days": len(days), "agents": out, "bytes_on_the_wire": network.bytes_crossed()}
 
 
+def headline(result: dict) -> dict:
+    """What one seed's run comes to, for the table of seeds."""
+    arms = result["arms"]
+    return {"seed": result["seed"], "agents": result["agents"], "days": result["days"],
+            "plain_try_days": result.get("plain_try_days", PLAIN_TRY_DAYS),
+            "reduction": result["reduction"], "misled_by_wrong_lesson": result["misled_by_wrong_lesson"],
+            "stale_days_to_leave_all": result["stale_days_to_leave_all"],
+            "prediction_accuracy_by_week": result["prediction_accuracy_by_week"],
+            "plain_try_errors_on_stable_pitfalls": {a: f.get("plain_try_errors_on_stable_pitfalls") for a, f in arms.items()},
+            "wall_seconds": result.get("wall_seconds"), "cpu_seconds": result.get("cpu_seconds"),
+            "load_average": result.get("load_average")}
+
+
+def keep_headline(path: Path, result: dict) -> list[dict]:
+    """Add (or replace) this seed's headline in ``path``; every seed's, by seed."""
+    try:
+        kept = json.loads(path.read_text("utf-8")) if path.exists() else []
+    except json.JSONDecodeError as error:
+        raise ExperimentError(f"{path} is not the JSON list --seeds-file writes ({error}); remove it") from None
+    mine = headline(result)
+    same = lambda k: (k.get("seed"), k.get("agents"), k.get("days"), k.get("plain_try_days", PLAIN_TRY_DAYS))
+    kept = sorted([k for k in kept if same(k) != same(mine)] + [mine],
+                  key=lambda k: (k["agents"], k["days"], -(k.get("plain_try_days", PLAIN_TRY_DAYS) or 0), k["seed"]))
+    path.write_text(json.dumps(kept, indent=1) + "\n", "utf-8")
+    return kept
+
+
 def _pair(text: str) -> tuple[str, Path]:
     name, sep, folder = text.partition("=")
     if not sep or not name or not Path(folder).is_dir():
@@ -117,11 +148,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pitfalls", type=int, default=8, help="error pitfalls, each met first by one agent (default 8)")
     parser.add_argument("--meets", type=int, default=3, help="times every other agent meets each pitfall (default 3)")
     parser.add_argument("--stable", action="store_true", help="no upstream fix and no wrong fix (item 4 off)")
+    parser.add_argument("--plain-try-days", type=int, default=PLAIN_TRY_DAYS, metavar="N",
+                        help=f"an agent tries a lesson whose failure was last seen N or more days ago plainly first "
+                             f"(default {PLAIN_TRY_DAYS}; 0 or less: never, so stale lessons stay)")
     parser.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated, of {', '.join(ARMS)}")
     parser.add_argument("--workdir", type=Path, help="keep the homes here (default: a temporary folder, removed)")
     parser.add_argument("--transcripts-for", type=_pair, action="append", default=[], metavar="AGENT=DIR",
                         help="replay recorded sessions as AGENT's (repeat for each agent) instead of the scripted world")
     parser.add_argument("--doc", type=Path, help="write the report (table and plots) to this markdown file")
+    parser.add_argument("--seeds-file", type=Path, metavar="FILE",
+                        help="keep this run's headline in FILE (JSON, one entry per seed); --doc shows every seed in it")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     arms = [a for a in args.arms.split(",") if a]
@@ -137,15 +173,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                  for arm in arms if arm != "no_fix_seen"}}
         else:
             result = run_experiment(args.seed, args.agents, args.days, args.pitfalls, args.meets, arms=arms,
-                                    changes=not args.stable, workdir=workdir)
+                                    changes=not args.stable, workdir=workdir,
+                                    plain_try_days=args.plain_try_days if args.plain_try_days > 0 else None)
     except (ExperimentError, ValueError) as error:
         print(f"experiment: {error}", file=sys.stderr)
         return 1
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
+    seeds = None
+    if args.seeds_file and "mode" not in result:
+        try:
+            seeds = keep_headline(args.seeds_file, result)
+        except ExperimentError as error:
+            print(f"experiment: {error}", file=sys.stderr)
+            return 1
     if args.doc and "mode" not in result:
-        write_doc(result, args.doc, "make experiment", result.get("encounters"))
+        write_doc(result, args.doc, "make experiment", result.get("encounters"), seeds)
     if args.json:
         print(json.dumps(result, indent=2))
     elif "reduction" in result:

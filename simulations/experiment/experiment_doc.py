@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from simulations.experiment.agent import PLAIN_TRY_DAYS as PLAIN_TRY
+
 
 def _f(value) -> str:
     return "–" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
@@ -95,32 +97,30 @@ def by_pitfall(result: dict, encounters: dict) -> str:
     return "\n".join(rows)
 
 
-def _what_would(result: dict, encounters: dict) -> str:
-    """peer_review beyond the verifiers, had no encounter been misled (a verification that judged
-    the fix a lesson names, not only its prediction, would have taken the wrong lesson down)."""
+def _kinds_of_error(errors: list[dict]) -> str:
+    """"12 misled by the wrong lesson, 3 plain tries of an old lesson that still held, 2 with no
+    lesson naming a fix": what the errors of an arm were."""
+    misled = sum(e["outcome"] == "misled" for e in errors)
+    tried = sum(e["outcome"] == "met" and e.get("tried", False) for e in errors)
+    bare = sum(e["outcome"] == "met" and not e.get("tried", False) for e in errors)
+    parts = [f"{misled} misled by the wrong lesson" if misled else "",
+             f"{tried} plain tries of an old lesson that still held" if tried else "",
+             f"{bare} with no lesson naming a fix in the agent's memory folder" if bare else ""]
+    return ", ".join(p for p in parts if p) or "none"
+
+
+def _errors(encounters: dict, arm: str, result: dict, beyond: bool = False) -> list[dict]:
     verifiers = {k: set(v) for k, v in result["first_verifiers"].items()}
     first = result["first_meeters"]
-
-    def beyond(arm: str) -> list[dict]:
-        return [e for e in encounters.get(arm, []) if e["kind"] == "error" and first.get(e["pitfall"]) not in
-                (None, e["agent"]) and e["agent"] not in verifiers.get(e["pitfall"], set())]
-
-    control, review = beyond("control"), beyond("peer_review")
-    control_errors = sum(e["outcome"] in ("met", "misled") for e in control)
-    if not control_errors or not review:
-        return ""
-    misled = sum(e["outcome"] == "misled" for e in review)
-    left = sum(e["outcome"] == "met" for e in review)
-    return (f" Of the {misled + left} errors beyond the verifiers, {misled} are agents misled by the wrong lesson and "
-            f"{left} met the error with no lesson naming a fix in their memory folder. "
-            f"Without the misled ones the reduction beyond verifiers would be {1 - left / control_errors:.3f}: what "
-            f"stands between peer review and the goal here is the wrong lesson, which confirmations of its "
-            f"(true) prediction keep common.")
+    return [e for e in encounters.get(arm, []) if e["kind"] == "error" and first.get(e["pitfall"]) not in
+            (None, e["agent"]) and e["outcome"] in ("met", "misled")
+            and not (beyond and e["agent"] in verifiers.get(e["pitfall"], set()))]
 
 
 def reading(result: dict, encounters: dict | None = None) -> str:
     """What the figures say, in sentences computed from them (so they cannot go stale)."""
     arms, red, out = result["arms"], result["reduction"], []
+    encounters = encounters or {}
     if "peer_review" in arms:
         pr = arms["peer_review"]
         by_verifiers = pr["errors_met_elsewhere_first"] - pr["errors_beyond_verifiers"]
@@ -128,11 +128,13 @@ def reading(result: dict, encounters: dict | None = None) -> str:
             f"- **Peer review's cost.** Of peer_review's {pr['errors_met_elsewhere_first']} errors on pitfalls met "
             f"elsewhere first, {by_verifiers} were made by the first `required = 3` verifiers of each lesson: a received "
             f"lesson is a candidate, candidates are not rendered, so a verifier can only confirm it by meeting the "
-            f"error itself (a naive confirmation). The other {pr['errors_beyond_verifiers']} of "
-            f"{pr['encounters_beyond_verifiers']} encounters beyond the verifiers were errors "
-            f"(reduction beyond verifiers: {_f(red['peer_review_beyond_verifiers'])}; on the pitfalls the world never "
-            f"changes: {_f(red.get('peer_review_beyond_verifiers_stable_pitfalls'))})."
-            + (_what_would(result, encounters) if encounters else ""))
+            f"error itself (a naive confirmation), once for each of the three. That part is the price of the policy, and only "
+            f"a change to it would lower it (render candidates, marked unconfirmed, so that a verifier confirms by "
+            f"running the named fix: the fix is what is judged now; or `required = 2`). The other "
+            f"{pr['errors_beyond_verifiers']} of {pr['encounters_beyond_verifiers']} encounters beyond the verifiers were "
+            f"errors (reduction beyond verifiers: {_f(red['peer_review_beyond_verifiers'])}; on the pitfalls the world "
+            f"never changes: {_f(red.get('peer_review_beyond_verifiers_stable_pitfalls'))})"
+            + (f": {_kinds_of_error(_errors(encounters, 'peer_review', result, beyond=True))}." if encounters else "."))
     if "trusted" in arms:
         tr = arms["trusted"]
         misled = tr["misled_by_wrong_lesson"]
@@ -140,8 +142,9 @@ def reading(result: dict, encounters: dict | None = None) -> str:
             f"- **Trusted.** {tr['errors_met_elsewhere_first']} errors of {tr['encounters_met_elsewhere_first']} "
             f"encounters remain (reduction {_f(red['trusted'])}); on the stable pitfalls "
             f"{tr['errors_on_stable_pitfalls']} of {tr['encounters_on_stable_pitfalls']} "
-            f"(reduction {_f(red.get('trusted_stable_pitfalls'))}). The wrong lesson misled "
-            f"{misled.get('agents', 0)} agents in {misled.get('encounters', 0)} encounters.")
+            f"(reduction {_f(red.get('trusted_stable_pitfalls'))})"
+            + (f". The errors: {_kinds_of_error(_errors(encounters, 'trusted', result))}." if encounters else ".")
+            + f" The wrong lesson misled {misled.get('agents', 0)} agent(s) in {misled.get('encounters', 0)} encounter(s).")
     if "no_fix_seen" in arms:
         out.append(
             f"- **No fix seen.** Reduction {_f(red['no_fix_seen'])}: when no session shows a fix, no lesson names "
@@ -149,35 +152,101 @@ def reading(result: dict, encounters: dict | None = None) -> str:
             + (" It is below zero because in control each agent still learns from its own sessions (its own "
                "lesson names the fix after two errors), which no_fix_seen's sessions cannot teach either."
                if (red["no_fix_seen"] or 0) < 0 else ""))
+    misled = result["misled_by_wrong_lesson"]
+    if result.get("quirk"):
+        per_arm = ", ".join(f"{arm} {f['misled_by_wrong_lesson'].get('agents', 0)} agent(s) / "
+                            f"{f['misled_by_wrong_lesson'].get('encounters', 0)} encounter(s)"
+                            for arm, f in arms.items() if arm in ("trusted", "peer_review"))
+        out.append(
+            f"- **The wrong lesson** (`{result['quirk'][1]}`, published by {result['quirk'][0]}, whose machine's quirk "
+            f"makes its fix work there) misled {per_arm}. Commons now judges the fix a lesson names "
+            f"(`commons/core/predictions.py`): a session that ran the named fix and saw it fail *fails* the lesson even "
+            f"though the error it met is the one predicted. The node stops rendering it that night (its own failed "
+            f"judgement hides it, and its own lesson, which names what did work, shows instead) and signs a failed "
+            f"verification; under `trusted`, failures outnumbering confirmations by `required` take a trusted "
+            f"author's lesson out of the commons (`commons/core/trust.py`)"
+            + (", so no agent is misled twice" if all(f["misled_by_wrong_lesson"].get("agents", 0) ==
+                                                        f["misled_by_wrong_lesson"].get("encounters", 0)
+                                                        for f in arms.values()) else "")
+            + ". Under peer review the first verifiers meet the error with the lesson not yet rendered and so "
+            "confirm its (true) prediction; once it is common, the agents it misleads fail it, each once.")
     weeks = result["prediction_accuracy_by_week"]
     stale = ", ".join(f"`{k}`: {'still in a memory folder at the end of the run' if v is None else f'{v} days'}"
                       for k, v in result["stale_days_to_leave_all"].items())
-    line = "- **Predictions and the stale lesson.** Prediction accuracy by week: " + " · ".join(_f(w) for w in weeks) + "."
-    if all(w in (None, 1.0) for w in weeks):
-        line += (" No prediction failed: sleep counts a lesson's situation met *without* its outcome as "
-                 "*prevented* when the lesson was rendered for the agent (`commons/core/predictions.py`), and as "
-                 "*failed* only when it was not. After the upstream fix, agents holding the lesson run the old fix "
-                 "(which still works) or run the command while the lesson is rendered: prevented either way.")
+    cost = ", ".join(f"{arm} {f.get('plain_try_errors_on_stable_pitfalls', 0)} errors in {f.get('plain_tries', 0)} "
+                     f"plain tries" for arm, f in arms.items() if arm != "control")
+    line = ("- **Predictions and the stale lesson.** Prediction accuracy by week (own lessons' predictions and "
+            f"received lessons' judgements, {result['figures_arm']}): " + " · ".join(_f(w) for w in weeks) + ". After an upstream fix the old fix "
+            "still works, so following the lesson shows nothing: a prevention looks the same whether the lesson "
+            "works or is stale. So a prevention is kept at the node but never signed, and a signed confirmation "
+            "always means the failure was seen (its `observed` day). A lesson's file says when its failure was "
+            "last seen (an own lesson: its newest episode; a common one: the newest confirmation held), and the "
+            f"scripted agent treats a lesson not seen failing for {result.get('plain_try_days', PLAIN_TRY) or '(never: --plain-try-days 0)'} days as worth one plain try: if the "
+            "command works, the lesson's failing command ran and did not fail, which fails it (even though it was "
+            "rendered), and it leaves that node's folder that night, and the failed verification it signs takes it "
+            "out of the commons once failures outnumber confirmations by `required` (and out of its author's own folder, "
+            "unless the author's own sessions used it since: `commons/node/review.py`, `hidden_own`); if it fails, "
+            "the agent follows the lesson, the error confirms it, and the confirmation renews its date for every node.")
     if stale:
         line += f" Days from the upstream fix until no memory folder held a lesson about it: {stale}."
+    if any(v is None for v in result["stale_days_to_leave_all"].values()):
+        line += (f" A plain try comes {result.get('plain_try_days', PLAIN_TRY) or 'never'} days after the failure was last seen anywhere, and any meeting of "
+                 f"the error before the fix renews that date for every node: a lesson seen failing shortly before "
+                 f"its upstream fix (day {', '.join(map(str, result['fixed_upstream'].values()))} of {result['days']}) "
+                 f"can outlast the run by that much.")
+    line += f" What the plain tries cost on the stable pitfalls: {cost}."
     out.append(line)
-    misled = result["misled_by_wrong_lesson"]
-    if misled:
-        out.append(
-            f"- **The wrong lesson** (`{result['quirk'][1]}`, published by {result['quirk'][0]}) misled "
-            f"{misled['agents']} agents in {misled['encounters']} encounters in the {result['figures_arm']} arm. Its "
-            f"prediction (the command fails) is true, so every misled agent, which then runs the command and meets "
-            f"the error, *confirms* it: commons verifies a lesson's prediction, not the fix its text names. Within the run "
-            f"nothing revoked or faded it; a person would have to (`commons revoke`), or verification would have to judge "
-            f"the fix too.")
     return "\n".join(out)
 
 
-def write_doc(result: dict, path: Path, command: str, encounters: dict | None = None) -> None:
+def _seconds(value) -> str:
+    return "–" if value is None else f"{value:.0f}"
+
+
+def seeds_table(seeds: list[dict]) -> str:
+    rows = ["| seed | agents | days | plain try after (days) | trusted | peer_review | beyond verifiers | no_fix_seen | misled (agents / encounters) "
+            "| stale lesson left every folder (days) | plain-try errors on stable pitfalls (trusted / peer_review) "
+            "| wall seconds | CPU seconds |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for k in seeds:
+        red, m, tries = k["reduction"], k["misled_by_wrong_lesson"], k["plain_try_errors_on_stable_pitfalls"]
+        stale = ", ".join("not within the run" if v is None else str(v) for v in k["stale_days_to_leave_all"].values())
+        rows.append(f"| {k['seed']} | {k['agents']} | {k['days']} | {k.get('plain_try_days', PLAIN_TRY) or 'never'} "
+                    f"| {_f(red['trusted'])} | {_f(red['peer_review'])} "
+                    f"| {_f(red['peer_review_beyond_verifiers'])} | {_f(red['no_fix_seen'])} "
+                    f"| {m.get('agents', '–')} / {m.get('encounters', '–')} | {stale or '–'} "
+                    f"| {tries.get('trusted', '–')} / {tries.get('peer_review', '–')} | {_seconds(k.get('wall_seconds'))} "
+                    f"| {_seconds(k.get('cpu_seconds'))} |")
+    return "\n".join(rows) + "\n\n" + _across(seeds)
+
+
+def _across(seeds: list[dict]) -> str:
+    """What the seeds say together, computed from the table."""
+    tried = [k for k in seeds if k.get("plain_try_days", PLAIN_TRY)]
+    never = [k for k in seeds if not k.get("plain_try_days", PLAIN_TRY)]
+    met = lambda key, ok: sum(1 for k in tried if k["reduction"][key] is not None and ok(k["reduction"][key]))
+    text = (f"With plain tries, the goals are met in {met('trusted', lambda v: v >= 0.9)} of {len(tried)} runs "
+            f"(trusted ≥ 0.9), {met('peer_review_beyond_verifiers', lambda v: v >= 0.8)} of {len(tried)} "
+            f"(beyond verifiers ≥ 0.8) and {met('no_fix_seen', lambda v: v <= 0.1)} of {len(tried)} (no_fix_seen ≤ 0.1). "
+            "The plain-try errors on the stable pitfalls are errors a lesson that still held would have avoided: "
+            "the price of finding out that another lesson went stale.")
+    for k in never:
+        red = k["reduction"]
+        stale = ", ".join("never left" if v is None else f"left after {v} days" for v in k["stale_days_to_leave_all"].values())
+        text += (f" Seed {k['seed']} without plain tries: trusted {_f(red['trusted'])}, beyond verifiers "
+                 f"{_f(red['peer_review_beyond_verifiers'])}, and the stale lesson {stale or '–'}.")
+    return text
+
+
+def write_doc(result: dict, path: Path, command: str, encounters: dict | None = None,
+              seeds: list[dict] | None = None) -> None:
     path = Path(path)
     images = plots(result, path.parent)
     red = result["reduction"]
     notes = reading(result, encounters)
+    if seeds and len(seeds) > 1:
+        notes += ("\n\n## Other seeds\n\nThe same run for other seeds (`python -m simulations.experiment --seed N "
+                  "--seeds-file docs/experiment-seeds.json`, `make experiment-seeds`): each seed draws who meets "
+                  "what on which day, the values, and so which agents verify first.\n\n" + seeds_table(seeds))
     if encounters:
         notes = "## Per pitfall (errors / encounters of agents that did not meet it first)\n\n" + \
             by_pitfall(result, encounters) + "\n\n## Reading it\n\n" + notes
@@ -187,8 +256,9 @@ def write_doc(result: dict, path: Path, command: str, encounters: dict | None = 
 
 Issue #17; design paper §7.5. Regenerate with `{command}` (seed {result['seed']}, {result['agents']}
 agents, {result['days']} days; {result.get('wall_seconds', sum(s['seconds'] for s in result['arms'].values())):.0f} s
-for all arms on {result.get('cpus', '?')} CPUs at a mean 1-minute load average of {result.get('load_average', '?')}: other
-work shared the machine). Link: real daemons on loopback.
+wall and {result.get('cpu_seconds', '?')} s CPU for all arms on {result.get('cpus', '?')} CPUs at a mean 1-minute load
+average of {result.get('load_average', '?')}: other work shared the machine). Link: real daemons on loopback (the `Daemon` that `commons daemon` runs, one per
+home, all N in the harness's one process: `simulations/experiment/links.py`).
 
 ## Set-up
 
@@ -197,7 +267,9 @@ work shared the machine). Link: real daemons on loopback.
   (`world.py`) and writes it as a Claude Code transcript. The agent has no oracle: before a command
   it reads `MEMORY.md` and the lesson files it links, and changes course only when a lesson's
   text names the command as the one that failed *and* names what worked ("`npm install`
-  succeeded after it"); it runs that command, and the world says whether it works.
+  succeeded after it"); it runs that command, and the world says whether it works. A lesson whose
+  file says its failure was last seen {result.get('plain_try_days', PLAIN_TRY) or '(never)'} or more days ago it first tries plainly (the command
+  itself), following the lesson only if that fails.
 - Every night, on one injected clock (`--at`): each node runs `commons ingest` and `commons sleep`,
   then all daemons run `--at` the night, joined by a ring of bootstrap peers (node i knows node
   i+1) and peer exchange, each reachable through a byte-counting relay, until every record that
@@ -227,7 +299,8 @@ no_fix_seen **{_f(red['no_fix_seen'])}** (goal: ≥ 0.9, –, ≥ 0.8, ≤ 0.1).
 {table(result)}
 
 Rates are per session and agent, averaged over agents; prediction accuracy is
-`(confirmed + prevented) / (confirmed + prevented + failed)` over all nodes' nights of each week.
+`(confirmed + prevented) / (confirmed + prevented + failed)` over all nodes' nights of each week, own
+lessons' predictions and received lessons' judgements together.
 
 {notes}
 """ + "".join(f"\n![{name}]({name})\n" for name in images)

@@ -78,8 +78,8 @@ def _accuracy_by_week(run: ArmRun) -> list[float | None]:
     weeks: dict[int, dict] = defaultdict(lambda: {"confirmed": 0, "prevented": 0, "failed": 0})
     for node in run.nodes:
         for night, counts in enumerate(node.night_counts):
-            for verdict in ("confirmed", "prevented", "failed"):
-                weeks[night // 7][verdict] += counts.get(f"predictions_{verdict}", 0)
+            for verdict in ("confirmed", "prevented", "failed"):  # own lessons' and received ones'
+                weeks[night // 7][verdict] += counts.get(f"predictions_{verdict}", 0) + counts.get(f"received_{verdict}", 0)
     return [accuracy(weeks[w]) for w in sorted(weeks)]
 
 
@@ -121,6 +121,11 @@ def arm_figures(run: ArmRun, plan: Plan, verifiers: Mapping[str, set[str]]) -> d
         "encounters_on_stable_pitfalls": len(stable),
         "errors_beyond_verifiers_on_stable_pitfalls": sum(e.error for e in beyond if e.pitfall not in changed),
         "avoided_via_common": sum(e.outcome is Outcome.AVOIDED and e.layer == "common" for e in met),
+        # What the stale-lesson mechanism costs: plain tries of old lessons, and those that met the
+        # error because the lesson still held (every such error on a stable pitfall is pure cost).
+        "plain_tries": sum(e.tried for e in run.encounters),
+        "plain_try_errors": sum(e.tried and e.error for e in run.encounters),
+        "plain_try_errors_on_stable_pitfalls": sum(e.tried and e.error for e in stable),
         "errors_per_day": errors_by_day,
         "lesson_states_per_night": run.states,
         "prediction_accuracy_by_week": _accuracy_by_week(run),

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from commons.core.scope import command_head
-from simulations.experiment.agent import Agent, Encounter, day_time, iso, read_memory
+from simulations.experiment.agent import PLAIN_TRY_DAYS, Agent, Encounter, day_time, iso, read_memory
 from simulations.experiment.homes import Node
 from simulations.experiment.links import Network
 from simulations.experiment.schedule import Plan
@@ -76,7 +76,7 @@ def _movable(node: Node, lessons: list[dict], publish: bool) -> frozenset:
     return frozenset(node.keys()) | frozenset(shared)
 
 
-def run_arm(arm: str, plan: Plan, seed: int, root: Path) -> ArmRun:
+def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | None = PLAIN_TRY_DAYS) -> ArmRun:
     started = time.monotonic()
     if root.exists():
         shutil.rmtree(root)
@@ -86,8 +86,8 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path) -> ArmRun:
     configure(arm, nodes)
     network = Network(nodes, publish=arm != "control")
     world = plan.world(shows_fix=arm != "no_fix_seen")
-    agents = {n.name: Agent(n.name, f"/home/{n.name}/src/{n.name}-app", n.transcripts, n.memory, world, seed)
-              for n in nodes}
+    agents = {n.name: Agent(n.name, f"/home/{n.name}/src/{n.name}-app", n.transcripts, n.memory, world, seed,
+                            plain_try_days=plain_try_days) for n in nodes}
     run = ArmRun(arm, nodes, [], 0, 0.0, [])
     moved: list[frozenset] | None = None
     try:

@@ -1,0 +1,94 @@
+"""A lesson that names a fix is judged by it (issue #17): the fix failing or the failing command
+working fails the lesson, even when it was rendered; the fix working prevents; the failure met
+confirms it, whatever the session did next."""
+
+from __future__ import annotations
+
+import pytest
+
+from commons.core.episode import ErrorEpisode, SessionEpisode, ToolCall
+from commons.core.lessons import DAY, Lesson, LessonKind
+from commons.core.predictions import Cause, Prediction, PredictionStatus, named_fix, runs_fix, verify
+from commons.core.records import Scope
+from commons.core.resolution import Relation, Resolution
+
+FAILURE = "npm error The 'npm ci' command can only install with an existing package-lock.json"
+TEXT = f'`npm ci` failed with "{FAILURE}"; `npm install` succeeded after it (2 of 2 sessions).'
+WRONG = f'`npm ci` failed with "{FAILURE}"; `npm ci --legacy-peer-deps` succeeded after it (2 of 2 sessions).'
+MADE = 10 * DAY
+
+
+def _lesson(text: str = TEXT) -> Lesson:
+    return Lesson(id="l1", kind=LessonKind.ERROR, text=text, scope=Scope.SHARED, topics=(), gist="Bash npm ci",
+                  triggers=("npm ci",), outcome=FAILURE, episodes=(), provenance=(), strength=1.5, strength_at=0.0,
+                  touched=0.0, seen=2, created=0.0)
+
+
+def _prediction() -> Prediction:
+    return Prediction(id="p1", lesson_id="l1", situation="Bash npm ci", triggers=("npm ci",), outcome=FAILURE,
+                      made=MADE, expires=MADE + 14 * DAY)
+
+
+def _session(n: int, *commands: str) -> SessionEpisode:
+    at = MADE + n * DAY
+    return SessionEpisode(session=f"s{n}", uid=f"session-{n}", at=at, ended_at=at + 600, asked=("set up CI",),
+                          tool_counts=(("Bash", len(commands)),), ended="Done.",
+                          calls=tuple(ToolCall("Bash", c) for c in commands))
+
+
+def _error(n: int, k: int, command: str, fixed_by: str | None) -> ErrorEpisode:
+    resolution = Resolution(Relation.NEXT_COMMAND, fixed_by, confidence=0.6) if fixed_by else None
+    return ErrorEpisode(session=f"s{n}", uid=f"error-{n}-{k}", at=MADE + n * DAY + 60 * k, tool="Bash",
+                        target=command, failure=FAILURE, exit_code=1, resolution=resolution)
+
+
+def _verdict(episodes, rendered: bool = True, text: str = TEXT):
+    (verdict,) = verify([_prediction()], {"l1": _lesson(text)}, episodes, MADE + 20 * DAY,
+                        rendered_since={"l1": MADE} if rendered else {})
+    return verdict.status, verdict.cause
+
+
+def test_followed_and_the_fix_it_names_failed_is_a_failure_though_the_error_met_was_predicted():
+    episodes = [_session(1, "npm ci --legacy-peer-deps", "npm ci", "npm install"),
+                _error(1, 1, "npm ci --legacy-peer-deps", "npm install"), _error(1, 2, "npm ci", "npm install")]
+    assert _verdict(episodes, True, WRONG) == (PredictionStatus.FAILED, Cause.FIX_FAILED)
+    # The same session judges the right lesson confirmed: the error met, then its fix worked.
+    assert _verdict(episodes, True, TEXT) == (PredictionStatus.CONFIRMED, Cause.OUTCOME)
+
+
+@pytest.mark.parametrize("episodes, rendered, expected", [
+    # The named fix ran and worked: prevented (rendered or not: the fix is what is confirmed).
+    ([_session(1, "npm install")], True, (PredictionStatus.PREVENTED, Cause.FIX_WORKED)),
+    ([_session(1, "npm install")], False, (PredictionStatus.PREVENTED, Cause.FIX_WORKED)),
+    # Its failing command ran and worked with the lesson rendered: wrong or stale, failed.
+    ([_session(1, "npm ci")], True, (PredictionStatus.FAILED, Cause.COMMAND_SUCCEEDED)),
+    # The failure met, and fixed with the named fix: confirmed.
+    ([_session(1, "npm ci", "npm install"), _error(1, 1, "npm ci", "npm install")],
+     False, (PredictionStatus.CONFIRMED, Cause.OUTCOME)),
+], ids=["fix-worked-rendered", "fix-worked-unrendered", "command-worked-rendered", "met-and-fixed"])
+def test_a_lesson_naming_a_fix_is_judged_by_it(episodes, rendered, expected):
+    assert _verdict(episodes, rendered) == expected
+
+
+def test_the_failure_met_and_fixed_another_way_confirms_the_prediction_and_its_workaround_is_no_failure():
+    # `.venv/bin/pip install` after `pip install` failed is the session's workaround, not the
+    # failing command working: the failure the lesson predicts was met.
+    episodes = [_session(1, "npm ci", "npm ci --prefix ./web"), _error(1, 1, "npm ci", "npm ci --prefix ./web")]
+    assert _verdict(episodes, False) == (PredictionStatus.CONFIRMED, Cause.OUTCOME)
+
+
+def test_a_preparation_fix_then_the_command_working_is_a_prevention_not_a_failure():
+    text = '`git push` failed with "rejected"; `git pull --rebase origin main` succeeded after it.'
+    assert named_fix(text) == "git pull --rebase origin main"
+    pred = Prediction(id="p", lesson_id="l1", situation="Bash git push", triggers=("git push",), outcome="rejected",
+                      made=MADE, expires=MADE + 14 * DAY)
+    (verdict,) = verify([pred], {"l1": _lesson(text)}, [_session(1, "git pull --rebase origin main",
+                                                                 "git push origin main")],
+                        MADE + 20 * DAY, rendered_since={"l1": MADE})
+    assert (verdict.status, verdict.cause) == (PredictionStatus.PREVENTED, Cause.FIX_WORKED)
+
+
+def test_a_placeholder_of_the_named_fix_stands_for_one_word():
+    assert runs_fix("uv add <package>", "uv add httpx")
+    assert not runs_fix("uv add <package>", "uv add httpx rich")
+    assert not runs_fix("npm install", "npm install --save-dev @types/node")
