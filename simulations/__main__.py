@@ -1,7 +1,9 @@
-"""python -m simulations SCENARIO --nodes N --seed S [--json] [--plot FILE.png]
+"""python -m simulations SCENARIO --nodes N (--seed S | --seeds 1-10) [--json] [--plot FILE.png]
 
 Scenarios: spread, revoke, churn, partition, sybil, reconcile (docs/simulations.md says what each
-models and how its figures are defined).
+models and how its figures are defined). ``--seeds`` runs the scenario once per seed and prints
+each seed's figures and their mean, minimum and maximum: a round gained or lost at one seed is often
+noise (simulations/sweep.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import sys
 
 from simulations.report import commit
 from simulations.scenarios import SCENARIOS
+from simulations.sweep import Sweep, parse_seeds, sweep
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,11 +22,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("scenario", choices=sorted(SCENARIOS), help="what to simulate")
     parser.add_argument("--nodes", type=int, default=1000, help="number of nodes (default 1000; reconcile: ignored)")
     parser.add_argument("--seed", type=int, default=1, help="the seed every random draw derives from (default 1)")
+    parser.add_argument("--seeds", metavar="1-10",
+                        help="run once per seed (a range, a list, or both: 1-3,9) and summarise; replaces --seed")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--plot", metavar="FILE.png", help="draw the result (needs matplotlib: pip install '.[plot]')")
     args = parser.parse_args(argv)
     if args.nodes < 2:
         parser.error("--nodes must be at least 2")
+    if args.seeds is not None:
+        try:
+            seeds = parse_seeds(args.seeds)
+        except ValueError as error:
+            parser.error(str(error))
+        if args.plot:
+            parser.error("--plot draws one run: use --seed")
+        result = sweep(SCENARIOS[args.scenario], args.scenario, args.nodes, seeds)
+        print(json.dumps({**result.to_json(), "commit": commit()}) if args.json else _sweep_text(result))
+        return 0
 
     result = SCENARIOS[args.scenario](args.nodes, args.seed)
     figures = {**result.as_json(), "commit": commit()}
@@ -46,6 +61,22 @@ def _print(figures: dict) -> None:
         print(f"  {name:<22} {value}")
     for name, value in figures["details"].items():
         print(f"  {name:<22} {value}")
+
+
+def _sweep_text(result: Sweep) -> str:
+    names = [n for n in ("rounds_to_99", "rounds_to_999", "rounds_to_100", "seconds_to_999", "bytes_per_node")
+             if n in result.summary]
+    lines = [f"{result.scenario}: {result.nodes} nodes, seeds {', '.join(map(str, result.seeds))}",
+             f"  {'seed':>6} " + " ".join(f"{n:>15}" for n in names)]
+    for run in result.runs:
+        cells = ("--" if getattr(run, n) is None else str(getattr(run, n)) for n in names)
+        lines.append(f"  {run.seed:>6} " + " ".join(f"{c:>15}" for c in cells))
+    for label, pick in (("mean", lambda s: s.mean), ("min", lambda s: s.lowest), ("max", lambda s: s.highest)):
+        lines.append(f"  {label:>6} " + " ".join(f"{pick(result.summary[n]):>15g}" for n in names))
+    missed = {n: s.missed for n, s in result.summary.items() if s.missed}
+    if missed:
+        lines.append("  never reached (seeds): " + ", ".join(f"{n} {k}" for n, k in missed.items()))
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

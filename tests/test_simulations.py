@@ -15,6 +15,7 @@ from simulations.__main__ import main
 from simulations.measure import Result
 from simulations.plot import plot_results
 from simulations.sim import SimNetwork
+from simulations.sweep import Spread, parse_seeds, summarise, sweep
 
 NODES = 200
 SEED = 3
@@ -114,3 +115,41 @@ def test_plot_skips_cleanly_or_writes_a_png(results, tmp_path, capsys):
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     else:
         assert "matplotlib is not installed" in capsys.readouterr().err
+
+
+def test_a_sweep_runs_each_seed_as_a_single_run_would_and_summarises_them():
+    swept = sweep(scenarios.spread, "spread", 50, (1, 2, 3))
+    singles = [scenarios.spread(50, seed) for seed in (1, 2, 3)]
+    assert [r.seed for r in swept.runs] == [1, 2, 3]
+    assert [r.curve for r in swept.runs] == [r.curve for r in singles]  # the same paths, seed by seed
+    rounds = [r.rounds_to_100 for r in singles]
+    summary = swept.summary["rounds_to_100"]
+    assert (summary.lowest, summary.highest, summary.missed) == (min(rounds), max(rounds), 0)
+    assert summary.mean == round(sum(rounds) / 3, 4)
+    assert "false_promotion_rate" not in swept.summary  # spread does not report it
+
+
+def test_a_threshold_some_seeds_never_reach_is_counted_as_missed_not_averaged():
+    def run(rounds: int | None, seed: int) -> Result:
+        return Result("spread", 10, seed, 1.0, 3, 4, rounds, 1.0, 1.5, None if rounds is None else 2.0,
+                      1.0, 100.0, wall_seconds=0, peak_rss_mb=0)
+
+    summary = summarise([run(5, 1), run(None, 2), run(7, 3)])
+    assert summary["rounds_to_100"] == Spread(mean=6.0, lowest=5, highest=7, missed=1)
+    assert summary["rounds_to_99"].missed == 0
+
+
+def test_seeds_are_read_as_ranges_and_lists_and_a_bad_one_is_named():
+    assert parse_seeds("1-3,9") == (1, 2, 3, 9)
+    assert parse_seeds("4") == (4,)
+    with pytest.raises(ValueError, match="'x'"):
+        parse_seeds("1,x")
+    with pytest.raises(ValueError, match="backwards"):
+        parse_seeds("3-1")
+
+
+def test_cli_sweep_prints_each_seed_and_the_summary_as_json(capsys):
+    assert main(["spread", "--nodes", "40", "--seeds", "1-2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["seeds"] == [1, 2] and [r["seed"] for r in out["runs"]] == [1, 2]
+    assert out["summary"]["reach"] == {"mean": 1.0, "min": 1.0, "max": 1.0, "missed": 0}
