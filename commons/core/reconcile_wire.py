@@ -40,7 +40,7 @@ class Mode(enum.IntEnum):
     SKIP = 0  # nothing to do here (settled, or fingerprints matched)
     FINGERPRINT = 1  # my fingerprint of the range; answer if yours differs
     ID_LIST = 2  # every item I hold in the range; answer with a Diff
-    DIFF = 3  # answer to your IdList: items I hold that you lack, positions in your list I lack
+    DIFF = 3  # answer to your IdList: how many records I push, what I withhold, positions in your list I lack
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,7 @@ class Range:
     items: tuple[bytes, ...] = ()
     withheld: frozenset[int] = frozenset()
     lacking: tuple[int, ...] = ()  # Diff: positions in the receiver's IdList the sender lacks
+    pushed: int = 0  # Diff: how many records the sender pushes whose items fall in the range
 
 
 def above(item: bytes, bound: bytes | None) -> bool:
@@ -158,14 +159,18 @@ def decode_message(data: bytes) -> list[Range]:
             ranges.append(Range(lower, upper, mode))
         elif mode is Mode.FINGERPRINT:
             ranges.append(Range(lower, upper, mode, fingerprint=r.take(FINGERPRINT_SIZE)))
-        else:
+        elif mode is Mode.ID_LIST:
             count = r.varint()
-            if mode is Mode.ID_LIST and count > MAX_ID_LIST:
+            if count > MAX_ID_LIST:
                 raise r.fail(f"IdList of {count} items exceeds {MAX_ID_LIST}")
             items = r.items(count, lower, upper)
-            withheld = frozenset(r.positions(count))
-            lacking = r.positions(MAX_ID_LIST) if mode is Mode.DIFF else ()
-            ranges.append(Range(lower, upper, mode, items=items, withheld=withheld, lacking=lacking))
+            ranges.append(Range(lower, upper, mode, items=items, withheld=frozenset(r.positions(count))))
+        else:  # a Diff lists only what its sender withholds: every listed item is withheld
+            pushed = r.varint()
+            items = r.items(r.varint(), lower, upper)
+            lacking = r.positions(MAX_ID_LIST)
+            ranges.append(Range(lower, upper, mode, items=items, withheld=frozenset(range(len(items))),
+                                lacking=lacking, pushed=pushed))
         lower = upper
     return ranges
 
