@@ -676,7 +676,11 @@ def test_a_flood_of_fresh_inbound_keys_leaves_no_trace_in_the_peer_table():
 
 def test_a_node_with_a_small_queue_still_fetches_everything_a_reconciliation_names():
     a, b = node(1, params=GossipParams(max_queued_wants=8)), node(2)
-    b.load([lesson(i) for i in range(50)])
+    shared = [lesson(i) for i in range(100)]
+    a.load(shared)
+    # b's 50 more lie among the 100 both hold, so b answers a's fingerprints with IdLists naming
+    # them (a fetches them by key) rather than a listing ranges for b to push into.
+    b.load(shared + [lesson(i) for i in range(1000, 1050)])
     pair = PeerPair(a, b, NOW)  # a dials and reconciles at once; 42 of the 50 keys find no room
     pair.run(NOW)
-    assert len(a.record_keys()) == 50 and a.statistics().syncs_completed >= 7
+    assert len(a.record_keys()) == 150 and a.statistics().syncs_completed >= 7

@@ -4,7 +4,8 @@
 role: ``receive(frame, now)``, ``tick(now)``, ``outbox()``, ``next_deadline()``. It keeps only
 what is per peer -- its queue of keys to ask this peer for, the keys asked and not yet answered,
 two token buckets (records we take from the peer, records we serve it), the reconciliations in
-flight both ways, and the peer's score. Everything shared -- the records, the key set, which peer
+flight both ways, the records a reconciliation told us to push to the peer and those it told us
+the peer will push to us, and the peer's score. Everything shared -- the records, the key set, which peer
 is fetching which key, the peer table -- belongs to :class:`~commons.core.gossip.GossipNode`,
 which creates sessions (``open_session``) and which each session calls back into, through the
 methods :class:`SessionHost` lists and nothing else.
@@ -36,7 +37,14 @@ from commons.core.gossip_messages import (
     decode,
     encode,
 )
-from commons.core.reconcile import Reconciler, ReconcileProtocolError, ReconcileStep, ReconcileVersionError
+from commons.core.reconcile import (
+    PushWindow,
+    Reconciler,
+    ReconcileProtocolError,
+    ReconcileStep,
+    ReconcileVersionError,
+    make_item,
+)
 
 if TYPE_CHECKING:
     from commons.core.gossip_peers import GossipParams
@@ -98,7 +106,8 @@ class PeerSession:
     __slots__ = ("node", "peer_key", "initiator", "state", "close_reason", "close_kind", "misbehaved", "score", "listen",
                  "context", "contributed", "active_at", "_out", "_announce", "_queue", "_queued", "_outstanding",
                  "_tokens", "_serve_tokens", "_tokens_at", "_sync", "_sync_deadline", "_answer", "_answer_deadline",
-                 "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent", "_overflow")
+                 "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent", "_overflow", "_push",
+                 "_pushes")
 
     def __init__(self, node: SessionHost, peer_key: bytes, initiator: bool, now: float) -> None:
         p = node.params
@@ -121,6 +130,11 @@ class PeerSession:
         self._queued: set[bytes] = set()
         self._overflow = False  # the queue was full and dropped keys: reconcile again once it drains
         self._outstanding: dict[bytes, float] = {}  # key -> when we give up waiting for it
+        # Reconciliation pushes (protocol/reconcile.md, Diff): keys whose records we send unasked,
+        # paced by the serving rate; and the places the peer announced for records it pushes us,
+        # no more of them than keys we would have queued to ask it for.
+        self._push: list[bytes] = []
+        self._pushes = PushWindow(p.max_queued_wants)
         self._tokens = self._serve_tokens = float(p.records_burst)
         self._tokens_at = now
         self._sync: Reconciler | None = None  # the reconciliation we initiated
@@ -237,6 +251,8 @@ class PeerSession:
             times.append(self._answer_deadline)
         if self._queue and self._tokens < 1:
             times.append(self._tokens_at + (1 - self._tokens) / p.records_per_second)
+        if self._push and self._serve_tokens < 1:
+            times.append(self._tokens_at + (1 - self._serve_tokens) / p.records_per_second)
         return min(times)
 
     def close(self, reason: str, now: float) -> None:
@@ -341,6 +357,8 @@ class PeerSession:
         """Turn queued keys into Wants while the peer has room for requests and we have tokens."""
         if self.state is not SessionState.OPEN:
             return
+        if self._push:
+            self._send_pushes(now)
         if not self._queue:
             if self._overflow and not self._outstanding and self._sync is None:
                 # Keys this peer has were dropped for want of room: a reconciliation names them
@@ -369,7 +387,7 @@ class PeerSession:
         Keys beyond our serving rate are answered as missing rather than penalised: the asker then
         tries another peer, and a later reconciliation brings the key back if no one had it."""
         self._refill(now)
-        node, limit = self.node, self.node.params.max_frame_bytes - 64
+        node = self.node
         found, missing = [], []
         for key in sorted(set(keys)):
             signed = node.serve(key)
@@ -378,6 +396,28 @@ class PeerSession:
             else:
                 self._serve_tokens -= 1
                 found.append((signed.body, signed.signature))
+        self._send_records(found, missing)
+
+    def _send_pushes(self, now: float) -> None:
+        """Push what reconciliation said the peer lacks and expects, at the rate Wants are served.
+
+        What the rate leaves waits for the next refill; what the node no longer holds is skipped
+        (the peer's next reconciliation settles it, as it settles a push lost with the session)."""
+        self._refill(now)
+        found, missing = [], []
+        while self._push and self._serve_tokens >= 1:
+            key = self._push.pop()
+            signed = self.node.serve(key)
+            if signed is None:
+                missing.append(key)  # announced, but not ours to send now: the peer asks elsewhere
+            else:
+                self._serve_tokens -= 1
+                found.append((signed.body, signed.signature))
+        self._send_records(found, missing)
+
+    def _send_records(self, found: list[tuple[bytes, bytes]], missing: list[bytes]) -> None:
+        """Records messages that fit a frame each; the missing keys go in the last."""
+        limit = self.node.params.max_frame_bytes - 64
         batch: list[tuple[bytes, bytes]] = []
         size = 34 * len(missing)
         for body, sig in found:
@@ -393,11 +433,21 @@ class PeerSession:
         node = self.node
         self._refill(now)
         taken: list[tuple[bytes, bytes]] = []
+        deferred: list[bytes] = []  # announced pushes beyond our rate: fetched later, by key
         for body, sig in message.records:
             rtype = rec.peek_type(body)
             key = rec.reconcile_key(rtype, rec.record_id(body)) if rtype is not None else None
             if key is not None and self._outstanding.pop(key, None) is not None:
                 taken.append((body, sig))  # asked for: paid for when we asked
+            elif key is not None and key not in node.keyset and self._pushed(key, body):
+                # Announced by a reconciliation: paid for as a Want would have been. Beyond our
+                # rate it is not refused as the peer's fault (it pushes at its own serving rate):
+                # its key is queued and fetched at ours, so a push never outruns the rate limit.
+                if self._tokens >= 1:
+                    self._tokens -= 1
+                    taken.append((body, sig))
+                else:
+                    deferred.append(key)
             elif key is not None and key in node.keyset:
                 # A copy of a record we hold (or refused): the spec drops duplicates, and an honest
                 # peer sends them whenever two of its Wants race, so they cost neither tokens nor score.
@@ -410,9 +460,24 @@ class PeerSession:
                 if self.closed:
                     return
         node.take_records(taken, self, now)
+        if deferred and not self.closed:
+            node.learn(deferred, self, count=False)
         for key in message.missing:
             if self._outstanding.pop(key, None) is not None:
                 node.release(key, self, now)
+            elif key not in node.keyset and self._pushes.forgo():
+                # An announced push the peer will not make: as if it had answered a Want of ours
+                # as missing (another peer that announced the key is asked, or one reconciled with).
+                node.learn((key,), self, count=False)
+                node.release(key, self, now)
+
+    def _pushed(self, key: bytes, body: bytes) -> bool:
+        """Whether a record we did not ask for takes a place the peer announced for a push. The day
+        is read unchecked: a body that lies about it fails verification, which penalises it."""
+        if not self._pushes.expected:
+            return False
+        day = rec.peek_created(body)
+        return day is not None and self._pushes.admit(make_item(day, key))
 
     def _on_reconcile(self, message: Reconcile, now: float) -> None:
         p = self.node.params
@@ -439,6 +504,12 @@ class PeerSession:
             self._send(Reconcile(ReconcilePhase.INITIATOR if mine else ReconcilePhase.RESPONDER, step.reply))
         if step.need:
             self.node.learn(step.need, self, count=False)
+        if step.expect:
+            self._pushes.add(step.expect)
+        if step.push:
+            # Sent after the reply that announces them, lowest item last off the stack: first.
+            room = self.node.params.max_queued_wants - len(self._push)
+            self._push[:0] = reversed(step.push[:room])
         if step.done:
             self.contributed = True
             if mine:

@@ -60,18 +60,28 @@ class PushWindow:
             self._ranges.insert(at, [e.upper, count])
             self._open += count
 
+    def forgo(self) -> bool:
+        """The peer says it will not push a record it announced (it names only the key, so the
+        place is taken from the lowest range with room): whether any place was left."""
+        if not self._open:
+            return False
+        self._take(0)
+        return True
+
     def admit(self, item: bytes) -> bool:
         """Whether a pushed record at ``item`` was announced (and uses one of its range's places)."""
         # Ranges of one session are disjoint; ranges of sessions after it may overlap them, so look
         # at every range starting at or below the item, nearest first.
         for at in range(bisect.bisect_right(self._lowers, item) - 1, -1, -1):
-            upper, remaining = self._ranges[at]
-            if above(item, upper):  # type: ignore[arg-type]
-                continue
-            if remaining == 1:
-                del self._lowers[at], self._ranges[at]
-            else:
-                self._ranges[at][1] = remaining - 1  # type: ignore[operator]
-            self._open -= 1
-            return True
+            if not above(item, self._ranges[at][0]):  # type: ignore[arg-type]
+                self._take(at)
+                return True
         return False
+
+    def _take(self, at: int) -> None:
+        remaining = self._ranges[at][1]
+        if remaining == 1:
+            del self._lowers[at], self._ranges[at]
+        else:
+            self._ranges[at][1] = remaining - 1  # type: ignore[operator]
+        self._open -= 1

@@ -69,6 +69,7 @@ from commons.core.records.types import (
 from commons.core.records.codec import (
     decode_body,
     encode_body,
+    peek_created,
     peek_type,
 )
 from commons.core.records.signing import (
@@ -116,6 +117,7 @@ __all__ = [
     "decode_body",
     "encode_body",
     "field_names",
+    "peek_created",
     "peek_type",
     "reconcile_key",
     "record_id",
