@@ -91,3 +91,21 @@ def test_the_created_day_is_read_from_the_end_of_a_canonical_body(day):
                                subject=bytes(32), created=day), signing_key(7))
     assert rec.peek_created(signed.body) == day and rec.peek_created(vouch.body) == day
     assert rec.peek_created(signed.body + b"\x00") is None  # not a body's end: not read as one
+
+
+def test_a_node_reconciling_with_two_peers_at_once_asks_only_one_to_push():
+    a, b, c = node(1), node(2), node(3)
+    held = [lesson(i) for i in range(30)]
+    b.load(held)
+    c.load(held)
+    with_b, with_c = PeerPair(a, b, NOW), PeerPair(a, c, NOW)
+    with_b.run(NOW)
+    with_c.run(NOW)
+    with_b.a_session.start_sync(NOW)
+    with_c.a_session.start_sync(NOW)  # b is still reconciling: c is asked to name, not push
+    for _ in range(10):
+        with_b.run(NOW)
+        with_c.run(NOW)
+    stats = a.statistics()
+    assert a.record_keys() == {r.key for r in held}
+    assert stats.bodies_received == 30 and stats.duplicate_bodies == 0

@@ -28,7 +28,7 @@ from commons.core.reconcile import (
     make_key,
     run_in_memory,
 )
-from commons.core.reconcile_wire import decode_message
+from commons.core.reconcile_wire import LISTS, decode_message
 
 
 def random_keys(rng: random.Random, count: int, tags: tuple[int, ...] = (0, 1, 2, 3)) -> list[bytes]:
@@ -55,15 +55,19 @@ def assert_exact(exchange, only_a: list[bytes], only_b: list[bytes]) -> None:
     only_a=st.integers(0, 120),
     only_b=st.integers(0, 120),
     limit=st.sampled_from([MIN_FRAME_SIZE_LIMIT, 4096, DEFAULT_FRAME_SIZE_LIMIT]),
+    push=st.tuples(st.booleans(), st.booleans()),
 )
-def test_both_sides_learn_exactly_the_set_differences(seed, common, only_a, only_b, limit):
+def test_both_sides_learn_exactly_the_set_differences(seed, common, only_a, only_b, limit, push):
     shared, mine, theirs = split_sets(seed, common, only_a, only_b)
     exchange = run_in_memory(
-        Reconciler(KeySet(shared + mine), frame_size_limit=limit),
-        Reconciler(KeySet(shared + theirs), frame_size_limit=limit),
+        Reconciler(KeySet(shared + mine), frame_size_limit=limit, ask_push=push[0]),
+        Reconciler(KeySet(shared + theirs), frame_size_limit=limit, ask_push=push[1]),
     )
     assert_exact(exchange, mine, theirs)
     assert all(len(m) <= limit for m in exchange.messages)
+    assert exchange.unexpected == ([], [])
+    for side in (0, 1):  # only a side that asked is pushed anything
+        assert push[side] or exchange.received[side] == []
 
 
 @settings(max_examples=30, deadline=None)
@@ -205,7 +209,7 @@ def test_a_healed_partition_costs_one_listed_item_per_record_in_three_round_trip
     # path down to the newest days and the few shared items of the lowest listed bucket
     assert sum(map(len, exchange.messages)) <= 34 * 500 + 2000
     # The buckets that all differ go as a few long lists (up to 64 items), not one list a bucket.
-    lists = [r for m in exchange.messages for r in decode_message(m) if r.mode is Mode.ID_LIST]
+    lists = [r for m in exchange.messages for r in decode_message(m) if r.mode in LISTS]
     assert sum(len(r.items) for r in lists) / len(lists) > 32
 
 
@@ -218,7 +222,7 @@ def test_a_lone_difference_is_listed_with_the_short_threshold():
     mine = dated(rng, random_keys(rng, 1), range(20_000, 20_365))
     exchange = run_in_memory(Reconciler(KeySet(shared + mine)), Reconciler(KeySet(shared)))
     assert exchange.learned(initiator=True)[0] == in_item_order(mine)
-    lists = [r for m in exchange.messages for r in decode_message(m) if r.mode is Mode.ID_LIST]
+    lists = [r for m in exchange.messages for r in decode_message(m) if r.mode in LISTS]
     assert lists and max(len(r.items) for r in lists) <= 16
 
 
@@ -259,14 +263,15 @@ def test_a_peer_of_an_older_protocol_version_is_refused_naming_both_versions(old
         Reconciler(KeySet()).reconcile(bytes([old]) + b"\x00\x01" + bytes(16))
 
 
-def test_withheld_keys_are_known_to_the_peer_but_never_offered_or_fetched():
+@pytest.mark.parametrize("ask_push", [True, False])
+def test_withheld_keys_are_known_to_the_peer_but_never_offered_or_fetched(ask_push):
     shared, mine, theirs = split_sets(13, 500, 30, 30)
     refused = mine[:10]  # held by policy or as death certificates: counted, never sent
     a = KeySet(shared + mine[10:])
     a.update(refused, withheld=True)
     b = KeySet(shared + theirs)
     b.update(refused[:4], withheld=False)  # both know these four: nothing to say about them
-    exchange = run_in_memory(Reconciler(a), Reconciler(b))
+    exchange = run_in_memory(Reconciler(a, ask_push=ask_push), Reconciler(b, ask_push=ask_push))
     a_have, a_need, a_withheld = exchange.learned(initiator=True)
     b_have, b_need, b_withheld = exchange.learned(initiator=False)
     assert a_have == b_need == sorted(mine[10:])

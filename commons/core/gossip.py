@@ -406,6 +406,12 @@ class GossipNode:
             sources[0].pump(now)
         return True
 
+    def push_welcome(self, session: PeerSession) -> bool:
+        """Whether ``session`` may ask its peer to push the records it lacks (reconcile.md, Pushed
+        records): not while another session reconciles or awaits pushes, as two peers pushing the
+        same records would both send them, while keys two peers name are fetched from one."""
+        return not any(s is not session and s.reconciling for s in self._sessions.values())
+
     def claim(self, key: bytes, session: PeerSession) -> bool:
         """Whether ``session`` should ask its peer for ``key`` now (and if so, it is its to fetch):
         not if the key was taken or forgotten meanwhile, nor while another peer is asked for it."""

@@ -71,6 +71,7 @@ class SessionHost(Protocol):
     def serve(self, key: bytes) -> SignedRecord | None: ...  # None: answer as missing
     def learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None: ...
     def claim(self, key: bytes, session: PeerSession) -> bool: ...  # may this session ask for key now?
+    def push_welcome(self, session: PeerSession) -> bool: ...  # may it ask its peer to push records?
     def release(self, key: bytes, session: PeerSession, now: float) -> bool: ...  # it will not deliver key
     def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float) -> None: ...
     def learn_peers(self, entries: Iterable[tuple[str, bytes]]) -> None: ...
@@ -107,7 +108,7 @@ class PeerSession:
                  "context", "contributed", "active_at", "_out", "_announce", "_queue", "_queued", "_outstanding",
                  "_tokens", "_serve_tokens", "_tokens_at", "_sync", "_sync_deadline", "_answer", "_answer_deadline",
                  "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent", "_overflow", "_push",
-                 "_pushes")
+                 "_pushes", "_pushes_deadline")
 
     def __init__(self, node: SessionHost, peer_key: bytes, initiator: bool, now: float) -> None:
         p = node.params
@@ -135,6 +136,7 @@ class PeerSession:
         # no more of them than keys we would have queued to ask it for.
         self._push: list[bytes] = []
         self._pushes = PushWindow(p.max_queued_wants)
+        self._pushes_deadline = 0.0  # pushes not here by then are not waited for (found again later)
         self._tokens = self._serve_tokens = float(p.records_burst)
         self._tokens_at = now
         self._sync: Reconciler | None = None  # the reconciliation we initiated
@@ -206,6 +208,8 @@ class PeerSession:
             self._sync = None
         if self._answer is not None and now >= self._answer_deadline:
             self._answer = None
+        if self._pushes.expected and now >= self._pushes_deadline:
+            self._pushes = PushWindow(self.node.params.max_queued_wants)
         p = self.node.params
         if p.idle_timeout and now >= self._heard_at + p.idle_timeout:
             self.end(f"nothing from the peer for {now - self._heard_at:.0f} s", now, CloseKind.TIMEOUT)
@@ -249,6 +253,8 @@ class PeerSession:
             times.append(self._sync_deadline)
         if self._answer is not None:
             times.append(self._answer_deadline)
+        if self._pushes.expected:
+            times.append(self._pushes_deadline)
         if self._queue and self._tokens < 1:
             times.append(self._tokens_at + (1 - self._tokens) / p.records_per_second)
         if self._push and self._serve_tokens < 1:
@@ -273,7 +279,8 @@ class PeerSession:
         """Start a reconciliation with this peer (the node calls this every sync_interval)."""
         if self.state is not SessionState.OPEN or self._sync is not None:
             return False
-        self._sync = Reconciler(self.node.keyset, frame_size_limit=self.node.params.reconcile_frame_bytes)
+        self._sync = Reconciler(self.node.keyset, frame_size_limit=self.node.params.reconcile_frame_bytes,
+                                ask_push=self.node.push_welcome(self))
         self._sync_deadline = now + self.node.params.reconcile_timeout
         self._send(Reconcile(ReconcilePhase.START, self._sync.initiate()))
         return True
@@ -293,6 +300,11 @@ class PeerSession:
     @property
     def syncing(self) -> bool:
         return self._sync is not None
+
+    @property
+    def reconciling(self) -> bool:
+        """Reconciling with the peer either way, or waiting for records it said it would push."""
+        return self._sync is not None or self._answer is not None or self._pushes.expected > 0
 
     # -- inside ------------------------------------------------------------------------------------
 
@@ -482,7 +494,8 @@ class PeerSession:
     def _on_reconcile(self, message: Reconcile, now: float) -> None:
         p = self.node.params
         if message.phase is ReconcilePhase.START:
-            self._answer = Reconciler(self.node.keyset, frame_size_limit=p.reconcile_frame_bytes)
+            self._answer = Reconciler(self.node.keyset, frame_size_limit=p.reconcile_frame_bytes,
+                                      ask_push=self.node.push_welcome(self))
             self._answer_deadline = now + p.reconcile_timeout
         mine = message.phase is ReconcilePhase.RESPONDER
         reconciler = self._sync if mine else self._answer
@@ -506,6 +519,7 @@ class PeerSession:
             self.node.learn(step.need, self, count=False)
         if step.expect:
             self._pushes.add(step.expect)
+            self._pushes_deadline = now + p.reconcile_timeout
         if step.push:
             # Sent after the reply that announces them, lowest item last off the stack: first.
             room = self.node.params.max_queued_wants - len(self._push)

@@ -12,12 +12,14 @@ message encoding ``reconcile_wire.py``; this module is the session.
 Where this differs from negentropy, and why:
 
 * Both sides learn the difference. The side answering an item list replies with a ``Diff`` -- the
-  *positions* in the peer's list of the items it lacks, and how many records it holds in the range
-  that the peer lacks -- instead of its own full list, and then pushes those records (``push``)
-  rather than naming their keys for the peer to fetch: negentropy's initiator likewise uploads
-  what its responder lacks without listing it. The peer takes them against the count
-  (``expect``, checked by ``reconcile_push.PushWindow``); the answer costs about a byte per
-  difference, the records themselves being transfer.
+  items it holds that the peer lacks, and the *positions* in the peer's list of the items it
+  lacks -- instead of its own full list, so the answer costs about one item per difference.
+* A side may ask, per list (``PushList`` instead of ``IdList``), to be pushed the records it lacks
+  rather than told their keys: the Diff then only counts them and its sender pushes the records
+  (``push``), as negentropy's initiator uploads what its responder lacks without listing it. The
+  asker takes them against the count (``expect``, checked by ``reconcile_push.PushWindow``). A
+  side asks (``ask_push``) when no other peer may be sending it the same records: records pushed
+  by two peers at once would both arrive, while keys named by two are fetched from one.
 * A message that asks nothing (only Skip / Diff ranges) is final: its receiver does not answer.
 * Differences are delivered in (time, key) order across the whole session: a key is released to
   the caller only once every range below it is settled.
@@ -64,6 +66,7 @@ from commons.core.reconcile_keyset import (
 from commons.core.reconcile_push import Expectation, PushWindow
 from commons.core.reconcile_wire import (
     INFINITY,
+    LISTS,
     MAX_BOUND_SIZE,
     MAX_ID_LIST,
     MAX_LISTED_ITEM_SIZE,
@@ -100,7 +103,7 @@ _ECHO_SIZE = MAX_BOUND_SIZE + 1 + FINGERPRINT_SIZE  # a range echoed back as a F
 class ReconcileStep:
     """What one incoming message taught, and what to answer.
 
-    ``have``: keys I hold and will send that the peer lacks, when the peer fetches them (it names
+    ``have``: keys I hold and will send that the peer lacks, when the peer fetches them (I named
     them). ``push``: keys I hold that the peer lacks and has been told to expect: send their
     records now, unasked (after ``reply``). ``need``: keys the peer holds and will send that I lack
     (fetch them). ``withheld``: keys the peer holds but will not send, that I lack (known ids: do
@@ -145,6 +148,7 @@ class Reconciler:
         frame_size_limit: int = DEFAULT_FRAME_SIZE_LIMIT,
         branching: int = DEFAULT_BRANCHING,
         id_list_threshold: int = DEFAULT_ID_LIST_THRESHOLD,
+        ask_push: bool = True,
     ) -> None:
         if not 2 <= branching <= 64:
             raise ReconcileUsageError("branching must be between 2 and 64")
@@ -158,6 +162,7 @@ class Reconciler:
         self._limit = frame_size_limit
         self._branching = branching
         self._threshold = id_list_threshold
+        self._list_mode = Mode.PUSH_LIST if ask_push else Mode.ID_LIST
         # Room one range may need: a split, an IdList, or the smallest useful Diff (one key and a
         # position for each key of the largest IdList a peer may send).
         room = frame_size_limit - 1 - (MAX_BOUND_SIZE + 1) - TAIL_SIZE
@@ -188,7 +193,7 @@ class Reconciler:
         """The initiator's first message: fingerprints of the whole set, or all of it if small."""
         if self._state is not _State.FRESH:
             raise ReconcileUsageError("initiate() starts a session and may only be called first")
-        writer = Writer(self._limit)
+        writer = Writer(self._limit, self._list_mode)
         self._split(writer, b"", INFINITY, 0, len(self._keys))
         self._state = _State.AWAITING_REPLY
         message = writer.finish()
@@ -210,8 +215,8 @@ class Reconciler:
                     raise ReconcileProtocolError("Diff position outside the IdList it answers")
         self._stats[1] += 1
         self._stats[3] += len(message)
-        asked = any(r.mode in (Mode.FINGERPRINT, Mode.ID_LIST) for r in ranges)
-        writer = Writer(self._limit)
+        asked = any(r.mode is Mode.FINGERPRINT or r.mode in LISTS for r in ranges)
+        writer = Writer(self._limit, self._list_mode)
         full = False  # out of room: open ranges are only echoed back as my fingerprints from here on
         closed = False  # the closing range is written: only Diffs are still taken in
         spans = [self._span(rng) for rng in ranges]
@@ -266,7 +271,7 @@ class Reconciler:
             return None
         start, end = self._keys.position(rng.lower), self._keys.position(rng.upper)
         mine = self._keys.fingerprint_between(start, end)
-        differs = rng.mode is Mode.ID_LIST or (rng.mode is Mode.FINGERPRINT and rng.fingerprint != mine)
+        differs = rng.mode in LISTS or (rng.mode is Mode.FINGERPRINT and rng.fingerprint != mine)
         return start, end, mine, differs
 
     def _split(
@@ -309,14 +314,15 @@ class Reconciler:
     def _answer_id_list(self, writer: Writer, rng: Range, mine: list[bytes]) -> bytes | None:
         """Answer the peer's IdList with a Diff; if it does not fit, answer up to a cut and return it.
 
-        The items I hold that the list lacks are pushed, not listed: the Diff carries their count
-        and the caller sends the records. Only those I withhold are listed (the peer must know them,
-        or it would find them again every session); a cut happens only when those do not fit."""
+        Answering a PushList, the items I hold that the list lacks are pushed, not listed: the Diff
+        carries their count and the caller sends the records. Only those I withhold are listed then
+        (the peer must know them, or it would find them again every session)."""
         theirs = set(rng.items)
         ours = set(mine)
         extra = [k for k in mine if k not in theirs]  # mine, they lack
-        listed = [k for k in extra if self._keys.is_withheld(item_key(k))]
-        pushed = [k for k in extra if not self._keys.is_withheld(item_key(k))]
+        pushing = rng.mode is Mode.PUSH_LIST
+        listed = [k for k in extra if not pushing or self._keys.is_withheld(item_key(k))]
+        pushed = [k for k in extra if pushing and not self._keys.is_withheld(item_key(k))]
         lacking = [i for i, k in enumerate(rng.items) if k not in ours]  # theirs, I lack
         fits = self._fitting(writer.room() - (MAX_BOUND_SIZE + 16) - len(positions_bytes(lacking)), rng.lower, listed)
         cut = None
@@ -328,24 +334,29 @@ class Reconciler:
             lacking = [i for i in lacking if rng.items[i] < cut]
         upper = rng.upper if cut is None else cut
         if pushed or listed or lacking or cut is not None:
+            withheld = [i for i, k in enumerate(listed) if self._keys.is_withheld(item_key(k))]
             payload = (
                 encode_varint(len(pushed))
                 + encode_varint(len(listed))
                 + items_bytes(listed, floor_day(rng.lower))
+                + positions_bytes(withheld)
                 + positions_bytes(lacking)
             )
             writer.range(rng.lower, upper, Mode.DIFF, payload)
         else:
             writer.skip(upper)
-        self._hold(pushed, [rng.items[i] for i in lacking], rng.withheld, lacking, mine_as="push")
+        their = [rng.items[i] for i in lacking]
+        self._hold(listed, their, rng.withheld, lacking)
+        self._hold(pushed, [], frozenset(), (), mine_as="push")
         return cut
 
     def _fitting(self, budget: int, lower: bytes, items: list[bytes]) -> int:
-        """How many of ``items`` (the first ones) a Diff from ``lower`` can list in ``budget`` bytes."""
+        """How many of ``items`` (the first ones) a Diff from ``lower`` can list in ``budget`` bytes,
+        counting 3 bytes of withheld position for each withheld one."""
         day, used = floor_day(lower), 0
         for count, item in enumerate(items):
             this = int.from_bytes(item[:TIME_SIZE], "big")
-            used += len(encode_varint(this - day)) + KEY_SIZE
+            used += len(encode_varint(this - day)) + KEY_SIZE + (3 if self._keys.is_withheld(item_key(item)) else 0)
             if used > budget:
                 return count
             day = this

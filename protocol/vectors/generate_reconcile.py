@@ -107,6 +107,13 @@ EXCHANGES: list[dict[str, Any]] = [
      "responder": [_group(2, "history", 2000, days=100), _group(2, "today", 12, day=DAY + 100)], "params": {}},
     {"id": 8, "comment": "the same key at two days is two different items: both sides see a difference",
      "initiator": [_group(2, "moved", 1)], "responder": [_group(2, "moved", 1, day=DAY + 1)], "params": {}},
+    {"id": 10, "comment": "exchange 3 with neither side asking to be pushed: IdLists, and Diffs naming "
+     "the items the list lacks",
+     "initiator": [_group(2, "common", 20), _group(2, "only-initiator", 3)],
+     "responder": [_group(2, "common", 20), _group(3, "only-responder", 2)], "params": {"ask_push": False}},
+    {"id": 11, "comment": "one side empty, 300 keys, minimum frame, no pushes asked: Diffs naming them "
+     "are cut at the frame limit",
+     "initiator": [], "responder": [_group(1, "vouches", 300)], "params": {"frame_size_limit": 2048, "ask_push": False}},
 ]
 
 
@@ -177,7 +184,8 @@ def invalid_vectors() -> list[dict[str, Any]]:
         ("IdList item day beyond 2**32 - 1", v.hex() + "000201" + encode_varint(1 << 32).hex() + "02" + "00" * 32 + "00"),
         ("withheld position out of range", v.hex() + "000201" + listed + "0101"),
         ("IdList of 65 keys", v.hex() + "000241"),
-        ("Diff answering no IdList", v.hex() + "0003000000"),
+        ("PushList of 65 keys", v.hex() + "000441"),
+        ("Diff answering no IdList", v.hex() + "000300000000"),
         ("Diff truncated after its push count", v.hex() + "000380"),
     ]
     return [{"id": i, "comment": c, "holder": [key], "message": m, "result": "invalid"} for i, (c, m) in enumerate(cases, 1)]
