@@ -302,6 +302,11 @@ class PeerSession:
         return self._sync is not None
 
     @property
+    def fetching(self) -> bool:
+        """Waiting for records asked of the peer."""
+        return bool(self._outstanding)
+
+    @property
     def reconciling(self) -> bool:
         """Reconciling with the peer either way, or waiting for records it said it would push."""
         return self._sync is not None or self._answer is not None or self._pushes.expected > 0
