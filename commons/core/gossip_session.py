@@ -257,8 +257,8 @@ class PeerSession:
             times.append(self._pushes_deadline)
         if self._queue and self._tokens < 1:
             times.append(self._tokens_at + (1 - self._tokens) / p.records_per_second)
-        if self._push and self._serve_tokens < 1:
-            times.append(self._tokens_at + (1 - self._serve_tokens) / p.records_per_second)
+        if self._push and self._serve_tokens < self._push_spare():
+            times.append(self._tokens_at + (self._push_spare() - self._serve_tokens) / p.records_per_second)
         return min(times)
 
     def close(self, reason: str, now: float) -> None:
@@ -422,7 +422,8 @@ class PeerSession:
         (the peer's next reconciliation settles it, as it settles a push lost with the session)."""
         self._refill(now)
         found, missing = [], []
-        while self._push and self._serve_tokens >= 1:
+        spare = self._push_spare()
+        while self._push and self._serve_tokens >= spare:
             key = self._push.pop()
             signed = self.node.serve(key)
             if signed is None:
@@ -431,6 +432,14 @@ class PeerSession:
                 self._serve_tokens -= 1
                 found.append((signed.body, signed.signature))
         self._send_records(found, missing)
+
+    def _push_spare(self) -> float:
+        """The serving tokens a push must leave for the peer's Wants (it keeps at most
+        max_outstanding in flight, by default as ours; at most half the bucket, so pushes still
+        go out): a Want answered "missing" for want of tokens is lost until the next
+        reconciliation, a push that waits only waits."""
+        p = self.node.params
+        return 1 + min(p.max_outstanding, p.records_burst // 2)
 
     def _send_records(self, found: list[tuple[bytes, bytes]], missing: list[bytes]) -> None:
         """Records messages that fit a frame each; the missing keys go in the last."""
