@@ -676,10 +676,14 @@ def test_a_flood_of_fresh_inbound_keys_leaves_no_trace_in_the_peer_table():
 
 def test_a_node_with_a_small_queue_still_fetches_everything_a_reconciliation_names():
     a, b = node(1, params=GossipParams(max_queued_wants=8)), node(2)
-    b.load([lesson(i) for i in range(50)])
+    shared = [lesson(i) for i in range(100)]
+    a.load(shared)
+    # b's 50 more lie among the 100 both hold, so b answers a's fingerprints with IdLists naming
+    # them (a fetches them by key) rather than a listing ranges for b to push into.
+    b.load(shared + [lesson(i) for i in range(1000, 1050)])
     pair = PeerPair(a, b, NOW)  # a dials and reconciles at once; 42 of the 50 keys wait in the spill
     pair.run(NOW)
-    assert len(a.record_keys()) == 50 and a.statistics().syncs_completed == 1  # one reconciliation, not 7
+    assert len(a.record_keys()) == 150 and a.statistics().syncs_completed == 1  # one reconciliation, not 7
 
 
 def test_keys_beyond_the_spill_are_named_again_by_another_reconciliation(monkeypatch):
@@ -687,7 +691,9 @@ def test_keys_beyond_the_spill_are_named_again_by_another_reconciliation(monkeyp
 
     monkeypatch.setattr(gossip_session, "SPILL_KEYS", 10)  # 8 queued, 10 spilled, 32 forgotten
     a, b = node(1, params=GossipParams(max_queued_wants=8)), node(2)
-    b.load([lesson(i) for i in range(50)])
+    shared = [lesson(i) for i in range(100)]
+    a.load(shared)
+    b.load(shared + [lesson(i) for i in range(1000, 1050)])
     pair = PeerPair(a, b, NOW)
     pair.run(NOW)
-    assert len(a.record_keys()) == 50 and a.statistics().syncs_completed >= 3
+    assert len(a.record_keys()) == 150 and a.statistics().syncs_completed >= 3

@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 
 from commons.core.reconcile import (
     DEFAULT_FRAME_SIZE_LIMIT,
+    Expectation,
     MIN_FRAME_SIZE_LIMIT,
     PROTOCOL_VERSION,
+    PushWindow,
     TAG_LESSON,
     TAG_REVOCATION,
     KeySet,
@@ -26,7 +28,7 @@ from commons.core.reconcile import (
     make_key,
     run_in_memory,
 )
-from commons.core.reconcile_wire import decode_message
+from commons.core.reconcile_wire import LISTS, decode_message
 
 
 def random_keys(rng: random.Random, count: int, tags: tuple[int, ...] = (0, 1, 2, 3)) -> list[bytes]:
@@ -53,15 +55,19 @@ def assert_exact(exchange, only_a: list[bytes], only_b: list[bytes]) -> None:
     only_a=st.integers(0, 120),
     only_b=st.integers(0, 120),
     limit=st.sampled_from([MIN_FRAME_SIZE_LIMIT, 4096, DEFAULT_FRAME_SIZE_LIMIT]),
+    push=st.tuples(st.booleans(), st.booleans()),
 )
-def test_both_sides_learn_exactly_the_set_differences(seed, common, only_a, only_b, limit):
+def test_both_sides_learn_exactly_the_set_differences(seed, common, only_a, only_b, limit, push):
     shared, mine, theirs = split_sets(seed, common, only_a, only_b)
     exchange = run_in_memory(
-        Reconciler(KeySet(shared + mine), frame_size_limit=limit),
-        Reconciler(KeySet(shared + theirs), frame_size_limit=limit),
+        Reconciler(KeySet(shared + mine), frame_size_limit=limit, ask_push=push[0]),
+        Reconciler(KeySet(shared + theirs), frame_size_limit=limit, ask_push=push[1]),
     )
     assert_exact(exchange, mine, theirs)
     assert all(len(m) <= limit for m in exchange.messages)
+    assert exchange.unexpected == ([], [])
+    for side in (0, 1):  # only a side that asked is pushed anything
+        assert push[side] or exchange.received[side] == []
 
 
 @settings(max_examples=30, deadline=None)
@@ -203,7 +209,7 @@ def test_a_healed_partition_costs_one_listed_item_per_record_in_three_round_trip
     # path down to the newest days and the few shared items of the lowest listed bucket
     assert sum(map(len, exchange.messages)) <= 34 * 500 + 2000
     # The buckets that all differ go as a few long lists (up to 64 items), not one list a bucket.
-    lists = [r for m in exchange.messages for r in decode_message(m) if r.mode is Mode.ID_LIST]
+    lists = [r for m in exchange.messages for r in decode_message(m) if r.mode in LISTS]
     assert sum(len(r.items) for r in lists) / len(lists) > 32
 
 
@@ -216,17 +222,29 @@ def test_a_lone_difference_is_listed_with_the_short_threshold():
     mine = dated(rng, random_keys(rng, 1), range(20_000, 20_365))
     exchange = run_in_memory(Reconciler(KeySet(shared + mine)), Reconciler(KeySet(shared)))
     assert exchange.learned(initiator=True)[0] == in_item_order(mine)
-    lists = [r for m in exchange.messages for r in decode_message(m) if r.mode is Mode.ID_LIST]
+    lists = [r for m in exchange.messages for r in decode_message(m) if r.mode in LISTS]
     assert lists and max(len(r.items) for r in lists) <= 16
 
 
 def test_much_to_send_goes_in_frames_up_to_64_kib():
-    rng = random.Random(29)
-    keys = random_keys(rng, 10_000)
-    exchange = run_in_memory(Reconciler(KeySet()), Reconciler(KeySet(keys)))
+    shared, mine, theirs = split_sets(29, 20_000, 3_000, 3_000)
+    exchange = run_in_memory(Reconciler(KeySet(shared + mine)), Reconciler(KeySet(shared + theirs)))
     assert max(map(len, exchange.messages)) > 60_000
     assert all(len(m) <= DEFAULT_FRAME_SIZE_LIMIT == 65536 for m in exchange.messages)
-    assert exchange.learned(initiator=True)[1] == sorted(keys)
+    assert_exact(exchange, mine, theirs)
+
+
+@pytest.mark.parametrize("empty_side", ["initiator", "responder"])
+def test_a_side_holding_nothing_is_pushed_everything_after_one_short_answer(empty_side):
+    keys = random_keys(random.Random(37), 10_000)
+    sets = (KeySet(), KeySet(keys)) if empty_side == "initiator" else (KeySet(keys), KeySet())
+    exchange = run_in_memory(Reconciler(sets[0]), Reconciler(sets[1]))
+    pusher = 1 if empty_side == "initiator" else 0
+    # The full side names no key: it announces a count per range and pushes the records.
+    assert exchange.round_trips <= 1.5 and sum(map(len, exchange.messages)) < 1_000
+    assert sorted(exchange.pushed[pusher]) == exchange.received[1 - pusher] == sorted(make_item(0, k) for k in keys)
+    assert exchange.unexpected == ([], [])
+    assert exchange.learned(initiator=pusher == 1)[1] == sorted(keys)
 
 
 def test_a_key_added_again_at_another_day_moves_there():
@@ -245,14 +263,15 @@ def test_a_peer_of_an_older_protocol_version_is_refused_naming_both_versions(old
         Reconciler(KeySet()).reconcile(bytes([old]) + b"\x00\x01" + bytes(16))
 
 
-def test_withheld_keys_are_known_to_the_peer_but_never_offered_or_fetched():
+@pytest.mark.parametrize("ask_push", [True, False])
+def test_withheld_keys_are_known_to_the_peer_but_never_offered_or_fetched(ask_push):
     shared, mine, theirs = split_sets(13, 500, 30, 30)
     refused = mine[:10]  # held by policy or as death certificates: counted, never sent
     a = KeySet(shared + mine[10:])
     a.update(refused, withheld=True)
     b = KeySet(shared + theirs)
     b.update(refused[:4], withheld=False)  # both know these four: nothing to say about them
-    exchange = run_in_memory(Reconciler(a), Reconciler(b))
+    exchange = run_in_memory(Reconciler(a, ask_push=ask_push), Reconciler(b, ask_push=ask_push))
     a_have, a_need, a_withheld = exchange.learned(initiator=True)
     b_have, b_need, b_withheld = exchange.learned(initiator=False)
     assert a_have == b_need == sorted(mine[10:])
@@ -331,3 +350,36 @@ def test_calls_out_of_order_and_bad_keys_are_the_callers_fault():
         KeySet([b"short"])
     with pytest.raises(ReconcileUsageError):
         Reconciler(KeySet(), frame_size_limit=100)
+
+
+def test_a_pushed_record_is_taken_only_inside_an_announced_range_and_within_its_count():
+    window = PushWindow(cap=100)
+    window.add([Expectation((20_000).to_bytes(4, "big"), (20_001).to_bytes(4, "big"), 2)])  # all of day 20,000
+    inside = [make_item(20_000, make_key(TAG_LESSON, bytes([i]) * 32)) for i in range(3)]
+    assert not window.admit(make_item(19_999, make_key(TAG_LESSON, bytes(32))))  # below the range
+    assert not window.admit(make_item(20_001, make_key(TAG_LESSON, bytes(32))))  # at its upper bound
+    assert window.admit(inside[0]) and window.admit(inside[1])
+    assert not window.admit(inside[2])  # beyond the count: unrequested, as if nothing was announced
+    assert window.expected == 0
+
+
+def test_a_peer_announcing_more_pushes_than_the_cap_is_expected_only_up_to_the_cap():
+    window = PushWindow(cap=5)
+    window.add([Expectation(b"", None, 1 << 34), Expectation(b"\x01", None, 3)])
+    items = [make_item(20_000, key) for key in random_keys(random.Random(41), 8)]
+    assert [window.admit(i) for i in items] == [True] * 5 + [False] * 3
+
+
+def test_a_forged_push_into_a_peers_announced_range_is_unexpected_in_memory():
+    shared, mine, theirs = split_sets(43, 2_000, 0, 40)
+    responder = Reconciler(KeySet(shared + theirs))
+    exchange = run_in_memory(Reconciler(KeySet(shared)), responder)
+    assert exchange.unexpected == ([], []) and sorted(exchange.received[0]) == sorted(make_item(0, k) for k in theirs)
+    announced = sum(e.count for s in exchange.initiator_steps for e in s.expect)
+    assert announced == len(theirs)  # every announced place was used: one more record has none
+    window = PushWindow(cap=10_000)
+    for step in exchange.initiator_steps:
+        window.add(step.expect)
+    for item in exchange.received[0]:
+        assert window.admit(item)
+    assert not window.admit(exchange.received[0][0])  # the same place twice: refused

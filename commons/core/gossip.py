@@ -447,6 +447,13 @@ class GossipNode:
             sources[0].pump(now)
         return True
 
+    def push_welcome(self, session: PeerSession) -> bool:
+        """Whether ``session`` may ask its peer to push the records it lacks (reconcile.md, Pushed
+        records): not while another session reconciles or awaits pushes, nor while any session
+        waits for records it asked for, as a record pushed and fetched at once arrives twice,
+        while keys several peers name are fetched from one."""
+        return not any(s.fetching or (s is not session and s.reconciling) for s in self._sessions.values())
+
     def claim(self, key: bytes, session: PeerSession) -> bool:
         """Whether ``session`` should ask its peer for ``key`` now (and if so, it is its to fetch):
         not if the key was taken or forgotten meanwhile, nor while another peer is asked for it."""

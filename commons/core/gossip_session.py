@@ -4,7 +4,8 @@
 role: ``receive(frame, now)``, ``tick(now)``, ``outbox()``, ``next_deadline()``. It keeps only
 what is per peer -- its queue of keys to ask this peer for, the keys asked and not yet answered,
 two token buckets (records we take from the peer, records we serve it), the reconciliations in
-flight both ways, and the peer's score. Everything shared -- the records, the key set, which peer
+flight both ways, the records a reconciliation told us to push to the peer and those it told us
+the peer will push to us, and the peer's score. Everything shared -- the records, the key set, which peer
 is fetching which key, the peer table -- belongs to :class:`~commons.core.gossip.GossipNode`,
 which creates sessions (``open_session``) and which each session calls back into, through the
 methods :class:`SessionHost` lists and nothing else.
@@ -36,7 +37,14 @@ from commons.core.gossip_messages import (
     decode,
     encode,
 )
-from commons.core.reconcile import Reconciler, ReconcileProtocolError, ReconcileStep, ReconcileVersionError
+from commons.core.reconcile import (
+    PushWindow,
+    Reconciler,
+    ReconcileProtocolError,
+    ReconcileStep,
+    ReconcileVersionError,
+    make_item,
+)
 from commons.core.reconcile_keyset import KEY_SIZE as KEY_BYTES
 
 if TYPE_CHECKING:
@@ -67,6 +75,7 @@ class SessionHost(Protocol):
     # count=False: keys a reconciliation named (they may wait in the spill)
     def learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None: ...
     def claim(self, key: bytes, session: PeerSession) -> bool: ...  # may this session ask for key now?
+    def push_welcome(self, session: PeerSession) -> bool: ...  # may it ask its peer to push records?
     def release(self, key: bytes, session: PeerSession, now: float) -> bool: ...  # it will not deliver key
     def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float,
                      keys: list[bytes | None] | None = None) -> None: ...
@@ -103,7 +112,8 @@ class PeerSession:
     __slots__ = ("node", "peer_key", "initiator", "state", "close_reason", "close_kind", "misbehaved", "score", "listen",
                  "context", "contributed", "active_at", "_out", "_announce", "_queue", "_queued", "_outstanding",
                  "_tokens", "_serve_tokens", "_tokens_at", "_sync", "_sync_deadline", "_answer", "_answer_deadline",
-                 "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent", "_overflow", "_spill", "_served")
+                 "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent", "_overflow", "_spill", "_served",
+                 "_push", "_pushes", "_pushes_deadline")
 
     def __init__(self, node: SessionHost, peer_key: bytes, initiator: bool, now: float) -> None:
         p = node.params
@@ -131,6 +141,15 @@ class PeerSession:
         self._spill = bytearray()
         self._served = 0  # records sent to this peer since the node last asked (take_served)
         self._outstanding: dict[bytes, float] = {}  # key -> when we give up waiting for it
+        # Reconciliation pushes (protocol/reconcile.md, Diff): keys whose records we send unasked,
+        # paced by the serving rate; and the places the peer announced for records it pushes us,
+        # no more of them than keys we would have queued or spilled to ask it for (a node far
+        # behind is caught up by one reconciliation either way).
+        # Keys to push, 33 bytes each end to end in one buffer (as the spill), first out first;
+        # bounded as the peer's window for them is.
+        self._push = bytearray()
+        self._pushes = PushWindow(p.max_queued_wants + SPILL_KEYS)
+        self._pushes_deadline = 0.0  # pushes not here by then are not waited for (found again later)
         self._tokens = self._serve_tokens = float(p.records_burst)
         self._tokens_at = now
         self._sync: Reconciler | None = None  # the reconciliation we initiated
@@ -202,6 +221,8 @@ class PeerSession:
             self._sync = None
         if self._answer is not None and now >= self._answer_deadline:
             self._answer = None
+        if self._pushes.expected and now >= self._pushes_deadline:
+            self._pushes = PushWindow(self.node.params.max_queued_wants + SPILL_KEYS)
         p = self.node.params
         if p.idle_timeout and now >= self._heard_at + p.idle_timeout:
             self.end(f"nothing from the peer for {now - self._heard_at:.0f} s", now, CloseKind.TIMEOUT)
@@ -245,8 +266,12 @@ class PeerSession:
             times.append(self._sync_deadline)
         if self._answer is not None:
             times.append(self._answer_deadline)
+        if self._pushes.expected:
+            times.append(self._pushes_deadline)
         if self._queue and self._tokens < 1:
             times.append(self._tokens_at + (1 - self._tokens) / p.records_per_second)
+        if self._push and self._serve_tokens < self._push_spare():
+            times.append(self._tokens_at + (self._push_spare() - self._serve_tokens) / p.records_per_second)
         return min(times)
 
     def close(self, reason: str, now: float) -> None:
@@ -267,7 +292,8 @@ class PeerSession:
         """Start a reconciliation with this peer (the node calls this every sync_interval)."""
         if self.state is not SessionState.OPEN or self._sync is not None:
             return False
-        self._sync = Reconciler(self.node.keyset, frame_size_limit=self.node.params.reconcile_frame_bytes)
+        self._sync = Reconciler(self.node.keyset, frame_size_limit=self.node.params.reconcile_frame_bytes,
+                                ask_push=self.node.push_welcome(self))
         self._sync_deadline = now + self.node.params.reconcile_timeout
         self._send(Reconcile(ReconcilePhase.START, self._sync.initiate()))
         return True
@@ -297,12 +323,23 @@ class PeerSession:
 
     @property
     def pending_wants(self) -> int:
-        """Keys still to fetch from this peer: asked, queued, or waiting in the spill."""
-        return len(self._outstanding) + len(self._queued) + len(self._spill) // KEY_BYTES
+        """Records still to come from this peer: asked, queued, waiting in the spill, or announced
+        as pushed by a reconciliation."""
+        return len(self._outstanding) + len(self._queued) + len(self._spill) // KEY_BYTES + self._pushes.expected
 
     @property
     def syncing(self) -> bool:
         return self._sync is not None
+
+    @property
+    def fetching(self) -> bool:
+        """Waiting for records asked of the peer."""
+        return bool(self._outstanding)
+
+    @property
+    def reconciling(self) -> bool:
+        """Reconciling with the peer either way, or waiting for records it said it would push."""
+        return self._sync is not None or self._answer is not None or self._pushes.expected > 0
 
     # -- inside ------------------------------------------------------------------------------------
 
@@ -376,6 +413,8 @@ class PeerSession:
             taken, self._spill = self._spill[:size], self._spill[size:]
             self.node.learn([bytes(taken[i : i + KEY_BYTES]) for i in range(0, len(taken), KEY_BYTES)], self,
                             count=False)
+        if self._push:
+            self._send_pushes(now)
         if not self._queue:
             if self._overflow and not self._outstanding and self._sync is None:
                 # Keys this peer has were dropped for want of room: a reconciliation names them
@@ -404,7 +443,7 @@ class PeerSession:
         Keys beyond our serving rate are answered as missing rather than penalised: the asker then
         tries another peer, and a later reconciliation brings the key back if no one had it."""
         self._refill(now)
-        node, limit = self.node, self.node.params.max_frame_bytes - 64
+        node = self.node
         found, missing = [], []
         for key in sorted(set(keys)):
             signed = node.serve(key)
@@ -414,6 +453,39 @@ class PeerSession:
                 self._serve_tokens -= 1
                 self._served += 1
                 found.append((signed.body, signed.signature))
+        self._send_records(found, missing)
+
+    def _send_pushes(self, now: float) -> None:
+        """Push what reconciliation said the peer lacks and expects, at the rate Wants are served.
+
+        What the rate leaves waits for the next refill; what the node no longer holds is skipped
+        (the peer's next reconciliation settles it, as it settles a push lost with the session)."""
+        self._refill(now)
+        found, missing = [], []
+        spare = self._push_spare()
+        while self._push and self._serve_tokens >= spare:
+            key = bytes(self._push[:KEY_BYTES])
+            del self._push[:KEY_BYTES]
+            signed = self.node.serve(key)
+            if signed is None:
+                missing.append(key)  # announced, but not ours to send now: the peer asks elsewhere
+            else:
+                self._serve_tokens -= 1
+                self._served += 1
+                found.append((signed.body, signed.signature))
+        self._send_records(found, missing)
+
+    def _push_spare(self) -> float:
+        """The serving tokens a push must leave for the peer's Wants (it keeps at most
+        max_outstanding in flight, by default as ours; at most half the bucket, so pushes still
+        go out): a Want answered "missing" for want of tokens is lost until the next
+        reconciliation, a push that waits only waits."""
+        p = self.node.params
+        return 1 + min(p.max_outstanding, p.records_burst // 2)
+
+    def _send_records(self, found: list[tuple[bytes, bytes]], missing: list[bytes]) -> None:
+        """Records messages that fit a frame each; the missing keys go in the last."""
+        limit = self.node.params.max_frame_bytes - 64
         batch: list[tuple[bytes, bytes]] = []
         size = 34 * len(missing)
         for body, sig in found:
@@ -430,10 +502,20 @@ class PeerSession:
         self._refill(now)
         taken: list[tuple[bytes, bytes]] = []
         taken_keys: list[bytes | None] = []  # handed on with the bodies: each is hashed once
+        deferred: list[bytes] = []  # announced pushes beyond our rate: fetched later, by key
         for body, sig in message.records:
             key = rec.received_key(body)
             if key is not None and self._outstanding.pop(key, None) is not None:
                 pass  # asked for: paid for when we asked
+            elif key is not None and key not in node.keyset and self._pushed(key, body):
+                # Announced by a reconciliation: paid for as a Want would have been. Beyond our
+                # rate it is not refused as the peer's fault (it pushes at its own serving rate):
+                # its key is queued and fetched at ours, so a push never outruns the rate limit.
+                if self._tokens >= 1:
+                    self._tokens -= 1
+                else:
+                    deferred.append(key)
+                    continue
             elif key is not None and key in node.keyset:
                 pass  # a copy of a record we hold (or refused): the spec drops duplicates, and an
                 # honest peer sends them whenever two of its Wants race, so they cost neither tokens nor score
@@ -447,14 +529,30 @@ class PeerSession:
             taken.append((body, sig))
             taken_keys.append(key)
         node.take_records(taken, self, now, taken_keys)
+        if deferred and not self.closed:
+            node.learn(deferred, self, count=False)
         for key in message.missing:
             if self._outstanding.pop(key, None) is not None:
                 node.release(key, self, now)
+            elif key not in node.keyset and self._pushes.forgo():
+                # An announced push the peer will not make: as if it had answered a Want of ours
+                # as missing (another peer that announced the key is asked, or one reconciled with).
+                node.learn((key,), self, count=False)
+                node.release(key, self, now)
+
+    def _pushed(self, key: bytes, body: bytes) -> bool:
+        """Whether a record we did not ask for takes a place the peer announced for a push. The day
+        is read unchecked: a body that lies about it fails verification, which penalises it."""
+        if not self._pushes.expected:
+            return False
+        day = rec.peek_created(body)
+        return day is not None and self._pushes.admit(make_item(day, key))
 
     def _on_reconcile(self, message: Reconcile, now: float) -> None:
         p = self.node.params
         if message.phase is ReconcilePhase.START:
-            self._answer = Reconciler(self.node.keyset, frame_size_limit=p.reconcile_frame_bytes)
+            self._answer = Reconciler(self.node.keyset, frame_size_limit=p.reconcile_frame_bytes,
+                                      ask_push=self.node.push_welcome(self))
             self._answer_deadline = now + p.reconcile_timeout
         mine = message.phase is ReconcilePhase.RESPONDER
         reconciler = self._sync if mine else self._answer
@@ -476,6 +574,13 @@ class PeerSession:
             self._send(Reconcile(ReconcilePhase.INITIATOR if mine else ReconcilePhase.RESPONDER, step.reply))
         if step.need:
             self.node.learn(step.need, self, count=False)
+        if step.expect:
+            self._pushes.add(step.expect)
+            self._pushes_deadline = now + p.reconcile_timeout
+        if step.push:
+            # Sent after the reply that announces them, in item order, after any still to send.
+            room = self.node.params.max_queued_wants + SPILL_KEYS - len(self._push) // KEY_BYTES
+            self._push += b"".join(step.push[:max(room, 0)])
         if step.done:
             self.contributed = True
             if mine:

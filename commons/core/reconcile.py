@@ -13,8 +13,13 @@ Where this differs from negentropy, and why:
 
 * Both sides learn the difference. The side answering an item list replies with a ``Diff`` -- the
   items it holds that the peer lacks, and the *positions* in the peer's list of the items it
-  lacks -- instead of its own full list, so both sides end with ``have``/``need`` and the answer
-  costs about one item per difference.
+  lacks -- instead of its own full list, so the answer costs about one item per difference.
+* A side may ask, per list (``PushList`` instead of ``IdList``), to be pushed the records it lacks
+  rather than told their keys: the Diff then only counts them and its sender pushes the records
+  (``push``), as negentropy's initiator uploads what its responder lacks without listing it. The
+  asker takes them against the count (``expect``, checked by ``reconcile_push.PushWindow``). A
+  side asks (``ask_push``) when no other peer may be sending it the same records: records pushed
+  by two peers at once would both arrive, while keys named by two are fetched from one.
 * A message that asks nothing (only Skip / Diff ranges) is final: its receiver does not answer.
 * Differences are delivered in (time, key) order across the whole session: a key is released to
   the caller only once every range below it is settled.
@@ -32,6 +37,7 @@ Sans-I/O: bytes in, bytes out; nothing here reads a clock or a socket.
 from __future__ import annotations
 
 import enum
+import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -57,8 +63,10 @@ from commons.core.reconcile_keyset import (
     make_key,
     split_bound,
 )
+from commons.core.reconcile_push import Expectation, PushWindow
 from commons.core.reconcile_wire import (
     INFINITY,
+    LISTS,
     MAX_BOUND_SIZE,
     MAX_ID_LIST,
     MAX_LISTED_ITEM_SIZE,
@@ -79,7 +87,7 @@ __all__ = [
     "DEFAULT_BRANCHING", "DEFAULT_FRAME_SIZE_LIMIT", "DEFAULT_ID_LIST_THRESHOLD", "FINGERPRINT_SIZE",
     "ID_SIZE", "ITEM_SIZE", "KEY_SIZE", "MAX_ID_LIST", "MAX_MESSAGE_SIZE", "MIN_FRAME_SIZE_LIMIT",
     "PROTOCOL_VERSION", "TAG_LESSON", "TAG_REVOCATION", "TAG_VERIFICATION", "TAG_VOUCH", "TIME_SIZE",
-    "Exchange", "KeySet", "Mode", "ReconcileError", "ReconcileProtocolError", "ReconcileStatistics",
+    "Exchange", "Expectation", "KeySet", "Mode", "PushWindow", "ReconcileError", "ReconcileProtocolError", "ReconcileStatistics",
     "ReconcileStep", "ReconcileUsageError", "ReconcileVersionError", "Reconciler", "encode_varint",
     "fingerprint", "make_item", "make_key", "run_in_memory",
 ]
@@ -95,17 +103,22 @@ _ECHO_SIZE = MAX_BOUND_SIZE + 1 + FINGERPRINT_SIZE  # a range echoed back as a F
 class ReconcileStep:
     """What one incoming message taught, and what to answer.
 
-    ``have``: keys I hold and will send that the peer lacks. ``need``: keys the peer holds and will
-    send that I lack (fetch them). ``withheld``: keys the peer holds but will not send, that I lack
-    (known ids: do not fetch them). Each list is in key order, and no key is reported twice in a
-    session. ``reply`` is None when there is nothing to send; ``done`` is True once the session is
-    over (a final reply still has to be sent)."""
+    ``have``: keys I hold and will send that the peer lacks, when the peer fetches them (I named
+    them). ``push``: keys I hold that the peer lacks and has been told to expect: send their
+    records now, unasked (after ``reply``). ``need``: keys the peer holds and will send that I lack
+    (fetch them). ``withheld``: keys the peer holds but will not send, that I lack (known ids: do
+    not fetch them). Each list is in (day, key) order, and no key is reported twice in a session.
+    ``expect``: ranges in which the peer will push records I lack, and how many (take them as if
+    fetched: ``PushWindow``). ``reply`` is None when there is nothing to send; ``done`` is True
+    once the session is over (a final reply still has to be sent)."""
 
     reply: bytes | None
     have: list[bytes] = field(default_factory=list)
     need: list[bytes] = field(default_factory=list)
     withheld: list[bytes] = field(default_factory=list)
     done: bool = False
+    push: list[bytes] = field(default_factory=list)
+    expect: list[Expectation] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -135,6 +148,7 @@ class Reconciler:
         frame_size_limit: int = DEFAULT_FRAME_SIZE_LIMIT,
         branching: int = DEFAULT_BRANCHING,
         id_list_threshold: int = DEFAULT_ID_LIST_THRESHOLD,
+        ask_push: bool = True,
     ) -> None:
         if not 2 <= branching <= 64:
             raise ReconcileUsageError("branching must be between 2 and 64")
@@ -148,6 +162,7 @@ class Reconciler:
         self._limit = frame_size_limit
         self._branching = branching
         self._threshold = id_list_threshold
+        self._list_mode = Mode.PUSH_LIST if ask_push else Mode.ID_LIST
         # Room one range may need: a split, an IdList, or the smallest useful Diff (one key and a
         # position for each key of the largest IdList a peer may send).
         room = frame_size_limit - 1 - (MAX_BOUND_SIZE + 1) - TAIL_SIZE
@@ -163,6 +178,7 @@ class Reconciler:
         self._state = _State.FRESH
         self._sent_lists: dict[bytes, list[bytes]] = {}  # IdLists of my last message, by lower bound
         self._held: list[tuple[bytes, str]] = []  # learned differences not yet released, (item, list)
+        self._expect: list[Expectation] = []  # pushes announced in the message being read
         self._reported: set[bytes] = set()
         self._stats = [0, 0, 0, 0]
 
@@ -177,7 +193,7 @@ class Reconciler:
         """The initiator's first message: fingerprints of the whole set, or all of it if small."""
         if self._state is not _State.FRESH:
             raise ReconcileUsageError("initiate() starts a session and may only be called first")
-        writer = Writer(self._limit)
+        writer = Writer(self._limit, self._list_mode)
         self._split(writer, b"", INFINITY, 0, len(self._keys))
         self._state = _State.AWAITING_REPLY
         message = writer.finish()
@@ -199,8 +215,8 @@ class Reconciler:
                     raise ReconcileProtocolError("Diff position outside the IdList it answers")
         self._stats[1] += 1
         self._stats[3] += len(message)
-        asked = any(r.mode in (Mode.FINGERPRINT, Mode.ID_LIST) for r in ranges)
-        writer = Writer(self._limit)
+        asked = any(r.mode is Mode.FINGERPRINT or r.mode in LISTS for r in ranges)
+        writer = Writer(self._limit, self._list_mode)
         full = False  # out of room: open ranges are only echoed back as my fingerprints from here on
         closed = False  # the closing range is written: only Diffs are still taken in
         spans = [self._span(rng) for rng in ranges]
@@ -208,6 +224,8 @@ class Reconciler:
         for i, rng in enumerate(ranges):
             if rng.mode is Mode.DIFF:
                 self._take_diff(rng, sent_lists[rng.lower])
+                if rng.pushed:
+                    self._expect.append(Expectation(rng.lower, rng.upper, rng.pushed))
                 writer.skip(rng.upper)
                 continue
             if closed:
@@ -253,7 +271,7 @@ class Reconciler:
             return None
         start, end = self._keys.position(rng.lower), self._keys.position(rng.upper)
         mine = self._keys.fingerprint_between(start, end)
-        differs = rng.mode is Mode.ID_LIST or (rng.mode is Mode.FINGERPRINT and rng.fingerprint != mine)
+        differs = rng.mode in LISTS or (rng.mode is Mode.FINGERPRINT and rng.fingerprint != mine)
         return start, end, mine, differs
 
     def _split(
@@ -294,31 +312,42 @@ class Reconciler:
         return min(self._branching, buckets, count)  # never an empty bucket: bounds must increase
 
     def _answer_id_list(self, writer: Writer, rng: Range, mine: list[bytes]) -> bytes | None:
-        """Answer the peer's IdList with a Diff; if it does not fit, answer up to a cut and return it."""
+        """Answer the peer's IdList with a Diff; if it does not fit, answer up to a cut and return it.
+
+        Answering a PushList, the items I hold that the list lacks are pushed, not listed: the Diff
+        carries their count and the caller sends the records. Only those I withhold are listed then
+        (the peer must know them, or it would find them again every session)."""
         theirs = set(rng.items)
         ours = set(mine)
         extra = [k for k in mine if k not in theirs]  # mine, they lack
+        pushing = rng.mode is Mode.PUSH_LIST
+        listed = [k for k in extra if not pushing or self._keys.is_withheld(item_key(k))]
+        pushed = [k for k in extra if pushing and not self._keys.is_withheld(item_key(k))]
         lacking = [i for i, k in enumerate(rng.items) if k not in ours]  # theirs, I lack
-        fits = self._fitting(writer.room() - (MAX_BOUND_SIZE + 11) - len(positions_bytes(lacking)), rng.lower, extra)
+        fits = self._fitting(writer.room() - (MAX_BOUND_SIZE + 16) - len(positions_bytes(lacking)), rng.lower, listed)
         cut = None
-        if fits < len(extra):
-            below = [k for k in (*mine, *rng.items) if k < extra[fits]]
-            cut = split_bound(max(below), extra[fits])  # the reserve guarantees fits >= 1
-            extra = extra[:fits]
+        if fits < len(listed):
+            below = [k for k in (*mine, *rng.items) if k < listed[fits]]
+            cut = split_bound(max(below), listed[fits])  # the reserve guarantees fits >= 1
+            listed = listed[:fits]
+            pushed = [k for k in pushed if k < cut]
             lacking = [i for i in lacking if rng.items[i] < cut]
         upper = rng.upper if cut is None else cut
-        if extra or lacking or cut is not None:
-            withheld = [i for i, k in enumerate(extra) if self._keys.is_withheld(item_key(k))]
+        if pushed or listed or lacking or cut is not None:
+            withheld = [i for i, k in enumerate(listed) if self._keys.is_withheld(item_key(k))]
             payload = (
-                encode_varint(len(extra))
-                + items_bytes(extra, floor_day(rng.lower))
+                encode_varint(len(pushed))
+                + encode_varint(len(listed))
+                + items_bytes(listed, floor_day(rng.lower))
                 + positions_bytes(withheld)
                 + positions_bytes(lacking)
             )
             writer.range(rng.lower, upper, Mode.DIFF, payload)
         else:
             writer.skip(upper)
-        self._hold(extra, [rng.items[i] for i in lacking], rng.withheld, lacking)
+        their = [rng.items[i] for i in lacking]
+        self._hold(listed, their, rng.withheld, lacking)
+        self._hold(pushed, [], frozenset(), (), mine_as="push")
         return cut
 
     def _fitting(self, budget: int, lower: bytes, items: list[bytes]) -> int:
@@ -336,11 +365,14 @@ class Reconciler:
     def _take_diff(self, rng: Range, my_list: list[bytes]) -> None:
         self._hold([my_list[p] for p in rng.lacking], list(rng.items), rng.withheld, range(len(rng.items)))
 
-    def _hold(self, mine: list[bytes], theirs: list[bytes], their_withheld: frozenset[int], positions: Iterable[int]) -> None:
+    def _hold(
+        self, mine: list[bytes], theirs: list[bytes], their_withheld: frozenset[int], positions: Iterable[int],
+        mine_as: str = "have",
+    ) -> None:
         """Keep learned differences until every range below them is settled."""
         for key in mine:
             if not self._keys.is_withheld(item_key(key)):
-                self._held.append((key, "have"))
+                self._held.append((key, mine_as))
         for key, pos in zip(theirs, positions):
             if item_key(key) not in self._keys:
                 self._held.append((key, "withheld" if pos in their_withheld else "need"))
@@ -353,12 +385,13 @@ class Reconciler:
     def _release(self, reply: bytes | None, frontier: bytes | None) -> ReconcileStep:
         ready = sorted(h for h in self._held if frontier is None or h[0] < frontier)
         self._held = [h for h in self._held if not (frontier is None or h[0] < frontier)]
-        lists: dict[str, list[bytes]] = {"have": [], "need": [], "withheld": []}
+        lists: dict[str, list[bytes]] = {"have": [], "need": [], "withheld": [], "push": []}
         for item, which in ready:
             if item not in self._reported:
                 self._reported.add(item)
                 lists[which].append(item_key(item))
-        return ReconcileStep(reply=reply, done=self.done, **lists)
+        expect, self._expect = self._expect, []
+        return ReconcileStep(reply=reply, done=self.done, expect=expect, **lists)
 
     def _sent(self, message: bytes) -> bytes:
         self._stats[0] += 1
@@ -368,37 +401,76 @@ class Reconciler:
 
 @dataclass(frozen=True)
 class Exchange:
-    """A whole session run in memory: every message in wire order, and what each side learned."""
+    """A whole session run in memory: every message in wire order, what each side learned, and the
+    records each side pushed, delivered to the other once it has read the message announcing them.
+
+    The tuples hold one list of items per side, initiator first: ``named`` its ``have`` (the peer
+    fetches them), ``pushed`` its ``push``, ``fetched`` its ``need``, ``received`` what was pushed
+    to it and taken against an announcement, ``unexpected`` what was pushed to it unannounced
+    (gossip treats those as unrequested; none between honest peers)."""
 
     messages: list[bytes]
     initiator_steps: list[ReconcileStep]
     responder_steps: list[ReconcileStep]
+    named: tuple[list[bytes], list[bytes]] = ([], [])
+    pushed: tuple[list[bytes], list[bytes]] = ([], [])
+    fetched: tuple[list[bytes], list[bytes]] = ([], [])
+    received: tuple[list[bytes], list[bytes]] = ([], [])
+    unexpected: tuple[list[bytes], list[bytes]] = ([], [])
 
     @property
     def round_trips(self) -> float:
         return len(self.messages) / 2
 
     def learned(self, initiator: bool) -> tuple[list[bytes], list[bytes], list[bytes]]:
-        """(have, need, withheld) of one side, concatenated over its steps in delivery order."""
+        """(have, need, withheld) keys of one side. ``have`` is what the peer fetches from it merged,
+        in item order, with what it pushed; ``need`` what it fetches merged with what was pushed to
+        it. Each merged stream keeps its own delivery order, so one out of order still shows."""
+        side = 0 if initiator else 1
         steps = self.initiator_steps if initiator else self.responder_steps
         return (
-            [k for s in steps for k in s.have],
-            [k for s in steps for k in s.need],
+            [item_key(i) for i in heapq.merge(self.named[side], self.pushed[side])],
+            [item_key(i) for i in heapq.merge(self.fetched[side], self.received[side])],
             [k for s in steps for k in s.withheld],
         )
 
 
 def run_in_memory(initiator: Reconciler, responder: Reconciler, max_messages: int = 10_000) -> Exchange:
-    """Run two reconcilers against each other without I/O (for tests, vectors and simulations)."""
+    """Run two reconcilers against each other without I/O (for tests, vectors and simulations).
+
+    What a side pushes is delivered once the other side has read the reply that announced it (gossip
+    sends the records after that reply) and is checked against the other side's announcements."""
+    sides = (initiator, responder)
     message: bytes | None = initiator.initiate()
     messages: list[bytes] = []
     steps: tuple[list[ReconcileStep], list[ReconcileStep]] = ([], [])
+    windows = (PushWindow(1 << 40), PushWindow(1 << 40))
+    lists: dict[str, tuple[list[bytes], list[bytes]]] = {
+        name: ([], []) for name in ("named", "pushed", "fetched", "received", "unexpected", "in_flight")
+    }
+
+    def deliver(to: int) -> None:
+        for item in lists["in_flight"][1 - to]:
+            lists["received" if windows[to].admit(item) else "unexpected"][to].append(item)
+        lists["in_flight"][1 - to].clear()
+
     turn = 1  # 0: the initiator reads, 1: the responder reads
     while message is not None:
         if len(messages) >= max_messages:
             raise ReconcileUsageError(f"no end after {max_messages} messages")
         messages.append(message)
-        step = (initiator, responder)[turn].reconcile(message)
+        step = sides[turn].reconcile(message)
         steps[turn].append(step)
+        windows[turn].add(step.expect)
+        deliver(turn)
+        mine, peer = sides[turn]._keys, sides[1 - turn]._keys
+        pushed = [make_item(mine.time_of(k) or 0, k) for k in step.push]
+        lists["in_flight"][turn].extend(pushed)
+        lists["pushed"][turn].extend(pushed)
+        lists["named"][turn].extend(make_item(mine.time_of(k) or 0, k) for k in step.have)
+        lists["fetched"][turn].extend(make_item(peer.time_of(k) or 0, k) for k in step.need)
         message, turn = step.reply, 1 - turn
-    return Exchange(messages, steps[0], steps[1])
+    deliver(0)
+    deliver(1)
+    return Exchange(messages, steps[0], steps[1], lists["named"], lists["pushed"], lists["fetched"],
+                    lists["received"], lists["unexpected"])

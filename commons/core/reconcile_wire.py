@@ -39,8 +39,12 @@ class Mode(enum.IntEnum):
 
     SKIP = 0  # nothing to do here (settled, or fingerprints matched)
     FINGERPRINT = 1  # my fingerprint of the range; answer if yours differs
-    ID_LIST = 2  # every item I hold in the range; answer with a Diff
-    DIFF = 3  # answer to your IdList: items I hold that you lack, positions in your list I lack
+    ID_LIST = 2  # every item I hold in the range; answer with a Diff naming the items I lack
+    DIFF = 3  # answer to your list: records I push, items I name, positions in your list I lack
+    PUSH_LIST = 4  # as IdList, but push me the records I lack instead of naming them
+
+
+LISTS = (Mode.ID_LIST, Mode.PUSH_LIST)  # the two kinds of IdList: answered alike but for the pushes
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ class Range:
     items: tuple[bytes, ...] = ()
     withheld: frozenset[int] = frozenset()
     lacking: tuple[int, ...] = ()  # Diff: positions in the receiver's IdList the sender lacks
+    pushed: int = 0  # Diff: how many records the sender pushes whose items fall in the range
 
 
 def above(item: bytes, bound: bytes | None) -> bool:
@@ -159,13 +164,14 @@ def decode_message(data: bytes) -> list[Range]:
         elif mode is Mode.FINGERPRINT:
             ranges.append(Range(lower, upper, mode, fingerprint=r.take(FINGERPRINT_SIZE)))
         else:
+            pushed = r.varint() if mode is Mode.DIFF else 0
             count = r.varint()
-            if mode is Mode.ID_LIST and count > MAX_ID_LIST:
+            if mode in LISTS and count > MAX_ID_LIST:
                 raise r.fail(f"IdList of {count} items exceeds {MAX_ID_LIST}")
             items = r.items(count, lower, upper)
             withheld = frozenset(r.positions(count))
             lacking = r.positions(MAX_ID_LIST) if mode is Mode.DIFF else ()
-            ranges.append(Range(lower, upper, mode, items=items, withheld=withheld, lacking=lacking))
+            ranges.append(Range(lower, upper, mode, items=items, withheld=withheld, lacking=lacking, pushed=pushed))
         lower = upper
     return ranges
 
@@ -222,9 +228,10 @@ class Writer:
     touch into one (up to MAX_ID_LIST items): a dense difference is answered as a few long lists
     rather than one short list, bound and header per split bucket."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, list_mode: Mode = Mode.ID_LIST) -> None:
         self.out = bytearray([PROTOCOL_VERSION])
         self.limit = limit
+        self.list_mode = list_mode  # IdList or PushList: whether the peer is to push what I lack
         self.skip_upper: bytes | None = b""  # b"": no Skip pending
         self.first_open: bytes | None = None  # lower bound of the first range that asks something
         self.asks = False
@@ -263,7 +270,7 @@ class Writer:
             self._at, self.skip_upper = self.skip_upper, b""
         self.out += bound_bytes(upper, self._at or b"") + encode_varint(mode) + payload
         self._at = upper  # None after a range up to infinity, which nothing follows
-        if mode in (Mode.FINGERPRINT, Mode.ID_LIST) and not self.asks:
+        if (mode is Mode.FINGERPRINT or mode in LISTS) and not self.asks:
             self.asks, self.first_open = True, lower
 
     def finish(self) -> bytes:
@@ -274,7 +281,7 @@ class Writer:
         p, self._pending = self._pending, None
         if p is not None:
             self.lists[p.lower] = p.items
-            self.range(p.lower, p.upper, Mode.ID_LIST, encode_varint(len(p.items)) + p.body + positions_bytes(p.withheld))
+            self.range(p.lower, p.upper, self.list_mode, encode_varint(len(p.items)) + p.body + positions_bytes(p.withheld))
 
 
 _LIST_HEADER = MAX_BOUND_SIZE + 1 + 5 + 5  # bound, mode, count, withheld count

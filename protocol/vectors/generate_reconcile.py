@@ -45,8 +45,10 @@ COMMENT = (
     "withheld=true are keys held but not sent. fingerprints: items (hex) -> fingerprint (hex). "
     "exchanges: both sides build their sets from their groups and use params; "
     "messages are in wire order, the first from the initiator, then alternating; steps list, per "
-    "side and in order, what each call to reconcile() reported (have / need / withheld, hex) and "
-    "whether the session was then over. invalid: messages a receiver holding the items 'holder' (hex) "
+    "side and in order, what each call to reconcile() reported (have / need / withheld, hex), "
+    "the keys whose records it must then push, the pushes it must expect (ranges, hex bounds, null for "
+    "+infinity, with a count) and whether the session was then over. invalid: messages a receiver "
+    "holding the items 'holder' (hex) "
     "must refuse as the peer's fault. Regenerate with: " + COMMAND
 )
 
@@ -87,8 +89,11 @@ EXCHANGES: list[dict[str, Any]] = [
     {"id": 3, "comment": "small sets differing both ways, under the IdList threshold after one split",
      "initiator": [_group(2, "common", 20), _group(2, "only-initiator", 3)],
      "responder": [_group(2, "common", 20), _group(3, "only-responder", 2)], "params": {}},
-    {"id": 4, "comment": "one side empty, 300 keys, minimum frame: Diffs cut at the frame limit",
+    {"id": 4, "comment": "one side empty, 300 keys, minimum frame: one Diff announces 300 pushed records",
      "initiator": [], "responder": [_group(1, "vouches", 300)], "params": {"frame_size_limit": 2048}},
+    {"id": 9, "comment": "one side empty, 300 withheld keys, minimum frame: Diffs listing them are cut at the "
+     "frame limit",
+     "initiator": [], "responder": [_group(1, "refused", 300, withheld=True)], "params": {"frame_size_limit": 2048}},
     {"id": 5, "comment": "1000 common keys on one day; a revocation and a lesson differ: within a day "
      "the revocation (tag 0) is delivered first",
      "initiator": [_group(2, "big", 600), _group(3, "big-v", 400), _group(2, "stale", 1)],
@@ -102,6 +107,13 @@ EXCHANGES: list[dict[str, Any]] = [
      "responder": [_group(2, "history", 2000, days=100), _group(2, "today", 12, day=DAY + 100)], "params": {}},
     {"id": 8, "comment": "the same key at two days is two different items: both sides see a difference",
      "initiator": [_group(2, "moved", 1)], "responder": [_group(2, "moved", 1, day=DAY + 1)], "params": {}},
+    {"id": 10, "comment": "exchange 3 with neither side asking to be pushed: IdLists, and Diffs naming "
+     "the items the list lacks",
+     "initiator": [_group(2, "common", 20), _group(2, "only-initiator", 3)],
+     "responder": [_group(2, "common", 20), _group(3, "only-responder", 2)], "params": {"ask_push": False}},
+    {"id": 11, "comment": "one side empty, 300 keys, minimum frame, no pushes asked: Diffs naming them "
+     "are cut at the frame limit",
+     "initiator": [], "responder": [_group(1, "vouches", 300)], "params": {"frame_size_limit": 2048, "ask_push": False}},
 ]
 
 
@@ -118,7 +130,8 @@ def exchange_vector(case: dict[str, Any]) -> dict[str, Any]:
 
     def steps(side: list[Any]) -> list[dict[str, Any]]:
         return [
-            {"have": _hexes(s.have), "need": _hexes(s.need), "withheld": _hexes(s.withheld), "done": s.done}
+            {"have": _hexes(s.have), "need": _hexes(s.need), "withheld": _hexes(s.withheld), "push": _hexes(s.push),
+             "expect": [e.to_json() for e in s.expect], "done": s.done}
             for s in side
         ]
 
@@ -171,7 +184,9 @@ def invalid_vectors() -> list[dict[str, Any]]:
         ("IdList item day beyond 2**32 - 1", v.hex() + "000201" + encode_varint(1 << 32).hex() + "02" + "00" * 32 + "00"),
         ("withheld position out of range", v.hex() + "000201" + listed + "0101"),
         ("IdList of 65 keys", v.hex() + "000241"),
-        ("Diff answering no IdList", v.hex() + "0003000000"),
+        ("PushList of 65 keys", v.hex() + "000441"),
+        ("Diff answering no IdList", v.hex() + "000300000000"),
+        ("Diff truncated after its push count", v.hex() + "000380"),
     ]
     return [{"id": i, "comment": c, "holder": [key], "message": m, "result": "invalid"} for i, (c, m) in enumerate(cases, 1)]
 

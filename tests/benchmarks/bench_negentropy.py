@@ -15,10 +15,16 @@ plus the differences of each case:
 * newest missing: the initiator lacks the d newest items (a node that was away);
 * both unique: each side made d/2 items of its own since they last met (a healed partition).
 
-Negentropy tells only the initiator the difference; commons tells both sides. So beside
-negentropy's own figures the table gives "equal knowledge": negentropy plus the ids the initiator
-must then send so the responder knows as much (32 bytes each, half a round trip more when there
-are any) -- what a commons node would need, since each side fetches what it lacks.
+Bytes are the reconciliation's messages alone, for both protocols. Records are transfer, not
+counted: the records a commons side pushes after a Diff (``records_pushed``, the items the peer's
+IdList lacked, which the Diff counts but does not name) are counted no more than the records a
+negentropy initiator uploads to its responder, or the records either fetches by id afterwards.
+
+Negentropy tells only the initiator the difference; commons tells both sides what to send and
+fetch. So beside negentropy's own figures the table gives "equal knowledge": negentropy plus the
+ids the initiator must then send so the responder knows as much (32 bytes each, half a round trip
+more when there are any). A commons side that is pushed records learns their ids from the records,
+as a negentropy responder learns them from the initiator's uploads.
 
 Both run with the same frame size limit (65,536 bytes, the protocol's largest message), in one
 process each, through ``negentropy_driver.js``; negentropy is skipped with a message when node or
@@ -97,7 +103,10 @@ def run_commons(
     have, need, _ = exchange.learned(initiator=True)
     if sorted(have) != sorted(k for k, _ in only_a) or sorted(need) != sorted(k for k, _ in only_b):
         raise AssertionError("commons reconciled the wrong difference")
-    out = {"round_trips": exchange.round_trips, "bytes_total": sum(map(len, exchange.messages)), "seconds": round(seconds, 3)}
+    if exchange.unexpected != ([], []):
+        raise AssertionError("commons pushed records its peer had not been told to expect")
+    out = {"round_trips": exchange.round_trips, "bytes_total": sum(map(len, exchange.messages)),
+           "records_pushed": sum(map(len, exchange.pushed)), "seconds": round(seconds, 3)}
     return out | ({"messages": exchange.messages} if messages else {})
 
 
@@ -109,7 +118,8 @@ def message_breakdown(message: bytes) -> dict[str, Any]:
         size = len(bound_bytes(r.upper, r.lower)) + 1
         if r.mode is Mode.FINGERPRINT:
             size += len(r.fingerprint)
-        elif r.mode in (Mode.ID_LIST, Mode.DIFF):
+        else:  # IdList, PushList or Diff (which counts what it pushes and names what it lacks)
+            size += len(encode_varint(r.pushed)) if r.mode is Mode.DIFF else 0
             size += len(encode_varint(len(r.items))) + len(items_bytes(list(r.items), floor_day(r.lower)))
             size += len(positions_bytes(sorted(r.withheld)))
             size += len(positions_bytes(list(r.lacking))) if r.mode is Mode.DIFF else 0
@@ -117,6 +127,8 @@ def message_breakdown(message: bytes) -> dict[str, Any]:
         entry["ranges"] += 1
         entry["items"] += len(r.items)
         entry["bytes"] += size
+        if r.mode is Mode.DIFF:
+            entry["pushed"] = entry.get("pushed", 0) + r.pushed
     return {"bytes": len(message)} | modes
 
 

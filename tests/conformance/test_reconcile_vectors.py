@@ -30,6 +30,8 @@ def _step_record(step) -> dict[str, Any]:
         "have": [k.hex() for k in step.have],
         "need": [k.hex() for k in step.need],
         "withheld": [k.hex() for k in step.withheld],
+        "push": [k.hex() for k in step.push],
+        "expect": [e.to_json() for e in step.expect],
         "done": step.done,
     }
 

@@ -70,6 +70,7 @@ from commons.core.records.types import (
 from commons.core.records.codec import (
     decode_body,
     encode_body,
+    peek_created,
     peek_type,
 )
 from commons.core.records.signing import (
@@ -119,6 +120,7 @@ __all__ = [
     "decode_body",
     "encode_body",
     "field_names",
+    "peek_created",
     "peek_type",
     "received_key",
     "reconcile_key",

@@ -290,6 +290,28 @@ _TYPE_PREFIXES = {
 }
 
 
+_CREATED_KEY = msgpack.packb("created", use_bin_type=True)
+# How a canonical body may end: the "created" key, then the day as a fixint, uint8, uint16 or uint32.
+_CREATED_TAILS = ((0, 1), (0xCC, 1), (0xCD, 2), (0xCE, 4))
+
+
+def peek_created(body: bytes) -> int | None:
+    """The created day a canonical body declares, read from its last bytes without decoding it.
+
+    "created" is the last key of every body, so its value ends the body. A fast path for routing
+    only (where a pushed record falls in reconciliation order): decoding checks the body, and a
+    body that is not canonical is refused then whatever this read."""
+    for marker, size in _CREATED_TAILS:
+        end = len(body) - size - (marker != 0)  # where the value starts (its marker byte, if any)
+        if end < len(_CREATED_KEY) or body[end - len(_CREATED_KEY) : end] != _CREATED_KEY:
+            continue
+        if marker == 0:
+            return body[-1] if body[-1] < 0x80 else None
+        if body[end] == marker:
+            return int.from_bytes(body[end + 1 :], "big")
+    return None
+
+
 def peek_type(body: bytes) -> RecordType | None:
     """The type a canonical body declares, read from its first bytes without decoding it.
 

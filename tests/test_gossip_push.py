@@ -1,0 +1,111 @@
+"""Records a reconciliation says the peer lacks are pushed, not fetched by key; a push never lets a
+peer send more, or more cheaply, than fetching would have, and a lost push is found again."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from commons.core import records as rec
+from commons.core.gossip import GossipParams
+from commons.core.gossip_messages import Records, Want, decode, encode
+from commons.core.memnet import PeerPair
+from tests.test_gossip import DAY, NOW, lesson, node, signing_key
+
+
+def frames_of(pair: PeerPair, kind: type) -> list:
+    """Move frames both ways until quiet, returning the messages of ``kind`` that went by."""
+    seen = []
+    while True:
+        moved = 0
+        for src in (pair.a, pair.b):
+            for session, frames in src.drain_outboxes():
+                for frame in frames:
+                    message = decode(frame, src.params.max_frame_bytes)
+                    if isinstance(message, kind):
+                        seen.append(message)
+                    session.context.receive(frame, NOW)
+                    moved += 1
+        if not moved:
+            return seen
+
+
+def test_a_node_that_lacks_records_is_pushed_them_without_asking_or_penalty():
+    a, b = node(1), node(2)
+    b.load([lesson(i) for i in range(30)])
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    pair.a_session.start_sync(NOW)
+    wants = frames_of(pair, Want)
+    assert len(a.record_keys()) == 30
+    assert wants == []  # nothing was asked for by key
+    assert pair.a_session.score == 0 and not pair.a_session.closed
+
+
+def test_records_beyond_what_a_peer_announced_cost_what_unrequested_records_cost():
+    params = GossipParams(sync_on_open=False, records_per_second=10, records_burst=20)
+    a, b = node(1, params=params), node(2)
+    b.load([lesson(i) for i in range(10)])
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    pair.a_session.start_sync(NOW)
+    pair.run(NOW)
+    assert len(a.record_keys()) == 10 and pair.a_session.score == 0  # announced: taken
+    # The peer announced 10 places, all used: 40 more in the same range are unrequested. The
+    # 10 tokens left take 10 of them; the rest is beyond the rate limit and penalised.
+    extra = [lesson(i) for i in range(100, 140)]
+    for i in range(0, 40, 10):
+        pair.a_session.receive(encode(Records(tuple((r.body, r.signature) for r in extra[i : i + 10]))), NOW)
+    assert len(a.record_keys()) <= 20
+    assert pair.a_session.closed and pair.a_session.misbehaved
+
+
+def test_a_push_lost_with_its_session_is_found_by_the_next_reconciliation():
+    a, b = node(1), node(2)
+    held = [lesson(i) for i in range(30)]
+    b.load(held)
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    pair.a_session.start_sync(NOW)
+    for _ in range(3):  # a's IdList goes, b's Diff comes back; b's Records are lost with the link
+        for src in (pair.a, pair.b):
+            for session, frames in src.drain_outboxes():
+                for frame in frames:
+                    if not isinstance(decode(frame, src.params.max_frame_bytes), Records):
+                        session.context.receive(frame, NOW)
+    assert a.record_keys() == set()
+    pair.a_session.connection_lost(NOW)
+    pair.b_session.connection_lost(NOW)
+    again = PeerPair(a, b, NOW + 1)
+    again.run(NOW + 1)
+    again.a_session.start_sync(NOW + 1)
+    again.run(NOW + 1)
+    assert a.record_keys() == {r.key for r in held}
+
+
+@pytest.mark.parametrize("day", [5, 200, DAY, 70_000])
+def test_the_created_day_is_read_from_the_end_of_a_canonical_body(day):
+    signed = rec.sign(dataclasses.replace(lesson(0).record, created=day), signing_key(7))
+    vouch = rec.sign(rec.Vouch(network=signed.record.network, author=signed.record.author,
+                               subject=bytes(32), created=day), signing_key(7))
+    assert rec.peek_created(signed.body) == day and rec.peek_created(vouch.body) == day
+    assert rec.peek_created(signed.body + b"\x00") is None  # not a body's end: not read as one
+
+
+def test_a_node_reconciling_with_two_peers_at_once_asks_only_one_to_push():
+    a, b, c = node(1), node(2), node(3)
+    held = [lesson(i) for i in range(30)]
+    b.load(held)
+    c.load(held)
+    with_b, with_c = PeerPair(a, b, NOW), PeerPair(a, c, NOW)
+    with_b.run(NOW)
+    with_c.run(NOW)
+    with_b.a_session.start_sync(NOW)
+    with_c.a_session.start_sync(NOW)  # b is still reconciling: c is asked to name, not push
+    for _ in range(10):
+        with_b.run(NOW)
+        with_c.run(NOW)
+    stats = a.statistics()
+    assert a.record_keys() == {r.key for r in held}
+    assert stats.bodies_received == 30 and stats.duplicate_bodies == 0
