@@ -36,6 +36,7 @@ from commons.core import records as rec
 from commons.core import revocation
 from commons.core.gossip import Accepted, GossipNode, Refused, SessionClosed
 from commons.core.safety import is_observation
+from commons.daemon.heap import HeapFreezer
 from commons.daemon.lock import acquire_lock
 from commons.errors import CommonsError, UsageError
 from commons.home import Home
@@ -110,6 +111,7 @@ class Daemon:
         self.driver: GossipDriver | None = None
         self.context = NodeContext.for_node(config, home, me, clock)
         self._added: set[bytes] = set()  # peers the person added with `commons peers add`
+        self._heap = HeapFreezer()  # keeps the collector off the records held (daemon/heap.py)
 
     def now(self) -> float:
         return self.clock.now()
@@ -147,6 +149,7 @@ class Daemon:
         self.half_open = HalfOpenLimit(HalfOpenCaps(self.config.gossip.max_half_open,
                                                     self.config.gossip.max_half_open_per_address))
         await self._load(store)
+        self._heap.freeze(self.now())
         log.info("listening on %s (transport key %s); publishing %s; %d records held",
                  self.listen_address, self.me.transport_public.hex(), "on" if self.publishing else "off",
                  len(self.node.record_keys()))
@@ -289,6 +292,8 @@ class Daemon:
                 log.info("lesson %s: %s -> %s (%s)", change.record_id.hex()[:12], change.before, change.after, change.why)
         if received or refused:
             self.last_seq = max(self.last_seq, await record_store.last_seq(self.store))
+        if received:  # after trust took them in: what it holds of them is frozen with the rest
+            self._heap.took_in(len(received), now)
 
     async def _resolve_revocations(self) -> None:
         """The death certificates, from the evaluation peer review keeps of every record held (the

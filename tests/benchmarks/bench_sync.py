@@ -117,7 +117,8 @@ def sync_once(root: Path, count: int, profile: Path | None = None) -> dict:
         if profile is not None:  # py-spy samples B's daemon while it catches up (collapsed stacks)
             who = a if os.environ.get("BENCH_SYNC_PROFILE_A") else b
             py_spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))  # or in the venv
-            spy = subprocess.Popen([py_spy, "record", "--pid", str(who.process.pid), "--format", "raw", "--rate", "50", "--gil",
+            spy = subprocess.Popen([py_spy, "record", "--pid", str(who.process.pid), "--format", "raw", "--rate", os.environ.get("BENCH_SYNC_PROFILE_RATE", "50"),
+                                   *([] if os.environ.get("BENCH_SYNC_PROFILE_ALL") else ["--gil"]),
                                     "--output", str(profile), "--nonblocking"], stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
         before, before_a = cpu_seconds(b.process.pid), cpu_seconds(a.process.pid)
