@@ -179,13 +179,14 @@ class Daemon:
         self.publishing = await publishing.is_on(store)
         if await settings.get(store, FIRST_STARTED) is None:
             await settings.put(store, FIRST_STARTED, self.now(), self.now())
-        held = await record_store.all_records(store)
-        await self._resolve_revocations()
         self.last_seq = await record_store.last_seq(store)
         own = await record_store.own_keys(store)
-        self.node.load([r for r in held if r.key not in own or self._may_leave(r)],
-                       await record_store.refused_keys(store))
-        self.node.stored(r.key for r in held)
+        served: list[tuple[bytes, int]] = []  # (key, day) of each record served: read a chunk at a time
+        async for chunk in record_store.in_chunks(store):
+            served.extend((r.key, r.record.created) for r in chunk if r.key not in own or self._may_leave(r))
+        self.node.load_stored(served, await record_store.refused_keys(store))
+        del served
+        await self._resolve_revocations()
         for entry in self.config.peers:
             self.node.add_peer(bytes.fromhex(entry.transport_key), entry.address, "bootstrap")
         for row in await peer_store.all_peers(store):
