@@ -220,7 +220,7 @@ class TrustEvaluation:
             facts.hold(chunk)
         arrivals = await record_store.arrivals(store)
         self._path, self._seq, self._offered, self._recent = str(store.path), seq, {}, {}
-        self._received = _sharing_times(arrivals)
+        self._received = _sharing_times(arrivals, facts.records)
         self._origin = {rid: a.origin for rid, a in arrivals.items() if a.origin != "peer"}
         if self._reader is not None:
             self._reader.close()
@@ -241,14 +241,15 @@ class TrustEvaluation:
         self._touch(None)
 
 
-def _sharing_times(arrivals: Mapping[bytes, record_store.Arrival]) -> dict[bytes, float]:
-    """Record id -> when it arrived, one float object for each run of records stored together
-    (24 bytes of every record held otherwise)."""
+def _sharing_times(arrivals: Mapping[bytes, record_store.Arrival], facts: Mapping[bytes, Fact]) -> dict[bytes, float]:
+    """Record id -> when it arrived, keyed by the id object the fact holds, one float object for
+    each run of records stored together (a second id and a float were ~90 bytes a record)."""
     out: dict[bytes, float] = {}
     at = None
     for rid, arrival in arrivals.items():
         at = at if at == arrival.received_at else arrival.received_at
-        out[rid] = at
+        fact = facts.get(rid)
+        out[rid if fact is None else fact.id] = at
     return out
 
 
