@@ -133,7 +133,10 @@ class GossipNode:
         self._admit = admit
         self._is_dead = is_dead
         self._verify = verify
-        self._store: dict[bytes, rec.SignedRecord | None] = {}  # key -> record served (None: read_stored has it)
+        # key -> record served, while it is in memory. Once the caller stored it (``stored``, with
+        # ``read_stored``) it goes: the key set says it is held, the store has it (an entry per
+        # record held was ~100 bytes of every one, issue #18).
+        self._store: dict[bytes, rec.SignedRecord] = {}
         self._read_stored = read_stored
         self.keyset = KeySet()
         # Keys some peer announced and this node lacks. Per key: the sessions that announced it (one
@@ -160,12 +163,20 @@ class GossipNode:
         self.keyset.update((r.key, r.record.created) for r in records)  # placed at their day
         self.keyset.update(withheld, withheld=True)
 
+    def load_stored(self, entries: Iterable[tuple[bytes, int]], withheld: Iterable[bytes] = ()) -> None:
+        """Like :meth:`load`, for records already in the caller's store (``read_stored``): only
+        their (key, created day) pairs, so that starting on 10^6 records holds no record decoded."""
+        if self._read_stored is None:
+            raise GossipUsageError("load_stored needs read_stored: the records must be read back from somewhere")
+        self.keyset.update(entries)
+        self.keyset.update(withheld, withheld=True)
+
     def add_local(self, *signed: rec.SignedRecord) -> int:
         """Records this node made: store them and announce them (together) to ``fanout`` peers.
 
         Returns how many were new. Records that are added in one call travel together. A record
         this node had withdrawn (or refused) is served again from now on."""
-        fresh = [r for r in dict.fromkeys(signed) if r.key not in self._store]
+        fresh = [r for r in dict.fromkeys(signed) if not self._serves(r.key)]
         for record in fresh:
             self._store[record.key] = record
             self.keyset.add(record.key, time=record.record.created)
@@ -178,8 +189,8 @@ class GossipNode:
         them. What peers already received stays with them. Returns how many were withdrawn."""
         withdrawn = 0
         for key in keys:
-            if key in self._store:
-                del self._store[key]
+            if self._serves(key):
+                self._store.pop(key, None)
                 self.keyset.set_withheld(key, True)
                 withdrawn += 1
         return withdrawn
@@ -190,12 +201,18 @@ class GossipNode:
         if self._read_stored is not None:
             held = self._store
             for key in keys:
-                if key in held:
-                    held[key] = None
+                held.pop(key, None)
+
+    def _serves(self, key: bytes) -> bool:
+        """Whether this node holds the record of ``key`` and serves it (in memory or stored)."""
+        if key in self._store:
+            return True
+        keyset = self.keyset
+        return self._read_stored is not None and key in keyset and not keyset.is_withheld(key)
 
     def get(self, key: bytes) -> rec.SignedRecord | None:
         signed = self._store.get(key)
-        if signed is None and key in self._store:
+        if signed is None and self._serves(key):
             wire = self._read_stored(key)
             if wire is not None:
                 signed = rec.SignedRecord(rec.decode_body(wire.body), wire.body, key[1:], wire.signature)
@@ -207,7 +224,9 @@ class GossipNode:
 
     def record_keys(self) -> set[bytes]:
         """Keys of the records this node holds and serves."""
-        return set(self._store)
+        if self._read_stored is None:
+            return set(self._store)
+        return {key for key in self.keyset if not self.keyset.is_withheld(key)}
 
     # -- sessions and peers ------------------------------------------------------------------------
 
@@ -333,8 +352,8 @@ class GossipNode:
         return events
 
     def statistics(self) -> GossipStatistics:
-        withheld = len(self.keyset) - len(self._store)
-        return GossipStatistics(len(self._store), withheld, len(self._sessions), len(self._peers), len(self._sources),
+        withheld = self.keyset.withheld_count()
+        return GossipStatistics(len(self.keyset) - withheld, withheld, len(self._sessions), len(self._peers), len(self._sources),
                                 *self._count)
 
     # -- the node's side of the seam (gossip_session.SessionHost): what its sessions call --------
@@ -356,7 +375,7 @@ class GossipNode:
         if self.free_rider:
             return None
         signed = self._store.get(key)
-        if signed is None and key in self._store:
+        if signed is None and self._serves(key):
             return self._read_stored(key)  # served as it was stored: no decoding
         return signed
 

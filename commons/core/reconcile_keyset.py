@@ -130,30 +130,49 @@ def _entry(entry: Entry) -> tuple[bytes, int]:
 
 
 BLOCK = 512  # items a block of the key set holds after a split (it splits beyond twice that)
+SUB = 16  # items per partial sum kept within a block (a range's sum adds at most 2 x 15 items)
 
 
-def _ints(items: list[bytes]) -> list[int]:
-    return [int.from_bytes(item, "big") for item in items]
+def _sum_of(block: bytearray, start: int, end: int) -> int:
+    """The sum of the items in ``block[start:end]`` (byte offsets at item boundaries), as integers."""
+    from_bytes = int.from_bytes
+    return sum(from_bytes(block[i : i + ITEM_SIZE], "big") for i in range(start, min(end, len(block)), ITEM_SIZE))
+
+
+def _bisect(block: bytearray, item: bytes) -> int:
+    """Index of the first item of ``block`` at or above ``item`` (which may be a shorter bound)."""
+    lo, hi = 0, len(block) // ITEM_SIZE
+    while lo < hi:
+        mid = (lo + hi) // 2
+        at = mid * ITEM_SIZE
+        if block[at : at + ITEM_SIZE] < item:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 class KeySet:
     """A set of keys, each at a time, sorted by (time, key), with range fingerprints in O(log n).
 
     Membership and withholding are by key; ranges, positions and fingerprints are over items.
-    The items are kept in sorted blocks of up to ``2 * BLOCK``, each with the sum of its items as
-    integers and, made when first asked for after a change, its prefix sums: adding a key costs an
-    insertion into one block, and a range's sum is two lookups. (Prefix sums over every item, rebuilt after each run
-    of changes, made each reconcile message cost O(n) while a node caught up: issue #18.)"""
+    The items are kept in sorted blocks of up to ``2 * BLOCK``, each one ``bytearray`` of the
+    items end to end (37 bytes an item, not a bytes object and an integer each: a node holding
+    10^6 keys spent 290 bytes a key on those, issue #18), with the sum of its items as integers
+    and, made when first asked for after a change, the sums before every ``SUB``-th item: adding
+    a key costs an insertion into one block, and a range's sum is two lookups and at most
+    ``SUB`` items summed. (Prefix sums over every item, rebuilt after each run of changes, made
+    each reconcile message cost O(n) while a node caught up: issue #18.)"""
 
     def __init__(self, keys: Iterable[Entry] = (), withheld: Iterable[Entry] = ()) -> None:
-        self._blocks: list[list[bytes]] = []  # the items in order, block by block
-        self._block_ints: list[list[int]] = []  # the same, as integers
+        self._blocks: list[bytearray] = []  # the items in order, block by block, end to end
         self._sums: list[int] = []  # each block's sum
-        self._prefixes: list[list[int] | None] = []  # each block's prefix sums (None: made when asked for)
+        self._subs: list[list[int] | None] = []  # each block's sums before every SUB-th item (None: when asked)
         self._maxes: list[bytes] = []  # each block's last item: which block an item belongs in
         self._len = 0
         self._index: tuple[list[int], list[int]] | None = None  # items and sum before each block (lazy)
         self._time: dict[bytes, int] = {}  # key -> its time: membership, and where the key sits
+        self._days: dict[int, int] = {}  # one int object per time held (a few hundred days, 10^6 keys)
         self._withheld: set[bytes] = set()
         self.update(keys)
         self.update(withheld, withheld=True)
@@ -166,7 +185,8 @@ class KeySet:
 
     def __iter__(self) -> Iterator[bytes]:
         """The keys, in (time, key) order."""
-        return (item[TIME_SIZE:] for block in self._blocks for item in block)
+        return (bytes(block[i : i + KEY_SIZE]) for block in self._blocks
+                for i in range(TIME_SIZE, len(block), ITEM_SIZE))
 
     def time_of(self, key: bytes) -> int | None:
         return self._time.get(key)
@@ -178,7 +198,7 @@ class KeySet:
         if self._time.get(key) != time:
             self.discard(key, keep_withheld=True)
             self._insert(item)
-            self._time[key] = time
+            self._time[key] = self._days.setdefault(time, time)
         self.set_withheld(key, withheld)
 
     def update(self, keys: Iterable[Entry], withheld: bool = False) -> None:
@@ -188,10 +208,15 @@ class KeySet:
         moved = [k for k, t in entries.items() if k in self._time and self._time[k] != t]
         for key in moved:
             self.discard(key, keep_withheld=True)
-        fresh = [make_item(t, k) for k, t in entries.items() if k not in self._time]
+        fresh = [(k, t) for k, t in entries.items() if k not in self._time]
         if fresh:
-            self._time.update((item[TIME_SIZE:], item_time(item)) for item in fresh)
-            self._rebuild(sorted(itertools.chain(itertools.chain.from_iterable(self._blocks), fresh)))
+            items = [make_item(t, k) for k, t in fresh]  # checked before anything is changed
+            days = self._days
+            self._time.update((k, days.setdefault(t, t)) for k, t in fresh)
+            items.extend(bytes(block[i : i + ITEM_SIZE]) for block in self._blocks
+                         for i in range(0, len(block), ITEM_SIZE))
+            items.sort()
+            self._rebuild(items)
         if withheld:
             self._withheld.update(entries)
 
@@ -213,6 +238,9 @@ class KeySet:
     def is_withheld(self, key: bytes) -> bool:
         return key in self._withheld
 
+    def withheld_count(self) -> int:
+        return len(self._withheld)
+
     def position(self, bound: bytes | None) -> int:
         """Index of the first item at or above ``bound`` (None: past the end)."""
         if bound is None:
@@ -220,7 +248,7 @@ class KeySet:
         b = bisect.bisect_left(self._maxes, bound)  # every item of the blocks before b is below it
         if b == len(self._blocks):
             return self._len
-        return self._located()[0][b] + bisect.bisect_left(self._blocks[b], bound)
+        return self._located()[0][b] + _bisect(self._blocks[b], bound)
 
     def items_between(self, start: int, end: int) -> list[bytes]:
         out: list[bytes] = []
@@ -229,9 +257,10 @@ class KeySet:
         b, offset = self._block_of(start)
         need = min(end, self._len) - start
         while need > 0:
-            chunk = self._blocks[b][offset : offset + need]
-            out.extend(chunk)
-            need, b, offset = need - len(chunk), b + 1, 0
+            block = self._blocks[b]
+            stop = min(len(block), (offset + need) * ITEM_SIZE)
+            out.extend(bytes(block[i : i + ITEM_SIZE]) for i in range(offset * ITEM_SIZE, stop, ITEM_SIZE))
+            need, b, offset = need - (stop // ITEM_SIZE - offset), b + 1, 0
         return out
 
     def fingerprint_between(self, start: int, end: int) -> bytes:
@@ -240,57 +269,56 @@ class KeySet:
     # -- the blocks --------------------------------------------------------------------------------
 
     def _rebuild(self, items: list[bytes]) -> None:
-        self._blocks = [items[i : i + BLOCK] for i in range(0, len(items), BLOCK)]
-        self._block_ints = [_ints(block) for block in self._blocks]
-        self._sums = [sum(ints) for ints in self._block_ints]
-        self._prefixes = [None] * len(self._blocks)
-        self._maxes = [block[-1] for block in self._blocks]
+        self._blocks = [bytearray(b"".join(items[i : i + BLOCK])) for i in range(0, len(items), BLOCK)]
+        self._sums = [_sum_of(block, 0, len(block)) for block in self._blocks]
+        self._subs = [None] * len(self._blocks)
+        self._maxes = [items[min(i + BLOCK, len(items)) - 1] for i in range(0, len(items), BLOCK)]
         self._len, self._index = len(items), None
 
     def _insert(self, item: bytes) -> None:
         value = int.from_bytes(item, "big")
         if not self._blocks:
-            self._blocks, self._block_ints, self._sums, self._maxes = [[item]], [[value]], [value], [item]
-            self._prefixes = [None]
+            self._blocks, self._sums, self._maxes, self._subs = [bytearray(item)], [value], [item], [None]
         else:
             b = min(bisect.bisect_left(self._maxes, item), len(self._blocks) - 1)
-            block, ints = self._blocks[b], self._block_ints[b]
-            pos = bisect.bisect_left(block, item)
-            block.insert(pos, item)
-            ints.insert(pos, value)
+            block = self._blocks[b]
+            at = _bisect(block, item) * ITEM_SIZE
+            block[at:at] = item
             self._sums[b] += value
-            self._maxes[b] = block[-1]
-            self._prefixes[b] = None
-            if len(block) > 2 * BLOCK:  # split in two
-                self._blocks.insert(b + 1, block[BLOCK:])
-                self._block_ints.insert(b + 1, ints[BLOCK:])
-                del block[BLOCK:], ints[BLOCK:]
-                self._sums[b] = sum(ints)
-                self._sums.insert(b + 1, sum(self._block_ints[b + 1]))
-                self._maxes[b] = block[-1]
-                self._maxes.insert(b + 1, self._blocks[b + 1][-1])
-                self._prefixes.insert(b + 1, None)
+            if at + ITEM_SIZE == len(block):
+                self._maxes[b] = item
+            self._subs[b] = None
+            if len(block) > 2 * BLOCK * ITEM_SIZE:  # split in two
+                cut = BLOCK * ITEM_SIZE
+                upper = block[cut:]
+                del block[cut:]
+                self._blocks.insert(b + 1, upper)
+                self._sums[b] = _sum_of(block, 0, len(block))
+                self._sums.insert(b + 1, _sum_of(upper, 0, len(upper)))
+                self._maxes[b] = bytes(block[-ITEM_SIZE:])
+                self._maxes.insert(b + 1, bytes(upper[-ITEM_SIZE:]))
+                self._subs.insert(b + 1, None)
         self._len += 1
         self._index = None
 
     def _remove(self, item: bytes) -> None:
         b = bisect.bisect_left(self._maxes, item)
-        block, ints = self._blocks[b], self._block_ints[b]
-        pos = bisect.bisect_left(block, item)
-        del block[pos]
-        self._sums[b] -= ints.pop(pos)
+        block = self._blocks[b]
+        at = _bisect(block, item) * ITEM_SIZE
+        del block[at : at + ITEM_SIZE]
+        self._sums[b] -= int.from_bytes(item, "big")
         if block:
-            self._maxes[b] = block[-1]
-            self._prefixes[b] = None
+            self._maxes[b] = bytes(block[-ITEM_SIZE:])
+            self._subs[b] = None
         else:
-            del self._blocks[b], self._block_ints[b], self._sums[b], self._maxes[b], self._prefixes[b]
+            del self._blocks[b], self._sums[b], self._maxes[b], self._subs[b]
         self._len -= 1
         self._index = None
 
     def _located(self) -> tuple[list[int], list[int]]:
         """Items before each block, and their sum (one pass over the blocks after a change)."""
         if self._index is None:
-            self._index = ([0, *itertools.accumulate(len(b) for b in self._blocks)],
+            self._index = ([0, *itertools.accumulate(len(b) // ITEM_SIZE for b in self._blocks)],
                            [0, *itertools.accumulate(self._sums)])
         return self._index
 
@@ -305,7 +333,12 @@ class KeySet:
         if pos >= self._len:
             return sums[-1]
         b, offset = self._block_of(pos)
-        prefix = self._prefixes[b]
-        if prefix is None:  # made again only for a block that changed: O(BLOCK), not O(n)
-            prefix = self._prefixes[b] = [0, *itertools.accumulate(self._block_ints[b])]
-        return sums[b] + prefix[offset]
+        block = self._blocks[b]
+        subs = self._subs[b]
+        step = SUB * ITEM_SIZE
+        if subs is None:  # made again only for a block that changed: O(BLOCK), not O(n)
+            subs = self._subs[b] = [0, *itertools.accumulate(_sum_of(block, i, i + step)
+                                                             for i in range(0, len(block), step))]
+        whole, rest = divmod(offset, SUB)
+        start = whole * step
+        return sums[b] + subs[whole] + _sum_of(block, start, start + rest * ITEM_SIZE)

@@ -66,10 +66,16 @@ class IncrementalTrust:
     def of(cls, records: Mapping[bytes, SignedRecord] | Iterable[SignedRecord], **kwargs) -> IncrementalTrust:
         """The evaluation of ``records`` (by id, or any iterable), made in one go."""
         trust = cls(**kwargs)
-        for signed in records.values() if isinstance(records, Mapping) else records:
-            trust.records[signed.id] = trust._facts.of(signed)
+        trust.hold(records.values() if isinstance(records, Mapping) else records)
         trust.rebuild()
         return trust
+
+    def hold(self, records: Iterable[SignedRecord]) -> None:
+        """Keep the facts of ``records`` without judging them: :meth:`rebuild` does, once. For a
+        reader that decodes a large store a chunk at a time and lets each chunk go."""
+        held, facts = self.records, self._facts
+        for signed in records:
+            held[signed.id] = facts.of(signed)
 
     # -- the state --------------------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ from commons.core import records as rec
 from commons.core import revocation
 from commons.core.gossip import Accepted, GossipNode, Refused, SessionClosed
 from commons.core.safety import is_observation
+from commons.daemon.heap import HeapFreezer
 from commons.daemon.lock import acquire_lock
 from commons.errors import CommonsError, UsageError
 from commons.home import Home
@@ -110,6 +111,7 @@ class Daemon:
         self.driver: GossipDriver | None = None
         self.context = NodeContext.for_node(config, home, me, clock)
         self._added: set[bytes] = set()  # peers the person added with `commons peers add`
+        self._heap = HeapFreezer()  # keeps the collector off the records held (daemon/heap.py)
 
     def now(self) -> float:
         return self.clock.now()
@@ -147,6 +149,7 @@ class Daemon:
         self.half_open = HalfOpenLimit(HalfOpenCaps(self.config.gossip.max_half_open,
                                                     self.config.gossip.max_half_open_per_address))
         await self._load(store)
+        self._heap.freeze(self.now())
         log.info("listening on %s (transport key %s); publishing %s; %d records held",
                  self.listen_address, self.me.transport_public.hex(), "on" if self.publishing else "off",
                  len(self.node.record_keys()))
@@ -176,13 +179,14 @@ class Daemon:
         self.publishing = await publishing.is_on(store)
         if await settings.get(store, FIRST_STARTED) is None:
             await settings.put(store, FIRST_STARTED, self.now(), self.now())
-        held = await record_store.all_records(store)
-        await self._resolve_revocations()
         self.last_seq = await record_store.last_seq(store)
         own = await record_store.own_keys(store)
-        self.node.load([r for r in held if r.key not in own or self._may_leave(r)],
-                       await record_store.refused_keys(store))
-        self.node.stored(r.key for r in held)
+        served: list[tuple[bytes, int]] = []  # (key, day) of each record served: read a chunk at a time
+        async for chunk in record_store.in_chunks(store):
+            served.extend((r.key, r.record.created) for r in chunk if r.key not in own or self._may_leave(r))
+        self.node.load_stored(served, await record_store.refused_keys(store))
+        del served
+        await self._resolve_revocations()
         for entry in self.config.peers:
             self.node.add_peer(bytes.fromhex(entry.transport_key), entry.address, "bootstrap")
         for row in await peer_store.all_peers(store):
@@ -289,6 +293,8 @@ class Daemon:
                 log.info("lesson %s: %s -> %s (%s)", change.record_id.hex()[:12], change.before, change.after, change.why)
         if received or refused:
             self.last_seq = max(self.last_seq, await record_store.last_seq(self.store))
+        if received:  # after trust took them in: what it holds of them is frozen with the rest
+            self._heap.took_in(len(received), now)
 
     async def _resolve_revocations(self) -> None:
         """The death certificates, from the evaluation peer review keeps of every record held (the

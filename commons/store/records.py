@@ -10,7 +10,7 @@ signature check), then strict decoding and verification, then one ``executemany`
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from blake3 import blake3
@@ -213,6 +213,18 @@ async def all_records(store: Store, rtype: RecordType | None = None) -> list[Sig
             (bytes([rtype.tag]), bytes([rtype.tag + 1])),
         )
     return [_from_row(*row) for row in rows]
+
+
+async def in_chunks(store: Store, size: int = 10_000) -> AsyncIterator[list[SignedRecord]]:
+    """Every record in key order, ``size`` at a time: a reader that keeps only a little of each
+    (a daemon starting on 10^6 records) never has them all decoded at once (~1 KB each)."""
+    last = b""
+    while True:
+        rows = await store.fetchall(f"SELECT {_COLUMNS} FROM records WHERE key > ? ORDER BY key LIMIT ?", (last, size))
+        if not rows:
+            return
+        last = rows[-1][2]
+        yield [_from_row(*row) for row in rows]
 
 
 async def keys(store: Store) -> list[bytes]:

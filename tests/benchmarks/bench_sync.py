@@ -10,6 +10,7 @@ two sizes, it gives the CPU growth exponent log(cpu₂/cpu₁)/log(N₂/N₁) (1
 RSS is read from /proc (VmHWM).
 
     .venv/bin/python -m tests.benchmarks.bench_sync [--sizes 10000 100000] [--json]
+    .venv/bin/python -m tests.benchmarks.bench_sync --hold 1000000 --json   # a daemon's memory holding N
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -46,30 +48,35 @@ RATE = "records_per_second = 1000000.0\nrecords_burst = 1000000\n"
 
 def make_records(count: int, network: bytes, today: int) -> list[rec.SignedRecord]:
     """~45% lessons, ~50% verifications of them, ~5% vouches, from AUTHORS keys, in a fixed mix."""
+    return list(iter_records(count, network, today))
+
+
+def iter_records(count: int, network: bytes, today: int) -> Iterator[rec.SignedRecord]:
+    """``make_records``, one at a time (10^6 of them decoded would be ~1.5 GB at once)."""
     keys = [nacl.signing.SigningKey(blake3(b"bench-sync-author%d" % n).digest()) for n in range(AUTHORS)]
     public = [bytes(k.verify_key) for k in keys]
     vouches = min(count // 20, AUTHORS * (AUTHORS - 1))
     lessons = (count - vouches) * 9 // 19
-    out: list[rec.SignedRecord] = []
+    lesson_ids: list[bytes] = []
     for v in range(vouches):
         a, b = v % AUTHORS, (v // AUTHORS + 1 + v % AUTHORS) % AUTHORS
-        out.append(rec.sign(rec.Vouch(network=network, author=public[a], created=today, subject=public[b]), keys[a]))
+        yield rec.sign(rec.Vouch(network=network, author=public[a], created=today, subject=public[b]), keys[a])
     for i in range(lessons):
         a = i % AUTHORS
-        out.append(rec.sign(rec.Lesson(
+        lesson = rec.sign(rec.Lesson(
             network=network, author=public[a], created=today, kind=rec.LessonKind.ERROR,
             text=f"`tool{i}` fails on author {a}'s machine with exit code {i % 7 + 1} (case {i}).",
             scope=rec.Scope.SHARED, topics=("tools",),
-            prediction=rec.Prediction(f"running tool{i}", f"exit code {i % 7 + 1}")), keys[a]))
-    lesson_ids = [s.id for s in out[vouches:]]
-    for j in range(count - len(out)):
+            prediction=rec.Prediction(f"running tool{i}", f"exit code {i % 7 + 1}")), keys[a])
+        lesson_ids.append(lesson.id)
+        yield lesson
+    for j in range(count - vouches - lessons):
         target = j % len(lesson_ids)
         a = (target % AUTHORS + 1 + j // len(lesson_ids)) % AUTHORS  # never the lesson's author
-        out.append(rec.sign(rec.Verification(
+        yield rec.sign(rec.Verification(
             network=network, author=public[a], created=today, lesson=lesson_ids[target],
             outcome=rec.Outcome.CONFIRMED if j % 5 else rec.Outcome.FAILED,
-            evidence=blake3(b"evidence%d" % j).digest(), received=today, observed=today, naive=True), keys[a]))
-    return out
+            evidence=blake3(b"evidence%d" % j).digest(), received=today, observed=today, naive=True), keys[a])
 
 
 def raw_verify_rate(records: list[rec.SignedRecord]) -> float:
@@ -117,7 +124,8 @@ def sync_once(root: Path, count: int, profile: Path | None = None) -> dict:
         if profile is not None:  # py-spy samples B's daemon while it catches up (collapsed stacks)
             who = a if os.environ.get("BENCH_SYNC_PROFILE_A") else b
             py_spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))  # or in the venv
-            spy = subprocess.Popen([py_spy, "record", "--pid", str(who.process.pid), "--format", "raw", "--rate", "50", "--gil",
+            spy = subprocess.Popen([py_spy, "record", "--pid", str(who.process.pid), "--format", "raw", "--rate", os.environ.get("BENCH_SYNC_PROFILE_RATE", "50"),
+                                   *([] if os.environ.get("BENCH_SYNC_PROFILE_ALL") else ["--gil"]),
                                     "--output", str(profile), "--nonblocking"], stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
         before, before_a = cpu_seconds(b.process.pid), cpu_seconds(a.process.pid)
@@ -141,12 +149,59 @@ def sync_once(root: Path, count: int, profile: Path | None = None) -> dict:
             "ratio": round(count / cpu / raw, 3), "peak_rss_mb": round(rss, 1)}
 
 
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def hold_once(root: Path, count: int) -> dict:
+    """A daemon started on a store of ``count`` records (signed here, stored in chunks): its
+    start-up CPU, its RSS once it listens and after 2 s idle, and its peak (VmHWM)."""
+    a = Node(root, "a")
+    network = load_config(a.home.config_file).network.key_bytes
+    now = time.time()
+    made = time.process_time()
+
+    async def store_them() -> None:
+        async with await Store.open(a.home.database) as store:
+            chunk: list[rec.SignedRecord] = []
+            for signed in iter_records(count, network, rec.day_of(now)):
+                chunk.append(signed)
+                if len(chunk) == 20_000:
+                    await record_store.add_received(store, chunk, now)
+                    chunk = []
+            await record_store.add_received(store, chunk, now)
+
+    run(store_them)
+    made = time.process_time() - made
+    started = time.monotonic()
+    a.start(timeout=max(60.0, count / 200))  # it loads every record it holds before it listens
+    try:
+        wall = time.monotonic() - started
+        cpu, listening = cpu_seconds(a.process.pid), rss_mb(a.process.pid)
+        time.sleep(2.0)
+        return {"records": count, "made_and_stored_cpu_s": round(made, 1), "start_wall_s": round(wall, 1),
+                "start_cpu_s": round(cpu, 1), "rss_mb_listening": round(listening, 1),
+                "rss_mb_idle": round(rss_mb(a.process.pid), 1), "peak_rss_mb": round(peak_rss_mb(a.process.pid), 1),
+                "goal_mb": 1024}
+    finally:
+        a.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--profile", type=Path, help="sample B's daemon with py-spy into this file (collapsed stacks)")
+    parser.add_argument("--hold", type=int, metavar="N",
+                        help="instead: start one daemon on a store of N records and report its memory")
     args = parser.parse_args()
+    if args.hold:
+        with tempfile.TemporaryDirectory() as folder:
+            print(json.dumps(hold_once(Path(folder), args.hold), indent=None if args.json else 2))
+        return
     runs = []
     for count in args.sizes:
         with tempfile.TemporaryDirectory() as folder:
