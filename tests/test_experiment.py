@@ -174,3 +174,27 @@ def test_a_lesson_whose_named_fix_fails_for_a_node_stops_rendering_there_and_its
         assert failed, f"{e.agent} signed no failed verification"
         for other in run.nodes:  # the failure crossed to every node, the author's included
             assert {r["id"] for r in other.records()} >= {r["id"] for r in failed}
+
+
+DEMO_SESSIONS = Path(__file__).resolve().parents[1] / "commons" / "demo" / "sessions"
+
+
+@pytest.mark.parametrize("arm", ["trusted", "control"])
+def test_replaying_recorded_sessions_says_which_lessons_cross_and_become_common(tmp_path, arm):
+    """Replay mode (``--transcripts-for AGENT=DIR``): two agents' recorded sessions, each on its
+    own days; with publishing on, each one's shared lessons reach the other and become common
+    there; with publishing off nothing crosses."""
+    from simulations.experiment.cli import replay
+
+    folders = {who: DEMO_SESSIONS / who for who in ("ada", "grace")}
+    result = replay(arm, folders, tmp_path)
+    ada, grace = result["agents"]["ada"], result["agents"]["grace"]
+    assert ada["sessions"] == grace["sessions"] == 3
+    if arm == "control":
+        assert ada["crossed"] == grace["crossed"] == [] and ada["lessons_published"] == 0
+        return
+    assert ada["lessons_published"] > 0 and grace["lessons_published"] > 0
+    assert any("npm ci" in text for text in ada["crossed"])  # grace met it; ada never did
+    assert any("pip install" in text for text in grace["crossed"])  # and the other way round
+    assert set(ada["common"]) <= set(ada["crossed"]) and ada["common"]
+    assert result["bytes_on_the_wire"] > 0

@@ -237,12 +237,25 @@ def _across(seeds: list[dict]) -> str:
     return text
 
 
+REPLAY = """## Replay of recorded sessions
+
+Real transcripts instead of the scripted world: `python -m simulations.experiment --transcripts-for
+ada=DIR --transcripts-for grace=DIR2 [--arms trusted,peer_review,control] --json` gives each agent its
+own home, replays each folder's sessions on the days they were recorded, and runs the same nights
+(ingest, sleep, gossip on real daemons, render); it reports per agent the lessons published and
+verifications signed, and which received lessons crossed, were confirmed and became common. With
+the demo's sessions (`commons/demo/sessions/ada`, `.../grace`) in the trusted arm, grace's `npm ci`
+lesson crosses to ada and ada's `pip install` lesson to grace, both common there; in control nothing
+crosses (`tests/test_experiment.py`)."""
+
+
 def write_doc(result: dict, path: Path, command: str, encounters: dict | None = None,
               seeds: list[dict] | None = None) -> None:
     path = Path(path)
     images = plots(result, path.parent)
     red = result["reduction"]
     notes = reading(result, encounters)
+    notes += "\n\n" + REPLAY
     if seeds and len(seeds) > 1:
         notes += ("\n\n## Other seeds\n\nThe same run for other seeds (`python -m simulations.experiment --seed N "
                   "--seeds-file docs/experiment-seeds.json`, `make experiment-seeds`): each seed draws who meets "
