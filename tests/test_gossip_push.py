@@ -109,3 +109,20 @@ def test_a_node_reconciling_with_two_peers_at_once_asks_only_one_to_push():
     stats = a.statistics()
     assert a.record_keys() == {r.key for r in held}
     assert stats.bodies_received == 30 and stats.duplicate_bodies == 0
+
+
+def test_a_push_of_more_records_than_one_message_holds_goes_in_messages_a_peer_accepts():
+    # A catch-up with the rate limit lifted pushes far more than a window of Wants at once: each
+    # Records message must still hold at most MAX_RECORDS, or the receiver cuts the sender off.
+    from commons.core.gossip_messages import MAX_RECORDS
+
+    params = GossipParams(sync_on_open=False, records_per_second=1e6, records_burst=10_000, max_frame_bytes=1 << 20)
+    a, b = node(1, params=params), node(2, params=params)
+    b.load([lesson(i) for i in range(3 * MAX_RECORDS)])
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    pair.a_session.start_sync(NOW)
+    sent = frames_of(pair, Records)
+    assert len(a.record_keys()) == 3 * MAX_RECORDS
+    assert sent and max(len(m.records) for m in sent) <= MAX_RECORDS
+    assert not pair.a_session.closed and not pair.b_session.closed and pair.b_session.score == 0

@@ -24,6 +24,7 @@ from commons.core.gossip_messages import (
     MAX_ANNOUNCE_KEYS,
     MAX_PEER_ENTRIES,
     MAX_REASON_BYTES,
+    MAX_RECORDS,
     MAX_WANT_KEYS,
     Announce,
     Bye,
@@ -484,12 +485,16 @@ class PeerSession:
         return 1 + min(p.max_outstanding, p.records_burst // 2)
 
     def _send_records(self, found: list[tuple[bytes, bytes]], missing: list[bytes]) -> None:
-        """Records messages that fit a frame each; the missing keys go in the last."""
+        """Records messages that fit a frame and the message's record limit each (a push may send
+        many more than a window of Wants); the missing keys go in the last, as many as a message takes."""
         limit = self.node.params.max_frame_bytes - 64
+        while len(missing) > MAX_WANT_KEYS:
+            self._send(Records((), tuple(missing[:MAX_WANT_KEYS])))
+            missing = missing[MAX_WANT_KEYS:]
         batch: list[tuple[bytes, bytes]] = []
         size = 34 * len(missing)
         for body, sig in found:
-            if batch and size + len(body) + len(sig) + 8 > limit:
+            if batch and (size + len(body) + len(sig) + 8 > limit or len(batch) == MAX_RECORDS):
                 self._send(Records(tuple(batch)))
                 batch, size = [], 34 * len(missing)
             batch.append((body, sig))
