@@ -451,9 +451,7 @@ class PeerSession:
             if signed is None or self._serve_tokens < 1:
                 missing.append(key)
             else:
-                self._serve_tokens -= 1
-                self._served += 1
-                found.append((signed.body, signed.signature))
+                found.append(self._hand_out(signed))
         self._send_records(found, missing)
 
     def _send_pushes(self, now: float) -> None:
@@ -471,10 +469,15 @@ class PeerSession:
             if signed is None:
                 missing.append(key)  # announced, but not ours to send now: the peer asks elsewhere
             else:
-                self._serve_tokens -= 1
-                self._served += 1
-                found.append((signed.body, signed.signature))
+                found.append(self._hand_out(signed))
         self._send_records(found, missing)
+
+    def _hand_out(self, signed: SignedRecord) -> tuple[bytes, bytes]:
+        """A record going to the peer, asked for or pushed: it costs one serving token and counts
+        as served (what keeps anti-entropy off a peer in a catch-up with us)."""
+        self._serve_tokens -= 1
+        self._served += 1
+        return signed.body, signed.signature
 
     def _push_spare(self) -> float:
         """The serving tokens a push must leave for the peer's Wants (it keeps at most
