@@ -175,3 +175,9 @@ def test_status_json_names_everything_a_script_needs_without_a_daemon(home, caps
                            "last_sleep", "last_sync", "publishing"}
     assert set(status["records"]["by_type"]) == {"revocation", "vouch", "lesson", "verification"}
     assert status["publishing"] is False
+
+
+def test_an_empty_listing_names_the_status_asked_for_and_all_reads_as_none_yet(home, capsys):
+    run(capsys, "init")
+    assert run(capsys, "lessons", "--status", "all")[1].strip() == "no lessons yet"
+    assert run(capsys, "lessons", "--status", "candidate")[1].strip() == "no candidate lessons"

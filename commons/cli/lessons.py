@@ -106,8 +106,13 @@ async def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
     async with await ctx.open_store(readonly=True) as store:
         found = [v.to_json() for v in await lessons.list_lessons(store, node, args.status, ctx.now())]
-    emit(args, found, lambda: "\n".join(_line(d) for d in found) if found else f"no {args.status} lessons")
+    emit(args, found, lambda: "\n".join(_line(d) for d in found) if found else _none_listed(args.status))
     return 0
+
+
+def _none_listed(status: str) -> str:
+    """What an empty listing says: "no lessons" for every status, "no active lessons" for one."""
+    return "no lessons yet" if status == "all" else f"no {status} lessons"
 
 
 async def cmd_add(ctx: Context, args: argparse.Namespace) -> int:
