@@ -17,7 +17,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import os
+import resource
 from dataclasses import dataclass
+from pathlib import Path
 
 FREEZE_AFTER = 10_000  # records taken in since the last freeze that make another worth it
 THAW_SECONDS = 3600.0  # how often what was frozen is handed back to the collector
@@ -36,6 +39,46 @@ def _libc_trim():
 
 _TRIM = _libc_trim()
 
+TRACE_ENV = "COMMONS_TRACE_MEMORY"  # set (to anything): the daemon logs its memory at each start-up step
+
+
+def trim() -> None:
+    """Hand the C heap's free pages back to the system: after a big transient was let go (the
+    store read a chunk at a time at start-up), they would stay counted in the RSS until reused."""
+    if _TRIM is not None:
+        _TRIM(0)
+
+
+@dataclass(frozen=True)
+class MemoryNote:
+    """The process's memory and CPU time when a step ended: RSS now, the peak so far (VmHWM)."""
+
+    step: str
+    rss_mb: float
+    peak_mb: float
+    cpu_s: float
+
+    def __str__(self) -> str:
+        return f"{self.step}: RSS {self.rss_mb:.0f} MB, peak {self.peak_mb:.0f} MB, {self.cpu_s:.1f} CPU-s"
+
+
+def memory_note(step: str) -> MemoryNote | None:
+    """What the process holds after ``step``, when ``COMMONS_TRACE_MEMORY`` is set (else None):
+    how a benchmark finds which start-up step makes the peak (Linux: read from /proc)."""
+    if not os.environ.get(TRACE_ENV):
+        return None
+    found = {}
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "VmHWM"):
+                found[name] = int(value.split()[0]) / 1024
+    except OSError:
+        return None
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return MemoryNote(step, found.get("VmRSS", float("nan")), found.get("VmHWM", float("nan")),
+                      usage.ru_utime + usage.ru_stime)
+
 
 @dataclass
 class HeapFreezer:
@@ -51,8 +94,7 @@ class HeapFreezer:
         """Collect what is garbage now, then freeze the rest (start-up, a big intake)."""
         gc.collect()
         gc.freeze()
-        if _TRIM is not None:
-            _TRIM(0)  # hand what the intake freed back to the system
+        trim()  # hand what the intake freed back to the system
         self._since = 0
         self.freezes += 1
         if self._thawed_at is None:
