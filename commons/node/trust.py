@@ -25,6 +25,7 @@ from commons.store import records as record_store
 from commons.store import reviews as review_store
 from commons.store.db import Store
 
+READ_CHUNK = 10_000  # records decoded at a time when the store is read whole (~1 KB each decoded)
 
 # --------------------------------------------------------------------------------------------
 # What the records amount to
@@ -245,7 +246,7 @@ class TrustEvaluation:
         # Records stored together share one arrival time: one float object for each (a float and
         # a second id object per record were ~90 bytes of every record held).
         times: dict[float, float] = {}
-        async for chunk in record_store.in_chunks(store):  # never all decoded at once
+        async for chunk in record_store.in_chunks(store, READ_CHUNK):  # never all decoded at once
             records = [arrived.signed for arrived in chunk]
             trust.hold(records)
             for signed, received_at, origin in chunk:
