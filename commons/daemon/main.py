@@ -160,7 +160,7 @@ class Daemon:
         self._note("freezing")
         log.info("listening on %s (transport key %s); publishing %s; %d records held",
                  self.listen_address, self.me.transport_public.hex(), "on" if self.publishing else "off",
-                 len(self.node.record_keys()))
+                 self.node.statistics().records_held)  # counted, not a set of every key made
         self._write_status()
         try:
             async with trio.open_nursery() as nursery:
@@ -190,9 +190,11 @@ class Daemon:
         self.last_seq = await record_store.last_seq(store)
         own = await record_store.own_keys(store)
         served: list[tuple[bytes, int]] = []  # (key, day) of each record served
+        days: dict[int, int] = {}  # one int object per day, not one per record decoded
 
         def serve(chunk: list[rec.SignedRecord]) -> None:
-            served.extend((r.key, r.record.created) for r in chunk if r.key not in own or self._may_leave(r))
+            served.extend((r.key, days.setdefault(r.record.created, r.record.created)) for r in chunk
+                          if r.key not in own or self._may_leave(r))
 
         # One pass over the store: trust keeps the facts of each chunk read, the key set its keys.
         await self.context.trust.read(store, self.now(), each_chunk=serve)
