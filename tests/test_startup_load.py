@@ -6,7 +6,7 @@ from __future__ import annotations
 from commons.config import Config
 from commons.core.trust import evaluate
 from commons.daemon import heap
-from commons.daemon.heap import TRACE_ENV, fix_malloc_thresholds, memory_note
+from commons.daemon.heap import RUNNING_THRESHOLDS, START_UP_THRESHOLDS, TRACE_ENV, memory_note, set_malloc_thresholds
 from commons.home import Home
 from commons.identity import Identity
 from commons.node import trust as node_trust
@@ -61,7 +61,11 @@ def test_the_memory_of_a_start_up_step_is_noted_only_when_asked_for(monkeypatch)
     assert str(note).startswith("reading: RSS ")
 
 
-def test_the_c_heap_thresholds_are_fixed_where_glibc_is_the_allocator():
-    # Fixed, they hand a big transient back once freed (glibc: its dynamic thresholds kept 41 MB
-    # of 10^6 records' start-up counted at the peak); elsewhere there is nothing to fix.
-    assert fix_malloc_thresholds() is (heap._TRIM is not None)
+def test_the_c_heap_thresholds_are_set_where_glibc_is_the_allocator():
+    # Low, they hand a big transient back once freed (glibc's dynamic ones kept 41 MB of 10^6
+    # records' start-up counted at the peak); elsewhere there is nothing to set.
+    glibc = heap._TRIM is not None
+    try:
+        assert set_malloc_thresholds(START_UP_THRESHOLDS) is glibc
+    finally:
+        assert set_malloc_thresholds(RUNNING_THRESHOLDS) is glibc

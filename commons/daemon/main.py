@@ -36,7 +36,14 @@ from commons.core import records as rec
 from commons.core import revocation
 from commons.core.gossip import Accepted, GossipNode, Refused, SessionClosed
 from commons.core.safety import is_observation
-from commons.daemon.heap import HeapFreezer, fix_malloc_thresholds, memory_note, trim
+from commons.daemon.heap import (
+    RUNNING_THRESHOLDS,
+    START_UP_THRESHOLDS,
+    HeapFreezer,
+    memory_note,
+    set_malloc_thresholds,
+    trim,
+)
 from commons.daemon.lock import acquire_lock
 from commons.errors import CommonsError, UsageError
 from commons.home import Home
@@ -126,7 +133,7 @@ class Daemon:
 
     async def run(self) -> int:
         fd = acquire_lock(self.home)
-        fix_malloc_thresholds()  # before start-up's big transients (daemon/heap.py)
+        set_malloc_thresholds(START_UP_THRESHOLDS)  # start-up's big transients handed back (daemon/heap.py)
         try:
             async with await Store.open(self.home.database) as store:
                 self.store = store
@@ -158,6 +165,7 @@ class Daemon:
         self._note("opening")
         await self._load(store)
         self._heap.freeze(self.now())
+        set_malloc_thresholds(RUNNING_THRESHOLDS)  # what glibc would come to: intake maps no block on its own
         self._note("freezing")
         log.info("listening on %s (transport key %s); publishing %s; %d records held",
                  self.listen_address, self.me.transport_public.hex(), "on" if self.publishing else "off",
