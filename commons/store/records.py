@@ -217,7 +217,9 @@ async def all_records(store: Store, rtype: RecordType | None = None) -> list[Sig
 
 
 class Arrived(NamedTuple):
-    """A record held, with when this node first held it and through which door (own | peer | import)."""
+    """A record held, with when this node first held it and through which door (own | peer | import).
+
+    A tuple, not a frozen dataclass: start-up makes one per record held (10^6), and unpacks it."""
 
     signed: SignedRecord
     received_at: float
