@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
+from itertools import chain
 from types import MappingProxyType
 
 from commons.core.naivety import Naivety, Similar, same_lesson
@@ -167,10 +168,15 @@ class IncrementalTrust:
                 self._index_verification(signed)
             elif kind is RecordType.VOUCH:
                 self._add_vouch(signed.id, signed.record)
+        del held  # what follows builds the state of 10^6 records: no transient of that size outlives its step
         for lid in sorted(self._lessons, key=lambda i: (self._lessons[i].created, i)):
             self._link_successor(lid, self._lessons[lid])
         self._provenance_from(list(self._lessons), touched)
-        self._rejudge(set(self._lessons) | set(self._verifications))
+        del touched
+        # Every lesson, then the verifications of lessons not held, without a set of them all made
+        # (judging writes only verdicts and states, so the indexes can be walked as they are).
+        lessons = self._lessons
+        self._rejudge(chain(lessons, (lid for lid in self._verifications if lid not in lessons)))
 
     def moves_the_dead(self, records: Iterable[SignedRecord]) -> bool:
         """Whether any of these records can change what is dead (then everything is evaluated again)."""

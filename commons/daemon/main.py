@@ -36,7 +36,14 @@ from commons.core import records as rec
 from commons.core import revocation
 from commons.core.gossip import Accepted, GossipNode, Refused, SessionClosed
 from commons.core.safety import is_observation
-from commons.daemon.heap import HeapFreezer
+from commons.daemon.heap import (
+    RUNNING_THRESHOLDS,
+    START_UP_THRESHOLDS,
+    HeapFreezer,
+    memory_note,
+    set_malloc_thresholds,
+    trim,
+)
 from commons.daemon.lock import acquire_lock
 from commons.errors import CommonsError, UsageError
 from commons.home import Home
@@ -116,10 +123,17 @@ class Daemon:
     def now(self) -> float:
         return self.clock.now()
 
+    def _note(self, step: str) -> None:
+        """Log the memory held after a start-up step (only with ``COMMONS_TRACE_MEMORY`` set)."""
+        note = memory_note(step)
+        if note is not None:
+            log.info("start-up memory after %s", note)
+
     # -- start -------------------------------------------------------------------------------------
 
     async def run(self) -> int:
         fd = acquire_lock(self.home)
+        set_malloc_thresholds(START_UP_THRESHOLDS)  # start-up's big transients handed back (daemon/heap.py)
         try:
             async with await Store.open(self.home.database) as store:
                 self.store = store
@@ -148,11 +162,14 @@ class Daemon:
         self.driver = GossipDriver(self.node, self.now, self._on_events)
         self.half_open = HalfOpenLimit(HalfOpenCaps(self.config.gossip.max_half_open,
                                                     self.config.gossip.max_half_open_per_address))
+        self._note("opening")
         await self._load(store)
         self._heap.freeze(self.now())
+        set_malloc_thresholds(RUNNING_THRESHOLDS)  # what glibc would come to: intake maps no block on its own
+        self._note("freezing")
         log.info("listening on %s (transport key %s); publishing %s; %d records held",
                  self.listen_address, self.me.transport_public.hex(), "on" if self.publishing else "off",
-                 len(self.node.record_keys()))
+                 self.node.statistics().records_held)  # counted, not a set of every key made
         self._write_status()
         try:
             async with trio.open_nursery() as nursery:
@@ -181,12 +198,28 @@ class Daemon:
             await settings.put(store, FIRST_STARTED, self.now(), self.now())
         self.last_seq = await record_store.last_seq(store)
         own = await record_store.own_keys(store)
-        served: list[tuple[bytes, int]] = []  # (key, day) of each record served: read a chunk at a time
-        async for chunk in record_store.in_chunks(store):
-            served.extend((r.key, r.record.created) for r in chunk if r.key not in own or self._may_leave(r))
-        self.node.load_stored(served, await record_store.refused_keys(store))
-        del served
-        await self._resolve_revocations()
+        # The key and day of each record served, side by side: a (key, day) tuple each would be
+        # ~60 MB more of 10^6 held while the key set is built; one int object per day, not per record.
+        keys: list[bytes] = []
+        days: list[int] = []
+        day_of_record: dict[int, int] = {}
+
+        def serve(chunk: list[rec.SignedRecord]) -> None:
+            for signed in chunk:
+                if signed.key not in own or self._may_leave(signed):
+                    keys.append(signed.key)
+                    created = signed.record.created
+                    days.append(day_of_record.setdefault(created, created))
+
+        # One pass over the store: trust keeps the facts of each chunk read, the key set its keys.
+        await self.context.trust.read(store, self.now(), each_chunk=serve)
+        self._note("reading the records held")
+        self.node.load_stored(zip(keys, days), await record_store.refused_keys(store))
+        del keys, days
+        trim()  # the key set's sort and the chunks read: let go before the evaluation is made
+        self._note("loading the key set")
+        await self._resolve_revocations()  # makes the evaluation of the facts read, once
+        self._note("evaluating trust")
         for entry in self.config.peers:
             self.node.add_peer(bytes.fromhex(entry.transport_key), entry.address, "bootstrap")
         for row in await peer_store.all_peers(store):

@@ -8,7 +8,7 @@ latest evaluation until a record is added, and logs the status changes the morni
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 
@@ -25,6 +25,7 @@ from commons.store import records as record_store
 from commons.store import reviews as review_store
 from commons.store.db import Store
 
+READ_CHUNK = 10_000  # records decoded at a time when the store is read whole (~1 KB each decoded)
 
 # --------------------------------------------------------------------------------------------
 # What the records amount to
@@ -132,7 +133,8 @@ class TrustEvaluation:
     evaluation takes in only what arrived since it last looked (``records.seq``): the core's
     :class:`IncrementalTrust` recomputes the lessons those records touch. Whatever can change what
     is dead (a revocation, a newly refused id) or a new day makes it again, from the records in
-    memory, in a worker thread, swapped in whole; the store is read in full only once.
+    memory, in a worker thread, swapped in whole; the store is read in full only once, a chunk at a
+    time, and what is read is judged once (``read``, then the next ``held``).
     """
 
     def __init__(self, me: bytes, policy: TrustPolicy) -> None:
@@ -151,19 +153,38 @@ class TrustEvaluation:
         self._refused_count = -1
         self._offered: dict[bytes, SignedRecord] = {}  # records just stored, handed over decoded
         self._recent: dict[bytes, SignedRecord] = {}  # the last batch taken in, decoded
+        self._unjudged = False  # the facts of every record are read, the evaluation not yet made
+
+    async def read(self, store: Store, now: float,
+                   each_chunk: Callable[[list[SignedRecord]], None] | None = None) -> None:
+        """Read every record held into the evaluation, a chunk at a time, without judging them:
+        the next :meth:`held` does, once. ``each_chunk`` is handed each chunk decoded as it is read:
+        a daemon starting takes the keys it serves from the same pass (each record decoded once),
+        and builds its key set before the judging builds the evaluation's state (the two
+        transients of 10^6 records never add up)."""
+        async with self._lock:
+            _, refused = await self._watermark(store)
+            await self._read(store, day_of(now), refused, each_chunk)
+
+    async def _watermark(self, store: Store) -> tuple[int, frozenset[bytes]]:
+        """The highest seq stored, and the ids refused as dead (read again only when their count moves)."""
+        last, refused_count = await record_store.watermark(store)
+        if refused_count != self._refused_count or self._path != str(store.path):
+            self._refused = frozenset(await record_store.refused_dead_ids(store))
+            self._refused_count = refused_count
+        return last, self._refused
 
     async def held(self, store: Store, now: float) -> Held:
         """Every record held and what trust makes of them, today (the same object until one moves)."""
         async with self._lock:  # one catch-up at a time: a batch taken in twice or lost is a wrong view
             today = day_of(now)
-            last, refused_count = await record_store.watermark(store)
-            if refused_count != self._refused_count or self._path != str(store.path):
-                self._refused = frozenset(await record_store.refused_dead_ids(store))
-                self._refused_count = refused_count
-            refused, trust = self._refused, self._trust
-            if trust is None or self._path != str(store.path) or last < self._seq:
-                await self._load(store, today, refused)
-            elif last > self._seq:
+            last, refused = await self._watermark(store)
+            if self._trust is None or self._path != str(store.path) or last < self._seq:
+                await self._read(store, today, refused)
+            if self._unjudged:
+                await self._judge()
+            trust = self._trust
+            if last > self._seq:
                 batch = await self._arrived(store)
                 if refused == trust.refused and today == trust.today and not trust.moves_the_dead(batch):
                     self._touch(trust.add(batch))  # the common case: only what the batch touches
@@ -213,19 +234,43 @@ class TrustEvaluation:
         else:
             self._touched |= lessons
 
-    async def _load(self, store: Store, today: int, refused: frozenset[bytes]) -> None:
+    async def _read(self, store: Store, today: int, refused: frozenset[bytes],
+                    each_chunk: Callable[[list[SignedRecord]], None] | None = None) -> None:
+        """Every record's facts and arrival, in one pass over the store, not judged yet."""
         seq = await record_store.last_seq(store)  # before the records: what arrives meanwhile is taken in later
-        facts = IncrementalTrust(me=self.me, policy=self.policy, today=today, refused=refused)
-        async for chunk in record_store.in_chunks(store):  # facts a chunk at a time: never all decoded
-            facts.hold(chunk)
-        arrivals = await record_store.arrivals(store)
+        self._trust = self._held = None  # the evaluation held is let go before another is read
+        trust = IncrementalTrust(me=self.me, policy=self.policy, today=today, refused=refused)
+        facts = trust.records
+        received: dict[bytes, float] = {}
+        others: dict[bytes, str] = {}
+        # Records stored together share one arrival time: one float object for each (a float and
+        # a second id object per record were ~90 bytes of every record held).
+        times: dict[float, float] = {}
+        async for chunk in record_store.in_chunks(store, READ_CHUNK):  # never all decoded at once
+            records = [arrived.signed for arrived in chunk]
+            trust.hold(records)
+            for signed, received_at, origin in chunk:
+                rid = facts[signed.id].id  # the id object the fact holds
+                received[rid] = times.setdefault(received_at, received_at)
+                if origin != "peer":
+                    others[rid] = origin
+            if each_chunk is not None:
+                each_chunk(records)
+        del times
         self._path, self._seq, self._offered, self._recent = str(store.path), seq, {}, {}
-        self._received = _sharing_times(arrivals, facts.records)
-        self._origin = {rid: a.origin for rid, a in arrivals.items() if a.origin != "peer"}
+        self._received, self._origin = received, others
         if self._reader is not None:
             self._reader.close()
         self._reader = RecordReader(store.path)
-        await self._remake(facts.records.values(), today, refused)
+        self._trust, self._unjudged = trust, True
+
+    async def _judge(self) -> None:
+        """Make the evaluation of the facts read, in place, in a worker thread (no second copy of
+        them). Should this fail, the next look reads the store again."""
+        trust, self._trust, self._held = self._trust, None, None
+        await trio.to_thread.run_sync(trust.rebuild)
+        self._trust, self._unjudged = trust, False
+        self._touch(None)
 
     async def _remake(self, records: Iterable, today: int, refused: frozenset[bytes]) -> None:
         """Evaluate ``records`` (records, or the facts an evaluation holds) again, in a worker thread.
@@ -239,18 +284,6 @@ class TrustEvaluation:
         self._trust = await trio.to_thread.run_sync(made)
         self._held = None
         self._touch(None)
-
-
-def _sharing_times(arrivals: Mapping[bytes, record_store.Arrival], facts: Mapping[bytes, Fact]) -> dict[bytes, float]:
-    """Record id -> when it arrived, keyed by the id object the fact holds, one float object for
-    each run of records stored together (a second id and a float were ~90 bytes a record)."""
-    out: dict[bytes, float] = {}
-    at = None
-    for rid, arrival in arrivals.items():
-        at = at if at == arrival.received_at else arrival.received_at
-        fact = facts.get(rid)
-        out[rid if fact is None else fact.id] = at
-    return out
 
 
 def describe_takedown(held: Held, rid: bytes) -> str:
