@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from blake3 import blake3
@@ -114,8 +115,10 @@ async def intake(
     origin: str,
     admit: Admission | None = None,
     claimed_ids: Sequence[bytes | None] | None = None,
+    pool: Executor | None = None,
 ) -> IntakeReport:
-    """Validate and store a batch of (body, signature) pairs in one transaction."""
+    """Validate and store a batch of (body, signature) pairs in one transaction. ``pool``: threads
+    to check signatures in (``records.signature_pool``) while this one decodes; None, one core."""
     keys = [received_key(body) for body, _ in items]
     held = await known_keys(store, [key for key in keys if key is not None])
     # Each record new to the node is verified once; a copy of one earlier in the batch is verified
@@ -133,7 +136,7 @@ async def intake(
     verdicts = verify_many(
         [items[i] for i in candidates], network=network, today=day_of(now),
         claimed_ids=None if claimed_ids is None else [claimed_ids[i] for i in candidates],
-        body_ids=[None if keys[i] is None else keys[i][1:] for i in candidates],
+        body_ids=[None if keys[i] is None else keys[i][1:] for i in candidates], pool=pool,
     )
     accepted: list[SignedRecord] = []
     rows: list[tuple] = []

@@ -13,7 +13,12 @@ transaction inserting a batch), and ``rest``: what intake costs beyond their sum
 checks of network and date, building the results). ``decode_msgpack_alone`` is the part of
 ``decode`` that is msgpack's C code (one unpack, one re-pack, one comparison), not a stage of its own.
 
-    .venv/bin/python -m tests.benchmarks.bench_intake [--records N] [--json]
+``signature_pool`` is its own row, never mixed with the ratio above: intake with the signatures
+checked in a pool of 1 or 2 threads (``records.signature_pool``) while the caller decodes, on up
+to two cores, in records per *wall* second ÷ the raw single-core verify rate, with the CPU per
+record those runs cost (every thread's). ``--no-pool`` skips it.
+
+    .venv/bin/python -m tests.benchmarks.bench_intake [--records N] [--json] [--no-pool]
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from commons.core.records import (  # noqa: E402
     decode_body,
     received_key,
     sign,
+    signature_pool,
     signed_message,
 )
 from commons.runtime import run  # noqa: E402
@@ -104,20 +110,48 @@ def _in_store(go):
     return run(main)
 
 
-def intake_rate(records) -> tuple[float, int]:
+def intake_rate(records, pool=None, clock=time.process_time) -> tuple[float, int]:
+    """Records taken in per second of ``clock``, and how many were accepted."""
     pairs = [(r.body, r.signature) for r in records]
 
     async def go(store) -> tuple[float, int]:
         accepted = 0
-        start = time.process_time()
+        start = clock()
         for offset in range(0, len(pairs), BATCH):
             report = await record_store.intake(
-                store, pairs[offset : offset + BATCH], network=NETWORK, now=DAY * 86400.0, origin="peer"
+                store, pairs[offset : offset + BATCH], network=NETWORK, now=DAY * 86400.0, origin="peer", pool=pool
             )
             accepted += len(report.accepted)
-        return len(pairs) / (time.process_time() - start), accepted
+        return len(pairs) / (clock() - start), accepted
 
     return _in_store(go)
+
+
+def pooled(records, raw: float, cores: set[int]) -> dict:
+    """Intake with signatures checked in a pool of 1 and 2 threads, on up to two cores: records per
+    wall-second (best of three) ÷ the raw single-core verify rate, and the CPU per record (all
+    threads) of the same runs. A wall-clock figure: other work on the machine lowers it."""
+    pinned = os.sched_getaffinity(0) if hasattr(os, "sched_setaffinity") else None
+    if pinned is not None:
+        os.sched_setaffinity(0, set(sorted(cores)[:2]))
+    result: dict = {"cores": len(os.sched_getaffinity(0)) if pinned is not None else os.cpu_count(),
+                    "load_average_1min": round(os.getloadavg()[0], 2)}
+    try:
+        for threads in (1, 2):
+            walls, cpus = [], []
+            with signature_pool(threads) as pool:
+                for _ in range(3):
+                    walls.append(intake_rate(records, pool, time.perf_counter)[0])
+                    cpus.append(intake_rate(records, pool)[0])
+            result[f"threads_{threads}"] = {
+                "per_wall_s": round(max(walls)),
+                "wall_ratio_to_raw_one_core": round(max(walls) / raw, 3),
+                "cpu_us": round(1e6 / max(cpus), 2),
+            }
+    finally:
+        if pinned is not None:
+            os.sched_setaffinity(0, pinned)
+    return result
 
 
 def store_stages(records) -> tuple[float, float]:
@@ -165,7 +199,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-pool", action="store_true", help="skip the runs with a signature pool (wall clock, 2 cores)")
     args = parser.parse_args()
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core, for both rates
     records = make_records(args.records)
@@ -192,6 +228,8 @@ def main() -> None:
         "stages_us": stages(records, raw, intake),
         "timer": "process CPU time",
     }
+    if not args.no_pool:
+        result["signature_pool"] = pooled(records, raw, cores)
     if args.json:
         print(json.dumps(result))
     else:
