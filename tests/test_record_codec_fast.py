@@ -227,3 +227,16 @@ def test_verify_many_with_a_signature_pool_gives_the_verdicts_of_one_thread_acro
 def test_a_signature_pool_of_no_threads_is_the_caller_s_mistake() -> None:
     with pytest.raises(rec.RecordUsageError):
         rec.signature_pool(0)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rng=st.randoms(use_true_random=False), rounds=st.integers(0, 3), cut=st.integers(0, 12))
+def test_the_peeked_type_of_a_body_is_the_type_it_decodes_to(rng, rounds, cut) -> None:
+    seed = rng.choice(VALID)
+    body = fuzzing.mutate(seed, rng, VALID, rounds) if rounds else seed
+    assert rec.peek_type(body[:cut]) is None or cut > 6
+    peeked, decoded = rec.peek_type(body), _reference(body)
+    if decoded is not None:
+        assert peeked is type(decoded).type
+    if rounds == 0:
+        assert peeked is type(decoded).type
