@@ -130,19 +130,21 @@ def intake_rate(records, pool=None, clock=time.process_time) -> tuple[float, int
 def pooled(records, raw: float, cores: set[int]) -> dict:
     """Intake with signatures checked in a pool of 1 and 2 threads, on up to two cores: records per
     wall-second (best of three) ÷ the raw single-core verify rate, and the CPU per record (all
-    threads) of the same runs. A wall-clock figure: other work on the machine lowers it."""
+    threads) of the same runs; and without a pool (threads_0) in the same conditions, so that the
+    pool is compared with what the machine gave one thread then. A wall-clock figure: other work
+    on the machine lowers it."""
     pinned = os.sched_getaffinity(0) if hasattr(os, "sched_setaffinity") else None
     if pinned is not None:
         os.sched_setaffinity(0, set(sorted(cores)[:2]))
     result: dict = {"cores": len(os.sched_getaffinity(0)) if pinned is not None else os.cpu_count(),
                     "load_average_1min": round(os.getloadavg()[0], 2)}
     try:
-        for threads in (1, 2):
+        for threads in (0, 1, 2):  # 0: no pool, the caller alone (what one core gives in wall time now)
             walls, cpus = [], []
-            with signature_pool(threads) as pool:
+            with signature_pool(max(threads, 1)) as pool:
                 for _ in range(3):
-                    walls.append(intake_rate(records, pool, time.perf_counter)[0])
-                    cpus.append(intake_rate(records, pool)[0])
+                    walls.append(intake_rate(records, pool if threads else None, time.perf_counter)[0])
+                    cpus.append(intake_rate(records, pool if threads else None)[0])
             result[f"threads_{threads}"] = {
                 "per_wall_s": round(max(walls)),
                 "wall_ratio_to_raw_one_core": round(max(walls) / raw, 3),
