@@ -429,8 +429,9 @@ FIELD_RULES: dict[RecordType, Callable[[dict[str, Any]], None]] = {
 def build_checked(cls: type, values: dict[str, Any]) -> Record:
     """The record of class ``cls`` with these field values, which its ``FIELD_RULES`` passed already.
 
-    For the codec only: it builds the frozen instance without ``__post_init__`` running the rules a
-    second time. Every field must be in ``values``, as the dataclass would hold it."""
+    It builds the frozen instance without ``__post_init__`` running the rules a second time, as the
+    generated decoders do (``compiled.py``); the fuzzing oracle's tests build with it what a lenient
+    decoder would. Every field must be in ``values``, as the dataclass would hold it."""
     record = object.__new__(cls)
     record.__dict__.update(values)
     return record
