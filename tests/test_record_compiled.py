@@ -171,3 +171,15 @@ def test_each_type_s_decoder_reads_every_field_its_spec_names() -> None:
         for rule in FIELD_SPECS[rtype]:
             if isinstance(rule, Field):
                 assert f"f_{rule.name} = " in source and compiled.check_expression(rule) in source
+
+
+def test_an_ext_value_anywhere_is_refused_by_the_fast_path_as_by_the_reference() -> None:
+    # The fast path unpacks without the reference decoder's max_ext_len=0: an ext value (or the
+    # timestamp ext msgpack turns into a Timestamp) must still be refused, by the field checks.
+    for rtype, base in _BASE.items():
+        for key in base:
+            for value in (msgpack.ExtType(5, b"x" * 32), msgpack.Timestamp(20_400), [msgpack.ExtType(1, b"")]):
+                wire = {"type": rtype.value, "v": 1, **base, key: value}
+                body = msgpack.packb(wire, use_bin_type=True, datetime=False)
+                assert codec._decode_canonical(body) is None, (rtype, key, value)
+                assert _reference(body) is None

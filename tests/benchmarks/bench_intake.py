@@ -16,9 +16,10 @@ checks of network and date, building the results). ``decode_msgpack_alone`` is t
 ``signature_pool`` is its own row, never mixed with the ratio above: intake with the signatures
 checked in a pool of 1 or 2 threads (``records.signature_pool``) while the caller decodes, on up
 to two cores, in records per *wall* second ÷ the raw single-core verify rate, with the CPU per
-record those runs cost (every thread's). ``--no-pool`` skips it.
+record those runs cost (every thread's). ``--no-pool`` skips it. ``--store-variants`` adds the insert timed with sqlite3 alone in variants
+of the key index and the transaction (``store_variants``).
 
-    .venv/bin/python -m tests.benchmarks.bench_intake [--records N] [--json] [--no-pool]
+    .venv/bin/python -m tests.benchmarks.bench_intake [--records N] [--json] [--no-pool] [--store-variants]
 """
 
 from __future__ import annotations
@@ -176,6 +177,54 @@ def store_stages(records) -> tuple[float, float]:
     return _in_store(go)
 
 
+_VARIANT_TABLE = (
+    "CREATE TABLE records (seq INTEGER PRIMARY KEY, {prefix}key BLOB NOT NULL{unique}, type TEXT NOT NULL, "
+    "body BLOB NOT NULL, signature BLOB NOT NULL, received_at REAL NOT NULL, origin TEXT NOT NULL)"
+)
+
+
+def store_variants(records) -> dict[str, float]:
+    """µs a row of inserting the records with sqlite3 alone (no daemon, no aiosqlite), in
+    variants of the key index and of the transaction, best of three: what the store's insert
+    costs, and what in it. ``unique``: the records table as it is; ``no_index``: the key without
+    its index; ``5000_a_transaction``; ``checkpoint_10000``: the WAL checkpointed every 10,000
+    pages instead of SQLite's 1,000; ``integer_prefix_index``: a non-unique index over the id's
+    first 8 bytes as an integer instead of the unique key."""
+    import sqlite3
+
+    rows = [(r.key, r.type.value, r.body, r.signature, DAY * 86400.0, "peer") for r in records]
+    prefixed = [(int.from_bytes(row[0][1:9], "big", signed=True), *row) for row in rows]
+    insert = "INSERT OR IGNORE INTO records ({}key, type, body, signature, received_at, origin) VALUES ({}?, ?, ?, ?, ?, ?)"
+    variants = {
+        "unique": (_VARIANT_TABLE.format(prefix="", unique=" UNIQUE"), insert.format("", ""), rows, BATCH, ()),
+        "no_index": (_VARIANT_TABLE.format(prefix="", unique=""), insert.format("", ""), rows, BATCH, ()),
+        "5000_a_transaction": (_VARIANT_TABLE.format(prefix="", unique=" UNIQUE"), insert.format("", ""), rows, 5000, ()),
+        "checkpoint_10000": (_VARIANT_TABLE.format(prefix="", unique=" UNIQUE"), insert.format("", ""), rows, BATCH,
+                             ("PRAGMA wal_autocheckpoint = 10000",)),
+        "integer_prefix_index": (_VARIANT_TABLE.format(prefix="prefix INTEGER NOT NULL, ", unique="")
+                                 + "; CREATE INDEX by_prefix ON records (prefix)",
+                                 insert.format("prefix, ", "?, "), prefixed, BATCH, ()),
+    }
+
+    def run(schema: str, sql: str, data: list, batch: int, pragmas: tuple) -> float:
+        with tempfile.TemporaryDirectory() as folder:
+            db = sqlite3.connect(Path(folder) / "variant.db", isolation_level=None)
+            for pragma in ("PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", *pragmas):
+                db.execute(pragma)
+            db.executescript(schema)
+            start = time.process_time()
+            for offset in range(0, len(data), batch):
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany(sql, data[offset : offset + batch])
+                db.execute("COMMIT")
+            spent = time.process_time() - start
+            db.close()
+            return spent * 1e6 / len(data)
+
+    best = {name: min(run(*variant) for _ in range(3)) for name, variant in variants.items()}
+    return {name: round(value, 2) for name, value in best.items()}
+
+
 def stages(records, raw: float, intake: float) -> dict[str, float]:
     batches = [[r.body for r in records[at : at + BATCH]] for at in range(0, len(records), BATCH)]
 
@@ -202,6 +251,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--no-pool", action="store_true", help="skip the runs with a signature pool (wall clock, 2 cores)")
+    parser.add_argument("--store-variants", action="store_true",
+                        help="also time the insert with sqlite3 alone in variants of the key index (see store_variants)")
     args = parser.parse_args()
     cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
     if hasattr(os, "sched_setaffinity"):
@@ -232,6 +283,8 @@ def main() -> None:
     }
     if not args.no_pool:
         result["signature_pool"] = pooled(records, raw, cores)
+    if args.store_variants:
+        result["store_variants_us"] = store_variants(records)
     if args.json:
         print(json.dumps(result))
     else:
