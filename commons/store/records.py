@@ -87,7 +87,7 @@ DEDUPE_CHUNK = 8000 if sqlite3.sqlite_version_info >= (3, 32) else QUERY_CHUNK
 def _dedupe_statement(count: int) -> str:
     # Each key bound once, as a row of a VALUES table, and probed in both unique indexes: half the
     # cost of binding every key twice into two IN lists (each of which SQLite sorts into a table
-    # of its own first), measured 1.6 -> 0.8 µs a key (tests/benchmarks/bench_intake.py, dedupe).
+    # of its own first): bench_intake's dedupe stage 1.8 -> 1.0 µs a record at 10^4 records.
     rows = ",".join(["(?)"] * count)
     return (f"WITH received(key) AS (VALUES {rows}) SELECT key FROM received "
             "WHERE EXISTS (SELECT 1 FROM records WHERE records.key = received.key) "
