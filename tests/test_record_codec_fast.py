@@ -202,3 +202,41 @@ def test_a_text_at_and_past_each_limit_gets_the_same_verdict_from_both_paths(tex
         with pytest.raises(rec.InvalidRecord) as raised:
             rec.decode_body(body)
         assert raised.value.problem is problem
+
+
+def test_verify_many_with_a_signature_pool_gives_the_verdicts_of_one_thread_across_chunks() -> None:
+    key = __import__("nacl.signing").signing.SigningKey(bytes(range(32)))
+    author = bytes(key.verify_key)
+    count = rec.signing.VERIFY_CHUNK * 2 + 7  # three chunks, the last one short
+    good = [rec.sign(rec.Vouch(network=NET, author=author, created=20_400, subject=n.to_bytes(32, "big")), key)
+            for n in range(count)]
+    items = [(s.body, s.signature) for s in good]
+    for at in (0, rec.signing.VERIFY_CHUNK - 1, rec.signing.VERIFY_CHUNK, count - 1):  # chunk edges
+        items[at] = (items[at][0], bytes(64))
+    items[5] = (b"\x80", items[5][1])
+    alone = rec.verify_many(items, network=NET, today=20_400)
+    with rec.signature_pool(2) as pool:
+        pooled = rec.verify_many(items, network=NET, today=20_400, pool=pool)
+    assert len(pooled) == count
+    assert [type(v) for v in pooled] == [type(v) for v in alone]
+    assert [v.problem if type(v) is rec.InvalidRecord else v for v in pooled] == [
+        v.problem if type(v) is rec.InvalidRecord else v for v in alone]
+    assert sum(type(v) is rec.InvalidRecord for v in pooled) == 5
+
+
+def test_a_signature_pool_of_no_threads_is_the_caller_s_mistake() -> None:
+    with pytest.raises(rec.RecordUsageError):
+        rec.signature_pool(0)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rng=st.randoms(use_true_random=False), rounds=st.integers(0, 3), cut=st.integers(0, 12))
+def test_the_peeked_type_of_a_body_is_the_type_it_decodes_to(rng, rounds, cut) -> None:
+    seed = rng.choice(VALID)
+    body = fuzzing.mutate(seed, rng, VALID, rounds) if rounds else seed
+    assert rec.peek_type(body[:cut]) is None or cut > 6
+    peeked, decoded = rec.peek_type(body), _reference(body)
+    if decoded is not None:
+        assert peeked is type(decoded).type
+    if rounds == 0:
+        assert peeked is type(decoded).type

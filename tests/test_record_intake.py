@@ -117,3 +117,14 @@ def test_the_gossip_path_hashes_each_body_it_receives_once(counted):
     pair.run(NOW)
     assert b.keys() == a.keys() and b.statistics().bodies_received == len(sent)
     assert counted["hashes"] == len(sent)
+
+
+async def test_the_dedupe_lookup_finds_records_and_refusals_held_and_nothing_else(store, monkeypatch):
+    held, refused, new = lesson("held"), lesson("refused"), lesson("new")
+    await intake(store, [(held.body, held.signature)])
+    await record_store.add_refused(store, [(refused.key, "not wanted")], NOW)
+    asked = [new.key, held.key, refused.key, new.key, b"\x02" + bytes(32)]
+    assert await record_store.known_keys(store, asked) == {held.key, refused.key}
+    monkeypatch.setattr(record_store, "DEDUPE_CHUNK", 2)  # the same across lookups of a few keys each
+    assert await record_store.known_keys(store, asked) == {held.key, refused.key}
+    assert await record_store.known_keys(store, []) == set()

@@ -131,3 +131,9 @@ async def test_a_file_that_is_not_a_database_is_refused(aio, tmp_path):
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match="not usable"):
         await Store.open(path)
+
+
+async def test_a_writing_store_checkpoints_its_wal_only_after_many_pages(store):
+    from commons.store.db import WAL_CHECKPOINT_PAGES
+
+    assert await store.scalar("PRAGMA wal_autocheckpoint") == WAL_CHECKPOINT_PAGES > 1000  # SQLite's default

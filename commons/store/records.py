@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -79,19 +80,27 @@ class IntakeReport:
 
 
 QUERY_CHUNK = 500  # ids per IN (...) lookup, well under SQLite's variable limit
-# Keys per dedupe lookup (each is bound twice): a whole intake batch in one statement where SQLite
-# allows 32,766 variables (3.32 and later), a round trip to the database thread saved per 500.
+# Keys per dedupe lookup: a whole intake batch in one statement where SQLite allows 32,766
+# variables (3.32 and later), a round trip to the database thread saved per 500.
 DEDUPE_CHUNK = 8000 if sqlite3.sqlite_version_info >= (3, 32) else QUERY_CHUNK
+
+
+def _dedupe_statement(count: int) -> str:
+    # Each key bound once, as a row of a VALUES table, and probed in both unique indexes: half the
+    # cost of binding every key twice into two IN lists (each of which SQLite sorts into a table
+    # of its own first): bench_intake's dedupe stage 1.8 -> 1.0 µs a record at 10^4 records.
+    rows = ",".join(["(?)"] * count)
+    return (f"WITH received(key) AS (VALUES {rows}) SELECT key FROM received "
+            "WHERE EXISTS (SELECT 1 FROM records WHERE records.key = received.key) "
+            "OR EXISTS (SELECT 1 FROM refused WHERE refused.key = received.key)")
 
 
 async def known_keys(store: Store, keys: Sequence[bytes]) -> set[bytes]:
     """Which of these reconciliation keys the node holds already, as records or as refusals."""
     found: set[bytes] = set()
     for start in range(0, len(keys), DEDUPE_CHUNK):
-        chunk = list(keys[start : start + DEDUPE_CHUNK])
-        marks = ",".join("?" * len(chunk))
-        rows = await store.fetchall(f"SELECT key FROM records WHERE key IN ({marks}) "
-                                    f"UNION ALL SELECT key FROM refused WHERE key IN ({marks})", chunk + chunk)
+        chunk = keys[start : start + DEDUPE_CHUNK]
+        rows = await store.fetchall(_dedupe_statement(len(chunk)), chunk)
         found.update(row[0] for row in rows)
     return found
 
@@ -115,8 +124,10 @@ async def intake(
     origin: str,
     admit: Admission | None = None,
     claimed_ids: Sequence[bytes | None] | None = None,
+    pool: Executor | None = None,
 ) -> IntakeReport:
-    """Validate and store a batch of (body, signature) pairs in one transaction."""
+    """Validate and store a batch of (body, signature) pairs in one transaction. ``pool``: threads
+    to check signatures in (``records.signature_pool``) while this one decodes; None, one core."""
     keys = [received_key(body) for body, _ in items]
     held = await known_keys(store, [key for key in keys if key is not None])
     # Each record new to the node is verified once; a copy of one earlier in the batch is verified
@@ -134,7 +145,7 @@ async def intake(
     verdicts = verify_many(
         [items[i] for i in candidates], network=network, today=day_of(now),
         claimed_ids=None if claimed_ids is None else [claimed_ids[i] for i in candidates],
-        body_ids=[None if keys[i] is None else keys[i][1:] for i in candidates],
+        body_ids=[None if keys[i] is None else keys[i][1:] for i in candidates], pool=pool,
     )
     accepted: list[SignedRecord] = []
     rows: list[tuple] = []

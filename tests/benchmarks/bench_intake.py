@@ -13,7 +13,13 @@ transaction inserting a batch), and ``rest``: what intake costs beyond their sum
 checks of network and date, building the results). ``decode_msgpack_alone`` is the part of
 ``decode`` that is msgpack's C code (one unpack, one re-pack, one comparison), not a stage of its own.
 
-    .venv/bin/python -m tests.benchmarks.bench_intake [--records N] [--json]
+``signature_pool`` is its own row, never mixed with the ratio above: intake with the signatures
+checked in a pool of 1 or 2 threads (``records.signature_pool``) while the caller decodes, on up
+to two cores, in records per *wall* second ÷ the raw single-core verify rate, with the CPU per
+record those runs cost (every thread's). ``--no-pool`` skips it. ``--store-variants`` adds the insert timed with sqlite3 alone in variants
+of the key index and the transaction (``store_variants``).
+
+    .venv/bin/python -m tests.benchmarks.bench_intake [--records N] [--json] [--no-pool] [--store-variants]
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from commons.core.records import (  # noqa: E402
     decode_body,
     received_key,
     sign,
+    signature_pool,
     signed_message,
 )
 from commons.runtime import run  # noqa: E402
@@ -104,20 +111,50 @@ def _in_store(go):
     return run(main)
 
 
-def intake_rate(records) -> tuple[float, int]:
+def intake_rate(records, pool=None, clock=time.process_time) -> tuple[float, int]:
+    """Records taken in per second of ``clock``, and how many were accepted."""
     pairs = [(r.body, r.signature) for r in records]
 
     async def go(store) -> tuple[float, int]:
         accepted = 0
-        start = time.process_time()
+        start = clock()
         for offset in range(0, len(pairs), BATCH):
             report = await record_store.intake(
-                store, pairs[offset : offset + BATCH], network=NETWORK, now=DAY * 86400.0, origin="peer"
+                store, pairs[offset : offset + BATCH], network=NETWORK, now=DAY * 86400.0, origin="peer", pool=pool
             )
             accepted += len(report.accepted)
-        return len(pairs) / (time.process_time() - start), accepted
+        return len(pairs) / (clock() - start), accepted
 
     return _in_store(go)
+
+
+def pooled(records, raw: float, cores: set[int]) -> dict:
+    """Intake with signatures checked in a pool of 1 and 2 threads, on up to two cores: records per
+    wall-second (best of three) ÷ the raw single-core verify rate, and the CPU per record (all
+    threads) of the same runs; and without a pool (threads_0) in the same conditions, so that the
+    pool is compared with what the machine gave one thread then. A wall-clock figure: other work
+    on the machine lowers it."""
+    pinned = os.sched_getaffinity(0) if hasattr(os, "sched_setaffinity") else None
+    if pinned is not None:
+        os.sched_setaffinity(0, set(sorted(cores)[:2]))
+    result: dict = {"cores": len(os.sched_getaffinity(0)) if pinned is not None else os.cpu_count(),
+                    "load_average_1min": round(os.getloadavg()[0], 2)}
+    try:
+        for threads in (0, 1, 2):  # 0: no pool, the caller alone (what one core gives in wall time now)
+            walls, cpus = [], []
+            with signature_pool(max(threads, 1)) as pool:
+                for _ in range(3):
+                    walls.append(intake_rate(records, pool if threads else None, time.perf_counter)[0])
+                    cpus.append(intake_rate(records, pool if threads else None)[0])
+            result[f"threads_{threads}"] = {
+                "per_wall_s": round(max(walls)),
+                "wall_ratio_to_raw_one_core": round(max(walls) / raw, 3),
+                "cpu_us": round(1e6 / max(cpus), 2),
+            }
+    finally:
+        if pinned is not None:
+            os.sched_setaffinity(0, pinned)
+    return result
 
 
 def store_stages(records) -> tuple[float, float]:
@@ -138,6 +175,54 @@ def store_stages(records) -> tuple[float, float]:
         return dedupe * 1e6 / len(rows), insert * 1e6 / len(rows)
 
     return _in_store(go)
+
+
+_VARIANT_TABLE = (
+    "CREATE TABLE records (seq INTEGER PRIMARY KEY, {prefix}key BLOB NOT NULL{unique}, type TEXT NOT NULL, "
+    "body BLOB NOT NULL, signature BLOB NOT NULL, received_at REAL NOT NULL, origin TEXT NOT NULL)"
+)
+
+
+def store_variants(records) -> dict[str, float]:
+    """µs a row of inserting the records with sqlite3 alone (no daemon, no aiosqlite), in
+    variants of the key index and of the transaction, best of three: what the store's insert
+    costs, and what in it. ``unique``: the records table as it is; ``no_index``: the key without
+    its index; ``5000_a_transaction``; ``checkpoint_10000``: the WAL checkpointed every 10,000
+    pages instead of SQLite's 1,000; ``integer_prefix_index``: a non-unique index over the id's
+    first 8 bytes as an integer instead of the unique key."""
+    import sqlite3
+
+    rows = [(r.key, r.type.value, r.body, r.signature, DAY * 86400.0, "peer") for r in records]
+    prefixed = [(int.from_bytes(row[0][1:9], "big", signed=True), *row) for row in rows]
+    insert = "INSERT OR IGNORE INTO records ({}key, type, body, signature, received_at, origin) VALUES ({}?, ?, ?, ?, ?, ?)"
+    variants = {
+        "unique": (_VARIANT_TABLE.format(prefix="", unique=" UNIQUE"), insert.format("", ""), rows, BATCH, ()),
+        "no_index": (_VARIANT_TABLE.format(prefix="", unique=""), insert.format("", ""), rows, BATCH, ()),
+        "5000_a_transaction": (_VARIANT_TABLE.format(prefix="", unique=" UNIQUE"), insert.format("", ""), rows, 5000, ()),
+        "checkpoint_10000": (_VARIANT_TABLE.format(prefix="", unique=" UNIQUE"), insert.format("", ""), rows, BATCH,
+                             ("PRAGMA wal_autocheckpoint = 10000",)),
+        "integer_prefix_index": (_VARIANT_TABLE.format(prefix="prefix INTEGER NOT NULL, ", unique="")
+                                 + "; CREATE INDEX by_prefix ON records (prefix)",
+                                 insert.format("prefix, ", "?, "), prefixed, BATCH, ()),
+    }
+
+    def run(schema: str, sql: str, data: list, batch: int, pragmas: tuple) -> float:
+        with tempfile.TemporaryDirectory() as folder:
+            db = sqlite3.connect(Path(folder) / "variant.db", isolation_level=None)
+            for pragma in ("PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", *pragmas):
+                db.execute(pragma)
+            db.executescript(schema)
+            start = time.process_time()
+            for offset in range(0, len(data), batch):
+                db.execute("BEGIN IMMEDIATE")
+                db.executemany(sql, data[offset : offset + batch])
+                db.execute("COMMIT")
+            spent = time.process_time() - start
+            db.close()
+            return spent * 1e6 / len(data)
+
+    best = {name: min(run(*variant) for _ in range(3)) for name, variant in variants.items()}
+    return {name: round(value, 2) for name, value in best.items()}
 
 
 def stages(records, raw: float, intake: float) -> dict[str, float]:
@@ -165,7 +250,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-pool", action="store_true", help="skip the runs with a signature pool (wall clock, 2 cores)")
+    parser.add_argument("--store-variants", action="store_true",
+                        help="also time the insert with sqlite3 alone in variants of the key index (see store_variants)")
     args = parser.parse_args()
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core, for both rates
     records = make_records(args.records)
@@ -192,6 +281,10 @@ def main() -> None:
         "stages_us": stages(records, raw, intake),
         "timer": "process CPU time",
     }
+    if not args.no_pool:
+        result["signature_pool"] = pooled(records, raw, cores)
+    if args.store_variants:
+        result["store_variants_us"] = store_variants(records)
     if args.json:
         print(json.dumps(result))
     else:

@@ -22,9 +22,11 @@ so ``from commons.core import records`` is all a caller needs:
 
 - ``types``: constants, enums, errors, field rules and the four record dataclasses;
 - ``codec``: the canonical body encoding and the strict decoder (``encode_body``, ``decode_body``,
-  ``peek_type``);
+  ``peek_type``), whose fast path runs a decoder per type that ``compiled`` generates from the
+  field specs (internal: nothing of it is re-exported);
 - ``signing``: ids, keys, signatures and the receiver's check (``sign``, ``verify``,
-  ``verify_many`` for a batch, ``received_key`` to dedupe by before it).
+  ``verify_many`` for a batch, on more than one core given a ``signature_pool``, ``received_key``
+  to dedupe by before it).
 
 Two error classes say whose fault a problem is: :class:`InvalidRecord` (bytes from outside — a peer,
 a file — are not a valid record; the sender is at fault) and :class:`RecordUsageError` (this
@@ -79,6 +81,7 @@ from commons.core.records.signing import (
     reconcile_key,
     record_id,
     sign,
+    signature_pool,
     signed_message,
     verify,
     verify_many,
@@ -126,6 +129,7 @@ __all__ = [
     "reconcile_key",
     "record_id",
     "sign",
+    "signature_pool",
     "signed_message",
     "verify",
     "verify_many",

@@ -5,9 +5,9 @@ shortest form msgpack allows: there is exactly one valid body for every record, 
 :func:`decode_body` refuses any other with the :class:`~commons.core.records.types.Problem` that
 names what is wrong. Types are checked by msgpack type, never by Python equality (``True == 1``).
 
-Decoding runs once per record a peer sends, so it has a fast path: one unpack, the type's field
-rules (``types.FIELD_RULES``, the very rules the dataclasses run) and one re-pack compared with the
-bytes received. A body it declines is decoded again by the reference decoder, which names the
+Decoding runs once per record a peer sends, so it has a fast path: one unpack, one re-pack
+compared with the bytes received, and a decoder generated from the type's field spec
+(``compiled.py``, from ``types.FIELD_SPECS``, the specs the dataclasses' rules are made from). A body it declines is decoded again by the reference decoder, which names the
 problem; ``tests/test_record_codec_fast.py`` holds the two to the same verdicts.
 """
 
@@ -24,7 +24,6 @@ from commons.core.records.types import (
     MAX_BODY_BYTES,
     PROTOCOL_VERSION,
     RECORD_CLASSES,
-    FIELD_RULES,
     FieldProblem,
     InvalidRecord,
     LessonKind,
@@ -36,8 +35,8 @@ from commons.core.records.types import (
     RecordUsageError,
     Scope,
     TargetKind,
-    build_checked,
 )
+from commons.core.records.compiled import Decoder, compile_decoder
 
 # Each type's body is a map whose keys appear in exactly this order. A field's wire form is the
 # dataclass value with enums as their string value and Prediction as a nested two-key map.
@@ -133,33 +132,28 @@ def _decode_canonical(body: bytes) -> Record | None:
 
     One unpack into dicts and tuples (what the record fields hold), the layout compared as a
     tuple of keys, the decoded map packed again (a body is canonical when that gives its very
-    bytes), the map turned into the fields in place, the type's field rules run once. The re-pack
+    bytes), then the type's generated decoder (``compiled.py``: every field rule, once). The re-pack
     refuses a repeated key (the dict keeps one, so the map packs shorter), a longer integer or
     string header, a float32, anything msgpack can say twice; the field rules refuse a bool or a
     float where an int belongs.
     """
     try:
-        wire = msgpack.unpackb(body, raw=False, use_list=False, strict_map_key=True, **_UNPACK_LIMITS)
+        # msgpack's own limits follow the length of what it unpacks (at most MAX_BODY_BYTES here),
+        # which bounds every allocation; the tighter ones the reference decoder sets (arrays of 64,
+        # maps of 32, no ext type) refuse nothing the layout and the field checks below accept, and
+        # passing them cost a fifth of the unpack.
+        wire = msgpack.unpackb(body, use_list=False)
         if type(wire) is not dict:
             return None
         plan = _PLANS.get(wire.get("type"))
         if plan is None or tuple(wire) != plan.layout:
             return None
         version = wire["v"]
-        if type(version) is not int or version != PROTOCOL_VERSION:
+        if type(version) is not int or version != PROTOCOL_VERSION or _pack(wire) != body:
             return None
-        if _pack(wire) != body:
-            return None
-        # The map becomes the record's fields in place: the type and version go, "net" is named.
-        del wire["type"], wire["v"]
-        for wire_key, name in _WIRE_NAME.items():
-            wire[name] = wire.pop(wire_key)
-        for name, convert in plan.converters:
-            wire[name] = convert(wire[name])
-        plan.rules(wire)
+        return plan.decode(wire)
     except (FieldProblem, ValueError, TypeError, KeyError, msgpack.UnpackException):
         return None
-    return build_checked(plan.cls, wire)
 
 
 def _decode_naming_the_problem(body: bytes) -> Record:
@@ -253,41 +247,24 @@ _DECODERS = {
 class _Plan:
     """What the fast decoder needs of one type, computed once."""
 
-    cls: type  # the record's dataclass
-    rules: Callable[[dict[str, Any]], None]  # FIELD_RULES of the type
     layout: tuple[str, ...]  # every key of the body, in order
-    converters: tuple[tuple[str, Callable[[Any], Any]], ...]  # (field, wire value -> field value)
+    decode: Decoder  # the decoded map -> the record (generated from the type's field spec)
 
 
-def _enum_member(enum_type: type[enum.Enum]) -> Callable[[Any], Any]:
-    # Only a str equals a str key: anything else misses (KeyError) or cannot hash (TypeError).
-    return {member.value: member for member in enum_type}.__getitem__
-
-
-def _prediction(value: Any) -> Prediction:
-    if type(value) is not dict or tuple(value) != _PREDICTION_LAYOUT:
-        raise FieldProblem(Problem.BAD_FIELD, "prediction must be a map of situation and outcome")
-    return Prediction(value["situation"], value["outcome"])
-
-
+_FIELD_NAMES = {name: key for key, name in _WIRE_NAME.items()}  # dataclass field -> wire key
 _PLANS = {
-    rtype.value: _Plan(
-        RECORD_CLASSES[rtype],
-        FIELD_RULES[rtype],
-        layout,
-        tuple(
-            (_WIRE_NAME.get(key, key), _enum_member(_ENUM_FIELDS[key]) if key in _ENUM_FIELDS else _prediction)
-            for key in layout[2:]
-            if key in _ENUM_FIELDS or key == "prediction"
-        ),
-    )
-    for rtype, layout in _LAYOUT.items()
+    rtype.value: _Plan(layout, compile_decoder(rtype, layout[2:], _FIELD_NAMES)) for rtype, layout in _LAYOUT.items()
 }
 
 
+# What follows a canonical body's map header, by the byte (6) that heads the type's string:
+# b"\xa4type" and the type as a fixstr. The four types' names differ in length.
 _TYPE_PREFIXES = {
-    msgpack.packb({"type": rtype.value}, use_bin_type=True)[1:]: rtype for rtype in RecordType
+    prefix[5]: (prefix, rtype)
+    for rtype in RecordType
+    for prefix in [msgpack.packb({"type": rtype.value}, use_bin_type=True)[1:]]
 }
+assert len(_TYPE_PREFIXES) == len(RecordType)
 
 
 _CREATED_KEY = msgpack.packb("created", use_bin_type=True)
@@ -318,8 +295,8 @@ def peek_type(body: bytes) -> RecordType | None:
     "type" is the first key of every body, so its value sits at a fixed place. A fast path for
     dedupe only: a body whose type cannot be peeked is not canonical, and decoding will say why.
     """
-    for prefix, rtype in _TYPE_PREFIXES.items():
-        if body.startswith(prefix, 1):
-            return rtype
-    return None
+    # The header of the type's string (its length) tells the four types apart: one lookup, then
+    # one comparison, for every body received.
+    entry = _TYPE_PREFIXES.get(body[6]) if len(body) > 6 else None
+    return entry[1] if entry is not None and body.startswith(entry[0], 1) else None
 

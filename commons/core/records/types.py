@@ -205,59 +205,146 @@ def _keys(values: tuple, name: str, entry: str, limit: int) -> None:
             _key(value, entry)  # raises, naming the entry
 
 
-def _header_rules(f: dict[str, Any]) -> None:
-    _key(f["network"], "network")
-    _key(f["author"], "author")
-    _day(f["created"], "created")
+def _bool(value: Any, name: str) -> None:
+    if type(value) is not bool:
+        raise FieldProblem(Problem.BAD_FIELD, f"{name} must be a boolean")
 
 
-def _lesson_rules(f: dict[str, Any]) -> None:
-    _header_rules(f)
-    _enum(f["kind"], LessonKind, "kind")
-    _text(f["text"], "text", MAX_TEXT_BYTES)
-    _enum(f["scope"], Scope, "scope")
-    topics = f["topics"]
-    _sorted_unique(topics, "topics", MAX_TOPICS)
-    for topic in topics:
-        _text(topic, "topic", MAX_TOPIC_BYTES)
-    prediction = f["prediction"]
-    if type(prediction) is not Prediction:
-        raise FieldProblem(Problem.BAD_FIELD, "prediction must be a Prediction")
-    _text(prediction.situation, "prediction.situation", MAX_PREDICTION_PART_BYTES)
-    _text(prediction.outcome, "prediction.outcome", MAX_PREDICTION_PART_BYTES)
-    _keys(f["parents"], "parents", "parent", MAX_PARENTS)
-    _keys(f["episodes"], "episodes", "episode", MAX_EPISODES)
-    if f["supersedes"] is not None:
-        _key(f["supersedes"], "supersedes")
+def _optional_key(value: Any, name: str) -> None:
+    if value is not None:
+        _key(value, name)
 
 
-def _verification_rules(f: dict[str, Any]) -> None:
-    _header_rules(f)
-    _key(f["lesson"], "lesson")
-    _enum(f["outcome"], Outcome, "outcome")
-    _key(f["evidence"], "evidence")
-    _day(f["received"], "received")
-    _day(f["observed"], "observed")
-    if f["observed"] < f["received"]:
-        raise FieldProblem(Problem.BAD_FIELD, "observed must not be before received")
-    if f["created"] < f["observed"]:
-        raise FieldProblem(Problem.BAD_FIELD, "created must not be before observed")
-    if type(f["naive"]) is not bool:
-        raise FieldProblem(Problem.BAD_FIELD, "naive must be a boolean")
+def _texts(values: tuple, name: str, entry: str, limit: int, entry_bytes: int) -> None:
+    _sorted_unique(values, name, limit)
+    for value in values:
+        _text(value, entry, entry_bytes)
 
 
-def _revocation_rules(f: dict[str, Any]) -> None:
-    _header_rules(f)
-    _key(f["target"], "target")
-    _enum(f["target_kind"], TargetKind, "target_kind")
-    _text(f["reason"], "reason", MAX_REASON_BYTES)
+def _prediction(value: Any, name: str, part_bytes: int) -> None:
+    if type(value) is not Prediction:
+        raise FieldProblem(Problem.BAD_FIELD, f"{name} must be a Prediction")
+    _text(value.situation, f"{name}.situation", part_bytes)
+    _text(value.outcome, f"{name}.outcome", part_bytes)
 
 
-def _vouch_rules(f: dict[str, Any]) -> None:
-    _header_rules(f)
-    _key(f["subject"], "subject")
-    if f["subject"] == f["author"]:
-        raise FieldProblem(Problem.BAD_FIELD, "a key cannot vouch for itself")
+class Kind(enum.Enum):
+    """What a field holds; each kind has one rule here and one generated check (``compiled.py``)."""
+
+    KEY = "key"  # 32 bytes
+    OPTIONAL_KEY = "optional-key"  # 32 bytes, or None
+    DAY = "day"  # an int in [0, 2**32)
+    BOOL = "bool"
+    CHOICE = "choice"  # a member of ``choices``
+    TEXT = "text"  # a string of 1..``most`` UTF-8 bytes, NFC, no control character but the newline
+    TEXTS = "texts"  # a sorted tuple of at most ``most`` distinct texts of 1..``entry_bytes`` bytes
+    KEYS = "keys"  # a sorted tuple of at most ``most`` distinct keys
+    PREDICTION = "prediction"  # a Prediction of two texts of 1..``entry_bytes`` bytes
+
+
+@dataclass(frozen=True)
+class Field:
+    """The rule one field obeys, as data: the dataclasses and the reference decoder interpret it
+    (``field_rules``), the fast decoder is generated from it."""
+
+    name: str
+    kind: Kind
+    most: int = 0  # bytes of a text; entries of a tuple
+    entry_bytes: int = 0  # bytes of each text of a tuple, or of each part of a prediction
+    choices: type[enum.Enum] | None = None
+    entry: str = ""  # what one entry of a tuple is called in a problem
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A rule between two fields, once both passed their own: ``first`` must not be before
+    ``second`` (``not_before``) or must differ from it."""
+
+    first: str
+    second: str
+    not_before: bool  # False: the two must differ
+    message: str
+
+
+_HEADER_FIELDS = (Field("network", Kind.KEY), Field("author", Kind.KEY), Field("created", Kind.DAY))
+
+# Every rule of each type, in the order they are checked (the problem a record has first is the
+# one named). Relations stand after the fields they compare.
+FIELD_SPECS: dict[RecordType, tuple[Field | Relation, ...]] = {
+    RecordType.LESSON: _HEADER_FIELDS + (
+        Field("kind", Kind.CHOICE, choices=LessonKind),
+        Field("text", Kind.TEXT, MAX_TEXT_BYTES),
+        Field("scope", Kind.CHOICE, choices=Scope),
+        Field("topics", Kind.TEXTS, MAX_TOPICS, MAX_TOPIC_BYTES, entry="topic"),
+        Field("prediction", Kind.PREDICTION, entry_bytes=MAX_PREDICTION_PART_BYTES),
+        Field("parents", Kind.KEYS, MAX_PARENTS, entry="parent"),
+        Field("episodes", Kind.KEYS, MAX_EPISODES, entry="episode"),
+        Field("supersedes", Kind.OPTIONAL_KEY),
+    ),
+    RecordType.VERIFICATION: _HEADER_FIELDS + (
+        Field("lesson", Kind.KEY),
+        Field("outcome", Kind.CHOICE, choices=Outcome),
+        Field("evidence", Kind.KEY),
+        Field("received", Kind.DAY),
+        Field("observed", Kind.DAY),
+        Relation("observed", "received", True, "observed must not be before received"),
+        Relation("created", "observed", True, "created must not be before observed"),
+        Field("naive", Kind.BOOL),
+    ),
+    RecordType.REVOCATION: _HEADER_FIELDS + (
+        Field("target", Kind.KEY),
+        Field("target_kind", Kind.CHOICE, choices=TargetKind),
+        Field("reason", Kind.TEXT, MAX_REASON_BYTES),
+    ),
+    RecordType.VOUCH: _HEADER_FIELDS + (
+        Field("subject", Kind.KEY),
+        Relation("subject", "author", False, "a key cannot vouch for itself"),
+    ),
+}
+
+
+def _field_check(rule: Field) -> Callable[[Any], None]:
+    """The rule of one field, as a check of its value that raises FieldProblem naming it."""
+    name = rule.name
+    if rule.kind is Kind.KEY:
+        return lambda value: _key(value, name)
+    if rule.kind is Kind.OPTIONAL_KEY:
+        return lambda value: _optional_key(value, name)
+    if rule.kind is Kind.DAY:
+        return lambda value: _day(value, name)
+    if rule.kind is Kind.BOOL:
+        return lambda value: _bool(value, name)
+    if rule.kind is Kind.CHOICE:
+        return lambda value: _enum(value, rule.choices, name)
+    if rule.kind is Kind.TEXT:
+        return lambda value: _text(value, name, rule.most)
+    if rule.kind is Kind.TEXTS:
+        return lambda value: _texts(value, name, rule.entry, rule.most, rule.entry_bytes)
+    if rule.kind is Kind.KEYS:
+        return lambda value: _keys(value, name, rule.entry, rule.most)
+    return lambda value: _prediction(value, name, rule.entry_bytes)
+
+
+def field_rules(spec: tuple[Field | Relation, ...]) -> Callable[[dict[str, Any]], None]:
+    """The check of a record's fields (by name) that a spec describes: raises the FieldProblem of
+    the first rule broken."""
+    steps: list[Callable[[dict[str, Any]], None]] = []
+    for rule in spec:
+        if isinstance(rule, Field):
+            steps.append(lambda f, name=rule.name, check=_field_check(rule): check(f[name]))
+        else:
+            steps.append(lambda f, rule=rule: _relation(rule, f[rule.first], f[rule.second]))
+
+    def check(f: dict[str, Any]) -> None:
+        for step in steps:
+            step(f)
+
+    return check
+
+
+def _relation(rule: Relation, first: Any, second: Any) -> None:
+    if (first < second) if rule.not_before else (first == second):
+        raise FieldProblem(Problem.BAD_FIELD, rule.message)
 
 
 # --- the records -------------------------------------------------------------------------------
@@ -332,20 +419,19 @@ Record = Lesson | Verification | Revocation | Vouch
 RECORD_CLASSES: dict[RecordType, type] = {cls.type: cls for cls in (Lesson, Verification, Revocation, Vouch)}
 
 # Every rule a record of each type obeys, over its fields by name: the dataclass runs them on what a
-# caller built, the codec on what it decoded, before building the record without a second check.
+# caller built, the reference decoder on what it decoded; the fast decoder runs code generated from
+# the same specs (``compiled.py``), falling back on these where its straight-line checks say no.
 FIELD_RULES: dict[RecordType, Callable[[dict[str, Any]], None]] = {
-    RecordType.LESSON: _lesson_rules,
-    RecordType.VERIFICATION: _verification_rules,
-    RecordType.REVOCATION: _revocation_rules,
-    RecordType.VOUCH: _vouch_rules,
+    rtype: field_rules(spec) for rtype, spec in FIELD_SPECS.items()
 }
 
 
 def build_checked(cls: type, values: dict[str, Any]) -> Record:
     """The record of class ``cls`` with these field values, which its ``FIELD_RULES`` passed already.
 
-    For the codec only: it builds the frozen instance without ``__post_init__`` running the rules a
-    second time. Every field must be in ``values``, as the dataclass would hold it."""
+    It builds the frozen instance without ``__post_init__`` running the rules a second time, as the
+    generated decoders do (``compiled.py``); the fuzzing oracle's tests build with it what a lenient
+    decoder would. Every field must be in ``values``, as the dataclass would hold it."""
     record = object.__new__(cls)
     record.__dict__.update(values)
     return record

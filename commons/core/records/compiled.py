@@ -1,0 +1,143 @@
+"""Decoders generated once per record type from its field spec, for the fast path of the codec.
+
+``types.FIELD_SPECS`` says, as data, what each field of each type holds. From it this module
+writes the source of one function per type and compiles it with ``exec`` (as ``dataclasses`` does
+for ``__init__``): it takes the map msgpack decoded from a body (already compared with the type's
+layout and packed again into the very bytes received), reads each field into a local, converts the
+enums and the prediction, and tests every field with one straight-line expression of ``type(x) is
+T`` and bounds, with no loop over rules and no call per field. When the expression holds, every
+rule holds, and the record is built without running them again; when it does not (a text that is
+not printable ASCII, say, which may still be valid), the type's ``FIELD_RULES`` decide, raising
+the FieldProblem of the first rule broken.
+
+The values it sees are msgpack's (str, bytes, int, float, bool, None, tuples and dicts): among
+those, only str entries join into a str and only bytes entries into bytes, which the checks of
+tuples rely on. ``tests/test_record_compiled.py`` holds the generated checks to the rules.
+"""
+
+from __future__ import annotations
+
+import enum
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from commons.core.records.types import (
+    FIELD_RULES,
+    FIELD_SPECS,
+    KEY_BYTES,
+    RECORD_CLASSES,
+    Field,
+    Kind,
+    Prediction,
+    Record,
+    RecordType,
+    Relation,
+)
+
+# A decoded map -> the record, or raises FieldProblem (or KeyError, TypeError, ValueError on
+# values of the wrong shape: the caller declines those to the reference decoder, which names them).
+Decoder = Callable[[dict[str, Any]], Record | None]
+
+_DAY_LIMIT = 2**32
+
+
+def _local(name: str) -> str:
+    return f"f_{name}"
+
+
+def check_expression(rule: Field | Relation) -> str:
+    """A Python expression over the field locals that is true only when the rule holds.
+
+    False does not mean the rule is broken: a text outside printable ASCII is checked by the rule
+    itself. Raising TypeError means the value is of a shape no valid record has."""
+    if isinstance(rule, Relation):
+        first, second = _local(rule.first), _local(rule.second)
+        return f"{first} >= {second}" if rule.not_before else f"{first} != {second}"
+    x, kind = _local(rule.name), rule.kind
+    if kind is Kind.KEY:
+        return f"(type({x}) is bytes and len({x}) == {KEY_BYTES})"
+    if kind is Kind.OPTIONAL_KEY:
+        return f"({x} is None or (type({x}) is bytes and len({x}) == {KEY_BYTES}))"
+    if kind is Kind.DAY:
+        return f"(type({x}) is int and 0 <= {x} < {_DAY_LIMIT})"
+    if kind is Kind.BOOL:
+        return f"(type({x}) is bool)"
+    if kind is Kind.CHOICE:
+        return f"({x} is not None)"  # converted by a lookup that gives None for any other value
+    if kind is Kind.TEXT:
+        return _ascii_text(x, rule.most)
+    if kind is Kind.PREDICTION:
+        return f"({_ascii_text(x + '.situation', rule.entry_bytes)} and {_ascii_text(x + '.outcome', rule.entry_bytes)})"
+    # A tuple of at most `most` entries, strictly increasing (sorted, no repeats): joined, its
+    # entries are all of one type, and every one is checked by the join's length and content.
+    # Two entries (the common case) are compared at once; more are compared pair by pair (a pair
+    # out of order falls through to the full comparison too, which says False).
+    increasing = f"(len({x}) == 2 and {x}[0] < {x}[1] or all(map(_lt, {x}, {x}[1:])))"
+    if kind is Kind.KEYS:
+        return (f"(type({x}) is tuple and len({x}) <= {rule.most} and (not {x} or ("
+                f"len(b''.join({x})) == {KEY_BYTES} * len({x}) and min(map(len, {x})) == {KEY_BYTES} "
+                f"and {increasing})))")
+    # TEXTS: printable ASCII entries, none empty, none longer than entry_bytes.
+    return (f"(type({x}) is tuple and len({x}) <= {rule.most} and (not {x} or ("
+            f"(_j := ''.join({x})).isascii() and _j.isprintable() and '' not in {x} "
+            f"and max(map(len, {x})) <= {rule.entry_bytes} and {increasing})))")
+
+
+def _ascii_text(x: str, most: int) -> str:
+    # Printable ASCII is one byte a character, in NFC, and holds no control character.
+    return f"(type({x}) is str and 0 < len({x}) <= {most} and {x}.isascii() and {x}.isprintable())"
+
+
+def decoder_source(rtype: RecordType, layout: tuple[str, ...], wire_names: dict[str, str]) -> str:
+    """The source of the decoder of one type; ``layout`` is its body's keys (after type and v),
+    ``wire_names`` maps a field's name to its wire key where they differ."""
+    spec = FIELD_SPECS[rtype]
+    fields = [rule for rule in spec if isinstance(rule, Field)]
+    wire_key = {rule.name: wire_names.get(rule.name, rule.name) for rule in fields}
+    assert sorted(wire_key.values()) == sorted(layout), f"{rtype.value}: the spec and the layout disagree"
+    lines = [f"def decode_{rtype.value}(w):"]
+    for rule in fields:
+        value = f"w[{wire_key[rule.name]!r}]"
+        if rule.kind is Kind.CHOICE:
+            value = f"_choice_{rule.name}({value})"
+        elif rule.kind is Kind.PREDICTION:
+            lines.append(f"    p = {value}")
+            lines.append(f"    if type(p) is not dict or tuple(p) != ('situation', 'outcome'):")
+            lines.append("        return None")
+            lines.append("    f_prediction = _new(_Prediction)")
+            lines.append("    _set(f_prediction, '__dict__', {'situation': p['situation'], 'outcome': p['outcome']})")
+            continue
+        lines.append(f"    {_local(rule.name)} = {value}")
+    record = "{" + ", ".join(f"{rule.name!r}: {_local(rule.name)}" for rule in fields) + "}"
+    lines.append(f"    values = {record}")
+    checks = " and\n            ".join(check_expression(rule) for rule in spec)
+    lines.append(f"    if not ({checks}):")
+    lines.append("        _rules(values)")
+    lines.append("    record = _new(_cls)")
+    lines.append("    _set(record, '__dict__', values)")
+    lines.append("    return record")
+    return "\n".join(lines) + "\n"
+
+
+def _choice(enum_type: type[enum.Enum]) -> Callable[[Any], Any]:
+    # Only a str equals a member's str value: anything else gives None, or cannot hash (TypeError).
+    return {member.value: member for member in enum_type}.get
+
+
+def compile_decoder(rtype: RecordType, layout: tuple[str, ...], wire_names: dict[str, str]) -> Decoder:
+    """The generated decoder of one type (see :func:`decoder_source`)."""
+    namespace: dict[str, Any] = {
+        "_lt": operator.lt,
+        "_new": object.__new__,
+        "_set": object.__setattr__,
+        "_cls": RECORD_CLASSES[rtype],
+        "_rules": FIELD_RULES[rtype],
+        "_Prediction": Prediction,  # built as records are: its texts are checked with the lesson's
+    }
+    for rule in FIELD_SPECS[rtype]:
+        if isinstance(rule, Field) and rule.kind is Kind.CHOICE:
+            namespace[f"_choice_{rule.name}"] = _choice(rule.choices)
+    source = decoder_source(rtype, layout, wire_names)
+    exec(compile(source, f"<commons decoder of {rtype.value}>", "exec"), namespace)
+    return namespace[f"decode_{rtype.value}"]
