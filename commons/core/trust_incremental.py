@@ -98,6 +98,9 @@ class IncrementalTrust:
     def _set_revocations(self, revocations: Revocations) -> None:
         self._revocations = revocations
         self._targets = frozenset(v.target for v in revocations.verdicts.values())  # named by a revocation
+        # Nothing dead, named or waiting: then only a revocation can move the dead (the common case,
+        # asked of every record a batch brings).
+        self._quiet = not (revocations.takedowns or revocations.pending or revocations.dead_keys or self._targets)
         self._webs = IncrementalWeb(self._roots(), self.policy.max_depth)  # its roots exclude dead keys
 
     @property
@@ -174,6 +177,8 @@ class IncrementalTrust:
 
     def moves_the_dead(self, records: Iterable[SignedRecord]) -> bool:
         """Whether any of these records can change what is dead (then everything is evaluated again)."""
+        if self._quiet:
+            return any(s.type is RecordType.REVOCATION and self._counts(s) for s in records)
         return any(self._moves_the_dead(s) for s in records if self._counts(s))
 
     def _moves_the_dead(self, signed: SignedRecord) -> bool:
