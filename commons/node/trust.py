@@ -289,38 +289,58 @@ async def refresh(store: Store, evaluation: TrustEvaluation, now: float) -> list
     A lesson's first status is remembered silently unless it arrives common or revoked: the
     changes returned are the ones the morning report lists.
     """
-    return [c for c in await log_changes(store, evaluation, now) if reported(c)]
+    return list((await log_changes(store, evaluation, now)).changes)
 
 
-def reported(change: review_store.TrustChange) -> bool:
-    return change.before is not None or change.after in ("common", "revoked")
+def reported(before: str | None, after: str) -> bool:
+    """Whether a status change is one the morning report lists (a lesson arriving as a candidate
+    or as one's own, or superseded, is remembered silently)."""
+    return before is not None or after in ("common", "revoked")
 
 
-def shown(change: review_store.TrustChange) -> bool:
+def shown(before: str | None, after: str) -> bool:
     """Whether a status change can change the memory folder (a lesson arriving as a candidate or
     as one's own cannot: candidates are never shown, own lessons are shown from the store)."""
-    return change.before is not None or change.after not in ("candidate", "own")
+    return before is not None or after not in ("candidate", "own")
 
 
-async def log_changes(store: Store, evaluation: TrustEvaluation, now: float) -> list[review_store.TrustChange]:
-    """Log and return every status change since the last call, silent first statuses included.
+@dataclass(frozen=True)
+class Logged:
+    """What :func:`log_changes` found: the changes the report lists, and whether the memory folder
+    can have changed (a silent first status can show too: a lesson arriving superseded)."""
+
+    changes: tuple[review_store.TrustChange, ...]
+    shown: bool
+
+
+async def log_changes(store: Store, evaluation: TrustEvaluation, now: float) -> Logged:
+    """Remember every lesson's status that moved since the last call, and log the reported changes.
 
     Only the lessons the evaluation recomputed since then are compared with the statuses logged.
+    A node catching up sees a first status for every lesson that arrives, and almost all are
+    silent: their text and reason are neither read nor made, only their status is remembered.
     """
     held = await evaluation.held(store, now)
     touched = evaluation.take_touched()
     lessons = held.view.lessons
     previous = await review_store.trust_statuses(store, touched)
     compared = lessons.items() if touched is None else [(rid, lessons[rid]) for rid in touched if rid in lessons]
-    moved = [(rid, state) for rid, state in sorted(compared) if previous.get(rid) != state.status.value]
-    texts = held.records.get_many(rid for rid, _ in moved)  # one read for all their texts
-    changes = [review_store.TrustChange(rid, previous.get(rid), state.status.value, signed.record.text,
-                                        status_why(held, state), now)
-               for (rid, state), signed in zip(moved, texts)]
-    if changes:
+    moved = []  # (lesson id, state, status before, status now)
+    for rid, state in sorted(compared):
+        after, before = _STATUS_VALUE[state.status], previous.get(rid)
+        if before != after:
+            moved.append((rid, state, before, after))
+    listed = [m for m in moved if reported(m[2], m[3])]
+    texts = held.records.get_many(rid for rid, *_ in listed)  # one read for all their texts
+    changes = tuple(review_store.TrustChange(rid, before, after, signed.record.text, status_why(held, state), now)
+                    for (rid, state, before, after), signed in zip(listed, texts))
+    if moved:
         async with store.transaction():
-            await review_store.add_trust_changes(store, changes)
-    return changes
+            await review_store.add_trust_changes(store, [(rid, after) for rid, _, _, after in moved], changes, now)
+    return Logged(changes, any(shown(before, after) for _, _, before, after in moved))
+
+
+_STATUS_VALUE = {status: status.value for status in LessonStatus}  # an enum's .value is a descriptor call
 
 
 def change_dict(change: review_store.TrustChange) -> dict:
