@@ -116,10 +116,13 @@ class IncrementalTrust:
 
     def add(self, records: Iterable[SignedRecord]) -> set[bytes] | None:
         """Take in records; returns the lessons whose state was recomputed (``EVERY``: all of them)."""
-        fresh = [self._facts.of(s) for s in records if s.id not in self.records]
-        for fact in fresh:
-            self.records[fact.id] = fact
-        fresh = [s for s in fresh if self._counts(s)]
+        held, of, latest = self.records, self._facts.of, None if self.today is None else self.today + FUTURE_TOLERANCE_DAYS
+        fresh = []
+        for signed in records:
+            if signed.id not in held:
+                fact = held[signed.id] = of(signed)
+                if latest is None or fact.record.created <= latest:  # future-dated: held, not counted yet
+                    fresh.append(fact)
         if not fresh:
             return set()
         if self.moves_the_dead(fresh):
@@ -302,18 +305,20 @@ class IncrementalTrust:
     def _rejudge(self, touched: Iterable[bytes]) -> None:
         revocations, trusts = self._revocations, self._trusts()
         dead_ids, dead_keys = revocations.dead_ids, revocations.dead_keys
+        # Every lesson a batch touches comes through here: what the loop reads is looked up once.
+        verifications, lessons, verdicts, states = self._verifications, self._lessons, self._verdicts, self._states
+        naivety, web, policy, me, superseded_by = self._naivety, self._webs.web, self.policy, self.me, self._superseded_by
         for lid in touched:
-            group = self._verifications.get(lid, ())
-            lesson = self._lessons.get(lid)
+            group = verifications.get(lid, ())
+            lesson = lessons.get(lid)
             if lesson is None:
                 for signed in group:
-                    self._verdicts[signed.id] = _verdict(signed, Reason.LESSON_UNKNOWN)
+                    verdicts[signed.id] = _verdict(signed, Reason.LESSON_UNKNOWN)
                 continue
             if group:
-                _judge(lid, lesson, group, self._verdicts, dead_ids, dead_keys, self._provenance_for(lid), trusts,
-                       self._naivety, self._webs.web, self.policy)
-            self._states[lid] = _state(lid, lesson, group, self._verdicts, self.me, self.policy, revocations,
-                                       self._superseded_by)
+                _judge(lid, lesson, group, verdicts, dead_ids, dead_keys, self._provenance_for(lid), trusts,
+                       naivety, web, policy)
+            states[lid] = _state(lid, lesson, group, verdicts, me, policy, revocations, superseded_by)
 
 
 def _put(index: dict, key: object, value: bytes) -> None:

@@ -324,13 +324,14 @@ async def log_changes(store: Store, evaluation: TrustEvaluation, now: float) -> 
     touched = evaluation.take_touched()
     lessons = held.view.lessons
     previous = await review_store.trust_statuses(store, touched)
-    compared = lessons.items() if touched is None else [(rid, lessons[rid]) for rid in touched if rid in lessons]
     moved = []  # (lesson id, state, status before, status now)
-    for rid, state in sorted(compared):
-        after, before = _STATUS_VALUE[state.status], previous.get(rid)
-        if before != after:
-            moved.append((rid, state, before, after))
-    listed = [m for m in moved if reported(m[2], m[3])]
+    for rid in lessons if touched is None else touched:
+        state = lessons.get(rid)
+        if state is not None:
+            after, before = _STATUS_VALUE[state.status], previous.get(rid)
+            if before != after:
+                moved.append((rid, state, before, after))
+    listed = sorted(m for m in moved if reported(m[2], m[3]))  # the log's order: by lesson id
     texts = held.records.get_many(rid for rid, *_ in listed)  # one read for all their texts
     changes = tuple(review_store.TrustChange(rid, before, after, signed.record.text, status_why(held, state), now)
                     for (rid, state, before, after), signed in zip(listed, texts))
