@@ -224,11 +224,16 @@ class IncrementalTrust:
         # Successors: the lesson it supersedes, and an older version superseded by a lesson held first.
         if lesson.supersedes is not None and self._link_successor(lid, lesson):
             touched.add(lesson.supersedes)
-        best = self._best_successor(lid)
-        if best is not None:
-            self._superseded_by[lid] = best
-        # Provenance: its own, and that of every held descendant.
-        self._provenance_from([lid], touched)
+        if lid in self._successors:  # a newer version arrived first
+            best = self._best_successor(lid)
+            if best is not None:
+                self._superseded_by[lid] = best
+        # Provenance: its own, and that of every held descendant (most lessons have neither
+        # parents nor descendants: their provenance is their author, stored as nothing).
+        if lesson.parents or lid in self._children:
+            self._provenance_from([lid], touched)
+        else:
+            self._provenance.pop(lid, None)
         # Naivety: its author may now have written first what it verified.
         verified = self._verified_by.get(lesson.author, ())
         if verified:

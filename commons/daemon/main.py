@@ -199,7 +199,10 @@ class Daemon:
         return self.publishing or signed.type not in OPT_IN_TYPES
 
     def _is_dead(self, signed: rec.SignedRecord) -> bool:
-        return self._revocations.refuses(signed) is not None
+        known = self._revocations  # asked of every record a peer sends: nothing dead is the common case
+        if not (known.dead_ids or known.dead_keys or known.pending):
+            return False
+        return known.refusal(signed) is not None
 
     # -- connections -------------------------------------------------------------------------------
 

@@ -170,7 +170,8 @@ _INSERT = (
 
 
 def _row(signed: SignedRecord, now: float, origin: str) -> tuple:
-    return (signed.key, signed.type.value, signed.body, signed.signature, now, origin)
+    key = signed.key  # made on each read: once per row (an enum's .value is a descriptor call: by tag)
+    return (key, _TYPE_NAMES[key[0]], signed.body, signed.signature, now, origin)
 
 
 async def add_own(store: Store, signed: Iterable[SignedRecord], now: float) -> None:
