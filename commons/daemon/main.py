@@ -36,7 +36,7 @@ from commons.core import records as rec
 from commons.core import revocation
 from commons.core.gossip import Accepted, GossipNode, Refused, SessionClosed
 from commons.core.safety import is_observation
-from commons.daemon.heap import HeapFreezer
+from commons.daemon.heap import HeapFreezer, collector_paused
 from commons.daemon.lock import acquire_lock
 from commons.errors import CommonsError, UsageError
 from commons.home import Home
@@ -270,7 +270,8 @@ class Daemon:
             # status log) once per PERSIST_SECONDS instead of once per frame.
             await trio.sleep(PERSIST_SECONDS)
             self._pending_ready = trio.Event()
-            await self._persist()
+            with collector_paused():  # what a batch makes outlives it: the freezer collects after
+                await self._persist()
 
     async def _persist(self) -> None:
         pending, self._pending = self._pending, []
