@@ -187,19 +187,20 @@ class TrustEvaluation:
         """What arrived since the last look, in arrival order; only what was not offered is read."""
         self._seq, arrived = await record_store.arrived_keys_since(store, self._seq)
         offered, self._offered = self._offered, {}
-        read = self._reader.get_many([key for key, _, _ in arrived if key[1:] not in offered])
-        batch = []
+        ids = [key[1:] for key, _, _ in arrived]
+        missing = [row[0] for row, rid in zip(arrived, ids) if rid not in offered]
+        if missing:  # stored by someone else (the CLI), or not handed over: read and decoded
+            offered.update((key[1:], signed) for key, signed in self._reader.get_many(missing).items())
+        batch = [offered[rid] for rid in ids]
         received, others = self._received, self._origin
         at = None  # a batch was stored at one time: one float object for all of it, not one each
-        for key, received_at, origin in arrived:
-            signed = offered.get(key[1:]) or read[key]
+        for (_, received_at, origin), signed in zip(arrived, batch):
             if signed.id not in received:  # the first arrival counts
                 at = at if at == received_at else received_at
                 received[signed.id] = at
                 if origin != "peer":
                     others[signed.id] = origin
-            batch.append(signed)
-        self._recent = {signed.id: signed for signed in batch}  # what the status log shows next
+        self._recent = offered  # what the status log shows next (those not stored are never asked for)
         return batch
 
     def take_touched(self) -> set[bytes] | None:
