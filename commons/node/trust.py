@@ -187,14 +187,14 @@ class TrustEvaluation:
         """What arrived since the last look, in arrival order; only what was not offered is read."""
         self._seq, arrived = await record_store.arrived_keys_since(store, self._seq)
         offered, self._offered = self._offered, {}
-        ids = [key[1:] for key, _, _ in arrived]
+        ids = [row[0][1:] for row in arrived]
         missing = [row[0] for row, rid in zip(arrived, ids) if rid not in offered]
         if missing:  # stored by someone else (the CLI), or not handed over: read and decoded
             offered.update((key[1:], signed) for key, signed in self._reader.get_many(missing).items())
         batch = [offered[rid] for rid in ids]
         received, others = self._received, self._origin
         at = None  # a batch was stored at one time: one float object for all of it, not one each
-        for (_, received_at, origin), signed in zip(arrived, batch):
+        for (_, received_at, origin, _), signed in zip(arrived, batch):
             if signed.id not in received:  # the first arrival counts
                 at = at if at == received_at else received_at
                 received[signed.id] = at
