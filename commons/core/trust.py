@@ -371,7 +371,7 @@ def _verdict(
 
 
 def _refused(signed: SignedRecord, reason: Reason) -> VerificationVerdict:
-    """A verdict that did not count (positional: ``_verdict``'s keywords cost a third more)."""
+    """A verdict that did not count, made positionally (most verifications a catch-up judges get one)."""
     record: Verification = signed.record
     return VerificationVerdict(signed.id, record.lesson, record.author, record.outcome, False, reason, False, None)
 
