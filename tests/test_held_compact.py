@@ -58,3 +58,23 @@ def test_the_heap_freezer_freezes_after_start_up_and_each_big_intake_and_thaws_o
         assert gc.get_freeze_count() == 0 and freezer.freezes == 2
     finally:
         gc.unfreeze()
+
+
+def test_the_collector_is_paused_for_a_batch_and_left_as_it_was_found_even_when_the_batch_fails():
+    from commons.daemon.heap import collector_paused
+
+    assert gc.isenabled()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+            raise ValueError("a batch that failed")
+    except ValueError:
+        pass
+    assert gc.isenabled()
+    gc.disable()  # paused by someone else already: not switched on behind their back
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -228,6 +228,8 @@ def _match_anchors(keys: list[bytes], anchors: Mapping[bytes, frozenset[bytes]],
     (augmenting paths), so the keys taken are the greedy-by-priority maximum matching: no honest
     key is refused while an assignment that takes it and every earlier one exists.
     """
+    if len(keys) <= capacity:  # no anchor can fill: each key goes to its first anchor, as ``place`` would put it
+        return {key: order[0] for key in keys if (order := _in_order(anchors[key]))}
     holders: dict[bytes, list[bytes]] = defaultdict(list)
     charged: dict[bytes, bytes] = {}
 
@@ -368,6 +370,12 @@ def _verdict(
     )
 
 
+def _refused(signed: SignedRecord, reason: Reason) -> VerificationVerdict:
+    """A verdict that did not count, made positionally (most verifications a catch-up judges get one)."""
+    record: Verification = signed.record
+    return VerificationVerdict(signed.id, record.lesson, record.author, record.outcome, False, reason, False, None)
+
+
 def _judge(
     lid: bytes,
     lesson: Lesson,
@@ -381,59 +389,70 @@ def _judge(
     web: WebOfTrust,
     policy: TrustPolicy,
 ) -> None:
-    """Verdicts for every verification of one held lesson."""
-    lesson_dead = lid in dead_ids
-    by_key: dict[bytes, list[SignedRecord]] = defaultdict(list)
+    """Verdicts for every verification of one held lesson.
+
+    Run for every lesson a batch touches while a node catches up, so it is written for speed: one
+    pass over the group, positional constructors, no matching when the anchors cannot run out."""
+    author = lesson.author
+    if lid in dead_ids:
+        for signed in group:
+            verdicts[signed.id] = _refused(signed, Reason.LESSON_REVOKED)
+        return
+    latest: dict[bytes, SignedRecord] = {}  # verifier -> its latest verification (the group is in recency order)
     for signed in group:
         verifier = signed.record.author
-        if lesson_dead:
-            reason = Reason.LESSON_REVOKED
-        elif verifier in dead_keys:
+        if verifier in dead_keys:
             reason = Reason.REVOKED_KEY
         elif signed.id in dead_ids:
             reason = Reason.REVOKED_RECORD
-        elif verifier == lesson.author:
+        elif verifier == author:
             reason = Reason.AUTHOR
         elif verifier in provenance:
             reason = Reason.PROVENANCE_AUTHOR
         elif not trusts(verifier):
             reason = Reason.UNTRUSTED
         else:
-            by_key[verifier].append(signed)
+            older = latest.get(verifier)
+            if older is not None:
+                verdicts[older.id] = _refused(older, Reason.DUPLICATE_KEY)
+            latest[verifier] = signed
             continue
-        verdicts[signed.id] = _verdict(signed, reason)
+        verdicts[signed.id] = _refused(signed, reason)
 
     eligible: set[bytes] = set()
-    for verifier, mine in by_key.items():
-        latest = mine[-1]  # the group is in recency order
-        for older in mine[:-1]:
-            verdicts[older.id] = _verdict(older, Reason.DUPLICATE_KEY)
-        record: Verification = latest.record
+    created = lesson.created
+    for verifier, signed in latest.items():
+        record: Verification = signed.record
         if not record.naive:
-            verdicts[latest.id] = _verdict(latest, Reason.NOT_NAIVE)
-        elif record.received + FUTURE_TOLERANCE_DAYS < lesson.created or naivety.contradicted(
+            verdicts[signed.id] = _refused(signed, Reason.NOT_NAIVE)
+        elif record.received + FUTURE_TOLERANCE_DAYS < created or naivety.contradicted(
             verifier, lid, record.received
         ):  # a receipt claimed before the lesson existed is as false as one after writing it oneself
-            verdicts[latest.id] = _verdict(latest, Reason.CONTRADICTED_NAIVETY)
+            verdicts[signed.id] = _refused(signed, Reason.CONTRADICTED_NAIVETY)
         else:
-            eligible.add(latest.id)
+            eligible.add(signed.id)
+    if not eligible:
+        return
 
     # Most recent first: under the cap, fresh outcomes win the anchors' slots.
     ranked = [signed for signed in reversed(group) if signed.id in eligible]
+    capped_policy = policy.policy is Policy.WEB_OF_TRUST
     charged: dict[bytes, bytes] = {}
-    if policy.policy is Policy.WEB_OF_TRUST:
-        capped = [s.record.author for s in ranked if s.record.author not in web.roots]
+    roots = web.roots
+    if capped_policy:
+        capped = [s.record.author for s in ranked if s.record.author not in roots]
         charged = _match_anchors(capped, web.anchors, policy.max_per_voucher)
-    counted = []
+    window = policy.window
+    rank = 0  # among the counted, most recent first
     for signed in ranked:
-        verifier = signed.record.author
-        if policy.policy is Policy.WEB_OF_TRUST and verifier not in web.roots and verifier not in charged:
-            verdicts[signed.id] = _verdict(signed, Reason.VOUCHER_CAP)
+        record = signed.record
+        verifier = record.author
+        if capped_policy and verifier not in roots and verifier not in charged:
+            verdicts[signed.id] = _refused(signed, Reason.VOUCHER_CAP)
         else:
-            counted.append(signed)
-    for rank, signed in enumerate(counted):  # counted is most recent first
-        recent = rank < policy.window
-        verdicts[signed.id] = _verdict(signed, None, recent=recent, anchor=charged.get(signed.record.author))
+            verdicts[signed.id] = VerificationVerdict(signed.id, record.lesson, verifier, record.outcome, True, None,
+                                                      rank < window, charged.get(verifier))
+            rank += 1
 
 
 def _state(
@@ -446,23 +465,24 @@ def _state(
     revocations: Revocations,
     superseded_by: Mapping[bytes, bytes],
 ) -> LessonState:
-    mine = [verdicts[s.id] for s in group]  # evaluate() sorted the group
+    mine = tuple([verdicts[s.id] for s in group])  # evaluate() sorted the group
     confirmed = failed = recent_confirmed = recent_failed = 0
     for verdict in mine:
         if verdict.counted:
-            if verdict.outcome is Outcome.CONFIRMED:
+            if verdict.outcome is _CONFIRMED:
                 confirmed += 1
                 recent_confirmed += verdict.recent
             else:
                 failed += 1
                 recent_failed += verdict.recent
     takedown = revocations.takedowns.get(lid)
-    trusted_author = lesson.author in policy.authors
+    author = lesson.author
+    trusted_author = author in policy.authors
     if takedown is not None:
         status = LessonStatus.REVOKED
     elif lid in superseded_by:
         status = LessonStatus.SUPERSEDED
-    elif lesson.author == me:
+    elif author == me:
         status = LessonStatus.OWN
     # A trusted author's lesson needs no confirmations, but the same margin of independent failures
     # that would promote a stranger's lesson takes it back out: trust in the author is not proof
@@ -472,16 +492,10 @@ def _state(
         status = LessonStatus.COMMON
     else:
         status = LessonStatus.CANDIDATE
-    return LessonState(
-        id=lid,
-        author=lesson.author,
-        status=status,
-        confirmations=confirmed,
-        failures=failed,
-        recent_confirmations=recent_confirmed,
-        recent_failures=recent_failed,
-        verdicts=tuple(mine),
-        trusted_author=trusted_author,
-        superseded_by=superseded_by.get(lid),
-        takedown=takedown,
-    )
+    # Positional, in LessonState's field order: made for every lesson a batch touches, and the
+    # keywords cost half as much again as the object.
+    return LessonState(lid, author, status, confirmed, failed, recent_confirmed, recent_failed, mine, trusted_author,
+                       superseded_by.get(lid), takedown)
+
+
+_CONFIRMED = Outcome.CONFIRMED  # an enum member read from its class costs a lookup each time

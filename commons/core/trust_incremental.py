@@ -99,6 +99,9 @@ class IncrementalTrust:
     def _set_revocations(self, revocations: Revocations) -> None:
         self._revocations = revocations
         self._targets = frozenset(v.target for v in revocations.verdicts.values())  # named by a revocation
+        # Nothing dead, named or waiting: then only a revocation can move the dead (the common case,
+        # asked of every record a batch brings).
+        self._quiet = not (revocations.takedowns or revocations.pending or revocations.dead_keys or self._targets)
         self._webs = IncrementalWeb(self._roots(), self.policy.max_depth)  # its roots exclude dead keys
 
     @property
@@ -114,10 +117,13 @@ class IncrementalTrust:
 
     def add(self, records: Iterable[SignedRecord]) -> set[bytes] | None:
         """Take in records; returns the lessons whose state was recomputed (``EVERY``: all of them)."""
-        fresh = [self._facts.of(s) for s in records if s.id not in self.records]
-        for fact in fresh:
-            self.records[fact.id] = fact
-        fresh = [s for s in fresh if self._counts(s)]
+        held, of, latest = self.records, self._facts.of, None if self.today is None else self.today + FUTURE_TOLERANCE_DAYS
+        fresh = []
+        for signed in records:
+            if signed.id not in held:
+                fact = held[signed.id] = of(signed)
+                if latest is None or fact.record.created <= latest:  # future-dated: held, not counted yet
+                    fresh.append(fact)
         if not fresh:
             return set()
         if self.moves_the_dead(fresh):
@@ -180,6 +186,8 @@ class IncrementalTrust:
 
     def moves_the_dead(self, records: Iterable[SignedRecord]) -> bool:
         """Whether any of these records can change what is dead (then everything is evaluated again)."""
+        if self._quiet:
+            return any(s.type is RecordType.REVOCATION and self._counts(s) for s in records)
         return any(self._moves_the_dead(s) for s in records if self._counts(s))
 
     def _moves_the_dead(self, signed: SignedRecord) -> bool:
@@ -222,11 +230,16 @@ class IncrementalTrust:
         # Successors: the lesson it supersedes, and an older version superseded by a lesson held first.
         if lesson.supersedes is not None and self._link_successor(lid, lesson):
             touched.add(lesson.supersedes)
-        best = self._best_successor(lid)
-        if best is not None:
-            self._superseded_by[lid] = best
-        # Provenance: its own, and that of every held descendant.
-        self._provenance_from([lid], touched)
+        if lid in self._successors:  # a newer version arrived first
+            best = self._best_successor(lid)
+            if best is not None:
+                self._superseded_by[lid] = best
+        # Provenance: its own, and that of every held descendant (most lessons have neither
+        # parents nor descendants: their provenance is their author, stored as nothing).
+        if lesson.parents or lid in self._children:
+            self._provenance_from([lid], touched)
+        else:
+            self._provenance.pop(lid, None)
         # Naivety: its author may now have written first what it verified.
         verified = self._verified_by.get(lesson.author, ())
         if verified:
@@ -303,18 +316,20 @@ class IncrementalTrust:
     def _rejudge(self, touched: Iterable[bytes]) -> None:
         revocations, trusts = self._revocations, self._trusts()
         dead_ids, dead_keys = revocations.dead_ids, revocations.dead_keys
+        # Every lesson a batch touches comes through here: what the loop reads is looked up once.
+        verifications, lessons, verdicts, states = self._verifications, self._lessons, self._verdicts, self._states
+        naivety, web, policy, me, superseded_by = self._naivety, self._webs.web, self.policy, self.me, self._superseded_by
         for lid in touched:
-            group = self._verifications.get(lid, ())
-            lesson = self._lessons.get(lid)
+            group = verifications.get(lid, ())
+            lesson = lessons.get(lid)
             if lesson is None:
                 for signed in group:
-                    self._verdicts[signed.id] = _verdict(signed, Reason.LESSON_UNKNOWN)
+                    verdicts[signed.id] = _verdict(signed, Reason.LESSON_UNKNOWN)
                 continue
             if group:
-                _judge(lid, lesson, group, self._verdicts, dead_ids, dead_keys, self._provenance_for(lid), trusts,
-                       self._naivety, self._webs.web, self.policy)
-            self._states[lid] = _state(lid, lesson, group, self._verdicts, self.me, self.policy, revocations,
-                                       self._superseded_by)
+                _judge(lid, lesson, group, verdicts, dead_ids, dead_keys, self._provenance_for(lid), trusts,
+                       naivety, web, policy)
+            states[lid] = _state(lid, lesson, group, verdicts, me, policy, revocations, superseded_by)
 
 
 def _put(index: dict, key: object, value: bytes) -> None:

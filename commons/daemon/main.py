@@ -40,6 +40,7 @@ from commons.daemon.heap import (
     RUNNING_THRESHOLDS,
     START_UP_THRESHOLDS,
     HeapFreezer,
+    collector_paused,
     memory_note,
     set_malloc_thresholds,
     trim,
@@ -232,7 +233,10 @@ class Daemon:
         return self.publishing or signed.type not in OPT_IN_TYPES
 
     def _is_dead(self, signed: rec.SignedRecord) -> bool:
-        return self._revocations.refuses(signed) is not None
+        known = self._revocations  # asked of every record a peer sends: nothing dead is the common case
+        if not (known.dead_ids or known.dead_keys or known.pending):
+            return False
+        return known.refusal(signed) is not None
 
     # -- connections -------------------------------------------------------------------------------
 
@@ -300,7 +304,8 @@ class Daemon:
             # status log) once per PERSIST_SECONDS instead of once per frame.
             await trio.sleep(PERSIST_SECONDS)
             self._pending_ready = trio.Event()
-            await self._persist()
+            with collector_paused():  # what a batch makes outlives it: the freezer collects after
+                await self._persist()
 
     async def _persist(self) -> None:
         pending, self._pending = self._pending, []

@@ -107,9 +107,9 @@ async def after_intake(store: Store, node: NodeContext, now: float, accepted: Se
     if not (accepted or refused_dead) or node.trust is None:
         return IntakeEffect((), None)
     node.trust.offer(accepted)  # decoded already: the catch-up need not read them back
-    changes = await trust.log_changes(store, node.trust, now)
-    render = await rendering.render(store, node, now) if rerender or any(trust.shown(c) for c in changes) else None
-    return IntakeEffect(tuple(c for c in changes if trust.reported(c)), render)
+    logged = await trust.log_changes(store, node.trust, now)
+    render = await rendering.render(store, node, now) if rerender or logged.shown else None
+    return IntakeEffect(logged.changes, render)
 
 
 # --------------------------------------------------------------------------------------------

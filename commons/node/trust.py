@@ -208,19 +208,20 @@ class TrustEvaluation:
         """What arrived since the last look, in arrival order; only what was not offered is read."""
         self._seq, arrived = await record_store.arrived_keys_since(store, self._seq)
         offered, self._offered = self._offered, {}
-        read = self._reader.get_many([key for key, _, _ in arrived if key[1:] not in offered])
-        batch = []
+        ids = [row[0][1:] for row in arrived]
+        missing = [row[0] for row, rid in zip(arrived, ids) if rid not in offered]
+        if missing:  # stored by someone else (the CLI), or not handed over: read and decoded
+            offered.update((key[1:], signed) for key, signed in self._reader.get_many(missing).items())
+        batch = [offered[rid] for rid in ids]
         received, others = self._received, self._origin
         at = None  # a batch was stored at one time: one float object for all of it, not one each
-        for key, received_at, origin in arrived:
-            signed = offered.get(key[1:]) or read[key]
+        for (_, received_at, origin, _), signed in zip(arrived, batch):
             if signed.id not in received:  # the first arrival counts
                 at = at if at == received_at else received_at
                 received[signed.id] = at
                 if origin != "peer":
                     others[signed.id] = origin
-            batch.append(signed)
-        self._recent = {signed.id: signed for signed in batch}  # what the status log shows next
+        self._recent = offered  # what the status log shows next (those not stored are never asked for)
         return batch
 
     def take_touched(self) -> set[bytes] | None:
@@ -322,38 +323,59 @@ async def refresh(store: Store, evaluation: TrustEvaluation, now: float) -> list
     A lesson's first status is remembered silently unless it arrives common or revoked: the
     changes returned are the ones the morning report lists.
     """
-    return [c for c in await log_changes(store, evaluation, now) if reported(c)]
+    return list((await log_changes(store, evaluation, now)).changes)
 
 
-def reported(change: review_store.TrustChange) -> bool:
-    return change.before is not None or change.after in ("common", "revoked")
+def reported(before: str | None, after: str) -> bool:
+    """Whether a status change is one the morning report lists (a lesson arriving as a candidate
+    or as one's own, or superseded, is remembered silently)."""
+    return before is not None or after in ("common", "revoked")
 
 
-def shown(change: review_store.TrustChange) -> bool:
+def shown(before: str | None, after: str) -> bool:
     """Whether a status change can change the memory folder (a lesson arriving as a candidate or
     as one's own cannot: candidates are never shown, own lessons are shown from the store)."""
-    return change.before is not None or change.after not in ("candidate", "own")
+    return before is not None or after not in ("candidate", "own")
 
 
-async def log_changes(store: Store, evaluation: TrustEvaluation, now: float) -> list[review_store.TrustChange]:
-    """Log and return every status change since the last call, silent first statuses included.
+@dataclass(frozen=True)
+class Logged:
+    """What :func:`log_changes` found: the changes the report lists, and whether the memory folder
+    can have changed (a silent first status can show too: a lesson arriving superseded)."""
+
+    changes: tuple[review_store.TrustChange, ...]
+    shown: bool
+
+
+async def log_changes(store: Store, evaluation: TrustEvaluation, now: float) -> Logged:
+    """Remember every lesson's status that moved since the last call, and log the reported changes.
 
     Only the lessons the evaluation recomputed since then are compared with the statuses logged.
+    A node catching up sees a first status for every lesson that arrives, and almost all are
+    silent: their text and reason are neither read nor made, only their status is remembered.
     """
     held = await evaluation.held(store, now)
     touched = evaluation.take_touched()
     lessons = held.view.lessons
     previous = await review_store.trust_statuses(store, touched)
-    compared = lessons.items() if touched is None else [(rid, lessons[rid]) for rid in touched if rid in lessons]
-    moved = [(rid, state) for rid, state in sorted(compared) if previous.get(rid) != state.status.value]
-    texts = held.records.get_many(rid for rid, _ in moved)  # one read for all their texts
-    changes = [review_store.TrustChange(rid, previous.get(rid), state.status.value, signed.record.text,
-                                        status_why(held, state), now)
-               for (rid, state), signed in zip(moved, texts)]
-    if changes:
+    moved = []  # (lesson id, state, status before, status now)
+    for rid in lessons if touched is None else touched:
+        state = lessons.get(rid)
+        if state is not None:
+            after, before = _STATUS_VALUE[state.status], previous.get(rid)
+            if before != after:
+                moved.append((rid, state, before, after))
+    listed = sorted(m for m in moved if reported(m[2], m[3]))  # the log's order: by lesson id
+    texts = held.records.get_many(rid for rid, *_ in listed)  # one read for all their texts
+    changes = tuple(review_store.TrustChange(rid, before, after, signed.record.text, status_why(held, state), now)
+                    for (rid, state, before, after), signed in zip(listed, texts))
+    if moved:
         async with store.transaction():
-            await review_store.add_trust_changes(store, changes)
-    return changes
+            await review_store.add_trust_changes(store, [(rid, after) for rid, _, _, after in moved], changes, now)
+    return Logged(changes, any(shown(before, after) for _, _, before, after in moved))
+
+
+_STATUS_VALUE = {status: status.value for status in LessonStatus}  # an enum's .value is a descriptor call
 
 
 def change_dict(change: review_store.TrustChange) -> dict:

@@ -182,7 +182,8 @@ _INSERT = (
 
 
 def _row(signed: SignedRecord, now: float, origin: str) -> tuple:
-    return (signed.key, signed.type.value, signed.body, signed.signature, now, origin)
+    key = signed.key  # made on each read: once per row (an enum's .value is a descriptor call: by tag)
+    return (key, _TYPE_NAMES[key[0]], signed.body, signed.signature, now, origin)
 
 
 async def add_own(store: Store, signed: Iterable[SignedRecord], now: float) -> None:
@@ -392,10 +393,10 @@ async def revocations_received(store: Store, since: float, until: float) -> list
     return [Received(key[1:], at) for key, at in rows]
 
 
-async def arrived_keys_since(store: Store, seq: int) -> tuple[int, list[tuple[bytes, float, str]]]:
-    """``arrived_since`` without the bodies: (key, received_at, origin) of every record that
+async def arrived_keys_since(store: Store, seq: int) -> tuple[int, list[tuple[bytes, float, str, int]]]:
+    """``arrived_since`` without the bodies: (key, received_at, origin, seq) of every record that
     arrived after ``seq``, as rows. For a reader that already holds most of them decoded (the
     daemon's trust catch-up is handed what it just received: decoding them again cost a third of
     a verify each)."""
-    rows = await store.fetchall("SELECT seq, key, received_at, origin FROM records WHERE seq > ? ORDER BY seq", (seq,))
-    return max((row[0] for row in rows), default=seq), [row[1:] for row in rows]
+    rows = await store.fetchall("SELECT key, received_at, origin, seq FROM records WHERE seq > ? ORDER BY seq", (seq,))
+    return (rows[-1][3] if rows else seq), rows  # in seq order: the last is the highest

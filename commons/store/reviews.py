@@ -116,13 +116,16 @@ class TrustChange:
     at: float
 
 
-async def add_trust_changes(store: Store, changes: Sequence[TrustChange]) -> None:
-    """Remember new statuses and the change log (inside the caller's transaction)."""
+async def add_trust_changes(store: Store, statuses: Sequence[tuple[bytes, str]], changes: Sequence[TrustChange],
+                            at: float) -> None:
+    """Remember lessons' new statuses (id, status) as of ``at``, and log ``changes`` (inside the
+    caller's transaction). A status remembered need not be logged: first statuses mostly are not."""
     await store.executemany("INSERT OR REPLACE INTO trust_status (record_id, status, since) VALUES (?, ?, ?)",
-                            [(c.record_id, c.after, c.at) for c in changes])
-    await store.executemany(
-        "INSERT INTO trust_changes (record_id, before, after, text, why, at) VALUES (?, ?, ?, ?, ?, ?)",
-        [(c.record_id, c.before, c.after, c.text, c.why, c.at) for c in changes])
+                            [(rid, status, at) for rid, status in statuses])
+    if changes:
+        await store.executemany(
+            "INSERT INTO trust_changes (record_id, before, after, text, why, at) VALUES (?, ?, ?, ?, ?, ?)",
+            [(c.record_id, c.before, c.after, c.text, c.why, c.at) for c in changes])
 
 
 async def trust_changes(store: Store, since: float, until: float) -> list[TrustChange]:
