@@ -8,7 +8,8 @@ flight both ways, the records a reconciliation told us to push to the peer and t
 the peer will push to us, and the peer's score. Everything shared -- the records, the key set, which peer
 is fetching which key, the peer table -- belongs to :class:`~commons.core.gossip.GossipNode`,
 which creates sessions (``open_session``) and which each session calls back into, through the
-methods :class:`SessionHost` lists and nothing else.
+methods :class:`SessionHost` lists and nothing else. Moving record bodies -- serving Wants,
+pushing, taking Records -- is its half in ``gossip_transfer.py``.
 """
 
 from __future__ import annotations
@@ -18,13 +19,11 @@ import heapq
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
-from commons.core import records as rec
 from commons.core.gossip_messages import (
     GOSSIP_VERSION,
     MAX_ANNOUNCE_KEYS,
     MAX_PEER_ENTRIES,
     MAX_REASON_BYTES,
-    MAX_RECORDS,
     MAX_WANT_KEYS,
     Announce,
     Bye,
@@ -38,13 +37,13 @@ from commons.core.gossip_messages import (
     decode,
     encode,
 )
+from commons.core.gossip_transfer import RecordTransfer
 from commons.core.reconcile import (
     PushWindow,
     Reconciler,
     ReconcileProtocolError,
     ReconcileStep,
     ReconcileVersionError,
-    make_item,
 )
 from commons.core.reconcile_keyset import KEY_SIZE as KEY_BYTES
 
@@ -107,7 +106,7 @@ class CloseKind(enum.Enum):
     EVICTED = "evicted"  # every slot was taken: a new peer got this idle (or low-scored) session's slot
 
 
-class PeerSession:
+class PeerSession(RecordTransfer):
     """The gossip protocol over one connection, in either role (``initiator``: we dialed)."""
 
     __slots__ = ("node", "peer_key", "initiator", "state", "close_reason", "close_kind", "misbehaved", "score", "listen",
@@ -437,124 +436,6 @@ class PeerSession:
             batch.append(key)
         for i in range(0, len(batch), MAX_WANT_KEYS):
             self._send(Want(tuple(batch[i : i + MAX_WANT_KEYS])))
-
-    def _serve(self, keys: tuple[bytes, ...], now: float) -> None:
-        """Answer a Want: every key either in Records or named as missing, revocations first.
-
-        Keys beyond our serving rate are answered as missing rather than penalised: the asker then
-        tries another peer, and a later reconciliation brings the key back if no one had it."""
-        self._refill(now)
-        node = self.node
-        found, missing = [], []
-        for key in sorted(set(keys)):
-            signed = node.serve(key)
-            if signed is None or self._serve_tokens < 1:
-                missing.append(key)
-            else:
-                found.append(self._hand_out(signed))
-        self._send_records(found, missing)
-
-    def _send_pushes(self, now: float) -> None:
-        """Push what reconciliation said the peer lacks and expects, at the rate Wants are served.
-
-        What the rate leaves waits for the next refill; what the node no longer holds is skipped
-        (the peer's next reconciliation settles it, as it settles a push lost with the session)."""
-        self._refill(now)
-        found, missing = [], []
-        spare = self._push_spare()
-        while self._push and self._serve_tokens >= spare:
-            key = bytes(self._push[:KEY_BYTES])
-            del self._push[:KEY_BYTES]
-            signed = self.node.serve(key)
-            if signed is None:
-                missing.append(key)  # announced, but not ours to send now: the peer asks elsewhere
-            else:
-                found.append(self._hand_out(signed))
-        self._send_records(found, missing)
-
-    def _hand_out(self, signed: SignedRecord) -> tuple[bytes, bytes]:
-        """A record going to the peer, asked for or pushed: it costs one serving token and counts
-        as served (what keeps anti-entropy off a peer in a catch-up with us)."""
-        self._serve_tokens -= 1
-        self._served += 1
-        return signed.body, signed.signature
-
-    def _push_spare(self) -> float:
-        """The serving tokens a push must leave for the peer's Wants (it keeps at most
-        max_outstanding in flight, by default as ours; at most half the bucket, so pushes still
-        go out): a Want answered "missing" for want of tokens is lost until the next
-        reconciliation, a push that waits only waits."""
-        p = self.node.params
-        return 1 + min(p.max_outstanding, p.records_burst // 2)
-
-    def _send_records(self, found: list[tuple[bytes, bytes]], missing: list[bytes]) -> None:
-        """Records messages that fit a frame and the message's record limit each (a push may send
-        many more than a window of Wants); the missing keys go in the last, as many as a message takes."""
-        limit = self.node.params.max_frame_bytes - 64
-        while len(missing) > MAX_WANT_KEYS:
-            self._send(Records((), tuple(missing[:MAX_WANT_KEYS])))
-            missing = missing[MAX_WANT_KEYS:]
-        batch: list[tuple[bytes, bytes]] = []
-        size = 34 * len(missing)
-        for body, sig in found:
-            if batch and (size + len(body) + len(sig) + 8 > limit or len(batch) == MAX_RECORDS):
-                self._send(Records(tuple(batch)))
-                batch, size = [], 34 * len(missing)
-            batch.append((body, sig))
-            size += len(body) + len(sig) + 8
-        if batch or missing:
-            self._send(Records(tuple(batch), tuple(missing)))
-
-    def _on_records(self, message: Records, now: float) -> None:
-        node = self.node
-        self._refill(now)
-        taken: list[tuple[bytes, bytes]] = []
-        taken_keys: list[bytes | None] = []  # handed on with the bodies: each is hashed once
-        deferred: list[bytes] = []  # announced pushes beyond our rate: fetched later, by key
-        for body, sig in message.records:
-            key = rec.received_key(body)
-            if key is not None and self._outstanding.pop(key, None) is not None:
-                pass  # asked for: paid for when we asked
-            elif key is not None and key not in node.keyset and self._pushed(key, body):
-                # Announced by a reconciliation: paid for as a Want would have been. Beyond our
-                # rate it is not refused as the peer's fault (it pushes at its own serving rate):
-                # its key is queued and fetched at ours, so a push never outruns the rate limit.
-                if self._tokens >= 1:
-                    self._tokens -= 1
-                else:
-                    deferred.append(key)
-                    continue
-            elif key is not None and key in node.keyset:
-                pass  # a copy of a record we hold (or refused): the spec drops duplicates, and an
-                # honest peer sends them whenever two of its Wants race, so they cost neither tokens nor score
-            elif self._tokens >= 1:  # unsolicited (or answered after we gave up): rate-limited
-                self._tokens -= 1
-            else:
-                self.penalise(node.params.penalty_minor, "records beyond the rate limit", now)
-                if self.closed:
-                    return
-                continue
-            taken.append((body, sig))
-            taken_keys.append(key)
-        node.take_records(taken, self, now, taken_keys)
-        if deferred and not self.closed:
-            node.learn(deferred, self, count=False)
-        for key in message.missing:
-            if self._outstanding.pop(key, None) is not None:
-                node.release(key, self, now)
-            elif key not in node.keyset and self._pushes.forgo():
-                # An announced push the peer will not make: as if it had answered a Want of ours
-                # as missing (another peer that announced the key is asked, or one reconciled with).
-                node.learn((key,), self, count=False)
-                node.release(key, self, now)
-
-    def _pushed(self, key: bytes, body: bytes) -> bool:
-        """Whether a record we did not ask for takes a place the peer announced for a push. The day
-        is read unchecked: a body that lies about it fails verification, which penalises it."""
-        if not self._pushes.expected:
-            return False
-        day = rec.peek_created(body)
-        return day is not None and self._pushes.admit(make_item(day, key))
 
     def _on_reconcile(self, message: Reconcile, now: float) -> None:
         p = self.node.params
