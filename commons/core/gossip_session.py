@@ -38,6 +38,7 @@ from commons.core.gossip_messages import (
     encode,
 )
 from commons.core.gossip_transfer import RecordTransfer
+from commons.core.key_queue import KeyQueue
 from commons.core.reconcile import (
     PushWindow,
     Reconciler,
@@ -138,7 +139,7 @@ class PeerSession(RecordTransfer):
         # Keys a reconciliation named beyond the queue, 33 bytes each in one buffer (no object per
         # key), queued as the queue drains: a node far behind catches up with one reconciliation
         # instead of one per queueful, each over all that is still missing (quadratic: issue #18).
-        self._spill = bytearray()
+        self._spill = KeyQueue(KEY_BYTES)
         self._served = 0  # records sent to this peer since the node last asked (take_served)
         self._outstanding: dict[bytes, float] = {}  # key -> when we give up waiting for it
         # Reconciliation pushes (protocol/reconcile.md, Diff): keys whose records we send unasked,
@@ -147,7 +148,7 @@ class PeerSession(RecordTransfer):
         # behind is caught up by one reconciliation either way).
         # Keys to push, 33 bytes each end to end in one buffer (as the spill), first out first;
         # bounded as the peer's window for them is.
-        self._push = bytearray()
+        self._push = KeyQueue(KEY_BYTES)
         self._pushes = PushWindow(p.max_queued_wants + SPILL_KEYS)
         self._pushes_deadline = 0.0  # pushes not here by then are not waited for (found again later)
         self._tokens = self._serve_tokens = float(p.records_burst)
@@ -309,7 +310,8 @@ class PeerSession(RecordTransfer):
     def drop_spill(self) -> bool:
         """Forget the keys waiting in the spill (the session ended); returns whether there were any:
         this peer alone named them, so the node reconciles with another peer for them."""
-        spilled, self._spill = bool(self._spill), bytearray()
+        spilled = bool(self._spill)
+        self._spill.clear()
         return spilled
 
     def asked(self, key: bytes) -> bool:
@@ -325,7 +327,7 @@ class PeerSession(RecordTransfer):
     def pending_wants(self) -> int:
         """Records still to come from this peer: asked, queued, waiting in the spill, or announced
         as pushed by a reconciliation."""
-        return len(self._outstanding) + len(self._queued) + len(self._spill) // KEY_BYTES + self._pushes.expected
+        return len(self._outstanding) + len(self._queued) + len(self._spill) + self._pushes.expected
 
     @property
     def syncing(self) -> bool:
@@ -395,8 +397,8 @@ class PeerSession(RecordTransfer):
         if key in self._queued:
             return True
         if len(self._queued) >= self.node.params.max_queued_wants:
-            if spill and len(self._spill) < SPILL_KEYS * KEY_BYTES:
-                self._spill += key
+            if spill and len(self._spill) < SPILL_KEYS:
+                self._spill.append(key)
             else:
                 self._overflow = True
             return False
@@ -409,9 +411,7 @@ class PeerSession(RecordTransfer):
         if self.state is not SessionState.OPEN:
             return
         if not self._queue and self._spill:  # a queueful more of what the reconciliation named
-            size = self.node.params.max_queued_wants * KEY_BYTES
-            taken, self._spill = self._spill[:size], self._spill[size:]
-            self.node.learn([bytes(taken[i : i + KEY_BYTES]) for i in range(0, len(taken), KEY_BYTES)], self,
+            self.node.learn(self._spill.take(self.node.params.max_queued_wants), self,
                             count=False)
         if self._push:
             self._send_pushes(now)
@@ -468,8 +468,8 @@ class PeerSession(RecordTransfer):
             self._pushes_deadline = now + p.reconcile_timeout
         if step.push:
             # Sent after the reply that announces them, in item order, after any still to send.
-            room = self.node.params.max_queued_wants + SPILL_KEYS - len(self._push) // KEY_BYTES
-            self._push += b"".join(step.push[:max(room, 0)])
+            room = self.node.params.max_queued_wants + SPILL_KEYS - len(self._push)
+            self._push.extend(step.push[:max(room, 0)])
         if step.done:
             self.contributed = True
             if mine:

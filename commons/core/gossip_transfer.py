@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 from commons.core import records as rec
 from commons.core.gossip_messages import MAX_RECORDS, MAX_WANT_KEYS, Records
 from commons.core.reconcile import make_item
-from commons.core.reconcile_keyset import KEY_SIZE as KEY_BYTES
 
 if TYPE_CHECKING:
     from commons.core.gossip_session import SessionHost
+    from commons.core.key_queue import KeyQueue
     from commons.core.reconcile import PushWindow
     from commons.core.records import SignedRecord
 
@@ -30,7 +30,7 @@ class RecordTransfer:
 
     node: SessionHost
     closed: bool
-    _push: bytearray
+    _push: KeyQueue
     _pushes: PushWindow
     _outstanding: dict[bytes, float]
     _tokens: float
@@ -67,8 +67,7 @@ class RecordTransfer:
         found, missing = [], []
         spare = self._push_spare()
         while self._push and self._serve_tokens >= spare:
-            key = bytes(self._push[:KEY_BYTES])
-            del self._push[:KEY_BYTES]
+            key = self._push.pop()
             signed = self.node.serve(key)
             if signed is None:
                 missing.append(key)  # announced, but not ours to send now: the peer asks elsewhere
