@@ -483,6 +483,9 @@ class GossipNode(FetchBook):
         sessions = [s for s in self._sessions.values() if s.state is SessionState.OPEN]
         if len(sessions) > self.params.fanout:
             self.rng.shuffle(sessions)
+        # Peers that may be pushing us records hear of every one that arrives, beyond the fanout:
+        # they do not push what they hear we hold (33 bytes each instead of a body twice).
+        pushers = [s for s in sessions if s.push_pending]
         for key, skip in batch:
             skip = set(skip)
             limit = len(sessions) if key[0] == rec.RecordType.REVOCATION.tag else self.params.fanout
@@ -490,6 +493,10 @@ class GossipNode(FetchBook):
             for session in sessions:
                 if session not in skip:
                     session.enqueue_announce(key)
+                    skip.add(session)
                     sent += 1
                     if sent == limit:
                         break
+            for session in pushers:
+                if session not in skip:
+                    session.enqueue_announce(key)

@@ -91,10 +91,25 @@ class FetchBook:
 
     def push_welcome(self, session: PeerSession) -> bool:
         """Whether ``session`` may ask its peer to push the records it lacks (reconcile.md, Pushed
-        records): not while another session reconciles or awaits pushes, nor while any session
-        waits for records it asked for, as a record pushed and fetched at once arrives twice,
-        while keys several peers name are fetched from one."""
-        return not any(s.fetching or (s is not session and s.reconciling) for s in self._sessions.values())
+        records): not while another session's peer may be pushing us (two pushes of one range
+        both arrive), nor while any session waits for records it asked for (a record asked for
+        and pushed at once arrives twice). Other sessions may reconcile meanwhile: what their
+        peers name inside a range pushed to us waits until the push is over (``pushed_elsewhere``),
+        and what arrives is announced to the pusher (``_announce``), which then does not send it."""
+        return not any(s.fetching or (s is not session and s.push_pending) for s in self._sessions.values())
+
+    def push_awaited(self) -> bool:
+        """Whether any session awaits records its peer announced it pushes."""
+        return any(s.awaiting_pushes for s in self._sessions.values())
+
+    def pushed_elsewhere(self, item: bytes) -> bool:
+        """Whether a record at ``item`` may still arrive as a push some peer announced."""
+        return any(s.may_push(item) for s in self._sessions.values())
+
+    def pushes_settled(self, now: float) -> None:
+        """A session awaits no more pushes: sessions holding back keys for them may fetch them now."""
+        for session in list(self._sessions.values()):
+            session.pump(now)
 
     def claim(self, key: bytes, session: PeerSession) -> bool:
         """Whether ``session`` should ask its peer for ``key`` now (and if so, it is its to fetch):

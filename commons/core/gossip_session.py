@@ -77,6 +77,9 @@ class SessionHost(Protocol):
     def learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None: ...
     def claim(self, key: bytes, session: PeerSession) -> bool: ...  # may this session ask for key now?
     def push_welcome(self, session: PeerSession) -> bool: ...  # may it ask its peer to push records?
+    def push_awaited(self) -> bool: ...  # is any session awaiting records its peer announced it pushes?
+    def pushed_elsewhere(self, item: bytes) -> bool: ...  # may a record at item still come as a push?
+    def pushes_settled(self, now: float) -> None: ...  # a session awaits no more pushes
     def release(self, key: bytes, session: PeerSession, now: float) -> bool: ...  # it will not deliver key
     def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float,
                      keys: list[bytes | None] | None = None) -> None: ...
@@ -114,7 +117,7 @@ class PeerSession(RecordTransfer):
                  "context", "contributed", "active_at", "_out", "_announce", "_queue", "_queued", "_outstanding",
                  "_tokens", "_serve_tokens", "_tokens_at", "_sync", "_sync_deadline", "_answer", "_answer_deadline",
                  "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent", "_overflow", "_spill", "_served",
-                 "_push", "_pushes", "_pushes_deadline")
+                 "_push", "_pushes", "_pushes_deadline", "_sync_push", "_answer_push", "_peer_holds", "_held_back")
 
     def __init__(self, node: SessionHost, peer_key: bytes, initiator: bool, now: float) -> None:
         p = node.params
@@ -151,6 +154,14 @@ class PeerSession(RecordTransfer):
         self._push = KeyQueue(KEY_BYTES)
         self._pushes = PushWindow(p.max_queued_wants + SPILL_KEYS)
         self._pushes_deadline = 0.0  # pushes not here by then are not waited for (found again later)
+        self._sync_push = self._answer_push = False  # whether each reconciliation asked to be pushed
+        # Keys the peer announced while we had records to push it: it holds them, so they are not
+        # pushed (the receiver announces what arrives to every peer that may push it the same).
+        self._peer_holds: set[bytes] = set()
+        # Keys this peer's reconciliation named that lie where another peer's push may still
+        # bring them: fetched only once no push is awaited (those that came by then are skipped),
+        # so a record pushed by one peer is not also asked of another.
+        self._held_back = KeyQueue(KEY_BYTES)
         self._tokens = self._serve_tokens = float(p.records_burst)
         self._tokens_at = now
         self._sync: Reconciler | None = None  # the reconciliation we initiated
@@ -193,6 +204,8 @@ class PeerSession(RecordTransfer):
         if isinstance(message, Hello):
             self._on_hello(message, now)
         elif isinstance(message, Announce):
+            if self._push and len(self._peer_holds) < len(self._push):
+                self._peer_holds.update(message.keys)
             node.learn(message.keys, self)
         elif isinstance(message, Want):
             self._serve(message.keys, now)
@@ -224,6 +237,7 @@ class PeerSession(RecordTransfer):
             self._answer = None
         if self._pushes.expected and now >= self._pushes_deadline:
             self._pushes = PushWindow(self.node.params.max_queued_wants + SPILL_KEYS)
+            self.node.pushes_settled(now)
         p = self.node.params
         if p.idle_timeout and now >= self._heard_at + p.idle_timeout:
             self.end(f"nothing from the peer for {now - self._heard_at:.0f} s", now, CloseKind.TIMEOUT)
@@ -293,8 +307,9 @@ class PeerSession(RecordTransfer):
         """Start a reconciliation with this peer (the node calls this every sync_interval)."""
         if self.state is not SessionState.OPEN or self._sync is not None:
             return False
+        self._sync_push = self.node.push_welcome(self)
         self._sync = Reconciler(self.node.keyset, frame_size_limit=self.node.params.reconcile_frame_bytes,
-                                ask_push=self.node.push_welcome(self))
+                                ask_push=self._sync_push)
         self._sync_deadline = now + self.node.params.reconcile_timeout
         self._send(Reconcile(ReconcilePhase.START, self._sync.initiate()))
         return True
@@ -310,8 +325,9 @@ class PeerSession(RecordTransfer):
     def drop_spill(self) -> bool:
         """Forget the keys waiting in the spill (the session ended); returns whether there were any:
         this peer alone named them, so the node reconciles with another peer for them."""
-        spilled = bool(self._spill)
+        spilled = bool(self._spill or self._held_back)
         self._spill.clear()
+        self._held_back.clear()
         return spilled
 
     def asked(self, key: bytes) -> bool:
@@ -327,7 +343,24 @@ class PeerSession(RecordTransfer):
     def pending_wants(self) -> int:
         """Records still to come from this peer: asked, queued, waiting in the spill, or announced
         as pushed by a reconciliation."""
-        return len(self._outstanding) + len(self._queued) + len(self._spill) + self._pushes.expected
+        return (len(self._outstanding) + len(self._queued) + len(self._spill) + len(self._held_back)
+                + self._pushes.expected)
+
+    @property
+    def push_pending(self) -> bool:
+        """Whether the peer may be pushing us records: a reconciliation of ours asked it to, or a
+        push it announced has not all arrived."""
+        return (self._pushes.expected > 0 or (self._sync is not None and self._sync_push)
+                or (self._answer is not None and self._answer_push))
+
+    @property
+    def awaiting_pushes(self) -> bool:
+        """Whether records the peer announced it pushes us have not all arrived."""
+        return self._pushes.expected > 0
+
+    def may_push(self, item: bytes) -> bool:
+        """Whether a record at ``item`` may still arrive from the peer as a push it announced."""
+        return self._pushes.covers(item)
 
     @property
     def syncing(self) -> bool:
@@ -365,7 +398,10 @@ class PeerSession(RecordTransfer):
         self.close_reason = reason
         self.close_kind = kind
         self._sync = self._answer = None
+        awaited, self._pushes = self._pushes.expected, PushWindow(0)
         self.node.session_closed(self, now)
+        if awaited:
+            self.node.pushes_settled(now)
 
     def _misbehaved(self, reason: str, now: float) -> None:
         self.misbehaved = True
@@ -413,6 +449,8 @@ class PeerSession(RecordTransfer):
         if not self._queue and self._spill:  # a queueful more of what the reconciliation named
             self.node.learn(self._spill.take(self.node.params.max_queued_wants), self,
                             count=False)
+        if self._held_back and not self.node.push_awaited():
+            self.node.learn(self._held_back.take(len(self._held_back)), self, count=False)
         if self._push:
             self._send_pushes(now)
         if not self._queue:
@@ -440,8 +478,9 @@ class PeerSession(RecordTransfer):
     def _on_reconcile(self, message: Reconcile, now: float) -> None:
         p = self.node.params
         if message.phase is ReconcilePhase.START:
+            self._answer_push = self.node.push_welcome(self)
             self._answer = Reconciler(self.node.keyset, frame_size_limit=p.reconcile_frame_bytes,
-                                      ask_push=self.node.push_welcome(self))
+                                      ask_push=self._answer_push)
             self._answer_deadline = now + p.reconcile_timeout
         mine = message.phase is ReconcilePhase.RESPONDER
         reconciler = self._sync if mine else self._answer
@@ -462,7 +501,7 @@ class PeerSession(RecordTransfer):
         if step.reply is not None:
             self._send(Reconcile(ReconcilePhase.INITIATOR if mine else ReconcilePhase.RESPONDER, step.reply))
         if step.need:
-            self.node.learn(step.need, self, count=False)
+            self._learn_named(step, now)
         if step.expect:
             self._pushes.add(step.expect)
             self._pushes_deadline = now + p.reconcile_timeout
@@ -477,6 +516,22 @@ class PeerSession(RecordTransfer):
                 self.node.session_synced(self, now)
             else:
                 self._answer = None
+
+    def _learn_named(self, step: ReconcileStep, now: float) -> None:
+        """Fetch what the peer's reconciliation named that we lack, but not what a push of another
+        peer (or of this one, answering our other reconciliation) may still bring: that waits in
+        ``_held_back`` until no push is awaited (protocol/reconcile.md, When to ask)."""
+        node = self.node
+        if not node.push_awaited():
+            node.learn(step.need, self, count=False)
+            return
+        fetch = []
+        for key, item in zip(step.need, step.need_items, strict=True):
+            if not node.pushed_elsewhere(item):
+                fetch.append(key)
+            elif len(self._held_back) < SPILL_KEYS:
+                self._held_back.append(key)
+        node.learn(fetch, self, count=False)
 
     def send_peers(self) -> None:
         entries = self.node.peers_to_share(self.node.params.pex_size, exclude=self.peer_key)

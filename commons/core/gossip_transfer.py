@@ -36,6 +36,7 @@ class RecordTransfer:
     _tokens: float
     _serve_tokens: float
     _served: int
+    _peer_holds: set[bytes]
 
     if TYPE_CHECKING:  # the session's own, which these methods use
         def _refill(self, now: float) -> None: ...
@@ -65,14 +66,18 @@ class RecordTransfer:
         (the peer's next reconciliation settles it, as it settles a push lost with the session)."""
         self._refill(now)
         found, missing = [], []
-        spare = self._push_spare()
+        spare, holds = self._push_spare(), self._peer_holds
         while self._push and self._serve_tokens >= spare:
             key = self._push.pop()
-            signed = self.node.serve(key)
+            signed = None if key in holds else self.node.serve(key)
             if signed is None:
-                missing.append(key)  # announced, but not ours to send now: the peer asks elsewhere
+                # Announced, but not ours to send now (the peer asks elsewhere), or the peer said
+                # it holds it meanwhile (from another peer): named, so it frees the place it kept.
+                missing.append(key)
             else:
                 found.append(self._hand_out(signed))
+        if not self._push:
+            holds.clear()
         self._send_records(found, missing)
 
     def _hand_out(self, signed: SignedRecord) -> tuple[bytes, bytes]:
@@ -111,6 +116,7 @@ class RecordTransfer:
     def _on_records(self, message: Records, now: float) -> None:
         node = self.node
         self._refill(now)
+        awaited = self._pushes.expected
         taken: list[tuple[bytes, bytes]] = []
         taken_keys: list[bytes | None] = []  # handed on with the bodies: each is hashed once
         deferred: list[bytes] = []  # announced pushes beyond our rate: fetched later, by key
@@ -128,8 +134,10 @@ class RecordTransfer:
                     deferred.append(key)
                     continue
             elif key is not None and key in node.keyset:
-                pass  # a copy of a record we hold (or refused): the spec drops duplicates, and an
-                # honest peer sends them whenever two of its Wants race, so they cost neither tokens nor score
+                # A copy of a record we hold (or refused): the spec drops duplicates, and an honest
+                # peer sends them whenever two of its Wants race, or its push crosses our word that
+                # we hold it, so they cost neither tokens nor score (a push still uses its place).
+                self._pushed(key, body)
             elif self._tokens >= 1:  # unsolicited (or answered after we gave up): rate-limited
                 self._tokens -= 1
             else:
@@ -150,6 +158,10 @@ class RecordTransfer:
                 # as missing (another peer that announced the key is asked, or one reconciled with).
                 node.learn((key,), self, count=False)
                 node.release(key, self, now)
+            elif key in node.keyset and self._pushes.expected:
+                self._pushes.forgo()  # one we said we hold (it came from another peer): not waited for
+        if awaited and not self._pushes.expected and not self.closed:
+            node.pushes_settled(now)
 
     def _pushed(self, key: bytes, body: bytes) -> bool:
         """Whether a record we did not ask for takes a place the peer announced for a push. The day
