@@ -202,6 +202,18 @@ class GossipNode(FetchBook):
             for key in keys:
                 held.pop(key, None)
 
+    @property
+    def unstored(self) -> int:
+        """Records held in memory that the caller has yet to store (``stored``); 0 without
+        ``read_stored``, where every record stays in memory by design."""
+        return len(self._store) if self._read_stored is not None else 0
+
+    @property
+    def backlogged(self) -> bool:
+        """Whether more records wait for the caller's store than ``max_unstored``: the driver
+        stops reading from peers until they are stored (TCP then holds back the senders)."""
+        return self._read_stored is not None and len(self._store) > self.params.max_unstored
+
     def _serves(self, key: bytes) -> bool:
         """Whether this node holds the record of ``key`` and serves it (in memory or stored)."""
         if key in self._store:
