@@ -10,7 +10,7 @@ Two state machines, in the h11 / aioquic style (bytes and ``now`` in, bytes and 
   stored: key -> SignedRecord, plus a reconcile
   :class:`KeySet`), its sessions and its peer table (``gossip_peers.py``, with the parameters);
   it picks peers to sync with and to dial. Which peer fetches which key it lacks:
-  ``gossip_fetch.py``. Wire messages and frames: ``gossip_messages.py``; what it reports (events,
+  ``gossip_fetch.py``; validating, storing and relaying what arrives: ``gossip_intake.py``. Wire messages and frames: ``gossip_messages.py``; what it reports (events,
   statistics): ``gossip_events.py``.
 
 How a record spreads, and why this shape (``protocol/gossip.md`` has the details):
@@ -55,10 +55,10 @@ from commons.core.gossip_events import (
     SessionClosed,
 )
 from commons.core.gossip_fetch import FetchBook
+from commons.core.gossip_intake import RecordIntake
 from commons.core.gossip_messages import GossipUsageError
 from commons.core.gossip_peers import GossipParams, PeerInfo, PeerTable
 from commons.core.gossip_session import CloseKind, PeerSession, SessionState
-from commons.core.revocation import REFUSED_AS_DEAD
 from commons.core.reconcile import KeySet
 
 __all__ = [
@@ -84,10 +84,6 @@ def network_hash(network: bytes) -> bytes:
     return blake3(b"commons/gossip/v1/network\n" + network).digest()
 
 
-# Problems a relaying peer could not have caused on purpose get the minor penalty.
-_MINOR_PROBLEMS = {rec.Problem.FUTURE}
-
-
 class Served(Protocol):
     """What a peer is sent for a key: a record's body and signature."""
 
@@ -95,7 +91,7 @@ class Served(Protocol):
     signature: bytes
 
 
-class GossipNode(FetchBook):
+class GossipNode(FetchBook, RecordIntake):
     """One node's gossip: its records, key set, sessions and peer table."""
 
     def __init__(
@@ -424,91 +420,3 @@ class GossipNode(FetchBook):
     def session_synced(self, session: PeerSession, now: float) -> None:
         self._count[COUNTER_INDEX["syncs_completed"]] += 1
         self._peers.synced(session.peer_key, now)
-
-    def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float,
-                     keys: list[bytes | None] | None = None) -> None:
-        """Validate, then store and relay, or remember a refusal; penalise invalid ones.
-
-        ``keys``: each body's reconciliation key as the session read it (``records.received_key``),
-        so that no body is hashed twice; computed here when not given."""
-        p, c = self.params, self._count
-        accepted: list[rec.SignedRecord] = []
-        relay: list[tuple[bytes, tuple[PeerSession, ...]]] = []
-        today = rec.day_of(now)
-        for n, (body, sig) in enumerate(bodies):
-            if session.closed:  # cut off mid-message: the rest is not trusted, ask others for it
-                for m in range(n, len(bodies)):
-                    rest = keys[m] if keys is not None else rec.received_key(bodies[m][0])
-                    if rest is not None:
-                        self.release(rest, session, now)
-                break
-            c[COUNTER_INDEX["bodies_received"]] += 1
-            key = keys[n] if keys is not None else rec.received_key(body)
-            if key is not None and key in self.keyset:
-                c[COUNTER_INDEX["duplicate_bodies"]] += 1
-                self._forget(key)  # held since it was asked for (added locally meanwhile)
-                continue
-            try:
-                signed = self._verify(body, sig, network=self.network, today=today,
-                                      body_id=None if key is None else key[1:])
-            except rec.InvalidRecord as error:
-                c[COUNTER_INDEX["invalid_received"]] += 1
-                if key is not None:
-                    self.release(key, session, now)
-                minor = error.problem in _MINOR_PROBLEMS
-                session.penalise(p.penalty_minor if minor else p.penalty_invalid, f"invalid record: {error}", now)
-                continue
-            key = signed.key
-            sources = self._forget(key)
-            reason = None
-            if signed.type is not rec.RecordType.REVOCATION:  # revocations are always kept and relayed
-                if self._is_dead is not None and self._is_dead(signed):
-                    reason = REFUSED_AS_DEAD
-                elif self._admit is not None:
-                    reason = self._admit(signed)
-            if reason is not None:
-                self.keyset.add(key, withheld=True, time=signed.record.created)
-                c[COUNTER_INDEX["refused"]] += 1
-                self._events.append(Refused(key, reason, session.peer_key))
-                continue
-            self._store[key] = signed
-            self.keyset.add(key, time=signed.record.created)
-            accepted.append(signed)
-            session.contributed = True
-            relay.append((key, (session, *sources)))
-        if relay:
-            self._announce(relay)
-        if accepted:
-            self._events.append(Accepted(tuple(accepted), session.peer_key))
-
-    def _announce(self, batch: list[tuple[bytes, Iterable[PeerSession]]]) -> None:
-        """Announce keys, each to ``fanout`` open sessions that did not announce it to us, and a
-        revocation to every open session: it is flooded, since what it takes down should not
-        live a round longer than it must.
-
-        One shuffled order of the sessions serves the whole batch, so keys that arrived together
-        leave together, to the same peers, in one Announce -- a revocation received with the
-        lesson it revokes is never announced to a peer without it, and so never falls behind it.
-        """
-        if self.free_rider:
-            return
-        sessions = [s for s in self._sessions.values() if s.state is SessionState.OPEN]
-        if len(sessions) > self.params.fanout:
-            self.rng.shuffle(sessions)
-        # Peers that may be pushing us records hear of every one that arrives, beyond the fanout:
-        # they do not push what they hear we hold (33 bytes each instead of a body twice).
-        pushers = [s for s in sessions if s.push_pending]
-        for key, skip in batch:
-            skip = set(skip)
-            limit = len(sessions) if key[0] == rec.RecordType.REVOCATION.tag else self.params.fanout
-            sent = 0
-            for session in sessions:
-                if session not in skip:
-                    session.enqueue_announce(key)
-                    skip.add(session)
-                    sent += 1
-                    if sent == limit:
-                        break
-            for session in pushers:
-                if session not in skip:
-                    session.enqueue_announce(key)

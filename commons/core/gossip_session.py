@@ -9,12 +9,12 @@ the peer will push to us, and the peer's score. Everything shared -- the records
 is fetching which key, the peer table -- belongs to :class:`~commons.core.gossip.GossipNode`,
 which creates sessions (``open_session``) and which each session calls back into, through the
 methods :class:`SessionHost` lists and nothing else. Moving record bodies -- serving Wants,
-pushing, taking Records -- is its half in ``gossip_transfer.py``.
+pushing, taking Records -- is its half in ``gossip_transfer.py``; reconciling, in
+``gossip_sync.py``; its states and close kinds, in ``gossip_state.py``.
 """
 
 from __future__ import annotations
 
-import enum
 import heapq
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
@@ -31,26 +31,21 @@ from commons.core.gossip_messages import (
     Hello,
     Peers,
     Reconcile,
-    ReconcilePhase,
     Records,
     Want,
     decode,
     encode,
 )
+from commons.core.gossip_state import CloseKind, SessionState
+from commons.core.gossip_sync import SessionSync
 from commons.core.gossip_transfer import RecordTransfer
 from commons.core.key_queue import KeyQueue
-from commons.core.reconcile import (
-    PushWindow,
-    Reconciler,
-    ReconcileProtocolError,
-    ReconcileStep,
-    ReconcileVersionError,
-)
+from commons.core.reconcile import PushWindow
 from commons.core.reconcile_keyset import KEY_SIZE as KEY_BYTES
 
 if TYPE_CHECKING:
     from commons.core.gossip_peers import GossipParams
-    from commons.core.reconcile import KeySet
+    from commons.core.reconcile import KeySet, Reconciler
     from commons.core.records import SignedRecord
 
 SPILL_KEYS = 1 << 20  # keys a reconciliation may leave waiting beyond the want queue (33 MB at most)
@@ -90,27 +85,7 @@ class SessionHost(Protocol):
     def session_synced(self, session: PeerSession, now: float) -> None: ...
 
 
-class SessionState(enum.Enum):
-    HELLO = "hello"  # our Hello is queued; the peer's has not arrived (nothing else is accepted)
-    OPEN = "open"  # Hellos exchanged: announcements, Wants, Records, Reconcile, Peers flow
-    CLOSED = "closed"  # Bye sent or received, or the connection is gone; send the outbox, then hang up
-
-
-class CloseKind(enum.Enum):
-    """Why a session ended, for the driver and the peer table (``close_reason`` has the details)."""
-
-    LOCAL = "local"  # our side closed it (close())
-    PEER_BYE = "peer-bye"  # the peer sent Bye
-    PEER_MISBEHAVED = "peer-misbehaved"  # the peer's score fell to close_score, or it broke the protocol
-    CONNECTION_LOST = "connection-lost"  # the transport ended under us
-    TIMEOUT = "timeout"  # no Hello in time, or nothing at all from the peer for idle_timeout
-    INCOMPATIBLE = "incompatible"  # another gossip version or another network
-    DUPLICATE = "duplicate"  # a second connection to the same peer
-    BUSY = "busy"  # we hold max_sessions already
-    EVICTED = "evicted"  # every slot was taken: a new peer got this idle (or low-scored) session's slot
-
-
-class PeerSession(RecordTransfer):
+class PeerSession(RecordTransfer, SessionSync):
     """The gossip protocol over one connection, in either role (``initiator``: we dialed)."""
 
     __slots__ = ("node", "peer_key", "initiator", "state", "close_reason", "close_kind", "misbehaved", "score", "listen",
@@ -303,17 +278,6 @@ class PeerSession(RecordTransfer):
         if self.score <= self.node.params.close_score:
             self._misbehaved(reason, now)
 
-    def start_sync(self, now: float) -> bool:
-        """Start a reconciliation with this peer (the node calls this every sync_interval)."""
-        if self.state is not SessionState.OPEN or self._sync is not None:
-            return False
-        self._sync_push = self.node.push_welcome(self)
-        self._sync = Reconciler(self.node.keyset, frame_size_limit=self.node.params.reconcile_frame_bytes,
-                                ask_push=self._sync_push)
-        self._sync_deadline = now + self.node.params.reconcile_timeout
-        self._send(Reconcile(ReconcilePhase.START, self._sync.initiate()))
-        return True
-
     def drop_wants(self) -> list[bytes]:
         """Forget every key asked of this peer or waiting to be (the session ended); returns them."""
         keys = [*self._outstanding, *self._queue]
@@ -347,34 +311,9 @@ class PeerSession(RecordTransfer):
                 + self._pushes.expected)
 
     @property
-    def push_pending(self) -> bool:
-        """Whether the peer may be pushing us records: a reconciliation of ours asked it to, or a
-        push it announced has not all arrived."""
-        return (self._pushes.expected > 0 or (self._sync is not None and self._sync_push)
-                or (self._answer is not None and self._answer_push))
-
-    @property
-    def awaiting_pushes(self) -> bool:
-        """Whether records the peer announced it pushes us have not all arrived."""
-        return self._pushes.expected > 0
-
-    def may_push(self, item: bytes) -> bool:
-        """Whether a record at ``item`` may still arrive from the peer as a push it announced."""
-        return self._pushes.covers(item)
-
-    @property
-    def syncing(self) -> bool:
-        return self._sync is not None
-
-    @property
     def fetching(self) -> bool:
         """Waiting for records asked of the peer."""
         return bool(self._outstanding)
-
-    @property
-    def reconciling(self) -> bool:
-        """Reconciling with the peer either way, or waiting for records it said it would push."""
-        return self._sync is not None or self._answer is not None or self._pushes.expected > 0
 
     # -- inside ------------------------------------------------------------------------------------
 
@@ -419,6 +358,9 @@ class PeerSession(RecordTransfer):
             self.state = SessionState.OPEN
             self.listen = hello.listen
             self.node.session_opened(self, now)
+
+    def _spill_keys(self) -> int:
+        return SPILL_KEYS  # read when called, so that a test may lower it
 
     def _refill(self, now: float) -> None:
         p = self.node.params
@@ -474,64 +416,6 @@ class PeerSession(RecordTransfer):
             batch.append(key)
         for i in range(0, len(batch), MAX_WANT_KEYS):
             self._send(Want(tuple(batch[i : i + MAX_WANT_KEYS])))
-
-    def _on_reconcile(self, message: Reconcile, now: float) -> None:
-        p = self.node.params
-        if message.phase is ReconcilePhase.START:
-            self._answer_push = self.node.push_welcome(self)
-            self._answer = Reconciler(self.node.keyset, frame_size_limit=p.reconcile_frame_bytes,
-                                      ask_push=self._answer_push)
-            self._answer_deadline = now + p.reconcile_timeout
-        mine = message.phase is ReconcilePhase.RESPONDER
-        reconciler = self._sync if mine else self._answer
-        if reconciler is None:  # we gave up on that reconciliation (timeout): not worth a penalty
-            return
-        try:
-            step: ReconcileStep = reconciler.reconcile(message.data)
-        except ReconcileVersionError as error:  # an old or newer peer, not a malicious one
-            self.end(f"reconcile: {error}", now, CloseKind.INCOMPATIBLE)
-            return
-        except ReconcileProtocolError as error:
-            if mine:
-                self._sync = None
-            else:
-                self._answer = None
-            self.penalise(p.penalty_malformed, f"reconcile: {error}", now)
-            return
-        if step.reply is not None:
-            self._send(Reconcile(ReconcilePhase.INITIATOR if mine else ReconcilePhase.RESPONDER, step.reply))
-        if step.need:
-            self._learn_named(step, now)
-        if step.expect:
-            self._pushes.add(step.expect)
-            self._pushes_deadline = now + p.reconcile_timeout
-        if step.push:
-            # Sent after the reply that announces them, in item order, after any still to send.
-            room = self.node.params.max_queued_wants + SPILL_KEYS - len(self._push)
-            self._push.extend(step.push[:max(room, 0)])
-        if step.done:
-            self.contributed = True
-            if mine:
-                self._sync = None
-                self.node.session_synced(self, now)
-            else:
-                self._answer = None
-
-    def _learn_named(self, step: ReconcileStep, now: float) -> None:
-        """Fetch what the peer's reconciliation named that we lack, but not what a push of another
-        peer (or of this one, answering our other reconciliation) may still bring: that waits in
-        ``_held_back`` until no push is awaited (protocol/reconcile.md, When to ask)."""
-        node = self.node
-        if not node.push_awaited():
-            node.learn(step.need, self, count=False)
-            return
-        fetch = []
-        for key, item in zip(step.need, step.need_items, strict=True):
-            if not node.pushed_elsewhere(item):
-                fetch.append(key)
-            elif len(self._held_back) < SPILL_KEYS:
-                self._held_back.append(key)
-        node.learn(fetch, self, count=False)
 
     def send_peers(self) -> None:
         entries = self.node.peers_to_share(self.node.params.pex_size, exclude=self.peer_key)
