@@ -123,7 +123,7 @@ def test_a_push_of_more_records_than_one_message_holds_goes_in_messages_a_peer_a
     assert not pair.a_session.closed and not pair.b_session.closed and pair.b_session.score == 0
 
 
-def deliver(pair: PeerPair, hold: list | None = None) -> list:
+def deliver(pair: PeerPair, hold: list | None = None, now: float = NOW) -> list:
     """Move frames both ways until quiet; Records from b to a go into ``hold`` (undelivered)
     when it is given. Returns every message that went by, in order."""
     seen = []
@@ -138,7 +138,7 @@ def deliver(pair: PeerPair, hold: list | None = None) -> list:
                         hold.append(frame)
                         continue
                     seen.append(message)
-                    session.context.receive(frame, NOW)
+                    session.context.receive(frame, now)
         if not moved:
             return seen
 
@@ -177,3 +177,25 @@ def test_a_record_that_arrives_from_another_peer_is_announced_to_the_pusher_whic
     assert names and all(m.records == () for m in names)
     assert sum(len(m.missing) for m in names) == 30 - first
     assert a.statistics().duplicate_bodies == 0 and not with_b.a_session.awaiting_pushes
+
+
+def test_a_push_longer_than_the_reconcile_timeout_is_waited_for_while_its_records_keep_coming():
+    # b pushes a record every 2 s; a waits reconcile_timeout (30 s) from the last one, not from
+    # the Diff: a push given up half way would leave a reconciling again for what is still coming.
+    slow = GossipParams(sync_on_open=False, records_per_second=0.5, records_burst=12)
+    a, _, held, with_b, _ = two_peers(b_params=slow, c_holds=False)
+    with_b.a_session.start_sync(NOW)
+    deliver(with_b)
+    def sessions_tick(second: int) -> None:  # the sessions' timers only: no anti-entropy round
+        with_b.a_session.tick(NOW + second)
+        with_b.b_session.tick(NOW + second)
+        deliver(with_b, now=NOW + second)
+
+    for second in range(1, 46):
+        sessions_tick(second)
+    assert 5 < len(a.record_keys()) < 30 and with_b.a_session.reconciling  # still waited for at 45 s
+    for second in range(46, 80):
+        sessions_tick(second)
+    stats = a.statistics()
+    assert a.record_keys() == {r.key for r in held} and stats.wanted == 0 and stats.duplicate_bodies == 0
+    assert with_b.a_session.score == 0

@@ -37,6 +37,7 @@ class RecordTransfer:
     _serve_tokens: float
     _served: int
     _peer_holds: set[bytes]
+    _pushes_deadline: float
 
     if TYPE_CHECKING:  # the session's own, which these methods use
         def _refill(self, now: float) -> None: ...
@@ -162,6 +163,11 @@ class RecordTransfer:
                 self._pushes.forgo()  # one we said we hold (it came from another peer): not waited for
         if awaited and not self._pushes.expected and not self.closed:
             node.pushes_settled(now)
+        elif self._pushes.expected < awaited:
+            # A push in progress is waited for from its last record on, not from its Diff: a
+            # long one (a catch-up at the serving rate, or a receiver that stopped reading while
+            # its store caught up) must not be dropped half way and its records taken as unasked.
+            self._pushes_deadline = now + node.params.reconcile_timeout
 
     def _pushed(self, key: bytes, body: bytes) -> bool:
         """Whether a record we did not ask for takes a place the peer announced for a push. The day
