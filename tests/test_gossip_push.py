@@ -199,3 +199,19 @@ def test_a_push_longer_than_the_reconcile_timeout_is_waited_for_while_its_record
     stats = a.statistics()
     assert a.record_keys() == {r.key for r in held} and stats.wanted == 0 and stats.duplicate_bodies == 0
     assert with_b.a_session.score == 0
+
+
+def test_a_record_the_peer_asked_for_while_a_push_to_it_waits_is_sent_once():
+    slow = GossipParams(sync_on_open=False, records_per_second=1, records_burst=20)
+    a, _, held, with_b, _ = two_peers(b_params=slow, c_holds=False)
+    with_b.a_session.start_sync(NOW)
+    deliver(with_b)  # b pushed what its rate allowed; 20 wait in its push buffer
+    first = len(a.record_keys())
+    waiting = [r.key for r in held if r.key not in a.record_keys()]
+    with_b.b_session.receive(encode(Want(tuple(waiting[:5]))), NOW)  # a asks b for 5 of them by key
+    for second in range(1, 60):
+        with_b.b_session.tick(NOW + second)
+        deliver(with_b, now=NOW + second)
+    assert a.record_keys() == {r.key for r in held}
+    assert with_b.b_session.take_served() == 30  # each record sent once: 5 asked, the rest pushed
+    assert not with_b.a_session.awaiting_pushes and first < 30

@@ -58,6 +58,8 @@ class RecordTransfer:
                 missing.append(key)
             else:
                 found.append(self._hand_out(signed))
+                if self._push and len(self._peer_holds) < len(self._push):
+                    self._peer_holds.add(key)  # it has it now: not pushed again if still to push
         self._send_records(found, missing)
 
     def _send_pushes(self, now: float) -> None:
