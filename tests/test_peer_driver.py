@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import nacl.signing
@@ -159,3 +160,45 @@ async def test_the_dialer_reconciles_as_soon_as_the_session_opens(autojump_clock
         await trio.sleep(0.5)  # far less than sync_interval, and no ticker runs
         assert len(b.accepted()) == 5
         nursery.cancel_scope.cancel()
+
+
+async def test_a_reader_stops_while_records_wait_for_the_store_and_resumes_as_it_drains(autojump_clock):
+    # b is far behind and its owner stores slowly: what a pushes must wait in the link, not
+    # decoded in b's memory (one read of the link, at most 64 KiB of frames, may go past the bound).
+    limit = 40
+    held = [lesson(i) for i in range(600)]
+    fast = dataclasses.replace(PARAMS, records_per_second=1e6, records_burst=10_000)  # a catch-up, unthrottled
+    a_node = GossipNode(NET, bytes([1]) * 32, random.Random(1), params=fast, now=clock())
+    a_node.load(held)
+    stored: dict[bytes, rec.SignedRecord] = {}
+    events: list = []
+    b_node = GossipNode(NET, bytes([2]) * 32, random.Random(2), params=dataclasses.replace(fast, max_unstored=limit),
+                        now=clock(), read_stored=stored.get)
+    peak = 0
+
+    def on_events(new: list) -> None:
+        nonlocal peak
+        events.extend(new)
+        peak = max(peak, b_node.unstored)
+
+    def arrived() -> list[rec.SignedRecord]:
+        return [r for e in events if isinstance(e, Accepted) for r in e.records]
+
+    a_driver, b_driver = GossipDriver(a_node, clock), GossipDriver(b_node, clock, on_events)
+    per_read = 65536 // min(len(r.body) for r in held) + 1
+    left, right = trio.testing.memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(a_driver.run_ticker)
+        nursery.start_soon(b_driver.run_ticker)
+        nursery.start_soon(a_driver.run_connection, StreamLink(left), b_node.transport_key, False)
+        nursery.start_soon(b_driver.run_connection, StreamLink(right), a_node.transport_key, True)
+        await trio.sleep(5)  # nothing is stored yet: b stopped reading
+        assert limit < len(arrived()) <= limit + per_read and b_node.unstored == len(arrived())
+        while len(stored) < len(held):  # the owner stores what arrived, a batch at a time
+            await trio.sleep(0.1)
+            fresh = [r for r in arrived() if r.key not in stored]
+            stored.update((r.key, r) for r in fresh)
+            b_node.stored(r.key for r in fresh)
+            assert trio.current_time() < 60, f"stuck at {len(stored)} of {len(held)}"
+        nursery.cancel_scope.cancel()
+    assert set(stored) == {r.key for r in held} and peak <= limit + per_read

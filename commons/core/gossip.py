@@ -9,8 +9,9 @@ Two state machines, in the h11 / aioquic style (bytes and ``now`` in, bytes and 
 * :class:`GossipNode` -- one node: its records (in memory, or read back from the caller's store once
   stored: key -> SignedRecord, plus a reconcile
   :class:`KeySet`), its sessions and its peer table (``gossip_peers.py``, with the parameters);
-  it picks peers to sync with and to dial. Wire messages and frames: ``gossip_messages.py``; what
-  it reports (events, statistics): ``gossip_events.py``.
+  it picks peers to sync with and to dial. Which peer fetches which key it lacks:
+  ``gossip_fetch.py``; validating, storing and relaying what arrives: ``gossip_intake.py``. Wire messages and frames: ``gossip_messages.py``; what it reports (events,
+  statistics): ``gossip_events.py``.
 
 How a record spreads, and why this shape (``protocol/gossip.md`` has the details):
 
@@ -37,7 +38,6 @@ How a record spreads, and why this shape (``protocol/gossip.md`` has the details
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable, Iterable
 from typing import Protocol
@@ -54,13 +54,12 @@ from commons.core.gossip_events import (
     Refused,
     SessionClosed,
 )
+from commons.core.gossip_fetch import FetchBook
+from commons.core.gossip_intake import RecordIntake
 from commons.core.gossip_messages import GossipUsageError
 from commons.core.gossip_peers import GossipParams, PeerInfo, PeerTable
 from commons.core.gossip_session import CloseKind, PeerSession, SessionState
-from commons.core.revocation import REFUSED_AS_DEAD
 from commons.core.reconcile import KeySet
-
-_RESYNC_MEMORY = 4096
 
 __all__ = [
     "Accepted",
@@ -85,10 +84,6 @@ def network_hash(network: bytes) -> bytes:
     return blake3(b"commons/gossip/v1/network\n" + network).digest()
 
 
-# Problems a relaying peer could not have caused on purpose get the minor penalty.
-_MINOR_PROBLEMS = {rec.Problem.FUTURE}
-
-
 class Served(Protocol):
     """What a peer is sent for a key: a record's body and signature."""
 
@@ -96,7 +91,7 @@ class Served(Protocol):
     signature: bytes
 
 
-class GossipNode:
+class GossipNode(FetchBook, RecordIntake):
     """One node's gossip: its records, key set, sessions and peer table."""
 
     def __init__(
@@ -202,6 +197,18 @@ class GossipNode:
             held = self._store
             for key in keys:
                 held.pop(key, None)
+
+    @property
+    def unstored(self) -> int:
+        """Records held in memory that the caller has yet to store (``stored``); 0 without
+        ``read_stored``, where every record stays in memory by design."""
+        return len(self._store) if self._read_stored is not None else 0
+
+    @property
+    def backlogged(self) -> bool:
+        """Whether more records wait for the caller's store than ``max_unstored``: the driver
+        stops reading from peers until they are stored (TCP then holds back the senders)."""
+        return self._read_stored is not None and len(self._store) > self.params.max_unstored
 
     def _serves(self, key: bytes) -> bool:
         """Whether this node holds the record of ``key`` and serves it (in memory or stored)."""
@@ -413,186 +420,3 @@ class GossipNode:
     def session_synced(self, session: PeerSession, now: float) -> None:
         self._count[COUNTER_INDEX["syncs_completed"]] += 1
         self._peers.synced(session.peer_key, now)
-
-    def learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None:
-        """The peer holds these keys (announced, or learned by reconciliation): fetch those we lack."""
-        held, sources = self.keyset, self._sources
-        for key in keys:
-            if count:
-                self._count[COUNTER_INDEX["announced_keys_received"]] += 1
-            if key in held:
-                if count:
-                    self._count[COUNTER_INDEX["duplicate_announced_keys"]] += 1
-                continue
-            entry = sources.get(key)
-            if entry is session or (type(entry) is list and session in entry):
-                continue
-            # Only what the peer's own queue can take is remembered at all: a key recorded here
-            # but dropped by a full queue would be owned by no session, released by none, and
-            # kept for ever (announcement floods grew the daemon by 150 MB that way). A key
-            # beyond the bound is forgotten; a later reconciliation brings it up again.
-            if not session.queue_want(key, spill=not count):  # what a reconciliation named may wait
-                continue
-            if entry is None:
-                sources[key] = session
-            elif type(entry) is list:
-                entry.append(session)
-            else:
-                sources[key] = [entry, session]
-
-    def release(self, key: bytes, session: PeerSession, now: float, resync: bool = True) -> bool:
-        """``session`` will not deliver ``key``: hand it to another peer that announced it.
-
-        Returns False when no peer is left to ask (then, with ``resync``, a reconciliation with
-        another peer starts: ``_resync``)."""
-        if self._fetching.get(key) is session:
-            del self._fetching[key]
-        entry = self._sources.get(key)
-        if entry is None:
-            return True
-        sources = [s for s in (entry if type(entry) is list else (entry,)) if s is not session and not s.closed]
-        fetching = key in self._fetching
-        if not fetching:  # the next source asks for it; one whose queue is full is no source
-            while sources and not sources[0].queue_want(key):
-                sources.pop(0)
-        if not sources:
-            del self._sources[key]
-            self._fetching.pop(key, None)
-            if resync:
-                self._resync(key, session, now)
-            return False
-        self._sources[key] = sources if len(sources) > 1 else sources[0]
-        if not fetching:
-            sources[0].pump(now)
-        return True
-
-    def push_welcome(self, session: PeerSession) -> bool:
-        """Whether ``session`` may ask its peer to push the records it lacks (reconcile.md, Pushed
-        records): not while another session reconciles or awaits pushes, nor while any session
-        waits for records it asked for, as a record pushed and fetched at once arrives twice,
-        while keys several peers name are fetched from one."""
-        return not any(s.fetching or (s is not session and s.reconciling) for s in self._sessions.values())
-
-    def claim(self, key: bytes, session: PeerSession) -> bool:
-        """Whether ``session`` should ask its peer for ``key`` now (and if so, it is its to fetch):
-        not if the key was taken or forgotten meanwhile, nor while another peer is asked for it."""
-        if key not in self._sources:
-            return False
-        owner = self._fetching.get(key)
-        if owner is not None and owner is not session and owner.asked(key):
-            return False  # being fetched from another peer (this one stays a fallback)
-        self._fetching[key] = session
-        return True
-
-    def _forget(self, key: bytes) -> tuple[PeerSession, ...]:
-        """The key arrived: stop tracking it; returns the sessions that had announced it."""
-        self._fetching.pop(key, None)
-        entry = self._sources.pop(key, ())
-        return tuple(entry) if type(entry) is list else (entry,) if entry else ()
-
-    def _resync(self, key: bytes, failed: PeerSession, now: float) -> None:
-        """No peer is left to ask for ``key`` (the one that had it answered "missing", or went
-        away): reconcile now with another peer rather than waiting for the next round, so a key
-        learned from a peer that will not serve it (a free rider, one over its rate) arrives from
-        another. At most once per key per ``sync_interval``, so peers that all refuse cannot make
-        it a loop."""
-        # Remembered by 64 bits of the id, not the key itself: a key is an object of the frame it
-        # came in, and a few such objects kept long after a flood pin the allocator's arenas (and
-        # the daemon's RSS) that all the flood's other keys were freed from.
-        tag = int.from_bytes(key[1:9], "big")
-        if key in self.keyset or now - self._resynced.get(tag, -math.inf) < self.params.sync_interval:
-            return
-        if self._start_resync(failed, now):
-            self._resynced[tag] = now
-            if len(self._resynced) > _RESYNC_MEMORY:  # forget the oldest: a guard, not a record
-                del self._resynced[next(iter(self._resynced))]
-
-    def _start_resync(self, failed: PeerSession, now: float) -> bool:
-        """Reconcile at once with a random open session other than ``failed``; False if none can."""
-        ready = [s for s in self._sessions.values()
-                 if s is not failed and s.state is SessionState.OPEN and not s.syncing]
-        if not ready:
-            return False
-        self.rng.choice(ready).start_sync(now)
-        return True
-
-    def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float,
-                     keys: list[bytes | None] | None = None) -> None:
-        """Validate, then store and relay, or remember a refusal; penalise invalid ones.
-
-        ``keys``: each body's reconciliation key as the session read it (``records.received_key``),
-        so that no body is hashed twice; computed here when not given."""
-        p, c = self.params, self._count
-        accepted: list[rec.SignedRecord] = []
-        relay: list[tuple[bytes, tuple[PeerSession, ...]]] = []
-        today = rec.day_of(now)
-        for n, (body, sig) in enumerate(bodies):
-            if session.closed:  # cut off mid-message: the rest is not trusted, ask others for it
-                for m in range(n, len(bodies)):
-                    rest = keys[m] if keys is not None else rec.received_key(bodies[m][0])
-                    if rest is not None:
-                        self.release(rest, session, now)
-                break
-            c[COUNTER_INDEX["bodies_received"]] += 1
-            key = keys[n] if keys is not None else rec.received_key(body)
-            if key is not None and key in self.keyset:
-                c[COUNTER_INDEX["duplicate_bodies"]] += 1
-                self._forget(key)  # held since it was asked for (added locally meanwhile)
-                continue
-            try:
-                signed = self._verify(body, sig, network=self.network, today=today,
-                                      body_id=None if key is None else key[1:])
-            except rec.InvalidRecord as error:
-                c[COUNTER_INDEX["invalid_received"]] += 1
-                if key is not None:
-                    self.release(key, session, now)
-                minor = error.problem in _MINOR_PROBLEMS
-                session.penalise(p.penalty_minor if minor else p.penalty_invalid, f"invalid record: {error}", now)
-                continue
-            key = signed.key
-            sources = self._forget(key)
-            reason = None
-            if signed.type is not rec.RecordType.REVOCATION:  # revocations are always kept and relayed
-                if self._is_dead is not None and self._is_dead(signed):
-                    reason = REFUSED_AS_DEAD
-                elif self._admit is not None:
-                    reason = self._admit(signed)
-            if reason is not None:
-                self.keyset.add(key, withheld=True, time=signed.record.created)
-                c[COUNTER_INDEX["refused"]] += 1
-                self._events.append(Refused(key, reason, session.peer_key))
-                continue
-            self._store[key] = signed
-            self.keyset.add(key, time=signed.record.created)
-            accepted.append(signed)
-            session.contributed = True
-            relay.append((key, (session, *sources)))
-        if relay:
-            self._announce(relay)
-        if accepted:
-            self._events.append(Accepted(tuple(accepted), session.peer_key))
-
-    def _announce(self, batch: list[tuple[bytes, Iterable[PeerSession]]]) -> None:
-        """Announce keys, each to ``fanout`` open sessions that did not announce it to us, and a
-        revocation to every open session: it is flooded, since what it takes down should not
-        live a round longer than it must.
-
-        One shuffled order of the sessions serves the whole batch, so keys that arrived together
-        leave together, to the same peers, in one Announce -- a revocation received with the
-        lesson it revokes is never announced to a peer without it, and so never falls behind it.
-        """
-        if self.free_rider:
-            return
-        sessions = [s for s in self._sessions.values() if s.state is SessionState.OPEN]
-        if len(sessions) > self.params.fanout:
-            self.rng.shuffle(sessions)
-        for key, skip in batch:
-            skip = set(skip)
-            limit = len(sessions) if key[0] == rec.RecordType.REVOCATION.tag else self.params.fanout
-            sent = 0
-            for session in sessions:
-                if session not in skip:
-                    session.enqueue_announce(key)
-                    sent += 1
-                    if sent == limit:
-                        break

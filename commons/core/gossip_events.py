@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from commons.core import records as rec
-from commons.core.gossip_session import CloseKind
+from commons.core.gossip_state import CloseKind
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,9 @@ class GossipParams:
     # at all; once the queue drains, the node reconciles with that peer again, which names them anew.
     # So a deeper queue would not fetch faster, only let each announcing peer (new keys cost
     # nothing) hold more of the node's memory
+    max_unstored: int = 16384  # records taken from peers that the caller has not stored yet (with
+    # read_stored) beyond which the driver stops reading from peers until the store catches up: a
+    # node far behind, pushed faster than it stores, would otherwise hold the difference decoded
     want_timeout: float = 10.0  # an unanswered Want key is asked from another peer after this
     reconcile_timeout: float = 30.0  # a reconciliation without an answer for this long is dropped
     hello_timeout: float = 10.0  # a session without the peer's Hello for this long is closed

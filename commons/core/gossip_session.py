@@ -8,23 +8,22 @@ flight both ways, the records a reconciliation told us to push to the peer and t
 the peer will push to us, and the peer's score. Everything shared -- the records, the key set, which peer
 is fetching which key, the peer table -- belongs to :class:`~commons.core.gossip.GossipNode`,
 which creates sessions (``open_session``) and which each session calls back into, through the
-methods :class:`SessionHost` lists and nothing else.
+methods :class:`SessionHost` lists and nothing else. Moving record bodies -- serving Wants,
+pushing, taking Records -- is its half in ``gossip_transfer.py``; reconciling, in
+``gossip_sync.py``; its states and close kinds, in ``gossip_state.py``.
 """
 
 from __future__ import annotations
 
-import enum
 import heapq
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
-from commons.core import records as rec
 from commons.core.gossip_messages import (
     GOSSIP_VERSION,
     MAX_ANNOUNCE_KEYS,
     MAX_PEER_ENTRIES,
     MAX_REASON_BYTES,
-    MAX_RECORDS,
     MAX_WANT_KEYS,
     Announce,
     Bye,
@@ -32,25 +31,21 @@ from commons.core.gossip_messages import (
     Hello,
     Peers,
     Reconcile,
-    ReconcilePhase,
     Records,
     Want,
     decode,
     encode,
 )
-from commons.core.reconcile import (
-    PushWindow,
-    Reconciler,
-    ReconcileProtocolError,
-    ReconcileStep,
-    ReconcileVersionError,
-    make_item,
-)
+from commons.core.gossip_state import CloseKind, SessionState
+from commons.core.gossip_sync import SessionSync
+from commons.core.gossip_transfer import RecordTransfer
+from commons.core.key_queue import KeyQueue
+from commons.core.reconcile import PushWindow
 from commons.core.reconcile_keyset import KEY_SIZE as KEY_BYTES
 
 if TYPE_CHECKING:
     from commons.core.gossip_peers import GossipParams
-    from commons.core.reconcile import KeySet
+    from commons.core.reconcile import KeySet, Reconciler
     from commons.core.records import SignedRecord
 
 SPILL_KEYS = 1 << 20  # keys a reconciliation may leave waiting beyond the want queue (33 MB at most)
@@ -77,6 +72,9 @@ class SessionHost(Protocol):
     def learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None: ...
     def claim(self, key: bytes, session: PeerSession) -> bool: ...  # may this session ask for key now?
     def push_welcome(self, session: PeerSession) -> bool: ...  # may it ask its peer to push records?
+    def push_awaited(self) -> bool: ...  # is any session awaiting records its peer announced it pushes?
+    def pushed_elsewhere(self, item: bytes) -> bool: ...  # may a record at item still come as a push?
+    def pushes_settled(self, now: float) -> None: ...  # a session awaits no more pushes
     def release(self, key: bytes, session: PeerSession, now: float) -> bool: ...  # it will not deliver key
     def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float,
                      keys: list[bytes | None] | None = None) -> None: ...
@@ -87,34 +85,14 @@ class SessionHost(Protocol):
     def session_synced(self, session: PeerSession, now: float) -> None: ...
 
 
-class SessionState(enum.Enum):
-    HELLO = "hello"  # our Hello is queued; the peer's has not arrived (nothing else is accepted)
-    OPEN = "open"  # Hellos exchanged: announcements, Wants, Records, Reconcile, Peers flow
-    CLOSED = "closed"  # Bye sent or received, or the connection is gone; send the outbox, then hang up
-
-
-class CloseKind(enum.Enum):
-    """Why a session ended, for the driver and the peer table (``close_reason`` has the details)."""
-
-    LOCAL = "local"  # our side closed it (close())
-    PEER_BYE = "peer-bye"  # the peer sent Bye
-    PEER_MISBEHAVED = "peer-misbehaved"  # the peer's score fell to close_score, or it broke the protocol
-    CONNECTION_LOST = "connection-lost"  # the transport ended under us
-    TIMEOUT = "timeout"  # no Hello in time, or nothing at all from the peer for idle_timeout
-    INCOMPATIBLE = "incompatible"  # another gossip version or another network
-    DUPLICATE = "duplicate"  # a second connection to the same peer
-    BUSY = "busy"  # we hold max_sessions already
-    EVICTED = "evicted"  # every slot was taken: a new peer got this idle (or low-scored) session's slot
-
-
-class PeerSession:
+class PeerSession(RecordTransfer, SessionSync):
     """The gossip protocol over one connection, in either role (``initiator``: we dialed)."""
 
     __slots__ = ("node", "peer_key", "initiator", "state", "close_reason", "close_kind", "misbehaved", "score", "listen",
                  "context", "contributed", "active_at", "_out", "_announce", "_queue", "_queued", "_outstanding",
                  "_tokens", "_serve_tokens", "_tokens_at", "_sync", "_sync_deadline", "_answer", "_answer_deadline",
                  "_hello_deadline", "_pex_at", "_heard_at", "_keepalive_at", "_sent", "_overflow", "_spill", "_served",
-                 "_push", "_pushes", "_pushes_deadline")
+                 "_push", "_pushes", "_pushes_deadline", "_sync_push", "_answer_push", "_peer_holds", "_held_back")
 
     def __init__(self, node: SessionHost, peer_key: bytes, initiator: bool, now: float) -> None:
         p = node.params
@@ -139,7 +117,7 @@ class PeerSession:
         # Keys a reconciliation named beyond the queue, 33 bytes each in one buffer (no object per
         # key), queued as the queue drains: a node far behind catches up with one reconciliation
         # instead of one per queueful, each over all that is still missing (quadratic: issue #18).
-        self._spill = bytearray()
+        self._spill = KeyQueue(KEY_BYTES)
         self._served = 0  # records sent to this peer since the node last asked (take_served)
         self._outstanding: dict[bytes, float] = {}  # key -> when we give up waiting for it
         # Reconciliation pushes (protocol/reconcile.md, Diff): keys whose records we send unasked,
@@ -148,9 +126,17 @@ class PeerSession:
         # behind is caught up by one reconciliation either way).
         # Keys to push, 33 bytes each end to end in one buffer (as the spill), first out first;
         # bounded as the peer's window for them is.
-        self._push = bytearray()
+        self._push = KeyQueue(KEY_BYTES)
         self._pushes = PushWindow(p.max_queued_wants + SPILL_KEYS)
         self._pushes_deadline = 0.0  # pushes not here by then are not waited for (found again later)
+        self._sync_push = self._answer_push = False  # whether each reconciliation asked to be pushed
+        # Keys the peer announced while we had records to push it: it holds them, so they are not
+        # pushed (the receiver announces what arrives to every peer that may push it the same).
+        self._peer_holds: set[bytes] = set()
+        # Keys this peer's reconciliation named that lie where another peer's push may still
+        # bring them: fetched only once no push is awaited (those that came by then are skipped),
+        # so a record pushed by one peer is not also asked of another.
+        self._held_back = KeyQueue(KEY_BYTES)
         self._tokens = self._serve_tokens = float(p.records_burst)
         self._tokens_at = now
         self._sync: Reconciler | None = None  # the reconciliation we initiated
@@ -193,6 +179,8 @@ class PeerSession:
         if isinstance(message, Hello):
             self._on_hello(message, now)
         elif isinstance(message, Announce):
+            if self._push and len(self._peer_holds) < len(self._push):
+                self._peer_holds.update(message.keys)
             node.learn(message.keys, self)
         elif isinstance(message, Want):
             self._serve(message.keys, now)
@@ -224,6 +212,7 @@ class PeerSession:
             self._answer = None
         if self._pushes.expected and now >= self._pushes_deadline:
             self._pushes = PushWindow(self.node.params.max_queued_wants + SPILL_KEYS)
+            self.node.pushes_settled(now)
         p = self.node.params
         if p.idle_timeout and now >= self._heard_at + p.idle_timeout:
             self.end(f"nothing from the peer for {now - self._heard_at:.0f} s", now, CloseKind.TIMEOUT)
@@ -289,16 +278,6 @@ class PeerSession:
         if self.score <= self.node.params.close_score:
             self._misbehaved(reason, now)
 
-    def start_sync(self, now: float) -> bool:
-        """Start a reconciliation with this peer (the node calls this every sync_interval)."""
-        if self.state is not SessionState.OPEN or self._sync is not None:
-            return False
-        self._sync = Reconciler(self.node.keyset, frame_size_limit=self.node.params.reconcile_frame_bytes,
-                                ask_push=self.node.push_welcome(self))
-        self._sync_deadline = now + self.node.params.reconcile_timeout
-        self._send(Reconcile(ReconcilePhase.START, self._sync.initiate()))
-        return True
-
     def drop_wants(self) -> list[bytes]:
         """Forget every key asked of this peer or waiting to be (the session ended); returns them."""
         keys = [*self._outstanding, *self._queue]
@@ -310,7 +289,9 @@ class PeerSession:
     def drop_spill(self) -> bool:
         """Forget the keys waiting in the spill (the session ended); returns whether there were any:
         this peer alone named them, so the node reconciles with another peer for them."""
-        spilled, self._spill = bool(self._spill), bytearray()
+        spilled = bool(self._spill or self._held_back)
+        self._spill.clear()
+        self._held_back.clear()
         return spilled
 
     def asked(self, key: bytes) -> bool:
@@ -326,21 +307,13 @@ class PeerSession:
     def pending_wants(self) -> int:
         """Records still to come from this peer: asked, queued, waiting in the spill, or announced
         as pushed by a reconciliation."""
-        return len(self._outstanding) + len(self._queued) + len(self._spill) // KEY_BYTES + self._pushes.expected
-
-    @property
-    def syncing(self) -> bool:
-        return self._sync is not None
+        return (len(self._outstanding) + len(self._queued) + len(self._spill) + len(self._held_back)
+                + self._pushes.expected)
 
     @property
     def fetching(self) -> bool:
         """Waiting for records asked of the peer."""
         return bool(self._outstanding)
-
-    @property
-    def reconciling(self) -> bool:
-        """Reconciling with the peer either way, or waiting for records it said it would push."""
-        return self._sync is not None or self._answer is not None or self._pushes.expected > 0
 
     # -- inside ------------------------------------------------------------------------------------
 
@@ -364,7 +337,10 @@ class PeerSession:
         self.close_reason = reason
         self.close_kind = kind
         self._sync = self._answer = None
+        awaited, self._pushes = self._pushes.expected, PushWindow(0)
         self.node.session_closed(self, now)
+        if awaited:
+            self.node.pushes_settled(now)
 
     def _misbehaved(self, reason: str, now: float) -> None:
         self.misbehaved = True
@@ -383,6 +359,9 @@ class PeerSession:
             self.listen = hello.listen
             self.node.session_opened(self, now)
 
+    def _spill_keys(self) -> int:
+        return SPILL_KEYS  # read when called, so that a test may lower it
+
     def _refill(self, now: float) -> None:
         p = self.node.params
         elapsed = max(0.0, now - self._tokens_at)
@@ -396,8 +375,8 @@ class PeerSession:
         if key in self._queued:
             return True
         if len(self._queued) >= self.node.params.max_queued_wants:
-            if spill and len(self._spill) < SPILL_KEYS * KEY_BYTES:
-                self._spill += key
+            if spill and len(self._spill) < SPILL_KEYS:
+                self._spill.append(key)
             else:
                 self._overflow = True
             return False
@@ -410,10 +389,10 @@ class PeerSession:
         if self.state is not SessionState.OPEN:
             return
         if not self._queue and self._spill:  # a queueful more of what the reconciliation named
-            size = self.node.params.max_queued_wants * KEY_BYTES
-            taken, self._spill = self._spill[:size], self._spill[size:]
-            self.node.learn([bytes(taken[i : i + KEY_BYTES]) for i in range(0, len(taken), KEY_BYTES)], self,
+            self.node.learn(self._spill.take(self.node.params.max_queued_wants), self,
                             count=False)
+        if self._held_back and not self.node.push_awaited():
+            self.node.learn(self._held_back.take(len(self._held_back)), self, count=False)
         if self._push:
             self._send_pushes(now)
         if not self._queue:
@@ -437,165 +416,6 @@ class PeerSession:
             batch.append(key)
         for i in range(0, len(batch), MAX_WANT_KEYS):
             self._send(Want(tuple(batch[i : i + MAX_WANT_KEYS])))
-
-    def _serve(self, keys: tuple[bytes, ...], now: float) -> None:
-        """Answer a Want: every key either in Records or named as missing, revocations first.
-
-        Keys beyond our serving rate are answered as missing rather than penalised: the asker then
-        tries another peer, and a later reconciliation brings the key back if no one had it."""
-        self._refill(now)
-        node = self.node
-        found, missing = [], []
-        for key in sorted(set(keys)):
-            signed = node.serve(key)
-            if signed is None or self._serve_tokens < 1:
-                missing.append(key)
-            else:
-                found.append(self._hand_out(signed))
-        self._send_records(found, missing)
-
-    def _send_pushes(self, now: float) -> None:
-        """Push what reconciliation said the peer lacks and expects, at the rate Wants are served.
-
-        What the rate leaves waits for the next refill; what the node no longer holds is skipped
-        (the peer's next reconciliation settles it, as it settles a push lost with the session)."""
-        self._refill(now)
-        found, missing = [], []
-        spare = self._push_spare()
-        while self._push and self._serve_tokens >= spare:
-            key = bytes(self._push[:KEY_BYTES])
-            del self._push[:KEY_BYTES]
-            signed = self.node.serve(key)
-            if signed is None:
-                missing.append(key)  # announced, but not ours to send now: the peer asks elsewhere
-            else:
-                found.append(self._hand_out(signed))
-        self._send_records(found, missing)
-
-    def _hand_out(self, signed: SignedRecord) -> tuple[bytes, bytes]:
-        """A record going to the peer, asked for or pushed: it costs one serving token and counts
-        as served (what keeps anti-entropy off a peer in a catch-up with us)."""
-        self._serve_tokens -= 1
-        self._served += 1
-        return signed.body, signed.signature
-
-    def _push_spare(self) -> float:
-        """The serving tokens a push must leave for the peer's Wants (it keeps at most
-        max_outstanding in flight, by default as ours; at most half the bucket, so pushes still
-        go out): a Want answered "missing" for want of tokens is lost until the next
-        reconciliation, a push that waits only waits."""
-        p = self.node.params
-        return 1 + min(p.max_outstanding, p.records_burst // 2)
-
-    def _send_records(self, found: list[tuple[bytes, bytes]], missing: list[bytes]) -> None:
-        """Records messages that fit a frame and the message's record limit each (a push may send
-        many more than a window of Wants); the missing keys go in the last, as many as a message takes."""
-        limit = self.node.params.max_frame_bytes - 64
-        while len(missing) > MAX_WANT_KEYS:
-            self._send(Records((), tuple(missing[:MAX_WANT_KEYS])))
-            missing = missing[MAX_WANT_KEYS:]
-        batch: list[tuple[bytes, bytes]] = []
-        size = 34 * len(missing)
-        for body, sig in found:
-            if batch and (size + len(body) + len(sig) + 8 > limit or len(batch) == MAX_RECORDS):
-                self._send(Records(tuple(batch)))
-                batch, size = [], 34 * len(missing)
-            batch.append((body, sig))
-            size += len(body) + len(sig) + 8
-        if batch or missing:
-            self._send(Records(tuple(batch), tuple(missing)))
-
-    def _on_records(self, message: Records, now: float) -> None:
-        node = self.node
-        self._refill(now)
-        taken: list[tuple[bytes, bytes]] = []
-        taken_keys: list[bytes | None] = []  # handed on with the bodies: each is hashed once
-        deferred: list[bytes] = []  # announced pushes beyond our rate: fetched later, by key
-        for body, sig in message.records:
-            key = rec.received_key(body)
-            if key is not None and self._outstanding.pop(key, None) is not None:
-                pass  # asked for: paid for when we asked
-            elif key is not None and key not in node.keyset and self._pushed(key, body):
-                # Announced by a reconciliation: paid for as a Want would have been. Beyond our
-                # rate it is not refused as the peer's fault (it pushes at its own serving rate):
-                # its key is queued and fetched at ours, so a push never outruns the rate limit.
-                if self._tokens >= 1:
-                    self._tokens -= 1
-                else:
-                    deferred.append(key)
-                    continue
-            elif key is not None and key in node.keyset:
-                pass  # a copy of a record we hold (or refused): the spec drops duplicates, and an
-                # honest peer sends them whenever two of its Wants race, so they cost neither tokens nor score
-            elif self._tokens >= 1:  # unsolicited (or answered after we gave up): rate-limited
-                self._tokens -= 1
-            else:
-                self.penalise(node.params.penalty_minor, "records beyond the rate limit", now)
-                if self.closed:
-                    return
-                continue
-            taken.append((body, sig))
-            taken_keys.append(key)
-        node.take_records(taken, self, now, taken_keys)
-        if deferred and not self.closed:
-            node.learn(deferred, self, count=False)
-        for key in message.missing:
-            if self._outstanding.pop(key, None) is not None:
-                node.release(key, self, now)
-            elif key not in node.keyset and self._pushes.forgo():
-                # An announced push the peer will not make: as if it had answered a Want of ours
-                # as missing (another peer that announced the key is asked, or one reconciled with).
-                node.learn((key,), self, count=False)
-                node.release(key, self, now)
-
-    def _pushed(self, key: bytes, body: bytes) -> bool:
-        """Whether a record we did not ask for takes a place the peer announced for a push. The day
-        is read unchecked: a body that lies about it fails verification, which penalises it."""
-        if not self._pushes.expected:
-            return False
-        day = rec.peek_created(body)
-        return day is not None and self._pushes.admit(make_item(day, key))
-
-    def _on_reconcile(self, message: Reconcile, now: float) -> None:
-        p = self.node.params
-        if message.phase is ReconcilePhase.START:
-            self._answer = Reconciler(self.node.keyset, frame_size_limit=p.reconcile_frame_bytes,
-                                      ask_push=self.node.push_welcome(self))
-            self._answer_deadline = now + p.reconcile_timeout
-        mine = message.phase is ReconcilePhase.RESPONDER
-        reconciler = self._sync if mine else self._answer
-        if reconciler is None:  # we gave up on that reconciliation (timeout): not worth a penalty
-            return
-        try:
-            step: ReconcileStep = reconciler.reconcile(message.data)
-        except ReconcileVersionError as error:  # an old or newer peer, not a malicious one
-            self.end(f"reconcile: {error}", now, CloseKind.INCOMPATIBLE)
-            return
-        except ReconcileProtocolError as error:
-            if mine:
-                self._sync = None
-            else:
-                self._answer = None
-            self.penalise(p.penalty_malformed, f"reconcile: {error}", now)
-            return
-        if step.reply is not None:
-            self._send(Reconcile(ReconcilePhase.INITIATOR if mine else ReconcilePhase.RESPONDER, step.reply))
-        if step.need:
-            self.node.learn(step.need, self, count=False)
-        if step.expect:
-            self._pushes.add(step.expect)
-            self._pushes_deadline = now + p.reconcile_timeout
-        if step.push:
-            # Sent after the reply that announces them, in item order, after any still to send.
-            room = self.node.params.max_queued_wants + SPILL_KEYS - len(self._push) // KEY_BYTES
-            self._push += b"".join(step.push[:max(room, 0)])
-        if step.done:
-            self.contributed = True
-            if mine:
-                self._sync = None
-                self.node.session_synced(self, now)
-            else:
-                self._answer = None
 
     def send_peers(self) -> None:
         entries = self.node.peers_to_share(self.node.params.pex_size, exclude=self.peer_key)

@@ -119,6 +119,7 @@ class ReconcileStep:
     done: bool = False
     push: list[bytes] = field(default_factory=list)
     expect: list[Expectation] = field(default_factory=list)
+    need_items: list[bytes] = field(default_factory=list)  # the items of ``need``, in its order
 
 
 @dataclass(frozen=True)
@@ -386,12 +387,15 @@ class Reconciler:
         ready = sorted(h for h in self._held if frontier is None or h[0] < frontier)
         self._held = [h for h in self._held if not (frontier is None or h[0] < frontier)]
         lists: dict[str, list[bytes]] = {"have": [], "need": [], "withheld": [], "push": []}
+        need_items = []  # where each needed key lies: gossip leaves those another peer pushes
         for item, which in ready:
             if item not in self._reported:
                 self._reported.add(item)
                 lists[which].append(item_key(item))
+                if which == "need":
+                    need_items.append(item)
         expect, self._expect = self._expect, []
-        return ReconcileStep(reply=reply, done=self.done, expect=expect, **lists)
+        return ReconcileStep(reply=reply, done=self.done, expect=expect, need_items=need_items, **lists)
 
     def _sent(self, message: bytes) -> bytes:
         self._stats[0] += 1

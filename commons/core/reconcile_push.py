@@ -72,11 +72,21 @@ class PushWindow:
         """Whether a pushed record at ``item`` was announced (and uses one of its range's places)."""
         # Ranges of one session are disjoint; ranges of sessions after it may overlap them, so look
         # at every range starting at or below the item, nearest first.
+        at = self._holding(item)
+        if at is None:
+            return False
+        self._take(at)
+        return True
+
+    def covers(self, item: bytes) -> bool:
+        """Whether a record at ``item`` may still come as a push (a range holding it has room left)."""
+        return self._holding(item) is not None
+
+    def _holding(self, item: bytes) -> int | None:
         for at in range(bisect.bisect_right(self._lowers, item) - 1, -1, -1):
             if not above(item, self._ranges[at][0]):  # type: ignore[arg-type]
-                self._take(at)
-                return True
-        return False
+                return at
+        return None
 
     def _take(self, at: int) -> None:
         remaining = self._ranges[at][1]

@@ -18,7 +18,10 @@ style of trio-websocket's reader task):
 The link is anything with ``send(bytes)``, ``receive() -> bytes`` (b"" at the end) and
 ``aclose()``: a :class:`~commons.net.transport.SecureLink` in the daemon, a plain trio stream in
 tests. Persisting what the core accepted is the owner's business (``on_events``), so that a slow
-disk never stalls the protocol.
+disk never stalls the protocol; but while more records wait for it than ``max_unstored``
+(``node.backlogged``) the readers stop reading, so a node far behind holds that many decoded at
+most, not all a peer can push it: the bytes wait in the kernel's buffers and TCP holds the sender
+back until the owner stored what it had (``node.stored``).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ log = logging.getLogger("commons.gossip")
 
 WRITE_BYTES = 65536  # frames joined into one link write up to about this size
 TRIM_SECONDS = 1.0  # freed memory is handed back to the system at most this often (see memory.py)
+BACKLOG_POLL_SECONDS = 0.02  # how often a reader stopped by the backlog looks whether the store caught up
 
 
 class Link(Protocol):
@@ -171,6 +175,10 @@ class GossipDriver:
         session, link = connection.session, connection.link
         decoder = FrameDecoder(self.node.params.max_frame_bytes)
         while not session.closed:
+            while self.node.backlogged and not session.closed:
+                await trio.sleep(BACKLOG_POLL_SECONDS)  # the owner stores what it has: no hook needed
+            if session.closed:
+                break
             try:
                 data = await link.receive()
             except PeerFailed as error:
