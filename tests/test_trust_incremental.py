@@ -104,6 +104,45 @@ def test_incremental_evaluation_equals_the_full_one_after_every_random_batch(see
     assert trust.view == evaluate(added, me=me, policy=policy, today=today + 5)
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_batches_taken_in_unjudged_leave_the_view_as_it_was_until_judged_then_equal_the_full_evaluation(seed: int):
+    rng = random.Random(100 + seed)
+    world = random_world(rng, rng.randrange(20, 90))
+    policy = POLICIES[seed % len(POLICIES)]
+    records = list(world.records)
+    rng.shuffle(records)
+    today, me = DAY + 1, world.pk(0)
+    trust = IncrementalTrust(me=me, policy=policy, today=today)
+    added = []
+    while records:
+        batch = records[:rng.randrange(1, 12)]
+        records = records[len(batch):]
+        added += batch
+        if rng.random() < 0.7:
+            before = dict(trust.view.lessons)
+            if trust.add(batch, judge=False) is EVERY:  # it moved the dead: judged whole at once
+                assert not trust.pending and trust.view == evaluate(added, me=me, policy=policy, today=today)
+            else:
+                assert dict(trust.view.lessons) == before
+        else:
+            trust.add(batch)  # a judging batch judges what waited too
+            assert not trust.pending and trust.view == evaluate(added, me=me, policy=policy, today=today)
+    trust.judge_pending()
+    assert not trust.pending and trust.view == evaluate(added, me=me, policy=policy, today=today)
+
+
+def test_a_verification_taken_in_unjudged_is_judged_with_the_next_batch():
+    world = World()
+    lessons = [world.lesson(n % 5 + 1) for n in range(20)]
+    trust = IncrementalTrust(me=world.pk(0), policy=TrustPolicy(), today=DAY + 2)
+    trust.add(world.records)
+    before = trust.view.lessons[lessons[7].id]
+    trust.add([world.verify(3, lessons[7])], judge=False)
+    assert trust.pending and trust.view.lessons[lessons[7].id] == before
+    assert trust.add([world.verify(4, lessons[2])]) == {lessons[7].id, lessons[2].id}
+    assert not trust.pending and trust.view.lessons[lessons[7].id] != before
+
+
 def test_a_verification_recomputes_only_the_lesson_it_verifies():
     world = World()
     lessons = [world.lesson(n % 5 + 1) for n in range(50)]

@@ -94,6 +94,7 @@ class IncrementalTrust:
         self._naivety = Naivety(self._lessons, self.similar)
         self._verdicts: dict[bytes, VerificationVerdict] = {}
         self._states: dict[bytes, LessonState] = {}
+        self._unjudged: set[bytes] = set()  # lessons taken in with judge=False, not judged yet
         self._set_revocations(resolve(()))
 
     def _set_revocations(self, revocations: Revocations) -> None:
@@ -115,8 +116,13 @@ class IncrementalTrust:
 
     # -- adding records ---------------------------------------------------------------------------
 
-    def add(self, records: Iterable[SignedRecord]) -> set[bytes] | None:
-        """Take in records; returns the lessons whose state was recomputed (``EVERY``: all of them)."""
+    def add(self, records: Iterable[SignedRecord], *, judge: bool = True) -> set[bytes] | None:
+        """Take in records; returns the lessons whose state was recomputed (``EVERY``: all of them).
+
+        ``judge=False`` takes them in without judging what they touched: those lessons wait for
+        the next judging add or :meth:`judge_pending`, and the view shows their old state until
+        then. A node catching up in batches judges once for many: a lesson touched by every batch
+        (its verifiers' place in a growing web of trust moved) is judged once, not once a batch."""
         held, of, latest = self.records, self._facts.of, None if self.today is None else self.today + FUTURE_TOLERANCE_DAYS
         fresh = []
         for signed in records:
@@ -125,7 +131,7 @@ class IncrementalTrust:
                 if latest is None or fact.record.created <= latest:  # future-dated: held, not counted yet
                     fresh.append(fact)
         if not fresh:
-            return set()
+            return self.judge_pending() if judge and self._unjudged else set()
         if self.moves_the_dead(fresh):
             self.rebuild()
             return EVERY
@@ -142,6 +148,20 @@ class IncrementalTrust:
         if self.policy.policy is Policy.WEB_OF_TRUST:  # the other policies judge by the roots alone
             for key in moved:  # what a key verified counts differently once it is trusted or re-anchored
                 touched.update(self._verified_by.get(key, ()))
+        if not judge:
+            self._unjudged |= touched
+            return touched
+        return self.judge_pending(touched)
+
+    @property
+    def pending(self) -> bool:
+        """Whether lessons taken in with ``judge=False`` wait to be judged."""
+        return bool(self._unjudged)
+
+    def judge_pending(self, touched: set[bytes] | None = None) -> set[bytes]:
+        """Judge the lessons that wait (and ``touched``); returns them all."""
+        touched = self._unjudged | touched if touched is not None else self._unjudged
+        self._unjudged = set()
         self._rejudge(touched)
         return touched
 

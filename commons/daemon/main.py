@@ -73,6 +73,12 @@ log = logging.getLogger("commons.daemon")
 WATCH_SECONDS = 1.0  # how often the CLI's commits are looked for
 STATUS_SECONDS = 2.0  # how often daemon.json and the peers table are refreshed
 PERSIST_SECONDS = 0.1  # how long records received are gathered before they are stored (one batch)
+# A node far behind (its readers paused until it stores what waits, GossipParams.max_unstored)
+# stores each batch at once but judges the lessons they touch only when arrivals pause this long,
+# or this often while they do not: each lesson once for many batches (a lesson that every batch
+# touches, as a growing web of trust re-anchors its verifiers, was judged once a batch).
+JUDGE_AFTER_QUIET = 1.0
+JUDGE_AT_LEAST_EVERY = 30.0
 DIAL_SECONDS = 0.5  # how often the peer table is asked whom to dial
 SLEEP_CHECK_SECONDS = 60.0  # the sleep scheduler re-reads the clock at least this often
 LAST_INGEST = "daemon.last_ingest"
@@ -119,6 +125,7 @@ class Daemon:
         self.driver: GossipDriver | None = None
         self.context = NodeContext.for_node(config, home, me, clock)
         self._added: set[bytes] = set()  # peers the person added with `commons peers add`
+        self._judged_at = float("-inf")  # when statuses last followed what arrived (daemon clock)
         self._heap = HeapFreezer()  # keeps the collector off the records held (daemon/heap.py)
 
     def now(self) -> float:
@@ -298,6 +305,14 @@ class Daemon:
 
     async def _persister(self) -> None:
         while True:
+            if self.context.trust is not None and self.context.trust.pending:
+                with trio.move_on_after(JUDGE_AFTER_QUIET):
+                    await self._pending_ready.wait()
+                if not self._pending_ready.is_set():  # arrivals paused: judge what was taken in
+                    with collector_paused():
+                        self._log_effect(await revoking.after_intake(self.store, self.context, self.now()))
+                        self._judged_at = self.now()
+                    continue
             await self._pending_ready.wait()
             # Records come a frame at a time, a few per frame while a node catches up: gathering
             # them for a moment pays a batch's fixed cost (a transaction, the trust catch-up, the
@@ -312,6 +327,7 @@ class Daemon:
         received = [r for e in pending if isinstance(e, Accepted) for r in e.records]
         refused = [(e.key, e.reason) for e in pending if isinstance(e, Refused)]
         now = self.now()
+        behind = self.node.backlogged  # the readers wait for this batch to be stored: more is coming
         if received:
             await record_store.add_received(self.store, received, now)
             self.node.stored(r.key for r in received)
@@ -322,17 +338,25 @@ class Daemon:
         # A revocation, or a newly dead id (it kills what was derived from it, even what came
         # first), changes the death certificates.
         died = any(revocation.refused_as_dead(reason) for _, reason in refused)
-        if died or any(r.type is rec.RecordType.REVOCATION for r in received):
+        revoking_now = died or any(r.type is rec.RecordType.REVOCATION for r in received)
+        if revoking_now:
             await self._resolve_revocations()
-        if received or died:
+        behind = behind or bool(self._pending)  # or more arrived while this batch was stored
+        if behind and not revoking_now and now - self._judged_at < JUDGE_AT_LEAST_EVERY:
+            await revoking.take_in_unjudged(self.store, self.context, now, received)
+        elif received or died:
             # Statuses may change (a promotion, a revocation): the memory folder follows at once.
-            effect = await revoking.after_intake(self.store, self.context, now, received, refused_dead=died)
-            for change in effect.status_changes:
-                log.info("lesson %s: %s -> %s (%s)", change.record_id.hex()[:12], change.before, change.after, change.why)
+            self._log_effect(await revoking.after_intake(self.store, self.context, now, received, refused_dead=died))
+            self._judged_at = now
         if received or refused:
             self.last_seq = max(self.last_seq, await record_store.last_seq(self.store))
         if received:  # after trust took them in: what it holds of them is frozen with the rest
             self._heap.took_in(len(received), now)
+
+    @staticmethod
+    def _log_effect(effect: revoking.IntakeEffect) -> None:
+        for change in effect.status_changes:
+            log.info("lesson %s: %s -> %s (%s)", change.record_id.hex()[:12], change.before, change.after, change.why)
 
     async def _resolve_revocations(self) -> None:
         """The death certificates, from the evaluation peer review keeps of every record held (the

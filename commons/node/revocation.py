@@ -104,12 +104,21 @@ async def after_intake(store: Store, node: NodeContext, now: float, accepted: Se
     """Records were stored (or refused as dead): statuses follow, and the memory folder is
     re-rendered at once when a status it shows changed, or when ``rerender`` (the person's own
     records: what they just did shows). Otherwise not: intake stays in proportion to what arrived."""
-    if not (accepted or refused_dead) or node.trust is None:
+    if node.trust is None or not (accepted or refused_dead or node.trust.pending):
         return IntakeEffect((), None)
     node.trust.offer(accepted)  # decoded already: the catch-up need not read them back
     logged = await trust.log_changes(store, node.trust, now)
     render = await rendering.render(store, node, now) if rerender or logged.shown else None
     return IntakeEffect(logged.changes, render)
+
+
+async def take_in_unjudged(store: Store, node: NodeContext, now: float, accepted: Sequence[SignedRecord]) -> None:
+    """Records were stored while more wait to be (a node far behind): trust takes in their facts,
+    and the lessons they touch are judged, their changes logged and shown, at the next
+    :func:`after_intake` (called with nothing new, it judges what waits)."""
+    if node.trust is not None and accepted:
+        node.trust.offer(accepted)
+        await node.trust.take_in(store, now)
 
 
 # --------------------------------------------------------------------------------------------

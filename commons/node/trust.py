@@ -174,30 +174,43 @@ class TrustEvaluation:
             self._refused_count = refused_count
         return last, self._refused
 
+    async def take_in(self, store: Store, now: float) -> None:
+        """Take in what arrived without judging the lessons it touched, when that can wait: a
+        node far behind takes in many batches, and the next :meth:`held` judges each lesson
+        they touched once (a batch that moves the dead, or a new day, is judged at once)."""
+        async with self._lock:
+            await self._catch_up(store, now, judge=False)
+
     async def held(self, store: Store, now: float) -> Held:
         """Every record held and what trust makes of them, today (the same object until one moves)."""
         async with self._lock:  # one catch-up at a time: a batch taken in twice or lost is a wrong view
-            today = day_of(now)
-            last, refused = await self._watermark(store)
-            if self._trust is None or self._path != str(store.path) or last < self._seq:
-                await self._read(store, today, refused)
-            if self._unjudged:
-                await self._judge()
-            trust = self._trust
-            if last > self._seq:
-                batch = await self._arrived(store)
-                if refused == trust.refused and today == trust.today and not trust.moves_the_dead(batch):
-                    self._touch(trust.add(batch))  # the common case: only what the batch touches
-                    self._held = None
-                else:
-                    await self._remake([*trust.records.values(), *batch], today, refused)
-            elif refused != trust.refused or today != trust.today:
-                await self._remake(trust.records.values(), today, refused)
+            await self._catch_up(store, now, judge=True)
             if self._held is None:  # its mappings are live; a new object says that something moved
                 held = HeldRecords(self._trust.records, self._reader, self._recent)
                 self._held = Held(self._trust.view, held, self._received, Origins(self._received, self._origin),
                                   self.me)
             return self._held
+
+    async def _catch_up(self, store: Store, now: float, judge: bool) -> None:
+        today = day_of(now)
+        last, refused = await self._watermark(store)
+        if self._trust is None or self._path != str(store.path) or last < self._seq:
+            await self._read(store, today, refused)
+        if self._unjudged:
+            await self._judge()
+        trust = self._trust
+        if last > self._seq:
+            batch = await self._arrived(store)
+            if refused == trust.refused and today == trust.today and not trust.moves_the_dead(batch):
+                self._touch(trust.add(batch, judge=judge))  # the common case: only what the batch touches
+                self._held = None
+            else:
+                await self._remake([*trust.records.values(), *batch], today, refused)
+        elif refused != trust.refused or today != trust.today:
+            await self._remake(trust.records.values(), today, refused)
+        elif judge and trust.pending:  # batches taken in unjudged: their lessons, once each
+            trust.judge_pending()
+            self._held = None
 
     def offer(self, records: Iterable[SignedRecord]) -> None:
         """Records just stored, already decoded: the next catch-up takes them from here instead
@@ -223,6 +236,11 @@ class TrustEvaluation:
                     others[signed.id] = origin
         self._recent = offered  # what the status log shows next (those not stored are never asked for)
         return batch
+
+    @property
+    def pending(self) -> bool:
+        """Whether records were taken in (:meth:`take_in`) whose lessons are not judged yet."""
+        return self._trust is not None and self._trust.pending
 
     def take_touched(self) -> set[bytes] | None:
         """The lessons recomputed since the last call (None: every lesson), and start counting again."""
