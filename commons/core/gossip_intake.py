@@ -4,7 +4,7 @@ The half of :class:`~commons.core.gossip.GossipNode` that takes in what sessions
 mixin of it (the state is the node's): each body verified (canonical form, signature, network,
 limits), then judged by the death certificates and the local policy (a revocation skips both),
 stored, reported (``Accepted`` / ``Refused``) and announced to ``fanout`` peers -- a revocation to
-every peer, and every record to each peer that may be pushing us the same.
+every peer, and a record to each peer whose push to us it was waited in.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from commons.core import records as rec
 from commons.core.gossip_events import COUNTER_INDEX, Accepted, Event, Refused
 from commons.core.gossip_session import PeerSession, SessionState
+from commons.core.reconcile_keyset import make_item
 from commons.core.revocation import REFUSED_AS_DEAD
 
 if TYPE_CHECKING:
@@ -116,9 +117,12 @@ class RecordIntake:
         sessions = [s for s in self._sessions.values() if s.state is SessionState.OPEN]
         if len(sessions) > self.params.fanout:
             self.rng.shuffle(sessions)
-        # Peers that may be pushing us records hear of every one that arrives, beyond the fanout:
-        # they do not push what they hear we hold (33 bytes each instead of a body twice).
-        pushers = [s for s in sessions if s.push_pending]
+        # A peer pushing us records hears of each one that arrives from elsewhere inside a range
+        # it announced it pushes, beyond the fanout: it names instead of pushing what it hears we
+        # hold (33 bytes instead of a body twice). Only those: announcing every arrival to every
+        # peer that may push, beyond the fanout, changed which paths records took and made the
+        # 10,000-node spread's last node a round later (13 rounds to 100% at seed 1, not 12).
+        pushers = [s for s in sessions if s.awaiting_pushes]
         for key, skip in batch:
             skip = set(skip)
             limit = len(sessions) if key[0] == rec.RecordType.REVOCATION.tag else self.params.fanout
@@ -130,6 +134,8 @@ class RecordIntake:
                     sent += 1
                     if sent == limit:
                         break
-            for session in pushers:
-                if session not in skip:
-                    session.enqueue_announce(key)
+            if pushers:
+                item = make_item(self.keyset.time_of(key) or 0, key)
+                for session in pushers:
+                    if session not in skip and session.may_push(item):
+                        session.enqueue_announce(key)
