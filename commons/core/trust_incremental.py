@@ -94,7 +94,7 @@ class IncrementalTrust:
         self._naivety = Naivety(self._lessons, self.similar)
         self._verdicts: dict[bytes, VerificationVerdict] = {}
         self._states: dict[bytes, LessonState] = {}
-        self._unjudged: set[bytes] = set()  # lessons taken in with judge=False, not judged yet
+        self._waiting: set[bytes] = set()  # lessons touched by records taken in with judge=False
         self._set_revocations(resolve(()))
 
     def _set_revocations(self, revocations: Revocations) -> None:
@@ -131,7 +131,7 @@ class IncrementalTrust:
                 if latest is None or fact.record.created <= latest:  # future-dated: held, not counted yet
                     fresh.append(fact)
         if not fresh:
-            return self.judge_pending() if judge and self._unjudged else set()
+            return self.judge_pending() if judge and self._waiting else set()
         if self.moves_the_dead(fresh):
             self.rebuild()
             return EVERY
@@ -149,19 +149,22 @@ class IncrementalTrust:
             for key in moved:  # what a key verified counts differently once it is trusted or re-anchored
                 touched.update(self._verified_by.get(key, ()))
         if not judge:
-            self._unjudged |= touched
+            self._waiting |= touched
             return touched
         return self.judge_pending(touched)
 
     @property
     def pending(self) -> bool:
         """Whether lessons taken in with ``judge=False`` wait to be judged."""
-        return bool(self._unjudged)
+        return bool(self._waiting)
 
     def judge_pending(self, touched: set[bytes] | None = None) -> set[bytes]:
         """Judge the lessons that wait (and ``touched``); returns them all."""
-        touched = self._unjudged | touched if touched is not None else self._unjudged
-        self._unjudged = set()
+        if touched is None:
+            touched = self._waiting
+        elif self._waiting:  # the common batch has nothing waiting: no union made
+            touched |= self._waiting
+        self._waiting = set()
         self._rejudge(touched)
         return touched
 

@@ -98,17 +98,23 @@ def memory_note(step: str) -> MemoryNote | None:
     how a benchmark finds which start-up step makes the peak (Linux: read from /proc)."""
     if not os.environ.get(TRACE_ENV):
         return None
-    found = {}
     try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            name, _, value = line.partition(":")
-            if name in ("VmRSS", "VmHWM"):
-                found[name] = int(value.split()[0]) / 1024
+        rss, peak = resident_mb()
     except OSError:
         return None
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    return MemoryNote(step, found.get("VmRSS", float("nan")), found.get("VmHWM", float("nan")),
-                      usage.ru_utime + usage.ru_stime)
+    return MemoryNote(step, rss, peak, usage.ru_utime + usage.ru_stime)
+
+
+def resident_mb(pid: int | str = "self") -> tuple[float, float]:
+    """A process's resident memory now and its peak (VmRSS, VmHWM) in MB, from /proc (Linux; NaN
+    for a field the kernel does not give). OSError when the process or /proc is not there."""
+    found = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            found[name] = int(value.split()[0]) / 1024
+    return found.get("VmRSS", float("nan")), found.get("VmHWM", float("nan"))
 
 
 @dataclass

@@ -26,6 +26,7 @@ import logging
 import os
 import random
 import signal
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import trio
@@ -310,8 +311,7 @@ class Daemon:
                     await self._pending_ready.wait()
                 if not self._pending_ready.is_set():  # arrivals paused: judge what was taken in
                     with collector_paused():
-                        self._log_effect(await revoking.after_intake(self.store, self.context, self.now()))
-                        self._judged_at = self.now()
+                        await self._follow_statuses(self.now())
                     continue
             await self._pending_ready.wait()
             # Records come a frame at a time, a few per frame while a node catches up: gathering
@@ -346,17 +346,19 @@ class Daemon:
             await revoking.take_in_unjudged(self.store, self.context, now, received)
         elif received or died:
             # Statuses may change (a promotion, a revocation): the memory folder follows at once.
-            self._log_effect(await revoking.after_intake(self.store, self.context, now, received, refused_dead=died))
-            self._judged_at = now
+            await self._follow_statuses(now, received, died)
         if received or refused:
             self.last_seq = max(self.last_seq, await record_store.last_seq(self.store))
         if received:  # after trust took them in: what it holds of them is frozen with the rest
             self._heap.took_in(len(received), now)
 
-    @staticmethod
-    def _log_effect(effect: revoking.IntakeEffect) -> None:
+    async def _follow_statuses(self, now: float, received: Sequence[rec.SignedRecord] = (), died: bool = False) -> None:
+        """Statuses follow what was stored (and what was taken in unjudged before it), the memory
+        folder with them; the changes are logged."""
+        effect = await revoking.after_intake(self.store, self.context, now, received, refused_dead=died)
         for change in effect.status_changes:
             log.info("lesson %s: %s -> %s (%s)", change.record_id.hex()[:12], change.before, change.after, change.why)
+        self._judged_at = now
 
     async def _resolve_revocations(self) -> None:
         """The death certificates, from the evaluation peer review keeps of every record held (the

@@ -37,7 +37,7 @@ from blake3 import blake3  # noqa: E402
 
 from commons.config import load_config  # noqa: E402
 from commons.core import records as rec  # noqa: E402
-from commons.daemon.heap import TRACE_ENV  # noqa: E402
+from commons.daemon.heap import TRACE_ENV, resident_mb  # noqa: E402
 from commons.runtime import run  # noqa: E402
 from commons.store import records as record_store  # noqa: E402
 from commons.store.db import Store  # noqa: E402
@@ -95,10 +95,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    return resident_mb(pid)[1]
 
 
 def sync_once(root: Path, count: int, profile: Path | None = None) -> dict:
@@ -152,10 +149,7 @@ def sync_once(root: Path, count: int, profile: Path | None = None) -> dict:
 
 
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    return resident_mb(pid)[0]
 
 
 def hold_once(root: Path, count: int, keep: Path | None = None) -> dict:
