@@ -22,7 +22,7 @@ from typing import Any
 from commons.clock import parse_time
 from commons.core.gossip import GossipParams
 from commons.core.recall import RecallParams
-from commons.core.sleep import SleepParams
+from commons.core.learning import SleepParams
 from commons.core.trust import Policy, TrustPolicy
 from commons.errors import ConfigError
 

@@ -3,7 +3,7 @@
 - The **author key** (Ed25519) signs every record the node publishes.
 - The **transport key** (Ed25519) is used only in the handshake and in LAN advertisements, so
   that peers cannot tie a network address to an author.
-- The **hashing secret** keys the hashes of local episodes (see ``commons.core.hashing``).
+- The **hashing secret** keys the hashes of local episodes (see ``commons.core.records.hashing``).
 
 Each is a 32-byte secret kept in its own file under ``<data>/keys``, written once with mode 0600
 and never overwritten. A key file that others can read is refused: a leaked author key lets anyone

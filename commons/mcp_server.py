@@ -34,8 +34,8 @@ from commons import __version__
 from commons.cli.context import Context
 from commons.cli.review import why as explain
 from commons.core.records import LessonKind, Scope
-from commons.core.scope import classify
-from commons.core.scrub import scrub
+from commons.core.learning import classify
+from commons.core.policy import scrub
 from commons.errors import CommonsError
 from commons.node import lessons as lessons_service
 from commons.node import recall as recalling

@@ -1,6 +1,6 @@
 """The simulator: the real gossip code on a modelled network, a virtual clock, churn and partitions.
 
-:class:`SimNetwork` extends :class:`commons.core.memnet.Network` (its one event heap carries every
+:class:`SimNetwork` extends :class:`commons.core.gossip.memnet.Network` (its one event heap carries every
 frame, timer, dial and hang-up, each at a virtual time) with what a real network does to it:
 
 * **Latency** per link: each node sits in one of ``len(REGIONS)`` regions and has its own access
@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 from commons.core import records as rec
 from commons.core.gossip import Accepted, GossipNode, GossipParams, Refused
-from commons.core.gossip_session import PeerSession, SessionState
-from commons.core.memnet import _HANGUP, Network
-from commons.core.revocation import resolve
+from commons.core.gossip import PeerSession, SessionState
+from commons.core.gossip import HANGUP, Network
+from commons.core.trust import resolve
 
 NOW = 1_800_000_000.0  # virtual start time (2027-01-15)
 
@@ -82,7 +82,7 @@ class SimNode(GossipNode):
     """A GossipNode with the two behaviours a scenario may switch on.
 
     ``revocations``: records a death certificate takes down are refused (``is_dead``), as
-    ``commons.core.revocation`` rules over the records this node holds -- the real rules, applied
+    ``commons.core.trust.revocation`` rules over the records this node holds -- the real rules, applied
     at intake as the daemon's store does. ``free_rider``: see the module doc.
     """
 
@@ -220,7 +220,7 @@ class SimNetwork(Network):
         session.context = None
         if link is not None:
             j, other, _ = link
-            self._push(self.now + self._link_latency(i, j), _HANGUP, other, None)
+            self._push(self.now + self._link_latency(i, j), HANGUP, other, None)
 
     # -- partitions ------------------------------------------------------------------------------
 

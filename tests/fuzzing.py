@@ -31,8 +31,8 @@ from pathlib import Path
 
 from commons.core import records as rec
 from commons.core.records import codec
-from commons.core.boxstream import BoxStreamDecoder, BoxStreamEncoder, BoxStreamError
-from commons.core.gossip_messages import GossipProtocolError, decode, encode
+from commons.core.transport.boxstream import BoxStreamDecoder, BoxStreamEncoder, BoxStreamError
+from commons.core.gossip.messages import GossipProtocolError, decode, encode
 
 VECTORS = Path(__file__).resolve().parents[1] / "protocol" / "vectors"
 # msgpack bytes that decode to a value Python's equality confuses with another: true, false, nil,

@@ -13,8 +13,8 @@ import nacl.signing
 import trio
 
 from commons.config import load_config
-from commons.core.gossip import network_hash
-from commons.core.gossip_messages import GOSSIP_VERSION, Announce, Hello, encode, encode_frame
+from commons.core.gossip.node import network_hash
+from commons.core.gossip.messages import GOSSIP_VERSION, Announce, Hello, encode, encode_frame
 from commons.net.transport import PeerFailed, SecureLink, dial
 from tests.daemons import Node
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from commons.core.episode import CorrectionEpisode
+from commons.core.learning.episode import CorrectionEpisode
 from commons.errors import StoreError
 from commons.ingest.claude_code import parse
 from commons.store.db import Store

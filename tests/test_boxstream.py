@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from commons.core.boxstream import (
+from commons.core.transport.boxstream import (
     HEADER_LENGTH,
     MAX_BODY_LENGTH,
     BoxStreamDecoder,

@@ -5,7 +5,7 @@ lessons a growing web of trust had re-anchored)."""
 from __future__ import annotations
 
 from commons.config import Config
-from commons.core.trust import evaluate
+from commons.core.trust.evaluation import evaluate
 from commons.home import Home
 from commons.identity import Identity
 from commons.node.context import NodeContext

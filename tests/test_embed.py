@@ -3,7 +3,7 @@ import sys
 
 import numpy as np
 
-from commons.core.embed import DIM, cosine, embed, embed_many, tokenize
+from commons.core.embedding.hashed import DIM, cosine, embed, embed_many, tokenize
 
 
 def test_tokenizer_keeps_tool_names_versions_and_flags_whole():
@@ -40,7 +40,7 @@ def test_embed_many_matches_embed_row_by_row():
 
 def test_embedding_is_the_same_in_another_process():
     # Python's hash() is salted per process; BLAKE3 is not.
-    code = "from commons.core.embed import embed; print(embed('git push --force').tobytes().hex())"
+    code = "from commons.core.embedding.hashed import embed; print(embed('git push --force').tobytes().hex())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONHASHSEED": "123", "PATH": ""}, cwd=".")
     assert out.stdout.strip() == embed("git push --force").tobytes().hex()

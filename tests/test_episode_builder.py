@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from commons.core.episode import CorrectionEpisode, ErrorEpisode
-from commons.core.resolution import Relation
+from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
+from commons.core.learning.resolution import Relation
 from commons.ingest.episodes import BuildState, EpisodeBuilder
 from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolReturned
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from commons.core.failure import attribute, failure_line, is_informative, segments
+from commons.core.learning.failure import attribute, failure_line, is_informative, segments
 
 MIX_TEST = """Getting extensions in current project...
 Compiling 41 files (.ex)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from commons.core.generalise import generalise, project_aliases
+from commons.core.learning.generalise import generalise, project_aliases
 
 
 def test_branch_names_become_a_placeholder_but_main_stays():

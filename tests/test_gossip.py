@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from commons.core import records as rec
-from commons.core.gossip import Accepted, CloseKind, GossipNode, GossipParams, Refused, SessionState, network_hash
-from commons.core.gossip_messages import (
+from commons.core.gossip.node import Accepted, CloseKind, GossipNode, GossipParams, Refused, SessionState, network_hash
+from commons.core.gossip.messages import (
     Announce,
     Bye,
     FrameDecoder,
@@ -27,7 +27,7 @@ from commons.core.gossip_messages import (
     encode,
     encode_frame,
 )
-from commons.core.memnet import PeerPair
+from commons.core.gossip.memnet import PeerPair
 
 NET = b"\x01" * 32
 OTHER_NET = b"\x02" * 32
@@ -687,7 +687,7 @@ def test_a_node_with_a_small_queue_still_fetches_everything_a_reconciliation_nam
 
 
 def test_keys_beyond_the_spill_are_named_again_by_another_reconciliation(monkeypatch):
-    from commons.core import gossip_session
+    from commons.core.gossip import session as gossip_session
 
     monkeypatch.setattr(gossip_session, "SPILL_KEYS", 10)  # 8 queued, 10 spilled, 32 forgotten
     a, b = node(1, params=GossipParams(max_queued_wants=8)), node(2)

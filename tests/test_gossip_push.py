@@ -8,9 +8,9 @@ import dataclasses
 import pytest
 
 from commons.core import records as rec
-from commons.core.gossip import GossipParams
-from commons.core.gossip_messages import Records, Want, decode, encode
-from commons.core.memnet import PeerPair
+from commons.core.gossip.node import GossipParams
+from commons.core.gossip.messages import Records, Want, decode, encode
+from commons.core.gossip.memnet import PeerPair
 from tests.test_gossip import DAY, NOW, lesson, node, signing_key
 
 
@@ -109,7 +109,7 @@ def test_a_node_reconciling_with_two_peers_at_once_asks_only_one_to_push():
 def test_a_push_of_more_records_than_one_message_holds_goes_in_messages_a_peer_accepts():
     # A catch-up with the rate limit lifted pushes far more than a window of Wants at once: each
     # Records message must still hold at most MAX_RECORDS, or the receiver cuts the sender off.
-    from commons.core.gossip_messages import MAX_RECORDS
+    from commons.core.gossip.messages import MAX_RECORDS
 
     params = GossipParams(sync_on_open=False, records_per_second=1e6, records_burst=10_000, max_frame_bytes=1 << 20)
     a, b = node(1, params=params), node(2, params=params)

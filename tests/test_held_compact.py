@@ -7,8 +7,8 @@ import random
 import re
 import unicodedata
 
-from commons.core.gossip import GossipNode, GossipParams
-from commons.core.naivety import similarity_key
+from commons.core.gossip.node import GossipNode, GossipParams
+from commons.core.trust.naivety import similarity_key
 from commons.daemon.heap import HeapFreezer
 from commons.store.record_reader import Wire
 from tests.test_intake_scale import NETWORK, NOW, holdings

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from commons.core.episode import ErrorEpisode, SessionEpisode
+from commons.core.learning.episode import ErrorEpisode, SessionEpisode
 from commons.ingest import codex, gemini
 from commons.ingest.archive import Archive
 from commons.ingest.codex import read_output

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from commons.core.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode, ToolCall
+from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode, ToolCall
 from commons.ingest.claude_code import (
     HEAD_BYTES,
     ParseState,

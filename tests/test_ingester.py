@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from commons.core.episode import SessionEpisode
+from commons.core.learning.episode import SessionEpisode
 from commons.ingest import ingester
 from commons.ingest.archive import Archive, ArchiveError
 from commons.ingest.claude_code import parse

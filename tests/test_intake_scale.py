@@ -12,7 +12,7 @@ from blake3 import blake3
 
 from commons.config import Config
 from commons.core.records import Lesson, LessonKind, Outcome, Prediction, Scope, Verification, day_of, sign
-from commons.core.trust import evaluate
+from commons.core.trust.evaluation import evaluate
 from commons.home import Home
 from commons.identity import Identity
 from commons.node.context import NodeContext
@@ -110,7 +110,7 @@ def test_the_key_set_answers_positions_ranges_and_fingerprints_as_a_sorted_list_
     """The key set a node reconciles with keeps its items in blocks so that taking in a record
     does not cost O(held) at the next fingerprint; what it answers is the flat sorted list's."""
 
-    from commons.core import reconcile_keyset as ks
+    from commons.core.reconcile import keyset as ks
 
     rng = random.Random(7)
     keyset, reference = ks.KeySet(), {}
@@ -143,8 +143,8 @@ def test_a_gossip_node_lets_stored_records_go_from_memory_and_serves_them_from_t
     import gc
     import weakref
 
-    from commons.core.gossip import GossipNode, GossipParams
-    from commons.core.memnet import PeerPair
+    from commons.core.gossip.node import GossipNode, GossipParams
+    from commons.core.gossip.memnet import PeerPair
     from commons.store.record_reader import Wire
 
     disk: dict[bytes, Wire] = {}
@@ -173,8 +173,8 @@ def test_a_gossip_node_lets_stored_records_go_from_memory_and_serves_them_from_t
 def test_a_catch_up_takes_one_reconciliation_however_many_anti_entropy_rounds_fall_due_meanwhile():
     """A node catching up fetches what one reconciliation named; a periodic round with that peer
     while it still fetches (either way) would name it all again, every sync_interval."""
-    from commons.core.gossip import GossipNode, GossipParams
-    from commons.core.memnet import PeerPair
+    from commons.core.gossip.node import GossipNode, GossipParams
+    from commons.core.gossip.memnet import PeerPair
 
     params = GossipParams(sync_interval=1.0, sync_jitter=0.0, max_outstanding=8, max_queued_wants=16,
                           records_per_second=50.0, records_burst=50)

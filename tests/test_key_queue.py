@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
-from commons.core.gossip_messages import GossipUsageError
-from commons.core.key_queue import KeyQueue
+from commons.core.gossip.messages import GossipUsageError
+from commons.core.gossip.key_queue import KeyQueue
 
 
 def keys(n: int, start: int = 0) -> list[bytes]:

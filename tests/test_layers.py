@@ -8,7 +8,11 @@ an arrow). A violation fails with the offending file, line and import named. The
 * render targets and transcript readers import no node, net, daemon or face;
 * the node layer imports no net, daemon or face;
 * the network simulator (``simulations/`` minus ``simulations/experiment/``, which runs whole nodes)
-  imports no store, net, daemon or face: it drives the core, not sockets.
+  imports no store, net, daemon or face: it drives the core, not sockets;
+* inside the core, each concept is a package that imports only the packages below it
+  (``CORE_PACKAGES``, the table in docs/architecture.md), and from outside a package only what its
+  ``__init__`` names: never one of its modules;
+* nothing in the tree imports itself round a circle.
 """
 
 from __future__ import annotations
@@ -30,8 +34,24 @@ class Rule:
     exempt: tuple[str, ...] = ()  # subpackages of ``layer`` that are a layer of their own
 
 
+# The core's packages from the bottom up, each with the packages it may import (besides itself).
+CORE_PACKAGES = {
+    "policy": (),
+    "embedding": (),
+    "transport": (),
+    "records": ("policy",),
+    "reconcile": ("records",),
+    "learning": ("records", "policy", "embedding"),
+    "recall": ("learning", "embedding", "records"),
+    "trust": ("records", "policy", "learning"),
+    "gossip": ("records", "reconcile", "trust"),
+}
+CORE_RULES = tuple(Rule(f"commons.core.{package}", (), only=tuple(f"commons.core.{p}" for p in (package, *below)))
+                   for package, below in CORE_PACKAGES.items())
+
 RULES = (
     Rule("commons.core", (), only=("commons.core",)),
+    *CORE_RULES,
     Rule("commons.store", ("commons.net", "commons.node", "commons.daemon", *FACE)),
     Rule("commons.render", ("commons.store", "commons.node", "commons.net", "commons.daemon", *FACE)),
     Rule("commons.ingest", ("commons.node", "commons.net", "commons.daemon", *FACE)),
@@ -121,6 +141,115 @@ def _plant(root: Path, relative: str, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+def surface_violations(root: Path) -> list[str]:
+    """Imports, from outside a core package, of one of its modules rather than of the package."""
+    found = []
+    core = root / "commons" / "core"
+    packages = {p.name for p in core.iterdir() if (p / "__init__.py").is_file()}
+    for folder in ("commons", "simulations"):
+        for path in sorted((root / folder).rglob("*.py")):
+            module = module_name(root, path)
+            for line, imported in imports_of(root, path):
+                parts = imported.split(".")
+                if parts[:2] != ["commons", "core"] or len(parts) < 4 or parts[2] not in packages:
+                    continue
+                package = ".".join(parts[:3])
+                inner = core.joinpath(parts[2], *parts[3:4])
+                is_module = inner.with_suffix(".py").is_file() or (inner / "__init__.py").is_file()
+                if is_module and not within(module, package):
+                    found.append(f"{path.relative_to(root)}:{line}: {module} imports {imported}, "
+                                 f"a module of {package}: import what {package} names instead")
+    return found
+
+
+def import_circles(root: Path) -> list[list[str]]:
+    """Every set of the project's modules that import each other round a circle (Tarjan)."""
+    paths = {module_name(root, p): p for folder in PROJECT for p in (root / folder).rglob("*.py")}
+
+    def resolve(name: str) -> str:
+        while name and name not in paths:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph = {m: sorted({t for _, i in imports_of(root, p) if (t := resolve(i)) and t != m})
+             for m, p in paths.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+    for start in sorted(graph):  # iterative Tarjan: the tree is deeper than Python's recursion allows
+        if start in index:
+            continue
+        work = [(start, iter(graph[start]))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    work.append((nxt, iter(graph[nxt])))
+                    break
+                if nxt in stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    circle = []
+                    while True:
+                        member = stack.pop()
+                        circle.append(member)
+                        if member == node:
+                            break
+                    if len(circle) > 1:
+                        circles.append(sorted(circle))
+    return circles
+
+
+def test_core_packages_are_imported_only_through_what_they_name():
+    found = surface_violations(ROOT)
+    assert not found, "imports of a core package's modules from outside it:\n" + "\n".join(found)
+
+
+def test_each_core_package_names_its_surface():
+    import importlib
+
+    for package in CORE_PACKAGES:
+        module = importlib.import_module(f"commons.core.{package}")
+        assert module.__doc__ and module.__all__, package
+        missing = [name for name in module.__all__ if not hasattr(module, name)]
+        assert not missing, f"commons.core.{package}.__all__ names what it does not hold: {missing}"
+    on_disk = {p.name for p in (ROOT / "commons" / "core").iterdir() if (p / "__init__.py").is_file()}
+    assert on_disk == set(CORE_PACKAGES), "a core package missing from CORE_PACKAGES (or gone)"
+    assert not [p.name for p in (ROOT / "commons" / "core").glob("*.py") if p.name != "__init__.py"], \
+        "the core holds packages only"
+
+
+# The gossip session and its two halves still share one object's state (issue #30: being composed).
+KNOWN_CIRCLES = [["commons.core.gossip.session", "commons.core.gossip.sync", "commons.core.gossip.transfer"]]
+
+
+def test_no_module_imports_itself_round_a_circle():
+    circles = [c for c in import_circles(ROOT) if c not in KNOWN_CIRCLES]
+    assert not circles, "import circles:\n" + "\n".join(" <-> ".join(c) for c in circles)
+
+
+def test_a_planted_circle_and_a_reach_into_a_package_are_found(tmp_path: Path):
+    _plant(tmp_path, "commons/core/gossip/__init__.py", "from commons.core.gossip.node import Node\n")
+    _plant(tmp_path, "commons/core/gossip/node.py", "from commons.core.gossip.session import S\n")
+    _plant(tmp_path, "commons/core/gossip/session.py", "def later():\n    from commons.core.gossip import node\n")
+    _plant(tmp_path, "commons/node/peers.py", "from commons.core.gossip.node import Node\n"
+                                              "from commons.core.gossip import Node as N\n")
+    assert import_circles(tmp_path) == [["commons.core.gossip.node",
+                                         "commons.core.gossip.session"]]
+    assert surface_violations(tmp_path) == [
+        "commons/node/peers.py:1: commons.node.peers imports commons.core.gossip.node.Node, a module of "
+        "commons.core.gossip: import what commons.core.gossip names instead"]
+
+
 def test_a_planted_violation_fails_naming_the_file_line_and_import(tmp_path: Path):
     _plant(tmp_path, "commons/core/fine.py", "import json\nfrom .records import Lesson\n")
     _plant(tmp_path, "commons/core/bad.py", "import json\n\n\ndef later():\n    from commons.store import db\n")
@@ -133,3 +262,14 @@ def test_a_planted_violation_fails_naming_the_file_line_and_import(tmp_path: Pat
         "commons/node/leaky.py:1: commons.node.leaky imports commons.net.transport (layer commons.node)",
         "simulations/sim.py:2: simulations.sim imports commons.store.db (layer simulations)",
     ]
+
+
+def test_the_architecture_doc_lists_the_core_packages_as_the_test_holds_them():
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = doc.split("<!-- core-packages:", 1)[1].split("<!-- /core-packages -->", 1)[0]
+    rows = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = tuple(c.strip().strip("`") for c in cells[2].split(",") if c.strip() != "—")
+    assert rows == CORE_PACKAGES

@@ -4,9 +4,9 @@ before those that do not."""
 
 from __future__ import annotations
 
-from commons.core.episode import CorrectionEpisode, ErrorEpisode
-from commons.core.lessons import lesson_detail, lesson_resolved
-from commons.core.resolution import Relation, Resolution
+from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
+from commons.core.learning.lessons import lesson_detail, lesson_resolved
+from commons.core.learning.resolution import Relation, Resolution
 from commons.render.memory_folder import Layer, RenderItem, lesson_file, render
 
 DAY = 86_400.0

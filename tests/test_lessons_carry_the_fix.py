@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from commons.core.episode import CorrectionEpisode, ErrorEpisode
-from commons.core.lessons import Lesson
+from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
+from commons.core.learning.lessons import Lesson
 from commons.core.records import LessonKind, Scope
-from commons.core.resolution import Relation
-from commons.core.safety import check_observation
+from commons.core.learning.resolution import Relation
+from commons.core.policy.observation import check_observation
 from commons.ingest.claude_code import STATE_VERSION, ParseState, StateError, parse
 from commons.ingest.lessons_report import measure, read_all
 
@@ -143,12 +143,12 @@ def test_the_lessons_report_meets_its_goals_on_the_fixtures():
 
 
 def _night(names: list[str]):
-    from commons.core.generalise import project_aliases
-    from commons.core.sleep import PredictionMade, SleepState, sleep
+    from commons.core.learning.generalise import project_aliases
+    from commons.core.learning.sleep import PredictionMade, SleepState, run_night
 
     episodes = read_all([FIXTURES / f"{name}.jsonl" for name in names])
     last = max(e.at for e in episodes)
-    result = sleep(SleepState(), episodes, last + 3600, hash_episode=lambda uid: uid.encode(),
+    result = run_night(SleepState(), episodes, last + 3600, hash_episode=lambda uid: uid.encode(),
                    project_names=project_aliases(["/home/dev/src/spotter", "/home/dev/src/ledger"]))
     return {e.prediction.lesson_id: e.prediction for e in result.events if isinstance(e, PredictionMade)}, result
 
@@ -163,7 +163,7 @@ def test_a_prediction_is_the_failing_command_not_any_use_of_a_tool():
 
 
 def test_a_correction_predicts_on_the_command_the_agent_ran_not_its_prose():
-    from commons.core.predictions import situation_line
+    from commons.core.learning.predictions import situation_line
 
     _, result = _night(["corrections-ledger"])
     (pip,) = [l for l in result.state.lessons if "pip install" in l.text]
@@ -171,7 +171,7 @@ def test_a_correction_predicts_on_the_command_the_agent_ran_not_its_prose():
 
 
 def test_a_correction_after_a_call_that_only_looked_does_not_name_that_call():
-    from commons.core.lessons import deterministic_text
+    from commons.core.learning.lessons import deterministic_text
 
     def corrected(command: str, rejected: bool = False) -> str:
         said = "scrolling back in xterm.js still does not work"

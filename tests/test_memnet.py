@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from commons.core.gossip import Accepted, GossipNode, GossipParams, SessionClosed
-from commons.core.gossip_messages import Hello, Records, decode, encode
-from commons.core.memnet import Network, transport_key_of
+from commons.core.gossip.node import Accepted, GossipNode, GossipParams, SessionClosed
+from commons.core.gossip.messages import Hello, Records, decode, encode
+from commons.core.gossip.memnet import Network, transport_key_of
 from tests.test_gossip import NOW, lesson, revocation, signing_key
 
 

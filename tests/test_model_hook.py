@@ -9,8 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from commons.core.episode import ErrorEpisode
-from commons.core.lessons import lesson_text
+from commons.core.learning.episode import ErrorEpisode
+from commons.core.learning.lessons import lesson_text
 from commons.core.records import LessonKind
 from commons.node.model_hook import model_hook
 from tests.test_organism import day2_pip_twice_and_a_correction, ingest, lessons

@@ -2,38 +2,38 @@
 
 from __future__ import annotations
 
-from commons.core.lessons import LessonKind
-from commons.core.nap import nap
-from commons.core.sleep import SleepState, sleep
+from commons.core.learning.lessons import LessonKind
+from commons.core.learning.nap import run_nap
+from commons.core.learning.sleep import SleepState, run_night
 from tests.test_sleep import DAY, UV_ADD, corr, err, hash_uid
 
 
 def test_a_correction_is_a_lesson_at_once():
-    result = nap([], [corr("c1", 1)], 1.1 * DAY, hash_episode=hash_uid)
+    result = run_nap([], [corr("c1", 1)], 1.1 * DAY, hash_episode=hash_uid)
     assert [lesson.kind for lesson in result.learned] == [LessonKind.CORRECTION]
     assert result.waiting == 0
 
 
 def test_a_failure_seen_once_or_with_no_fix_waits_for_the_night():
-    assert nap([], [err("e1", 1)], 1.1 * DAY, hash_episode=hash_uid).learned == ()
-    twice = nap([], [err("e1", 0), err("e2", 1, target="pip install flask")], 1.1 * DAY, hash_episode=hash_uid)
+    assert run_nap([], [err("e1", 1)], 1.1 * DAY, hash_episode=hash_uid).learned == ()
+    twice = run_nap([], [err("e1", 0), err("e2", 1, target="pip install flask")], 1.1 * DAY, hash_episode=hash_uid)
     assert twice.learned == () and twice.waiting == 2
     # The night learns that lesson ("no fix was seen"): the nap did not take the night's work.
-    night = sleep(SleepState(), [err("e1", 0), err("e2", 1, target="pip install flask")], 2 * DAY,
+    night = run_night(SleepState(), [err("e1", 0), err("e2", 1, target="pip install flask")], 2 * DAY,
                   hash_episode=hash_uid)
     assert [lesson.text for lesson in night.state.lessons][0].endswith("no fix was seen (2 times in 2 sessions).")
 
 
 def test_a_repeated_failure_with_its_fix_is_learned_at_once():
-    result = nap([], [err("e1", 0), err("e2", 1, resolution=UV_ADD)], 1.1 * DAY, hash_episode=hash_uid)
+    result = run_nap([], [err("e1", 0), err("e2", 1, resolution=UV_ADD)], 1.1 * DAY, hash_episode=hash_uid)
     [lesson] = result.learned
     assert "uv add" in lesson.text and lesson.episodes == ("e1", "e2")
 
 
 def test_a_failure_already_in_a_lesson_joins_it_and_nothing_else_changes():
-    night = sleep(SleepState(), [err("e1", 0), err("e2", 1, resolution=UV_ADD)], 2 * DAY, hash_episode=hash_uid)
+    night = run_night(SleepState(), [err("e1", 0), err("e2", 1, resolution=UV_ADD)], 2 * DAY, hash_episode=hash_uid)
     [before] = night.state.lessons
-    result = nap(night.state.lessons, [err("e1", 0), err("e2", 1, resolution=UV_ADD),
+    result = run_nap(night.state.lessons, [err("e1", 0), err("e2", 1, resolution=UV_ADD),
                                        err("e3", 3, target="pip install rich")], 3.1 * DAY, hash_episode=hash_uid)
     [after] = result.lessons
     assert result.learned == () and after.id == before.id
@@ -43,8 +43,8 @@ def test_a_failure_already_in_a_lesson_joins_it_and_nothing_else_changes():
 def test_prevented_counts_only_where_the_lesson_was_rendered():
     """#14 item 7: the lesson sits in project A's memory; a session in project B that meets the
     situation without the error ran without it, so the prediction fails there."""
-    from commons.core.predictions import RenderedWhere
-    from commons.core.sleep import PredictionFailed, PredictionPrevented
+    from commons.core.learning.predictions import RenderedWhere
+    from commons.core.learning.sleep import PredictionFailed, PredictionPrevented
     from tests.test_sleep import learned_pip_lesson, night, of, sess
 
     state, eps, lesson = learned_pip_lesson()

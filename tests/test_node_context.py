@@ -4,10 +4,10 @@ import nacl.signing
 import pytest
 
 from commons.config import Config, RecallConfig, SleepConfig, TrustConfig
-from commons.core.recall import RecallParams
+from commons.core.recall.scoring import RecallParams
 from commons.core.records import Lesson, LessonKind, Prediction, Scope, day_of, sign
-from commons.core.sleep import SleepParams
-from commons.core.trust import LessonStatus, TrustPolicy
+from commons.core.learning.sleep import SleepParams
+from commons.core.trust.evaluation import LessonStatus, TrustPolicy
 from commons.home import Home
 from commons.node.context import NodeContext
 from commons.node.trust import TrustEvaluation

@@ -10,8 +10,8 @@ import trio
 import trio.testing
 
 from commons.core import records as rec
-from commons.core.gossip import Accepted, GossipNode, GossipParams, SessionClosed
-from commons.core.gossip_messages import encode_frame
+from commons.core.gossip.node import Accepted, GossipNode, GossipParams, SessionClosed
+from commons.core.gossip.messages import encode_frame
 from commons.net.peer_driver import GossipDriver, StreamLink
 from commons.net.transport import handshake_as_client, handshake_as_server
 

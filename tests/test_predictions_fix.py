@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from commons.core.episode import ErrorEpisode, SessionEpisode, ToolCall
-from commons.core.lessons import DAY, Lesson, LessonKind
-from commons.core.predictions import Cause, Prediction, PredictionStatus, named_fix, runs_fix, verify
+from commons.core.learning.episode import ErrorEpisode, SessionEpisode, ToolCall
+from commons.core.learning.lessons import DAY, Lesson, LessonKind
+from commons.core.learning.predictions import Cause, Prediction, PredictionStatus, named_fix, runs_fix, verify
 from commons.core.records import Scope
-from commons.core.resolution import Relation, Resolution
+from commons.core.learning.resolution import Relation, Resolution
 
 FAILURE = "npm error The 'npm ci' command can only install with an existing package-lock.json"
 TEXT = f'`npm ci` failed with "{FAILURE}"; `npm install` succeeded after it (2 of 2 sessions).'

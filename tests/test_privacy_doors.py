@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from commons.core.scrub import PLACEHOLDER, is_clean
+from commons.core.policy.scrubber import PLACEHOLDER, is_clean
 from tests.privacy import doors
 from tests.privacy.corpus import BENIGN, FORMATS
 from tests.transcripts import cli, cli_json, session

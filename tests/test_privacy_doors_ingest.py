@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from commons.core.episode import CorrectionEpisode, ErrorEpisode
-from commons.core.scrub import is_clean
+from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
+from commons.core.policy.scrubber import is_clean
 from commons.ingest.episodes import SAID_CHARS, BuildState, EpisodeBuilder
 from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned
 

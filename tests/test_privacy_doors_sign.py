@@ -6,8 +6,8 @@ import nacl.signing
 import pytest
 
 from commons.core.records import Lesson, LessonKind, Prediction, Revocation, Scope, TargetKind, sign
-from commons.core.scope import classify
-from commons.core.scrub import ScrubbedTextRequired
+from commons.core.learning.scope import classify
+from commons.core.policy.scrubber import ScrubbedTextRequired
 
 KEY = nacl.signing.SigningKey(b"\x07" * 32)
 PASSWORD = "Tr0ub4dor&3xyz"

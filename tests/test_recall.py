@@ -1,7 +1,7 @@
 import numpy as np
 
-from commons.core.embed import embed, embed_many
-from commons.core.recall import normalised_strength, scores, top_k
+from commons.core.embedding.hashed import embed, embed_many
+from commons.core.recall.scoring import normalised_strength, scores, top_k
 
 DAY = 86400.0
 

@@ -7,10 +7,10 @@ import random
 import numpy as np
 import pytest
 
-from commons.core.embed import embed_many
-from commons.core.lessons import DAY
-from commons.core.recall import top_k
-from commons.core.recall_index import IndexParams, RecallIndex, RecallIndexFileError, RecallIndexUsageError
+from commons.core.embedding.hashed import embed_many
+from commons.core.learning.lessons import DAY
+from commons.core.recall.scoring import top_k
+from commons.core.recall.index import IndexParams, RecallIndex, RecallIndexFileError, RecallIndexUsageError
 
 WORDS = ("pip npm cargo pytest make docker git uv go mypy ruff tsc kubectl terraform error failed permission "
          "denied module missing timeout refused build install test lint deploy cache config schema router worker "

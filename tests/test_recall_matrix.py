@@ -1,8 +1,8 @@
 """The recall matrix a long-lived process keeps in memory, and when it reloads."""
 
-from commons.core.embed import embed_many
-from commons.core.episode import ErrorEpisode
-from commons.core.lessons import new_lesson
+from commons.core.embedding.hashed import embed_many
+from commons.core.learning.episode import ErrorEpisode
+from commons.core.learning.lessons import new_lesson
 from commons.core.records import LessonKind
 from commons.store import lessons as ls
 from commons.store.db import Store

@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 
 from commons.config import Config
-from commons.core.embed import embed_many
-from commons.core.lessons import DAY, Lesson
-from commons.core.recall_index import IndexParams, RecallIndex
+from commons.core.embedding.hashed import embed_many
+from commons.core.learning.lessons import DAY, Lesson
+from commons.core.recall.index import IndexParams, RecallIndex
 from commons.core.records import LessonKind, Scope
 from commons.home import Home
 from commons.node import recall as recalling

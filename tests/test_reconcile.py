@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from commons.core.reconcile import (
+from commons.core.reconcile.reconciler import (
     DEFAULT_FRAME_SIZE_LIMIT,
     Expectation,
     MIN_FRAME_SIZE_LIMIT,
@@ -28,7 +28,7 @@ from commons.core.reconcile import (
     make_key,
     run_in_memory,
 )
-from commons.core.reconcile_wire import LISTS, decode_message
+from commons.core.reconcile.wire import LISTS, decode_message
 
 
 def random_keys(rng: random.Random, count: int, tags: tuple[int, ...] = (0, 1, 2, 3)) -> list[bytes]:

@@ -10,8 +10,8 @@ import nacl.signing
 import pytest
 
 from commons.core import records as rec
-from commons.core.gossip import GossipNode, GossipParams
-from commons.core.memnet import PeerPair
+from commons.core.gossip.node import GossipNode, GossipParams
+from commons.core.gossip.memnet import PeerPair
 from commons.core.records import signing
 from commons.store import records as record_store
 from commons.store.db import Store

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from commons.core.hashing import episode_hash, evidence_hash, keyed_hash
+from commons.core.records.hashing import episode_hash, evidence_hash, keyed_hash
 from commons.core.records import (
     FUTURE_TOLERANCE_DAYS,
     MAX_BODY_BYTES,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from commons.core.resolution import (HORIZON, OpenFailure, Relation, Resolution, advance, fixed_by_setup,
+from commons.core.learning.resolution import (HORIZON, OpenFailure, Relation, Resolution, advance, fixed_by_setup,
                                      named_fix, opened, relate)
 
 NO_UPSTREAM = """fatal: The current branch feat-x has no upstream branch.

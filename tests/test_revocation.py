@@ -1,4 +1,4 @@
-"""Revocation authority, the provenance cascade and death certificates (commons.core.revocation).
+"""Revocation authority, the provenance cascade and death certificates (commons.core.trust.revocation).
 
 Records are really signed, from fixed seeds, by tests.test_trust.World; key 0 is the node itself.
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from commons.core.records import Outcome, Revocation, TargetKind
-from commons.core.revocation import Cause, Refusal, Ruling, resolve
-from commons.core.trust import LessonStatus, Reason, TrustPolicy
+from commons.core.trust.revocation import Cause, Refusal, Ruling, resolve
+from commons.core.trust.evaluation import LessonStatus, Reason, TrustPolicy
 from tests.test_trust import DAY, World
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from commons.core.safety import (ImperativeText, check_observation, contains_injection,
+from commons.core.policy.observation import (ImperativeText, check_observation, contains_injection,
                                  is_observation, looks_private, observation_form, scrub,
                                  strip_injections)
 

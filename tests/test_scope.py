@@ -1,4 +1,4 @@
-from commons.core.scope import Scope, classify, command_head, topics
+from commons.core.learning.scope import Scope, classify, command_head, topics
 
 
 def test_tool_fact_is_shared():
@@ -35,7 +35,7 @@ def test_topics_include_the_episode_heads():
 
 
 def test_a_project_is_recognised_under_its_worktree_and_module_case_names():
-    from commons.core.generalise import project_aliases
+    from commons.core.learning.generalise import project_aliases
 
     names = project_aliases(["/home/dev/src/spotter-gqc"])
     assert classify("`mix test` failed with 'SpotterWeb.Router is undefined'", ("mix test",),

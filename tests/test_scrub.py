@@ -1,12 +1,12 @@
-"""The scrubber's surface (commons.core.scrub): placeholders, the syntaxes secrets come in, the
+"""The scrubber's surface (commons.core.policy.scrubber): placeholders, the syntaxes secrets come in, the
 look-alikes it keeps, cutting after scrubbing, and the gate at signing."""
 
 from __future__ import annotations
 
 import pytest
 
-from commons.core import safety
-from commons.core.scrub import (Finding, Kind, ScrubbedTextRequired, clip, findings, is_clean,
+from commons.core.policy import observation as safety
+from commons.core.policy.scrubber import (Finding, Kind, ScrubbedTextRequired, clip, findings, is_clean,
                                 looks_private, require_clean, scrub)
 
 SENDGRID = "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"

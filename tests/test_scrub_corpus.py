@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from commons.core.scrub import findings, is_clean, scrub
+from commons.core.policy.scrubber import findings, is_clean, scrub
 from tests.privacy.corpus import BENIGN, CONTEXTS, FORMATS, cases
 
 WINDOW = 8  # no run of this many characters of a planted secret may survive

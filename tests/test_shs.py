@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from commons.core.shs import (
+from commons.core.transport.handshake import (
     CLIENT_AUTH_LENGTH,
     CLIENT_HELLO_LENGTH,
     SERVER_ACCEPT_LENGTH,

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from commons.core.boxstream import BoxStreamDecoder, BoxStreamEncoder
-from commons.core.shs import (
+from commons.core.transport.boxstream import BoxStreamDecoder, BoxStreamEncoder
+from commons.core.transport.handshake import (
     ClientHandshake,
     HandshakeOutcome,
     MessageBuffer,

@@ -2,16 +2,16 @@
 
 from dataclasses import replace
 
-from commons.core.resolution import Relation, Resolution
-from commons.core.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode, ToolCall
-from commons.core.lessons import LessonKind, LessonStatus
-from commons.core.predictions import Prediction, is_too_generic, negative
-from commons.core.safety import contains_injection, is_observation
-from commons.core.scope import Scope
-from commons.core.sleep import (EpisodeArchived, LessonArchived, LessonLearned, LessonStrengthened,
+from commons.core.learning.resolution import Relation, Resolution
+from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode, ToolCall
+from commons.core.learning.lessons import LessonKind, LessonStatus
+from commons.core.learning.predictions import Prediction, is_too_generic, negative
+from commons.core.policy.observation import contains_injection, is_observation
+from commons.core.learning.scope import Scope
+from commons.core.learning.sleep import (EpisodeArchived, LessonArchived, LessonLearned, LessonStrengthened,
                                 LessonWeakened, PredictionConfirmed, PredictionExpired,
                                 PredictionFailed, PredictionMade, PredictionPrevented,
-                                SleepParams, SleepState, sleep)
+                                SleepParams, SleepState, run_night)
 
 DAY = 86400.0
 PIP_FAIL = "error: externally-managed-environment"
@@ -40,7 +40,7 @@ def sess(uid, day, *commands, asked="fix the failing build"):
 
 
 def night(state, episodes, day, **kw):
-    return sleep(state, episodes, day * DAY, hash_episode=hash_uid, **kw)
+    return run_night(state, episodes, day * DAY, hash_episode=hash_uid, **kw)
 
 
 def of(events, kind):
@@ -219,13 +219,13 @@ def test_lesson_whose_situation_is_in_most_sessions_makes_no_prediction():
 def test_params_are_configurable():
     eps = [err("e1", 0)]
     assert not of(night(SleepState(), eps, 1).events, LessonLearned)
-    result = sleep(SleepState(), eps, DAY, SleepParams(error_min_repeats=1), hash_episode=hash_uid)
+    result = run_night(SleepState(), eps, DAY, SleepParams(error_min_repeats=1), hash_episode=hash_uid)
     assert of(result.events, LessonLearned)
     assert replace(SleepParams(), window_days=7).window_days == 7
 
 
 def test_a_corrections_situation_is_the_command_the_agent_ran_not_the_tools_name():
-    from commons.core.lessons import heads_in_prose
+    from commons.core.learning.lessons import heads_in_prose
 
     assert heads_in_prose("Bash cd app && git push origin main") == ("git push",)
     assert heads_in_prose("I'll run `pip install rich` first.") == ("pip install",)

@@ -4,7 +4,7 @@ each record decoded once for trust's facts, its arrival and the key it serves, t
 from __future__ import annotations
 
 from commons.config import Config
-from commons.core.trust import evaluate
+from commons.core.trust.evaluation import evaluate
 from commons.daemon import heap
 from commons.daemon.heap import RUNNING_THRESHOLDS, START_UP_THRESHOLDS, TRACE_ENV, memory_note, set_malloc_thresholds
 from commons.home import Home

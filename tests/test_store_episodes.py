@@ -1,4 +1,4 @@
-from commons.core.episode import CorrectionEpisode, EpisodeKind, ErrorEpisode, SessionEpisode, ToolCall
+from commons.core.learning.episode import CorrectionEpisode, EpisodeKind, ErrorEpisode, SessionEpisode, ToolCall
 from commons.store import episodes as episode_store
 from commons.store.db import Store
 
@@ -46,7 +46,7 @@ async def test_archived_episodes_are_left_out_unless_asked_for(aio, tmp_path):
 async def test_an_error_resolved_later_replaces_its_row_and_keeps_its_resolution(aio, tmp_path):
     from dataclasses import replace
 
-    from commons.core.resolution import Relation, Resolution
+    from commons.core.learning.resolution import Relation, Resolution
 
     resolved = replace(ERROR, command="pytest -q", resolution=Resolution(
         Relation.RERUN, "pytest -q", ("uv add --dev pytest-asyncio",), 0.7, "Bash"))

@@ -1,4 +1,4 @@
-"""Independence counting, trust policies, promotion and fade-out (commons.core.trust).
+"""Independence counting, trust policies, promotion and fade-out (commons.core.trust.evaluation).
 
 Every record is really signed, with keys from fixed seeds; :class:`World` builds them.
 """
@@ -25,7 +25,7 @@ from commons.core.records import (
     Vouch,
     sign,
 )
-from commons.core.trust import LessonStatus, Policy, Reason, TrustPolicy, TrustView, evaluate
+from commons.core.trust.evaluation import LessonStatus, Policy, Reason, TrustPolicy, TrustView, evaluate
 
 NETWORK = bytes(range(32))
 DAY = 20_000  # the day most records are created on

@@ -1,4 +1,4 @@
-"""Trust kept up to date batch by batch equals the full evaluation (commons.core.trust_incremental).
+"""Trust kept up to date batch by batch equals the full evaluation (commons.core.trust.incremental).
 
 Random worlds of real signed records (lessons with parents and successors, verifications with
 naive and contradicted claims, vouches, revocations of records and keys, future-dated records)
@@ -13,10 +13,10 @@ import random
 import pytest
 
 from commons.core.records import Outcome, Prediction, TargetKind
-from commons.core.trust import Policy, TrustPolicy, evaluate, web_of_trust
+from commons.core.trust.evaluation import Policy, TrustPolicy, evaluate, web_of_trust
 from commons.core.records import Vouch
-from commons.core.trust_incremental import EVERY, IncrementalTrust
-from commons.core.trust_web import IncrementalWeb
+from commons.core.trust.incremental import EVERY, IncrementalTrust
+from commons.core.trust.web import IncrementalWeb
 from tests.test_trust import DAY, World
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from commons.config import Config
-from commons.core.trust import Policy
+from commons.core.trust.evaluation import Policy
 from commons.home import Home
 from commons.identity import Identity
 from commons.node.context import NodeContext

@@ -10,7 +10,7 @@ import trio
 
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import format_time
-from commons.core.episode import CorrectionEpisode, Episode, EpisodeKind, ErrorEpisode, SessionEpisode
+from commons.core.learning import CorrectionEpisode, Episode, EpisodeKind, ErrorEpisode, SessionEpisode
 from commons.errors import CommonsError, UsageError, explain_os_error
 from commons.ingest.archive import Archive, ArchiveError
 from commons.ingest.ingester import discover, ingest_paths

@@ -9,7 +9,7 @@ from typing import IO
 
 from commons.cli.context import Context, add_json_flag, emit
 from commons.core.records import RecordType, as_plain
-from commons.core.revocation import refused_as_dead
+from commons.core.trust import refused_as_dead
 from commons.errors import UsageError
 from commons.node import revocation
 from commons.store import records as record_store

@@ -12,7 +12,7 @@ import argparse
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import format_time
 from commons.core.records import SECONDS_PER_DAY, Lesson, Revocation, SignedRecord, Verification, as_plain
-from commons.core.scrub import scrub_json
+from commons.core.policy import scrub_json
 from commons.errors import UsageError
 from commons.node import authoring, revocation, trust
 from commons.node.context import NodeContext

@@ -18,25 +18,22 @@ byte; when it changed since, only the commons hook is taken out of it.
 from __future__ import annotations
 
 import argparse
-import difflib
-import hashlib
-import json
-import os
 import shlex
 import shutil
 import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from commons import identity
 from commons.cli.context import Context, add_json_flag, emit
+from commons.cli.setup_files import (
+    BACKUP_SUFFIX, Edit, commons_executable, edit_file, home_env, load_record, read_text, save_record, sha256_of, undo_edit,
+    write_file,
+)  # fmt: skip
 from commons.errors import CommonsError
 from commons.integrations import claude_settings as cs
 from commons.integrations.claude_code import ClaudeHome
 
 HOOK_TIMEOUT = 10  # seconds: raises Claude Code's 1.5 s SessionEnd budget so the hook can detach
-BACKUP_SUFFIX = ".commons-backup"
 RECORD = Path("integrations") / "claude-code.json"
 CLAUDE_CLI_TIMEOUT = 60.0
 
@@ -73,36 +70,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 # -- what runs ------------------------------------------------------------------------------------
 
 
-def commons_executable() -> list[str]:
-    """The command that runs this install of commons: the script beside the running interpreter
-    (a venv's or pipx's), else `commons` on PATH, else ``python -m commons``."""
-    beside = Path(sys.executable).parent / ("commons.exe" if os.name == "nt" else "commons")
-    if beside.is_file():
-        return [str(beside)]
-    found = shutil.which("commons")
-    return [os.path.abspath(found)] if found else [sys.executable, "-m", "commons"]
-
-
-def _home_env() -> dict[str, str]:
-    home = os.environ.get("COMMONS_HOME")
-    return {"COMMONS_HOME": os.path.abspath(os.path.expanduser(home))} if home else {}
-
-
 def hook_command() -> str:
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in _home_env().items())
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in home_env().items())
     command = shlex.join([*commons_executable(), *cs.HOOK_ARGS])
     return f"{env} {command}" if env else command
 
 
 def mcp_server_entry() -> dict:
     exe = commons_executable()
-    return {"type": "stdio", "command": exe[0], "args": [*exe[1:], "mcp"], "env": _home_env()}
+    return {"type": "stdio", "command": exe[0], "args": [*exe[1:], "mcp"], "env": home_env()}
 
 
 def claude_mcp_add() -> list[str]:
     # The name goes before `-e`: `-e` takes every value up to `--`, so `-e K=V NAME` would read
     # NAME as a second variable (anthropics/claude-code#62332).
-    env = [arg for k, v in _home_env().items() for arg in ("-e", f"{k}={v}")]
+    env = [arg for k, v in home_env().items() for arg in ("-e", f"{k}={v}")]
     return ["claude", "mcp", "add", "--scope", "user", cs.MCP_NAME, *env, "--", *commons_executable(), "mcp"]
 
 
@@ -112,75 +94,13 @@ CLAUDE_MCP_REMOVE = ["claude", "mcp", "remove", "--scope", "user", cs.MCP_NAME]
 # -- files ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Edit:
-    """One file's content before and after (None: the file is absent)."""
-
-    path: Path
-    before: bytes | None
-    after: bytes | None
-
-    @property
-    def changes(self) -> bool:
-        return self.before != self.after
-
-    def diff(self) -> str:
-        def lines(data: bytes | None) -> list[str]:
-            return [] if data is None else data.decode("utf-8", "replace").splitlines(keepends=True)
-
-        name = str(self.path)
-        out = difflib.unified_diff(lines(self.before), lines(self.after), name, name)
-        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise CommonsError(f"cannot read {path}: {error.strerror}") from None
-
-
-def _text(data: bytes | None, path: Path) -> str:
-    try:
-        return "" if data is None else data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise cs.SettingsError(f"{path} is not UTF-8 text; fix or move it, then run this again") from None
-
-
-def _write(path: Path, data: bytes | None) -> None:
-    """Replace ``path`` atomically with ``data`` (keeping its permissions), or remove it for None."""
-    if data is None:
-        path.unlink(missing_ok=True)
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.commons-tmp")
-    tmp.write_bytes(data)
-    if path.exists():
-        shutil.copymode(path, tmp)
-    os.replace(tmp, path)
-
-
-def _sha(data: bytes | None) -> str | None:
-    return None if data is None else hashlib.sha256(data).hexdigest()
-
-
-def _edit(path: Path, change) -> Edit:
-    """``change(text, where) -> text`` applied to ``path``; an unchanged text leaves the bytes."""
-    before = _read(path)
-    text = _text(before, path)
-    new = change(text, str(path))
-    return Edit(path, before, before if new == text else new.encode("utf-8"))
-
-
 # -- the command ----------------------------------------------------------------------------------
 
 
 def cmd_claude_code(ctx: Context, args: argparse.Namespace) -> int:
     claude = ClaudeHome.locate()
     record_path = ctx.home.data_dir / RECORD
-    record = _load_record(record_path)
+    record = load_record(record_path)
     if args.undo:
         result = _undo(claude, record, record_path, dry_run=args.dry_run)
     else:
@@ -191,11 +111,11 @@ def cmd_claude_code(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def _install(claude: ClaudeHome, record: dict, record_path: Path, *, dry_run: bool) -> dict:
-    settings = _edit(claude.settings_file, lambda t, w: cs.with_hook(t, w, hook_command(), HOOK_TIMEOUT))
+    settings = edit_file(claude.settings_file, lambda t, w: cs.with_hook(t, w, hook_command(), HOOK_TIMEOUT))
     via_cli = shutil.which("claude") is not None
-    config_text = _text(_read(claude.user_config_file), claude.user_config_file)
+    config_text = read_text(claude.user_config_file)
     registered = _registered(config_text, claude.user_config_file, strict=not via_cli)
-    mcp_file = None if via_cli or registered else _edit(claude.user_config_file, lambda t, w: cs.with_mcp_server(t, w, mcp_server_entry()))
+    mcp_file = None if via_cli or registered else edit_file(claude.user_config_file, lambda t, w: cs.with_mcp_server(t, w, mcp_server_entry()))
     command = claude_mcp_add() if via_cli and not registered else None
     result = _result(dry_run, settings, mcp_file, command, "add")
     if dry_run:
@@ -207,54 +127,35 @@ def _install(claude: ClaudeHome, record: dict, record_path: Path, *, dry_run: bo
         else:  # registered where commons did not look (another config): not ours to undo
             result["mcp"] = {"changed": False}
     elif mcp_file is not None and mcp_file.changes:
-        _write(mcp_file.path, mcp_file.after)
+        write_file(mcp_file.path, mcp_file.after)
         record["mcp"] = {
             "via": "file", "path": str(mcp_file.path), "name": cs.MCP_NAME, "created": mcp_file.before is None,
         }  # fmt: skip
-    _save_record(record_path, record)
+    save_record(record_path, record)
     if settings.changes:
         backup = None
         if settings.before is not None:
             backup = settings.path.with_name(settings.path.name + BACKUP_SUFFIX)
-            _write(backup, settings.before)
-        _write(settings.path, settings.after)
+            write_file(backup, settings.before)
+        write_file(settings.path, settings.after)
         record["settings"] = {
             "path": str(settings.path), "backup": str(backup) if backup else None,
-            "sha256_after": _sha(settings.after), "hook_command": hook_command(),
+            "sha256_after": sha256_of(settings.after), "hook_command": hook_command(),
         }  # fmt: skip
         result["settings"]["backup"] = str(backup) if backup else None
-        _save_record(record_path, record)
+        save_record(record_path, record)
     return result
-
-
-def undo_edit(noted: dict, default: Path, remove) -> tuple[Edit, Path | None]:
-    """The edit that undoes setup's change to one file (``noted``: what setup recorded of it) and
-    the backup setup made: the backup byte for byte when the file is still what setup wrote, else
-    ``remove(text, where)`` of what setup added alone (it changed since, or its backup is gone)."""
-    path = Path(noted.get("path") or default)
-    current = _read(path)
-    backup = Path(noted["backup"]) if noted.get("backup") else None
-    kept = _read(backup) if backup else None
-    if noted and _sha(current) == noted.get("sha256_after") and (backup is None or kept is not None):
-        return Edit(path, current, kept), backup
-    return _edit(path, remove), backup
-
-
-def _save_record(path: Path, record: dict) -> None:
-    if record:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write(path, (json.dumps(record, indent=2) + "\n").encode("utf-8"))
 
 
 def _undo(claude: ClaudeHome, record: dict, record_path: Path, *, dry_run: bool) -> dict:
     settings, backup = undo_edit(record.get("settings") or {}, claude.settings_file, cs.without_hook)
     mcp = record.get("mcp") or {}
     via_cli = mcp.get("via") == "claude" and shutil.which("claude") is not None
-    config_text = _text(_read(claude.user_config_file), claude.user_config_file)
+    config_text = read_text(claude.user_config_file)
     registered = _registered(config_text, claude.user_config_file, strict=not via_cli)
     mcp_file = None
     if not via_cli and (mcp or _is_ours(config_text, claude.user_config_file)):
-        mcp_file = _edit(Path(mcp.get("path") or claude.user_config_file), cs.without_mcp_server)
+        mcp_file = edit_file(Path(mcp.get("path") or claude.user_config_file), cs.without_mcp_server)
         if mcp.get("created") and mcp_file.after is not None and not cs.parse_object(mcp_file.after.decode(), ""):
             mcp_file = Edit(mcp_file.path, mcp_file.before, None)  # setup made the file; it goes with the server
     command = CLAUDE_MCP_REMOVE if via_cli and registered else None
@@ -265,9 +166,9 @@ def _undo(claude: ClaudeHome, record: dict, record_path: Path, *, dry_run: bool)
     if command:
         _run_claude(command)
     elif mcp_file is not None and mcp_file.changes:
-        _write(mcp_file.path, mcp_file.after)
+        write_file(mcp_file.path, mcp_file.after)
     if settings.changes:
-        _write(settings.path, settings.after)
+        write_file(settings.path, settings.after)
     if backup is not None:
         backup.unlink(missing_ok=True)
     record_path.unlink(missing_ok=True)
@@ -312,16 +213,6 @@ def _run_claude(command: list[str], tolerate: str | None = None) -> bool:
             return False
         raise CommonsError(f"`{shlex.join(command)}` failed (exit {done.returncode}): {said[-1] if said else 'no output'}")
     return True
-
-
-def _load_record(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as error:
-        raise CommonsError(f"{path} (what setup added) cannot be read: {error}; move it away to start over") from None
-    return data if isinstance(data, dict) else {}
 
 
 def _result(dry_run: bool, settings: Edit, mcp_file: Edit | None, command: list[str] | None, verb: str) -> dict:

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from commons.cli.context import Context, add_json_flag, emit
-from commons.cli.setup import (
-    BACKUP_SUFFIX, Edit, _edit, _home_env, _load_record, _save_record, _sha, _write, commons_executable, undo_edit,
+from commons.cli.setup_files import (
+    BACKUP_SUFFIX, Edit, commons_executable, edit_file, home_env, load_record, save_record, sha256_of, undo_edit, write_file,
 )  # fmt: skip
 from commons.errors import CommonsError
 from commons.integrations import claude_settings as cs
@@ -59,7 +59,7 @@ def codex_agent() -> Agent:
     exe = commons_executable()
     return Agent(
         "codex", "Codex CLI", home.config_file, home.instructions_file, codex_home.LOAD_BYTES,
-        lambda t, w: codex_home.with_mcp_server(t, w, exe[0], [*exe[1:], "mcp"], _home_env()),
+        lambda t, w: codex_home.with_mcp_server(t, w, exe[0], [*exe[1:], "mcp"], home_env()),
         codex_home.without_mcp_server,
     )  # fmt: skip
 
@@ -67,7 +67,7 @@ def codex_agent() -> Agent:
 def gemini_agent() -> Agent:
     home = gemini_home.GeminiHome.locate()
     exe = commons_executable()
-    entry = gemini_home.mcp_server_entry(exe[0], [*exe[1:], "mcp"], _home_env())
+    entry = gemini_home.mcp_server_entry(exe[0], [*exe[1:], "mcp"], home_env())
     return Agent(
         "gemini", "Gemini CLI", home.settings_file, home.instructions_file, None,
         lambda t, w: cs.with_mcp_server(t, w, entry), cs.without_mcp_server,
@@ -119,7 +119,7 @@ def register(targets: argparse._SubParsersAction) -> None:
 async def cmd_setup_agent(ctx: Context, args: argparse.Namespace) -> int:
     agent = AGENTS[args.agent]()
     record_path = ctx.home.data_dir / agent.record
-    record = _load_record(record_path)
+    record = load_record(record_path)
     checkout = agents_md.checkout_of(agent.instructions)
     if checkout is not None and not args.undo:
         raise CommonsError(f"{agent.instructions} is inside the git checkout {checkout}: commons writes only an "
@@ -137,19 +137,19 @@ async def cmd_setup_agent(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def _install(agent: Agent, record: dict, record_path: Path, *, dry_run: bool) -> dict:
-    config = _edit(agent.config, agent.add_server)
+    config = edit_file(agent.config, agent.add_server)
     result = _result(agent, "add", dry_run, config, instructions_changed=not record)
     if dry_run or not config.changes:
         return result
     backup = None
     if config.before is not None:
         backup = config.path.with_name(config.path.name + BACKUP_SUFFIX)
-        _write(backup, config.before)
-    _write(config.path, config.after)
+        write_file(backup, config.before)
+    write_file(config.path, config.after)
     record["config"] = {"path": str(config.path), "backup": str(backup) if backup else None,
-                        "sha256_after": _sha(config.after)}
+                        "sha256_after": sha256_of(config.after)}
     record["instructions"] = str(agent.instructions)
-    _save_record(record_path, record)
+    save_record(record_path, record)
     result["config"]["backup"] = str(backup) if backup else None
     return result
 
@@ -157,12 +157,12 @@ def _install(agent: Agent, record: dict, record_path: Path, *, dry_run: bool) ->
 def _undo(agent: Agent, record: dict, record_path: Path, *, dry_run: bool) -> dict:
     config, backup = undo_edit(record.get("config") or {}, agent.config, agent.remove_server)
     instructions = Path(record.get("instructions") or agent.instructions)
-    section = _edit(instructions, lambda t, w: agents_md.without_section(t, instructions))
+    section = edit_file(instructions, lambda t, w: agents_md.without_section(t, instructions))
     result = _result(agent, "remove", dry_run, config, instructions_changed=section.changes, section=section)
     if dry_run:
         return result
     if config.changes:
-        _write(config.path, config.after)
+        write_file(config.path, config.after)
     if section.changes:
         agents_md.remove(instructions)
     if backup is not None:

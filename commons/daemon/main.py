@@ -34,9 +34,9 @@ import trio
 from commons.clock import Clock, format_time
 from commons.config import Config, _host_port
 from commons.core import records as rec
-from commons.core import revocation
+from commons.core.trust import refused_as_dead, resolve
 from commons.core.gossip import Accepted, GossipNode, Refused, SessionClosed
-from commons.core.safety import is_observation
+from commons.core.policy import is_observation
 from commons.daemon.heap import (
     RUNNING_THRESHOLDS,
     START_UP_THRESHOLDS,
@@ -121,7 +121,7 @@ class Daemon:
         self._pending: list = []
         self._pending_ready = trio.Event()
         self._dial_now = trio.Event()
-        self._revocations = revocation.resolve(())  # until _load: the death certificates held
+        self._revocations = resolve(())  # until _load: the death certificates held
         self.node: GossipNode | None = None
         self.driver: GossipDriver | None = None
         self.context = NodeContext.for_node(config, home, me, clock)
@@ -337,7 +337,7 @@ class Daemon:
             log.info("refused %d records by local policy", len(refused))
         # A revocation, or a newly dead id (it kills what was derived from it, even what came
         # first), changes the death certificates.
-        died = any(revocation.refused_as_dead(reason) for _, reason in refused)
+        died = any(refused_as_dead(reason) for _, reason in refused)
         revoking_now = died or any(r.type is rec.RecordType.REVOCATION for r in received)
         if revoking_now:
             await self._resolve_revocations()

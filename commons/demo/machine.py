@@ -11,10 +11,42 @@ memory, ``~/.claude/projects/<slug of the git root>/memory/``, exactly as on a r
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from commons.integrations.claude_code import MEMORY_INDEX, slug
+
+DEMO_SESSIONS = Path(__file__).resolve().parent / "sessions"  # <node name>/day-NN-*.jsonl
+
+# What each command sees of the environment: its node's home and its person's HOME (the demo's
+# Claude Code folder), never the machine's own ~/.claude.
+ENV_SET = ("COMMONS_HOME", "HOME")
+ENV_DROP = ("CLAUDE_CONFIG_DIR", "CLAUDE_CODE_DISABLE_AUTO_MEMORY", "COMMONS_AT")
+
+
+@dataclass(frozen=True)
+class DemoNode:
+    name: str
+    home: Path  # COMMONS_HOME
+
+    @property
+    def person(self) -> Path:
+        """The node's person's HOME: their ~/.claude with a folder per project."""
+        return self.home / "person"
+
+    @property
+    def memory_indexes(self) -> list[Path]:
+        return memory_indexes(self.person)
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ENV_DROP}
+        return dict(env, COMMONS_HOME=str(self.home), HOME=str(self.person))
+
+    def memory_text(self) -> str:
+        """Every project's MEMORY.md of this node, one after the other."""
+        return "".join(index.read_text(encoding="utf-8") for index in self.memory_indexes)
 
 
 def recorded_home(name: str) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 
 from commons.demo import machine
+from commons.demo.machine import DEMO_SESSIONS, DemoNode
 from commons.demo.federation import Federation, export_ids
 
 
@@ -33,7 +34,6 @@ DERIVED_TEXT = "`pip install --user` failed with 'error: externally-managed-envi
 
 def peer_review_and_revocation(demo, keys: dict) -> dict:
     """Run steps 9 and 10 on ``demo`` (a ``commons.demo.run.Demo``); returns what each node ended with."""
-    from commons.demo.run import DEMO_SESSIONS, DemoNode  # run.py calls this module: imported here, not above
 
     ada, grace, linus = demo.nodes
     newcomers = [DemoNode(name, demo.root / name) for name in NEWCOMERS]

@@ -17,15 +17,14 @@ import sys
 import tempfile
 import time
 from contextlib import redirect_stderr, redirect_stdout
-from dataclasses import dataclass
 from pathlib import Path
 
 from commons.demo import machine
+from commons.demo.machine import DEMO_SESSIONS, ENV_DROP, ENV_SET, DemoNode
 from commons.demo.federation import Federation, export_ids
 from commons.errors import CommonsError
 
 NODE_NAMES = ("ada", "grace", "linus")
-DEMO_SESSIONS = Path(__file__).resolve().parent / "sessions"  # <node name>/day-NN-*.jsonl
 INGESTED_AT = "2026-11-10T18:00:00Z"  # after the last bundled session
 NIGHTS = ("2026-11-03T03:00Z", "2026-11-05T03:00Z", "2026-11-07T03:00Z", "2026-11-09T03:00Z",
           "2026-11-11T03:00Z")  # scripted nights of sleep; each sees the sessions before it
@@ -37,35 +36,6 @@ HAND_LESSON = "Debian 12's system Python refuses `pip install`: it fails with 'e
 HOOK_NODE, HOOK_SESSION = "grace", "day-10-worker-tests.jsonl"  # held back: it ends while the demo watches
 HOOK_AT = "2026-11-11T08:30:00Z"  # the session-end hook's clock: the morning after the last night
 HOOK_WAIT = 30.0  # seconds the demo waits for the hook's lesson (it takes about 2 s)
-# What each command sees of the environment: its node's home and its person's HOME (the demo's
-# Claude Code folder), never the machine's own ~/.claude.
-_ENV_SET = ("COMMONS_HOME", "HOME")
-_ENV_DROP = ("CLAUDE_CONFIG_DIR", "CLAUDE_CODE_DISABLE_AUTO_MEMORY", "COMMONS_AT")
-
-
-@dataclass(frozen=True)
-class DemoNode:
-    name: str
-    home: Path  # COMMONS_HOME
-
-    @property
-    def person(self) -> Path:
-        """The node's person's HOME: their ~/.claude with a folder per project."""
-        return self.home / "person"
-
-    @property
-    def memory_indexes(self) -> list[Path]:
-        return machine.memory_indexes(self.person)
-
-    def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in _ENV_DROP}
-        return dict(env, COMMONS_HOME=str(self.home), HOME=str(self.person))
-
-    def memory_text(self) -> str:
-        """Every project's MEMORY.md of this node, one after the other."""
-        return "".join(index.read_text(encoding="utf-8") for index in self.memory_indexes)
-
-
 class Demo:
     def __init__(self, root: Path, *, quiet: bool):
         self.root = root
@@ -83,8 +53,8 @@ class Demo:
         commons, which over the demo's ~200 commands was most of its time."""
         from commons.cli import main
 
-        saved = {key: os.environ.get(key) for key in (*_ENV_SET, *_ENV_DROP)}
-        for key in _ENV_DROP:
+        saved = {key: os.environ.get(key) for key in (*ENV_SET, *ENV_DROP)}
+        for key in ENV_DROP:
             os.environ.pop(key, None)
         os.environ.update(COMMONS_HOME=str(node.home), HOME=str(node.person))
         out, err = io.StringIO(), io.StringIO()
@@ -161,7 +131,7 @@ class Demo:
             self.commons(node, "store", "check")
         self.say()
         self._federation()
-        # steps 9 and 10 (commons/demo/review.py), which builds on this module's DemoNode
+        # steps 9 and 10 (commons/demo/review.py)
         from commons.demo.review import peer_review_and_revocation
 
         review = peer_review_and_revocation(self, keys)

@@ -1,7 +1,7 @@
 """The raw-stream archive: transcripts kept byte-exact, content-addressed and compressed, in a folder.
 
 Agents delete their own transcripts after a while; the raw stream is the ground truth everything
-else is recomputed from (DESIGN.md), so ingest copies it here as it grows. Layout::
+else is recomputed from (docs/design.md), so ingest copies it here as it grows. Layout::
 
     <folder>/chunks/<h[:2]>/<h>.zst       one chunk: BLAKE3-256 `h` of its raw bytes, zstd-compressed
                                           (``<h>.xz``: written by commons before 2026-12, still read)

@@ -32,7 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from commons.core.failure import failure_line
+from commons.core.learning import failure_line
 from commons.ingest.corrections import is_person_text, rejection_words
 from commons.ingest.episodes import BuildState, EpisodeBuilder
 from commons.ingest.readers import (

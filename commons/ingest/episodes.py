@@ -3,8 +3,8 @@
 Every agent's reader feeds the same builder, so what an episode means is decided once:
 
 - `ErrorEpisode` per failed tool call: the line that says what failed and the sub-command it
-  belongs to (`commons.core.failure`), the exit code, and what resolved it
-  (`commons.core.resolution`). A resolution shows only in later calls, possibly in a later read of
+  belongs to (`commons.core.learning.failure`), the exit code, and what resolved it
+  (`commons.core.learning.resolution`). A resolution shows only in later calls, possibly in a later read of
   a growing transcript: the error episode is then emitted again, same uid, with its resolution
   (the store replaces by kind and uid). Until the person speaks again or the horizon passes, a
   failure waits in the state for its resolution.
@@ -18,7 +18,7 @@ serialisable, so a reader can stop after any turn and go on later from the saved
 
 Privacy door: every text an episode carries (failure line, resolution, the person's words, the
 agent's words, the session's requests and last words, tool targets) is scrubbed here, when it is
-made (`commons.core.scrub`), and quotes are cut *after* scrubbing, so a cut never halves a key.
+made (`commons.core.policy.scrubber`), and quotes are cut *after* scrubbing, so a cut never halves a key.
 Only what the state needs for matching later calls stays raw (the pending calls and open
 failures), local like the archived stream.
 """
@@ -29,11 +29,11 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any
 
-from commons.core.episode import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode, ToolCall
-from commons.core.failure import attribute, failure_line
-from commons.core.resolution import OpenFailure, Resolution, advance, named, named_fix, opened
-from commons.core.scope import SHELL_TOOLS
-from commons.core.scrub import clip, cut, scrub
+from commons.core.learning import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode, ToolCall
+from commons.core.learning import attribute, failure_line
+from commons.core.learning import OpenFailure, Resolution, advance, named, named_fix, opened
+from commons.core.learning import SHELL_TOOLS
+from commons.core.policy import clip, cut, scrub
 from commons.ingest.corrections import claims_done, contradicts, is_correction
 from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned, Turn
 

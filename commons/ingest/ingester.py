@@ -34,7 +34,7 @@ from pathlib import Path
 import trio
 from blake3 import blake3
 
-from commons.core.episode import Episode, EpisodeKind, SessionEpisode
+from commons.core.learning import Episode, EpisodeKind, SessionEpisode
 from commons.ingest.archive import Archive, ArchiveError
 from commons.ingest.archive_writer import ArchiveWriter
 from commons.ingest import claude_code, codex, gemini

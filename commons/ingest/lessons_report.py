@@ -8,7 +8,7 @@ agent's reader, the episodes go through
 one night of sleep (the core, with no store), and the report gives:
 
 - ``informative_failure_lines``: error episodes whose failure line says what failed
-  (`commons.core.failure.is_informative`) — goal ≥ 95%;
+  (`commons.core.learning.failure.is_informative`) — goal ≥ 95%;
 - ``lessons_naming_the_fix``: among error lessons whose sessions show a fix (an episode with a
   resolution of confidence ≥ 0.5), the share whose text names what worked — goal ≥ 80%;
 - ``bare_echoes``: lessons whose text neither names what worked nor says that no fix was seen
@@ -26,12 +26,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from commons.core.episode import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode
-from commons.core.failure import is_informative
-from commons.core.generalise import project_aliases
-from commons.core.lessons import Lesson, is_resolved
+from commons.core.learning import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode
+from commons.core.learning import is_informative
+from commons.core.learning import project_aliases
+from commons.core.learning import Lesson, is_resolved
 from commons.core.records import LessonKind
-from commons.core.sleep import SleepState, sleep
+from commons.core.learning import SleepState, run_night
 from commons.ingest.ingester import discover, reader_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,7 +115,7 @@ def measure(sources: Iterable[Path]) -> Report:
     informative = [e for e in errors if is_informative(e.failure)]
     projects = {e.project for e in episodes if isinstance(e, SessionEpisode) and e.project}
     last = max((e.at for e in episodes), default=0.0)
-    night = sleep(SleepState(), episodes, last + 3600, hash_episode=lambda uid: uid.encode(),
+    night = run_night(SleepState(), episodes, last + 3600, hash_episode=lambda uid: uid.encode(),
                   project_names=project_aliases(projects))
     by_uid = {e.uid: e for e in errors}
     error_lessons = [l for l in night.state.lessons if l.kind is LessonKind.ERROR]

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from blake3 import blake3
 
-from commons.core.episode import Episode, SessionEpisode
+from commons.core.learning import Episode, SessionEpisode
 from commons.ingest.episodes import BuildState
 
 # 2: the episode builder's state apart (open failures awaiting a resolution, call details, "the

@@ -21,7 +21,7 @@ from pathlib import PurePath
 
 import trio
 
-from commons.core.episode import Episode, EpisodeKind
+from commons.core.learning import Episode, EpisodeKind
 from commons.ingest import claude_code
 from commons.ingest.readers import Reader
 from commons.ingest.archive import Archive, ArchiveError

@@ -1,6 +1,6 @@
 """The trio driver of the gossip core: it only moves bytes and calls the core's timers.
 
-:class:`GossipDriver` owns one :class:`~commons.core.gossip.GossipNode` inside one trio program.
+:class:`GossipDriver` owns one :class:`~commons.core.gossip.node.GossipNode` inside one trio program.
 Every call into the core (a frame received, a timer, a record added, a connection opened) is
 followed by :meth:`GossipDriver.after`, which hands every session's outgoing frames to that
 connection's writer, passes the core's events (Accepted / Refused / SessionClosed) to the owner,
@@ -34,7 +34,7 @@ from typing import Protocol
 import trio
 
 from commons.core.gossip import Event, GossipNode, PeerSession
-from commons.core.gossip_messages import FrameDecoder, GossipProtocolError, encode_frame
+from commons.core.gossip import FrameDecoder, GossipProtocolError, encode_frame
 from commons.net import memory
 from commons.net.transport import PeerFailed
 

@@ -1,9 +1,9 @@
 """The secure link between two nodes: TCP, then Secret Handshake, then box-stream.
 
-A thin trio driver over the sans-I/O ``commons.core.shs`` and ``commons.core.boxstream``: it only
+A thin trio driver over the sans-I/O ``commons.core.transport.handshake`` and ``commons.core.transport.boxstream``: it only
 moves bytes. The dialer (client) must know the listener's transport key in advance; the listener
 learns the dialer's from the handshake. A handshake that fails is closed at once, without a word
-(the contract of :class:`~commons.core.shs.HandshakeRefused`), and so is one that stalls past
+(the contract of :class:`~commons.core.transport.handshake.HandshakeRefused`), and so is one that stalls past
 ``HANDSHAKE_TIMEOUT``.
 
 Whose fault: :class:`PeerFailed` — the other side broke the protocol or went away (the cause is
@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import trio
 
-from commons.core.boxstream import BoxStreamDecoder, BoxStreamEncoder, BoxStreamError
-from commons.core.shs import (
+from commons.core.transport import BoxStreamDecoder, BoxStreamEncoder, BoxStreamError
+from commons.core.transport import (
     ClientHandshake,
     HandshakeOutcome,
     HandshakeRefused,

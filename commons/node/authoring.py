@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from commons.core.embed import embed_many
+from commons.core.embedding import embed_many
 from commons.core.records import Lesson, RecordUsageError, SignedRecord, Vouch, day_of
 from commons.errors import CommonsError, UsageError
 from commons.node import publish, rendering, revocation

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from commons.clock import Clock, SystemClock
 from commons.config import Config
-from commons.core import sleep as core
-from commons.core.hashing import episode_hash
-from commons.core.lessons import WriteText
+from commons.core.learning import SleepParams
+from commons.core.records import episode_hash
+from commons.core.learning import WriteText
 from commons.core.recall import RecallParams
 from commons.home import Home
 from commons.identity import Identity
@@ -36,7 +36,7 @@ class NodeContext:
     config: Config
     home: Home
     clock: Clock
-    sleep: core.SleepParams
+    sleep: SleepParams
     recall: RecallParams
     memory_folder: Path  # the plain folder target's folder (`[render] folder`, else <data>/memory)
     hash_secret: bytes  # keys episode hashes (the identity's, or a test's without one)

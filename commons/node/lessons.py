@@ -6,15 +6,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from commons.clock import format_time
-from commons.core.embed import embed_many
-from commons.core.lessons import DAY, Lesson, heads_in_prose, lesson_id
-from commons.core.predictions import Prediction
+from commons.core.embedding import embed_many
+from commons.core.learning import DAY, Lesson, heads_in_prose, lesson_id
+from commons.core.learning import Prediction
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import LessonKind, Scope, SignedRecord
-from commons.core.safety import ImperativeText, observation_form
-from commons.core.safety import check_observation, contains_injection
-from commons.core.scope import classify
-from commons.core.scrub import scrub, scrub_json
+from commons.core.policy import ImperativeText, observation_form
+from commons.core.policy import check_observation, contains_injection
+from commons.core.learning import classify
+from commons.core.policy import scrub, scrub_json
 from commons.core.trust import LessonStatus as TrustStatus
 from commons.node import rendering, trust
 from commons.node.context import NodeContext

@@ -7,7 +7,7 @@ import json
 import urllib.request
 from collections.abc import Sequence
 
-from commons.core.lessons import Surprise, WriteText
+from commons.core.learning import Surprise, WriteText
 
 
 MODEL_TIMEOUT = 10.0  # seconds a local model may take per lesson before sleep writes its own text

@@ -1,4 +1,4 @@
-"""The nap: a session's end learns, at once, what needs no night (``commons.core.nap``).
+"""The nap: a session's end learns, at once, what needs no night (``commons.core.learning.nap``).
 
 ``commons hook session-end`` ingests the ended session and calls :func:`nap`: the store's lessons
 and live surprises go to the core's nap, what it kept is written (vetoes respected, as at night),
@@ -15,9 +15,9 @@ from functools import partial
 import numpy as np
 import trio
 
-from commons.core import nap as core
-from commons.core.embed import embed_many
-from commons.core.episode import EpisodeKind
+from commons.core.learning import run_nap
+from commons.core.embedding import embed_many
+from commons.core.learning import EpisodeKind
 from commons.node import rendering, review
 from commons.node.context import NodeContext
 from commons.node.projects import project_names
@@ -50,7 +50,7 @@ async def nap(store: Store, node: NodeContext, now: float) -> NapReport:
         store, kinds=[EpisodeKind.ERROR, EpisodeKind.CORRECTION]) if s.episode.at <= now]
     names = await trio.to_thread.run_sync(project_names, await episode_store.session_workdirs(store))
     result = await trio.to_thread.run_sync(partial(
-        core.nap, [s.lesson for s in stored], surprises, now, node.sleep, hash_episode=node.hash_episode,
+        run_nap, [s.lesson for s in stored], surprises, now, node.sleep, hash_episode=node.hash_episode,
         write_text=node.write_text, project_names=names))
     vetoed_ids, vetoed_keys = await ls.veto_keys(store)
     suppressed = {lesson.id for lesson in result.learned

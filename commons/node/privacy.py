@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from commons.core.embed import embed_many
-from commons.core.scrub import findings, scrub, scrub_json
+from commons.core.embedding import embed_many
+from commons.core.policy import findings, scrub, scrub_json
 from commons.node import rendering
 from commons.node.context import NodeContext
 from commons.render import memory_folder as renderer

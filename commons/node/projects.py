@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from commons.core.generalise import project_aliases
+from commons.core.learning import project_aliases
 from commons.integrations.claude_code import project_at
 
 

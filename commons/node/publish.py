@@ -4,10 +4,10 @@
 :func:`publish_pending` signs every active, own, **shared**-scope lesson that has no record yet
 (and every judgement of a received lesson not yet signed, ``commons.node.review``),
 after scrubbing secrets, paths, e-mail addresses and host names from its words
-(``commons.core.safety.scrub``). A lesson whose text still looks private after scrubbing, or no
+(``commons.core.policy.observation.scrub``). A lesson whose text still looks private after scrubbing, or no
 longer reads as an observation (peers would refuse it), is not published and says why.
 
-Only the keyed hashes of a lesson's episodes leave the node (``commons.core.hashing``), never the
+Only the keyed hashes of a lesson's episodes leave the node (``commons.core.records.hashing``), never the
 episodes. Local and private lessons never do.
 """
 
@@ -17,11 +17,11 @@ import unicodedata
 from dataclasses import dataclass
 
 from commons.core import records as rec
-from commons.core.hashing import episode_hash, evidence_hash
+from commons.core.records import episode_hash, evidence_hash
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Outcome, Prediction, Scope, SignedRecord, Verification, day_of, sign
-from commons.core.safety import is_observation, looks_private, scrub
-from commons.core.scrub import ScrubbedTextRequired
+from commons.core.policy import is_observation, looks_private, scrub
+from commons.core.policy import ScrubbedTextRequired
 from commons.identity import Identity
 from commons.node.context import NodeContext
 from commons.store import lessons as ls

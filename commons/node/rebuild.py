@@ -32,12 +32,12 @@ from functools import partial
 import numpy as np
 import trio
 
-from commons.core import sleep as core
-from commons.core.embed import embed_many
-from commons.core.episode import Episode, SessionEpisode
-from commons.core.generalise import project_aliases
-from commons.core.lessons import Lesson, LessonStatus
-from commons.core.predictions import Prediction
+from commons.core.learning import SleepResult, SleepState, run_night
+from commons.core.embedding import embed_many
+from commons.core.learning import Episode, SessionEpisode
+from commons.core.learning import project_aliases
+from commons.core.learning import Lesson, LessonStatus
+from commons.core.learning import Prediction
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Scope, day_of
 from commons.node import authoring, publish, rendering
@@ -183,10 +183,10 @@ async def _reworded(store: Store, node: NodeContext, n: Lesson, taken: Sequence[
 
 
 def _fresh_night(episodes: Sequence[Episode], now: float, node: NodeContext,
-                 touched: dict[str, float]) -> core.SleepResult:
+                 touched: dict[str, float]) -> SleepResult:
     """One night from an empty state, as a new home would sleep over the same episodes."""
     projects = project_aliases(e.project for e in episodes if isinstance(e, SessionEpisode) and e.project)
-    return core.sleep(core.SleepState(), [e for e in episodes if e.at <= now], now, node.sleep,
+    return run_night(SleepState(), [e for e in episodes if e.at <= now], now, node.sleep,
                       hash_episode=node.hash_episode, write_text=node.write_text,
                       episode_touched=touched, project_names=projects)
 

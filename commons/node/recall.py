@@ -11,7 +11,7 @@ shared and common lesson; a local lesson learned in other projects' sessions is 
 project uses uv" is no answer in a project that uses poetry). Without one, every lesson is a candidate.
 
 **Through an index, when many.** Past ``IndexParams.scan_below`` active lessons the own lessons are
-recalled through the core's :class:`~commons.core.recall_index.RecallIndex` (the candidates it
+recalled through the core's :class:`~commons.core.recall.index.RecallIndex` (the candidates it
 finds, scored exactly), kept per store in memory and in a file beside the database, so that a
 restart reads it instead of building it. Before each query the index is synced with the lessons
 as they are now (a reloaded matrix: what was added, archived, revoked or faded since), and a
@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import trio
 
-from commons.core.embed import embed, embed_many
-from commons.core.lessons import Lesson, adjust, decay_factor
+from commons.core.embedding import embed, embed_many
+from commons.core.learning import Lesson, adjust, decay_factor
 from commons.core.recall import RecallParams, normalised_strength, top_k
-from commons.core.recall_index import IndexParams, RecallIndex, RecallIndexFileError, SyncResult
+from commons.core.recall import IndexParams, RecallIndex, RecallIndexFileError, SyncResult
 from commons.core.records import Scope
 from commons.integrations.claude_code import project_at
-from commons.core.scrub import scrub
+from commons.core.policy import scrub
 from commons.node import review
 from commons.node.context import NodeContext
 from commons.node.lessons import LessonRefused

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import trio
 
-from commons.core.lessons import Lesson, lesson_detail, lesson_resolved
+from commons.core.learning import Lesson, lesson_detail, lesson_resolved
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Scope
-from commons.core.scrub import scrub, scrub_json
+from commons.core.policy import scrub, scrub_json
 from commons.node import agent_files, review
 from commons.node.context import NodeContext
 from commons.node.projects import project_names

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from commons.clock import format_time
-from commons.core.scrub import scrub_json
+from commons.core.policy import scrub_json
 from commons.store import lessons as ls
 from commons.store import records as record_store
 from commons.store import reviews as review_store

@@ -12,7 +12,7 @@ What runs where:
      so publishing never signs a duplicate; the lesson stays local, and the node corroborates the
      common one (``naive=False``) when its surprise came before receipt;
   2. *verification*: each received lesson still alive is judged, by the core's own matcher
-     (``commons.core.predictions.verify``), against this node's episodes **after receipt**
+     (``commons.core.learning.predictions.verify``), against this node's episodes **after receipt**
      (``records.received_at``): the outcome met → confirmed; the situation arose while the lesson
      was rendered without the outcome → confirmed (prevented: never a failure); the situation arose
      unwarned without the outcome → failed; no situation → nothing. One judgement per lesson per
@@ -21,7 +21,7 @@ What runs where:
   3. *publishing*: with `commons publish on`, pending lessons (``commons.node.publish``) and pending
      judgements are signed and stored as own records, which the daemon gossips;
   4. *status*: recomputed, and changes (promoted, faded, revoked) logged for the morning report.
-* **On demand**: :func:`load` evaluates every record held (``commons.core.trust.evaluate``), cached
+* **On demand**: :func:`load` evaluates every record held (``commons.core.trust.evaluation.evaluate``), cached
   by the records table's high-water mark; :func:`refresh` logs status changes after an import, a
   revocation or records from a peer (``commons.node.revocation.after_intake``).
 
@@ -38,9 +38,9 @@ from functools import partial
 import trio
 
 from commons.clock import format_day
-from commons.core import predictions as pr
-from commons.core.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode
-from commons.core.lessons import Lesson as LocalLesson
+from commons.core.learning import Cause, Prediction, PredictionStatus, too_generic, verify
+from commons.core.learning import CorrectionEpisode, ErrorEpisode, SessionEpisode
+from commons.core.learning import Lesson as LocalLesson
 from commons.core.records import Lesson, Outcome, Scope, SignedRecord, Verification, day_of
 from commons.core.trust import LessonStatus
 from commons.node import publish
@@ -85,8 +85,8 @@ def stand_in(signed: SignedRecord) -> LocalLesson:
         provenance=(), strength=1.0, strength_at=0.0, touched=0.0, seen=1, created=0.0)
 
 
-def _prediction(lesson: LocalLesson, made: float, expires: float) -> pr.Prediction:
-    return pr.Prediction(id=f"review/{lesson.id}/{made!r}", lesson_id=lesson.id, situation=lesson.gist,
+def _prediction(lesson: LocalLesson, made: float, expires: float) -> Prediction:
+    return Prediction(id=f"review/{lesson.id}/{made!r}", lesson_id=lesson.id, situation=lesson.gist,
                          triggers=lesson.triggers, outcome=lesson.outcome, made=made, expires=expires)
 
 
@@ -97,11 +97,11 @@ def first_meetings(lessons: Sequence[LocalLesson], surprises: Sequence[ErrorEpis
         return {}
     by_uid = {s.uid: s for s in surprises}
     start = min(s.at for s in surprises) - 1.0
-    verdicts = pr.verify([_prediction(lesson, start, math.inf) for lesson in lessons],
+    verdicts = verify([_prediction(lesson, start, math.inf) for lesson in lessons],
                          {lesson.id: lesson for lesson in lessons}, list(surprises), math.inf,
                          rendered_since={}, cosine_min=cosine)
     return {v.prediction.lesson_id: by_uid[v.evidence] for v in verdicts
-            if v.status is pr.PredictionStatus.CONFIRMED and v.evidence in by_uid}
+            if v.status is PredictionStatus.CONFIRMED and v.evidence in by_uid}
 
 
 @dataclass(frozen=True)
@@ -125,16 +125,16 @@ def judge_received(items: Sequence[tuple[SignedRecord, float]], episodes: Sequen
     preds = [_prediction(lesson, since, math.inf) for lesson, (_, since) in zip(stands, items)]
     sessions = sorted((e for e in episodes if isinstance(e, SessionEpisode) and e.at <= now),
                       key=lambda e: (e.at, e.uid))[-generic_sample:]
-    generic = pr.too_generic(preds, [s.text() for s in sessions], cosine_min=situation_cosine,
+    generic = too_generic(preds, [s.text() for s in sessions], cosine_min=situation_cosine,
                              max_fraction=generic_max_fraction, min_sample=generic_min_sample)
     preds = [p for p, bad in zip(preds, generic) if not bad]
-    verdicts = pr.verify(preds, {lesson.id: lesson for lesson in stands}, [e for e in episodes if e.at <= now],
+    verdicts = verify(preds, {lesson.id: lesson for lesson in stands}, [e for e in episodes if e.at <= now],
                          now, rendered_since=rendered_since, cosine_min=verify_cosine,
                          situation_cosine=situation_cosine)
-    hows = {pr.PredictionStatus.CONFIRMED: "confirmed", pr.PredictionStatus.PREVENTED: PREVENTED,
-            pr.PredictionStatus.FAILED: "failed"}
+    hows = {PredictionStatus.CONFIRMED: "confirmed", PredictionStatus.PREVENTED: PREVENTED,
+            PredictionStatus.FAILED: "failed"}
     return [Judgement(bytes.fromhex(v.prediction.lesson_id), v.evidence,
-                      FIX_FAILED if v.cause is pr.Cause.FIX_FAILED else hows[v.status], v.at)
+                      FIX_FAILED if v.cause is Cause.FIX_FAILED else hows[v.status], v.at)
             for v in verdicts if v.status in hows and v.evidence is not None]
 
 

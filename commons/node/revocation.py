@@ -1,7 +1,7 @@
 """Revocation at this node: signing revocations, death certificates at intake, immediate effect.
 
 The rules (who may revoke, what a revocation takes down) are the core's
-(``commons.core.revocation``, docs/trust.md); this module is where they meet the store and the
+(``commons.core.trust.revocation``, docs/trust.md); this module is where they meet the store and the
 memory folder:
 
 * :func:`revoke` signs a revocation of a record (a lesson by its local id or record id prefix, a
@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from commons.core.records import Lesson, RecordType, RecordUsageError, Revocation, SignedRecord, TargetKind, day_of, sign
-from commons.core.revocation import Refusal, Revocations
-from commons.core.scrub import ScrubbedTextRequired
+from commons.core.trust import Refusal, Revocations
+from commons.core.policy import ScrubbedTextRequired
 from commons.errors import UsageError
 from commons.identity import Identity
 from commons.node import rendering, trust

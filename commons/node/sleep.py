@@ -3,7 +3,7 @@
     episodes ──sleep──▶ lessons ──render──▶ memory folder ──(sessions)──▶ episodes …
                           └── recall (``commons.node.recall``: CLI, MCP) touches what it returns
 
-The passes themselves are the pure core (``commons.core.sleep``); this module loads their
+The passes themselves are the pure core (``commons.core.learning.sleep``); this module loads their
 inputs from the store, runs the CPU-bound part in a worker thread (``trio.to_thread``) so the
 trio loop stays responsive, and applies the resulting events in chunks of a few thousand rows,
 each its own transaction, so that a long night never holds the database for long.
@@ -26,11 +26,11 @@ import numpy as np
 import trio
 
 from commons.clock import format_time
-from commons.core import sleep as core
-from commons.core.embed import embed_many
-from commons.core.episode import SessionEpisode
-from commons.core.lessons import Lesson
-from commons.core.predictions import Prediction, RenderedWhere
+from commons.core.learning import EpisodeArchived, Event, LessonArchived, LessonLearned, LessonStrengthened, LessonWeakened, PredictionConfirmed, PredictionExpired, PredictionFailed, PredictionMade, PredictionPrevented, SleepState, run_night
+from commons.core.embedding import embed_many
+from commons.core.learning import SessionEpisode
+from commons.core.learning import Lesson
+from commons.core.learning import Prediction, RenderedWhere
 from commons.node import privacy, rendering
 from commons.node.projects import project_names
 from commons.node.rendering import RenderSummary
@@ -42,24 +42,24 @@ from commons.store import lessons as ls
 from commons.store.db import Store
 
 
-def _event_record(event: core.Event) -> dict | None:
+def _event_record(event: Event) -> dict | None:
     """An event as the report reads it (episode archivals are only counted)."""
-    if isinstance(event, core.LessonLearned):
+    if isinstance(event, LessonLearned):
         lesson = event.lesson
         return {"type": "learned", "lesson": lesson.id, "text": lesson.text, "kind": lesson.kind.value,
                 "scope": lesson.scope.value}
-    if isinstance(event, core.LessonStrengthened | core.LessonWeakened):
-        return {"type": "strengthened" if isinstance(event, core.LessonStrengthened) else "weakened",
+    if isinstance(event, LessonStrengthened | LessonWeakened):
+        return {"type": "strengthened" if isinstance(event, LessonStrengthened) else "weakened",
                 "lesson": event.lesson.id, "text": event.lesson.text, "by": event.by,
                 "reason": event.reason.value, "evidence": list(event.evidence)}
-    if isinstance(event, core.LessonArchived):
+    if isinstance(event, LessonArchived):
         return {"type": "archived", "lesson": event.lesson.id, "text": event.lesson.text,
                 "strength": round(event.strength, 4)}
-    if isinstance(event, core.PredictionMade):
+    if isinstance(event, PredictionMade):
         p = event.prediction
         return {"type": "prediction_made", "prediction": p.id, "lesson": p.lesson_id, "says": p.describe()}
-    verdicts = {core.PredictionConfirmed: "confirmed", core.PredictionPrevented: "prevented",
-                core.PredictionFailed: "failed", core.PredictionExpired: "expired"}
+    verdicts = {PredictionConfirmed: "confirmed", PredictionPrevented: "prevented",
+                PredictionFailed: "failed", PredictionExpired: "expired"}
     if type(event) in verdicts:
         p = event.prediction
         return {"type": verdicts[type(event)], "prediction": p.id, "lesson": p.lesson_id,
@@ -68,15 +68,15 @@ def _event_record(event: core.Event) -> dict | None:
 
 
 _COUNT_NAMES = {
-    core.LessonLearned: "lessons_learned", core.LessonStrengthened: "lessons_strengthened",
-    core.LessonWeakened: "lessons_weakened", core.LessonArchived: "lessons_archived",
-    core.EpisodeArchived: "episodes_archived", core.PredictionMade: "predictions_made",
-    core.PredictionConfirmed: "predictions_confirmed", core.PredictionPrevented: "predictions_prevented",
-    core.PredictionFailed: "predictions_failed", core.PredictionExpired: "predictions_expired",
+    LessonLearned: "lessons_learned", LessonStrengthened: "lessons_strengthened",
+    LessonWeakened: "lessons_weakened", LessonArchived: "lessons_archived",
+    EpisodeArchived: "episodes_archived", PredictionMade: "predictions_made",
+    PredictionConfirmed: "predictions_confirmed", PredictionPrevented: "predictions_prevented",
+    PredictionFailed: "predictions_failed", PredictionExpired: "predictions_expired",
 }
 
 
-def _lesson_of(event: core.Event) -> str | None:
+def _lesson_of(event: Event) -> str | None:
     if hasattr(event, "lesson"):
         return event.lesson.id
     if hasattr(event, "prediction"):
@@ -88,13 +88,13 @@ def _lesson_of(event: core.Event) -> str | None:
 class Night:
     """What one sleep decided, ready to be written."""
 
-    events: tuple[core.Event, ...]  # without those of suppressed lessons
+    events: tuple[Event, ...]  # without those of suppressed lessons
     lessons: tuple[tuple[Lesson, str], ...]  # changed lessons with their store status
     vectors: np.ndarray  # their recall embeddings
     suppressed: tuple[Lesson, ...]  # made again from vetoed content: stored as vetoed, nothing else
 
 
-def _night(state: core.SleepState, episodes: Sequence, now: float, node: NodeContext, *,
+def _night(state: SleepState, episodes: Sequence, now: float, node: NodeContext, *,
            rendered_in: dict[str, dict[str, float]], touched: dict[str, float], vetoed_ids: set[str],
            vetoed_keys: set[str]) -> Night:
     """The CPU-bound part (run in a worker thread): the core's sleep, then vetoes applied.
@@ -105,11 +105,11 @@ def _night(state: core.SleepState, episodes: Sequence, now: float, node: NodeCon
     rendered_since = RenderedWhere(rendered_in, {e.uid: node.target.project_of(e.project) for e in episodes
                                                  if isinstance(e, SessionEpisode) and e.project})
     projects = project_names(e.project for e in episodes if isinstance(e, SessionEpisode) and e.project)
-    result = core.sleep(state, episodes, now, node.sleep, hash_episode=node.hash_episode,
+    result = run_night(state, episodes, now, node.sleep, hash_episode=node.hash_episode,
                         rendered_since=rendered_since, write_text=node.write_text,
                         episode_touched=touched, project_names=projects)
     final = {lesson.id: lesson for lesson in result.state.lessons}
-    suppressed = {e.lesson.id for e in result.events if isinstance(e, core.LessonLearned)
+    suppressed = {e.lesson.id for e in result.events if isinstance(e, LessonLearned)
                   and (e.lesson.id in vetoed_ids or ls.content_key(e.lesson.kind, e.lesson.text) in vetoed_keys)}
     events = tuple(e for e in result.events if _lesson_of(e) not in suppressed)
     changed = list(dict.fromkeys(e.lesson.id for e in events if hasattr(e, "lesson")))
@@ -150,7 +150,7 @@ async def sleep(store: Store, node: NodeContext, now: float) -> NightReport:
     # A home written before every door scrubbed is scrubbed once, before the night reads it.
     scrubbed = await privacy.scrub_once(store, node, now)
     stored = await ls.load_lessons(store)
-    state = core.SleepState(lessons=tuple(s.lesson for s in stored),
+    state = SleepState(lessons=tuple(s.lesson for s in stored),
                             predictions=tuple(await ls.open_predictions(store)))
     # Episodes stamped after the night's time have not happened yet as far as this night knows
     # (a scripted --at night over transcripts ingested ahead of it).
@@ -196,15 +196,15 @@ async def _apply(store: Store, night: Night, keys: dict[str, list[str]], now: fl
     made: list[Prediction] = []
     archived_keys: list[str] = []
     for e in night.events:
-        if isinstance(e, core.PredictionMade):
+        if isinstance(e, PredictionMade):
             made.append(e.prediction)
-        elif isinstance(e, core.PredictionConfirmed | core.PredictionPrevented | core.PredictionFailed):
-            status = {core.PredictionConfirmed: "confirmed", core.PredictionPrevented: "prevented",
-                      core.PredictionFailed: "failed"}[type(e)]
+        elif isinstance(e, PredictionConfirmed | PredictionPrevented | PredictionFailed):
+            status = {PredictionConfirmed: "confirmed", PredictionPrevented: "prevented",
+                      PredictionFailed: "failed"}[type(e)]
             verdicts.append((e.prediction.id, status, e.evidence, e.at))
-        elif isinstance(e, core.PredictionExpired):
+        elif isinstance(e, PredictionExpired):
             verdicts.append((e.prediction.id, "expired", None, e.at))
-        elif isinstance(e, core.EpisodeArchived):
+        elif isinstance(e, EpisodeArchived):
             archived_keys += keys.get(e.uid, [])
     suppressed = [(lesson, ls.VETOED) for lesson in night.suppressed]
     sup_vecs = embed_many([ls.recall_text(l) for l, _ in suppressed]) if suppressed else np.zeros((0, 256), np.float32)

@@ -15,10 +15,10 @@ from functools import partial
 import trio
 
 from commons.core.records import Lesson, RecordType, SignedRecord, day_of
-from commons.core.revocation import Cause
+from commons.core.trust import Cause
 from commons.core.trust import LessonState, LessonStatus, TrustPolicy, TrustView
-from commons.core.trust_facts import Fact
-from commons.core.trust_incremental import IncrementalTrust
+from commons.core.trust import Fact
+from commons.core.trust import IncrementalTrust
 from commons.errors import StoreError
 from commons.store.record_reader import RecordReader
 from commons.store import records as record_store

@@ -1,4 +1,4 @@
-"""Rendering lessons into the agent's memory folder (design paper §4.3, DESIGN.md "Files a person
+"""Rendering lessons into the agent's memory folder (design paper §4.3, docs/design.md "Files a person
 can read").
 
 The folder is the one the agent loads at session start (for Claude Code, a project's memory
@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from commons.core.safety import contains_injection, is_observation
+from commons.core.policy import contains_injection, is_observation
 from commons.errors import CommonsError
 
 INDEX = "MEMORY.md"

@@ -1,6 +1,6 @@
 """Episodes and the transcripts they came from, in the database.
 
-An episode row holds the episode's fields as JSON (the dataclasses of ``commons.core.episode``),
+An episode row holds the episode's fields as JSON (the dataclasses of ``commons.core.learning.episode``),
 keyed by kind and uid so that reading a transcript again replaces, never duplicates. A session
 episode is rewritten as its transcript grows; error and correction episodes never change.
 
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from commons.core.episode import (
+from commons.core.learning import (
     CorrectionEpisode,
     Episode,
     EpisodeKind,
@@ -24,7 +24,7 @@ from commons.core.episode import (
     SessionEpisode,
     ToolCall,
 )
-from commons.core.resolution import Resolution
+from commons.core.learning import Resolution
 from commons.store.db import Store
 
 COMPONENT = "episodes"

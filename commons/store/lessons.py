@@ -1,9 +1,9 @@
 """Lessons, predictions, vetoes, render state and sleep runs, in the database.
 
-The sans-I/O core (``commons.core.sleep``) works on a :class:`~commons.core.sleep.SleepState`;
+The sans-I/O core (``commons.core.learning.sleep``) works on a :class:`~commons.core.learning.sleep.SleepState`;
 this module is where that state lives between nights, plus what only the store knows:
 
-* ``lessons``: the core :class:`~commons.core.lessons.Lesson` fields (tuples as JSON), its
+* ``lessons``: the core :class:`~commons.core.learning.lessons.Lesson` fields (tuples as JSON), its
   embedding for recall, a store-level ``status`` that adds ``vetoed`` to the core's ``active`` /
   ``archived``, ``origin`` (``own``; ``received`` for lessons from peers, later), ``record_id``
   (the signed record once a shared lesson is published; filled by publishing), and a
@@ -31,8 +31,8 @@ from typing import Any
 import blake3
 import numpy as np
 
-from commons.core.lessons import _SEEN_TAIL, Lesson, LessonStatus, normalise
-from commons.core.predictions import Prediction
+from commons.core.learning import Lesson, LessonStatus, uncounted
+from commons.core.learning import Prediction
 from commons.core.records import LessonKind, Scope
 from commons.store.db import Store
 
@@ -145,7 +145,7 @@ CHUNK_ROWS = 2000  # rows per transaction in long writes: no other command waits
 
 def content_key(kind: LessonKind, text: str) -> str:
     """What a veto matches: the kind and the normalised text without its "(seen N times)" tail."""
-    body = kind.value + "\x00" + normalise(_SEEN_TAIL.sub(".", text.strip(), count=1))
+    body = kind.value + "\x00" + uncounted(text)
     return blake3.blake3(body.encode()).hexdigest()
 
 

@@ -29,7 +29,7 @@ from commons.core.records import (
     verify,
     verify_many,
 )
-from commons.core.revocation import refused_as_dead
+from commons.core.trust import refused_as_dead
 from commons.store.db import Store
 
 COMPONENT = "records"

@@ -1,7 +1,7 @@
 """What peer review keeps in the database: this node's judgements of lessons it received, and the
 log of status changes (promoted, faded, revoked) for the morning report.
 
-The statuses themselves are always recomputed from the records (``commons.core.trust``); what is
+The statuses themselves are always recomputed from the records (``commons.core.trust.evaluation``); what is
 kept here is what cannot be recomputed: which of this node's episodes decided a judgement, whether
 it was signed, and when a lesson's status last changed.
 """

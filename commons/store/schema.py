@@ -10,12 +10,26 @@ a newer commons (a component at a version this code does not know) is refused ra
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any, Protocol
 
 from commons.errors import StoreError
 
-if TYPE_CHECKING:
-    from commons.store.db import Store
+
+class Database(Protocol):
+    """What migrating needs of the store (``commons.store.db.Store``, which calls this module)."""
+
+    path: Path
+
+    def transaction(self) -> AbstractAsyncContextManager[Any]: ...
+
+    async def execute(self, sql: str, parameters: Sequence[Any] = ...) -> Any: ...
+
+    async def fetchall(self, sql: str, parameters: Sequence[Any] = ...) -> list[Any]: ...
+
+    async def scalar(self, sql: str, parameters: Sequence[Any] = ...) -> Any: ...
 
 # Every module that owns tables. Add a line when a concept gets tables of its own.
 COMPONENT_MODULES = (
@@ -36,7 +50,7 @@ def components() -> list[tuple[str, tuple[tuple[str, ...], ...]]]:
     return found
 
 
-def _behind(store: "Store", have: dict[str, int]) -> list[tuple[str, int, tuple[tuple[str, ...], ...]]]:
+def _behind(store: Database, have: dict[str, int]) -> list[tuple[str, int, tuple[tuple[str, ...], ...]]]:
     """(component, version held, migrations) of every component the database holds an older
     version of; a newer one than this code knows is refused."""
     behind = []
@@ -52,7 +66,7 @@ def _behind(store: "Store", have: dict[str, int]) -> list[tuple[str, int, tuple[
     return behind
 
 
-async def migrate(store: "Store") -> None:
+async def migrate(store: Database) -> None:
     async with store.transaction():
         await store.execute(
             "CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
@@ -67,7 +81,7 @@ async def migrate(store: "Store") -> None:
             )
 
 
-async def needs_migration(store: "Store") -> bool:
+async def needs_migration(store: Database) -> bool:
     """Whether opening the database for writing would change its schema (read-only opening asks)."""
     have_table = await store.scalar(
         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_versions'")

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from protocol.vectors.vectorfile import command, regenerate  # noqa: E402
 
 from commons.core import records as rec  # noqa: E402
-from commons.core.gossip import network_hash  # noqa: E402
-from commons.core.gossip_messages import (  # noqa: E402
+from commons.core.gossip.node import network_hash  # noqa: E402
+from commons.core.gossip.messages import (  # noqa: E402
     Announce,
     Bye,
     Hello,

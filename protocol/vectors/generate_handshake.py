@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from protocol.vectors.vectorfile import regenerate  # noqa: E402
 
-from commons.core.boxstream import MAX_BODY_LENGTH, BoxStreamEncoder
-from commons.core.shs import ClientHandshake, ServerHandshake
+from commons.core.transport.boxstream import MAX_BODY_LENGTH, BoxStreamEncoder
+from commons.core.transport.handshake import ClientHandshake, ServerHandshake
 
 VECTORS_PATH = Path(__file__).with_name("handshake.json")
 

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from protocol.vectors.vectorfile import command, regenerate  # noqa: E402
 
-from commons.core.reconcile import (  # noqa: E402
+from commons.core.reconcile.reconciler import (  # noqa: E402
     PROTOCOL_VERSION,
     KeySet,
     Reconciler,

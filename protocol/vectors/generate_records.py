@@ -29,7 +29,7 @@ import msgpack
 import nacl.signing
 from blake3 import blake3
 
-from commons.core.hashing import episode_hash, evidence_hash
+from commons.core.records.hashing import episode_hash, evidence_hash
 from commons.core.records import (
     MAX_BODY_BYTES,
     MAX_PARENTS,

@@ -27,8 +27,8 @@ from protocol.vectors.vectorfile import command, regenerate  # noqa: E402
 from commons.core.records import (  # noqa: E402
     Lesson, LessonKind, Prediction, Revocation, Scope, SignedRecord, TargetKind, Vouch, sign,
 )
-from commons.core.revocation import resolve  # noqa: E402
-from commons.core.trust import Policy, TrustPolicy, evaluate  # noqa: E402
+from commons.core.trust.revocation import resolve  # noqa: E402
+from commons.core.trust.evaluation import Policy, TrustPolicy, evaluate  # noqa: E402
 
 VECTORS_PATH = Path(__file__).with_name("revocations.json")
 COMMAND = command(Path(__file__))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from commons.core.scope import command_head
+from commons.core.learning import command_head
 from commons.demo.sessions._build import Session
 from commons.render.memory_folder import FILE_PREFIX, INDEX
 from simulations.experiment.world import Pitfall, PitfallKind, Ran, World

@@ -160,11 +160,11 @@ def reading(result: dict, encounters: dict | None = None) -> str:
         out.append(
             f"- **The wrong lesson** (`{result['quirk'][1]}`, published by {result['quirk'][0]}, whose machine's quirk "
             f"makes its fix work there) misled {per_arm}. Commons now judges the fix a lesson names "
-            f"(`commons/core/predictions.py`): a session that ran the named fix and saw it fail *fails* the lesson even "
+            f"(`commons/core/learning/predictions.py`): a session that ran the named fix and saw it fail *fails* the lesson even "
             f"though the error it met is the one predicted. The node stops rendering it that night (its own failed "
             f"judgement hides it, and its own lesson, which names what did work, shows instead) and signs a failed "
             f"verification; under `trusted`, failures outnumbering confirmations by `required` take a trusted "
-            f"author's lesson out of the commons (`commons/core/trust.py`)"
+            f"author's lesson out of the commons (`commons/core/trust/evaluation.py`)"
             + (", so no agent is misled twice" if all(f["misled_by_wrong_lesson"].get("agents", 0) ==
                                                         f["misled_by_wrong_lesson"].get("encounters", 0)
                                                         for f in arms.values()) else "")

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from commons.core.records.codec import decode_body
-from commons.core.records.types import Lesson, Verification
-from commons.core.scope import command_head
+from commons.core.records import decode_body
+from commons.core.records import Lesson, Verification
+from commons.core.learning import command_head
 from commons.node.report import accuracy
 from simulations.experiment.agent import Encounter, Outcome, ReadLesson
 from simulations.experiment.n_agents import ArmRun

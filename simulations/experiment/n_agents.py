@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from commons.core.scope import command_head
+from commons.core.learning import command_head
 from simulations.experiment.agent import PLAIN_TRY_DAYS, Agent, Encounter, day_time, iso, read_memory
 from simulations.experiment.homes import Node
 from simulations.experiment.links import Network

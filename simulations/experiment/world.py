@@ -18,7 +18,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from commons.core.scope import command_head
+from commons.core.learning import command_head
 from commons.demo.sessions._build import (PIP_EXTERNALLY_MANAGED, git_push_ok, git_push_rejected, npm_ci_no_lockfile,
                                           pytest_async_failure)
 

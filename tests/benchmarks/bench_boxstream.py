@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from commons.core.boxstream import BoxStreamDecoder, BoxStreamEncoder  # noqa: E402
-from commons.core.shs import ClientHandshake, ServerHandshake  # noqa: E402
+from commons.core.transport.boxstream import BoxStreamDecoder, BoxStreamEncoder  # noqa: E402
+from commons.core.transport.handshake import ClientHandshake, ServerHandshake  # noqa: E402
 
 READ_SIZE = 65536
 

@@ -30,11 +30,11 @@ import nacl.signing
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from commons.core import records as rec  # noqa: E402
-from commons.core.boxstream import BoxStreamDecoder, BoxStreamEncoder  # noqa: E402
-from commons.core.gossip import GossipNode, GossipParams  # noqa: E402
-from commons.core.gossip_messages import FrameDecoder, encode_frame  # noqa: E402
-from commons.core.memnet import Network  # noqa: E402
-from commons.core.shs import ClientHandshake, ServerHandshake  # noqa: E402
+from commons.core.transport.boxstream import BoxStreamDecoder, BoxStreamEncoder  # noqa: E402
+from commons.core.gossip.node import GossipNode, GossipParams  # noqa: E402
+from commons.core.gossip.messages import FrameDecoder, encode_frame  # noqa: E402
+from commons.core.gossip.memnet import Network  # noqa: E402
+from commons.core.transport.handshake import ClientHandshake, ServerHandshake  # noqa: E402
 
 NETWORK = b"\x01" * 32
 NOW = 1_800_000_000.0

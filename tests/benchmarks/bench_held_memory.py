@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from blake3 import blake3  # noqa: E402
 
 from commons.core import records as rec  # noqa: E402
-from commons.core.trust import TrustPolicy  # noqa: E402
-from commons.core.trust_incremental import IncrementalTrust  # noqa: E402
+from commons.core.trust.evaluation import TrustPolicy  # noqa: E402
+from commons.core.trust.incremental import IncrementalTrust  # noqa: E402
 
 NETWORK = bytes(range(32))
 DAY = 20_400

@@ -2,7 +2,7 @@
 
 Synthesises >= 100 MB of transcripts with the generator of bench_ingest.py from the real
 transcripts in ../shared/transcripts (``--source demo``: the demo's sessions), every derived text
-field of every episode passed through the scrubber once more (``commons.core.scrub.scrub``; the episode
+field of every episode passed through the scrubber once more (``commons.core.policy.scrubber.scrub``; the episode
 builder already does; ``--no-scrub`` leaves the second pass out), pins the process to one CPU
 (os.sched_setaffinity; ``--cores 2``: to two, where the archive's writer thread overlaps the
 parse), and measures three runs against a fresh store and archive:
@@ -45,7 +45,7 @@ SHARED = ROOT.parent / "shared" / "transcripts"
 
 def _scrubbed(episode):
     """The episode with every text field (and tuple of texts) scrubbed."""
-    from commons.core.scrub import scrub
+    from commons.core.policy.scrubber import scrub
 
     changes = {}
     for field in dataclasses.fields(episode):

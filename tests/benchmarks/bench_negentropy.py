@@ -48,9 +48,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from commons.core.reconcile import KeySet, Mode, Reconciler, make_key, run_in_memory  # noqa: E402
-from commons.core.reconcile_keyset import encode_varint  # noqa: E402
-from commons.core.reconcile_wire import bound_bytes, decode_message, floor_day, items_bytes, positions_bytes  # noqa: E402
+from commons.core.reconcile.reconciler import KeySet, Mode, Reconciler, make_key, run_in_memory  # noqa: E402
+from commons.core.reconcile.keyset import encode_varint  # noqa: E402
+from commons.core.reconcile.wire import bound_bytes, decode_message, floor_day, items_bytes, positions_bytes  # noqa: E402
 
 DRIVER = Path(__file__).with_name("negentropy_driver.js")
 NEGENTROPY = ROOT.parent / "shared" / "anchors" / "negentropy" / "Negentropy.js"

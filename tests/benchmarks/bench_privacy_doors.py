@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from commons.cli import main as commons  # noqa: E402
-from commons.core.scrub import PLACEHOLDER, scrub  # noqa: E402
+from commons.core.policy.scrubber import PLACEHOLDER, scrub  # noqa: E402
 from commons.home import Home  # noqa: E402
 from tests.privacy import doors  # noqa: E402
 from tests.privacy.corpus import BENIGN, FORMATS  # noqa: E402
@@ -80,7 +80,7 @@ def measure(root: Path) -> dict:
             _run(["--at", doors.INGEST_AT, "ingest", str(path)])
         _run(["--at", doors.NIGHT, "sleep"])
         benign_texts = doors.door_texts(_run, home)
-    # `<host>` is written by generalise (commons.core.generalise) too, for what it takes for a host
+    # `<host>` is written by generalise (commons.core.learning.generalise) too, for what it takes for a host
     # name or address; it is counted apart, so this column is the scrubber's alone.
     placeholders = {door: sum(1 for m in PLACEHOLDER.findall(text) if m != "<host>") for door, text in benign_texts.items()}
     hosts = {door: text.count("<host>") for door, text in benign_texts.items()}

@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from commons.core.embed import DIM, embed, embed_many
-from commons.core.recall import top_k
+from commons.core.embedding.hashed import DIM, embed, embed_many
+from commons.core.recall.scoring import top_k
 
 DAY = 86400.0
 WORDS = ("pip npm cargo pytest make docker git uv go mypy ruff tsc kubectl terraform error failed "

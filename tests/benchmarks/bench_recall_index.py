@@ -6,7 +6,7 @@
     ... --json                                                              # the figures as JSON
 
 Lessons are lesson-like texts drawn Zipf-wise from the words of a real transcript
-(``../shared/transcripts/``) plus 20,000 rarer names, embedded by ``commons.core.embed``; last
+(``../shared/transcripts/``) plus 20,000 rarer names, embedded by ``commons.core.embedding.hashed``; last
 touches spread over 400 days, strengths over 0-4. Each timed recall embeds the query and takes the
 top 10, as ``commons recall`` does; times are CPU time of this process (``time.process_time``,
 every thread), in one run for the index and the scan. "identical" is the share of queries whose
@@ -14,7 +14,7 @@ top 10 rows, in order, equal the scan's (goal >= 0.99); goals for p95: <= 5 ms a
 at 10^6. ``restart_s`` is reading the index back from its bytes and syncing it with the lessons.
 
 ``--compare`` puts each candidate library behind the same score-shaped vectors (``[x, a, b]``, see
-``commons/core/recall_index.py``; for the graphs, padded to one norm and searched in L2) and the same
+``commons/core/recall/index.py``; for the graphs, padded to one norm and searched in L2) and the same
 exact scoring of 100 candidates: faiss IVF-Flat (inner product and L2), faiss HNSW, hnswlib and
 usearch where installed (``pip install hnswlib usearch``: they are not dependencies). sqlite-vec is
 left out: its vec0 search is brute force, which is the scan again.
@@ -37,10 +37,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from commons.core.embed import embed, embed_many, tokenize  # noqa: E402
-from commons.core.lessons import DAY  # noqa: E402
-from commons.core.recall import RecallParams, normalised_strength, scores, top_k  # noqa: E402
-from commons.core.recall_index import RecallIndex  # noqa: E402
+from commons.core.embedding.hashed import embed, embed_many, tokenize  # noqa: E402
+from commons.core.learning.lessons import DAY  # noqa: E402
+from commons.core.recall.scoring import RecallParams, normalised_strength, scores, top_k  # noqa: E402
+from commons.core.recall.index import RecallIndex  # noqa: E402
 
 TRANSCRIPTS = ROOT.parent / "shared" / "transcripts"
 NOW = 400 * DAY

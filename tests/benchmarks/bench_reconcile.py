@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from commons.core.reconcile import DEFAULT_FRAME_SIZE_LIMIT, KeySet, Reconciler, make_key, run_in_memory  # noqa: E402
+from commons.core.reconcile.reconciler import DEFAULT_FRAME_SIZE_LIMIT, KeySet, Reconciler, make_key, run_in_memory  # noqa: E402
 
 
 Entry = tuple[bytes, int]  # (key, created day)

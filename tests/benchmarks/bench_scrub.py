@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from commons.core.scrub import scrub
+from commons.core.policy.scrubber import scrub
 from commons.ingest.claude_code import parse
 from tests.benchmarks.bench_ingest import _code_body, synthesise
 from tests.privacy.corpus import BENIGN, FORMATS, cases
@@ -176,7 +176,7 @@ def scan(root: Path, limit: int) -> dict:
     hold no one's secrets): a check of false positives on text the corpus never saw."""
     from collections import Counter
 
-    from commons.core.scrub import findings
+    from commons.core.policy.scrubber import findings
 
     kinds: Counter[str] = Counter()
     size = files = 0

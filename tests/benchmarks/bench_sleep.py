@@ -14,8 +14,8 @@ import json
 import random
 import time
 
-from commons.core.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode, ToolCall
-from commons.core.sleep import SleepState, sleep
+from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode, ToolCall
+from commons.core.learning.sleep import SleepState, run_night
 
 DAY = 86400.0
 PROGRAMS = ["pip install", "npm install", "cargo build", "pytest", "make test", "docker build",
@@ -67,12 +67,12 @@ def main() -> None:
     hash_uid = lambda uid: uid.encode()  # noqa: E731 — the keyed hash is the caller's; cost is not ours
 
     t0 = time.perf_counter()
-    first = sleep(SleepState(), eps, 60 * DAY, hash_episode=hash_uid)
+    first = run_night(SleepState(), eps, 60 * DAY, hash_episode=hash_uid)
     t1 = time.perf_counter()
     week = synthetic_episodes(args.episodes // 60 * 7, 7, rng, start=60 * DAY)
     rendered = {lesson.id: 60 * DAY for lesson in first.state.lessons[::2]}
     t2 = time.perf_counter()
-    second = sleep(first.state, eps + week, 67 * DAY, hash_episode=hash_uid, rendered_since=rendered)
+    second = run_night(first.state, eps + week, 67 * DAY, hash_episode=hash_uid, rendered_since=rendered)
     t3 = time.perf_counter()
 
     def counts(events):

@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from commons.clock import parse_time
-from commons.core.embed import embed_many
-from commons.core.lessons import Lesson
+from commons.core.embedding.hashed import embed_many
+from commons.core.learning.lessons import Lesson
 from commons.core.records import LessonKind, Scope
 from commons.home import Home
 from commons.runtime import run

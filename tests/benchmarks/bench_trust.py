@@ -36,7 +36,7 @@ from commons.core.records import (  # noqa: E402
     Verification,
     Vouch,
 )
-from commons.core.trust import LessonStatus, TrustPolicy, evaluate  # noqa: E402
+from commons.core.trust.evaluation import LessonStatus, TrustPolicy, evaluate  # noqa: E402
 
 NETWORK = bytes(32)
 DAY = 20_000

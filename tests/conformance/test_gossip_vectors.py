@@ -9,8 +9,8 @@ import pytest
 
 from commons.core import records as rec
 from tests.conformance.generators import load_generator
-from commons.core.gossip import network_hash
-from commons.core.gossip_messages import FrameDecoder, GossipProtocolError, Records, decode, encode
+from commons.core.gossip.node import network_hash
+from commons.core.gossip.messages import FrameDecoder, GossipProtocolError, Records, decode, encode
 
 VECTORS_DIR = Path(__file__).resolve().parents[2] / "protocol" / "vectors"
 VECTORS = json.loads((VECTORS_DIR / "gossip.json").read_text())

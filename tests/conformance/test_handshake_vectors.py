@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from commons.core.boxstream import BoxStreamDecoder
-from commons.core.shs import ClientHandshake, ServerHandshake
+from commons.core.transport.boxstream import BoxStreamDecoder
+from commons.core.transport.handshake import ClientHandshake, ServerHandshake
 
 VECTORS_DIR = Path(__file__).parents[2] / "protocol" / "vectors"
 VECTORS = json.loads((VECTORS_DIR / "handshake.json").read_text())

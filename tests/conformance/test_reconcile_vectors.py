@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from tests.conformance.generators import load_generator
-from commons.core.reconcile import KeySet, Reconciler, ReconcileProtocolError, fingerprint
-from commons.core.reconcile_keyset import item_key, item_time
+from commons.core.reconcile.reconciler import KeySet, Reconciler, ReconcileProtocolError, fingerprint
+from commons.core.reconcile.keyset import item_key, item_time
 
 VECTORS_DIR = Path(__file__).resolve().parents[2] / "protocol" / "vectors"
 VECTORS = json.loads((VECTORS_DIR / "reconcile.json").read_text())

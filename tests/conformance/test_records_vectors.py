@@ -20,7 +20,7 @@ import nacl.signing
 import pytest
 from blake3 import blake3
 
-from commons.core.hashing import episode_hash, evidence_hash
+from commons.core.records.hashing import episode_hash, evidence_hash
 from commons.core.records import InvalidRecord, Problem, RecordType, reconcile_key, verify
 
 VECTORS_DIR = Path(__file__).parents[2] / "protocol" / "vectors"

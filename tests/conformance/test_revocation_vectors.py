@@ -8,7 +8,7 @@ import json
 import pytest
 
 from commons.core import records as rec
-from commons.core.revocation import resolve
+from commons.core.trust.revocation import resolve
 from protocol.vectors.vectorfile import command
 from tests.conformance.generators import VECTORS_DIR, load_generator
 

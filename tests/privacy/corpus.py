@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from commons.core.scrub import Kind
+from commons.core.policy.scrubber import Kind
 
 
 @dataclass(frozen=True)

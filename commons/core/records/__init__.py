@@ -17,7 +17,7 @@ Records never change. What a node thinks of a record (strength, status) is local
 elsewhere. ``protocol/PROTOCOL.md`` is the normative description of all of this; the test vectors
 in ``protocol/vectors/records.json`` are generated from this package.
 
-The package has one module per concept, and this module re-exports the public names of all three,
+The package has one module per concept, and this module re-exports the public names of each,
 so ``from commons.core import records`` is all a caller needs:
 
 - ``types``: constants, enums, errors, field rules and the four record dataclasses;
@@ -26,7 +26,9 @@ so ``from commons.core import records`` is all a caller needs:
   field specs (internal: nothing of it is re-exported);
 - ``signing``: ids, keys, signatures and the receiver's check (``sign``, ``verify``,
   ``verify_many`` for a batch, on more than one core given a ``signature_pool``, ``received_key``
-  to dedupe by before it).
+  to dedupe by before it);
+- ``hashing``: the keyed hashes by which a node names its own episodes in provenance and evidence
+  without revealing them (``episode_hash``, ``evidence_hash``).
 
 Two error classes say whose fault a problem is: :class:`InvalidRecord` (bytes from outside — a peer,
 a file — are not a valid record; the sender is at fault) and :class:`RecordUsageError` (this
@@ -86,6 +88,7 @@ from commons.core.records.signing import (
     verify,
     verify_many,
 )
+from commons.core.records.hashing import episode_hash, evidence_hash
 
 __all__ = [
     "FUTURE_TOLERANCE_DAYS",
@@ -122,6 +125,8 @@ __all__ = [
     "day_of",
     "decode_body",
     "encode_body",
+    "episode_hash",
+    "evidence_hash",
     "field_names",
     "peek_created",
     "peek_type",

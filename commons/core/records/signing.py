@@ -29,7 +29,7 @@ from commons.core.records.types import (
     RecordUsageError,
     Revocation,
 )
-from commons.core.scrub import require_clean
+from commons.core.policy import require_clean
 
 
 def record_id(body: bytes) -> bytes:
@@ -102,7 +102,7 @@ def sign(record: Record, signing_key: nacl.signing.SigningKey) -> SignedRecord:
     """Sign a record with its author's key.
 
     The last privacy gate: a record whose words the scrubber would still change is refused
-    (``commons.core.scrub.ScrubbedTextRequired``, naming the field and the kinds found, never the
+    (``commons.core.policy.scrubber.ScrubbedTextRequired``, naming the field and the kinds found, never the
     values). Every door before this one scrubs; this one only checks, because a signed record
     cannot be taken back.
     """

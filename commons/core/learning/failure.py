@@ -1,0 +1,237 @@
+"""Which line of a failed tool's output says what failed, and which sub-command it belongs to.
+
+Pure functions over strings. A tool's output opens with whatever the tool printed first —
+preambles ("Getting extensions in current project..."), progress ("Compiling 41 files (.ex)"),
+banners, warnings — and the failure itself sits later: an ``error:`` line, a traceback's last
+line, pytest's ``E`` lines and short summary, ``npm error``, a hook's finding. `failure_line`
+picks that line by rules tried in order of how sure they are:
+
+1. a tool's input validation error: the issue it names, not its header;
+2. pytest's short summary (``FAILED path::test - message``) when it carries a message;
+3. a traceback's last line (the exception and its message);
+4. the first line with a failure marker (``error``, ``fatal``, ``E   ``, ``XError:``, ``npm error``,
+   ``** (Mix)``, ``[rejected]``); a marker with no words of its own ("error ->") takes the next line;
+5. a hook reported as failed (pre-commit's ``hook-id......Failed``) with what it found;
+6. the first line that is neither noise nor a warning.
+
+`attribute` names the sub-command of a compound shell command (``a && b``, ``;``, pipes) that
+the output shows failed; `is_informative` is the measure the lessons report uses.
+"""
+
+from __future__ import annotations
+
+import re
+
+from commons.core.policy import clip
+
+FAILURE_CHARS = 300
+
+_EXIT = re.compile(r"^(?:Error: )?Exit code (-?\d+)\s*$", re.MULTILINE)
+_TAGS = re.compile(r"</?tool_use_error>")
+
+# Lines that carry no meaning of their own: exit codes, rules, pytest headers, traceback frames,
+# npm's code/path lines, git hints, and the preambles and progress build tools print.
+_NOISE = re.compile(
+    r"""^(?:
+        (?:Error:\s*)?Exit\ code\ -?\d+
+      | [=\-_*~#.+|>]{3,}.*
+      | (?:platform|rootdir|configfile|cachedir|plugins|collected|collecting|asyncio|testpaths|cachedir)\b.*
+      | Traceback\ \(most\ recent\ call\ last\):
+      | File\ ".*
+      | \^+ | ~+\^*~*
+      | npm\ (?:ERR!|error)(?:\s+(?:code|errno|syscall|path|A\ complete\ log)\b.*)?
+      | npm\ (?:WARN|warn)\b.*
+      | >\ .*
+      | hint:.*
+      | To\ \S+
+      | Getting\ extensions\ in\ current\ project.*
+      | (?:Compiling|Compiled|Checking|Generated|Resolving|Resolved|Downloading|Downloaded|Fetching|
+         Installing|Building|Built|Preparing|Collecting|Using|Running|Finished|Analyzing|Loading|
+         Randomized\ with\ seed|Including\ tags|Excluding\ tags|Updating|Locking|Audited|Prepared|
+         Uninstalled|Installed|Creating|Writing)\b.*
+      | \#\ [\w./\-]+
+      | \[\d+/\d+\].* | \[(?:INFO|WARNING|WARN|\+)\].* | [⠿✔✘⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏].*
+      | \d+\ (?:files?|tests?|examples?)\ (?:reformatted|left\ unchanged|would\ be\ reformatted)\b.*
+      | (?:\S+:\d+:\d+:\ )?(?i:warning)\b.*
+      | \S*Warning:.*
+      | \s*\d+\s*[|│].*
+      | [A-Za-z_]+\.(?:py|ex|exs|js|ts|rs|go)\ [.FEsx]+\s*(?:\[\s*\d+%\])?
+    )$""",
+    re.VERBOSE,
+)
+_MARKER = re.compile(
+    r"""^(?:
+        (?i:error|fatal|panic)\b
+      | \*\*\ \(\w[\w.]*\)
+      | E\s{2,}\S
+      | FAILED\b | FAIL\b | Failed:
+      | (?:\S+:\d+(?::\d+)?:\ )?(?:error|fatal)\b
+      | \S*(?:Error|Exception)\b
+      | npm\ (?:ERR!|error)\s+\S
+      | !\s*\[(?:remote\ )?rejected\]
+      | (?:\S+:\ )*\S+:\ (?:command\ not\ found|No\ such\ file\ or\ directory|Permission\ denied)
+      | \S+\(\d+,\d+\):\ (?:error|fatal)\b
+      | \S+\.\w{1,5}:\d+(?::\d+)?:\ (?!warning|note)\S
+      | \S+\ (?:[^\s.]+\ )*\.{3,}\s*Failed
+      | \[[A-Z]\]\ [→↗↘↑]\ \S
+    )""",
+    re.VERBOSE,
+)
+# A marker with nothing after it: "error", "Error:", "error ->", "FAILED".
+_BARE_MARKER = re.compile(r"^(?:\W*(?i:error|fatal|failed|failure)\W*)$")
+_PYTEST_SUMMARY = re.compile(r"^(?:FAILED|ERROR)\s+\S+\s+-\s+\S")
+_FRAME = re.compile(r'^(?:File ".*|\s+.*)$')
+_EXCEPTION = re.compile(r"^(?:[\w.]+(?:Error|Exception|Exit|Interrupt|Warning)|[\w.]+\.[A-Z]\w+)(?::\s*.*)?$")
+_VALIDATION = re.compile(r"InputValidationError|failed due to the following issues?:", re.IGNORECASE)
+_HOOK_FAILED = re.compile(r"^(\S[^.]*?)\s*\.{3,}\s*Failed$")
+_HOOK_FINDING = re.compile(r"^-\s+(?!hook id:|exit code:|duration:)(.+)$")
+
+
+def _lines(text: str) -> list[str]:
+    text = _TAGS.sub("\n", text)
+    # Box-drawing gutters (credo's "┃", compilers' "│") frame a finding; the finding is the line.
+    return [" ".join(raw.strip().lstrip("┃│").split()) for raw in text.splitlines()]
+
+
+def exit_code_of(text: str) -> int | None:
+    found = _EXIT.search(text)
+    return int(found.group(1)) if found else None
+
+
+def failure_line(text: str) -> tuple[str, int | None]:
+    """The line of a failed tool's output that says what failed, and the exit code it reports."""
+    exit_code = exit_code_of(text)
+    lines = _lines(text)
+    line = _choose(lines)
+    if line:
+        return clip(line, FAILURE_CHARS), exit_code  # scrubbed, then cut: a cut first can halve a key
+    return (f"Exit code {exit_code}" if exit_code is not None else ""), exit_code
+
+
+def _choose(lines: list[str]) -> str:
+    meaningful = [(i, line) for i, line in enumerate(lines) if line and not _NOISE.match(line)]
+    if not meaningful:
+        return ""
+    if _VALIDATION.search("\n".join(lines[:3])):  # the header opens a validation error
+        after = [line for i, line in meaningful if not _VALIDATION.search(line)]
+        if after:
+            return after[0]
+    for _, line in meaningful:
+        if _PYTEST_SUMMARY.match(line):
+            return line
+    traceback = _traceback_tail(lines)
+    if traceback:
+        return traceback
+    for k, (_, line) in enumerate(meaningful):
+        if _MARKER.match(line) and not _HOOK_FAILED.match(line):
+            if _BARE_MARKER.match(line) and k + 1 < len(meaningful):
+                return f"{line} {meaningful[k + 1][1]}"
+            return line
+    hook = _hook_finding(lines)
+    if hook:
+        return hook
+    return meaningful[0][1]
+
+
+def _traceback_tail(lines: list[str]) -> str:
+    """The exception line that ends the last traceback in ``lines``, if there is one."""
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
+    if not starts:
+        return ""
+    for line in lines[starts[-1] + 1:]:
+        if not line or line.startswith("File ") or line.startswith("^") or line.startswith("~"):
+            continue
+        if _EXCEPTION.match(line):
+            return line
+    return ""
+
+
+def _hook_finding(lines: list[str]) -> str:
+    """pre-commit's ``ruff-format....Failed`` and what the hook said it found."""
+    for i, line in enumerate(lines):
+        found = _HOOK_FAILED.match(line)
+        if not found:
+            continue
+        finding = ""
+        for after in lines[i + 1: i + 6]:
+            detail = _HOOK_FINDING.match(after)
+            if detail:
+                finding = detail.group(1)
+                break
+        name = found.group(1)
+        return f"hook {name} failed: {finding}" if finding else f"hook {name} failed"
+    return ""
+
+
+_INFORMATIVE_WORDS = re.compile(r"[A-Za-z]{3,}")
+
+
+def is_informative(line: str) -> bool:
+    """Whether a chosen failure line says what failed: not empty, not a bare exit code or marker,
+    not a preamble or progress line, and with at least two words of its own."""
+    if not line or _NOISE.match(line) or _BARE_MARKER.match(line):
+        return False
+    words = [w for w in _INFORMATIVE_WORDS.findall(line) if w.lower() not in {"error", "fatal", "failed"}]
+    return len(words) >= 2
+
+
+# --------------------------------------------------------------------------------------------
+# Compound commands
+
+_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\n|(?<!\|)\|(?!\|))\s*")
+# Programs that only move, print or filter: rarely the one a failure is about.
+_PLUMBING = frozenset({
+    "cd", "echo", "printf", "export", "source", ".", "true", "set", "sleep", "tail", "head", "grep",
+    "rg", "sort", "uniq", "wc", "tee", "cat", "less", "more", "cut", "awk", "sed", "tr", "xargs",
+    "clear", "pwd", "ls", "mkdir",
+})  # fmt: skip
+# What an output's lines say about which program printed them.
+_SIGNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^\S[^.\n]*\.{3,}\s*(?:Failed|Passed|Skipped)\s*$|^- hook id:", re.MULTILINE), "git commit"),
+    (re.compile(r"^(?:fatal|error): .*(?:push|pull|upstream|remote|branch|merge|rebase|commit)|^hint: ", re.MULTILINE | re.IGNORECASE), "git"),
+    (re.compile(r"^npm (?:error|ERR!)", re.MULTILINE), "npm"),
+    (re.compile(r"externally-managed-environment|^ERROR: (?:Could not|No matching)", re.MULTILINE), "pip"),
+    (re.compile(r"test session starts|^(?:FAILED|ERROR) \S+::", re.MULTILINE), "pytest"),
+    (re.compile(r"^\*\* \(Mix\)|^\*\* \(\w+Error\)|\.exs?:\d+", re.MULTILINE), "mix"),
+    (re.compile(r"^error\[E\d+\]|could not compile `", re.MULTILINE), "cargo"),
+)
+_NOT_FOUND = re.compile(r"(?:^|\s)(?:bash: |zsh: |sh: )?(?:line \d+: )?([\w.\-/]+): (?:command not found|not found)", re.MULTILINE)
+
+
+def segments(command: str) -> list[str]:
+    """The sub-commands of a shell command line (split at ``&&``, ``||``, ``;``, pipes, newlines).
+    Quoting is not parsed: a separator inside quotes splits too, which errs toward more pieces."""
+    return [s.strip() for s in _SPLIT.split(command) if s.strip()]
+
+
+def program_of(segment: str) -> str:
+    words = [w for w in segment.split() if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)]
+    while words and words[0] in {"sudo", "env", "time", "nohup", "exec", "command", "nice"}:
+        words = words[1:]
+    return words[0].rsplit("/", 1)[-1].lower() if words else ""
+
+
+def attribute(command: str, output: str) -> str:
+    """The sub-command of ``command`` that ``output`` shows failed; the whole command if it has
+    one part. Without a sign in the output, the last part that is not plumbing (in ``a && b``
+    the failure stopped the chain, and ``cd x && make test`` is about ``make test``)."""
+    parts = segments(command)
+    if len(parts) <= 1:
+        return command.strip()
+    missing = _NOT_FOUND.search(output)
+    if missing:
+        name = missing.group(1).rsplit("/", 1)[-1]
+        for part in parts:
+            if program_of(part) == name:
+                return part
+    for sign, who in _SIGNS:
+        if not sign.search(output):
+            continue
+        program, _, sub = who.partition(" ")
+        for part in parts:
+            words = part.split()
+            if program_of(part) == program or (program == "pytest" and "pytest" in words[:4]):
+                if not sub or sub in words[1:3]:
+                    return part
+    real = [p for p in parts if program_of(p) not in _PLUMBING]
+    return real[-1] if real else parts[-1]

@@ -1,0 +1,475 @@
+"""Lessons: their local state, their strength over time, and their deterministic text.
+
+A lesson is what sleep keeps of one or more surprises (design paper §3.1, §4.5): one or two
+sentences that *report* what happened, never tell the agent what to do (§3.5).
+
+Strength is stored as a value and the moment it refers to (``strength``, ``strength_at``); its
+value at any later time is ``strength · 2^(−Δt / half-life)``. Every change (a surprise joining,
+a prediction confirmed or failed) first brings the value up to ``now`` and then adds or takes
+away, so the decay curve is continuous and a sleep run twice at the same ``now`` changes
+nothing. ``touched`` is kept apart: it is when the lesson was last *used* (joined, confirmed,
+recalled), which is what recall's recency reads; a failed prediction weakens a lesson without
+counting as a use of it.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import time
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import blake3
+import numpy as np
+
+from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
+from commons.core.learning.generalise import generalise
+from commons.core.learning.failure import segments
+from commons.core.learning.resolution import Relation, Resolution, changes_something
+from commons.core.policy import SafetyError, check_observation, contains_injection, strip_injections
+from commons.core.policy import cut, scrub
+from commons.core.records import SECONDS_PER_DAY, LessonKind, Scope
+from commons.core.learning.scope import SHELL_TOOLS, VOCABULARY, classify, command_head, scrubbed_detail
+
+DAY = float(SECONDS_PER_DAY)  # the one length of a day: the records' own, which count days
+
+Surprise = ErrorEpisode | CorrectionEpisode
+WriteText = Callable[[Sequence[Surprise]], str]
+
+
+class LessonStatus(enum.Enum):
+    ACTIVE = "active"
+    ARCHIVED = "archived"  # strength fell below the floor; kept, but no longer recalled or rendered
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str  # hex BLAKE3 of kind, normalised first text and first episode uid: stable across runs
+    kind: LessonKind
+    text: str
+    scope: Scope
+    topics: tuple[str, ...]
+    gist: str  # the founding episode's text: what new surprises are compared with
+    triggers: tuple[str, ...]  # command heads of the situation ("pip install"), for predictions
+    outcome: str  # the surprise met there (the failure line, or the person's words)
+    episodes: tuple[str, ...]  # local episode uids, oldest first
+    provenance: tuple[bytes, ...]  # keyed hashes of those episodes (what may be published)
+    strength: float  # value at strength_at
+    strength_at: float
+    touched: float  # last use (recency)
+    seen: int
+    created: float
+    status: LessonStatus = LessonStatus.ACTIVE
+    by_model: bool = False  # the text came from the caller's write_text hook
+
+    def strength_now(self, now: float, half_life_days: float) -> float:
+        return decayed(self.strength, self.strength_at, now, half_life_days)
+
+
+def decay_factor(since: float | np.ndarray, now: float, half_life_days: float) -> float | np.ndarray:
+    """2^(-(now - since) / half-life), 1 where ``since`` is not before ``now``: the one decay, for a
+    time or an array of times (strength halves every 45 days, recall's recency every 30)."""
+    return np.exp2(-np.maximum(now - np.asarray(since, dtype=np.float64), 0.0) / (half_life_days * DAY))
+
+
+def decayed(strength: float, since: float, now: float, half_life_days: float) -> float:
+    """``strength`` halved every ``half_life_days`` from ``since`` to ``now`` (never grows)."""
+    if now <= since:
+        return strength
+    return strength * float(decay_factor(since, now, half_life_days))
+
+
+def adjust(lesson: Lesson, delta: float, now: float, half_life_days: float, *, touch: bool) -> Lesson:
+    """``lesson`` with its strength brought to ``now`` and moved by ``delta`` (floored at 0)."""
+    value = max(0.0, lesson.strength_now(now, half_life_days) + delta)
+    return replace(lesson, strength=value, strength_at=max(now, lesson.strength_at),
+                   touched=max(now, lesson.touched) if touch else lesson.touched)
+
+
+def normalise(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFC", text).lower().split())
+
+
+def lesson_id(kind: LessonKind, text: str, first_uid: str) -> str:
+    body = b"\x00".join([b"commons/lesson-id/v1", kind.value.encode(), normalise(text).encode(),
+                         first_uid.encode()])
+    return blake3.blake3(body).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# Deterministic text
+
+QUOTE_MAX = 140
+
+
+def _clean(text: str, limit: int = QUOTE_MAX) -> str:
+    """One line of quotable data: injections removed, secrets scrubbed, double quotes made single,
+    bounded. Scrubbed before it is cut: a cut first can halve a key so that neither half is seen."""
+    text = scrub(strip_injections(unicodedata.normalize("NFC", text)))
+    text = " ".join(text.replace('"', "'").replace("“", "'").replace("”", "'").split())
+    text = text.replace("`", "'")
+    return cut(scrub(text), limit)  # the quotes changed: scrubbed again (a no-op unless they mattered)
+
+
+# What an error lesson says worked and its counts; the text without them is what names the lesson
+# (its id, and the store's "same normalised text" key, which a veto matches), so a lesson seen
+# once more, or whose fix shows in a later session, is still the same lesson.
+_SEEN_TAIL = re.compile(r"(?:; (?:no fix was seen|it (?:succeeded|passed)|the same command|its output named|`)[^\"]*?)?"
+                        r"(?: \((?:seen \d+ times|\d+ times in \d+ sessions?|\d+ of \d+ sessions|\d+ sessions?)\))?\.$")
+TEXT_MAX = 200  # one index line
+RESOLVED_MIN = 0.5  # confidence from which a resolution is named as what worked
+# Rules of the agent's own tools: true, but about the tool, not about the work.
+_TOOL_RULE = re.compile(r"has not been read yet|exceeds maximum allowed|file content .{0,40}exceeds|"
+                        r"must (?:read|use) .{0,30} (?:first|before)|String to replace not found|"
+                        r"File has been modified since read|InputValidationError|required parameter",
+                        re.IGNORECASE)
+_PLACEHOLDERS = re.compile(r"<(?:path|branch|n|port|pid|package)>")
+_FILE_TOOLS = frozenset({"read", "edit", "write", "multiedit", "notebookedit", "glob", "grep"})
+
+
+def _seen(n: int) -> str:
+    return f" (seen {n} times)" if n > 1 else ""
+
+
+def head_of(ep: ErrorEpisode) -> str:
+    return command_head(ep.tool, ep.failed)
+
+
+def is_tool_rule(ep: ErrorEpisode) -> bool:
+    """A failure that is a rule of the agent's own tools ("File has not been read yet")."""
+    return ep.tool.lower() in _FILE_TOOLS and bool(_TOOL_RULE.search(ep.failure))
+
+
+def is_resolved(ep: ErrorEpisode) -> bool:
+    return ep.resolution is not None and ep.resolution.confidence >= RESOLVED_MIN
+
+
+_INSTALLS = frozenset({"pip install", "uv add", "uv pip", "npm install", "npm i", "yarn add", "pnpm add",
+                       "cargo add", "gem install", "brew install", "poetry add", "pipx install", "go get"})
+_PYTEST_PREFIX = re.compile(r"^(?:FAILED|ERROR) \S+ - ")
+
+
+def _same_package(command: str, failed: str) -> str:
+    """``command`` with the package it shares with the failed install as ``<package>``, so that
+    ``uv add httpx`` after ``pip install httpx`` and ``uv add rich`` after ``pip install rich``
+    are one fix."""
+    if command_head("bash", failed) not in _INSTALLS or command_head("bash", command) not in _INSTALLS:
+        return command
+    shared = {re.split(r"[=<>~!@\[]", w)[0].lower() for w in failed.split()[2:] if not w.startswith("-")}
+    return " ".join("<package>" if re.split(r"[=<>~!@\[]", w)[0].lower() in shared and not w.startswith("-")
+                    and i >= 2 else w for i, w in enumerate(command.split()))
+
+
+def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> str:
+    """What worked, in the past tense, with what is particular generalised."""
+    command = _clean(generalise(_same_package(res.command, failed), names), 70)
+    if res.relation is Relation.REREAD:
+        return "it succeeded after a Read of the file"
+    if res.relation is Relation.NAMED:
+        return f"its output named `{command}` as the fix"
+    if res.relation is Relation.RERUN:
+        if res.steps:
+            return f"it passed after `{_clean(generalise(res.steps[-1], names), 70)}`"
+        return "the same command passed when run again"
+    return f"`{command}` succeeded after it"
+
+
+def _sessions_tail(n_sessions: int, k: int | None) -> str:
+    if k is not None and n_sessions == 1:
+        return " (1 session)"
+    if k is not None:
+        return f" ({k} of {n_sessions} sessions)"
+    return f" ({n_sessions} session{'s' if n_sessions != 1 else ''})" if n_sessions > 1 else ""
+
+
+def _fit(prefix: str, quote: str, suffix: str) -> str:
+    """``prefix + "quote" + suffix`` within `TEXT_MAX`, shortening the quote (never the rest)."""
+    room = TEXT_MAX - len(prefix) - len(suffix) - 2
+    if room < 20:
+        room = 20
+    quote = cut(quote, room)  # the quote is scrubbed (_clean): the cut keeps placeholders whole
+    return f"{prefix}\"{quote}\"{suffix}"
+
+
+def _error_text(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> str:
+    err = errors[0]
+    head = _clean(head_of(err), 60) or err.tool
+    if head == err.tool.lower():
+        head = err.tool
+    # pytest's "FAILED <path>::<test> - " prefix names one test; the message after it is the pitfall.
+    failure = _clean(generalise(_PYTEST_PREFIX.sub("", err.failure), names))
+    sessions = {e.session for e in errors}
+    # The fix seen in most sessions (by its generalised phrase), and in how many.
+    fixes: dict[str, set[str]] = {}
+    rank: dict[str, tuple[float, float]] = {}  # phrase → (best confidence, minus first time seen)
+    for e in sorted(errors, key=lambda e: e.at):
+        if e.resolution is not None and (is_resolved(e) or e.resolution.relation is Relation.NAMED):
+            phrase = _fix_phrase(e.resolution, names, e.failed)
+            fixes.setdefault(phrase, set()).add(e.session)
+            confidence, first = rank.get(phrase, (0.0, -e.at))
+            rank[phrase] = (max(confidence, e.resolution.confidence), first)
+    shown = [p for p in fixes if not p.startswith("its output named")] or list(fixes)
+    if shown:
+        # Seen in most sessions; on a tie, the surer, then the one met first (not the alphabet's pick).
+        best = max(shown, key=lambda p: (len(fixes[p]), *rank[p], p))
+        suffix = f"; {best}{_sessions_tail(len(sessions), len(fixes[best]))}."
+    else:
+        count = f" ({len(errors)} times in {len(sessions)} session{'s' if len(sessions) != 1 else ''})" \
+            if len(errors) > 1 else ""
+        suffix = f"; no fix was seen{count}."
+    if not failure:
+        return f"`{head}` failed{suffix}"
+    return _fit(f"`{head}` failed with ", failure, suffix)
+
+
+_OPENER_WORDS = re.compile(r"^\W*(?:(?:no|nope|nah|wait|hmm+|oh|ok(?:ay)?|well|sorry|actually|stop|hold on)\b[\s,.!:;\-\u2014]*)+",
+                           re.IGNORECASE)
+
+
+def claim_of(said: str) -> str:
+    """The person's claim in a correction: their words without the opening "no, wait,"."""
+    return _OPENER_WORDS.sub("", said.strip()).strip() or said.strip()
+
+
+def _correction_text(corr: CorrectionEpisode, n: int, names: Sequence[str]) -> str:
+    claim = _clean(generalise(claim_of(corr.said), names), 120) or "a correction"
+    # Found by structure, the correction answers what the agent claimed, not its last command.
+    command = "" if corr.after_done else _agent_command(corr)
+    tail = _seen(n)
+    if command:
+        return _fit(f"The person corrected the agent's `{_clean(generalise(command, names), 60)}`: ", claim, f"{tail}.")
+    preceding = _clean(generalise(corr.preceding, names), 60)
+    if preceding:
+        return _fit("The person corrected the agent, after it said \"" + preceding + "\": ", claim, f"{tail}.")
+    return _fit("The person corrected the agent: ", claim, f"{tail}.")
+
+
+def corrected_command(corr: CorrectionEpisode) -> str:
+    """The agent's call the person corrected ("Bash pip install httpx"): its last call before the
+    words, when that call did something, or the call the person rejected. A call that only looked
+    (the tail of a log, a Read, a grep) is not what the person was correcting: ""."""
+    tool, _, rest = corr.command.partition(" ")
+    if not corr.command or corr.via_rejection or changes_something(tool, rest):
+        return corr.command
+    return ""
+
+
+def _agent_command(corr: CorrectionEpisode) -> str:
+    """The command the agent ran before the correction: a shell call's command, else "Tool target"."""
+    tool, _, rest = corrected_command(corr).partition(" ")
+    if tool.lower() in SHELL_TOOLS:
+        # "cd ../docs && npm ci" is about npm ci: where it ran is particular. In "git add -A &&
+        # git status --short | head -5" what the person corrected is what did something: git add.
+        command = re.sub(r"^(?:cd\s+\S+\s*(?:&&|;)\s*)+", "", rest.strip())
+        parts = segments(command)
+        acting = [p for p in parts if changes_something(tool, p)]
+        return " && ".join(acting) if acting and len(acting) < len(parts) else command
+    return corrected_command(corr).strip()
+
+
+def deterministic_text(kind: LessonKind, episodes: Sequence[Surprise], project_names: Sequence[str] = ()) -> str:
+    """The lesson text built from its episodes alone, without a model; always an observation.
+
+    An error lesson names the failure and what worked after it, with how many of its sessions
+    showed that fix, or says that no fix was seen; a correction lesson names the command the
+    agent ran and the person's claim. What is particular becomes a placeholder (`generalise`).
+    """
+    if not episodes:
+        raise ValueError("deterministic_text() needs at least one episode (API misuse)")
+    n = len(episodes)
+    if kind is LessonKind.CORRECTION:
+        corr = next((e for e in episodes if isinstance(e, CorrectionEpisode)), None)
+        if corr is None:
+            raise ValueError("a correction lesson needs a correction episode (API misuse)")
+        text = _correction_text(corr, n, project_names)
+    else:
+        errors = [e for e in episodes if isinstance(e, ErrorEpisode)]
+        if not errors:
+            raise ValueError("an error lesson needs an error episode (API misuse)")
+        text = _error_text(errors, project_names)
+    try:
+        return check_observation(text)
+    except SafetyError:
+        # The shapes above open with "The person" or a code span; kept as a last line so that
+        # no input, however odd, yields an instruction.
+        return f"The agent met a {kind.value}{_seen(n)}."
+
+
+def uncounted(text: str) -> str:
+    """A lesson's text without its count: what two lessons compare to be one."""
+    return normalise(_SEEN_TAIL.sub(".", text.strip(), count=1))
+
+
+def surprise_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
+    """The text that stands for a surprise when surprises are compared and clustered: for an error
+    the failed sub-command and failure line, generalised, so the same pitfall on two branches or
+    in two worktrees is one cluster."""
+    if isinstance(ep, ErrorEpisode):
+        return generalise(f"{ep.tool} {ep.failed}\n{ep.failure}".strip(), project_names)
+    # A correction's second line is its situation (predictions.situation_line): the command the
+    # agent ran when it has one, not the agent's prose.
+    return generalise(f"{ep.said}\n{corrected_command(ep) or ep.preceding}".strip(), project_names)
+
+
+def lesson_text(kind: LessonKind, episodes: Sequence[Surprise],
+                write_text: WriteText | None, project_names: Sequence[str] = ()) -> tuple[str, bool]:
+    """(text, by_model): the hook's text when it passes every check, else the deterministic one.
+
+    The hook's output must be an observation, free of words addressed to an agent, and one or
+    two sentences (≤ 400 characters). A hook that raises is treated as a hook that declined: a
+    local model misbehaving must not stop the night's sleep.
+    """
+    if write_text is not None:
+        try:
+            proposed = write_text(tuple(episodes))
+        except Exception:  # noqa: BLE001 — the hook is caller code; any failure means "no text"
+            proposed = None
+        if isinstance(proposed, str):
+            # A local model quotes what it was shown: its words pass the same scrubber.
+            proposed = scrub(" ".join(unicodedata.normalize("NFC", proposed).split()))
+            sentences = [s for s in re.split(r"(?<=[.!?])\s+", proposed) if s]
+            try:
+                if (proposed and len(proposed) <= 400 and len(sentences) <= 2
+                        and not contains_injection(proposed)):
+                    return check_observation(proposed), True
+            except SafetyError:
+                pass
+    return deterministic_text(kind, episodes, project_names), False
+
+
+def situation_of(kind: LessonKind, episodes: Sequence[Surprise],
+                 project_names: Sequence[str] = ()) -> tuple[tuple[str, ...], str]:
+    """(triggers, outcome) of a lesson: the command heads of the shell commands that met the
+    surprise, and the surprise (generalised). Other tools give no trigger: "any use of Read" is
+    no situation a prediction can be tested against."""
+    heads: list[str] = []
+    for ep in episodes:
+        if isinstance(ep, ErrorEpisode) and ep.tool.lower() in SHELL_TOOLS:
+            head = head_of(ep)
+            if head not in heads and head not in SHELL_TOOLS:
+                heads.append(head)
+    corr = next((e for e in episodes if isinstance(e, CorrectionEpisode)), None)
+    if kind is LessonKind.CORRECTION and corr is not None:
+        outcome = _clean(generalise(claim_of(corr.said), project_names))
+        if not heads:
+            heads = list(heads_in_prose(corrected_command(corr) or corr.preceding))
+    else:
+        err = next(e for e in episodes if isinstance(e, ErrorEpisode))
+        outcome = _clean(generalise(err.failure, project_names))
+    return tuple(heads[:4]), outcome
+
+
+def heads_in_prose(text: str) -> tuple[str, ...]:
+    """Commands mentioned in what the agent said or did ("I'll run `pip install x`" → "pip install";
+    a tool call as ingest writes it, "Bash git push origin main" → "git push")."""
+    spans = re.findall(r"`([^`]+)`", text) or [text]
+    heads = []
+    for span in spans:
+        span = span.strip().removeprefix("$ ")
+        tool, _, rest = span.partition(" ")
+        if tool[:1].isupper() and tool.lower() in SHELL_TOOLS:  # "Bash <command>": the tool's name first
+            span = rest
+        head = command_head("bash", span)
+        program = head.split()[0] if head else ""
+        if program in VOCABULARY and head not in heads:
+            heads.append(head)
+    return tuple(heads)
+
+
+def _founder(kind: LessonKind, episodes: Sequence[Surprise]) -> Surprise:
+    """The first episode of the lesson's own kind: what later surprises are compared with."""
+    wanted = CorrectionEpisode if kind is LessonKind.CORRECTION else ErrorEpisode
+    return next((e for e in episodes if isinstance(e, wanted)), episodes[0])
+
+
+def new_lesson(kind: LessonKind, episodes: Sequence[Surprise], now: float, *, strength: float,
+               hash_episode: Callable[[str], bytes], write_text: WriteText | None = None,
+               project_names: Sequence[str] = ()) -> Lesson:
+    """A lesson founded by ``episodes`` (oldest first), with text, scope, topics and provenance."""
+    episodes = sorted(episodes, key=lambda e: (e.at, e.uid))
+    text, by_model = lesson_text(kind, episodes, write_text, project_names)
+    triggers, outcome = situation_of(kind, episodes, project_names)
+    # generalise's placeholders for what was particular are not private: the lesson is about the
+    # tool whatever the path or branch was (<project> and <host> still make it local).
+    decision = classify(_PLACEHOLDERS.sub("", text), triggers, project_names=project_names)
+    scope = decision.scope
+    if scrubbed_detail(outcome):
+        # The text's quote may have been cut before the placeholder; the prediction, which is
+        # published with it, carries the whole line.
+        scope = Scope.LOCAL
+    errors = [e for e in episodes if isinstance(e, ErrorEpisode)]
+    if kind is LessonKind.ERROR and (any(is_tool_rule(e) for e in errors) or not any(map(is_resolved, errors))):
+        # A rule of the agent's own tools, or a failure with no fix seen: kept for this node,
+        # never offered to the commons unless the owner re-scopes it.
+        scope = Scope.LOCAL
+    founder = _founder(kind, episodes)
+    return Lesson(
+        # The id is taken from the deterministic text without its count, so that a model's
+        # wording (which may differ between runs) cannot change which lesson this is.
+        id=lesson_id(kind, _SEEN_TAIL.sub(".", deterministic_text(kind, episodes, project_names)), episodes[0].uid),
+        kind=kind, text=scrub(text), scope=scope, topics=decision.topics,
+        gist=scrub(surprise_text(founder, project_names)), triggers=triggers, outcome=scrub(outcome),
+        episodes=tuple(e.uid for e in episodes),
+        provenance=tuple(hash_episode(e.uid) for e in episodes),
+        strength=strength, strength_at=now, touched=now, seen=len(episodes), created=now,
+        by_model=by_model,
+    )
+
+
+def absorb(lesson: Lesson, episodes: Sequence[Surprise], now: float, gain_each: float,
+           half_life_days: float, hash_episode: Callable[[str], bytes],
+           known: Sequence[Surprise] = (), project_names: Sequence[str] = ()) -> Lesson:
+    """``lesson`` after ``episodes`` joined it: +gain and +1 seen each; deterministic text refreshed.
+
+    ``known``: the lesson's earlier episodes the caller still holds. With them the text is built
+    again from every episode (a fix seen in a later session now counts); without them only the
+    count at its end changes.
+    """
+    grown = adjust(lesson, gain_each * len(episodes), now, half_life_days, touch=True)
+    seen = lesson.seen + len(episodes)
+    text = lesson.text
+    if not lesson.by_model:
+        everything = sorted({e.uid: e for e in (*known, *episodes)}.values(), key=lambda e: (e.at, e.uid))
+        wanted = ErrorEpisode if lesson.kind is LessonKind.ERROR else CorrectionEpisode
+        if known and any(isinstance(e, wanted) for e in everything):
+            text = deterministic_text(lesson.kind, everything, project_names)
+        else:
+            text = _SEEN_TAIL.sub(f"{_seen(seen)}.", lesson.text, count=1)
+    return replace(grown, text=scrub(text), seen=seen,
+                   episodes=lesson.episodes + tuple(e.uid for e in episodes),
+                   provenance=lesson.provenance + tuple(hash_episode(e.uid) for e in episodes))
+
+
+def lesson_detail(episodes: Sequence[Surprise], project_names: Sequence[str] = ()) -> tuple[str, ...]:
+    """The lines of a lesson's own file that say what it was made of: when and in how many
+    sessions it was met, then each failure and fix seen (generalised and scrubbed, as the lesson's
+    text is), most frequent first. The index line stays short; this is what an agent reads when it
+    opens the file."""
+    if not episodes:
+        return ()
+    days = sorted(time.strftime("%Y-%m-%d", time.gmtime(ep.at)) for ep in episodes)
+    sessions = len({ep.session for ep in episodes})
+    lines = [f"Met {len(episodes)} time{'s' if len(episodes) != 1 else ''} in {sessions} "
+             f"session{'s' if sessions != 1 else ''}, first on {days[0]}, last on {days[-1]}."]
+    seen: Counter[str] = Counter()
+    for ep in episodes:
+        if isinstance(ep, ErrorEpisode):
+            line = f"`{_clean(generalise(ep.failed, project_names), 120)}` failed with \"{_clean(generalise(ep.failure, project_names), 160)}\""
+            if is_resolved(ep):
+                line += f"; `{_clean(generalise(ep.resolution.command, project_names), 120)}` worked after it ({ep.resolution.relation.value})"
+            else:
+                line += "; no fix was seen"
+        else:
+            line = f"The person said: \"{_clean(generalise(claim_of(ep.said), project_names), 200)}\""
+        seen[line] += 1
+    lines += [f"- {line} ({n}×)" if n > 1 else f"- {line}" for line, n in seen.most_common(8)]
+    return tuple(scrub(line) for line in lines)
+
+
+def lesson_resolved(episodes: Sequence[Surprise]) -> bool:
+    """Whether a lesson names what worked: a correction states what is true, an error lesson only
+    when some episode of it was resolved. Unresolved lessons rank below resolved ones."""
+    return any(not isinstance(ep, ErrorEpisode) or is_resolved(ep) for ep in episodes)

@@ -1,0 +1,166 @@
+"""Scope and topics of a lesson (docs/design.md "Scopes and privacy").
+
+A lesson is **local** when it is about this person, project or machine — names, paths, hosts,
+one repository's conventions ("this project uses uv", "the person prefers tabs") — and
+**shared** when it is about a tool, library, version or platform anyone may meet ("`pip install`
+failed with 'error: externally-managed-environment'"). Only shared lessons may ever be
+published, so when the evidence is thin the answer is local: a wrong "local" costs one lesson
+the commons does not get; a wrong "shared" leaks.
+
+Topics are the tool, library, language and platform names a lesson concerns, from a built-in
+vocabulary of common developer tools plus the program names of the commands its episodes ran.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from commons.core.embedding import tokenize
+from commons.core.records import Scope
+from commons.core.policy import looks_private
+from commons.core.policy import PLACEHOLDER
+
+
+VOCABULARY = frozenset(
+    """
+    python python3 pip pip3 pipx uv poetry pdm hatch conda mamba virtualenv venv pyenv setuptools
+    wheel twine pytest pytest-asyncio pytest-trio pytest-xdist pytest-cov hypothesis tox nox mypy
+    pyright ruff black isort flake8 pylint bandit coverage sphinx mkdocs jupyter ipython
+    numpy pandas scipy matplotlib sklearn scikit-learn torch pytorch tensorflow jax
+    django flask fastapi starlette uvicorn gunicorn celery sqlalchemy alembic pydantic requests
+    httpx aiohttp trio asyncio anyio aiosqlite msgpack pynacl cryptography openssl zeroconf
+    node nodejs npm npx yarn pnpm deno bun tsc typescript javascript eslint prettier jest vitest
+    mocha webpack vite rollup esbuild babel react vue svelte angular nextjs next express
+    cargo rustc rustup rust clippy rustfmt go gofmt golang gcc g++ clang clang++ make cmake ninja
+    meson bazel gradle maven mvn java javac kotlin scala sbt swift xcode xcodebuild dotnet ruby
+    gem bundler rails php composer perl lua elixir mix erlang haskell ghc stack cabal
+    docker docker-compose podman kubectl helm minikube kind terraform ansible vagrant
+    git gh git-lfs pre-commit ssh scp rsync curl wget jq sed awk grep ripgrep rg find tar
+    gzip zip unzip bash zsh fish sh powershell tmux systemd systemctl journalctl cron
+    apt apt-get dpkg dnf yum rpm pacman apk brew homebrew nix snap flatpak
+    debian ubuntu fedora alpine arch centos rhel macos windows linux wsl wsl2 freebsd
+    sqlite sqlite3 postgres postgresql psql mysql mariadb redis mongodb mongo elasticsearch
+    kafka rabbitmq nginx apache caddy
+    aws gcloud az azure vercel netlify heroku fly
+    """.split()
+)
+
+# Shell words that come before the program a command actually runs.
+_PREFIXES = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "builtin", "nice"})
+# Programs that run another program or a module: the interesting head is what they run.
+_RUNNERS = {
+    ("python", "-m"), ("python3", "-m"), ("uv", "run"), ("poetry", "run"), ("pdm", "run"),
+    ("npx", None), ("pnpx", None), ("bunx", None), ("pipx", "run"), ("hatch", "run"),
+}
+_SUBCOMMAND = re.compile(r"^[a-z][a-z0-9\-]*$")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+SHELL_TOOLS = frozenset({"bash", "shell", "sh", "run_command", "terminal", "exec"})
+
+
+def command_head(tool: str, target: str) -> str:
+    """The situation a tool call stands for: program + subcommand for shell commands.
+
+    ``command_head("Bash", "cd /x && sudo pip install -U requests")`` → ``"pip install"``;
+    ``command_head("Bash", "python -m pytest -x")`` → ``"pytest"``;
+    ``command_head("Read", "/home/a/x.py")`` → ``"read"`` (for other tools, the tool name).
+    """
+    if tool.lower() not in SHELL_TOOLS:
+        return tool.lower()
+    # The last command of a chain is usually the one that matters ("cd x && make test").
+    segments = [s for s in re.split(r"&&|\|\||;|\n", target) if s.strip()]
+    if not segments:
+        return tool.lower()
+    segment = segments[-1] if len(segments) > 1 and segments[0].split()[0:1] == ["cd"] else segments[0]
+    words = [w for w in segment.strip().split() if not _ASSIGNMENT.match(w)]
+    while words and words[0] in _PREFIXES:
+        words = words[1:]
+    if not words:
+        return tool.lower()
+    for program, flag in _RUNNERS:
+        if words[0].rsplit("/", 1)[-1] == program and (flag is None or words[1:2] == [flag]):
+            words = words[1 if flag is None else 2:]
+            break
+    if not words:
+        return tool.lower()
+    program = words[0].rsplit("/", 1)[-1].lower()
+    program = re.sub(r"(?<=[a-z])\d+(?:\.\d+)*$", "", program) if program.startswith("python") else program
+    rest = [w for w in words[1:] if not w.startswith("-")]
+    if rest and _SUBCOMMAND.match(rest[0]) and not rest[0].endswith((".py", ".js", ".ts", ".sh")):
+        return f"{program} {rest[0]}"
+    return program
+
+
+def topics(text: str, heads: Iterable[str] = ()) -> tuple[str, ...]:
+    """The tool / library / language names ``text`` concerns, plus the programs of ``heads``.
+
+    Sorted and deduplicated, so the same lesson always yields the same topics.
+    """
+    found = {t for t in tokenize(text) if t in VOCABULARY}
+    for head in heads:
+        program = head.split()[0] if head.strip() else ""
+        if program and (program in VOCABULARY or "-" in program or program.isalpha()):
+            found.add(program)
+    return tuple(sorted(found))
+
+
+# A home directory as the scrubber writes it ("~/src/app", "~\\AppData"): someone's own files.
+_HOME = re.compile(r"(?<![\w.~])~[/\\]")
+
+# Words that tie a lesson to this person or this repository.
+_LOCAL_MARKERS = re.compile(
+    r"\b(?:this|our|my|the person|the user|the owner)\s+(?:project|repo|repository|codebase|"
+    r"team|company|machine|laptop|server|setup|branch|workspace|monorepo|app|service)\b"
+    r"|\bthe (?:person|user|owner)\b|\bprefer(?:s|red|ence)?\b|\bconvention\b|\bin here\b"
+    r"|\bwe (?:use|keep|always|never)\b|<(?:path|host|email|ip|secret|project)>",
+    re.IGNORECASE,
+)
+
+
+def scrubbed_detail(text: str) -> str | None:
+    """The first placeholder the scrubber left in ``text`` (``<password>``, ``~/``), or None.
+
+    Shared means clean: a text the scrubber already changed held something of someone's (a key,
+    a password, an address, a home directory), and a lesson that carries one stays on this node.
+    The placeholder is what is named, never the value (it is gone).
+    """
+    found = PLACEHOLDER.search(text) or _HOME.search(text)
+    return found.group(0) if found else None
+
+
+@dataclass(frozen=True)
+class ScopeDecision:
+    scope: Scope
+    topics: tuple[str, ...]
+    reason: str  # one line a morning report can show next to the lesson
+
+
+def classify(text: str, heads: Iterable[str] = (), *, project_names: Iterable[str] = ()) -> ScopeDecision:
+    """Decide whether a lesson is local or shared, and which topics it concerns.
+
+    ``project_names`` are words that name the owner's own projects (e.g. the basenames of the
+    working directories sessions ran in): a lesson that mentions one is local.
+    """
+    heads = tuple(heads)
+    found = topics(text, heads)
+    if looks_private(text):
+        return ScopeDecision(Scope.LOCAL, found, "mentions a path, host, address or secret")
+    scrubbed = scrubbed_detail(text)
+    if scrubbed:
+        return ScopeDecision(Scope.LOCAL, found, f"held a secret or personal detail, now {scrubbed!r}")
+    marker = _LOCAL_MARKERS.search(text)
+    if marker:
+        return ScopeDecision(Scope.LOCAL, found, f"about this person or project ({marker.group(0)!r})")
+    words = set(tokenize(text))
+    for name in project_names:
+        low = name.lower()
+        if not name or low in VOCABULARY:
+            continue
+        # "SpotterWeb" is the project "spotter" in module case: a word that begins with a
+        # project name of four letters or more names it too.
+        if low in words or (len(low) >= 4 and any(w.startswith(low) for w in words)):
+            return ScopeDecision(Scope.LOCAL, found, f"names the project {name!r}")
+    if not any(t in VOCABULARY for t in found):
+        return ScopeDecision(Scope.LOCAL, found, "names no tool, library or platform anyone may meet")
+    return ScopeDecision(Scope.SHARED, found, "about " + ", ".join(t for t in found if t in VOCABULARY))

@@ -1,0 +1,231 @@
+"""The one scrubber: secrets and personal details in text become typed placeholders.
+
+Every door where transcript-derived text becomes something else (an episode's derived fields, a
+lesson and its prediction, anything rendered, a signed record) passes its text through
+:func:`scrub`. The lesson must still read after it, so each secret becomes a placeholder that
+says what stood there (``<github-token>``, ``password=<password>``, ``~/src/app.py``) and the
+ordinary technical text that makes a lesson useful is kept: git SHAs, digests, UUIDs, versions,
+times, dates, ``/tmp`` paths, test names, error class names and words such as *token* or
+*password* in prose.
+
+The surface, pure and without I/O:
+
+- :func:`findings` — what is there and where (:class:`Finding`: kind and span); for checks.
+- :func:`scrub` — the text with every finding replaced by its placeholder; idempotent, so
+  ``scrub(scrub(t)) == scrub(t)`` and a scrubbed text :func:`is_clean`.
+- :func:`clip` — scrub first, then cut, never inside a placeholder (a cut made before scrubbing
+  can halve a key so that neither half is recognised).
+- :func:`require_clean` — the last gate before signing: raises :class:`ScrubbedTextRequired`.
+
+How it stays fast on the ingest path: each rule names the literal keywords (or anchors, patterns
+with a literal start) without which it cannot match; ``str.find`` over the lower-cased text
+finds them, and the rule's full pattern runs only in a small window around each one. Most of a
+tool's output is never seen by any full pattern. Rules live in :mod:`commons.core.policy.rules`;
+docs/privacy.md says how to add one.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from commons.core.policy.rule import Kind, Marks, lead
+from commons.core.policy.rules import RULES
+
+__all__ = [
+    "Finding", "Kind", "ScrubbedTextRequired", "clip", "cut", "findings", "is_clean", "looks_private",
+    "require_clean", "scrub", "scrub_json",
+]
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One secret or personal detail: ``text[start:end]`` is to be replaced by ``kind``'s placeholder."""
+
+    start: int
+    end: int
+    kind: Kind
+
+    @property
+    def placeholder(self) -> str:
+        return self.kind.value
+
+
+class ScrubbedTextRequired(ValueError):
+    """The caller handed unscrubbed text to a door that only takes scrubbed text (e.g. signing).
+
+    The message names the kinds found and their positions, never the values: an error message is
+    itself text that may be logged or shown.
+    """
+
+    def __init__(self, what: str, found: tuple[Finding, ...]):
+        self.what = what
+        self.found = found
+        kinds = ", ".join(sorted({f.kind.name.lower() for f in found}))
+        spans = ", ".join(f"{f.start}-{f.end}" for f in found[:5])
+        super().__init__(
+            f"refusing {what}: its text still holds {len(found)} thing(s) the scrubber replaces "
+            f"({kinds}; at characters {spans}); pass it through commons.core.policy.scrubber.scrub first"
+        )
+
+
+Gate = tuple[str, tuple[int, ...], "str | None"]  # keyword or literal, the rules it wakes, its parent
+
+
+def _index() -> tuple[list[Gate], list[tuple[re.Pattern[str], tuple[int, ...], str | None]], tuple[int, ...]]:
+    by_keyword: dict[str, list[int]] = {}
+    by_anchor: dict[re.Pattern[str], list[int]] = {}
+    always = []
+    for rank, rule in enumerate(RULES):
+        for k in rule.keywords:
+            by_keyword.setdefault(k, []).append(rank)
+        for a in rule.anchors:
+            by_anchor.setdefault(a, []).append(rank)
+        if not (rule.keywords or rule.anchors):
+            always.append(rank)
+    # A keyword that holds a shorter one ("password" holds "pass") is looked for only when the
+    # shorter one is there: shortest first, so a parent's presence is known before its child.
+    keywords = sorted(by_keyword, key=len)
+    gates = [(k, tuple(by_keyword[k]), next((p for p in keywords if p != k and p in k), None))
+             for k in keywords]
+    anchors = [(a, tuple(ranks), lead(a)) for a, ranks in by_anchor.items()]
+    return gates, anchors, tuple(always)
+
+
+# Which rules a keyword or an anchor can wake: one pass over these per text decides which of
+# the rules run at all, so a text with nothing in it costs a few dozen substring checks.
+_KEYWORDS, _ANCHORS, _ALWAYS = _index()
+
+
+def _candidates(text: str) -> list[tuple[int, int, int, Kind]]:
+    marks = Marks(text)
+    if marks.lower is None:
+        live = set(range(len(RULES)))
+    else:
+        live = set(_ALWAYS)
+        lower = marks.lower
+        present = set()
+        for k, ranks, parent in _KEYWORDS:
+            if (parent is None or parent in present) and k in lower:
+                present.add(k)
+                live.update(ranks)
+        for a, ranks, lit in _ANCHORS:
+            if (lit is None or lit in text) and marks.anchor(a):
+                live.update(ranks)
+    out: list[tuple[int, int, int, Kind]] = []
+    for rank in sorted(live):
+        for start, end, kind in RULES[rank].spans(marks):
+            if start < end:
+                out.append((rank, start, end, kind))
+    return out
+
+
+def findings(text: str) -> tuple[Finding, ...]:
+    """The secrets and personal details in ``text``, in order, without overlaps.
+
+    Where two rules claim overlapping text, the earlier rule in :data:`RULES` wins: specific
+    formats (a PEM block, a ``ghp_`` token) come before generic ones (``key=value``), so the
+    placeholder says as much as can be known.
+    """
+    taken: list[Finding] = []
+    for _rank, start, end, kind in sorted(_candidates(text)):
+        if any(start < f.end and f.start < end for f in taken):
+            continue
+        taken.append(Finding(start, end, kind))
+    return tuple(sorted(taken))
+
+
+def _apply(text: str, found: tuple[Finding, ...]) -> str:
+    parts, at = [], 0
+    for f in found:
+        parts.append(text[at:f.start])
+        parts.append(f.placeholder)
+        at = f.end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+def scrub(text: str) -> str:
+    """``text`` (NFC-normalised) with every finding replaced by its typed placeholder."""
+    text = unicodedata.normalize("NFC", text)
+    # A placeholder can complete a pattern that the secret it replaced interrupted (a URL whose
+    # password held an '@'); a second pass is cheap and makes the result a fixed point.
+    for _ in range(3):
+        found = findings(text)
+        if not found:
+            return text
+        text = _apply(text, found)
+    return text
+
+
+def scrub_json(value: object) -> object:
+    """Every string in a JSON-like value (dicts, lists, tuples) scrubbed; keys and other values kept.
+
+    The last pass of a door whose result is a whole structure (a report, an explanation): ids,
+    hex digests and times are kept by :func:`scrub` as they are.
+    """
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {k: scrub_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_json(v) for v in value]
+    return value
+
+
+def is_clean(text: str) -> bool:
+    """Whether :func:`scrub` would leave ``text`` as it is."""
+    return not findings(unicodedata.normalize("NFC", text))
+
+
+def looks_private(text: str) -> bool:
+    """Whether ``text`` holds anything :func:`scrub` would replace (the old name, kept)."""
+    return not is_clean(text)
+
+
+def require_clean(text: str, what: str) -> str:
+    """Return ``text`` if it is clean; raise :class:`ScrubbedTextRequired` naming ``what`` if not.
+
+    ``what`` says which door refused, e.g. ``"signing lesson record 3f2a…"``.
+    """
+    found = findings(unicodedata.normalize("NFC", text))
+    if found:
+        raise ScrubbedTextRequired(what, found)
+    return text
+
+
+PLACEHOLDER = re.compile("|".join(sorted((re.escape(k.value) for k in Kind if k.value.startswith("<")),
+                                          key=len, reverse=True)))
+ELLIPSIS = "…"
+
+
+def clip(text: str, n: int) -> str:
+    """``text`` scrubbed, then cut to at most ``n`` characters (an ellipsis marks a cut).
+
+    The cut never falls inside a placeholder, and it backs up to a word boundary when one is
+    close, so a quote reads as words rather than a fragment.
+    """
+    return cut(scrub(text), n)
+
+
+def cut(scrubbed: str, n: int) -> str:
+    """:func:`clip` for a text already scrubbed: one scrub can then feed cuts of several lengths.
+
+    Handed unscrubbed text it could halve a secret so that neither half is recognised: a caller
+    that has not scrubbed calls :func:`clip`.
+    """
+    if n < 1:
+        raise ValueError(f"clip needs room for at least one character, was given n={n}")
+    text = scrubbed
+    if len(text) <= n:
+        return text
+    cut_at = n - len(ELLIPSIS)
+    for m in PLACEHOLDER.finditer(text, max(0, cut_at - 32), cut_at + 32):
+        if m.start() < cut_at < m.end():
+            cut_at = m.start()
+            break
+    space = text.rfind(" ", max(0, cut_at - 20), cut_at + 1)
+    if space > 0:
+        cut_at = space
+    return text[:cut_at].rstrip() + ELLIPSIS
