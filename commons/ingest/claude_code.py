@@ -220,6 +220,12 @@ def _detail(tool_input: Any) -> str:
     fix a lesson can name. Longer edits are named by their file alone."""
     if not isinstance(tool_input, dict):
         return ""
+    # What a retry of a Read or an agent call can change beside its target: where it reads, and
+    # which agent it asks (the difference a fix names).
+    chosen = [f"{key}={tool_input[key]}" for key in ("offset", "limit", "subagent_type")
+              if isinstance(tool_input.get(key), (int, str)) and str(tool_input[key]).strip()]
+    if chosen:
+        return clip(" ".join(chosen), DETAIL_CHARS)
     new, old = tool_input.get("new_string", tool_input.get("content")), tool_input.get("old_string")
     return added_line(new, old, DETAIL_CHARS)
 

@@ -98,8 +98,9 @@ def exit_code_of(text: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def failure_line(text: str) -> tuple[str, int | None]:
-    """The line of a failed tool's output that says what failed, and the exit code it reports."""
+def failure_line(text: str, command: str = "") -> tuple[str, int | None]:
+    """The line of a failed tool's output that says what failed, and the exit code it reports.
+    ``command``: the sub-command the failure belongs to, when known (not used yet by every rule)."""
     exit_code = exit_code_of(text)
     lines = _lines(text)
     line = _choose(lines)
@@ -235,3 +236,64 @@ def attribute(command: str, output: str) -> str:
                     return part
     real = [p for p in parts if program_of(p) not in _PLUMBING]
     return real[-1] if real else parts[-1]
+
+
+# --------------------------------------------------------------------------------------------
+# Not every non-zero exit is a failure
+
+# The harness refused the call, the person declined or interrupted it, a hook blocked it, or it
+# was cancelled because a sibling call failed: nothing the agent's step did failed.
+_NOT_RUN = re.compile(
+    r"requires approval|has been denied|doesn.t want to (?:proceed|take this action)|tool use was rejected"
+    r"|Request interrupted by user|Interrupted by user|\[Request interrupted|interrupted by user for tool use"
+    r"|^\W*AbortError\b|The operation was aborted|Cancelled: parallel tool call|Sibling tool call errored"
+    r"|(?:PreToolUse|PostToolUse|UserPromptSubmit)\S* hook (?:error|blocked)|blocked by (?:a |the )?hook"
+    r"|Bash command blocked|denied by policy|not allowed in plan mode|You are in Plan Mode"
+    r"|Permission to use \S+ (?:has been|was) denied|user (?:rejected|declined|denied)",
+    re.IGNORECASE | re.MULTILINE)
+# Commands whose non-zero exit is their answer ("no match", "not there").
+PROBES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "which", "whereis", "test", "[", "[[", "diff", "cmp",
+                    "ls", "find", "pgrep", "stat", "file", "type", "cat", "head", "tail", "readlink", "realpath",
+                    "test-path", "get-command", "where", "command"})
+_PROBE_ANSWER = re.compile(
+    r"^(?:(?:Error:\s*)?Exit code -?\d+|Error|"
+    r"(?:\S+:\s+)*(?:cannot access|can't access|no such file or directory|not found|no matches found|"
+    r"does not exist|no \S+ in \(|file not found)\b.*|.*: (?:No such file or directory|not found)|"
+    r"\S+ not found|no matches found: .*|Binary files? \S+ (?:and \S+ )?differ|[<>] .*|---|\d+[acd]\d+.*|)$",
+    re.IGNORECASE)
+_READ_MISSING = re.compile(r"^(?:<tool_use_error>)?File does not exist\b", re.IGNORECASE)
+
+
+def is_probe(command: str, output: str) -> bool:
+    """A probing command (grep, which, test, ls of a missing path…) whose failure says only
+    "no" — not found, no match, a diff — and nothing else."""
+    parts = segments(command)
+    if not parts:
+        return False
+    words = parts[-1].split()
+    program = program_of(parts[-1])
+    if program == "command" and "-v" in words or program == "git" and words[1:2] in (["diff"], ["rev-parse"], ["ls-files"]):
+        pass
+    elif program not in PROBES:
+        return False
+    return all(_PROBE_ANSWER.match(line) for line in _lines(output) if line)
+
+
+def not_a_failure(tool: str, command: str, output: str, failure: str) -> str:
+    """Why a tool call that returned an error is no failure of the agent's step, or "".
+
+    Refused or interrupted calls and cascades ("not run"), probes that answered no ("probe"),
+    and outputs with nothing to say what failed ("bare"): kept in the archive, no lesson."""
+    head = output[:2000]
+    if _NOT_RUN.search(head):
+        return "not run"
+    if tool.lower() == "read" and _READ_MISSING.match(output.strip()):
+        return "probe"
+    if tool.lower() in _SHELLS and is_probe(command, output):
+        return "probe"
+    if not is_informative(failure):
+        return "bare"
+    return ""
+
+
+_SHELLS = frozenset({"bash", "shell", "sh", "run_command", "terminal", "exec", "run_shell_command", "shell_command"})

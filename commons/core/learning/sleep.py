@@ -43,7 +43,7 @@ from commons.core.embedding import DIM, embed_many
 from commons.core.learning.episode import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode
 from commons.core.learning.lessons import (Lesson, LessonKind, LessonStatus, Surprise, WriteText, absorb, adjust,
                       decayed, head_of, new_lesson, surprise_text, uncounted)
-from commons.core.learning.resolution import fixed_by_setup
+from commons.core.learning.evidence import Evidence, fixed_by_setup
 from commons.core.learning.predictions import (Prediction, PredictionStatus, make_prediction, too_generic, verify)
 
 
@@ -319,8 +319,8 @@ def work_in_progress(errors: Sequence[Surprise]) -> bool:
     errs = [e for e in errors if isinstance(e, ErrorEpisode)]
     if not errs or len({e.session for e in errs}) > 1:
         return False
-    return all(head_of(e) in _WORK_COMMANDS and (e.resolution is None or e.resolution.relation.value in
-                                                  {"rerun", "named"} and not fixed_by_setup(e.resolution))
+    return all(head_of(e) in _WORK_COMMANDS and (e.resolution is None or e.resolution.evidence in
+                                                  {Evidence.RERUN, Evidence.CHANGED_BEFORE} and not fixed_by_setup(e.resolution))
                for e in errs)
 
 
