@@ -224,6 +224,8 @@ def _detail(tool_input: Any) -> str:
     # which agent it asks (the difference a fix names).
     chosen = [f"{key}={tool_input[key]}" for key in ("offset", "limit", "subagent_type")
               if isinstance(tool_input.get(key), (int, str)) and str(tool_input[key]).strip()]
+    if tool_input.get("replace_all") is True:
+        chosen.append("replace_all=true")
     if chosen:
         return clip(" ".join(chosen), DETAIL_CHARS)
     new, old = tool_input.get("new_string", tool_input.get("content")), tool_input.get("old_string")

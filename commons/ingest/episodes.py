@@ -31,7 +31,7 @@ from typing import Any
 
 from commons.core.learning import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode, ToolCall
 from commons.core.learning import attribute, failure_line, not_a_failure
-from commons.core.learning import OpenFailure, Resolution, advance, named_fix, opened
+from commons.core.learning import OpenFailure, Resolution, Resolved, advance, goal_of, named_fix, opened
 from commons.core.learning import SHELL_TOOLS
 from commons.core.policy import clip, cut, scrub
 from commons.ingest.corrections import claims_done, contradicts, is_correction
@@ -288,12 +288,13 @@ class EpisodeBuilder:
         tool = tool or "unknown"
         command = attribute(target, text) if tool.lower() in SHELL_TOOLS else ""
         failure, exit_code = failure_line(text, command)  # scrubbed, then cut, by failure_line itself
-        self.open_failures, _ = advance(self.open_failures, tool, target, ok=False, detail=detail)
-        self._drop_closed()
         if not_a_failure(tool, command or target, text, failure):
             # Refused, interrupted, a sibling's cascade, a probe that answered "no", or a bare exit
             # code: it stays in the archive and makes no error episode (nor a failure to fix).
             return
+        self.open_failures, resolved = advance(self.open_failures, tool, target, ok=False, detail=detail,
+                                               said=self.said, failure=failure)
+        self._emit_resolved(resolved)
         episode = ErrorEpisode(
             session=self._session_id(), uid=turn.use_id, at=self._at(turn.at), tool=tool, target=scrub(target),
             failure=failure, exit_code=exit_code, command=scrub(command) if command != target else "",
@@ -303,7 +304,8 @@ class EpisodeBuilder:
         # preferred as the fix. Raw, like the rest of the state.
         hint = "\n".join(filter(None, (failure, named_fix(text), text[:HINT_CHARS])))
         self.open_failures = opened(self.open_failures,
-                                    OpenFailure(turn.use_id, tool, command or target, hint, detail=detail))
+                                    OpenFailure(turn.use_id, tool, goal_of(target, command) if command else target,
+                                                hint, detail=detail, target=target, failure=failure))
         self.open_errors[turn.use_id] = episode
 
     def _resolve(self, tool: str, target: str, detail: str) -> None:
@@ -312,6 +314,9 @@ class EpisodeBuilder:
             return
         self.open_failures, resolved = advance(self.open_failures, tool, target, ok=True, detail=detail,
                                                said=self.said)
+        self._emit_resolved(resolved)
+
+    def _emit_resolved(self, resolved: tuple[Resolved, ...]) -> None:
         for item in resolved:
             episode = self.open_errors.pop(item.uid, None)
             if episode is not None:

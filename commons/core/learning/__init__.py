@@ -49,7 +49,7 @@ from commons.core.learning.predictions import (
     too_generic,
     verify,
 )
-from commons.core.learning.evidence import (Call, Evidence, OpenFailure, Resolution, StepKind, advance, is_proven,
+from commons.core.learning.evidence import (Call, Evidence, OpenFailure, Resolution, Resolved, StepKind, advance, goal_of, is_proven,
                                             named_fix, opened, shows_fix, step_kind)
 from commons.core.learning.scope import SHELL_TOOLS, classify, command_head
 from commons.core.learning.sleep import (
@@ -98,6 +98,7 @@ __all__ = [
     "PredictionStatus",
     "RenderedWhere",
     "Resolution",
+    "Resolved",
     "SHELL_TOOLS",
     "SessionEpisode",
     "SleepParams",
@@ -114,6 +115,7 @@ __all__ = [
     "command_head",
     "decay_factor",
     "failure_line",
+    "goal_of",
     "heads_in_prose",
     "is_informative",
     "is_proven",

@@ -33,7 +33,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from commons.core.learning.failure import program_of, segments
+from commons.core.learning.failure import program_of, segments, split_command
 from commons.core.learning.scope import SHELL_TOOLS, command_head
 from commons.core.policy import clip
 
@@ -234,20 +234,6 @@ _LISTING = frozenset({"ls", "list_directory", "glob"})
 _PLUMBING = re.compile(r"\s*(?:\d?>&\d|&>\s*\S+|\d?>>?\s*(?:/dev/null|\S+))")
 
 
-def _split(command: str) -> list[tuple[str, str]]:
-    """(sub-command, the separator after it) pairs of a shell command line."""
-    parts = re.split(r"(&&|\|\||;|\n|(?<!\|)\|(?!\|))", command)
-    out: list[tuple[str, str]] = []
-    for i in range(0, len(parts), 2):
-        seg = parts[i].strip()
-        sep = parts[i + 1] if i + 1 < len(parts) else ""
-        if seg:
-            out.append((seg, sep))
-        elif out and sep:
-            out[-1] = (out[-1][0], sep)
-    return out
-
-
 def _key(segment: str) -> str:
     """The first argument naming what a command works on, past its head: a file, a package,
     a target ("" when it has none). The remote command for ssh."""
@@ -259,6 +245,8 @@ def _key(segment: str) -> str:
         quoted = re.findall(r"'([^']+)'|\"([^\"]+)\"", segment)
         inner = next((a or b for a, b in reversed(quoted) if (a or b).strip()), "")
         return command_head("bash", inner) if inner else ""
+    if program in {"python", "python3", "node", "bash", "sh", "ruby", "perl"} and ("-c" in words or "-e" in words):
+        return " ".join(segment.split())  # a one-line script is its code: another code, another step
     head = command_head("bash", segment).split()
     skip = 1 + (len(head) > 1)
     for word in words[skip:]:
@@ -281,6 +269,9 @@ def _same_shell_step(failed: str, segment: str) -> bool:
     return not fk or fk == _key(segment)
 
 
+MASKED = "\x00masked"  # a retry whose exit status another program decided
+
+
 def retry_part(failed_tool: str, failed: str, tool: str, target: str) -> str | None:
     """The part of a call (``tool``, ``target``) that tries the failed step (``failed_tool``,
     ``failed``: the sub-command that failed, or the target) again, or None.
@@ -291,9 +282,10 @@ def retry_part(failed_tool: str, failed: str, tool: str, target: str) -> str | N
     if is_shell(failed_tool):
         if not is_shell(tool) or _head(failed) in SHELL_TOOLS:
             return None
-        for seg, sep in _split(target):
+        for seg, sep in split_command(target):
             if _same_shell_step(failed, seg):
-                return seg if sep in ("", "&&", "\n") else None
+                # `a && b` that succeeded ran `a` successfully; `a | tail`, `a; b` say nothing of `a`.
+                return seg if sep in ("", "&&") else MASKED
         return None
     if ft in EDIT_TOOLS and t in EDIT_TOOLS:
         return target if _same_path(failed, target) else None
@@ -313,14 +305,19 @@ def _path_in(path: str, target: str) -> bool:
     return bool(name) and (name in target or name.rsplit("/", 1)[-1] in target.split())
 
 
+_VERBOSITY = re.compile(r"(?<=\s)(?:-v+|-q+|-s|--verbose|--quiet|--tb=\w+|--no-header|--color(?:=\w+)?|"
+                        r"--no-ansi|--progress=\w+)(?=\s|$)")
+
+
 def _plain(command: str) -> str:
-    """A command without output plumbing and spacing: what two runs compare on."""
+    """A command without output plumbing, verbosity flags and spacing: what two runs compare on
+    (``pytest -x -v 2>&1 | tail`` is ``pytest -x`` run again)."""
     parts = []
-    for seg, sep in _split(command):
+    for seg, sep in split_command(command):
         if program_of(seg) in {"tail", "head", "grep", "tee", "less", "more", "cat"} and parts and parts[-1][1] == "|":
             parts[-1] = (parts[-1][0], "")
             continue
-        parts.append((_PLUMBING.sub("", seg).strip(), sep))
+        parts.append((_VERBOSITY.sub("", _PLUMBING.sub("", seg)).strip(), sep))
     return " ".join(" ".join(f"{s} {sep}".split()) for s, sep in parts).strip(" |;&")
 
 
@@ -348,17 +345,29 @@ class OpenFailure:
     steps: tuple[Step, ...] = ()
     refuted: tuple[str, ...] = ()
     detail: str = ""  # the failed call's detail (an edit's added line, a Read's offset)
+    target: str = ""  # the whole call that failed ("" = ``command``)
+    failure: str = ""  # its failure line: a retry failing with another one got past this failure
 
     def to_json(self) -> list[object]:
         return [self.uid, self.tool, self.command, self.hint, self.calls_since,
-                [[s.tool, s.target, s.text, s.said] for s in self.steps], list(self.refuted), self.detail]
+                [[s.tool, s.target, s.text, s.said] for s in self.steps], list(self.refuted), self.detail,
+                self.target, self.failure]
 
     @classmethod
     def from_json(cls, row: list[object]) -> OpenFailure:
-        uid, tool, command, hint, since, steps, refuted, detail = row
+        uid, tool, command, hint, since, steps, refuted, detail, target, failure = row
         return cls(str(uid), str(tool), str(command), str(hint), int(since),  # type: ignore[call-overload]
                    tuple(Step(*map(str, s)) for s in steps),  # type: ignore[union-attr]
-                   tuple(str(s) for s in refuted), str(detail))  # type: ignore[union-attr]
+                   tuple(str(s) for s in refuted), str(detail), str(target), str(failure))  # type: ignore[union-attr]
+
+
+def goal_of(target: str, failed: str) -> str:
+    """What a failed shell call was for, to know its retry: the failed sub-command, or, when that
+    was only the `cd` before the work (``cd build && make``: "cd: build: No such file"), the work."""
+    if program_of(failed) != "cd":
+        return failed
+    work = [seg for seg in segments(target) if program_of(seg) not in {"cd", "source", ".", "export", "set"}]
+    return work[-1] if work else failed
 
 
 def step_of(tool: str, target: str, detail: str = "") -> str:
@@ -399,7 +408,7 @@ _SETUP = re.compile(r"\b(?:install|add|sync|config|init|setup|format|fmt|--fix)\
                     r"|requirements|Makefile|CMakeLists|Dockerfile|\brc\b")
 
 
-def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "") -> Resolution:
+def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole: str = "") -> Resolution:
     """The fix a successful retry proves: its own difference, else the step before it."""
     refuted = failure.refuted
     if failure.tool.lower() in EDIT_TOOLS | {"read"} and tool.lower() in EDIT_TOOLS | {"read"}:
@@ -409,38 +418,46 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "") -> Re
         if reads and tool.lower() in EDIT_TOOLS:
             return Resolution(Evidence.READ_BEFORE, reads[-1].text, "Read", CONFIDENCE[Evidence.READ_BEFORE],
                               retry=step_of(tool, retry), refuted=refuted)
-        if detail != failure.detail or tool.lower() != failure.tool.lower():
+        if tool.lower() in EDIT_TOOLS or detail != failure.detail or tool.lower() != failure.tool.lower():
+            # The file tools refuse the same input the same way: a retry that passed changed it
+            # (other text, replace_all, an offset) even where the detail kept does not show how.
             return Resolution(Evidence.RETRY_CHANGED, step_of(tool, retry, detail), tool,
                               CONFIDENCE[Evidence.RETRY_CHANGED], refuted=refuted)
         return Resolution(Evidence.RERUN, step_of(tool, retry), tool, CONFIDENCE[Evidence.RERUN], refuted=refuted)
     if is_shell(tool):
-        changed = _plain(retry) != _plain(failure.command)
+        # The whole call is what was retried: `make x` after `cd build && make x` changed the cd.
+        retry = whole or retry
+        changed = _plain(retry) != _plain(failure.target or failure.command)
     else:
         changed = retry.strip() != failure.command.strip() or detail != failure.detail
     before = list(failure.steps)
     pointed = [s for s in before if _names(failure.hint, s)]
     said = [s for s in before if _said_about(s.said, failure)]
-    if changed and not pointed:
-        sure = CONFIDENCE[Evidence.RETRY_CHANGED] + (POINTED_BONUS if _hint_is(failure.hint, retry) else 0.0)
-        if before and not said:
-            sure -= 0.1  # something else changed too
-        return Resolution(Evidence.RETRY_CHANGED, step_of(tool, retry, "" if is_shell(tool) else detail), tool,
-                          min(sure, 1.0), refuted=refuted)
     setup = [s for s in before if _SETUP.search(s.text)]
-    for group, bonus in ((pointed, POINTED_BONUS), (said, POINTED_BONUS), (setup, 0.0)):
-        if group:
-            step = group[-1]
-            return Resolution(Evidence.CHANGED_BEFORE, step.text, step.tool, CONFIDENCE[Evidence.CHANGED_BEFORE] + bonus,
-                              retry=step_of(tool, retry), refuted=refuted)
+    own = step_of(tool, retry, "" if is_shell(tool) else detail)
+
+    def changed_before(step: Step, bonus: float) -> Resolution:
+        return Resolution(Evidence.CHANGED_BEFORE, step.text, step.tool, CONFIDENCE[Evidence.CHANGED_BEFORE] + bonus,
+                          retry=step_of(tool, retry), refuted=refuted)
+
+    # In order of how surely each shows the fix: a step the error names; the retry's own
+    # difference when nothing else changed; a step the agent said was about the failure; a
+    # step that sets the project up; the retry's difference beside unrelated changes.
+    if pointed:
+        return changed_before(pointed[-1], POINTED_BONUS)
+    if changed and not before:
+        sure = CONFIDENCE[Evidence.RETRY_CHANGED] + (POINTED_BONUS if _hint_is(failure.hint, retry) else 0.0)
+        return Resolution(Evidence.RETRY_CHANGED, own, tool, min(sure, 1.0), refuted=refuted)
+    if said:
+        return changed_before(said[-1], POINTED_BONUS)
+    if setup:
+        return changed_before(setup[-1], 0.0)
+    if changed:
+        return Resolution(Evidence.RETRY_CHANGED, own, tool, CONFIDENCE[Evidence.RETRY_CHANGED] - 0.1, refuted=refuted)
     if before:
         # Something changed, but neither the error nor the agent pointed at it: the nearest
         # change, too unsure to be named.
-        step = before[-1]
-        return Resolution(Evidence.CHANGED_BEFORE, step.text, step.tool, CONFIDENCE[Evidence.CHANGED_BEFORE] - 0.25,
-                          retry=step_of(tool, retry), refuted=refuted)
-    if changed:
-        return Resolution(Evidence.RETRY_CHANGED, step_of(tool, retry, "" if is_shell(tool) else detail), tool,
-                          CONFIDENCE[Evidence.RETRY_CHANGED], refuted=refuted)
+        return changed_before(before[-1], -0.25)
     return Resolution(Evidence.RERUN, step_of(tool, retry), tool, CONFIDENCE[Evidence.RERUN], refuted=refuted)
 
 
@@ -467,33 +484,56 @@ _COMMON = frozenset({"error", "failed", "failure", "file", "line", "with", "from
                      "found", "command", "exit", "code", "such", "directory", "cannot", "could", "not", "have"})
 
 
+def _same_failure(a: str, b: str) -> bool:
+    def norm(line: str) -> str:
+        return re.sub(r"\d+", "0", " ".join(line.lower().split()))[:80]
+    return not a or not b or norm(a) == norm(b)
+
+
+PAST_IT_LOSS = 0.1  # the retry failed, but with another failure: this one was got past, less surely
+
+
 def advance(open_failures: tuple[OpenFailure, ...], tool: str, target: str, ok: bool, detail: str = "",
-            said: str = "") -> tuple[tuple[OpenFailure, ...], tuple[Resolved, ...]]:
+            said: str = "", failure: str = "") -> tuple[tuple[OpenFailure, ...], tuple[Resolved, ...]]:
     """One more call of the session: (the failures still open, those this call proved fixed).
 
-    A successful retry of a failure proves its fix (`_choose`); a failed retry refutes the steps
-    taken since the last attempt; any other successful call that changes something is kept as
-    a step (with the agent's words before it); every call counts toward the horizon.
+    A successful retry of a failure proves its fix (`_choose`); a retry that fails with another
+    failure (``failure``: its line) got past this one (less surely); a retry that fails the same
+    way refutes the steps taken since the last attempt; any other successful call that changes
+    something is kept as a step (with the agent's words before it); every call counts toward the
+    horizon.
     """
     still: list[OpenFailure] = []
     resolved: list[Resolved] = []
     kind = step_kind(tool, target) if ok else None
-    for failure in open_failures:
-        retry = retry_part(failure.tool, failure.command, tool, target)
-        if retry is not None and ok:
-            resolved.append(Resolved(failure.uid, _choose(failure, retry, tool, detail)))
+    for open_ in open_failures:
+        retry = retry_part(open_.tool, open_.command, tool, target)
+        if retry == MASKED:
+            # `make 2>&1 | tail`: the step ran again, but what its success says is the filter's.
+            # Neither a retry nor a change toward one.
+            if open_.calls_since + 1 <= HORIZON:
+                still.append(replace(open_, calls_since=open_.calls_since + 1))
             continue
-        since = failure.calls_since + 1
+        if retry is not None and ok:
+            resolved.append(Resolved(open_.uid, _choose(open_, retry, tool, detail, target)))
+            continue
+        if retry is not None and not _same_failure(open_.failure, failure) and open_.steps:
+            # Tried again after a change and failed otherwise: the change got past this failure.
+            found = _choose(open_, retry, tool, detail, target)
+            if found.evidence in (Evidence.CHANGED_BEFORE, Evidence.READ_BEFORE):
+                resolved.append(Resolved(open_.uid, replace(found, confidence=found.confidence - PAST_IT_LOSS)))
+                continue
+        since = open_.calls_since + 1
         if since > HORIZON:
             continue
         if retry is not None:  # tried again and failed: what was done since did not fix it
-            refuted = (failure.refuted + tuple(s.text for s in failure.steps))[-MAX_STEPS:]
-            still.append(replace(failure, calls_since=since, steps=(), refuted=refuted))
+            refuted = (open_.refuted + tuple(s.text for s in open_.steps))[-MAX_STEPS:]
+            still.append(replace(open_, calls_since=since, steps=(), refuted=refuted))
             continue
-        steps = failure.steps
-        if ok and (kind is StepKind.STATE_CHANGING or (tool.lower() == "read" and failure.tool.lower() in EDIT_TOOLS)):
+        steps = open_.steps
+        if ok and (kind is StepKind.STATE_CHANGING or (tool.lower() == "read" and open_.tool.lower() in EDIT_TOOLS)):
             steps = (steps + (Step(tool, target, step_of(tool, target, detail), clip(said, WORDS_CHARS)),))[-MAX_STEPS:]
-        still.append(replace(failure, calls_since=since, steps=steps))
+        still.append(replace(open_, calls_since=since, steps=steps))
     return tuple(still), tuple(resolved)
 
 
@@ -539,12 +579,13 @@ def shows_fix(calls: Sequence[Call], failed_tool: str, failed: str, fix_step: st
     fix must succeed itself, and the retry's success must be its own (`retry_part`)."""
     fixed = False
     for call in calls:
+        retry = retry_part(failed_tool, failed, call.tool, call.target)
         if not fixed and call.ok and _runs(fix_step, call.tool, call.target):
             fixed = True
-            if retry_part(failed_tool, failed, call.tool, call.target) is not None:
+            if retry not in (None, MASKED):
                 return True  # the fix is the changed retry itself
             continue
-        if fixed and retry_part(failed_tool, failed, call.tool, call.target) is not None:
+        if fixed and retry not in (None, MASKED):
             if call.ok:
                 return True
             fixed = False  # the fix ran and the step failed again: not shown here

@@ -195,14 +195,84 @@ _SIGNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"test session starts|^(?:FAILED|ERROR) \S+::", re.MULTILINE), "pytest"),
     (re.compile(r"^\*\* \(Mix\)|^\*\* \(\w+Error\)|\.exs?:\d+", re.MULTILINE), "mix"),
     (re.compile(r"^error\[E\d+\]|could not compile `", re.MULTILINE), "cargo"),
+    (re.compile(r"^make(?:\[\d+\])?: \*\*\*", re.MULTILINE), "make"),
+    (re.compile(r"^(?:\S+:\d+:\d+: )?[A-Z]{1,4}\d{3,4} |^Found \d+ errors?\b", re.MULTILINE), "ruff check"),
+    (re.compile(r"^(?:cc1\w*|collect2|/usr/bin/ld|ld): |^\S+\.(?:c|cc|cpp|h|hpp):\d+:\d+: (?:fatal )?error: ", re.MULTILINE),
+     "gcc|cc|g++|clang|clang++"),
 )
 _NOT_FOUND = re.compile(r"(?:^|\s)(?:bash: |zsh: |sh: )?(?:line \d+: )?([\w.\-/]+): (?:command not found|not found)", re.MULTILINE)
 
 
+def split_command(command: str) -> list[tuple[str, str]]:
+    """(sub-command, the separator after it) pairs of a shell command line, split at ``&&``,
+    ``||``, ``;``, pipes and newlines outside quotes; a here-document's body stays with its command."""
+    out: list[tuple[str, str]] = []
+    buf: list[str] = []
+    quote = ""
+    i, n = 0, len(command)
+    heredoc = ""
+    while i < n:
+        c = command[i]
+        if heredoc:
+            end = command.find("\n" + heredoc, i - 1)
+            if end < 0:
+                buf.append(command[i:])
+                break
+            stop = end + 1 + len(heredoc)
+            buf.append(command[i:stop])
+            i, heredoc = stop, ""
+            continue
+        if quote:
+            buf.append(c)
+            if c == "\\" and quote == '"' and i + 1 < n:
+                buf.append(command[i + 1])
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+            i += 1
+            continue
+        if c in "'\"":
+            quote = c
+            buf.append(c)
+            i += 1
+            continue
+        if c == "\\" and i + 1 < n:
+            buf.append(command[i:i + 2])
+            i += 2
+            continue
+        if command.startswith("<<", i) and not command.startswith("<<<", i):
+            found = re.match(r"<<-?\s*(['\"]?)([A-Za-z_][\w]*)\1", command[i:])
+            if found:
+                heredoc = found.group(2)
+                buf.append(found.group(0))
+                i += len(found.group(0))
+                continue
+        sep = next((s for s in ("&&", "||", ";", "\n", "|") if command.startswith(s, i)), "")
+        if sep:
+            seg = "".join(buf).strip()
+            if seg:
+                out.append((seg, sep))
+            elif out:
+                out[-1] = (out[-1][0], sep)
+            buf = []
+            i += len(sep)
+            continue
+        buf.append(c)
+        i += 1
+    seg = "".join(buf).strip()
+    if seg:
+        out.append((seg, ""))
+    return out
+
+
+# "/bin/bash: line 1: cd: build: No such file or directory": the shell names the program that failed.
+_SHELL_SAYS = re.compile(r"^(?:/\S*/)?(?:ba|z)?sh: (?:line \d+: )?([\w.\-/]+): ", re.MULTILINE)
+
+
 def segments(command: str) -> list[str]:
-    """The sub-commands of a shell command line (split at ``&&``, ``||``, ``;``, pipes, newlines).
-    Quoting is not parsed: a separator inside quotes splits too, which errs toward more pieces."""
-    return [s.strip() for s in _SPLIT.split(command) if s.strip()]
+    """The sub-commands of a shell command line (`split_command` without the separators)."""
+    return [seg for seg, _ in split_command(command)]
 
 
 def program_of(segment: str) -> str:
@@ -219,6 +289,11 @@ def attribute(command: str, output: str) -> str:
     parts = segments(command)
     if len(parts) <= 1:
         return command.strip()
+    named = _SHELL_SAYS.search(output)
+    if named:
+        for part in parts:
+            if program_of(part) == named.group(1).rsplit("/", 1)[-1]:
+                return part
     missing = _NOT_FOUND.search(output)
     if missing:
         name = missing.group(1).rsplit("/", 1)[-1]
@@ -229,9 +304,10 @@ def attribute(command: str, output: str) -> str:
         if not sign.search(output):
             continue
         program, _, sub = who.partition(" ")
+        programs = set(program.split("|"))
         for part in parts:
             words = part.split()
-            if program_of(part) == program or (program == "pytest" and "pytest" in words[:4]):
+            if program_of(part) in programs or (program == "pytest" and "pytest" in words[:4]):
                 if not sub or sub in words[1:3]:
                     return part
     real = [p for p in parts if program_of(p) not in _PLUMBING]

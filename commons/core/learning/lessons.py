@@ -191,6 +191,12 @@ def _same_package(command: str, failed: str) -> str:
 def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tuple[str, str]:
     """(the step, generalised; what worked, in the past tense) for a proven fix."""
     step = _clean(generalise(_same_package(res.command, failed), names), 70)
+    tool, _, rest = res.command.partition(" ")
+    if tool.lower() in _FILE_TOOLS and tool.lower() == res.tool.lower():
+        # A file tool's target is a path, whatever it holds (spaces, an address): the step is the
+        # tool, and what the retry changed (an offset, replace_all).
+        detail = rest.partition(": ")[2]
+        step = _clean(f"{tool} <path>" + (f": {generalise(detail, names)}" if detail else ""), 70)
     if res.evidence is Evidence.READ_BEFORE:
         return "Read <path>", "it succeeded after a Read of the file"
     if res.evidence is Evidence.CHANGED_BEFORE:
@@ -351,12 +357,26 @@ def uncounted(text: str) -> str:
     return normalise(_SEEN_TAIL.sub(".", text.strip(), count=1))
 
 
+def tool_family(tool: str) -> str:
+    """The family of a tool for clustering: the shell, file edits, file reads, or the tool itself."""
+    low = tool.lower()
+    if low in SHELL_TOOLS or low in {"run_shell_command", "shell_command"}:
+        return "shell"
+    if low in {"edit", "multiedit", "write", "notebookedit", "replace", "write_file", "str_replace_based_edit_tool"}:
+        return "file edit"
+    if low in {"read", "read_file", "notebookread", "read_many_files"}:
+        return "file read"
+    return low
+
+
 def surprise_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
     """The text that stands for a surprise when surprises are compared and clustered: for an error
     the failed sub-command and failure line, generalised, so the same pitfall on two branches or
     in two worktrees is one cluster."""
     if isinstance(ep, ErrorEpisode):
-        return generalise(f"{ep.tool} {ep.failed}\n{ep.failure}".strip(), project_names)
+        # One pitfall, one lesson: the failure and the family of tool that met it, not the command
+        # that happened to carry it (one fault met under 49 commands is one pitfall).
+        return generalise(f"{tool_family(ep.tool)}\n{_PYTEST_PREFIX.sub('', ep.failure)}".strip(), project_names)
     # A correction's second line is its situation (predictions.situation_line): the command the
     # agent ran when it has one, not the agent's prose.
     return generalise(f"{ep.said}\n{corrected_command(ep) or ep.preceding}".strip(), project_names)

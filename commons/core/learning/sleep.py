@@ -308,7 +308,9 @@ def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, param
 # does not pass yet, a file that does not compile yet.
 _WORK_COMMANDS = frozenset({"pytest", "mix test", "mix compile", "cargo build", "cargo test", "cargo check",
                             "npm test", "go build", "go test", "tsc", "jest", "vitest",
-                            "mix credo", "mix dialyzer", "mypy", "pyright", "ruff check"})
+                            "mix credo", "mix dialyzer", "mypy", "pyright", "ruff check", "make", "gcc", "g++",
+                            "cc", "clang", "cmake", "javac", "swift build", "swiftc", "dotnet build", "go vet",
+                            "npm run", "next build", "mvn compile", "gradle build"})
 
 
 def work_in_progress(errors: Sequence[Surprise]) -> bool:
@@ -319,9 +321,14 @@ def work_in_progress(errors: Sequence[Surprise]) -> bool:
     errs = [e for e in errors if isinstance(e, ErrorEpisode)]
     if not errs or len({e.session for e in errs}) > 1:
         return False
-    return all(head_of(e) in _WORK_COMMANDS and (e.resolution is None or e.resolution.evidence in
-                                                  {Evidence.RERUN, Evidence.CHANGED_BEFORE} and not fixed_by_setup(e.resolution))
-               for e in errs)
+    return all(head_of(e) in _WORK_COMMANDS and (e.resolution is None or not fixed_by_setup(e.resolution) and (
+        e.resolution.evidence in {Evidence.RERUN, Evidence.CHANGED_BEFORE}
+        # a test run again another way (a runner, a flag) after the code changed is still the work
+        or e.resolution.evidence is Evidence.RETRY_CHANGED and head_of(e) in _TEST_COMMANDS))
+        for e in errs)
+
+
+_TEST_COMMANDS = frozenset({"pytest", "mix test", "cargo test", "npm test", "go test", "jest", "vitest"})
 
 
 # --------------------------------------------------------------------------------------------
