@@ -136,6 +136,9 @@ CLEAN_UP = (
     re.compile(r"^rm\s+(?:-\w+\s+)*(?:/tmp/|/var/tmp/|\S*\.tmp\b|\S*\.bak\b|\S*~\s*$)"),
     re.compile(r"^(?:exit|logout|clear|reset|cd\s*$)"),
 )
+# MCP tools named for looking ("mcp__docs__SearchDocumentation", "get-pod", "list_issues").
+_LOOKING_TOOL = re.compile(r"(?:^|[-_]|(?<=[a-z])(?=[A-Z]))(?:search|get|list|read|fetch|describe|query|find|view|show|"
+                           r"status|logs?|inspect|lookup|browse|info)(?=$|[-_A-Z])", re.IGNORECASE)
 # Tools that change a file.
 EDIT_TOOLS = frozenset({"edit", "multiedit", "write", "notebookedit", "str_replace_based_edit_tool",
                         "replace", "write_file", "apply_patch", "create_file", "edit_file"})
@@ -167,6 +170,9 @@ def segment_kind(segment: str) -> StepKind:
         return StepKind.READ_ONLY
     program = words[0].rsplit("/", 1)[-1].lower()
     rest = " ".join(words[1:])
+    ran = (command_head("bash", segment).split() or [program])[0]
+    if ran != program and ran in READ_ONLY_PROGRAMS:  # `uv run pytest`, `python -m mypy`: a check
+        return StepKind.READ_ONLY
     if program == "cd":
         # The shell's working directory persists between calls: a `cd` on its own changes where
         # the next command runs (a fix for "No such file" from the wrong folder).
@@ -204,6 +210,8 @@ def step_kind(tool: str, target: str) -> StepKind:
     if low in READ_ONLY_TOOLS:
         return StepKind.READ_ONLY
     if not is_shell(tool):
+        if low not in EDIT_TOOLS and _LOOKING_TOOL.search(tool.rsplit("__", 1)[-1]):
+            return StepKind.READ_ONLY  # an MCP tool that searches, lists, gets or reads
         return StepKind.STATE_CHANGING  # an edit, an MCP tool's action
     kinds = [segment_kind(part) for part in segments(target)]
     if StepKind.STATE_CHANGING in kinds:
@@ -223,8 +231,10 @@ def changes_something(tool: str, target: str) -> bool:
 # Commands that do the same job another way: installing a project's dependencies with another
 # package manager is the same goal.
 SAME_GOAL = (
-    frozenset({"npm ci", "npm install", "npm i", "pnpm install", "pnpm i", "yarn install", "yarn", "bun install"}),
-    frozenset({"pip install", "pip3 install", "uv sync", "uv pip", "poetry install", "pipenv install"}),
+    frozenset({"npm ci", "npm install", "npm i", "pnpm install", "pnpm i", "yarn install", "yarn", "bun install",
+               "pnpm add", "yarn add", "bun add"}),
+    frozenset({"pip install", "pip3 install", "uv sync", "uv pip", "uv add", "poetry install", "poetry add",
+               "pipenv install"}),
     frozenset({"docker compose", "docker-compose"}),
 )
 _GOAL_OF = {head: i for i, heads in enumerate(SAME_GOAL) for head in heads}
@@ -264,7 +274,10 @@ def _same_shell_step(failed: str, segment: str) -> bool:
     fh, sh = _head(failed), _head(segment)
     if fh != sh:
         goal = _GOAL_OF.get(fh)
-        return goal is not None and goal == _GOAL_OF.get(sh)
+        if goal is None or goal != _GOAL_OF.get(sh):
+            return False
+        fk, sk = _key(failed), _key(segment)
+        return not fk or not sk or re.split(r"[=<>~!@\[]", fk)[0] == re.split(r"[=<>~!@\[]", sk)[0]
     fk = _key(failed)
     return not fk or fk == _key(segment)
 

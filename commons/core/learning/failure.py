@@ -50,6 +50,7 @@ _NOISE = re.compile(
          Randomized\ with\ seed|Including\ tags|Excluding\ tags|Updating|Locking|Audited|Prepared|
          Uninstalled|Installed|Creating|Writing)\b.*
       | \#\ [\w./\-]+
+      | RUN\ +v\d[\w.\-]*\b.* | (?:DEV|DONE|PASS)\ +v?\d.*
       | \[\d+/\d+\].* | \[(?:INFO|WARNING|WARN|\+)\].* | [⠿✔✘⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏].*
       | \d+\ (?:files?|tests?|examples?)\ (?:reformatted|left\ unchanged|would\ be\ reformatted)\b.*
       | (?:\S+:\d+:\d+:\ )?(?i:warning)\b.*

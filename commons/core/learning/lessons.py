@@ -195,8 +195,9 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tupl
     if tool.lower() in _FILE_TOOLS and tool.lower() == res.tool.lower():
         # A file tool's target is a path, whatever it holds (spaces, an address): the step is the
         # tool, and what the retry changed (an offset, replace_all).
-        detail = rest.partition(": ")[2]
-        step = _clean(f"{tool} <path>" + (f": {generalise(detail, names)}" if detail else ""), 70)
+        path, _, detail = rest.partition(": ")
+        shown = generalise(path, names) if path and " " not in path.strip() else "<path>"
+        step = _clean(f"{tool} {shown}" + (f": {generalise(detail, names)}" if detail else ""), 70)
     if res.evidence is Evidence.READ_BEFORE:
         return "Read <path>", "it succeeded after a Read of the file"
     if res.evidence is Evidence.CHANGED_BEFORE:
@@ -374,12 +375,27 @@ def surprise_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
     the failed sub-command and failure line, generalised, so the same pitfall on two branches or
     in two worktrees is one cluster."""
     if isinstance(ep, ErrorEpisode):
-        # One pitfall, one lesson: the failure and the family of tool that met it, not the command
-        # that happened to carry it (one fault met under 49 commands is one pitfall).
-        return generalise(f"{tool_family(ep.tool)}\n{_PYTEST_PREFIX.sub('', ep.failure)}".strip(), project_names)
+        return generalise(f"{ep.tool} {ep.failed}\n{ep.failure}".strip(), project_names)
     # A correction's second line is its situation (predictions.situation_line): the command the
     # agent ran when it has one, not the agent's prose.
     return generalise(f"{ep.said}\n{corrected_command(ep) or ep.preceding}".strip(), project_names)
+
+
+def cluster_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
+    """What surprises are clustered by. One pitfall, one lesson: an error by its failure and the
+    family of tool that met it, not by the command that happened to carry it (one fault met under
+    49 commands is one pitfall); a correction as `surprise_text`."""
+    if isinstance(ep, ErrorEpisode):
+        return generalise(f"{tool_family(ep.tool)}\n{_PYTEST_PREFIX.sub('', ep.failure)}".strip(), project_names)
+    return surprise_text(ep, project_names)
+
+
+def lesson_cluster_text(lesson: Lesson) -> str:
+    """`cluster_text` of a lesson's founding surprise, from what the lesson keeps of it."""
+    if lesson.kind is not LessonKind.ERROR or not lesson.gist:
+        return lesson.gist or lesson.text
+    tool = lesson.gist.split(None, 1)[0] if lesson.gist.strip() else ""
+    return f"{tool_family(tool)}\n{_PYTEST_PREFIX.sub('', lesson.outcome)}".strip()
 
 
 def lesson_text(kind: LessonKind, episodes: Sequence[Surprise],

@@ -42,7 +42,7 @@ import numpy as np
 from commons.core.embedding import DIM, embed_many
 from commons.core.learning.episode import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode
 from commons.core.learning.lessons import (Lesson, LessonKind, LessonStatus, Surprise, WriteText, absorb, adjust,
-                      decayed, head_of, new_lesson, surprise_text, uncounted)
+                      cluster_text, decayed, head_of, lesson_cluster_text, new_lesson, uncounted)
 from commons.core.learning.evidence import Evidence, fixed_by_setup
 from commons.core.learning.predictions import (Prediction, PredictionStatus, make_prediction, too_generic, verify)
 
@@ -251,14 +251,14 @@ def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, param
     if not pending:
         return []
     events: list[Event] = []
-    vecs = embed_many([surprise_text(e, project_names) for e in pending])
+    vecs = embed_many([cluster_text(e, project_names) for e in pending])
     by_uid = {e.uid: e for e in live if isinstance(e, ErrorEpisode | CorrectionEpisode)}
     active = [lesson for lesson in lessons.values() if lesson.status is LessonStatus.ACTIVE]
     joined: dict[str, list[Surprise]] = {}
     rest = np.arange(len(pending))
     is_error = np.array([isinstance(e, ErrorEpisode) for e in pending], dtype=bool)
     if active:
-        sims = vecs @ embed_many([lesson.gist or lesson.text for lesson in active]).T
+        sims = vecs @ embed_many([lesson_cluster_text(lesson) for lesson in active]).T
         # An error joins error lessons and a correction correction lessons: an error lesson says
         # what worked after the failure, which a correction's text (the person's claim) would lose.
         other_kind = np.array([lesson.kind is (LessonKind.CORRECTION) for lesson in active], dtype=bool)
@@ -321,14 +321,20 @@ def work_in_progress(errors: Sequence[Surprise]) -> bool:
     errs = [e for e in errors if isinstance(e, ErrorEpisode)]
     if not errs or len({e.session for e in errs}) > 1:
         return False
-    return all(head_of(e) in _WORK_COMMANDS and (e.resolution is None or not fixed_by_setup(e.resolution) and (
+    return all(_is_work(head_of(e)) and (e.resolution is None or not fixed_by_setup(e.resolution) and (
         e.resolution.evidence in {Evidence.RERUN, Evidence.CHANGED_BEFORE}
         # a test run again another way (a runner, a flag) after the code changed is still the work
-        or e.resolution.evidence is Evidence.RETRY_CHANGED and head_of(e) in _TEST_COMMANDS))
+        or e.resolution.evidence is Evidence.RETRY_CHANGED and any(w in _TEST_COMMANDS for w in head_of(e).split())))
         for e in errs)
 
 
 _TEST_COMMANDS = frozenset({"pytest", "mix test", "cargo test", "npm test", "go test", "jest", "vitest"})
+
+
+def _is_work(head: str) -> bool:
+    """A test, compile or lint run, however it was started (``python pytest``, ``npx vitest run``)."""
+    words = head.split()
+    return head in _WORK_COMMANDS or bool(words) and (words[-1] in _WORK_COMMANDS or words[0] in {"vitest", "jest"})
 
 
 # --------------------------------------------------------------------------------------------
