@@ -438,7 +438,20 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
                               CONFIDENCE[Evidence.RETRY_CHANGED], refuted=refuted)
         return Resolution(Evidence.RERUN, step_of(tool, retry), tool, CONFIDENCE[Evidence.RERUN], refuted=refuted)
     if is_shell(tool):
-        # The whole call is what was retried: `make x` after `cd build && make x` changed the cd.
+        # Steps run in the retry's own call before it (`git pull --rebase && git push`) are steps
+        # before the retry, named as such; otherwise the whole call is what was retried (`make x`
+        # after `cd build && make x` changed the cd).
+        earlier = {_plain(seg) for seg in segments(failure.target or failure.command)}
+        parts = [seg for seg, _ in split_command(whole or retry)]
+        if retry in parts and _plain(retry) == _plain(failure.command):
+            extra = [seg for seg in parts[:parts.index(retry)]
+                     if _plain(seg) not in earlier and segment_kind(seg) is StepKind.STATE_CHANGING
+                     and program_of(seg) != "cd"]
+            if extra:
+                step = " && ".join(extra)
+                return Resolution(Evidence.CHANGED_BEFORE, step_of(tool, step), tool,
+                                  CONFIDENCE[Evidence.CHANGED_BEFORE] + POINTED_BONUS, retry=step_of(tool, retry),
+                                  refuted=refuted)
         retry = whole or retry
         changed = _plain(retry) != _plain(failure.target or failure.command)
     else:

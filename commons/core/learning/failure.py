@@ -190,6 +190,7 @@ _PLUMBING = frozenset({
 # What an output's lines say about which program printed them.
 _SIGNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^\S[^.\n]*\.{3,}\s*(?:Failed|Passed|Skipped)\s*$|^- hook id:", re.MULTILINE), "git commit"),
+    (re.compile(r"\[(?:remote )?rejected\]|failed to push some refs|has no upstream branch", re.MULTILINE), "git push"),
     (re.compile(r"^(?:fatal|error): .*(?:push|pull|upstream|remote|branch|merge|rebase|commit)|^hint: ", re.MULTILINE | re.IGNORECASE), "git"),
     (re.compile(r"^npm (?:error|ERR!)", re.MULTILINE), "npm"),
     (re.compile(r"externally-managed-environment|^ERROR: (?:Could not|No matching)", re.MULTILINE), "pip"),
