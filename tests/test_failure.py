@@ -83,3 +83,30 @@ def test_compiler_lines_of_other_languages_are_found_past_their_headers():
     assert failure_line("   Compiling app v0.1.0\nerror[E0382]: borrow of moved value: `x`")[0] == (
         "error[E0382]: borrow of moved value: `x`")
     assert failure_line("Exit code 127\nbash: line 1: pnpm: command not found")[0] == "bash: line 1: pnpm: command not found"
+
+
+def test_refusals_interrupts_cascades_probes_and_bare_exit_codes_are_no_failures():
+    from commons.core.learning.failure import not_a_failure
+
+    assert not_a_failure("Bash", "rm -rf dist", "This command requires approval", "This command requires approval")
+    assert not_a_failure("Bash", "git push", "Permission to use Bash with command git push has been denied.", "x y")
+    assert not_a_failure("Edit", "/p/a.py", "The user doesn't want to proceed with this tool use.", "x y")
+    assert not_a_failure("Bash", "ls", "[Request interrupted by user for tool use]", "x y")
+    assert not_a_failure("Bash", "npm test", "Cancelled: parallel tool call Bash(npm run lint) errored", "x y")
+    assert not_a_failure("Bash", "grep -rn TODO src", "Exit code 1", "Exit code 1") == "probe"
+    assert not_a_failure("Bash", "cd /p && which pnpm", "Exit code 1\npnpm not found", "pnpm not found") == "probe"
+    assert not_a_failure("Bash", "ls build/*.so", "ls: cannot access 'build/*.so': No such file or directory",
+                         "ls: cannot access 'build/*.so': No such file or directory") == "probe"
+    assert not_a_failure("Read", "/p/missing.md", "File does not exist.", "File does not exist.") == "probe"
+    assert not_a_failure("Bash", "./run.sh", "Exit code 1", "Exit code 1") == "bare"
+    # A probe that says more than "no" failed for real, and so did any other command.
+    assert not not_a_failure("Bash", "grep -r x /root", "grep: /root: Permission denied", "grep: /root: Permission denied")
+    assert not not_a_failure("Bash", "uv run pytest", "Exit code 1\nE   AssertionError: 1 != 2",
+                             "E AssertionError: 1 != 2")
+
+
+def test_the_shell_naming_the_program_that_failed_attributes_the_failure_to_it():
+    assert attribute("cd build && make vsla_tests", "/bin/bash: line 1: cd: build: No such file or directory") == "cd build"
+    assert attribute("git commit -am x && git push origin main",
+                     "[main 1a2b3c4] x\n ! [rejected]        main -> main (non-fast-forward)") == "git push origin main"
+    assert attribute("cmake .. && make -j4", "make[2]: *** [src/CMakeFiles/x.dir/a.c.o] Error 1") == "make -j4"

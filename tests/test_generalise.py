@@ -50,3 +50,13 @@ def test_public_forges_and_registries_and_dotted_versions_are_not_particular():
     assert generalise("curl https://api.internal.acme.com/v1/x") == "curl <host>"
     assert generalise("connect to 10.0.0.5 refused") == "connect to <host> refused"
     assert generalise("ssh deploy@build.acme.com failed") == "ssh deploy@<host> failed"
+
+
+def test_the_project_placeholder_stands_only_for_distinctive_names_never_for_dictionary_words():
+    names = project_aliases(["/c/Users/power/Code/Windows", "/home/leo/posthog-impact-dashboard",
+                             "/home/kenth56/vsla/python"])
+    assert not {"Code", "Windows", "power", "Users", "impact", "dashboard", "python"} & set(names)
+    assert {"posthog-impact-dashboard", "posthog", "vsla"} <= set(names)
+    assert generalise("Exit code 1: interrupted by user in the Windows power shell", names) == (
+        "Exit code 1: interrupted by user in the Windows power shell")
+    assert generalise("No module named 'vsla._core'", names) == "No module named '<project>._core'"

@@ -23,7 +23,7 @@ from commons.core.learning.episode import (
     ToolCall,
 )
 from commons.core.learning.failure import attribute, failure_line, is_informative, not_a_failure
-from commons.core.learning.generalise import project_aliases
+from commons.core.learning.generalise import is_distinctive_name, project_aliases
 from commons.core.learning.lessons import (
     DAY,
     Lesson,
@@ -118,6 +118,7 @@ __all__ = [
     "goal_of",
     "heads_in_prose",
     "is_informative",
+    "is_distinctive_name",
     "is_proven",
     "is_resolved",
     "lesson_detail",

@@ -369,9 +369,15 @@ def not_a_failure(tool: str, command: str, output: str, failure: str) -> str:
         return "probe"
     if tool.lower() in _SHELLS and is_probe(command, output):
         return "probe"
-    if not is_informative(failure):
+    if is_bare(failure):
         return "bare"
     return ""
+
+
+def is_bare(line: str) -> bool:
+    """A failure line with nothing to say what failed: empty, an exit code, a bare marker."""
+    line = line.strip()
+    return not line or bool(_EXIT.fullmatch(line) or _BARE_MARKER.match(line)) or not re.search(r"[A-Za-z]{2}", line)
 
 
 _SHELLS = frozenset({"bash", "shell", "sh", "run_command", "terminal", "exec", "run_shell_command", "shell_command"})

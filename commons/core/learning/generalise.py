@@ -59,7 +59,7 @@ _CONTAINERS = frozenset({"src", "home", "users", "work", "code", "repos", "proje
                          "documents", "downloads", "dev", "git", "github", "workspace", "workspaces", "sites"})
 
 
-def _distinctive(name: str) -> bool:
+def is_distinctive_name(name: str) -> bool:
     """A name (or a part of one) that can only be the project's: not a common word, not a number."""
     low = name.lower()
     return len(low) >= 3 and low not in COMMON_WORDS and low not in _CONTAINERS and not low.isdigit()
@@ -79,15 +79,15 @@ def project_aliases(project_paths: Iterable[str]) -> tuple[str, ...]:
         if not parts:
             continue
         chosen = [parts[-1]]
-        if len(parts) >= 2 and (not _distinctive(parts[-1]) or parts[-1].lower().startswith(parts[-2].lower())):
+        if len(parts) >= 2 and (not is_distinctive_name(parts[-1]) or parts[-1].lower().startswith(parts[-2].lower())):
             chosen.append(parts[-2])
         for part in chosen:
             if part.lower() in _CONTAINERS:
                 continue
-            if _distinctive(part):
+            if is_distinctive_name(part):
                 names.add(part)
             for piece in re.split(r"[-_.]", part) + re.findall(r"[A-Z][a-z0-9]+", part):
-                if len(piece) >= 4 and _distinctive(piece):
+                if len(piece) >= 4 and is_distinctive_name(piece):
                     names.add(piece)
     return tuple(sorted(names, key=lambda n: (-len(n), n)))
 
