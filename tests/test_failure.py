@@ -110,3 +110,37 @@ def test_the_shell_naming_the_program_that_failed_attributes_the_failure_to_it()
     assert attribute("git commit -am x && git push origin main",
                      "[main 1a2b3c4] x\n ! [rejected]        main -> main (non-fast-forward)") == "git push origin main"
     assert attribute("cmake .. && make -j4", "make[2]: *** [src/CMakeFiles/x.dir/a.c.o] Error 1") == "make -j4"
+
+
+def test_the_failure_line_is_past_banners_warnings_progress_meters_usage_texts_and_versions():
+    cases = {
+        "** WARNING: connection is not using a post-quantum key exchange algorithm.\n"
+        "** This session may be vulnerable to \"store now, decrypt later\" attacks.\n"
+        "root@10.0.0.2: Permission denied (publickey).": "root@<ip>: Permission denied (publickey).",
+        "  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n"
+        "                                 Dload  Upload   Total   Spent    Left  Speed\n"
+        "  0     0    0     0    0     0      0      0 --:--:-- --:--:-- --:--:--     0\n"
+        "curl: (7) Failed to connect to localhost port 3000": "curl: (7) Failed to connect to localhost port 3000",
+        "; <<>> DiG 9.18.1 <<>> nope.invalid\n;; global options: +cmd\n"
+        ";; connection timed out; no servers could be reached": ";; connection timed out; no servers could be reached",
+        "ls: unrecognized option: sort\nBusyBox v1.36.1 (2023-11-07) multi-call binary.\n\nUsage: ls [-1AaCxd]":
+            "ls: unrecognized option: sort",
+        "v20.11.1\n ERR_PNPM_OUTDATED_LOCKFILE  Cannot install with \"frozen-lockfile\"":
+            "ERR_PNPM_OUTDATED_LOCKFILE Cannot install with \"frozen-lockfile\"",
+        "\x1b[0;36m[INFO]\x1b[0m Checking disks\n\x1b[0;31m[ERROR]\x1b[0m debootstrap not found":
+            "[ERROR] debootstrap not found",
+        "2025-08-24 20:28:12,806 - __main__ - INFO - Verbose logging enabled\nRuntimeError: no space left":
+            "RuntimeError: no space left",
+    }
+    for output, line in cases.items():
+        assert failure_line(output)[0] == line, output
+
+
+def test_a_powershell_error_record_is_its_message_not_its_position_or_category_lines():
+    record = ("Get-Content : Cannot find path 'C:\\repo\\notes.md' because it does not\r\nexist.\r\n"
+              "At line:1 char:40\r\n+ Get-Content C:\\repo\\notes.md -Tail 5\r\n+ ~~~~~~~~~~~~~~\r\n"
+              "    + CategoryInfo          : ObjectNotFound: (C:\\repo\\notes.md:String) [Get-Content], Exception\r\n"
+              "    + FullyQualifiedErrorId : PathNotFound,Microsoft.PowerShell.Commands.GetContentCommand\r\n")
+    assert failure_line(record)[0] == "Get-Content : Cannot find path 'C:\\repo\\notes.md' because it does not exist."
+    localised = "Get-Item : Не удается найти путь.\r\nстрока:2 знак:1\r\n+ Get-Item x\r\n+ ~~~~\r\n"
+    assert failure_line(localised)[0] == "Get-Item : Не удается найти путь."

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from commons.core.learning.failure import program_of, segments, split_command
+from commons.core.learning.generalise import COMMON_WORDS
 from commons.core.learning.scope import SHELL_TOOLS, command_head
 from commons.core.policy import clip
 
@@ -258,7 +259,9 @@ def _key(segment: str) -> str:
     if program in {"python", "python3", "node", "bash", "sh", "ruby", "perl"} and ("-c" in words or "-e" in words):
         return " ".join(segment.split())  # a one-line script is its code: another code, another step
     head = command_head("bash", segment).split()
-    skip = 1 + (len(head) > 1)
+    # Past the runner (`uv run`, `python -m`, `npx`) and the head itself (`ruff check`).
+    at = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1].lower() == head[-1]), 0) if head else 0
+    skip = at + 1
     for word in words[skip:]:
         if word.startswith("-") or not word:
             continue
@@ -305,7 +308,10 @@ def retry_part(failed_tool: str, failed: str, tool: str, target: str) -> str | N
     if ft == "read" and (t in _LISTING or (is_shell(tool) and any(program_of(s) == "ls" for s in segments(target)))):
         return target if _path_in(failed, target) else None
     if ft == t:
-        return target if ft not in {"read", "grep", "glob"} or _same_path(failed, target) else None
+        # The same MCP tool, the same agent tool, or another tool on the same non-empty target (a
+        # call with no target, such as writing to a running process, is no retry of anything).
+        if ft.startswith("mcp__") or ft in {"task", "agent"} or (failed.strip() and _same_path(failed, target)):
+            return target
     return None
 
 
@@ -455,7 +461,8 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
         retry = whole or retry
         changed = _plain(retry) != _plain(failure.target or failure.command)
     else:
-        changed = retry.strip() != failure.command.strip() or detail != failure.detail
+        changed = retry.strip() != failure.command.strip() or detail != failure.detail \
+            or tool.lower() != failure.tool.lower()
     before = list(failure.steps)
     pointed = [s for s in before if _names(failure.hint, s)]
     said = [s for s in before if _said_about(s.said, failure)]
@@ -499,9 +506,10 @@ _POINTING = re.compile(r"\b(?:install|add|fix|set|configure|change|update|use|cr
 def _said_about(said: str, failure: OpenFailure) -> bool:
     """Whether the agent's words before a step say it is about the failure ("pybind11 is not
     installed... let me install it"): they share a distinctive word with the error and say why."""
-    if not said or not failure.hint:
+    if not said or not failure.failure:
         return False
-    words = {w.lower() for w in re.findall(r"[A-Za-z_][\w.\-]{3,}", failure.hint)} - _COMMON
+    # The failure's own line, not the whole output (a usage text shares words with anything).
+    words = {w.lower() for w in re.findall(r"[A-Za-z_][\w.\-]{3,}", failure.failure)} - _COMMON - COMMON_WORDS
     said_words = {w.lower() for w in re.findall(r"[A-Za-z_][\w.\-]{3,}", said)}
     return bool(words & said_words) and bool(_POINTING.search(said))
 

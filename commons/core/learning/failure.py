@@ -55,6 +55,20 @@ _NOISE = re.compile(
       | \d+\ (?:files?|tests?|examples?)\ (?:reformatted|left\ unchanged|would\ be\ reformatted)\b.*
       | (?:\S+:\d+:\d+:\ )?(?i:warning)\b.*
       | \S*Warning:.*
+      | \*\*\ (?!\().* | .*\bpost-quantum\b.* | .*store\ now,\ decrypt\ later.*
+      | ;\s*<<>>\s*DiG.* | ;;\s*(?:global\ options|Got\ answer|QUESTION\ SECTION|ANSWER\ SECTION|AUTHORITY\ SECTION|
+                            Query\ time|SERVER|WHEN|MSG\ SIZE|flags|OPT\ PSEUDOSECTION).*
+      | BusyBox\ v.* | (?i:usage):?\ .* | Try\ '[^']+\ --help'.*
+      | v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)? | (?i:node|npm|pnpm|yarn|bun|deno|python|go\ version|git\ version|ruby|rustc|cargo|
+                                               java|openjdk|gcc|clang)\ v?\d+(?:\.\d+)+\b.*
+      | (?:Wall\ time|Total\ output\ lines|Exit\ code):\ .* | Output: | Chunk\ ID:\ .*
+      | %\s+Total\s+%\s+Received.* | .*--:--:--.* | \s*Dload\s+Upload.*
+      | go:\ (?:downloading|finding|extracting)\ .*
+      | \+\ (?:CategoryInfo|FullyQualifiedErrorId)\s*:.* | \+\ .*
+      | [⚠△].* | [+\-]\ [\w.\-\[\],]+==[\w.+\-]+
+      | .*\b(?:have\ been|has\ been|will\ be|are\ being)\ ignored\b.* | .*\b(?:is|are)\ deprecated\b.*
+      | (?:\d{4}-\d\d-\d\d[T\ ][\d:,.]+\s+)?(?:\S+\s+)?-?\s*(?:INFO|DEBUG|TRACE)\s+-\s.*
+      | .*\s-\s(?:INFO|DEBUG)\s-\s.*
       | \s*\d+\s*[|│].*
       | [A-Za-z_]+\.(?:py|ex|exs|js|ts|rs|go)\ [.FEsx]+\s*(?:\[\s*\d+%\])?
     )$""",
@@ -68,6 +82,7 @@ _MARKER = re.compile(
       | FAILED\b | FAIL\b | Failed:
       | (?:\S+:\d+(?::\d+)?:\ )?(?:error|fatal)\b
       | \S*(?:Error|Exception)\b
+      | \S*ERR_[A-Z][A-Z_]+\b
       | npm\ (?:ERR!|error)\s+\S
       | !\s*\[(?:remote\ )?rejected\]
       | (?:\S+:\ )*\S+:\ (?:command\ not\ found|No\ such\ file\ or\ directory|Permission\ denied)
@@ -88,8 +103,11 @@ _HOOK_FAILED = re.compile(r"^(\S[^.]*?)\s*\.{3,}\s*Failed$")
 _HOOK_FINDING = re.compile(r"^-\s+(?!hook id:|exit code:|duration:)(.+)$")
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]")
+
+
 def _lines(text: str) -> list[str]:
-    text = _TAGS.sub("\n", text)
+    text = _TAGS.sub("\n", _ANSI.sub("", text))  # colours are no part of what a line says
     # Box-drawing gutters (credo's "┃", compilers' "│") frame a finding; the finding is the line.
     return [" ".join(raw.strip().lstrip("┃│").split()) for raw in text.splitlines()]
 
@@ -110,10 +128,30 @@ def failure_line(text: str, command: str = "") -> tuple[str, int | None]:
     return (f"Exit code {exit_code}" if exit_code is not None else ""), exit_code
 
 
+# PowerShell's error record: "Cmdlet : message" (wrapped over lines), then its position
+# ("At line:1 char:40", localised: "строка:2 знак:1"), then "+ ..." lines.
+_PS_POSITION = re.compile(r"^(?:At )?\S+:\d+ \S+:\d+$")
+
+
+def _powershell_record(lines: list[str]) -> str:
+    for i, line in enumerate(lines):
+        if i and _PS_POSITION.match(line) and i + 1 < len(lines) and lines[i + 1].startswith("+ "):
+            start = i - 1
+            while start > 0 and " : " not in lines[start] and i - start < 4 and lines[start - 1]:
+                start -= 1
+            message = " ".join(part for part in lines[start:i] if part)
+            if message:
+                return message
+    return ""
+
+
 def _choose(lines: list[str]) -> str:
     meaningful = [(i, line) for i, line in enumerate(lines) if line and not _NOISE.match(line)]
     if not meaningful:
         return ""
+    record = _powershell_record(lines)
+    if record:
+        return record
     if _VALIDATION.search("\n".join(lines[:3])):  # the header opens a validation error
         after = [line for i, line in meaningful if not _VALIDATION.search(line)]
         if after:
