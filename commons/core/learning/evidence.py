@@ -281,8 +281,26 @@ def _same_shell_step(failed: str, segment: str) -> bool:
             return False
         fk, sk = _key(failed), _key(segment)
         return not fk or not sk or re.split(r"[=<>~!@\[]", fk)[0] == re.split(r"[=<>~!@\[]", sk)[0]
-    fk = _key(failed)
-    return not fk or fk == _key(segment)
+    fk, sk = _key(failed), _key(segment)
+    if _INLINE.search(failed) and _INLINE.search(segment):
+        # A one-line script is tried again when the new one runs every statement the failed one
+        # did (and maybe more); another script is another step.
+        return _statements(failed) <= _statements(segment)
+    return not fk or fk == sk
+
+
+_INLINE = re.compile(r"(?:^|\s)(?:python3?|node|ruby|perl|bash|sh)\s+(?:-\w+\s+)*-[ce]\s")
+
+
+_LITERAL = re.compile(r"'[^']*'|\\?\"[^\"]*?\\?\"")
+
+
+def _statements(segment: str) -> frozenset[str]:
+    """The statements of a one-line script, its string literals blanked (a changed message in a
+    print is the same statement)."""
+    code = _INLINE.split(segment, 1)[-1].strip().strip("'\"")
+    code = _LITERAL.sub("''", code)
+    return frozenset(" ".join(part.split()) for part in re.split(r";|\n|\\n", code) if part.strip())
 
 
 MASKED = "\x00masked"  # a retry whose exit status another program decided
@@ -474,11 +492,12 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
                           retry=step_of(tool, retry), refuted=refuted)
 
     # In order of how surely each shows the fix: a step the error names; the retry's own
-    # difference when nothing else changed; a step the agent said was about the failure; a
-    # step that sets the project up; the retry's difference beside unrelated changes.
+    # difference when nothing else changed, or when it is one that only a fix makes (`sudo`, an
+    # environment variable, a runner); a step the agent said was about the failure; a step that
+    # sets the project up; the retry's difference beside unrelated changes.
     if pointed:
         return changed_before(pointed[-1], POINTED_BONUS)
-    if changed and not before:
+    if changed and (not before or (is_shell(tool) and _strong(failure.target or failure.command, retry))):
         sure = CONFIDENCE[Evidence.RETRY_CHANGED] + (POINTED_BONUS if _hint_is(failure.hint, retry) else 0.0)
         return Resolution(Evidence.RETRY_CHANGED, own, tool, min(sure, 1.0), refuted=refuted)
     if said:
@@ -492,6 +511,20 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
         # change, too unsure to be named.
         return changed_before(before[-1], -0.25)
     return Resolution(Evidence.RERUN, step_of(tool, retry), tool, CONFIDENCE[Evidence.RERUN], refuted=refuted)
+
+
+def _strong(failed: str, retry: str) -> bool:
+    """A difference that only a fix makes: ``sudo``, an environment variable, a runner added."""
+    def marks(command: str) -> set[str]:
+        words = command.split()
+        found = {w.split("=", 1)[0] + "=" + w.split("=", 1)[1] for w in words if _ASSIGNMENT.match(w)}
+        found |= {w for w in words if w in {"sudo", "doas"}}
+        head = command_head("bash", command).split()
+        first = [w for w in words if not _ASSIGNMENT.match(w) and w not in {"sudo", "doas"}][:1]
+        if head and first and first[0].rsplit("/", 1)[-1] != head[0]:
+            found.add("runner:" + first[0])
+        return found
+    return bool(marks(retry) - marks(failed))
 
 
 def _hint_is(hint: str, retry: str) -> bool:

@@ -68,7 +68,7 @@ _NOISE = re.compile(
       | [⚠△].* | [+\-]\ [\w.\-\[\],]+==[\w.+\-]+
       | .*\b(?:have\ been|has\ been|will\ be|are\ being)\ ignored\b.* | .*\b(?:is|are)\ deprecated\b.*
       | (?:\d{4}-\d\d-\d\d[T\ ][\d:,.]+\s+)?(?:\S+\s+)?-?\s*(?:INFO|DEBUG|TRACE)\s+-\s.*
-      | .*\s-\s(?:INFO|DEBUG)\s-\s.*
+      | .*\s-\s(?:INFO|DEBUG|WARNING|WARN)\s-\s.* | \S+:\d+:\ \S*Warning:.*
       | \s*\d+\s*[|│].*
       | [A-Za-z_]+\.(?:py|ex|exs|js|ts|rs|go)\ [.FEsx]+\s*(?:\[\s*\d+%\])?
     )$""",
@@ -362,7 +362,7 @@ def attribute(command: str, output: str) -> str:
 _NOT_RUN = re.compile(
     r"requires approval|has been denied|doesn.t want to (?:proceed|take this action)|tool use was rejected"
     r"|Request interrupted by user|Interrupted by user|\[Request interrupted|interrupted by user for tool use"
-    r"|^\W*AbortError\b|The operation was aborted|Cancelled: parallel tool call|Sibling tool call errored"
+    r"|\bAbortError\b|The operation was aborted|Tool permission request failed|Cancelled: parallel tool call|Sibling tool call errored"
     r"|(?:PreToolUse|PostToolUse|UserPromptSubmit)\S* hook (?:error|blocked)|blocked by (?:a |the )?hook"
     r"|Bash command blocked|denied by policy|not allowed in plan mode|You are in Plan Mode"
     r"|Permission to use \S+ (?:has been|was) denied|user (?:rejected|declined|denied)",

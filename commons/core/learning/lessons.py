@@ -198,6 +198,10 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tupl
         path, _, detail = rest.partition(": ")
         shown = generalise(path, names) if path and " " not in path.strip() else "<path>"
         step = _clean(f"{tool} {shown}" + (f": {generalise(detail, names)}" if detail else ""), 70)
+    elif res.evidence is Evidence.RETRY_CHANGED and not tool.lower() in SHELL_TOOLS and ": " in rest \
+            and tool.lower() not in _FILE_TOOLS:
+        # An agent or MCP tool retried with other arguments: those are the step, not its prose.
+        step = _clean(f"{tool} with {generalise(rest.rpartition(': ')[2], names)}", 70)
     if res.evidence is Evidence.READ_BEFORE:
         return "Read <path>", "it succeeded after a Read of the file"
     if res.evidence is Evidence.CHANGED_BEFORE:
