@@ -241,6 +241,7 @@ SAME_GOAL = (
 _GOAL_OF = {head: i for i, heads in enumerate(SAME_GOAL) for head in heads}
 # Reading a folder and listing it are the same goal (Read of a directory fails with EISDIR).
 _LISTING = frozenset({"ls", "list_directory", "glob"})
+_FOLDER = re.compile(r"EISDIR|is a directory|illegal operation on a directory", re.IGNORECASE)
 # Output plumbing: changes what is shown, not what is run.
 _PLUMBING = re.compile(r"\s*(?:\d?>&\d|&>\s*\S+|\d?>>?\s*(?:/dev/null|\S+))")
 
@@ -253,9 +254,16 @@ def _key(segment: str) -> str:
         return ""
     program = words[0].rsplit("/", 1)[-1].lower()
     if program == "ssh":
+        # Where it goes and what it runs there: another host is another step.
         quoted = re.findall(r"'([^']+)'|\"([^\"]+)\"", segment)
         inner = next((a or b for a, b in reversed(quoted) if (a or b).strip()), "")
-        return command_head("bash", inner) if inner else ""
+        plain = [w for w in segment.split() if not w.startswith(("'", '"'))]
+        host = next((w for w in plain if "@" in w), "")
+        if not host:
+            host = next((w for i, w in enumerate(plain[1:], 1) if not w.startswith("-")
+                         and plain[i - 1] not in {"-o", "-i", "-p", "-l", "-F", "-J", "-L", "-R", "-D"}), "")
+        port = next((plain[i + 1] for i, w in enumerate(plain[:-1]) if w == "-p"), "")
+        return f"{host}:{port} {command_head('bash', inner) if inner else ''}".strip()
     if program in {"python", "python3", "node", "bash", "sh", "ruby", "perl"} and ("-c" in words or "-e" in words):
         return " ".join(segment.split())  # a one-line script is its code: another code, another step
     head = command_head("bash", segment).split()
@@ -306,12 +314,13 @@ def _statements(segment: str) -> frozenset[str]:
 MASKED = "\x00masked"  # a retry whose exit status another program decided
 
 
-def retry_part(failed_tool: str, failed: str, tool: str, target: str) -> str | None:
+def retry_part(failed_tool: str, failed: str, tool: str, target: str, folder: bool = False) -> str | None:
     """The part of a call (``tool``, ``target``) that tries the failed step (``failed_tool``,
     ``failed``: the sub-command that failed, or the target) again, or None.
 
     For a shell call, its sub-command with the same head and key argument; its exit status must
-    be its own (joined to what follows by ``&&`` or last), else its success proves nothing."""
+    be its own (joined to what follows by ``&&`` or last), else its success proves nothing.
+    ``folder``: the failure was a Read of a folder, which a listing of it tries again."""
     ft, t = failed_tool.lower(), tool.lower()
     if is_shell(failed_tool):
         if not is_shell(tool) or _head(failed) in SHELL_TOOLS:
@@ -323,7 +332,7 @@ def retry_part(failed_tool: str, failed: str, tool: str, target: str) -> str | N
         return None
     if ft in EDIT_TOOLS and t in EDIT_TOOLS:
         return target if _same_path(failed, target) else None
-    if ft == "read" and (t in _LISTING or (is_shell(tool) and any(program_of(s) == "ls" for s in segments(target)))):
+    if ft == "read" and folder and (t in _LISTING or (is_shell(tool) and any(program_of(s) == "ls" for s in segments(target)))):
         return target if _path_in(failed, target) else None
     if ft == t:
         # The same MCP tool, the same agent tool, or another tool on the same non-empty target (a
@@ -574,7 +583,7 @@ def advance(open_failures: tuple[OpenFailure, ...], tool: str, target: str, ok: 
     resolved: list[Resolved] = []
     kind = step_kind(tool, target) if ok else None
     for open_ in open_failures:
-        retry = retry_part(open_.tool, open_.command, tool, target)
+        retry = retry_part(open_.tool, open_.command, tool, target, folder=_FOLDER.search(open_.failure) is not None)
         if retry == MASKED:
             # `make 2>&1 | tail`: the step ran again, but what its success says is the filter's.
             # Neither a retry nor a change toward one.

@@ -55,6 +55,7 @@ _NOISE = re.compile(
       | \d+\ (?:files?|tests?|examples?)\ (?:reformatted|left\ unchanged|would\ be\ reformatted)\b.*
       | (?:\S+:\d+:\d+:\ )?(?i:warning)\b.*
       | \S*Warning:.*
+      | Now\ using\ node\ v.* | Found\ '[^']*\.nvmrc'.*
       | \*\*\ (?!\().* | .*\bpost-quantum\b.* | .*store\ now,\ decrypt\ later.*
       | ;\s*<<>>\s*DiG.* | ;;\s*(?:global\ options|Got\ answer|QUESTION\ SECTION|ANSWER\ SECTION|AUTHORITY\ SECTION|
                             Query\ time|SERVER|WHEN|MSG\ SIZE|flags|OPT\ PSEUDOSECTION).*
@@ -306,6 +307,8 @@ def split_command(command: str) -> list[tuple[str, str]]:
     return out
 
 
+# "mkdir: cannot create directory '~/.claude': File exists": a program naming itself at a line's start.
+_PROGRAM_SAYS = re.compile(r"^([a-z][\w.\-]*): (?=\S)(?!\s*\d)", re.MULTILINE)
 # "/bin/bash: line 1: cd: build: No such file or directory": the shell names the program that failed.
 _SHELL_SAYS = re.compile(r"^(?:/\S*/)?(?:ba|z)?sh: (?:line \d+: )?([\w.\-/]+): ", re.MULTILINE)
 
@@ -329,6 +332,10 @@ def attribute(command: str, output: str) -> str:
     parts = segments(command)
     if len(parts) <= 1:
         return command.strip()
+    for said in _PROGRAM_SAYS.finditer(output):  # "mkdir: cannot create directory …"
+        for part in parts:
+            if program_of(part) == said.group(1):
+                return part
     named = _SHELL_SAYS.search(output)
     if named:
         for part in parts:
