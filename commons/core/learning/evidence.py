@@ -471,22 +471,27 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
                               CONFIDENCE[Evidence.RETRY_CHANGED], refuted=refuted)
         return Resolution(Evidence.RERUN, step_of(tool, retry), tool, CONFIDENCE[Evidence.RERUN], refuted=refuted)
     if is_shell(tool):
-        # Steps run in the retry's own call before it (`git pull --rebase && git push`) are steps
-        # before the retry, named as such; otherwise the whole call is what was retried (`make x`
-        # after `cd build && make x` changed the cd).
-        earlier = {_plain(seg) for seg in segments(failure.target or failure.command)}
+        # What differs between the failed call and the retry's, part by part: the retried part
+        # itself (`git push --set-upstream origin x`), a change run before it in the same call
+        # (`git pull --rebase && git push`: a step before the retry), or where it runs (`make x`
+        # after `cd build && make x`). Looks and what follows the retry are no part of it.
+        failed_parts = segments(failure.target or failure.command)
+        earlier = {_plain(seg) for seg in failed_parts}
         parts = [seg for seg, _ in split_command(whole or retry)]
-        if retry in parts and _plain(retry) == _plain(failure.command):
-            extra = [seg for seg in parts[:parts.index(retry)]
-                     if _plain(seg) not in earlier and segment_kind(seg) is StepKind.STATE_CHANGING
-                     and program_of(seg) != "cd"]
-            if extra:
-                step = " && ".join(extra)
-                return Resolution(Evidence.CHANGED_BEFORE, step_of(tool, step), tool,
-                                  CONFIDENCE[Evidence.CHANGED_BEFORE] + POINTED_BONUS, retry=step_of(tool, retry),
-                                  refuted=refuted)
-        retry = whole or retry
-        changed = _plain(retry) != _plain(failure.target or failure.command)
+        at = parts.index(retry) if retry in parts else len(parts)
+        prefix = parts[:at]
+        extra = [seg for seg in prefix if _plain(seg) not in earlier
+                 and segment_kind(seg) is StepKind.STATE_CHANGING and program_of(seg) != "cd"]
+        own_changed = _plain(retry) != _plain(failure.command)
+        if extra and not own_changed:
+            return Resolution(Evidence.CHANGED_BEFORE, step_of(tool, " && ".join(extra)), tool,
+                              CONFIDENCE[Evidence.CHANGED_BEFORE] + POINTED_BONUS, retry=step_of(tool, retry),
+                              refuted=refuted)
+        where = [seg for seg in prefix if program_of(seg) in {"cd", "pushd"}]
+        where_before = [seg for seg in failed_parts if program_of(seg) in {"cd", "pushd"}]
+        moved = [_plain(c) for c in where] != [_plain(c) for c in where_before]
+        changed = own_changed or moved or bool(extra)
+        retry = " && ".join([*(where if moved else []), *extra, retry])
     else:
         changed = retry.strip() != failure.command.strip() or detail != failure.detail \
             or tool.lower() != failure.tool.lower()
