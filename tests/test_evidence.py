@@ -93,14 +93,22 @@ def test_a_step_followed_by_the_same_failure_is_refuted_and_the_next_one_wins():
     assert fix.command == "kill 4242" and fix.refuted == ("npm install",)
 
 
-def test_an_edit_refused_until_the_file_was_read_names_the_read_even_when_the_next_edit_fails_otherwise():
+def test_an_edit_refused_until_the_file_was_read_names_the_read_once_an_edit_of_it_succeeds():
     state = opened((), OpenFailure("e1", "Edit", "/p/CMakeLists.txt", "File has not been read yet.",
                                    failure="File has not been read yet."))
     state, done = advance(state, "Read", "/p/CMakeLists.txt", True)
     assert not done
+    # Failing otherwise is past this failure but no success: nothing is proven, nothing refuted.
     state, done = advance(state, "Edit", "/p/CMakeLists.txt", False, failure="String to replace not found in file.")
-    (item,) = done
+    assert not done and state[0].steps and not state[0].refuted
+    state, (item,) = advance(state, "Edit", "/p/CMakeLists.txt", True)
     assert item.resolution.evidence is Evidence.READ_BEFORE and item.resolution.command == "Read /p/CMakeLists.txt"
+    # Never a success (the person rejected the next try): no fix.
+    state = opened((), OpenFailure("e2", "Write", "/p/index.html", "File has not been read yet.",
+                                   failure="File has not been read yet."))
+    state, _ = advance(state, "Read", "/p/index.html", True)
+    state, done = advance(state, "Edit", "/p/index.html", False, failure="File has been unexpectedly modified.")
+    assert not done
 
 
 def test_a_failure_in_the_cd_before_the_work_is_retried_by_the_work_without_it():

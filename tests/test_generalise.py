@@ -60,3 +60,10 @@ def test_the_project_placeholder_stands_only_for_distinctive_names_never_for_dic
     assert generalise("Exit code 1: interrupted by user in the Windows power shell", names) == (
         "Exit code 1: interrupted by user in the Windows power shell")
     assert generalise("No module named 'vsla._core'", names) == "No module named '<project>._core'"
+
+
+def test_system_folders_and_go_module_hosts_are_kept_they_are_the_same_everywhere():
+    assert generalise("PYTHONPATH=/usr/lib/python3/dist-packages python3 -c 'import psutil'") == (
+        "PYTHONPATH=/usr/lib/python3/dist-packages python3 -c 'import psutil'")
+    assert generalise("go get golang.org/x/tools@v0.28.0") == "go get golang.org/x/tools@v0.28.0"
+    assert generalise("cp /home/ada/notes/a.txt /srv/x/y") == "cp <path> <path>"

@@ -571,16 +571,13 @@ def _same_failure(a: str, b: str) -> bool:
     return not a or not b or norm(a) == norm(b)
 
 
-PAST_IT_LOSS = 0.1  # the retry failed, but with another failure: this one was got past, less surely
-
-
 def advance(open_failures: tuple[OpenFailure, ...], tool: str, target: str, ok: bool, detail: str = "",
             said: str = "", failure: str = "") -> tuple[tuple[OpenFailure, ...], tuple[Resolved, ...]]:
     """One more call of the session: (the failures still open, those this call proved fixed).
 
     A successful retry of a failure proves its fix (`_choose`); a retry that fails with another
-    failure (``failure``: its line) got past this one (less surely); a retry that fails the same
-    way refutes the steps taken since the last attempt; any other successful call that changes
+    failure (``failure``: its line) leaves it open, its steps kept, for a later success to prove;
+    a retry that fails the same way refutes the steps taken since the last attempt; any other successful call that changes
     something is kept as a step (with the agent's words before it); every call counts toward the
     horizon.
     """
@@ -598,16 +595,15 @@ def advance(open_failures: tuple[OpenFailure, ...], tool: str, target: str, ok: 
         if retry is not None and ok:
             resolved.append(Resolved(open_.uid, _choose(open_, retry, tool, detail, target)))
             continue
-        if retry is not None and not _same_failure(open_.failure, failure) and open_.steps:
-            # Tried again after a change and failed otherwise: the change got past this failure.
-            found = _choose(open_, retry, tool, detail, target)
-            if found.evidence in (Evidence.CHANGED_BEFORE, Evidence.READ_BEFORE):
-                resolved.append(Resolved(open_.uid, replace(found, confidence=found.confidence - PAST_IT_LOSS)))
-                continue
         since = open_.calls_since + 1
         if since > HORIZON:
             continue
-        if retry is not None:  # tried again and failed: what was done since did not fix it
+        if retry is not None and not _same_failure(open_.failure, failure):
+            # Tried again and failed otherwise: past this failure, not yet a success. The steps
+            # stay (a later success names them); nothing is refuted.
+            still.append(replace(open_, calls_since=since))
+            continue
+        if retry is not None:  # tried again and failed the same way: what was done since did not fix it
             refuted = (open_.refuted + tuple(s.text for s in open_.steps))[-MAX_STEPS:]
             still.append(replace(open_, calls_since=since, steps=(), refuted=refuted))
             continue

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from commons.core.learning.scope import command_head
 from commons.core.policy import clip
 
 FAILURE_CHARS = 300
@@ -387,12 +388,35 @@ _PROBE_ANSWER = re.compile(
 _READ_MISSING = re.compile(r"^(?:<tool_use_error>)?File does not exist\b", re.IGNORECASE)
 
 
+# What a look answers when there is nothing to see: no repository, no commits, no such path, no
+# server listening yet (a probe of a local port).
+_LOOK_ANSWER = re.compile(
+    r"not a git repository|does not have any commits yet|Cannot find path .* because it does not exist"
+    r"|No such file or directory|cannot access|does not exist|not found",
+    re.IGNORECASE)
+_LOOKS = frozenset({"git status", "git log", "git branch", "git remote", "git show", "git diff", "git rev-parse",
+                    "git describe", "git tag", "get-content", "get-childitem", "get-item", "cat", "head", "tail",
+                    "ls", "stat", "find", "tree", "du", "file"})
+_LOCAL_PROBE = re.compile(r"\bcurl\b.*\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)\b")
+_NO_SERVER = re.compile(r"Failed to connect|Connection refused|Couldn't connect to server", re.IGNORECASE)
+
+
+def _is_look(part: str) -> bool:
+    head = command_head("bash", part)
+    return head in _LOOKS or head.split()[0] in _LOOKS
+
+
 def is_probe(command: str, output: str) -> bool:
-    """A probing command (grep, which, test, ls of a missing path…) whose failure says only
-    "no" — not found, no match, a diff — and nothing else."""
+    """A probing command (grep, which, test, ls of a missing path, `git log` outside a repository,
+    `curl` of a local server not up yet…) whose failure says only "no" — not found, no match, a
+    diff, nothing there — and nothing else."""
     parts = segments(command)
     if not parts:
         return False
+    if _is_look(parts[-1]) and _LOOK_ANSWER.search(output[:600]) and len(_lines(output)) <= 12:
+        return True
+    if _LOCAL_PROBE.search(parts[-1]) and _NO_SERVER.search(output):
+        return True
     words = parts[-1].split()
     program = program_of(parts[-1])
     if program == "command" and "-v" in words or program == "git" and words[1:2] in (["diff"], ["rev-parse"], ["ls-files"]):

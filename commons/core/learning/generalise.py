@@ -101,6 +101,8 @@ _PUBLIC_HOSTS = frozenset({
     "ghcr.io", "quay.io", "proxy.golang.org", "sum.golang.org", "pkg.go.dev", "rubygems.org", "hex.pm",
     "repo.hex.pm", "repo.maven.apache.org", "repo1.maven.org", "api.nuget.org", "packagist.org",
     "deb.debian.org", "archive.ubuntu.com", "objects.githubusercontent.com", "raw.githubusercontent.com",
+    # Go module paths name packages, the same for everyone.
+    "golang.org", "google.golang.org", "gopkg.in", "go.uber.org", "k8s.io", "sigs.k8s.io", "go.etcd.io",
 })  # fmt: skip
 # A dotted quad right after one of these is a version ("Version 1.2.3.4", "pkg==1.2.3.4"), not an address.
 _VERSION_BEFORE = re.compile(r"(?:\bversion|\bv|==|>=|<=|~=|@|\bbuild)\s*$", re.IGNORECASE)
@@ -146,8 +148,15 @@ def generalise(text: str, project_names: Iterable[str] = ()) -> str:
     return out
 
 
+# The system's own folders are the same on every machine of a kind: "/usr/lib/python3/dist-packages"
+# says something about the platform, nothing about the person.
+_SYSTEM_PATH = re.compile(r"^/(?:usr|etc|opt|bin|sbin|lib|lib64|var/lib|proc|sys|dev)(?:/|$)")
+
+
 def _path(m: re.Match[str]) -> str:
     value = m.group(0)
+    if _SYSTEM_PATH.match(value) and not re.search(r"/(?:home|Users)/", value):
+        return value
     name = value.rstrip("/").rsplit("/", 1)[-1]
     if name.lower() in _KEEP_FILES or value.lower() in _KEEP_LIBRARIES:  # named the same everywhere
         return name

@@ -331,10 +331,19 @@ def work_in_progress(errors: Sequence[Surprise]) -> bool:
 _TEST_COMMANDS = frozenset({"pytest", "mix test", "cargo test", "npm test", "go test", "jest", "vitest"})
 
 
+_RUNS_CODE = frozenset({"python", "python3", "node", "ruby", "perl", "bash", "sh", "zsh", "deno", "bun", "php"})
+
+
 def _is_work(head: str) -> bool:
-    """A test, compile or lint run, however it was started (``python pytest``, ``npx vitest run``)."""
+    """A test, compile or lint run, however it was started (``python pytest``, ``npx vitest run``),
+    or a run of the project's own code: a script (``python x.py``, ``./build.sh``, ``node -e``)
+    whose failure, in one session, is the code being written, not a pitfall of a tool."""
     words = head.split()
-    return head in _WORK_COMMANDS or bool(words) and (words[-1] in _WORK_COMMANDS or words[0] in {"vitest", "jest"})
+    if not words:
+        return False
+    program = words[0]
+    return (head in _WORK_COMMANDS or words[-1] in _WORK_COMMANDS or program in {"vitest", "jest"}
+            or program in _RUNS_CODE or program.endswith((".sh", ".py", ".js", ".ts", ".rb")))
 
 
 # --------------------------------------------------------------------------------------------
