@@ -118,7 +118,7 @@ def test_a_failure_in_the_cd_before_the_work_is_retried_by_the_work_without_it()
     (fix,), _ = _run(OpenFailure("t1", "Bash", goal_of(target, "cd build"), "cd: build: No such file or directory",
                                  target=target),
                      [("Bash", "pwd", True), ("Bash", "./tests/unit_tests", True)])
-    assert fix.evidence is Evidence.RETRY_CHANGED and fix.command == "./tests/unit_tests"
+    assert fix.evidence is Evidence.RETRY_CHANGED and fix.command == "./tests/unit_tests (run without cd build)"
 
 
 def test_a_file_tool_retried_with_an_offset_names_the_offset():

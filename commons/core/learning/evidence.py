@@ -491,7 +491,11 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
         where_before = [seg for seg in failed_parts if program_of(seg) in {"cd", "pushd"}]
         moved = [_plain(c) for c in where] != [_plain(c) for c in where_before]
         changed = own_changed or moved or bool(extra)
+        dropped = [c for c in where_before if _plain(c) not in {_plain(w) for w in where}] if moved else []
         retry = " && ".join([*(where if moved else []), *extra, retry])
+        if dropped and not where:
+            # Run where the shell already was: the difference is the `cd` left out.
+            retry = f"{retry} (run without {' && '.join(dropped)})"
     else:
         changed = retry.strip() != failure.command.strip() or detail != failure.detail \
             or tool.lower() != failure.tool.lower()
@@ -640,7 +644,7 @@ def _runs(step: str, tool: str, target: str) -> bool:
             and (path.startswith("<") or target.strip() == path or target.endswith("/" + path.rsplit("/", 1)[-1]))
     if not is_shell(tool):
         return False
-    want = step.split()
+    want = step.split(" (run without ", 1)[0].split()
     for seg in segments(target):
         got = seg.split()
         if len(got) >= len(want) and all(w == g or (w.startswith("<") and w.endswith(">")) for w, g in zip(want, got)):

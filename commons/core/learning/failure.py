@@ -57,6 +57,8 @@ _NOISE = re.compile(
       | (?:\S+:\d+:\d+:\ )?(?i:warning)\b.*
       | \S*Warning:.*
       | Now\ using\ node\ v.* | Found\ '[^']*\.nvmrc'.*
+      | .*\b[Ii]n\ (?:function|member\ function|constructor)\ [`'‘"][^`'’"]*[`'’"]:? | In\ file\ included\ from\ .*
+      | (?:\S+:\ )?In\ function\ .*: | \S+:\d+:\ running\ "\S+":\ exit\ status\ \d+
       | \*\*\ (?!\().* | .*\bpost-quantum\b.* | .*store\ now,\ decrypt\ later.*
       | ;\s*<<>>\s*DiG.* | ;;\s*(?:global\ options|Got\ answer|QUESTION\ SECTION|ANSWER\ SECTION|AUTHORITY\ SECTION|
                             Query\ time|SERVER|WHEN|MSG\ SIZE|flags|OPT\ PSEUDOSECTION).*
