@@ -56,7 +56,7 @@ _NOISE = re.compile(
       | \d+\ (?:files?|tests?|examples?)\ (?:reformatted|left\ unchanged|would\ be\ reformatted)\b.*
       | (?:\S+:\d+:\d+:\ )?(?i:warning)\b.*
       | \S*Warning:.*
-      | Now\ using\ node\ v.* | Found\ '[^']*\.nvmrc'.*
+      | ▲\ .* | Now\ using\ node\ v.* | Found\ '[^']*\.nvmrc'.*
       | .*\b[Ii]n\ (?:function|member\ function|constructor)\ [`'‘"][^`'’"]*[`'’"]:? | In\ file\ included\ from\ .*
       | (?:\S+:\ )?In\ function\ .*: | \S+:\d+:\ running\ "\S+":\ exit\ status\ \d+
       | \*\*\ (?!\().* | .*\bpost-quantum\b.* | .*store\ now,\ decrypt\ later.*

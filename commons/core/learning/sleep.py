@@ -34,6 +34,7 @@ embedded once and compared by matrix products (``tests/benchmarks/bench_sleep.py
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -331,6 +332,7 @@ def work_in_progress(errors: Sequence[Surprise]) -> bool:
 _TEST_COMMANDS = frozenset({"pytest", "mix test", "cargo test", "npm test", "go test", "jest", "vitest"})
 
 
+_BUILDS = frozenset({"make", "gcc", "g++", "cc", "clang", "clang++", "cmake", "javac", "tsc", "ninja"})
 _RUNS_CODE = frozenset({"python", "python3", "node", "ruby", "perl", "bash", "sh", "zsh", "deno", "bun", "php"})
 
 
@@ -338,11 +340,11 @@ def _is_work(head: str) -> bool:
     """A test, compile or lint run, however it was started (``python pytest``, ``npx vitest run``),
     or a run of the project's own code: a script (``python x.py``, ``./build.sh``, ``node -e``)
     whose failure, in one session, is the code being written, not a pitfall of a tool."""
-    words = head.split()
+    words = [re.sub(r"\.(?:cmd|exe|bat)$", "", w) for w in head.split()]  # npm.cmd on Windows is npm
     if not words:
         return False
-    program = words[0]
-    return (head in _WORK_COMMANDS or words[-1] in _WORK_COMMANDS or program in {"vitest", "jest"}
+    head, program = " ".join(words), words[0]
+    return (head in _WORK_COMMANDS or program in _BUILDS or words[-1] in _WORK_COMMANDS or program in {"vitest", "jest"}
             or program in _RUNS_CODE or program.endswith((".sh", ".py", ".js", ".ts", ".rb")))
 
 
