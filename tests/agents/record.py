@@ -87,12 +87,12 @@ def base_env(scratch: Scratch) -> dict[str, str]:
             "LANG": "C.UTF-8", "NO_COLOR": "1", "CI": "1"}
 
 
-def run(argv: list[str], scratch: Scratch, env: dict[str, str], log: Path) -> str:
+def run(argv: list[str], scratch: Scratch, env: dict[str, str], log: Path, ok: tuple[int, ...] = (0,)) -> str:
     done = subprocess.run(argv, cwd=scratch.project, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT,
                           stdin=subprocess.DEVNULL)
     with log.open("a", encoding="utf-8") as out:
         out.write(f"$ {' '.join(argv)}\n-- exit {done.returncode}\n-- stdout\n{done.stdout}\n-- stderr\n{done.stderr}\n")
-    if done.returncode != 0:
+    if done.returncode not in ok:
         raise RuntimeError(f"{argv[0]} exited {done.returncode}: {(done.stderr or done.stdout).strip()[-800:]} (log: {log})")
     return done.stdout
 
@@ -144,7 +144,11 @@ def record_gemini(binary: Path, scratch: Scratch, base_url: str, log: Path) -> l
     flags = ["--approval-mode", "yolo", "--output-format", "json"]
     run([str(binary), "-p", TASK, *flags], scratch, env, log)
     run([str(binary), "-p", fake_model.CORRECTION, "--resume", "latest", *flags], scratch, env, log)
-    return sorted(p for p in (gemini_dir / "tmp").rglob("session-*") if p.suffix in (".json", ".jsonl"))
+    # A checkpoint of the chat, as `/chat save` writes it; Gemini then exits 42 ("not supported in
+    # non-interactive mode"), having saved it (and written the resumed chat's restatement again).
+    run([str(binary), "-p", "/chat save before-uv", "--resume", "latest", *flags], scratch, env, log, ok=(0, 42))
+    return sorted(p for p in (gemini_dir / "tmp").rglob("*.json*")
+                  if p.suffix in (".json", ".jsonl") and p.name.startswith(("session-", "checkpoint-")))
 
 
 RECORDERS: dict[str, Callable[[Path, Scratch, str, Path], list[Path]]] = {
