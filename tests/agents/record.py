@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from commons.integrations import codex as codex_config
 from tests.agents import fake_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,6 +46,7 @@ TASK = "run the checks in this project"
 SCRUBBED_HOME = "/home/ada"
 PROJECT = "tidepool"
 RUN_TIMEOUT = 180.0
+CODEX_CONFIG_FIXTURE = "config-after-codex-features-enable.toml"
 CODEX_DIRECT_MODEL = "gpt-5.5"  # a model Codex 0.171 gives exec_command and apply_patch as tools
 
 CHECK_PY = '''import pathlib
@@ -127,7 +129,15 @@ def record_codex(binary: Path, scratch: Scratch, base_url: str, log: Path) -> li
         (scratch.project / "config.ini").unlink(missing_ok=True)
         run([str(binary), "exec", *model, *flags, TASK], scratch, env, log)
         run([str(binary), "exec", "resume", "--last", *model, *flags, fake_model.CORRECTION], scratch, env, log)
-    return sorted((codex_home / "sessions").rglob("rollout-*.jsonl"))
+    # Codex writing its own config after `commons setup codex`: `codex features enable` adds a
+    # table, which lands inside commons' block (as the TUI's [tui] notices do); undo is tested on it.
+    (codex_home / "config.toml").write_text(codex_config.with_mcp_server(
+        'model = "gpt-5.5"\n', "config.toml", "/usr/local/bin/commons", ["mcp"], {}))
+    listed = run([str(binary), "features", "list"], scratch, env, log)
+    feature = next(line.split()[0] for line in listed.splitlines() if line.split() and line.split()[-1] == "false")
+    run([str(binary), "features", "enable", feature], scratch, env, log)
+    shutil.copy(codex_home / "config.toml", scratch.home / ".codex" / CODEX_CONFIG_FIXTURE)
+    return [*sorted((codex_home / "sessions").rglob("rollout-*.jsonl")), codex_home / CODEX_CONFIG_FIXTURE]
 
 
 def record_gemini(binary: Path, scratch: Scratch, base_url: str, log: Path) -> list[Path]:
