@@ -145,3 +145,15 @@ def test_resolutions_and_open_failures_round_trip_and_old_resolutions_are_droppe
     assert Resolution.from_json({"relation": "next_command", "command": "ls", "steps": [], "confidence": 0.6}) is None
     _, (f,) = _run(OpenFailure("t1", "Bash", "npm ci", "no lockfile", target="npm ci"), [("Bash", "rm -rf node_modules", True)])
     assert OpenFailure.from_json(json.loads(json.dumps(f.to_json()))) == f
+
+
+def test_the_only_change_before_the_same_step_passed_is_its_fix_and_one_of_several_unnamed_ones_is_not_named():
+    from commons.core.learning.evidence import NAMED_MIN
+
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "cargo build --release", "error: requires rustc 1.70 or newer"),
+                     [("Bash", "rustc --version", True), ("Bash", "rustup update stable", True),
+                      ("Bash", "cargo build --release", True)])
+    assert fix.command == "rustup update stable" and fix.confidence >= NAMED_MIN
+    (fix,), _ = _run(OpenFailure("t2", "Bash", "npm test", "Error: Cannot find module './db'"),
+                     [("Write", "/p/notes.md", True), ("Bash", "mkdir -p tmp", True), ("Bash", "npm test", True)])
+    assert fix.confidence < NAMED_MIN  # two unrelated changes: no proof which one it was

@@ -524,9 +524,12 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
         return changed_before(setup[-1], 0.0)
     if changed:
         return Resolution(Evidence.RETRY_CHANGED, own, tool, CONFIDENCE[Evidence.RETRY_CHANGED] - 0.1, refuted=refuted)
+    if len(before) == 1 and not changed:
+        # The only thing that changed between the failure and the same step passing.
+        return changed_before(before[0], 0.0)
     if before:
-        # Something changed, but neither the error nor the agent pointed at it: the nearest
-        # change, too unsure to be named.
+        # Several things changed, and neither the error nor the agent pointed at one: the
+        # nearest change, too unsure to be named.
         return changed_before(before[-1], -0.25)
     return Resolution(Evidence.RERUN, step_of(tool, retry), tool, CONFIDENCE[Evidence.RERUN], refuted=refuted)
 
@@ -550,8 +553,9 @@ def _hint_is(hint: str, retry: str) -> bool:
     return len(plain) >= 6 and plain in " ".join(hint.split())
 
 
-_POINTING = re.compile(r"\b(?:install|add|fix|set|configure|change|update|use|create|remove|rename|move|switch|"
-                       r"format|missing|need|needs|first)\b", re.IGNORECASE)
+_POINTING = re.compile(r"\b(?:install|add|fix|set|configur|chang|updat|upgrad|downgrad|use|using|creat|remov|renam|"
+                       r"mov|switch|format|missing|need|first|pin|regenerat|rebuild|reinstall|enabl|disabl)\w*",
+                       re.IGNORECASE)
 
 
 def _said_about(said: str, failure: OpenFailure) -> bool:
