@@ -228,7 +228,7 @@ def test_each_core_package_names_its_surface():
         "the core holds packages only"
 
 
-# The gossip session and its two halves still share one object's state (issue #30: being composed).
+# Circles allowed for now: none (a circle means one concept is in the wrong room).
 KNOWN_CIRCLES: list[list[str]] = []
 
 
