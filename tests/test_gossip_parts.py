@@ -557,7 +557,7 @@ def test_intake_withholds_a_record_its_policy_refuses_and_says_why():
     part.take(list(wire(record)), sender, NOW)
     assert host.events == [Refused(record.key, "not on this machine", sender.peer_key)]
     assert host.held == [] and part.refused == 1 and other.announced == []
-    assert part._keyset.is_withheld(record.key)
+    assert host.keyset.is_withheld(record.key)  # never fetched again
 
 
 def test_intake_keeps_and_floods_a_revocation_past_the_policy_and_the_death_certificates():
