@@ -7,6 +7,7 @@ small protocol, so each is driven here with nothing else of gossip around it.
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -165,7 +166,7 @@ def test_transfer_hands_a_want_back_when_the_peer_does_not_answer_in_time():
     part.expire_wants(NOW + params.want_timeout - 0.5)
     assert host.released == []
     part.expire_wants(NOW + params.want_timeout)
-    assert host.released == [key] and not part.asked(key) and part.next_deadline() is None
+    assert host.released == [key] and not part.asked(key) and part.next_deadline() == math.inf
 
 
 def test_transfer_holds_back_named_keys_that_another_peers_push_may_bring():
@@ -323,11 +324,11 @@ def test_a_session_sync_gives_up_on_a_reconciliation_past_its_deadline_without_a
     (a, _), (ha, _) = sync_pair([lesson(0)], [])
     a.start(NOW)
     deadline = NOW + GossipParams().reconcile_timeout
-    assert a.next_deadline() == deadline
+    assert a.deadline == deadline
     a.expire(deadline - 1)
     assert a.syncing
     a.expire(deadline)
-    assert not a.syncing and a.next_deadline() is None and ha.penalties == []
+    assert not a.syncing and a.deadline == math.inf and ha.penalties == []
     a.receive(Reconcile(ReconcilePhase.RESPONDER, b"\x03"), deadline + 1)  # its late answer is ignored
     assert ha.penalties == [] and ha.named == []
 

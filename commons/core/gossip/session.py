@@ -178,7 +178,8 @@ class PeerSession:
         # In this order: a key the peer did not answer is handed to another peer (which may start
         # a reconciliation there) while this session's own reconciliation still counts as running.
         self._transfer.expire_wants(now)
-        self._sync.expire(now)
+        if now >= self._sync.deadline:
+            self._sync.expire(now)
         self._transfer.expire_pushes(now)
         p = self.node.params
         if p.idle_timeout and now >= self._heard_at + p.idle_timeout:
@@ -212,14 +213,16 @@ class PeerSession:
         if self.state is SessionState.HELLO:
             return self._hello_deadline
         p = self.node.params
-        deadline = self._pex_at
-        if p.idle_timeout:
-            deadline = min(deadline, self._heard_at + p.idle_timeout)
-        if p.keepalive_interval:
-            deadline = min(deadline, self._keepalive_at)
-        for part in (self._transfer.next_deadline(), self._sync.next_deadline()):
-            if part is not None and part < deadline:
-                deadline = part
+        deadline = self._pex_at  # asked of every session each time the driver sleeps: no list, no min()
+        if p.idle_timeout and self._heard_at + p.idle_timeout < deadline:
+            deadline = self._heard_at + p.idle_timeout
+        if p.keepalive_interval and self._keepalive_at < deadline:
+            deadline = self._keepalive_at
+        transfer = self._transfer.next_deadline()
+        if transfer < deadline:
+            deadline = transfer
+        if self._sync.deadline < deadline:
+            deadline = self._sync.deadline
         return deadline
 
     def close(self, reason: str, now: float) -> None:

@@ -16,6 +16,7 @@ message of a version it does not speak needs nothing else changed here or in the
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Protocol
 
 from commons.core.gossip.messages import Message, Reconcile, ReconcilePhase
@@ -57,7 +58,7 @@ class SessionSync:
     """The reconciliations of one session, at most one each way: each instance is one session's."""
 
     __slots__ = ("_host", "_params", "_keyset", "_new", "_ours", "_ours_deadline", "_ours_push",
-                 "_theirs", "_theirs_deadline", "_theirs_push")
+                 "_theirs", "_theirs_deadline", "_theirs_push", "deadline")
 
     def __init__(self, host: SyncHost, params: GossipParams, keyset: KeySet,
                  reconciler: NewReconciliation = Reconciler) -> None:
@@ -69,6 +70,9 @@ class SessionSync:
         self._theirs: Reconciliation | None = None  # the one the peer initiated
         self._theirs_deadline = 0.0
         self._theirs_push = False
+        # When :meth:`expire` gives up on a running one (inf: none runs). An attribute, kept by
+        # _reckon on every change, because the session reads it each time the driver sleeps.
+        self.deadline = math.inf
 
     @property
     def syncing(self) -> bool:
@@ -92,6 +96,7 @@ class SessionSync:
         self._ours_push = self._host.push_welcome()
         self._ours = self._open(self._ours_push)
         self._ours_deadline = now + self._params.reconcile_timeout
+        self._reckon()
         self._host.send(Reconcile(ReconcilePhase.START, self._ours.initiate()))
         return True
 
@@ -102,6 +107,7 @@ class SessionSync:
             self._theirs_push = host.push_welcome()
             self._theirs = self._open(self._theirs_push)
             self._theirs_deadline = now + p.reconcile_timeout
+            self._reckon()
         ours = message.phase is ReconcilePhase.RESPONDER
         reconciliation = self._ours if ours else self._theirs
         if reconciliation is None:  # we gave up on that reconciliation (timeout): not worth a penalty
@@ -112,10 +118,7 @@ class SessionSync:
             host.end(f"reconcile: {error}", now, CloseKind.INCOMPATIBLE)
             return
         except ReconcileProtocolError as error:
-            if ours:
-                self._ours = None
-            else:
-                self._theirs = None
+            self._drop(ours)
             host.penalise(p.penalty_malformed, f"reconcile: {error}", now)
             return
         if step.reply is not None:
@@ -127,28 +130,34 @@ class SessionSync:
         if step.push:
             host.push(step.push)
         if step.done:
-            if ours:
-                self._ours = None
-            else:
-                self._theirs = None
+            self._drop(ours)
             host.reconciled(ours, now)
 
     def expire(self, now: float) -> None:
         """Give up on a reconciliation past its deadline (either role), with no penalty."""
+        if now < self.deadline:
+            return
         if self._ours is not None and now >= self._ours_deadline:
             self._ours = None
         if self._theirs is not None and now >= self._theirs_deadline:
             self._theirs = None
-
-    def next_deadline(self) -> float | None:
-        """When :meth:`expire` gives up on one, if one runs."""
-        if self._ours is None:
-            return None if self._theirs is None else self._theirs_deadline
-        return self._ours_deadline if self._theirs is None else min(self._ours_deadline, self._theirs_deadline)
+        self._reckon()
 
     def stop(self) -> None:
         """The session ended: both reconciliations with it."""
         self._ours = self._theirs = None
+        self.deadline = math.inf
+
+    def _drop(self, ours: bool) -> None:
+        if ours:
+            self._ours = None
+        else:
+            self._theirs = None
+        self._reckon()
+
+    def _reckon(self) -> None:
+        self.deadline = min(math.inf if self._ours is None else self._ours_deadline,
+                            math.inf if self._theirs is None else self._theirs_deadline)
 
     def _open(self, ask_push: bool) -> Reconciliation:
         return self._new(self._keyset, frame_size_limit=self._params.reconcile_frame_bytes, ask_push=ask_push)

@@ -13,6 +13,7 @@ them it asks its :class:`TransferHost` (the session), and a test builds one alon
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
@@ -211,6 +212,8 @@ class RecordTransfer:
 
     def expire_wants(self, now: float) -> None:
         """Keys the peer did not answer in time: ask another peer that announced them."""
+        if not self._outstanding:
+            return
         late = [k for k, deadline in self._outstanding.items() if deadline <= now]
         for key in late:
             del self._outstanding[key]
@@ -223,19 +226,22 @@ class RecordTransfer:
             self._pushes = self._new_window()
             self._host.pushes_settled(now)
 
-    def next_deadline(self) -> float | None:
-        """When :meth:`pump`, :meth:`expire_wants` or :meth:`expire_pushes` has work next."""
-        p = self._params
-        times = []
+    def next_deadline(self) -> float:
+        """When :meth:`pump`, :meth:`expire_wants` or :meth:`expire_pushes` has work next (inf: none).
+
+        Asked of every session each time the driver sleeps: no list, no call it can spare."""
+        deadline = math.inf
         if self._outstanding:
-            times.append(min(self._outstanding.values()))
-        if self._pushes.expected:
-            times.append(self._pushes_deadline)
+            deadline = min(self._outstanding.values())
+        if self._pushes.expected and self._pushes_deadline < deadline:
+            deadline = self._pushes_deadline
         if self._queue and self._tokens < 1:
-            times.append(self._tokens_at + (1 - self._tokens) / p.records_per_second)
-        if self._push and self._serve_tokens < self._push_spare():
-            times.append(self._tokens_at + (self._push_spare() - self._serve_tokens) / p.records_per_second)
-        return min(times) if times else None
+            deadline = min(deadline, self._tokens_at + (1 - self._tokens) / self._params.records_per_second)
+        if self._push:
+            spare = self._push_spare()
+            if self._serve_tokens < spare:
+                deadline = min(deadline, self._tokens_at + (spare - self._serve_tokens) / self._params.records_per_second)
+        return deadline
 
     def stop_pushes(self) -> bool:
         """The session ended: no push is awaited any more; returns whether one was."""
