@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test demo bench fuzz lessons-report privacy-report simulations experiment experiment-seeds clean
+.PHONY: install test demo bench fuzz lessons-report privacy-report simulations experiment experiment-seeds record-agents clean
 
 install: $(STAMP)
 
@@ -64,6 +64,13 @@ EXPERIMENT_SEEDS ?= 3 11
 experiment-seeds: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[plot]'
 	for seed in $(EXPERIMENT_SEEDS); do $(BIN)/python -m simulations.experiment --seed $$seed --seeds-file docs/experiment-seeds.json || exit 1; done
+
+# Real sessions of Claude Code, Codex and Gemini CLI (installed from npm into a scratch folder) against
+# a fake model on loopback, written to tests/fixtures/agents/<agent>-<version>/ (tests/agents/record.py).
+# Not part of `make test`: the tests read the committed fixtures. RECORD_ARGS="codex --version codex=0.172.0".
+RECORD_ARGS ?=
+record-agents: $(STAMP)
+	$(BIN)/python -m tests.agents.record $(RECORD_ARGS)
 
 clean:
 	rm -rf $(VENV) .bench .pytest_cache .hypothesis

@@ -75,8 +75,9 @@ class NetworkConfig:
 @dataclass(frozen=True)
 class IngestConfig:
     # Folders searched for agent transcripts (Claude Code, Codex CLI, Gemini CLI; docs/agents.md).
-    # "$CODEX_HOME" stands for that variable, or ~/.codex when it is not set.
-    roots: tuple[str, ...] = ("~/.claude/projects", "$CODEX_HOME/sessions", "~/.gemini/tmp")
+    # "$CLAUDE_CONFIG_DIR", "$CODEX_HOME" and "$GEMINI_CLI_HOME" stand for those variables, or, when
+    # one is not set, for ~/.claude, ~/.codex and ~ (commons.ingest.readers.ROOT_VARIABLES).
+    roots: tuple[str, ...] = ("$CLAUDE_CONFIG_DIR/projects", "$CODEX_HOME/sessions", "$GEMINI_CLI_HOME/.gemini/tmp")
     poll_seconds: float = 30.0  # how often the daemon looks for new transcript bytes
 
     def __post_init__(self) -> None:

@@ -114,16 +114,16 @@ def _settings(path: Path, **values) -> None:
     path.write_text(json.dumps(values))
 
 
-def test_auto_memory_directory_is_honoured_from_user_and_local_settings_only(machine: Machine):
+def test_auto_memory_directory_of_an_untrusted_folder_comes_from_user_settings_only(machine: Machine):
     claude, project = ClaudeHome.locate(), project_at(machine.repo)
     data = json.loads(machine.settings.read_text())
     machine.settings.write_text(json.dumps({**data, "autoMemoryDirectory": "~/sync/memory"}))
     assert auto_memory(project, claude).folder == machine.home / "sync" / "memory"
-    # A checked-in project setting may not redirect a person's memory writes.
+    # The project's own settings, shared or local, count only where the folder is trusted
+    # (tests/test_claude_code_worktrees.py): Claude Code's interactive sessions ignore them here.
     _settings(machine.repo / ".claude" / "settings.json", autoMemoryDirectory="/tmp/elsewhere")
-    assert auto_memory(project, claude).folder == machine.home / "sync" / "memory"
     _settings(machine.repo / ".claude" / "settings.local.json", autoMemoryDirectory="/srv/mine")
-    assert auto_memory(project, claude).folder == Path("/srv/mine")
+    assert auto_memory(project, claude).folder == machine.home / "sync" / "memory"
 
 
 def test_auto_memory_enabled_false_turns_it_off_and_the_higher_scope_wins(machine: Machine, monkeypatch):

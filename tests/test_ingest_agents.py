@@ -193,7 +193,8 @@ def test_each_file_goes_to_its_agents_reader_and_key():
 
 
 def test_discover_finds_every_agents_sessions_and_nothing_else(tmp_path):
-    shutil.copytree(AGENTS, tmp_path / "home", ignore=shutil.ignore_patterns("_build.py"))
+    for agent in ("codex", "gemini"):  # the built fixtures (the recorded ones have a test of their own)
+        shutil.copytree(AGENTS / agent, tmp_path / "home" / agent)
     (tmp_path / "home" / "gemini" / "settings.json").write_text("{}")  # not a chat
     found = discover([tmp_path / "home"])
     assert len(found) == len(CODEX) + len(GEMINI)

@@ -183,3 +183,14 @@ def test_help_names_the_three_commands(capsys):
         main(["--help"])
     out = capsys.readouterr().out
     assert all(command in out for command in ("ingest", "archive", "episodes"))
+
+
+def test_ingest_of_a_file_no_agent_wrote_says_so_in_one_line_and_archives_nothing(home, capsys, tmp_path):
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    code, out, err = run(capsys, "ingest", str(passwd))
+    assert code == 1
+    assert err.strip().splitlines() == [
+        f"commons: {passwd} is not a transcript of Claude Code, Codex or Gemini CLI; not read"]
+    assert "0 transcripts" in out
+    assert run_json(capsys, "archive")["transcripts"] == []

@@ -153,7 +153,7 @@ def test_discover_finds_nested_and_subagent_files_and_passes_over_missing_roots(
     agent = tmp_path / "proj" / "abc" / "subagents" / "agent-1.jsonl"
     for path in (session, agent):
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("{}\n")
+        path.write_text('{"type":"user","sessionId":"abc","uuid":"u1","message":{"role":"user","content":"hi"}}\n')
     (tmp_path / "proj" / "notes.txt").write_text("x")
     found = discover([tmp_path, tmp_path / "missing", session])
     assert found == [agent, session]

@@ -89,6 +89,11 @@ def test_auto_memory_turned_off_gets_nothing_and_a_moved_folder_is_followed(caps
     moved = machine.home / "memories" / "spotter"
     (machine.repo / ".claude").mkdir()
     (machine.repo / ".claude" / "settings.local.json").write_text(json.dumps({"autoMemoryDirectory": str(moved)}))
+    # A project's own autoMemoryDirectory counts in a folder the person trusted in Claude Code.
+    user_config = machine.home / ".claude.json"
+    known = json.loads(user_config.read_text()) if user_config.exists() else {}
+    known.setdefault("projects", {})[str(machine.repo)] = {"hasTrustDialogAccepted": True}
+    user_config.write_text(json.dumps(known))
     (machine.scratch / ".claude").mkdir()
     (machine.scratch / ".claude" / "settings.local.json").write_text(json.dumps({"autoMemoryEnabled": False}))
     machine.settings.write_text(json.dumps(settings))

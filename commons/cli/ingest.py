@@ -30,10 +30,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Read agent transcripts (Claude Code, Codex CLI, Gemini CLI; see docs/agents.md) into "
             "episodes: one per session, one per failed tool call, one per correction by the person. "
             "Each PATH is a transcript or a folder searched for every agent's session files; without "
-            "PATH, the [ingest] roots of the config (default ~/.claude/projects, "
-            "$CODEX_HOME/sessions, ~/.gemini/tmp). Reading again adds nothing; a transcript that grew is read from "
+            "PATH, the [ingest] roots of the config (default $CLAUDE_CONFIG_DIR/projects, "
+            "$CODEX_HOME/sessions, $GEMINI_CLI_HOME/.gemini/tmp, each variable standing for ~/.claude, "
+            "~/.codex and ~ when unset). Reading again adds nothing; a transcript that grew is read from "
             "where the last read stopped. Every transcript is archived, compressed, in the data "
-            "folder (see `commons archive`). Exits 1 if a file could not be read (the others are read), "
+            "folder (see `commons archive`). A file that is no agent's transcript is named and left "
+            "alone. Exits 1 if a file could not be read or is no transcript (the others are read), "
             "or if the home has no keys yet (run `commons init` first)."
         ),
     )
@@ -90,6 +92,8 @@ async def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
             progress.close()
     for bad in report.unreadable:
         print(f"commons: cannot read {bad.path}: {bad.reason}", file=sys.stderr)
+    for path in report.unknown:
+        print(f"commons: {path} is not a transcript of Claude Code, Codex or Gemini CLI; not read", file=sys.stderr)
     if not paths and not args.paths:
         print(f"commons: no transcripts found under {', '.join(roots)}", file=sys.stderr)
 
@@ -107,7 +111,7 @@ async def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
         return line
 
     emit(args, report.to_json(), text)
-    return 1 if report.unreadable else 0
+    return 1 if report.unreadable or report.unknown else 0
 
 
 def _count(n: int, noun: str) -> str:

@@ -27,6 +27,7 @@ Transcripts are data: nothing in them is executed or opened. Bad lines are count
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -36,8 +37,8 @@ from commons.core.learning import failure_line
 from commons.ingest.corrections import is_person_text, rejection_words
 from commons.ingest.episodes import BuildState, EpisodeBuilder
 from commons.ingest.readers import (
-    HEAD_BYTES, STATE_VERSION, ParseResult, ParseState, StateError, added_line, clip, fingerprint, is_rewritten,
-    json_record, timestamp_of,
+    HEAD_BYTES, STATE_VERSION, ParseResult, ParseState, StateError, added_line, clip, fingerprint, head_records,
+    is_rewritten, json_record, timestamp_of,
 )  # fmt: skip
 from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned
 
@@ -56,6 +57,13 @@ DETAIL_CHARS = 80
 # role is parsed whatever its head says (a tool input may contain the same bytes).
 _SKIP_MARKERS = (b'"type":"progress"', b'"type":"file-history-snapshot"', b'"type":"queue-operation"')
 _SKIP_HEAD = 600
+
+# Keys only Claude Code's records carry (every record has a string ``type`` beside one of them), and
+# how an unfinished first line opens (a first user record can be longer than the head read).
+_OWN_KEYS = ("sessionId", "uuid", "leafUuid", "messageId")
+_FOREIGN_KEYS = ("payload", "projectHash", "$set")  # Codex's envelope, Gemini's chat
+_OPENING = re.compile(rb'^\{"(?:parentUuid|leafUuid|isSidechain|userType)":|^\{"type":"(?:summary|queue-operation|'
+                      rb'file-history-snapshot|user|assistant|system|attachment)","(?!payload)')
 
 # Keys of a tool's input that name what the call was aimed at, most telling first.
 _TARGET_KEYS = (
@@ -228,13 +236,25 @@ class ClaudeCodeReader:
     """Claude Code's transcripts as a `commons.ingest.readers.Reader`."""
 
     name = NAME
+    suffix = ".jsonl"
     whole_document = False
 
     def default_roots(self, environ: Mapping[str, str]) -> tuple[str, ...]:
-        return ("~/.claude/projects",)
+        return ("$CLAUDE_CONFIG_DIR/projects",)
 
-    def recognises(self, path: Path) -> bool:
-        return path.suffix == ".jsonl"  # the fallback for JSONL no other agent claims
+    def may_hold(self, path: Path) -> bool:
+        return path.suffix == ".jsonl"
+
+    def recognises(self, path: Path, head: bytes) -> bool:
+        """A Claude Code record: a string ``type`` with its ``sessionId``, ``uuid``, ``leafUuid`` or
+        ``messageId``, and none of Codex's or Gemini's keys."""
+        if path.suffix != ".jsonl":
+            return False
+        records, opening = head_records(head)
+        if not records:
+            return bool(_OPENING.match(opening.lstrip()))
+        return all(not any(k in r for k in _FOREIGN_KEYS) for r in records) and any(
+            isinstance(r.get("type"), str) and any(k in r for k in _OWN_KEYS) for r in records)
 
     def archive_key(self, path: Path) -> str:
         """``claude_code/<project folder>/<file>``; a subagent file in a ``subagents`` folder keeps
@@ -244,7 +264,8 @@ class ClaudeCodeReader:
         depth = 3 if len(parts) >= 3 and parts[-2] == "subagents" else 2
         return "/".join((NAME, *parts[-depth:]))
 
-    def parse(self, data: bytes, state: ParseState | None = None, *, session_hint: str = "") -> ParseResult:
+    def parse(self, data: bytes, state: ParseState | None = None, *, session_hint: str = "",
+              file_time: float | None = None) -> ParseResult:
         return parse(data, state, session_hint=session_hint)
 
     def is_rewritten(self, state: ParseState, size: int, head: bytes) -> bool:

@@ -9,6 +9,13 @@ is ``~/.codex`` unless moved) while a session runs. Two layouts are in use:
   ``event_msg`` (``user_message``, ``agent_message``, token counts, …). What the person typed and
   what the agent said are read from the ``event_msg`` records: the ``message`` items carry the
   same words again, wrapped in Codex's own context (``<environment_context>``, AGENTS.md).
+- since 0.171 the ``user_message`` / ``agent_message`` events are gone: the words and every tool run
+  are ``event_msg`` ``item_completed`` records, the thread items Codex shows (``UserMessage``,
+  ``AgentMessage``, ``CommandExecution`` with its ``exit_code`` and ``aggregated_output``,
+  ``FileChange``). Its default model runs tools from JavaScript (``custom_tool_call`` ``exec``, "code
+  mode"): the ``exec`` call is only the script, and the commands it ran are the ``CommandExecution``
+  items; with a model that calls ``exec_command`` directly, item and call share their id, so a call
+  is counted once. Newer records Codex adds (``world_state``, ``token_usage_record``) are passed over.
 - older files: a first line ``{id, timestamp, instructions}``, then the bare response items and
   ``{"record_type": "state"}`` lines; there the ``message`` items are the only words.
 
@@ -36,7 +43,8 @@ from typing import Any
 from commons.ingest.corrections import is_person_text
 from commons.ingest.episodes import BuildState, EpisodeBuilder
 from commons.ingest.readers import (
-    HEAD_BYTES, ParseResult, ParseState, added_line, clip, fingerprint, is_rewritten, json_record, timestamp_of,
+    HEAD_BYTES, ParseResult, ParseState, added_line, clip, fingerprint, head_records, is_rewritten, json_record,
+    timestamp_of,
 )  # fmt: skip
 from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned
 
@@ -55,6 +63,11 @@ _REJECTED = re.compile(r"^(?:exec command|patch) rejected by user", re.IGNORECAS
 _RUNNING = "Process running with session ID"
 _CWD = re.compile(r"<cwd>([^<\n]+)</cwd>")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
+CODE_MODE = "exec"  # the custom tool whose input is JavaScript calling the other tools
+# How a rollout's first line opens when it is longer than the head read (a session_meta carries
+# the whole system prompt): the envelope's keys in the order Codex writes them, or an older file's.
+_OPENING = re.compile(rb'^\{"timestamp":"[^"]*",(?:"ordinal":\d+,)?"type":"(?:session_meta|response_item|event_msg|'
+                      rb'turn_context)","payload":|^\{"id":"[^"]*","timestamp":"[^"]*","instructions":')
 
 
 def parse(data: bytes, state: ParseState | None = None, *, session_hint: str = "") -> ParseResult:
@@ -86,6 +99,10 @@ class _Reader:
         self.first = first  # the next line is the rollout's first (an older file's session line)
         self.records = 0
         self.skipped = 0
+        # The person's last words read, until the agent or a tool moves on: a version that wrote
+        # both the `user_message` event and the `UserMessage` item says them once.
+        self.last_person = ""
+        self.wrappers: set[str] = set()  # call ids of code-mode `exec` scripts, whose output is no tool's
 
     def feed(self, body: bytes) -> None:
         for line in body.split(b"\n"):
@@ -98,8 +115,8 @@ class _Reader:
             self.records += 1
             first, self.first = self.first, False
             kind, payload = rec.get("type"), rec.get("payload")
-            if kind in _ENVELOPE and isinstance(payload, dict):
-                self._envelope(kind, payload, timestamp_of(rec.get("timestamp")))
+            if isinstance(payload, dict) and (kind in _ENVELOPE or "timestamp" in rec):
+                self._envelope(str(kind), payload, timestamp_of(rec.get("timestamp")))
             elif first and "type" not in rec and isinstance(rec.get("id"), str):
                 self._session(rec, timestamp_of(rec.get("timestamp")))  # an older file's first line
             elif isinstance(kind, str):
@@ -116,7 +133,10 @@ class _Reader:
         elif kind == "response_item":
             self._item(payload, ts, words=False)
         elif kind == "event_msg":
-            self._event(payload, ts)
+            if payload.get("type") == "item_completed" and isinstance(payload.get("item"), dict):
+                self._thread_item(payload["item"], ts)
+            else:
+                self._event(payload, ts)
 
     def _session(self, meta: dict[str, Any], ts: float | None) -> None:
         sid, cwd = meta.get("id"), meta.get("cwd")
@@ -132,18 +152,63 @@ class _Reader:
         if kind == "user_message":
             self._person(message, ts)
         elif kind == "agent_message":
-            self.builder.feed(AgentSaid(ts, message))
+            self._agent(message, ts)
 
-    def _person(self, text: str, ts: float | None) -> None:
+    def _person(self, text: str, ts: float | None, uid: str = "") -> None:
         text = text.strip()
         if text.startswith(_WRAPPERS):
             cwd = _CWD.search(text)  # an older file names its folder only here
             if cwd is not None:
                 self.builder.feed(SessionSeen(project=cwd.group(1).strip(), at=ts))
             return
-        if not is_person_text(text):
+        if not is_person_text(text) or text == self.last_person:
             return
-        self.builder.feed(PersonSaid("", ts, text))
+        self.last_person = text
+        self.builder.feed(PersonSaid(uid, ts, text))
+
+    def _agent(self, text: str, ts: float | None) -> None:
+        self.last_person = ""
+        self.builder.feed(AgentSaid(ts, text))
+
+    def _thread_item(self, item: dict[str, Any], ts: float | None) -> None:
+        """One ``item_completed`` thread item (Codex 0.171 and later)."""
+        kind, item_id = item.get("type"), item.get("id")
+        if kind == "UserMessage":
+            self._person(_content_text(item.get("content")), ts, item_id if isinstance(item_id, str) else "")
+        elif kind == "AgentMessage":
+            text = _content_text(item.get("content")).strip()
+            if text:
+                self._agent(text, ts)
+        elif kind == "CommandExecution" and isinstance(item_id, str):
+            self.last_person = ""
+            self._call(item_id, "exec_command", {"command": item.get("command")}, ts)
+            status, code = item.get("status"), item.get("exit_code")
+            if status == "declined":
+                self.builder.feed(ToolRejected(item_id, item_id, ts, ""))
+            elif status in ("completed", "failed"):
+                output = item.get("aggregated_output") if isinstance(item.get("aggregated_output"), str) else ""
+                exit_code = code if isinstance(code, int) and not isinstance(code, bool) else (1 if status == "failed" else 0)
+                ok, text = _verdict(exit_code, output)
+                self.builder.feed(ToolReturned(item_id, item_id, ts, ok=ok, output="" if ok else text))
+        elif kind == "FileChange" and isinstance(item_id, str):
+            self.last_person = ""
+            self._file_change(item_id, item, ts)
+
+    def _file_change(self, item_id: str, item: dict[str, Any], ts: float | None) -> None:
+        changes = item.get("changes") if isinstance(item.get("changes"), dict) else {}
+        path, change = next(iter(changes.items()), ("", {}))
+        change = change if isinstance(change, dict) else {}
+        diff = change.get("unified_diff")
+        detail = (_patch_detail(diff) if isinstance(diff, str)
+                  else added_line(change.get("content"), None, DETAIL_CHARS) if change.get("type") == "add" else "")
+        self.builder.feed(ToolCalled(item_id, "Edit", clip(str(path), TARGET_CHARS), detail, ts))
+        status = item.get("status")
+        if status == "declined":
+            self.builder.feed(ToolRejected(item_id, item_id, ts, ""))
+        elif status in ("completed", "failed"):
+            said = "\n".join(v for v in (item.get("stderr"), item.get("stdout")) if isinstance(v, str)).strip()
+            ok = status == "completed"
+            self.builder.feed(ToolReturned(item_id, item_id, ts, ok=ok, output="" if ok else f"Exit code 1\n{said}"))
 
     def _item(self, item: dict[str, Any], ts: float | None, *, words: bool) -> None:
         """One response item. `words`: its messages are the session's words (an older file, which
@@ -155,6 +220,9 @@ class _Reader:
         elif kind == "function_call":
             self._call(item.get("call_id"), item.get("name"), _arguments(item.get("arguments")), ts)
         elif kind == "custom_tool_call":
+            if item.get("name") == CODE_MODE and isinstance(item.get("call_id"), str):
+                self.wrappers.add(item["call_id"])  # its commands come as CommandExecution items
+                return
             self._call(item.get("call_id"), item.get("name"), {"input": item.get("input")}, ts)
         elif kind == "local_shell_call":
             action = item.get("action") if isinstance(item.get("action"), dict) else {}
@@ -171,11 +239,12 @@ class _Reader:
         if item.get("role") == "user":
             self._person(text, ts)
         elif item.get("role") == "assistant":
-            self.builder.feed(AgentSaid(ts, text))
+            self._agent(text, ts)
 
     def _call(self, call_id: Any, name: Any, arguments: dict[str, Any], ts: float | None) -> None:
         if not isinstance(call_id, str) or not isinstance(name, str) or not name:
             return
+        self.last_person = ""
         argv = arguments.get("command")
         if name in SHELL_NAMES and isinstance(argv, list) and len(argv) == 2 and argv[0] == "apply_patch":
             name, arguments = "apply_patch", {"input": argv[1]}  # older versions patched through the shell
@@ -188,7 +257,7 @@ class _Reader:
             self.builder.feed(ToolCalled(call_id, name, _first_string(arguments), "", ts))
 
     def _output(self, call_id: Any, output: Any, ts: float | None) -> None:
-        if not isinstance(call_id, str):
+        if not isinstance(call_id, str) or call_id in self.wrappers:
             return
         verdict = read_output(output)
         if verdict is None:  # a command still running: its result comes with a later call
@@ -306,19 +375,35 @@ class CodexReader:
     """Codex CLI's rollouts as a `commons.ingest.readers.Reader`."""
 
     name = NAME
+    suffix = ".jsonl"
     whole_document = False
 
     def default_roots(self, environ: Mapping[str, str]) -> tuple[str, ...]:
         return ("$CODEX_HOME/sessions",)
 
-    def recognises(self, path: Path) -> bool:
+    def may_hold(self, path: Path) -> bool:
         return path.suffix == ".jsonl" and path.name.startswith("rollout-")
+
+    def recognises(self, path: Path, head: bytes) -> bool:
+        """A rollout: its first record is an envelope (``timestamp``, ``type``, ``payload``) or an
+        older file's session line (``id``, ``timestamp``, ``instructions``)."""
+        if path.suffix != ".jsonl":
+            return False
+        records, opening = head_records(head, limit=1)
+        if not records:
+            return bool(_OPENING.match(opening.lstrip()))
+        first = records[0]
+        if isinstance(first.get("payload"), dict):
+            return isinstance(first.get("type"), str) and isinstance(first.get("timestamp"), str)
+        return ("type" not in first and "sessionId" not in first and isinstance(first.get("id"), str)
+                and isinstance(first.get("timestamp"), str) and ("instructions" in first or "git" in first))
 
     def archive_key(self, path: Path) -> str:
         """``codex/YYYY/MM/DD/rollout-….jsonl``: the file's name holds its time and session id."""
         return "/".join((NAME, *path.parts[-4:]))
 
-    def parse(self, data: bytes, state: ParseState | None = None, *, session_hint: str = "") -> ParseResult:
+    def parse(self, data: bytes, state: ParseState | None = None, *, session_hint: str = "",
+              file_time: float | None = None) -> ParseResult:
         return parse(data, state, session_hint=session_hint)
 
     def is_rewritten(self, state: ParseState, size: int, head: bytes) -> bool:

@@ -18,7 +18,11 @@ on the transcripts that changed. For each transcript:
    before each commit.
 4. Episodes and the new state go to the store in one transaction per batch of transcripts.
 
-A file that cannot be read (vanished, no permission) is reported by name and the others go on.
+A file read for the first time is first recognised from its opening bytes (`reader_for`): each
+reader knows its own agent's records, so no reader takes another agent's file, and a file none
+recognises (``/etc/passwd``, a half-written file) is reported as not a transcript and neither read
+nor archived (a watcher tries it again at the next poll). A file that cannot be read (vanished, no
+permission) is reported by name and the others go on.
 Malformed lines are the parser's to skip and count. The archive's own failures (`ArchiveError`:
 our data folder, not the transcript) stop the run.
 """
@@ -39,7 +43,7 @@ from commons.ingest.archive import Archive, ArchiveError
 from commons.ingest.archive_writer import ArchiveWriter
 from commons.ingest import claude_code, codex, gemini
 from commons.ingest.episodes import BuildState
-from commons.ingest.readers import ParseState, Reader, StateError, expand_root
+from commons.ingest.readers import SNIFF_BYTES, ParseState, Reader, StateError, agent_of_key, expand_root
 from commons.store import episodes as episode_store
 from commons.store import transcripts as transcript_store
 from commons.store.db import Store
@@ -47,8 +51,8 @@ from commons.store.db import Store
 READ_CHUNK = 8 * 1024 * 1024  # bytes handed to the parser at a time: bounds memory on huge files
 BATCH_FILES = 64  # transcripts looked up, and at most committed, together
 BATCH_BYTES = 32 * 1024 * 1024  # commit once this many bytes were read, even mid-batch
-# Every agent's reader, most particular first: Claude Code's takes the JSONL no other claims.
-READERS: tuple[Reader, ...] = (codex.READER, gemini.READER, claude_code.READER)
+# Every agent's reader. Each recognises only its own agent's files, so the order does not matter.
+READERS: tuple[Reader, ...] = (claude_code.READER, codex.READER, gemini.CHAT_LOG, gemini.DOCUMENT)
 
 Progress = Callable[[int, int], None]  # (transcripts done, transcripts in all)
 
@@ -67,6 +71,7 @@ class IngestReport:
     bytes_read: int  # transcript bytes read past the stored offsets (head checks not counted)
     rewritten: tuple[str, ...] = ()  # transcripts rewritten in place, read again from scratch
     unreadable: tuple[Unreadable, ...] = ()
+    unknown: tuple[str, ...] = ()  # files no reader recognises: not read, not archived
 
     @property
     def episodes(self) -> dict[str, int]:
@@ -80,16 +85,26 @@ class IngestReport:
             "bytes_read": self.bytes_read,
             "rewritten": list(self.rewritten),
             "unreadable": [{"path": u.path, "reason": u.reason} for u in self.unreadable],
+            "not_transcripts": list(self.unknown),
         }
 
 
-def reader_for(path: Path) -> Reader:
-    """The reader of a transcript file (Claude Code's for a file no reader claims: a path named on
-    the command line is read as the JSONL it most likely is)."""
+def reader_for(path: Path, head: bytes | None = None) -> Reader | None:
+    """The reader whose agent wrote the file, from its first bytes (read when `head` is None): None
+    when no reader recognises it. Raises OSError when the file cannot be read."""
+    if head is None:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    found = [reader for reader in READERS if reader.recognises(path, head)]
+    return found[0] if len(found) == 1 else None
+
+
+def reader_named(agent: str, path: Path) -> Reader | None:
+    """The reader of a transcript read before, by the agent its archive key names (no bytes read)."""
     for reader in READERS:
-        if reader.recognises(path):
+        if reader.name == agent and reader.suffix == path.suffix:
             return reader
-    return claude_code.READER
+    return None
 
 
 def default_roots(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -99,8 +114,10 @@ def default_roots(environ: Mapping[str, str] | None = None) -> list[str]:
 
 
 def discover(roots: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Every agent transcript under the roots (Claude Code's ``*.jsonl`` with subagent files, Codex's
-    ``rollout-*.jsonl``, Gemini's ``chats/session-*.json``), and each root that is a file. Roots
+    """Every file under the roots that may be an agent's transcript by its name and folder (Claude
+    Code's ``*.jsonl`` with subagent files, Codex's ``rollout-*.jsonl``, Gemini's
+    ``chats/session-*.jsonl`` and ``.json``), and each root that is a file; which agent's it is, if
+    any, is told from its bytes when it is read. Roots
     that do not exist are passed over (``~/.codex/sessions`` on a machine without Codex); ``~`` and
     ``$CODEX_HOME`` are expanded (`expand_root`). Paths come back absolute, each once, in a stable
     order."""
@@ -111,7 +128,7 @@ def discover(roots: Iterable[str | os.PathLike[str]]) -> list[Path]:
             found[_absolute(base)] = None
         elif base.is_dir():
             for path in sorted([*base.rglob("*.jsonl"), *base.rglob("*.json")]):
-                if not any(reader.recognises(path) for reader in READERS):
+                if not any(reader.may_hold(path) for reader in READERS):
                     continue
                 # A dangling link is kept, to be reported unreadable; a fifo would block a read.
                 if path.is_file() or (path.is_symlink() and not path.exists()):
@@ -123,10 +140,18 @@ def _absolute(path: Path) -> Path:
     return Path(os.path.abspath(path))  # "a/../b" and "b" are one transcript; symlinks are kept
 
 
-def archive_key(path: Path) -> str:
+def archive_key(path: Path, reader: Reader | None = None) -> str:
     """The archive key of a transcript: stable across reads, readable, unique in practice, and
-    prefixed by the agent it came from (``claude_code/``, ``codex/``, ``gemini/``)."""
-    return reader_for(path).archive_key(path)
+    prefixed by the agent it came from (``claude_code/``, ``codex/``, ``gemini/``). Raises
+    `NotATranscript` for a file no reader recognises."""
+    reader = reader or reader_for(path)
+    if reader is None:
+        raise NotATranscript(f"{path} is not a transcript of Claude Code, Codex or Gemini CLI")
+    return reader.archive_key(path)
+
+
+class NotATranscript(ValueError):
+    """The file was named as a transcript, and no reader recognises it (the caller's mistake)."""
 
 
 async def ingest_paths(
@@ -144,14 +169,18 @@ async def ingest_paths(
     try:
         for start in range(0, len(unique), BATCH_FILES):
             batch = unique[start : start + BATCH_FILES]
-            known, taken = await _look_up(store, batch)
+            known, readers, taken = await _look_up(store, batch)
             reads: list[_Read] = []
             pending_bytes = 0
             for path in batch:
                 prior = known.get(str(path))
-                key = prior[0] if prior else _free_key(path, taken)
-                taken[key] = str(path)
-                read = await trio.to_thread.run_sync(_read_transcript, path, key, prior, writer)
+                reader = readers.get(path)
+                if isinstance(reader, _Read):  # not a transcript, or not readable
+                    read = reader
+                else:
+                    key = prior[0] if prior else _free_key(path, reader, taken)
+                    taken[key] = str(path)
+                    read = await trio.to_thread.run_sync(_read_transcript, path, key, prior, writer, reader)
                 reads.append(read)
                 pending_bytes += read.bytes_read
                 done += 1
@@ -181,19 +210,24 @@ class _Read:
     bytes_read: int = 0
     rewritten: bool = False
     error: str | None = None
+    unknown: bool = False  # no reader recognises the file
 
 
 def _read_transcript(
-    path: Path, key: str, prior: tuple[str, str] | None, archive: Archive | ArchiveWriter
+    path: Path, key: str, prior: tuple[str, str] | None, archive: Archive | ArchiveWriter, reader: Reader | None = None,
 ) -> _Read:
     """Blocking: read the bytes of `path` past its stored offset, parse them, archive them (at once
-    with an `Archive`, or handed to an `ArchiveWriter`)."""
+    with an `Archive`, or handed to an `ArchiveWriter`). `reader`: the file's (default: the one
+    that recognises it)."""
     out = _Read(str(path), key)
     state = _saved_state(prior)
-    reader = reader_for(path)
     try:
+        reader = reader or reader_for(path)
+        if reader is None:
+            return _Read(str(path), key, unknown=True)
         with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
+            stat = os.fstat(handle.fileno())
+            size = stat.st_size
             again = prior is not None and (
                 state is None or reader.is_rewritten(state, size, handle.read(state.head_len))
             )
@@ -212,7 +246,7 @@ def _read_transcript(
             while chunk := handle.read(READ_CHUNK):
                 out.bytes_read += len(chunk)
                 pending = pending + chunk if pending else chunk
-                result = reader.parse(pending, state, session_hint=path.stem)
+                result = reader.parse(pending, state, session_hint=path.stem, file_time=stat.st_mtime)
                 if result.consumed_bytes:
                     with _archive_writes(archive):
                         archive.append(
@@ -251,20 +285,48 @@ def _saved_state(prior: tuple[str, str] | None) -> ParseState | None:
 # -- the store ----------------------------------------------------------------------------------
 
 
-async def _look_up(store: Store, batch: list[Path]) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
-    """The stored (archive key, state) of each known path, and which of the keys the new paths
-    would take are already in use by another path."""
+async def _look_up(
+    store: Store, batch: list[Path]
+) -> tuple[dict[str, tuple[str, str]], dict[Path, Reader | _Read], dict[str, str]]:
+    """The stored (archive key, state) of each known path; the reader of every path (by its key's
+    agent when known, else recognised from its first bytes), or the `_Read` that says why it is
+    not read; and which of the keys the new paths would take are already in use by another path."""
     rows = await transcript_store.known(store, [str(p) for p in batch])
     known = {path: (row.archive_key, row.state) for path, row in rows.items()}
-    wanted = list({archive_key(p) for p in batch if str(p) not in known})
+    readers: dict[Path, Reader | _Read] = {}
+    for path in batch:
+        if str(path) in known:
+            reader = reader_named(agent_of_key(known[str(path)][0]), path)
+            if reader is not None:
+                readers[path] = reader
+    new = [p for p in batch if p not in readers]
+    readers.update(await trio.to_thread.run_sync(_recognise_all, new))
+    wanted = list({r.archive_key(p) for p, r in readers.items() if str(p) not in known and not isinstance(r, _Read)})
     taken = await transcript_store.holders(store, wanted)
-    return known, taken
+    return known, readers, taken
 
 
-def _free_key(path: Path, taken: dict[str, str]) -> str:
+def _recognise_all(paths: list[Path]) -> dict[Path, Reader | _Read]:
+    """Blocking: each file's reader, from its first bytes; a `_Read` for one that is no transcript
+    (``unknown``) or cannot be opened (``error``)."""
+    out: dict[Path, Reader | _Read] = {}
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(SNIFF_BYTES)
+        except OSError as error:
+            out[path] = _Read(str(path), "", error=error.strerror or str(error))
+            continue
+        reader = reader_for(path, head) if head.strip() else None
+        # An empty file (an agent just made it) is nothing yet: passed over, and tried again later.
+        out[path] = reader if reader is not None else _Read(str(path), "", unknown=bool(head.strip()))
+    return out
+
+
+def _free_key(path: Path, reader: Reader, taken: dict[str, str]) -> str:
     """`archive_key(path)`, or, when another file already holds it (two copies of one project
     folder), that key with a hash of the full path: two files never share an archive."""
-    key = archive_key(path)
+    key = reader.archive_key(path)
     if taken.get(key, str(path)) == str(path):
         return key
     return f"{key}#{blake3(str(path).encode()).hexdigest()[:12]}"
@@ -301,10 +363,14 @@ class _Tally:
         self.transcripts = self.skipped = self.bytes_read = 0
         self.rewritten: list[str] = []
         self.unreadable: list[Unreadable] = []
+        self.unknown: list[str] = []
 
     def add(self, read: _Read) -> None:
         if read.error is not None:
             self.unreadable.append(Unreadable(read.path, read.error))
+            return
+        if read.unknown:
+            self.unknown.append(read.path)
             return
         self.transcripts += 1
         self.skipped += read.skipped
@@ -316,4 +382,5 @@ class _Tally:
         return IngestReport(
             transcripts=self.transcripts, skipped_lines=self.skipped, new_episodes=tuple(self.new.items()),
             bytes_read=self.bytes_read, rewritten=tuple(self.rewritten), unreadable=tuple(self.unreadable),
+            unknown=tuple(self.unknown),
         )  # fmt: skip

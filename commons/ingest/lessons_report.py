@@ -94,7 +94,10 @@ def read_all(paths: Sequence[Path]) -> list[Episode]:
     """Every episode of ``paths``, the last form of each (kind, uid) kept."""
     latest: dict[tuple[str, str], Episode] = {}
     for path in paths:
-        for episode in reader_for(path).parse(path.read_bytes(), session_hint=path.stem).episodes:
+        reader = reader_for(path)
+        if reader is None:  # not an agent's transcript (a labels file, a stray .json)
+            continue
+        for episode in reader.parse(path.read_bytes(), session_hint=path.stem).episodes:
             latest[(episode.kind.value, episode.uid)] = episode
     return list(latest.values())
 

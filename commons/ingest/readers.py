@@ -7,8 +7,12 @@ it. A reader says, as a `Reader`:
 
 - which agent it reads (``name``: it prefixes the archive keys, so every stored episode records the
   agent it came from through its transcript's key; see `agent_of_key`),
-- where that agent keeps its sessions by default (``default_roots``) and which files under a root
-  are its own (``recognises``),
+- where that agent keeps its sessions by default (``default_roots``), which files, by their name and
+  folder, may be its transcripts (``may_hold``: what discovery lists under a root, read from no
+  file), and whether a file *is* one, from its first bytes (``recognises``): the records of each
+  agent have keys of their own (a Claude Code record its ``sessionId``/``uuid`` and ``type``, a
+  Codex one its ``{timestamp, type, payload}`` envelope, a Gemini chat its ``sessionId`` and
+  ``projectHash``), so no reader takes another's file, and a file none recognises is not read,
 - whether its files only grow (``whole_document`` False: read from the saved offset, complete
   lines only) or are rewritten as a whole on every change (True: Gemini's one JSON document per
   session, read again from scratch whenever it changed),
@@ -38,10 +42,15 @@ from commons.ingest.episodes import BuildState
 # transcript again from scratch.
 STATE_VERSION = 2
 HEAD_BYTES = 4096  # the fingerprint of an append-only transcript covers (at most) its first 4 KB
+# Bytes read to tell whose transcript a file is: a Codex rollout's first line (its session_meta,
+# with the whole system prompt) runs past 20 KB.
+SNIFF_BYTES = 64 * 1024
+SNIFF_RECORDS = 5  # complete records looked at
 
-# Variables a root may name, and what each stands for when it is not set: Codex keeps everything
-# under $CODEX_HOME, ~/.codex unless the person moved it.
-ROOT_VARIABLES = {"CODEX_HOME": "~/.codex"}
+# Variables a root may name, and what each stands for when it is not set: each agent's own variable
+# for the folder it keeps everything in (Claude Code's config folder, Codex's home, the home folder
+# Gemini CLI puts its .gemini in).
+ROOT_VARIABLES = {"CLAUDE_CONFIG_DIR": "~/.claude", "CODEX_HOME": "~/.codex", "GEMINI_CLI_HOME": "~"}
 
 
 class StateError(ValueError):
@@ -153,6 +162,23 @@ def timestamp_of(value: Any) -> float | None:
     return None
 
 
+def head_records(head: bytes, limit: int = SNIFF_RECORDS) -> tuple[list[dict[str, Any]], bytes]:
+    """The first complete JSONL records of a file's `head` (JSON objects only, blank lines passed
+    over), and the start of the first line when no line of the head is complete (b"" otherwise):
+    a reader then tells its agent's records by the keys that open them."""
+    lines = head.split(b"\n")
+    complete, rest = lines[:-1], lines[-1]
+    records = []
+    for line in complete:
+        if line.strip():
+            record = json_record(line)
+            if record is not None:
+                records.append(record)
+            if len(records) >= limit:
+                break
+    return records, (rest if not any(line.strip() for line in complete) else b"")
+
+
 def clip(text: str, limit: int) -> str:
     return " ".join(text.split())[:limit]
 
@@ -171,21 +197,30 @@ class Reader(Protocol):
     """One agent's transcript format. See the module docstring."""
 
     name: str  # "claude_code", "codex", "gemini": the archive key prefix and what `why` shows
+    suffix: str  # ".jsonl" or ".json": one agent may have a reader for each (Gemini does)
     whole_document: bool
 
     def default_roots(self, environ: Mapping[str, str]) -> tuple[str, ...]:
         """Where the agent keeps its sessions on this machine (whether or not they exist)."""
         ...
 
-    def recognises(self, path: Path) -> bool:
-        """Whether the file under a root is one of this agent's transcripts."""
+    def may_hold(self, path: Path) -> bool:
+        """Whether a file found under a root may be one of this agent's transcripts, by its name
+        and folder alone (discovery lists these; `recognises` decides)."""
+        ...
+
+    def recognises(self, path: Path, head: bytes) -> bool:
+        """Whether the file is one of this agent's transcripts, from its first `SNIFF_BYTES`
+        (`head`) and its place. At most one reader recognises a file."""
         ...
 
     def archive_key(self, path: Path) -> str:
         """A stable, readable archive key that begins with ``name + "/"``."""
         ...
 
-    def parse(self, data: bytes, state: ParseState | None = None, *, session_hint: str = "") -> ParseResult:
+    def parse(self, data: bytes, state: ParseState | None = None, *, session_hint: str = "",
+              file_time: float | None = None) -> ParseResult:
+        """`file_time`: the file's modification time, for a format whose records carry no time."""
         ...
 
     def is_rewritten(self, state: ParseState, size: int, head: bytes) -> bool:

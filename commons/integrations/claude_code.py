@@ -7,9 +7,10 @@ What this module answers, for a path or a transcript:
 - :func:`slug` — the name Claude Code gives a project folder under ``projects/``: every character
   that is not an ASCII letter or digit becomes ``-``; past 200 characters the slug is cut and a hash
   of the path is appended. :meth:`ClaudeHome.project_folder` prefers the folder that exists.
-- :func:`project_at` — the :class:`Project` a path belongs to. Auto memory is keyed by the git root
-  of the *main* working tree, so every worktree and subfolder of one repository shares one folder;
-  outside git the folder itself is the project.
+- :func:`project_at` — the :class:`Project` a path belongs to. Auto memory is keyed by Claude Code's
+  canonical git root (`canonical_root`): the main working tree, so every worktree and subfolder of
+  one repository shares one folder; a bare repository's folder for its worktrees; a moved,
+  unrepaired worktree's own folder; outside git the folder itself is the project.
 - :func:`auto_memory` — where that project's auto memory lives and whether it is on, from the
   ``autoMemoryDirectory`` / ``autoMemoryEnabled`` settings in the scopes Claude Code reads them from.
 - :func:`transcript_project` — the project of a transcript, from the ``cwd`` it records.
@@ -76,9 +77,9 @@ class ClaudeHome:
         return self.config_dir / "settings.json"
 
     def project_folder(self, path: str | os.PathLike[str]) -> Path:
-        """``projects/<slug>/`` for ``path``. A slug past 200 characters ends in a hash that the
-        native build computes differently from the npm build; the folder that exists with the same
-        200-character prefix wins, else the npm build's name."""
+        """``projects/<slug>/`` for ``path``. A slug past 200 characters ends in a hash of the
+        path; a folder that exists with the same 200-character prefix wins (Claude Code itself
+        looks for one, as older versions hashed differently), else the computed name."""
         name = slug(path)
         folder = self.projects_dir / name
         if len(name) <= MAX_SLUG or folder.exists():
@@ -146,7 +147,10 @@ class GitCheckout:
 
 
 def find_checkout(path: str | os.PathLike[str]) -> GitCheckout | None:
-    """The checkout ``path`` is in, or None outside git (or when its ``.git`` cannot be read)."""
+    """The checkout ``path`` is in, or None outside git (or when its ``.git`` cannot be read).
+
+    The folder is the nearest one above ``path`` holding a ``.git`` (a folder or a file, links
+    followed), and its project root is Claude Code's *canonical* git root (`canonical_root`)."""
     start = Path(os.path.abspath(os.fspath(path)))
     for folder in (start, *start.parents):
         dot_git = folder / ".git"
@@ -160,18 +164,46 @@ def find_checkout(path: str | os.PathLike[str]) -> GitCheckout | None:
     return None
 
 
-def _linked_checkout(folder: Path, dot_git: Path) -> GitCheckout | None:
-    """A ``.git`` file (``gitdir: …``): a linked worktree, or a submodule (its own project)."""
-    first = dot_git.read_text(encoding="utf-8", errors="replace").splitlines()[:1]
-    if not first or not first[0].startswith("gitdir:"):
-        return None
-    git_dir = (folder / first[0][len("gitdir:") :].strip()).resolve()
-    commondir = git_dir / "commondir"
-    common = (git_dir / commondir.read_text(encoding="utf-8", errors="replace").strip()).resolve() if commondir.is_file() else git_dir
-    # A worktree's common dir is the main checkout's `.git`; a submodule's git dir has no commondir
-    # and lives in the superproject's .git/modules/, so the submodule stays a project of its own.
-    main_root = common.parent if common.name == ".git" and commondir.is_file() else folder
-    return GitCheckout(toplevel=folder, main_root=main_root, common_dir=common)
+def _linked_checkout(folder: Path, dot_git: Path) -> GitCheckout:
+    """A ``.git`` file: a linked worktree (of a checkout or of a bare repository), or a submodule."""
+    try:
+        first = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        first = ""
+    git_dir = (folder / first[len("gitdir:") :].strip()).resolve() if first.startswith("gitdir:") else dot_git
+    try:
+        common = (git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    except OSError:
+        common = git_dir
+    return GitCheckout(toplevel=folder, main_root=canonical_root(folder), common_dir=common)
+
+
+def canonical_root(folder: Path) -> Path:
+    """The folder Claude Code keys a checkout's project by, for the folder holding its ``.git``
+    (Claude Code 2.1.197's canonical git root, read in its code):
+
+    - a ``.git`` folder, or a ``.git`` file that is no linked worktree (a submodule, whose git
+      folder is not under ``<common>/worktrees/``): the folder itself;
+    - a linked worktree whose ``gitdir`` file points back at it: the main checkout (the common git
+      folder's parent), or, for a worktree of a **bare** repository (the common folder is not named
+      ``.git``), the bare repository's folder itself;
+    - a worktree **moved** without ``git worktree repair`` (its ``gitdir`` file names the old place):
+      the worktree's own folder.
+    """
+    try:
+        text = (folder / ".git").read_text(encoding="utf-8").strip()
+        if not text.startswith("gitdir:"):
+            return folder
+        git_dir = Path(os.path.normpath(folder / text[len("gitdir:") :].strip()))
+        common = Path(os.path.normpath(git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()))
+        if git_dir.parent != common / "worktrees":
+            return folder
+        back = (git_dir / "gitdir").read_text(encoding="utf-8").strip()
+        if os.path.realpath(back) != os.path.join(os.path.realpath(folder), ".git"):
+            return folder
+        return common if common.name != ".git" else common.parent
+    except (OSError, UnicodeDecodeError):
+        return folder
 
 
 @dataclass(frozen=True)
@@ -196,7 +228,8 @@ def project_at(path: str | os.PathLike[str]) -> Project:
     if checkout is None:
         root = Path(os.path.abspath(os.fspath(path)))
         return Project(root=root, slug=slug(root), names=name_variants(root.name))
-    bases = [checkout.main_root.name, _origin_name(checkout.common_dir), *_worktree_names(checkout)]
+    main = checkout.main_root.name
+    bases = [main.removesuffix(".git") or main, _origin_name(checkout.common_dir), *_worktree_names(checkout)]
     names: list[str] = []
     for base in bases:
         names += [n for n in name_variants(base) if n not in names]
@@ -259,10 +292,18 @@ class SettingsScope(Enum):
     MANAGED = "managed"  # the organisation's managed-settings.json
 
     @property
-    def may_move_memory(self) -> bool:
-        """Claude Code refuses ``autoMemoryDirectory`` from project settings, so a shared repository
-        cannot redirect a person's memory writes."""
-        return self is not SettingsScope.PROJECT
+    def needs_trust(self) -> bool:
+        """Claude Code takes ``autoMemoryDirectory`` from a project's own settings (shared or local)
+        only in a folder the person trusted (or in ``-p`` mode), so an untrusted repository cannot
+        redirect memory writes."""
+        return self in (SettingsScope.PROJECT, SettingsScope.LOCAL)
+
+
+# The order Claude Code looks for `autoMemoryDirectory`: managed, then (trusted) local and project,
+# then user settings.
+_MEMORY_DIRECTORY_ORDER = (SettingsScope.MANAGED, SettingsScope.LOCAL, SettingsScope.PROJECT, SettingsScope.USER)
+COWORK_MEMORY_ENV = "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"  # a memory folder over every setting
+REMOTE_MEMORY_ENV = "CLAUDE_CODE_REMOTE_MEMORY_DIR"  # the folder `projects/<slug>/memory` is kept under
 
 
 @dataclass(frozen=True)
@@ -278,28 +319,49 @@ class AutoMemory:
         return self.folder / MEMORY_INDEX
 
 
+def memory_directory(value: object, home: Path, *, expand_home: bool = True) -> Path | None:
+    """An ``autoMemoryDirectory`` as Claude Code accepts it: ``~/`` is the home folder (a path that
+    climbs out of it is refused), and the result must be absolute; anything else is ignored."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value
+    if expand_home and text.startswith(("~/", "~\\")):
+        rest = os.path.normpath(text[2:] or ".")
+        if rest in (".", "..") or rest.startswith(".." + os.sep):
+            return None
+        text = os.path.join(home, text[2:])
+    normal = os.path.normpath(text).rstrip("/\\")
+    if not os.path.isabs(normal) or len(normal) < 3 or normal.startswith(("//", "\\\\")) or "\x00" in normal:
+        return None
+    return Path(normal)
+
+
 def resolve_auto_memory(
     default_folder: Path,
     layers: Sequence[tuple[SettingsScope, str, Mapping[str, object]]],
     environ: Mapping[str, str],
     *,
     home: Path,
-    workdir: Path,
+    trusted: bool = True,
 ) -> AutoMemory:
     """The effective auto memory from settings ``layers`` (scope, file name, parsed settings).
 
-    The highest scope that sets a key wins (managed > local > project > user);
-    ``CLAUDE_CODE_DISABLE_AUTO_MEMORY=1`` turns it off over any setting. A relative
-    ``autoMemoryDirectory`` is taken from the project's folder; ``~`` is the person's home.
+    ``autoMemoryDirectory``: ``CLAUDE_COWORK_MEMORY_PATH_OVERRIDE`` over everything, then managed,
+    then the project's local and shared settings (only when ``trusted``), then user settings.
+    ``autoMemoryEnabled``: the highest scope that sets it (managed > local > project > user);
+    ``CLAUDE_CODE_DISABLE_AUTO_MEMORY=1`` turns it off over any setting.
     """
-    ordered = sorted(layers, key=lambda layer: list(SettingsScope).index(layer[0]), reverse=True)
-    folder, enabled, decided_by = default_folder, True, "default"
-    for scope, _, settings in ordered:
-        value = settings.get("autoMemoryDirectory")
-        if scope.may_move_memory and isinstance(value, str) and value.strip():
-            moved = Path(home / value[2:] if value.startswith("~/") else value)
-            folder = moved if moved.is_absolute() else workdir / moved
+    by_scope: dict[SettingsScope, Mapping[str, object]] = {}
+    for scope, _, settings in layers:
+        by_scope.setdefault(scope, settings)
+    folder = memory_directory(environ.get(COWORK_MEMORY_ENV), home, expand_home=False)
+    for scope in _MEMORY_DIRECTORY_ORDER:
+        if folder is not None:
             break
+        if scope in by_scope and (trusted or not scope.needs_trust):
+            folder = memory_directory(by_scope[scope].get("autoMemoryDirectory"), home)
+    ordered = sorted(layers, key=lambda layer: list(SettingsScope).index(layer[0]), reverse=True)
+    enabled, decided_by = True, "default"
     for scope, name, settings in ordered:
         value = settings.get("autoMemoryEnabled")
         if isinstance(value, bool):
@@ -307,7 +369,20 @@ def resolve_auto_memory(
             break
     if environ.get(DISABLE_AUTO_MEMORY_ENV, "").strip().lower() in ("1", "true", "yes"):
         enabled, decided_by = False, DISABLE_AUTO_MEMORY_ENV
-    return AutoMemory(folder=folder, enabled=enabled, decided_by=decided_by)
+    return AutoMemory(folder=folder or default_folder, enabled=enabled, decided_by=decided_by)
+
+
+def trusts_folder(claude: ClaudeHome, folder: Path) -> bool:
+    """Whether the person accepted Claude Code's trust dialog for ``folder`` or a folder above it
+    (``projects.<path>.hasTrustDialogAccepted`` in ``~/.claude.json``)."""
+    config = read_settings(claude.user_config_file) or {}
+    projects = config.get("projects") if isinstance(config.get("projects"), dict) else {}
+    here = Path(os.path.normpath(os.path.abspath(folder)))
+    for candidate in (here, *here.parents):
+        entry = projects.get(str(candidate))
+        if isinstance(entry, dict) and entry.get("hasTrustDialogAccepted") is True:
+            return True
+    return False
 
 
 def settings_files(claude: ClaudeHome, workdir: Path) -> list[tuple[SettingsScope, Path]]:
@@ -346,7 +421,9 @@ def auto_memory(
     environ: Mapping[str, str] | None = None,
 ) -> AutoMemory:
     """Where ``project``'s auto memory lives and whether it is on, for a session run in ``workdir``
-    (default: the project's root; a worktree's own ``.claude/settings*.json`` apply to it)."""
+    (default: the project's root; a worktree's own ``.claude/settings*.json`` apply to it). The
+    project's own ``autoMemoryDirectory`` counts where the person trusted the folder, as it does for
+    Claude Code's interactive sessions (``-p`` sessions take it in any folder)."""
     env = os.environ if environ is None else environ
     where = workdir if workdir is not None else project.root
     layers = []
@@ -355,8 +432,9 @@ def auto_memory(
         if settings is not None:
             layers.append((scope, str(path), settings))
     home = Path(env.get("HOME") or Path.home())
-    default = claude.project_folder(project.root) / "memory"
-    return resolve_auto_memory(default, layers, env, home=home, workdir=where)
+    base = Path(env[REMOTE_MEMORY_ENV]) if env.get(REMOTE_MEMORY_ENV) else claude.config_dir
+    default = ClaudeHome(base, claude.user_config_file).project_folder(project.root) / "memory"
+    return resolve_auto_memory(default, layers, env, home=home, trusted=trusts_folder(claude, where))
 
 
 # -- transcripts -----------------------------------------------------------------------------------

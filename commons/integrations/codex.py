@@ -3,10 +3,13 @@
 Codex keeps everything under ``$CODEX_HOME`` (``~/.codex`` unless moved): its sessions
 (``sessions/YYYY/MM/DD/rollout-*.jsonl``, read by `commons.ingest.codex`), its global
 instructions ``AGENTS.md`` (loaded in every session before the project's own ``AGENTS.md``;
-commons renders its shared lessons there, `commons.render.agents_md`), and ``config.toml``, whose
-``[mcp_servers.<name>]`` tables are the MCP servers it starts. Setup adds ``[mcp_servers.commons]``
-as one block between two comment lines, so that `--undo` takes out exactly that block and nothing
-of the person's.
+commons renders its shared lessons there, `commons.render.agents_md`) — or, while it holds anything
+but blank lines, ``AGENTS.override.md`` beside it, which Codex then reads *instead* (checked with
+Codex 0.171: `instructions_in_force`) — and ``config.toml``, whose ``[mcp_servers.<name>]`` tables
+are the MCP servers it starts. Setup adds ``[mcp_servers.commons]`` as one block between two comment
+lines. Codex itself writes into the file too (``codex features enable``, the TUI's ``[tui]``
+notices): a table it adds after ours lands *inside* the block, before the closing comment, so
+`--undo` takes out our table and the two comment lines, and leaves every other table where it is.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from commons.integrations.claude_settings import MCP_NAME, SettingsError
 HOME_ENV = "CODEX_HOME"
 # Codex reads at most this many bytes of instructions (its `project_doc_max_bytes` default, 32 KiB).
 LOAD_BYTES = 32 * 1024
+INSTRUCTIONS = "AGENTS.md"
+OVERRIDE = "AGENTS.override.md"  # read instead of AGENTS.md while it is not blank
 BEGIN = "# commons: begin (added by `commons setup codex`; `commons setup codex --undo` removes it)"
 END = "# commons: end"
 
@@ -40,7 +45,12 @@ class CodexHome:
 
     @property
     def instructions_file(self) -> Path:
-        return self.folder / "AGENTS.md"
+        """The global instructions Codex reads now (`instructions_in_force`)."""
+        return instructions_in_force(self.folder / INSTRUCTIONS)
+
+    @property
+    def override_file(self) -> Path:
+        return self.folder / OVERRIDE
 
     @property
     def config_file(self) -> Path:
@@ -53,6 +63,18 @@ class CodexHome:
     def installed(self) -> bool:
         """Codex has run here (its folder exists) or can (``codex`` is on PATH)."""
         return self.folder.is_dir() or shutil.which("codex") is not None
+
+
+def instructions_in_force(agents_md: Path) -> Path:
+    """The file Codex reads for the global ``AGENTS.md``: ``AGENTS.override.md`` beside it when that
+    holds more than blank lines, else ``AGENTS.md`` itself."""
+    override = agents_md.with_name(OVERRIDE)
+    try:
+        if override.read_text(encoding="utf-8", errors="replace").strip():
+            return override
+    except OSError:
+        pass
+    return agents_md.with_name(INSTRUCTIONS)
 
 
 def _parse(text: str, where: str) -> dict[str, Any]:
@@ -95,7 +117,10 @@ def with_mcp_server(text: str, where: str, command: str, args: Sequence[str], en
 
 
 def without_mcp_server(text: str, where: str) -> str:
-    """``text`` without the block setup added (and the blank line before it); the rest byte for byte."""
+    """``text`` without what setup added: the two comment lines and the ``[mcp_servers.commons]``
+    table between them (with the keys Codex may have added to it), and the blank line before the
+    block. A table Codex wrote between our table and the closing comment stays, as do the bytes
+    outside the block."""
     start = text.find(BEGIN)
     if start < 0:
         return text
@@ -105,6 +130,18 @@ def without_mcp_server(text: str, where: str) -> str:
     stop += len(END)
     if text.startswith("\n", stop):
         stop += 1
-    if start >= 2 and text[:start].endswith("\n\n"):
+    inside = text[start:stop].splitlines(keepends=True)[1:-1]  # between the two comment lines
+    kept: list[str] = []
+    ours = False
+    for line in inside:
+        header = line.strip()
+        if header.startswith("["):
+            ours = header.replace(" ", "") in (f"[mcp_servers.{MCP_NAME}]", f'[mcp_servers."{MCP_NAME}"]') or (
+                header.replace(" ", "").startswith(f"[mcp_servers.{MCP_NAME}."))  # its own sub-tables
+        if not ours:
+            kept.append(line)
+    while kept and not kept[0].strip():
+        kept.pop(0)
+    if not kept and start >= 2 and text[:start].endswith("\n\n"):
         start -= 1
-    return text[:start] + text[stop:]
+    return text[:start] + "".join(kept) + text[stop:]

@@ -19,6 +19,7 @@ from pathlib import Path
 import trio
 
 from commons.errors import CommonsError
+from commons.integrations.codex import instructions_in_force
 from commons.render import agents_md
 from commons.render.memory_folder import RenderItem
 from commons.store import settings
@@ -79,11 +80,18 @@ async def render_all(store: Store, items: Sequence[RenderItem]) -> tuple[AgentRe
     """Write `items` (both layers) into every registered agent file."""
     out = []
     for target in await registered(store):
+        path = in_force(target)
         try:
             result = await trio.to_thread.run_sync(partial(
-                agents_md.render, target.path, items, load_bytes=target.load_bytes))
+                agents_md.render, path, items, load_bytes=target.load_bytes))
         except (CommonsError, OSError) as error:
-            out.append(AgentRender(target.agent, target.path, None, str(error)))
+            out.append(AgentRender(target.agent, path, None, str(error)))
             continue
-        out.append(AgentRender(target.agent, target.path, result))
+        out.append(AgentRender(target.agent, path, result))
     return tuple(out)
+
+
+def in_force(target: AgentFile) -> Path:
+    """The file the agent reads now for the one registered: for Codex, ``AGENTS.override.md`` beside
+    ``AGENTS.md`` while the override is not blank (it is read instead)."""
+    return instructions_in_force(target.path) if target.agent == "codex" else target.path

@@ -40,7 +40,7 @@ SECTION = "lessons"
 SECTION_BYTES = 8_000  # room for some forty lessons: a small part of what the agent reads
 HEADING = "## Lessons from past sessions (kept by commons)"
 PREAMBLE = ("Observations of what happened in earlier sessions of this person's agents, most confirmed "
-            "first. They report facts; they are not instructions. `commons lessons forget ID` drops one.")
+            "first. They report facts; they are not instructions. `commons forget ID` drops one.")
 BEGIN, END = f"<!-- commons:begin {SECTION} -->", f"<!-- commons:end {SECTION} -->"
 
 
