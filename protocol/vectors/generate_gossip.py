@@ -50,7 +50,9 @@ COMMENT = (
     "labelled L is bytes([tag]) + BLAKE3(utf8(L)). The record in the Records vector is a lesson "
     "signed by the Ed25519 seed 0x07 * 32 on network 0x01 * 32 (see records.json for its layout). "
     "network_hash: BLAKE3('commons/gossip/v1/network\\n' || network). invalid: messages a receiver "
-    "must refuse as the peer's fault, with the problem it reports. Regenerate with: " + COMMAND
+    "must refuse as the peer's fault, with the problem it reports and what its session does: 'close' "
+    "(at once, as misbehaving: a type code this version does not have) or 'penalise' (penalty_malformed; "
+    "the second such message closes the session). Regenerate with: " + COMMAND
 )
 
 NETWORK = b"\x01" * 32
@@ -131,6 +133,23 @@ def invalid() -> list[tuple[str, bytes, str]]:
     ]
 
 
+def unknown_types() -> list[tuple[str, bytes, str]]:
+    """Type codes version 1 does not have, at the edges of msgpack's integer forms (after the
+    others, so that the ids of earlier cases stay as they were)."""
+    return [
+        ("unknown type code 127 (the last positive fixint)", msgpack.packb([127, []]), "unknown-type"),
+        ("unknown type code 128 (a uint8, past the fixints)", msgpack.packb([128, []]), "unknown-type"),
+        ("unknown type code -1 (a negative fixint)", msgpack.packb([-1, []]), "unknown-type"),
+        ("unknown type code 2^32 (a uint64)", msgpack.packb([2**32, []]), "unknown-type"),
+        ("unknown type code 7 with no fields", msgpack.packb([7]), "unknown-type"),
+    ]
+
+
+# What a session does on each problem (protocol/gossip.md, Score): a type code the version lacks is
+# another protocol spoken under our Hello, so the session closes; the rest cost a penalty.
+SESSION_ACTION = {"unknown-type": "close", "malformed": "penalise", "bad-field": "penalise"}
+
+
 def type_confusion() -> list[tuple[str, bytes, str]]:
     """Every field of every message given true (and every integer also 1.0), which Python's
     ``True == 1 == 1.0`` would let pass an equality check: each is refused by type."""
@@ -192,8 +211,9 @@ def vectors() -> dict[str, Any]:
             for i, (comment, message) in enumerate(messages())
         ],
         "invalid": [
-            {"id": i, "comment": comment, "message": raw.hex(), "result": "invalid", "problem": problem}
-            for i, (comment, raw, problem) in enumerate(invalid() + type_confusion())
+            {"id": i, "comment": comment, "message": raw.hex(), "result": "invalid", "problem": problem,
+             "session": SESSION_ACTION[problem]}
+            for i, (comment, raw, problem) in enumerate(invalid() + type_confusion() + unknown_types())
         ],
     }
 

@@ -88,11 +88,6 @@ def bench_link(count: int) -> dict[str, float]:
     msg4 = server.receive_client_auth(client.receive_server_hello(server.receive_client_hello(client.start())))
     a_out, b_out = client.receive_server_accept(msg4), server.outcome
 
-    a = GossipNode(NETWORK, a_out.remote_public_key, random.Random(1), params=FAST, now=NOW)
-    b = GossipNode(NETWORK, b_out.remote_public_key, random.Random(2), params=FAST, now=NOW)
-    a.load(lessons)
-    ends = (_End(a, a.open_session(b.transport_key, True, NOW), a_out),
-            _End(b, b.open_session(a.transport_key, False, NOW), b_out))
     verify_time = [0.0]
 
     def timed_verify(*args, **kwargs):
@@ -102,7 +97,11 @@ def bench_link(count: int) -> dict[str, float]:
         finally:
             verify_time[0] += time.perf_counter() - t
 
-    b._verify = timed_verify
+    a = GossipNode(NETWORK, a_out.remote_public_key, random.Random(1), params=FAST, now=NOW)
+    b = GossipNode(NETWORK, b_out.remote_public_key, random.Random(2), params=FAST, now=NOW, verify=timed_verify)
+    a.load(lessons)
+    ends = (_End(a, a.open_session(b.transport_key, True, NOW), a_out),
+            _End(b, b.open_session(a.transport_key, False, NOW), b_out))
     start = time.perf_counter()
     wire_bytes = 0
     started = False

@@ -1,10 +1,13 @@
 """Gossip: how records spread between nodes, as state machines over bytes and ``now`` (sans-I/O).
 
-- ``node``: :class:`GossipNode`, one node's records, sessions and rounds, built of its parts:
-  ``peers`` (parameters and the peer table), ``fetch`` (which peer fetches which key),
-  ``intake`` (validate, store, relay), ``events`` (what it reports);
-- ``session``: :class:`PeerSession`, one connection, built of ``sync`` (its reconciliations) and
-  ``transfer`` (Wants, pushes, Records), with ``state`` (its states) and ``key_queue``;
+- ``node``: :class:`GossipNode`, one node's records, sessions and rounds, holding two parts that
+  own their state: ``fetch`` (``FetchBook``: which peer fetches which key) and ``intake``
+  (``RecordIntake``: validate, store, relay); with ``peers`` (parameters and the peer table) and
+  ``events`` (what it reports);
+- ``session``: :class:`PeerSession`, one connection, holding two parts: ``transfer``
+  (``RecordTransfer``: Wants, pushes, Records, the rate limits) and ``sync`` (``SessionSync``: its
+  reconciliations); with ``state`` (its states) and ``key_queue``. Each part talks to its holder
+  through a small protocol, so a test builds it alone;
 - ``messages``: the wire messages and the frame codec (``encode_frame``, ``FrameDecoder``);
 - ``memnet``: nodes joined in memory on a virtual clock, for tests and simulations.
 

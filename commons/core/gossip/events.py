@@ -57,8 +57,3 @@ class GossipStatistics:
     duplicate_announced_keys: int
     syncs_completed: int
 
-
-# The statistics counters GossipNode keeps, in GossipStatistics order after its first five fields.
-COUNTERS = ("bytes_in", "bytes_out", "frames_in", "frames_out", "bodies_received", "duplicate_bodies",
-            "invalid_received", "refused", "announced_keys_received", "duplicate_announced_keys", "syncs_completed")
-COUNTER_INDEX = {name: i for i, name in enumerate(COUNTERS)}

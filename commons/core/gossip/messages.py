@@ -7,7 +7,8 @@ the decrypted byte stream back into messages, and refuses a frame longer than th
 buffering it, so a peer cannot make us hold more than one frame's worth of bytes.
 
 Decoding is strict and every failure is the peer's: :class:`GossipProtocolError` carries a short
-``problem`` string that sessions use to score the peer. ``protocol/gossip.md`` is the normative
+``problem`` string that sessions use to score the peer (``oversize`` and ``unknown-type`` close
+the session at once; the others cost ``penalty_malformed``). ``protocol/gossip.md`` is the normative
 layout; ``protocol/vectors/gossip.json`` has vectors generated from this module.
 """
 
@@ -176,7 +177,10 @@ def decode(data: bytes, max_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> Message:
     try:
         kind = MessageType(items[0])
     except ValueError:
-        raise _fail("unknown-type", f"unknown message type {items[0]}") from None
+        # Not malformed but another protocol: a session closes on it at once (protocol/gossip.md).
+        raise GossipProtocolError(
+            "unknown-type", f"unknown gossip message type {items[0]} (version {GOSSIP_VERSION} has types"
+                            f" {min(MessageType)}..{max(MessageType)})") from None
     if kind is MessageType.HELLO:
         _shape(items, 4, "Hello")
         version, network_hash, listen = items[1:]

@@ -9,9 +9,11 @@ Two state machines, in the h11 / aioquic style (bytes and ``now`` in, bytes and 
 * :class:`GossipNode` -- one node: its records (in memory, or read back from the caller's store once
   stored: key -> SignedRecord, plus a reconcile
   :class:`KeySet`), its sessions and its peer table (``gossip/peers.py``, with the parameters);
-  it picks peers to sync with and to dial. Which peer fetches which key it lacks:
-  ``gossip/fetch.py``; validating, storing and relaying what arrives: ``gossip/intake.py``. Wire messages and frames: ``gossip/messages.py``; what it reports (events,
-  statistics): ``gossip/events.py``.
+  it picks peers to sync with and to dial. It holds two parts that own their state: which peer
+  fetches which key it lacks (:class:`~commons.core.gossip.fetch.FetchBook`, ``gossip/fetch.py``),
+  and validating, storing and relaying what arrives
+  (:class:`~commons.core.gossip.intake.RecordIntake`, ``gossip/intake.py``). Wire messages and
+  frames: ``gossip/messages.py``; what it reports (events, statistics): ``gossip/events.py``.
 
 How a record spreads, and why this shape (``protocol/gossip.md`` has the details):
 
@@ -40,25 +42,17 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable
-from typing import Protocol
 
 from blake3 import blake3
 
 from commons.core import records as rec
-from commons.core.gossip.events import (
-    COUNTER_INDEX,
-    COUNTERS,
-    Accepted,
-    Event,
-    GossipStatistics,
-    Refused,
-    SessionClosed,
-)
+from commons.core.gossip.events import Accepted, Event, GossipStatistics, Refused, SessionClosed
 from commons.core.gossip.fetch import FetchBook
-from commons.core.gossip.intake import RecordIntake
+from commons.core.gossip.intake import Admit, RecordIntake, Verify
 from commons.core.gossip.messages import GossipUsageError
 from commons.core.gossip.peers import GossipParams, PeerInfo, PeerTable
 from commons.core.gossip.session import CloseKind, PeerSession, SessionState
+from commons.core.gossip.transfer import Served
 from commons.core.reconcile import KeySet
 
 __all__ = [
@@ -75,24 +69,13 @@ __all__ = [
     "network_hash",
 ]
 
-Admit = Callable[[rec.SignedRecord], "str | None"]
-Verify = Callable[..., rec.SignedRecord]
-
-
 def network_hash(network: bytes) -> bytes:
     """What Hello carries to name the records' network without revealing it."""
     return blake3(b"commons/gossip/v1/network\n" + network).digest()
 
 
-class Served(Protocol):
-    """What a peer is sent for a key: a record's body and signature."""
-
-    body: bytes
-    signature: bytes
-
-
-class GossipNode(FetchBook, RecordIntake):
-    """One node's gossip: its records, key set, sessions and peer table."""
+class GossipNode:
+    """One node's gossip: its records, key set, sessions and peer table, and its two parts."""
 
     def __init__(
         self,
@@ -125,29 +108,22 @@ class GossipNode(FetchBook, RecordIntake):
         self.listen = listen
         self.rng = rng
         self.free_rider = free_rider
-        self._admit = admit
-        self._is_dead = is_dead
-        self._verify = verify
         # key -> record served, while it is in memory. Once the caller stored it (``stored``, with
         # ``read_stored``) it goes: the key set says it is held, the store has it (an entry per
         # record held was ~100 bytes of every one, issue #18).
         self._store: dict[bytes, rec.SignedRecord] = {}
         self._read_stored = read_stored
         self.keyset = KeySet()
-        # Keys some peer announced and this node lacks. Per key: the sessions that announced it (one
-        # session, or a list once there are several: no allocation per key in the common case, as a
-        # flood holds up to max_queued_wants keys per session) and, while it is asked of one of them,
-        # which. Only keys an announcing session's queue took are here, so both are bounded.
-        self._sources: dict[bytes, PeerSession | list[PeerSession]] = {}
-        self._fetching: dict[bytes, PeerSession] = {}
         self._sessions: dict[bytes, PeerSession] = {}
         self._dirty: dict[PeerSession, None] = {}
         self._peers = PeerTable(self.params, self_key=transport_key)
         self._events: list[Event] = []
-        self._count = [0] * len(COUNTERS)
+        self._fetches = FetchBook(self.keyset, self._sessions, self.params, rng)
+        self._intake = RecordIntake(self, self._fetches, network, self.keyset, self._sessions, self.params, rng,
+                                    verify=verify, admit=admit, is_dead=is_dead, free_rider=free_rider)
+        self._bytes_in = self._bytes_out = self._frames_in = self._frames_out = self._syncs_completed = 0
         self._next_sync = now + self.params.sync_interval * rng.random()
         self._next_rotation = now + self.params.rotate_interval
-        self._resynced: dict[int, float] = {}  # key tag -> when a lost want last started a reconciliation
 
     # -- records -----------------------------------------------------------------------------------
 
@@ -173,10 +149,14 @@ class GossipNode(FetchBook, RecordIntake):
         this node had withdrawn (or refused) is served again from now on."""
         fresh = [r for r in dict.fromkeys(signed) if not self._serves(r.key)]
         for record in fresh:
-            self._store[record.key] = record
-            self.keyset.add(record.key, time=record.record.created)
-        self._announce([(r.key, ()) for r in fresh])
+            self.hold(record)
+        self._intake.announce([(r.key, ()) for r in fresh])
         return len(fresh)
+
+    def hold(self, signed: rec.SignedRecord) -> None:
+        """Keep a record (made here, or accepted from a peer) and serve it from now on."""
+        self._store[signed.key] = signed
+        self.keyset.add(signed.key, time=signed.record.created)
 
     def withdraw(self, keys: Iterable[bytes]) -> int:
         """Stop serving these records (the owner opted out of publishing): from now on their keys
@@ -360,18 +340,29 @@ class GossipNode(FetchBook, RecordIntake):
 
     def statistics(self) -> GossipStatistics:
         withheld = self.keyset.withheld_count()
-        return GossipStatistics(len(self.keyset) - withheld, withheld, len(self._sessions), len(self._peers), len(self._sources),
-                                *self._count)
+        fetches, intake = self._fetches, self._intake
+        return GossipStatistics(
+            records_held=len(self.keyset) - withheld, withheld=withheld, sessions=len(self._sessions),
+            known_peers=len(self._peers), wanted=fetches.wanted,
+            bytes_in=self._bytes_in, bytes_out=self._bytes_out, frames_in=self._frames_in, frames_out=self._frames_out,
+            bodies_received=intake.bodies_received, duplicate_bodies=intake.duplicate_bodies,
+            invalid_received=intake.invalid_received, refused=intake.refused,
+            announced_keys_received=fetches.announced_keys_received,
+            duplicate_announced_keys=fetches.duplicate_announced_keys, syncs_completed=self._syncs_completed)
 
-    # -- the node's side of the seam (gossip_session.SessionHost): what its sessions call --------
+    def report(self, event: Event) -> None:
+        """An event for the driver (``events``), in the order things happened."""
+        self._events.append(event)
+
+    # -- the node's side of the seam (session.SessionHost): what its sessions call ---------------
 
     def count_in(self, nbytes: int) -> None:
-        self._count[COUNTER_INDEX["bytes_in"]] += nbytes
-        self._count[COUNTER_INDEX["frames_in"]] += 1
+        self._bytes_in += nbytes
+        self._frames_in += 1
 
     def count_out(self, nbytes: int, frames: int) -> None:
-        self._count[COUNTER_INDEX["bytes_out"]] += nbytes
-        self._count[COUNTER_INDEX["frames_out"]] += frames
+        self._bytes_out += nbytes
+        self._frames_out += frames
 
     def wake(self, session: PeerSession) -> None:
         """``session`` has frames to send: ``drain_outboxes`` will return it."""
@@ -385,6 +376,31 @@ class GossipNode(FetchBook, RecordIntake):
         if signed is None and self._serves(key):
             return self._read_stored(key)  # served as it was stored: no decoding
         return signed
+
+    def learn(self, keys: Iterable[bytes], session: PeerSession, count: bool = True) -> None:
+        self._fetches.learn(keys, session, count)
+
+    def claim(self, key: bytes, session: PeerSession) -> bool:
+        return self._fetches.claim(key, session)
+
+    def release(self, key: bytes, session: PeerSession, now: float) -> bool:
+        return self._fetches.release(key, session, now)
+
+    def push_welcome(self, session: PeerSession) -> bool:
+        return self._fetches.push_welcome(session)
+
+    def push_awaited(self) -> bool:
+        return self._fetches.push_awaited()
+
+    def pushed_elsewhere(self, item: bytes) -> bool:
+        return self._fetches.pushed_elsewhere(item)
+
+    def pushes_settled(self, now: float) -> None:
+        self._fetches.pushes_settled(now)
+
+    def take_records(self, bodies: list[tuple[bytes, bytes]], session: PeerSession, now: float,
+                     keys: list[bytes | None] | None = None) -> None:
+        self._intake.take(bodies, session, now, keys)
 
     def learn_peers(self, entries: Iterable[tuple[str, bytes]]) -> None:
         self._peers.learn(entries)
@@ -400,17 +416,7 @@ class GossipNode(FetchBook, RecordIntake):
             session.start_sync(now)
 
     def session_closed(self, session: PeerSession, now: float) -> None:
-        # Hand its keys to other peers. A key it was only a fallback source for (popped from its
-        # queue while another peer fetched it) keeps a reference to it until that fetch ends,
-        # within want_timeout; release() drops closed sources then.
-        lost = session.drop_spill()
-        for key in session.drop_wants():
-            lost |= not self.release(key, session, now, resync=False)
-        if lost:  # one reconciliation with another peer covers every key that only this one had
-            self._start_resync(session, now)
-        # Python's dicts never shrink as entries go: after a flood, copy them down to their size.
-        self._sources = dict(self._sources)
-        self._fetching = dict(self._fetching)
+        self._fetches.session_closed(session, now)  # its keys go to other peers
         if self._sessions.get(session.peer_key) is session:
             del self._sessions[session.peer_key]
             self._peers.connected(session.peer_key, False)
@@ -418,5 +424,5 @@ class GossipNode(FetchBook, RecordIntake):
         self._events.append(SessionClosed(session.peer_key, session.close_reason or "", session.misbehaved, session.close_kind))
 
     def session_synced(self, session: PeerSession, now: float) -> None:
-        self._count[COUNTER_INDEX["syncs_completed"]] += 1
+        self._syncs_completed += 1
         self._peers.synced(session.peer_key, now)

@@ -1,141 +1,163 @@
 """A gossip session's reconciliations: starting ours, answering the peer's, acting on each step.
 
-The half of :class:`~commons.core.gossip.session.PeerSession` that runs ``commons.core.reconcile.reconciler``
-over the connection, as a mixin of it (the state is the session's, in its slots): at most one
-reconciliation each way; whether each asks the peer to push (``SessionHost.push_welcome``); and
-what a step names: keys to fetch (held back while another peer's push may bring them), records
-to push the peer, places for records the peer pushes us (``reconcile_push.PushWindow``).
+:class:`SessionSync` is the part of a :class:`~commons.core.gossip.session.PeerSession` that runs
+set reconciliation over the connection, and owns its state: at most one reconciliation each way
+(ours, which we started, and theirs, which we answer), when each is given up, and whether each
+asked the peer to push (``SyncHost.push_welcome``). What a step teaches it hands to its
+:class:`SyncHost` (the session) in the terms of ``commons.core.reconcile.ReconcileStep``: keys to
+fetch (``fetch_named``), places for records the peer pushes us (``expect_pushes``), records to push
+the peer (``push``), a reconciliation finished (``reconciled``).
+
+It is the seam for another reconciliation protocol: which :class:`Reconciliation` a session runs
+comes from the ``reconciler`` factory it is given (``commons.core.reconcile.Reconciler``, version 3,
+by default); one that speaks in ``ReconcileStep`` and raises ``ReconcileVersionError`` for a
+message of a version it does not speak needs nothing else changed here or in the session.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+from typing import TYPE_CHECKING, Protocol
 
-from commons.core.gossip.messages import Reconcile, ReconcilePhase
-from commons.core.gossip.state import CloseKind, SessionState
+from commons.core.gossip.messages import Message, Reconcile, ReconcilePhase
+from commons.core.gossip.state import CloseKind
 from commons.core.reconcile import Reconciler, ReconcileProtocolError, ReconcileStep, ReconcileVersionError
 
 if TYPE_CHECKING:
-    from commons.core.gossip.session import SessionHost
-    from commons.core.gossip.key_queue import KeyQueue
-    from commons.core.reconcile import PushWindow
+    from commons.core.gossip.peers import GossipParams
+    from commons.core.reconcile import KeySet
+
+
+class Reconciliation(Protocol):
+    """One reconciliation, in either role: what :class:`SessionSync` needs of it."""
+
+    def initiate(self) -> bytes: ...  # the initiator's first message
+    def reconcile(self, message: bytes) -> ReconcileStep: ...  # take the peer's message
+
+
+class NewReconciliation(Protocol):
+    """Makes a reconciliation over the node's key set (``Reconciler`` is one)."""
+
+    def __call__(self, keyset: KeySet, *, frame_size_limit: int, ask_push: bool) -> Reconciliation: ...
+
+
+class SyncHost(Protocol):
+    """What the reconciliations ask of their session."""
+
+    def send(self, message: Message) -> None: ...
+    def penalise(self, amount: float, reason: str, now: float) -> None: ...
+    def end(self, reason: str, now: float, kind: CloseKind, send_bye: bool = True) -> None: ...
+    def push_welcome(self) -> bool: ...  # may this reconciliation ask the peer to push?
+    def fetch_named(self, keys: list[bytes], items: list[bytes]) -> None: ...  # the peer has these
+    def expect_pushes(self, expectations: list, now: float) -> None: ...  # the peer pushes into these
+    def push(self, keys: list[bytes]) -> None: ...  # send the peer these records unasked
+    def reconciled(self, ours: bool, now: float) -> None: ...  # one reconciliation finished
 
 
 class SessionSync:
-    """Reconciliation over one session (mixed into PeerSession, which holds the state)."""
+    """The reconciliations of one session, at most one each way: each instance is one session's."""
 
-    __slots__ = ()
+    __slots__ = ("_host", "_params", "_keyset", "_new", "_ours", "_ours_deadline", "_ours_push",
+                 "_theirs", "_theirs_deadline", "_theirs_push", "deadline")
 
-    node: SessionHost
-    contributed: bool
-    _sync: Reconciler | None
-    _sync_deadline: float
-    _sync_push: bool
-    _answer: Reconciler | None
-    _answer_deadline: float
-    _answer_push: bool
-    _push: KeyQueue
-    _pushes: PushWindow
-    _pushes_deadline: float
-    _held_back: KeyQueue
-
-    if TYPE_CHECKING:  # the session's own, which these methods use
-        state: SessionState
-        def _send(self, message: object) -> None: ...
-        def _spill_keys(self) -> int: ...
-        def penalise(self, amount: float, reason: str, now: float) -> None: ...
-        def end(self, reason: str, now: float, kind: CloseKind, send_bye: bool = True) -> None: ...
-
-    def start_sync(self, now: float) -> bool:
-        """Start a reconciliation with this peer (the node calls this every sync_interval)."""
-        if self.state is not SessionState.OPEN or self._sync is not None:
-            return False
-        self._sync_push = self.node.push_welcome(self)
-        self._sync = Reconciler(self.node.keyset, frame_size_limit=self.node.params.reconcile_frame_bytes,
-                                ask_push=self._sync_push)
-        self._sync_deadline = now + self.node.params.reconcile_timeout
-        self._send(Reconcile(ReconcilePhase.START, self._sync.initiate()))
-        return True
-
-    @property
-    def push_pending(self) -> bool:
-        """Whether the peer may be pushing us records: a reconciliation of ours asked it to, or a
-        push it announced has not all arrived."""
-        return (self._pushes.expected > 0 or (self._sync is not None and self._sync_push)
-                or (self._answer is not None and self._answer_push))
-
-    @property
-    def awaiting_pushes(self) -> bool:
-        """Whether records the peer announced it pushes us have not all arrived."""
-        return self._pushes.expected > 0
-
-    def may_push(self, item: bytes) -> bool:
-        """Whether a record at ``item`` may still arrive from the peer as a push it announced."""
-        return self._pushes.covers(item)
+    def __init__(self, host: SyncHost, params: GossipParams, keyset: KeySet,
+                 reconciler: NewReconciliation = Reconciler) -> None:
+        """``keyset``: the node's, reconciled as it is (read only)."""
+        self._host, self._params, self._keyset, self._new = host, params, keyset, reconciler
+        self._ours: Reconciliation | None = None  # the reconciliation we initiated
+        self._ours_deadline = 0.0
+        self._ours_push = False  # whether it asked the peer to push
+        self._theirs: Reconciliation | None = None  # the one the peer initiated
+        self._theirs_deadline = 0.0
+        self._theirs_push = False
+        # When :meth:`expire` gives up on a running one (inf: none runs). An attribute, kept by
+        # _reckon on every change, because the session reads it each time the driver sleeps.
+        self.deadline = math.inf
 
     @property
     def syncing(self) -> bool:
-        return self._sync is not None
+        """Whether a reconciliation we started is running."""
+        return self._ours is not None
 
     @property
-    def reconciling(self) -> bool:
-        """Reconciling with the peer either way, or waiting for records it said it would push."""
-        return self._sync is not None or self._answer is not None or self._pushes.expected > 0
+    def running(self) -> bool:
+        """Whether a reconciliation is running either way."""
+        return self._ours is not None or self._theirs is not None
 
-    def _on_reconcile(self, message: Reconcile, now: float) -> None:
-        p = self.node.params
+    @property
+    def asked_push(self) -> bool:
+        """Whether a running reconciliation asked the peer to push us what we lack."""
+        return (self._ours is not None and self._ours_push) or (self._theirs is not None and self._theirs_push)
+
+    def start(self, now: float) -> bool:
+        """Start a reconciliation with the peer (the session is open); False if ours still runs."""
+        if self._ours is not None:
+            return False
+        self._ours_push = self._host.push_welcome()
+        self._ours = self._open(self._ours_push)
+        self._ours_deadline = now + self._params.reconcile_timeout
+        self._reckon()
+        self._host.send(Reconcile(ReconcilePhase.START, self._ours.initiate()))
+        return True
+
+    def receive(self, message: Reconcile, now: float) -> None:
+        """Take one of the peer's Reconcile messages: starting theirs, or a step of either."""
+        host, p = self._host, self._params
         if message.phase is ReconcilePhase.START:
-            self._answer_push = self.node.push_welcome(self)
-            self._answer = Reconciler(self.node.keyset, frame_size_limit=p.reconcile_frame_bytes,
-                                      ask_push=self._answer_push)
-            self._answer_deadline = now + p.reconcile_timeout
-        mine = message.phase is ReconcilePhase.RESPONDER
-        reconciler = self._sync if mine else self._answer
-        if reconciler is None:  # we gave up on that reconciliation (timeout): not worth a penalty
+            self._theirs_push = host.push_welcome()
+            self._theirs = self._open(self._theirs_push)
+            self._theirs_deadline = now + p.reconcile_timeout
+            self._reckon()
+        ours = message.phase is ReconcilePhase.RESPONDER
+        reconciliation = self._ours if ours else self._theirs
+        if reconciliation is None:  # we gave up on that reconciliation (timeout): not worth a penalty
             return
         try:
-            step: ReconcileStep = reconciler.reconcile(message.data)
+            step = reconciliation.reconcile(message.data)
         except ReconcileVersionError as error:  # an old or newer peer, not a malicious one
-            self.end(f"reconcile: {error}", now, CloseKind.INCOMPATIBLE)
+            host.end(f"reconcile: {error}", now, CloseKind.INCOMPATIBLE)
             return
         except ReconcileProtocolError as error:
-            if mine:
-                self._sync = None
-            else:
-                self._answer = None
-            self.penalise(p.penalty_malformed, f"reconcile: {error}", now)
+            self._drop(ours)
+            host.penalise(p.penalty_malformed, f"reconcile: {error}", now)
             return
         if step.reply is not None:
-            self._send(Reconcile(ReconcilePhase.INITIATOR if mine else ReconcilePhase.RESPONDER, step.reply))
+            host.send(Reconcile(ReconcilePhase.INITIATOR if ours else ReconcilePhase.RESPONDER, step.reply))
         if step.need:
-            self._learn_named(step, now)
+            host.fetch_named(step.need, step.need_items)
         if step.expect:
-            self._pushes.add(step.expect)
-            self._pushes_deadline = now + p.reconcile_timeout
+            host.expect_pushes(step.expect, now)
         if step.push:
-            # Sent after the reply that announces them, in item order, after any still to send.
-            room = self.node.params.max_queued_wants + self._spill_keys() - len(self._push)
-            self._push.extend(step.push[:max(room, 0)])
+            host.push(step.push)
         if step.done:
-            self.contributed = True
-            if mine:
-                self._sync = None
-                self.node.session_synced(self, now)
-            else:
-                self._answer = None
+            self._drop(ours)
+            host.reconciled(ours, now)
 
-    def _learn_named(self, step: ReconcileStep, now: float) -> None:
-        """Fetch what the peer's reconciliation named that we lack, but not what a push of another
-        peer (or of this one, answering our other reconciliation) may still bring: that waits in
-        ``_held_back`` until no push is awaited (protocol/reconcile.md, When to ask)."""
-        node = self.node
-        if not node.push_awaited():
-            node.learn(step.need, self, count=False)
+    def expire(self, now: float) -> None:
+        """Give up on a reconciliation past its deadline (either role), with no penalty."""
+        if now < self.deadline:
             return
-        fetch = []
-        for key, item in zip(step.need, step.need_items, strict=True):
-            if not node.pushed_elsewhere(item):
-                fetch.append(key)
-            elif len(self._held_back) < self._spill_keys():
-                self._held_back.append(key)
-        node.learn(fetch, self, count=False)
+        if self._ours is not None and now >= self._ours_deadline:
+            self._ours = None
+        if self._theirs is not None and now >= self._theirs_deadline:
+            self._theirs = None
+        self._reckon()
+
+    def stop(self) -> None:
+        """The session ended: both reconciliations with it."""
+        self._ours = self._theirs = None
+        self.deadline = math.inf
+
+    def _drop(self, ours: bool) -> None:
+        if ours:
+            self._ours = None
+        else:
+            self._theirs = None
+        self._reckon()
+
+    def _reckon(self) -> None:
+        self.deadline = min(math.inf if self._ours is None else self._ours_deadline,
+                            math.inf if self._theirs is None else self._theirs_deadline)
+
+    def _open(self, ask_push: bool) -> Reconciliation:
+        return self._new(self._keyset, frame_size_limit=self._params.reconcile_frame_bytes, ask_push=ask_push)
