@@ -32,8 +32,10 @@ bench: $(STAMP)
 
 # What the lessons say, measured on ../shared/transcripts, tests/fixtures/lessons and the demo
 # sessions: informative failure lines, lessons naming what worked, bare echoes, correction precision.
+# Do the lessons name what really fixed the failure? Every labelled set beside the repository
+# (LESSONS_SETS to choose), replayed and scored by ../shared/lessons-bench/score.py (docs/organism.md).
 lessons-report: $(STAMP)
-	$(BIN)/python -m commons.ingest.lessons_report
+	$(BIN)/python -m commons.ingest.lessons_bench
 
 # Privacy at every door: the corpus planted in transcripts, formats caught per door (lessons, memory
 # folder, report, recall, MCP, export) and false positives; the table in docs/privacy.md.

@@ -55,8 +55,9 @@ def test_a_recorded_session_is_read_as_its_agents_with_the_error_the_fix_and_the
     assert [e.failure for e in errors] == ["error: config.ini not found: the checks read [checks] mode from it"]
     error = errors[0]
     assert (error.tool, error.target, error.exit_code) == ("Bash", "python3 check.py", 1)
-    assert error.resolution is not None and error.resolution.command == "python3 check.py"
-    assert any(step.endswith("config.ini") for step in error.resolution.steps)
+    # The fix is the config.ini the error names, proven by the check run again and passing.
+    assert error.resolution is not None and error.resolution.retry == "python3 check.py"
+    assert error.resolution.evidence.value == "changed-before-retry" and error.resolution.command.endswith("config.ini")
     assert [c.said for c in corrections] == ["no, that is wrong: use uv instead of pip in this project"]
     assert "pip install" in corrections[0].preceding and corrections[0].command == "Bash python3 check.py"
     assert len(sessions) == 1 and sessions[0].project == "/home/ada/code/tidepool"

@@ -21,7 +21,8 @@ EXPECTED = {
     "ada": {"pip install": "`uv add <package>` succeeded after it (2 of 2 sessions).",
             "pytest": "it passed after `Edit pyproject.toml: asyncio_mode = 'auto'` (1 session)."},
     "grace": {"npm ci": "`npm install` succeeded after it (1 of 2 sessions)."},
-    "linus": {"git push": "`git pull --rebase origin main` succeeded after it (2 of 2 sessions)."},
+    # The push is tried again after the rebase in both sessions: the rebase is the step before it.
+    "linus": {"git push": "it passed after `git pull --rebase origin main` (2 of 2 sessions)."},
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
-from commons.core.learning.resolution import Relation
+from commons.core.learning.evidence import Evidence
 from commons.ingest.episodes import BuildState, EpisodeBuilder
 from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolReturned
 
@@ -35,7 +35,9 @@ def test_turns_from_any_format_become_an_error_with_its_resolution_and_a_correct
     builder = _run(TURNS)
     (error,) = [e for e in builder.episodes() if isinstance(e, ErrorEpisode)]
     assert error.failure == "fatal: The current branch feat-x has no upstream branch."
-    assert error.resolution.relation is Relation.HINTED and error.exit_code == 128
+    assert error.resolution.evidence is Evidence.RETRY_CHANGED and error.exit_code == 128
+    assert error.resolution.command == "git push --set-upstream origin feat-x"
+    assert error.resolution.confidence > 0.8  # the error's own output named the retry
     (corr,) = [e for e in builder.episodes() if isinstance(e, CorrectionEpisode)]
     assert corr.after_done and corr.uid == "p2"
     assert builder.session_episode().project == "/home/dev/src/app"

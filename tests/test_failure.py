@@ -83,3 +83,64 @@ def test_compiler_lines_of_other_languages_are_found_past_their_headers():
     assert failure_line("   Compiling app v0.1.0\nerror[E0382]: borrow of moved value: `x`")[0] == (
         "error[E0382]: borrow of moved value: `x`")
     assert failure_line("Exit code 127\nbash: line 1: pnpm: command not found")[0] == "bash: line 1: pnpm: command not found"
+
+
+def test_refusals_interrupts_cascades_probes_and_bare_exit_codes_are_no_failures():
+    from commons.core.learning.failure import not_a_failure
+
+    assert not_a_failure("Bash", "rm -rf dist", "This command requires approval", "This command requires approval")
+    assert not_a_failure("Bash", "git push", "Permission to use Bash with command git push has been denied.", "x y")
+    assert not_a_failure("Edit", "/p/a.py", "The user doesn't want to proceed with this tool use.", "x y")
+    assert not_a_failure("Bash", "ls", "[Request interrupted by user for tool use]", "x y")
+    assert not_a_failure("Bash", "npm test", "Cancelled: parallel tool call Bash(npm run lint) errored", "x y")
+    assert not_a_failure("Bash", "grep -rn TODO src", "Exit code 1", "Exit code 1") == "probe"
+    assert not_a_failure("Bash", "cd /p && which pnpm", "Exit code 1\npnpm not found", "pnpm not found") == "probe"
+    assert not_a_failure("Bash", "ls build/*.so", "ls: cannot access 'build/*.so': No such file or directory",
+                         "ls: cannot access 'build/*.so': No such file or directory") == "probe"
+    assert not_a_failure("Read", "/p/missing.md", "File does not exist.", "File does not exist.") == "probe"
+    assert not_a_failure("Bash", "./run.sh", "Exit code 1", "Exit code 1") == "bare"
+    # A probe that says more than "no" failed for real, and so did any other command.
+    assert not not_a_failure("Bash", "grep -r x /root", "grep: /root: Permission denied", "grep: /root: Permission denied")
+    assert not not_a_failure("Bash", "uv run pytest", "Exit code 1\nE   AssertionError: 1 != 2",
+                             "E AssertionError: 1 != 2")
+
+
+def test_the_shell_naming_the_program_that_failed_attributes_the_failure_to_it():
+    assert attribute("cd build && make vsla_tests", "/bin/bash: line 1: cd: build: No such file or directory") == "cd build"
+    assert attribute("git commit -am x && git push origin main",
+                     "[main 1a2b3c4] x\n ! [rejected]        main -> main (non-fast-forward)") == "git push origin main"
+    assert attribute("cmake .. && make -j4", "make[2]: *** [src/CMakeFiles/x.dir/a.c.o] Error 1") == "make -j4"
+
+
+def test_the_failure_line_is_past_banners_warnings_progress_meters_usage_texts_and_versions():
+    cases = {
+        "** WARNING: connection is not using a post-quantum key exchange algorithm.\n"
+        "** This session may be vulnerable to \"store now, decrypt later\" attacks.\n"
+        "root@10.0.0.2: Permission denied (publickey).": "root@<ip>: Permission denied (publickey).",
+        "  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n"
+        "                                 Dload  Upload   Total   Spent    Left  Speed\n"
+        "  0     0    0     0    0     0      0      0 --:--:-- --:--:-- --:--:--     0\n"
+        "curl: (7) Failed to connect to localhost port 3000": "curl: (7) Failed to connect to localhost port 3000",
+        "; <<>> DiG 9.18.1 <<>> nope.invalid\n;; global options: +cmd\n"
+        ";; connection timed out; no servers could be reached": ";; connection timed out; no servers could be reached",
+        "ls: unrecognized option: sort\nBusyBox v1.36.1 (2023-11-07) multi-call binary.\n\nUsage: ls [-1AaCxd]":
+            "ls: unrecognized option: sort",
+        "v20.11.1\n ERR_PNPM_OUTDATED_LOCKFILE  Cannot install with \"frozen-lockfile\"":
+            "ERR_PNPM_OUTDATED_LOCKFILE Cannot install with \"frozen-lockfile\"",
+        "\x1b[0;36m[INFO]\x1b[0m Checking disks\n\x1b[0;31m[ERROR]\x1b[0m debootstrap not found":
+            "[ERROR] debootstrap not found",
+        "2025-08-24 20:28:12,806 - __main__ - INFO - Verbose logging enabled\nRuntimeError: no space left":
+            "RuntimeError: no space left",
+    }
+    for output, line in cases.items():
+        assert failure_line(output)[0] == line, output
+
+
+def test_a_powershell_error_record_is_its_message_not_its_position_or_category_lines():
+    record = ("Get-Content : Cannot find path 'C:\\repo\\notes.md' because it does not\r\nexist.\r\n"
+              "At line:1 char:40\r\n+ Get-Content C:\\repo\\notes.md -Tail 5\r\n+ ~~~~~~~~~~~~~~\r\n"
+              "    + CategoryInfo          : ObjectNotFound: (C:\\repo\\notes.md:String) [Get-Content], Exception\r\n"
+              "    + FullyQualifiedErrorId : PathNotFound,Microsoft.PowerShell.Commands.GetContentCommand\r\n")
+    assert failure_line(record)[0] == "Get-Content : Cannot find path 'C:\\repo\\notes.md' because it does not exist."
+    localised = "Get-Item : Не удается найти путь.\r\nстрока:2 знак:1\r\n+ Get-Item x\r\n+ ~~~~\r\n"
+    assert failure_line(localised)[0] == "Get-Item : Не удается найти путь."

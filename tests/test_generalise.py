@@ -50,3 +50,20 @@ def test_public_forges_and_registries_and_dotted_versions_are_not_particular():
     assert generalise("curl https://api.internal.acme.com/v1/x") == "curl <host>"
     assert generalise("connect to 10.0.0.5 refused") == "connect to <host> refused"
     assert generalise("ssh deploy@build.acme.com failed") == "ssh deploy@<host> failed"
+
+
+def test_the_project_placeholder_stands_only_for_distinctive_names_never_for_dictionary_words():
+    names = project_aliases(["/c/Users/power/Code/Windows", "/home/leo/posthog-impact-dashboard",
+                             "/home/kenth56/vsla/python"])
+    assert not {"Code", "Windows", "power", "Users", "impact", "dashboard", "python"} & set(names)
+    assert {"posthog-impact-dashboard", "posthog", "vsla"} <= set(names)
+    assert generalise("Exit code 1: interrupted by user in the Windows power shell", names) == (
+        "Exit code 1: interrupted by user in the Windows power shell")
+    assert generalise("No module named 'vsla._core'", names) == "No module named '<project>._core'"
+
+
+def test_system_folders_and_go_module_hosts_are_kept_they_are_the_same_everywhere():
+    assert generalise("PYTHONPATH=/usr/lib/python3/dist-packages python3 -c 'import psutil'") == (
+        "PYTHONPATH=/usr/lib/python3/dist-packages python3 -c 'import psutil'")
+    assert generalise("go get golang.org/x/tools@v0.28.0") == "go get golang.org/x/tools@v0.28.0"
+    assert generalise("cp /home/ada/notes/a.txt /srv/x/y") == "cp <path> <path>"

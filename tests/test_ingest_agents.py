@@ -116,7 +116,7 @@ def test_an_older_codex_rollout_without_the_envelope_is_read():
     assert session.asked == ("add a test for the async retry and run the suite",)
     (error,) = [e for e in result.episodes if isinstance(e, ErrorEpisode)]
     assert error.resolution is not None
-    assert error.resolution.steps == ('Edit pyproject.toml: asyncio_mode = "auto"',)  # patched through the shell
+    assert error.resolution.command == 'Edit pyproject.toml: asyncio_mode = "auto"'  # patched through the shell
 
 
 def test_a_codex_rollout_read_in_pieces_gives_what_one_read_gives():
@@ -229,7 +229,7 @@ async def test_a_gemini_chat_written_again_is_read_again_keeping_one_archived_ve
     assert later.rewritten == ()  # a whole document changing is no news
     stored = await episode_store.load_episodes(store, include_archived=True)
     (error,) = [s.episode for s in stored if isinstance(s.episode, ErrorEpisode)]
-    assert error.resolution is not None and "asyncio_mode" in error.resolution.steps[0]
+    assert error.resolution is not None and "asyncio_mode" in error.resolution.command
     assert {agent_of_key(s.transcript) for s in stored} == {"gemini"}
     (entry,) = archive.entries()
     assert entry.generations == 1 and archive.read(entry.key) == path.read_bytes()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
 from commons.core.learning.lessons import lesson_detail, lesson_resolved
-from commons.core.learning.resolution import Relation, Resolution
+from commons.core.learning.evidence import Evidence, Resolution
 from commons.render.memory_folder import Layer, RenderItem, lesson_file, render
 
 DAY = 86_400.0
@@ -14,7 +14,7 @@ PUSH_FAILED = "fatal: The current branch spotter-gqc has no upstream branch."
 
 
 def push_error(session: str, at: float, fixed: bool) -> ErrorEpisode:
-    fix = Resolution(Relation.HINTED, "git push --set-upstream origin spotter-gqc", confidence=0.9) if fixed else None
+    fix = Resolution(Evidence.RETRY_CHANGED, "git push --set-upstream origin spotter-gqc", "Bash", confidence=0.9) if fixed else None
     return ErrorEpisode(session=session, uid=f"{session}-u", at=at, tool="Bash", target="git push",
                         failure=PUSH_FAILED, resolution=fix)
 
@@ -26,7 +26,7 @@ def test_the_lesson_file_names_each_failure_and_fix_with_counts_dates_and_sessio
     assert detail[0] == "Met 3 times in 3 sessions, first on 2026-02-02, last on 2026-02-07."
     fixed = [line for line in detail if "worked after it" in line]
     assert fixed == ["- `git push` failed with \"fatal: The current branch <branch> has no upstream branch.\"; "
-                     "`git push --set-upstream origin <branch>` worked after it (hinted) (2×)"]
+                     "`git push --set-upstream origin <branch>` worked after it (retry-changed) (2×)"]
     assert any(line.endswith("no fix was seen") for line in detail)
     text = lesson_file("own", RenderItem(id="a" * 64, text="`git push` failed …", kind="error", scope="shared",
                                          strength=1.0, seen=3, detail=detail))

@@ -13,7 +13,7 @@ import pytest
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
 from commons.core.learning.lessons import Lesson
 from commons.core.records import LessonKind, Scope
-from commons.core.learning.resolution import Relation
+from commons.core.learning.evidence import Evidence
 from commons.core.policy.observation import check_observation
 from commons.ingest.claude_code import STATE_VERSION, ParseState, StateError, parse
 from commons.ingest.lessons_report import measure, read_all
@@ -96,11 +96,11 @@ def test_a_resolution_that_arrives_in_a_later_read_re_emits_the_error_with_the_s
     cut = next(i for i, line in enumerate(lines) if b"has no upstream branch" in line) + 1
     first = parse(b"".join(lines[:cut]))
     (failed,) = [e for e in first.episodes if isinstance(e, ErrorEpisode)]
-    assert failed.resolution is not None and failed.resolution.relation is Relation.NAMED  # the hint alone
+    assert failed.resolution is None  # the hint alone proves no fix
     state = ParseState.from_json(first.state.to_json())
     second = parse(b"".join(lines[cut:]), state)
     (resolved,) = [e for e in second.episodes if isinstance(e, ErrorEpisode)]
-    assert resolved.uid == failed.uid and resolved.resolution.relation is Relation.HINTED
+    assert resolved.uid == failed.uid and resolved.resolution.evidence is Evidence.RETRY_CHANGED
     whole = [e for e in parse(data).episodes if isinstance(e, ErrorEpisode)]
     assert whole == [resolved]
 

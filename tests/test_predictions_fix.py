@@ -10,7 +10,7 @@ from commons.core.learning.episode import ErrorEpisode, SessionEpisode, ToolCall
 from commons.core.learning.lessons import DAY, Lesson, LessonKind
 from commons.core.learning.predictions import Cause, Prediction, PredictionStatus, named_fix, runs_fix, verify
 from commons.core.records import Scope
-from commons.core.learning.resolution import Relation, Resolution
+from commons.core.learning.evidence import Evidence, Resolution
 
 FAILURE = "npm error The 'npm ci' command can only install with an existing package-lock.json"
 TEXT = f'`npm ci` failed with "{FAILURE}"; `npm install` succeeded after it (2 of 2 sessions).'
@@ -37,7 +37,7 @@ def _session(n: int, *commands: str) -> SessionEpisode:
 
 
 def _error(n: int, k: int, command: str, fixed_by: str | None) -> ErrorEpisode:
-    resolution = Resolution(Relation.NEXT_COMMAND, fixed_by, confidence=0.6) if fixed_by else None
+    resolution = Resolution(Evidence.RETRY_CHANGED, fixed_by, "Bash", confidence=0.8) if fixed_by else None
     return ErrorEpisode(session=f"s{n}", uid=f"error-{n}-{k}", at=MADE + n * DAY + 60 * k, tool="Bash",
                         target=command, failure=FAILURE, exit_code=1, resolution=resolution)
 

@@ -2,7 +2,7 @@
 
 from dataclasses import replace
 
-from commons.core.learning.resolution import Relation, Resolution
+from commons.core.learning.evidence import Evidence, Resolution
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode, ToolCall
 from commons.core.learning.lessons import LessonKind, LessonStatus
 from commons.core.learning.predictions import Prediction, is_too_generic, negative
@@ -21,7 +21,7 @@ def hash_uid(uid: str) -> bytes:
     return b"k:" + uid.encode()
 
 
-UV_ADD = Resolution(Relation.NEXT_COMMAND, "uv add requests", confidence=0.6, tool="Bash")
+UV_ADD = Resolution(Evidence.RETRY_CHANGED, "uv add requests", "Bash", confidence=0.8)
 
 
 def err(uid, day, target="pip install requests", failure=PIP_FAIL, resolution=None):

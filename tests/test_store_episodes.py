@@ -46,10 +46,10 @@ async def test_archived_episodes_are_left_out_unless_asked_for(aio, tmp_path):
 async def test_an_error_resolved_later_replaces_its_row_and_keeps_its_resolution(aio, tmp_path):
     from dataclasses import replace
 
-    from commons.core.learning.resolution import Relation, Resolution
+    from commons.core.learning.evidence import Evidence, Resolution
 
     resolved = replace(ERROR, command="pytest -q", resolution=Resolution(
-        Relation.RERUN, "pytest -q", ("uv add --dev pytest-asyncio",), 0.7, "Bash"))
+        Evidence.CHANGED_BEFORE, "uv add --dev pytest-asyncio", "Bash", 0.7, "pytest -q", ("uv sync",)))
     async with await Store.open(tmp_path / "c.db") as store:
         async with store.transaction():
             await episode_store.put_episodes(store, [ERROR], transcript="t", now=1.0)

@@ -11,7 +11,7 @@ import argparse
 
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import format_time
-from commons.core.records import SECONDS_PER_DAY, Lesson, Revocation, SignedRecord, Verification, as_plain
+from commons.core.records import SECONDS_PER_DAY, Lesson, LessonKind, Revocation, SignedRecord, Verification, as_plain
 from commons.core.policy import scrub_json
 from commons.errors import UsageError
 from commons.node import authoring, revocation, trust
@@ -133,6 +133,10 @@ async def why(store, node: NodeContext, text: str, now: float) -> dict:
         data.update(text=local.lesson.text, kind=local.lesson.kind.value, local_status=local.status,
                     origin=local.origin, seen=local.lesson.seen, episodes=len(local.lesson.episodes),
                     agents=await _agents(store, local.lesson.episodes))
+        if local.lesson.kind is LessonKind.ERROR:
+            # What the sessions proved fixed it (null: no fix seen), and steps they refuted.
+            data.update(fix=local.lesson.fix.to_json() if local.lesson.fix is not None else None,
+                        fix_refuted=list(local.lesson.fix_refuted))
     if signed is None:
         data.update(type="lesson", status=local.status if local else None, published=False, provenance=[],
                     verifications=[], revocation=None)
@@ -173,6 +177,13 @@ async def _agents(store, uids: tuple[str, ...]) -> dict[str, int]:
 def why_text(d: dict) -> str:
     ident = d["record_id"] or d["local_id"]
     lines = [f"{d.get('type', 'lesson')} {ident}", f"  {d.get('text') or ''}".rstrip()]
+    if "fix" in d:
+        fix = d["fix"]
+        lines.append("  fix: no fix was seen in its sessions" if fix is None else
+                     f"  fix: {fix['step']} ({fix['evidence']}, {fix['sessions']} session{'s' * (fix['sessions'] != 1)}, "
+                     f"confidence {fix['confidence']})")
+        if d.get("fix_refuted"):
+            lines.append("  refuted (the same failure came again after): " + "; ".join(d["fix_refuted"]))
     if d.get("agents"):
         lines.append("  learned from: " + ", ".join(
             f"{n} {AGENT_NAMES.get(a, a)} episode{'s' * (n != 1)}" for a, n in d["agents"].items()))

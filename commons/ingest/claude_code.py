@@ -175,6 +175,10 @@ class _Reader:
         if results:  # text beside tool results is Claude Code's, not the person's
             return
         text = "\n".join(texts).strip()
+        if rec.get("isSidechain") is True and not self.builder.sidechain:
+            # A subagent's records kept inline in the main transcript: its "user" words are the
+            # agent's own prompt to it, not the person speaking (who would end the task).
+            return
         if is_person_text(text):
             uid = rec.get("uuid")
             self.builder.feed(PersonSaid(uid if isinstance(uid, str) else "", ts, text))
@@ -228,6 +232,16 @@ def _detail(tool_input: Any) -> str:
     fix a lesson can name. Longer edits are named by their file alone."""
     if not isinstance(tool_input, dict):
         return ""
+    # What a retry of a Read or an agent call can change beside its target: where it reads, and
+    # which agent it asks (the difference a fix names).
+    chosen = [f"{key}={tool_input[key]}" for key in ("offset", "limit", "subagent_type")
+              if isinstance(tool_input.get(key), (int, str)) and str(tool_input[key]).strip()]
+    if tool_input.get("replace_all") is True:
+        chosen.append("replace_all=true")
+    if "command" in tool_input and tool_input.get("run_in_background") is True:
+        chosen.append("run_in_background=true")
+    if chosen:
+        return clip(" ".join(chosen), DETAIL_CHARS)
     new, old = tool_input.get("new_string", tool_input.get("content")), tool_input.get("old_string")
     return added_line(new, old, DETAIL_CHARS)
 

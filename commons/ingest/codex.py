@@ -249,7 +249,7 @@ class _Reader:
         if name in SHELL_NAMES and isinstance(argv, list) and len(argv) == 2 and argv[0] == "apply_patch":
             name, arguments = "apply_patch", {"input": argv[1]}  # older versions patched through the shell
         if name in SHELL_NAMES:
-            self.builder.feed(ToolCalled(call_id, "Bash", _command(arguments), "", ts))
+            self.builder.feed(ToolCalled(call_id, "Bash", _command(arguments), _shell_detail(arguments), ts))
         elif name in EDIT_NAMES:
             patch = arguments.get("input") if isinstance(arguments.get("input"), str) else ""
             self.builder.feed(ToolCalled(call_id, "Edit", _patched_file(patch), _patch_detail(patch), ts))
@@ -338,6 +338,16 @@ def _arguments(raw: Any) -> dict[str, Any]:
             return body
         return {"input": raw}  # apply_patch as a function takes the patch itself
     return {}
+
+
+def _shell_detail(arguments: dict[str, Any]) -> str:
+    """What a retried shell call can change beside its command: leaving the sandbox, a longer
+    timeout (the difference a fix names, ``with_escalated_permissions=true``)."""
+    chosen = [f"{key}={str(arguments[key]).lower() if isinstance(arguments[key], bool) else arguments[key]}"
+              for key in ("with_escalated_permissions", "sandbox_permissions", "timeout_ms", "timeout")
+              if isinstance(arguments.get(key), (bool, int, str)) and str(arguments[key]).strip()
+              and arguments[key] is not False]
+    return " ".join(chosen)[:80]
 
 
 def _command(arguments: dict[str, Any]) -> str:

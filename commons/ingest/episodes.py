@@ -4,7 +4,7 @@ Every agent's reader feeds the same builder, so what an episode means is decided
 
 - `ErrorEpisode` per failed tool call: the line that says what failed and the sub-command it
   belongs to (`commons.core.learning.failure`), the exit code, and what resolved it
-  (`commons.core.learning.resolution`). A resolution shows only in later calls, possibly in a later read of
+  (`commons.core.learning.evidence`: a retry that succeeded). A fix shows only in later calls, possibly in a later read of
   a growing transcript: the error episode is then emitted again, same uid, with its resolution
   (the store replaces by kind and uid). Until the person speaks again or the horizon passes, a
   failure waits in the state for its resolution.
@@ -30,8 +30,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from commons.core.learning import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode, ToolCall
-from commons.core.learning import attribute, failure_line
-from commons.core.learning import OpenFailure, Resolution, advance, named, named_fix, opened
+from commons.core.learning import attribute, failure_line, not_a_failure
+from commons.core.learning import OpenFailure, Resolution, Resolved, advance, goal_of, named_fix, opened
 from commons.core.learning import SHELL_TOOLS
 from commons.core.policy import clip, cut, scrub
 from commons.ingest.corrections import claims_done, contradicts, is_correction
@@ -46,6 +46,8 @@ ASKED_CHARS = 500
 SAID_CHARS = 1000
 ENDED_CHARS = 1000
 PRECEDING_CHARS = 500
+SAID_KEPT = 300  # characters of the agent's last words kept beside the next step
+HINT_CHARS = 600  # characters of a failed output's head kept to tell which step it points at
 OUTPUT_ENDS = 6000  # characters of a failed output's head and of its tail that are searched
 
 
@@ -72,6 +74,7 @@ class BuildState:
     open_failures: tuple[OpenFailure, ...] = ()  # failed calls still awaiting a resolution
     open_errors: tuple[ErrorEpisode, ...] = ()  # their episodes, to emit again once resolved
     seen: tuple[str, ...] = ()  # call ids (and "!"+id for reported errors), oldest first
+    said: str = ""  # the agent's last words, raw and cut: what it said it was doing before a step
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,7 +86,7 @@ class BuildState:
             "pending": [list(p) for p in self.pending], "open_failures": [f.to_json() for f in self.open_failures],
             "open_errors": [[e.session, e.uid, e.at, e.tool, e.target, e.failure, e.exit_code, e.command]
                             for e in self.open_errors],
-            "seen": list(self.seen),
+            "seen": list(self.seen), "said": self.said,
         }  # fmt: skip
 
     @classmethod
@@ -91,7 +94,7 @@ class BuildState:
         """Raises ValueError, TypeError or KeyError on a body this version did not write."""
         known = {"hint", "session", "agent", "project", "sidechain", "at", "ended_at", "asked", "person_messages",
                  "tool_counts", "calls", "ended", "turn_text", "turn_call", "turn_done", "pending",
-                 "open_failures", "open_errors", "seen"}  # fmt: skip
+                 "open_failures", "open_errors", "seen", "said"}  # fmt: skip
         if set(body) != known:
             raise KeyError(f"build state fields differ: {sorted(set(body) ^ known)}")
         return cls(
@@ -109,7 +112,7 @@ class BuildState:
                 ErrorEpisode(session=str(s), uid=str(u), at=float(a), tool=str(t), target=str(g), failure=str(f),
                              exit_code=None if x is None else int(x), command=str(c))
                 for s, u, a, t, g, f, x, c in body["open_errors"]),
-            seen=tuple(str(s) for s in body["seen"]),
+            seen=tuple(str(s) for s in body["seen"]), said=str(body["said"]),
         )  # fmt: skip
 
 
@@ -136,6 +139,7 @@ class EpisodeBuilder:
         self.open_failures = s.open_failures
         self.open_errors = {e.uid: e for e in s.open_errors}
         self.seen: OrderedDict[str, None] = OrderedDict.fromkeys(s.seen)
+        self.said = s.said
         self.out: list[Episode] = []
 
     def feed(self, turn: Turn) -> None:
@@ -149,6 +153,7 @@ class EpisodeBuilder:
             text = turn.text.strip()
             if text:
                 self._said_ended = self._said_turn = self._said_done = text
+                self.said = text[-SAID_KEPT:]
         elif isinstance(turn, PersonSaid):
             self._person(turn)
         elif isinstance(turn, ToolRejected):
@@ -280,26 +285,38 @@ class EpisodeBuilder:
             return
         self._remember(key)
         text = _ends(turn.output)
-        failure, exit_code = failure_line(text)  # scrubbed, then cut, by failure_line itself
         tool = tool or "unknown"
         command = attribute(target, text) if tool.lower() in SHELL_TOOLS else ""
-        hint = named_fix(text)
+        failure, exit_code = failure_line(text, command)  # scrubbed, then cut, by failure_line itself
+        if not_a_failure(tool, command or target, text, failure):
+            # Refused, interrupted, a sibling's cascade, a probe that answered "no", or a bare exit
+            # code: it stays in the archive and makes no error episode (nor a failure to fix).
+            return
+        self.open_failures, resolved = advance(self.open_failures, tool, target, ok=False, detail=detail,
+                                               said=self.said, failure=failure)
+        self._emit_resolved(resolved)
         episode = ErrorEpisode(
             session=self._session_id(), uid=turn.use_id, at=self._at(turn.at), tool=tool, target=scrub(target),
             failure=failure, exit_code=exit_code, command=scrub(command) if command != target else "",
-            resolution=_scrubbed(named(hint, tool)),
         )  # fmt: skip
         self.out.append(episode)
-        self.open_failures, _ = advance(self.open_failures, tool, target, ok=False)
-        self._drop_closed()
-        self.open_failures = opened(self.open_failures, OpenFailure(turn.use_id, tool, command or target, hint))
-        self.open_errors[turn.use_id] = replace(episode, resolution=None)
+        # What the error says (its line, the fix it names, its first lines): a step it names is
+        # preferred as the fix. Raw, like the rest of the state.
+        hint = "\n".join(filter(None, (failure, named_fix(text), text[:HINT_CHARS])))
+        self.open_failures = opened(self.open_failures,
+                                    OpenFailure(turn.use_id, tool, goal_of(target, command) if command else target,
+                                                hint, detail=detail, target=target, failure=failure))
+        self.open_errors[turn.use_id] = episode
 
     def _resolve(self, tool: str, target: str, detail: str) -> None:
         """A call succeeded: emit again, with their resolution, the open failures it resolved."""
         if not self.open_failures:
             return
-        self.open_failures, resolved = advance(self.open_failures, tool, target, ok=True, detail=detail)
+        self.open_failures, resolved = advance(self.open_failures, tool, target, ok=True, detail=detail,
+                                               said=self.said)
+        self._emit_resolved(resolved)
+
+    def _emit_resolved(self, resolved: tuple[Resolved, ...]) -> None:
         for item in resolved:
             episode = self.open_errors.pop(item.uid, None)
             if episode is not None:
@@ -355,7 +372,7 @@ class EpisodeBuilder:
             ended=self.ended, turn_text=self.turn_text, turn_call=self.turn_call, turn_done=self.turn_done,
             pending=tuple((i, t, g, d) for i, (t, g, d) in self.pending.items()),
             open_failures=self.open_failures, open_errors=tuple(self.open_errors.values()),
-            seen=tuple(self.seen),
+            seen=tuple(self.seen), said=self.said,
         )  # fmt: skip
 
 
@@ -363,7 +380,8 @@ def _scrubbed(resolution: Resolution | None) -> Resolution | None:
     """A resolution as an episode carries it: the command that worked and the steps, scrubbed."""
     if resolution is None:
         return None
-    return replace(resolution, command=scrub(resolution.command), steps=tuple(map(scrub, resolution.steps)))
+    return replace(resolution, command=scrub(resolution.command), retry=scrub(resolution.retry),
+                   refuted=tuple(map(scrub, resolution.refuted)))
 
 
 def _ends(text: str) -> str:

@@ -37,7 +37,7 @@ from commons.ingest.ingester import discover, reader_for
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SOURCES = (ROOT.parent / "shared" / "transcripts", ROOT / "tests" / "fixtures" / "lessons",
                    ROOT / "commons" / "demo" / "sessions")
-_NAMES_FIX = re.compile(r"; (?:`[^`]+` succeeded after it|it (?:succeeded|passed) after|the same command passed)")
+_NAMES_FIX = re.compile(r"; (?:`[^`]+` succeeded after it|it (?:succeeded|passed) after|the same (?:command|call) passed)")
 _NO_FIX = re.compile(r"; no fix was seen")
 _QUOTED = re.compile(r'failed with "([^"]*)"')
 

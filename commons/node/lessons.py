@@ -105,6 +105,8 @@ class LessonView:
     prediction: dict | None  # {situation, outcome}
     represented_by: str | None = None  # an own lesson a common record stands for
     received: str | None = None  # when a received lesson arrived
+    fix: dict | None = None  # an own error lesson's fix and its evidence (LessonFix.to_json), None: none seen
+    fix_refuted: tuple[str, ...] = ()  # steps its sessions took before the same failure came again
 
     def to_json(self) -> dict:
         data = {"id": self.id, "text": self.text, "kind": self.kind, "scope": self.scope, "strength": self.strength,
@@ -116,6 +118,10 @@ class LessonView:
         if self.received is not None:
             data["received"] = self.received
         data["prediction"] = self.prediction
+        if self.kind == LessonKind.ERROR.value and self.origin != "peer" and self.strength is not None:
+            # `null` when the sessions proved no fix; the refuted steps apart, never inside `fix`.
+            data["fix"] = self.fix
+            data["fix_refuted"] = list(self.fix_refuted)
         return data
 
 
@@ -151,7 +157,8 @@ def describe(stored: ls.StoredLesson, prediction: Prediction | None, now: float,
         round(rendering.strength_now(lesson, now, node), 4), lesson.seen, status, format_time(lesson.created),
         stored.origin, me, rid.hex() if rid else None, *_counts(held, rid),
         scrub_json({"situation": prediction.situation, "outcome": prediction.outcome}) if prediction else None,
-        represented_by=represented_by)
+        represented_by=represented_by, fix=scrub_json(lesson.fix.to_json()) if lesson.fix is not None else None,
+        fix_refuted=tuple(scrub(s) for s in lesson.fix_refuted))
 
 
 def describe_received(signed: SignedRecord, held: trust.Held) -> LessonView:

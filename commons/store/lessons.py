@@ -31,7 +31,7 @@ from typing import Any
 import blake3
 import numpy as np
 
-from commons.core.learning import Lesson, LessonStatus, uncounted
+from commons.core.learning import Lesson, LessonFix, LessonStatus, uncounted
 from commons.core.learning import Prediction
 from commons.core.records import LessonKind, Scope
 from commons.store.db import Store
@@ -136,6 +136,13 @@ MIGRATIONS = (
         # mid-task, one added by hand): its root, '' for none. Older rows have none.
         "ALTER TABLE lessons ADD COLUMN project TEXT NOT NULL DEFAULT ''",
     ),
+    (
+        # The fix an error lesson names and its evidence (core/learning/lessons.py LessonFix), as
+        # JSON, or NULL when no fix was seen; and the steps its sessions refuted (a JSON list).
+        # Older rows have none: the next sleep that touches them writes them.
+        "ALTER TABLE lessons ADD COLUMN fix TEXT",
+        "ALTER TABLE lessons ADD COLUMN fix_refuted TEXT NOT NULL DEFAULT '[]'",
+    ),
 )
 
 VETOED = "vetoed"
@@ -158,12 +165,12 @@ class StoredLesson:
 
 
 _LESSON_COLUMNS = ("id, kind, text, scope, topics, gist, triggers, outcome, episodes, provenance, "
-                   "strength, strength_at, touched, seen, created, status, by_model, origin, record_id")
+                   "strength, strength_at, touched, seen, created, status, by_model, origin, record_id, fix, fix_refuted")
 
 
 def _lesson_from_row(row: Sequence[Any]) -> StoredLesson:
     (lid, kind, text, scope, topics, gist, triggers, outcome, episodes, provenance, strength,
-     strength_at, touched, seen, created, status, by_model, origin, record_id) = row
+     strength_at, touched, seen, created, status, by_model, origin, record_id, fix, fix_refuted) = row
     core_status = LessonStatus.ACTIVE if status == "active" else LessonStatus.ARCHIVED
     lesson = Lesson(
         id=lid, kind=LessonKind(kind), text=text, scope=Scope(scope), topics=tuple(json.loads(topics)),
@@ -171,6 +178,7 @@ def _lesson_from_row(row: Sequence[Any]) -> StoredLesson:
         episodes=tuple(json.loads(episodes)), provenance=tuple(bytes.fromhex(h) for h in json.loads(provenance)),
         strength=strength, strength_at=strength_at, touched=touched, seen=seen, created=created,
         status=core_status, by_model=bool(by_model),
+        fix=LessonFix.from_json(json.loads(fix)) if fix else None, fix_refuted=tuple(json.loads(fix_refuted or "[]")),
     )
     return StoredLesson(lesson, status, origin, record_id)
 
@@ -182,6 +190,7 @@ def _lesson_row(lesson: Lesson, status: str, vec: np.ndarray, now: float) -> tup
         json.dumps([h.hex() for h in lesson.provenance]), lesson.strength, lesson.strength_at,
         lesson.touched, lesson.seen, lesson.created, status, int(lesson.by_model),
         content_key(lesson.kind, lesson.text), np.asarray(vec, dtype=np.float32).tobytes(), now,
+        json.dumps(lesson.fix.to_json()) if lesson.fix is not None else None, json.dumps(list(lesson.fix_refuted)),
     )
 
 
@@ -201,14 +210,15 @@ async def put_lessons(store: Store, items: Sequence[tuple[Lesson, str]], vectors
     await store.executemany(
         """INSERT INTO lessons (id, kind, text, scope, topics, gist, triggers, outcome, episodes,
                provenance, strength, strength_at, touched, seen, created, status, by_model,
-               content_key, vec, updated)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+               content_key, vec, updated, fix, fix_refuted)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (id) DO UPDATE SET text = excluded.text, scope = excluded.scope,
                topics = excluded.topics, gist = excluded.gist, triggers = excluded.triggers,
                outcome = excluded.outcome, episodes = excluded.episodes, provenance = excluded.provenance,
                strength = excluded.strength, strength_at = excluded.strength_at,
                touched = excluded.touched, seen = excluded.seen, status = excluded.status,
-               content_key = excluded.content_key, vec = excluded.vec, updated = excluded.updated""",
+               content_key = excluded.content_key, vec = excluded.vec, updated = excluded.updated,
+               fix = excluded.fix, fix_refuted = excluded.fix_refuted""",
         rows,
     )
 

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import commons.core.learning.failure as failure  # noqa: E402
-import commons.core.learning.resolution as resolution  # noqa: E402
+import commons.core.learning.evidence as resolution  # noqa: E402
 from commons.ingest import claude_code, episodes  # noqa: E402
 from tests.benchmarks.bench_ingest import synthesise  # noqa: E402
 

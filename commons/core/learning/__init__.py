@@ -2,7 +2,8 @@
 
 - ``episode``: what ingest keeps of a session (sessions, errors, corrections, tool calls);
 - ``failure``: which line of a failed tool's output says what failed;
-- ``resolution``: what, later in the same session, resolved a failed call;
+- ``evidence``: what, later in the same session, proved the fix of a failed call (a retry that
+  succeeded, and what changed before it);
 - ``generalise``: placeholders for what is particular to one session;
 - ``scope``: whether a lesson is local or shared, and its topics;
 - ``lessons``: a lesson's local state, strength over time and deterministic text;
@@ -21,11 +22,12 @@ from commons.core.learning.episode import (
     SessionEpisode,
     ToolCall,
 )
-from commons.core.learning.failure import attribute, failure_line, is_informative
-from commons.core.learning.generalise import project_aliases
+from commons.core.learning.failure import attribute, failure_line, is_informative, not_a_failure
+from commons.core.learning.generalise import is_distinctive_name, project_aliases
 from commons.core.learning.lessons import (
     DAY,
     Lesson,
+    LessonFix,
     LessonStatus,
     Surprise,
     WriteText,
@@ -47,7 +49,8 @@ from commons.core.learning.predictions import (
     too_generic,
     verify,
 )
-from commons.core.learning.resolution import OpenFailure, Resolution, advance, named, named_fix, opened
+from commons.core.learning.evidence import (Call, Evidence, OpenFailure, Resolution, Resolved, StepKind, advance, goal_of, is_proven,
+                                            named_fix, opened, shows_fix, step_kind)
 from commons.core.learning.scope import SHELL_TOOLS, classify, command_head
 from commons.core.learning.sleep import (
     EpisodeArchived,
@@ -68,15 +71,18 @@ from commons.core.learning.sleep import (
 )
 
 __all__ = [
+    "Call",
     "Cause",
     "CorrectionEpisode",
     "DAY",
     "Episode",
     "EpisodeArchived",
     "EpisodeKind",
+    "Evidence",
     "ErrorEpisode",
     "Event",
     "Lesson",
+    "LessonFix",
     "LessonArchived",
     "LessonLearned",
     "LessonStatus",
@@ -92,11 +98,13 @@ __all__ = [
     "PredictionStatus",
     "RenderedWhere",
     "Resolution",
+    "Resolved",
     "SHELL_TOOLS",
     "SessionEpisode",
     "SleepParams",
     "SleepResult",
     "SleepState",
+    "StepKind",
     "Surprise",
     "ToolCall",
     "WriteText",
@@ -107,18 +115,23 @@ __all__ = [
     "command_head",
     "decay_factor",
     "failure_line",
+    "goal_of",
     "heads_in_prose",
     "is_informative",
+    "is_distinctive_name",
+    "is_proven",
     "is_resolved",
     "lesson_detail",
     "lesson_id",
     "lesson_resolved",
-    "named",
     "named_fix",
+    "not_a_failure",
     "opened",
     "project_aliases",
     "run_nap",
     "run_night",
+    "shows_fix",
+    "step_kind",
     "too_generic",
     "uncounted",
     "verify",

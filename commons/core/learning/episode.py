@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from commons.core.learning.resolution import Resolution
+from commons.core.learning.evidence import Resolution
 
 
 class EpisodeKind(enum.Enum):
@@ -64,7 +64,7 @@ class ErrorEpisode:
     failure: str  # the line of the output that says what failed (core/learning/failure.py)
     exit_code: int | None = None
     command: str = ""  # for a shell call, the sub-command the failure belongs to ("" = the target)
-    resolution: Resolution | None = None  # what the session did that resolved it, if it showed
+    resolution: Resolution | None = None  # the fix the session proved (core/learning/evidence.py), if any
     kind: EpisodeKind = field(default=EpisodeKind.ERROR, init=False)
 
     @property

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from commons.core.learning.scope import command_head
 from commons.core.policy import clip
 
 FAILURE_CHARS = 300
@@ -50,10 +51,28 @@ _NOISE = re.compile(
          Randomized\ with\ seed|Including\ tags|Excluding\ tags|Updating|Locking|Audited|Prepared|
          Uninstalled|Installed|Creating|Writing)\b.*
       | \#\ [\w./\-]+
+      | RUN\ +v\d[\w.\-]*\b.* | (?:DEV|DONE|PASS)\ +v?\d.*
       | \[\d+/\d+\].* | \[(?:INFO|WARNING|WARN|\+)\].* | [⠿✔✘⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏].*
       | \d+\ (?:files?|tests?|examples?)\ (?:reformatted|left\ unchanged|would\ be\ reformatted)\b.*
       | (?:\S+:\d+:\d+:\ )?(?i:warning)\b.*
       | \S*Warning:.*
+      | ▲\ .* | Now\ using\ node\ v.* | Found\ '[^']*\.nvmrc'.*
+      | .*\b[Ii]n\ (?:function|member\ function|constructor)\ [`'‘"][^`'’"]*[`'’"]:? | In\ file\ included\ from\ .*
+      | (?:\S+:\ )?In\ function\ .*: | \S+:\d+:\ running\ "\S+":\ exit\ status\ \d+
+      | \*\*\ (?!\().* | .*\bpost-quantum\b.* | .*store\ now,\ decrypt\ later.*
+      | ;\s*<<>>\s*DiG.* | ;;\s*(?:global\ options|Got\ answer|QUESTION\ SECTION|ANSWER\ SECTION|AUTHORITY\ SECTION|
+                            Query\ time|SERVER|WHEN|MSG\ SIZE|flags|OPT\ PSEUDOSECTION).*
+      | BusyBox\ v.* | (?i:usage):?\ .* | Try\ '[^']+\ --help'.*
+      | v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)? | (?i:node|npm|pnpm|yarn|bun|deno|python|go\ version|git\ version|ruby|rustc|cargo|
+                                               java|openjdk|gcc|clang)\ v?\d+(?:\.\d+)+\b.*
+      | (?:Wall\ time|Total\ output\ lines|Exit\ code):\ .* | Output: | Chunk\ ID:\ .*
+      | %\s+Total\s+%\s+Received.* | .*--:--:--.* | \s*Dload\s+Upload.*
+      | go:\ (?:downloading|finding|extracting)\ .*
+      | \+\ (?:CategoryInfo|FullyQualifiedErrorId)\s*:.* | \+\ .*
+      | [⚠△].* | [+\-]\ [\w.\-\[\],]+==[\w.+\-]+
+      | .*\b(?:have\ been|has\ been|will\ be|are\ being)\ ignored\b.* | .*\b(?:is|are)\ deprecated\b.*
+      | (?:\d{4}-\d\d-\d\d[T\ ][\d:,.]+\s+)?(?:\S+\s+)?-?\s*(?:INFO|DEBUG|TRACE)\s+-\s.*
+      | .*\s-\s(?:INFO|DEBUG|WARNING|WARN)\s-\s.* | \S+:\d+:\ \S*Warning:.*
       | \s*\d+\s*[|│].*
       | [A-Za-z_]+\.(?:py|ex|exs|js|ts|rs|go)\ [.FEsx]+\s*(?:\[\s*\d+%\])?
     )$""",
@@ -67,6 +86,7 @@ _MARKER = re.compile(
       | FAILED\b | FAIL\b | Failed:
       | (?:\S+:\d+(?::\d+)?:\ )?(?:error|fatal)\b
       | \S*(?:Error|Exception)\b
+      | \S*ERR_[A-Z][A-Z_]+\b
       | npm\ (?:ERR!|error)\s+\S
       | !\s*\[(?:remote\ )?rejected\]
       | (?:\S+:\ )*\S+:\ (?:command\ not\ found|No\ such\ file\ or\ directory|Permission\ denied)
@@ -87,8 +107,11 @@ _HOOK_FAILED = re.compile(r"^(\S[^.]*?)\s*\.{3,}\s*Failed$")
 _HOOK_FINDING = re.compile(r"^-\s+(?!hook id:|exit code:|duration:)(.+)$")
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]")
+
+
 def _lines(text: str) -> list[str]:
-    text = _TAGS.sub("\n", text)
+    text = _TAGS.sub("\n", _ANSI.sub("", text))  # colours are no part of what a line says
     # Box-drawing gutters (credo's "┃", compilers' "│") frame a finding; the finding is the line.
     return [" ".join(raw.strip().lstrip("┃│").split()) for raw in text.splitlines()]
 
@@ -98,8 +121,9 @@ def exit_code_of(text: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def failure_line(text: str) -> tuple[str, int | None]:
-    """The line of a failed tool's output that says what failed, and the exit code it reports."""
+def failure_line(text: str, command: str = "") -> tuple[str, int | None]:
+    """The line of a failed tool's output that says what failed, and the exit code it reports.
+    ``command``: the sub-command the failure belongs to, when known (not used yet by every rule)."""
     exit_code = exit_code_of(text)
     lines = _lines(text)
     line = _choose(lines)
@@ -108,10 +132,30 @@ def failure_line(text: str) -> tuple[str, int | None]:
     return (f"Exit code {exit_code}" if exit_code is not None else ""), exit_code
 
 
+# PowerShell's error record: "Cmdlet : message" (wrapped over lines), then its position
+# ("At line:1 char:40", localised: "строка:2 знак:1"), then "+ ..." lines.
+_PS_POSITION = re.compile(r"^(?:At )?\S+:\d+ \S+:\d+$")
+
+
+def _powershell_record(lines: list[str]) -> str:
+    for i, line in enumerate(lines):
+        if i and _PS_POSITION.match(line) and i + 1 < len(lines) and lines[i + 1].startswith("+ "):
+            start = i - 1
+            while start > 0 and " : " not in lines[start] and i - start < 4 and lines[start - 1]:
+                start -= 1
+            message = " ".join(part for part in lines[start:i] if part)
+            if message:
+                return message
+    return ""
+
+
 def _choose(lines: list[str]) -> str:
     meaningful = [(i, line) for i, line in enumerate(lines) if line and not _NOISE.match(line)]
     if not meaningful:
         return ""
+    record = _powershell_record(lines)
+    if record:
+        return record
     if _VALIDATION.search("\n".join(lines[:3])):  # the header opens a validation error
         after = [line for i, line in meaningful if not _VALIDATION.search(line)]
         if after:
@@ -188,20 +232,93 @@ _PLUMBING = frozenset({
 # What an output's lines say about which program printed them.
 _SIGNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^\S[^.\n]*\.{3,}\s*(?:Failed|Passed|Skipped)\s*$|^- hook id:", re.MULTILINE), "git commit"),
+    (re.compile(r"\[(?:remote )?rejected\]|failed to push some refs|has no upstream branch", re.MULTILINE), "git push"),
     (re.compile(r"^(?:fatal|error): .*(?:push|pull|upstream|remote|branch|merge|rebase|commit)|^hint: ", re.MULTILINE | re.IGNORECASE), "git"),
     (re.compile(r"^npm (?:error|ERR!)", re.MULTILINE), "npm"),
     (re.compile(r"externally-managed-environment|^ERROR: (?:Could not|No matching)", re.MULTILINE), "pip"),
     (re.compile(r"test session starts|^(?:FAILED|ERROR) \S+::", re.MULTILINE), "pytest"),
     (re.compile(r"^\*\* \(Mix\)|^\*\* \(\w+Error\)|\.exs?:\d+", re.MULTILINE), "mix"),
     (re.compile(r"^error\[E\d+\]|could not compile `", re.MULTILINE), "cargo"),
+    (re.compile(r"^make(?:\[\d+\])?: \*\*\*", re.MULTILINE), "make"),
+    (re.compile(r"^(?:\S+:\d+:\d+: )?[A-Z]{1,4}\d{3,4} |^Found \d+ errors?\b", re.MULTILINE), "ruff check"),
+    (re.compile(r"^(?:cc1\w*|collect2|/usr/bin/ld|ld): |^\S+\.(?:c|cc|cpp|h|hpp):\d+:\d+: (?:fatal )?error: ", re.MULTILINE),
+     "gcc|cc|g++|clang|clang++"),
 )
 _NOT_FOUND = re.compile(r"(?:^|\s)(?:bash: |zsh: |sh: )?(?:line \d+: )?([\w.\-/]+): (?:command not found|not found)", re.MULTILINE)
 
 
+def split_command(command: str) -> list[tuple[str, str]]:
+    """(sub-command, the separator after it) pairs of a shell command line, split at ``&&``,
+    ``||``, ``;``, pipes and newlines outside quotes; a here-document's body stays with its command."""
+    out: list[tuple[str, str]] = []
+    buf: list[str] = []
+    quote = ""
+    i, n = 0, len(command)
+    heredoc = ""
+    while i < n:
+        c = command[i]
+        if heredoc:
+            end = command.find("\n" + heredoc, i - 1)
+            if end < 0:
+                buf.append(command[i:])
+                break
+            stop = end + 1 + len(heredoc)
+            buf.append(command[i:stop])
+            i, heredoc = stop, ""
+            continue
+        if quote:
+            buf.append(c)
+            if c == "\\" and quote == '"' and i + 1 < n:
+                buf.append(command[i + 1])
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+            i += 1
+            continue
+        if c in "'\"":
+            quote = c
+            buf.append(c)
+            i += 1
+            continue
+        if c == "\\" and i + 1 < n:
+            buf.append(command[i:i + 2])
+            i += 2
+            continue
+        if command.startswith("<<", i) and not command.startswith("<<<", i):
+            found = re.match(r"<<-?\s*(['\"]?)([A-Za-z_][\w]*)\1", command[i:])
+            if found:
+                heredoc = found.group(2)
+                buf.append(found.group(0))
+                i += len(found.group(0))
+                continue
+        sep = next((s for s in ("&&", "||", ";", "\n", "|") if command.startswith(s, i)), "")
+        if sep:
+            seg = "".join(buf).strip()
+            if seg:
+                out.append((seg, sep))
+            elif out:
+                out[-1] = (out[-1][0], sep)
+            buf = []
+            i += len(sep)
+            continue
+        buf.append(c)
+        i += 1
+    seg = "".join(buf).strip()
+    if seg:
+        out.append((seg, ""))
+    return out
+
+
+# "mkdir: cannot create directory '~/.claude': File exists": a program naming itself at a line's start.
+_PROGRAM_SAYS = re.compile(r"^([a-z][\w.\-]*): (?=\S)(?!\s*\d)", re.MULTILINE)
+# "/bin/bash: line 1: cd: build: No such file or directory": the shell names the program that failed.
+_SHELL_SAYS = re.compile(r"^(?:/\S*/)?(?:ba|z)?sh: (?:line \d+: )?([\w.\-/]+): ", re.MULTILINE)
+
+
 def segments(command: str) -> list[str]:
-    """The sub-commands of a shell command line (split at ``&&``, ``||``, ``;``, pipes, newlines).
-    Quoting is not parsed: a separator inside quotes splits too, which errs toward more pieces."""
-    return [s.strip() for s in _SPLIT.split(command) if s.strip()]
+    """The sub-commands of a shell command line (`split_command` without the separators)."""
+    return [seg for seg, _ in split_command(command)]
 
 
 def program_of(segment: str) -> str:
@@ -218,6 +335,15 @@ def attribute(command: str, output: str) -> str:
     parts = segments(command)
     if len(parts) <= 1:
         return command.strip()
+    for said in _PROGRAM_SAYS.finditer(output):  # "mkdir: cannot create directory …"
+        for part in parts:
+            if program_of(part) == said.group(1):
+                return part
+    named = _SHELL_SAYS.search(output)
+    if named:
+        for part in parts:
+            if program_of(part) == named.group(1).rsplit("/", 1)[-1]:
+                return part
     missing = _NOT_FOUND.search(output)
     if missing:
         name = missing.group(1).rsplit("/", 1)[-1]
@@ -228,10 +354,101 @@ def attribute(command: str, output: str) -> str:
         if not sign.search(output):
             continue
         program, _, sub = who.partition(" ")
+        programs = set(program.split("|"))
         for part in parts:
             words = part.split()
-            if program_of(part) == program or (program == "pytest" and "pytest" in words[:4]):
+            if program_of(part) in programs or (program == "pytest" and "pytest" in words[:4]):
                 if not sub or sub in words[1:3]:
                     return part
     real = [p for p in parts if program_of(p) not in _PLUMBING]
     return real[-1] if real else parts[-1]
+
+
+# --------------------------------------------------------------------------------------------
+# Not every non-zero exit is a failure
+
+# The harness refused the call, the person declined or interrupted it, a hook blocked it, or it
+# was cancelled because a sibling call failed: nothing the agent's step did failed.
+_NOT_RUN = re.compile(
+    r"requires approval|has been denied|doesn.t want to (?:proceed|take this action)|tool use was rejected"
+    r"|Request interrupted by user|Interrupted by user|\[Request interrupted|interrupted by user for tool use"
+    r"|\bAbortError\b|The operation was aborted|Tool permission request failed|Cancelled: parallel tool call|Sibling tool call errored"
+    r"|(?:PreToolUse|PostToolUse|UserPromptSubmit)\S* hook (?:error|blocked)|blocked by (?:a |the )?hook"
+    r"|Bash command blocked|denied by policy|not allowed in plan mode|You are in Plan Mode"
+    r"|Permission to use \S+ (?:has been|was) denied|user (?:rejected|declined|denied)",
+    re.IGNORECASE | re.MULTILINE)
+# Commands whose non-zero exit is their answer ("no match", "not there").
+PROBES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "which", "whereis", "test", "[", "[[", "diff", "cmp",
+                    "ls", "find", "pgrep", "stat", "file", "type", "cat", "head", "tail", "readlink", "realpath",
+                    "test-path", "get-command", "where", "command"})
+_PROBE_ANSWER = re.compile(
+    r"^(?:(?:Error:\s*)?Exit code -?\d+|Error|"
+    r"(?:\S+:\s+)*(?:cannot access|can't access|no such file or directory|not found|no matches found|"
+    r"does not exist|no \S+ in \(|file not found)\b.*|.*: (?:No such file or directory|not found)|"
+    r"\S+ not found|no matches found: .*|Binary files? \S+ (?:and \S+ )?differ|[<>] .*|---|\d+[acd]\d+.*|)$",
+    re.IGNORECASE)
+_READ_MISSING = re.compile(r"^(?:<tool_use_error>)?File does not exist\b", re.IGNORECASE)
+
+
+# What a look answers when there is nothing to see: no repository, no commits, no such path, no
+# server listening yet (a probe of a local port).
+_LOOK_ANSWER = re.compile(
+    r"not a git repository|does not have any commits yet|Cannot find path .* because it does not exist"
+    r"|No such file or directory|cannot access|does not exist|not found",
+    re.IGNORECASE)
+_LOOKS = frozenset({"git status", "git log", "git branch", "git remote", "git show", "git diff", "git rev-parse",
+                    "git describe", "git tag", "get-content", "get-childitem", "get-item", "cat", "head", "tail",
+                    "ls", "stat", "find", "tree", "du", "file"})
+_LOCAL_PROBE = re.compile(r"\bcurl\b.*\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)\b")
+_NO_SERVER = re.compile(r"Failed to connect|Connection refused|Couldn't connect to server", re.IGNORECASE)
+
+
+def _is_look(part: str) -> bool:
+    head = command_head("bash", part)
+    return head in _LOOKS or head.split()[0] in _LOOKS
+
+
+def is_probe(command: str, output: str) -> bool:
+    """A probing command (grep, which, test, ls of a missing path, `git log` outside a repository,
+    `curl` of a local server not up yet…) whose failure says only "no" — not found, no match, a
+    diff, nothing there — and nothing else."""
+    parts = segments(command)
+    if not parts:
+        return False
+    if _is_look(parts[-1]) and _LOOK_ANSWER.search(output[:600]) and len(_lines(output)) <= 12:
+        return True
+    if _LOCAL_PROBE.search(parts[-1]) and _NO_SERVER.search(output):
+        return True
+    words = parts[-1].split()
+    program = program_of(parts[-1])
+    if program == "command" and "-v" in words or program == "git" and words[1:2] in (["diff"], ["rev-parse"], ["ls-files"]):
+        pass
+    elif program not in PROBES:
+        return False
+    return all(_PROBE_ANSWER.match(line) for line in _lines(output) if line)
+
+
+def not_a_failure(tool: str, command: str, output: str, failure: str) -> str:
+    """Why a tool call that returned an error is no failure of the agent's step, or "".
+
+    Refused or interrupted calls and cascades ("not run"), probes that answered no ("probe"),
+    and outputs with nothing to say what failed ("bare"): kept in the archive, no lesson."""
+    head = output[:2000]
+    if _NOT_RUN.search(head):
+        return "not run"
+    if tool.lower() == "read" and _READ_MISSING.match(output.strip()):
+        return "probe"
+    if tool.lower() in _SHELLS and is_probe(command, output):
+        return "probe"
+    if is_bare(failure):
+        return "bare"
+    return ""
+
+
+def is_bare(line: str) -> bool:
+    """A failure line with nothing to say what failed: empty, an exit code, a bare marker."""
+    line = line.strip()
+    return not line or bool(_EXIT.fullmatch(line) or _BARE_MARKER.match(line)) or not re.search(r"[A-Za-z]{2}", line)
+
+
+_SHELLS = frozenset({"bash", "shell", "sh", "run_command", "terminal", "exec", "run_shell_command", "shell_command"})

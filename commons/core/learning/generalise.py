@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from pathlib import Path
 
 _BRANCH = re.compile(
     r"""(?x)
@@ -47,25 +48,48 @@ _COUNT = re.compile(r"\b\d+(?=\s+(?:files?|tests?|errors?|failures?|failed|passe
 _HEX = re.compile(r"\b[0-9a-f]{12,}\b")
 
 
+def _common_words() -> frozenset[str]:
+    text = (Path(__file__).with_name("common_words.txt")).read_text(encoding="utf-8")
+    return frozenset(w for line in text.splitlines() if not line.startswith("#") for w in line.split())
+
+
+COMMON_WORDS = _common_words()
+# Folders that hold projects rather than being one: their names never stand for a project.
+_CONTAINERS = frozenset({"src", "home", "users", "work", "code", "repos", "projects", "tmp", "wt", "desktop",
+                         "documents", "downloads", "dev", "git", "github", "workspace", "workspaces", "sites"})
+
+
+def is_distinctive_name(name: str) -> bool:
+    """A name (or a part of one) that can only be the project's: not a common word, not a number."""
+    low = name.lower()
+    return len(low) >= 3 and low not in COMMON_WORDS and low not in _CONTAINERS and not low.isdigit()
+
+
 def project_aliases(project_paths: Iterable[str]) -> tuple[str, ...]:
-    """Every name the projects at ``project_paths`` go by, longest first: the folder names of the
-    path's last two parts, their parts split at ``-``/``_`` when a part is long enough to be a
-    name, and module-case forms split at capitals (``SpotterWeb`` → ``spotter``)."""
+    """Every name the projects at ``project_paths`` go by, longest first: the project folder's
+    name (and its parent's when the folder is a worktree or a part named like the parent,
+    ``spotter/spotter-gqc``, or a generic part such as ``backend``), its parts split at
+    ``-``/``_``/``.`` and module-case forms split at capitals (``SpotterWeb`` → ``spotter``).
+
+    Only distinctive names (`_distinctive`): a part that is a common word ("Code", "Windows",
+    "power", "user", "impact") is never taken for the project's name."""
     names: set[str] = set()
     for path in project_paths:
         parts = [p for p in path.replace("\\", "/").rstrip("/").split("/") if p]
-        for part in parts[-2:]:
-            if part.lower() in {"src", "home", "users", "work", "code", "repos", "projects", "tmp", "wt"}:
+        if not parts:
+            continue
+        chosen = [parts[-1]]
+        if len(parts) >= 2 and (not is_distinctive_name(parts[-1]) or parts[-1].lower().startswith(parts[-2].lower())):
+            chosen.append(parts[-2])
+        for part in chosen:
+            if part.lower() in _CONTAINERS:
                 continue
-            names.add(part)
-            for piece in re.split(r"[-_.]", part):
-                if len(piece) >= 4:
+            if is_distinctive_name(part):
+                names.add(part)
+            for piece in re.split(r"[-_.]", part) + re.findall(r"[A-Z][a-z0-9]+", part):
+                if len(piece) >= 4 and is_distinctive_name(piece):
                     names.add(piece)
-    for name in list(names):
-        for piece in re.findall(r"[A-Z][a-z0-9]+", name):
-            if len(piece) >= 4:
-                names.add(piece)
-    return tuple(sorted({n for n in names if len(n) >= 3}, key=lambda n: (-len(n), n)))
+    return tuple(sorted(names, key=lambda n: (-len(n), n)))
 
 
 # Hosts every user of a tool meets (forges, package registries): naming them is not particular,
@@ -77,6 +101,8 @@ _PUBLIC_HOSTS = frozenset({
     "ghcr.io", "quay.io", "proxy.golang.org", "sum.golang.org", "pkg.go.dev", "rubygems.org", "hex.pm",
     "repo.hex.pm", "repo.maven.apache.org", "repo1.maven.org", "api.nuget.org", "packagist.org",
     "deb.debian.org", "archive.ubuntu.com", "objects.githubusercontent.com", "raw.githubusercontent.com",
+    # Go module paths name packages, the same for everyone.
+    "golang.org", "google.golang.org", "gopkg.in", "go.uber.org", "k8s.io", "sigs.k8s.io", "go.etcd.io",
 })  # fmt: skip
 # A dotted quad right after one of these is a version ("Version 1.2.3.4", "pkg==1.2.3.4"), not an address.
 _VERSION_BEFORE = re.compile(r"(?:\bversion|\bv|==|>=|<=|~=|@|\bbuild)\s*$", re.IGNORECASE)
@@ -122,8 +148,15 @@ def generalise(text: str, project_names: Iterable[str] = ()) -> str:
     return out
 
 
+# The system's own folders are the same on every machine of a kind: "/usr/lib/python3/dist-packages"
+# says something about the platform, nothing about the person.
+_SYSTEM_PATH = re.compile(r"^/(?:usr|etc|opt|bin|sbin|lib|lib64|var/lib|proc|sys|dev)(?:/|$)")
+
+
 def _path(m: re.Match[str]) -> str:
     value = m.group(0)
+    if _SYSTEM_PATH.match(value) and not re.search(r"/(?:home|Users)/", value):
+        return value
     name = value.rstrip("/").rsplit("/", 1)[-1]
     if name.lower() in _KEEP_FILES or value.lower() in _KEEP_LIBRARIES:  # named the same everywhere
         return name

@@ -28,7 +28,7 @@ import numpy as np
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
 from commons.core.learning.generalise import generalise
 from commons.core.learning.failure import segments
-from commons.core.learning.resolution import Relation, Resolution, changes_something
+from commons.core.learning.evidence import Evidence, Resolution, changes_something, is_proven
 from commons.core.policy import SafetyError, check_observation, contains_injection, strip_injections
 from commons.core.policy import cut, scrub
 from commons.core.records import SECONDS_PER_DAY, LessonKind, Scope
@@ -43,6 +43,30 @@ WriteText = Callable[[Sequence[Surprise]], str]
 class LessonStatus(enum.Enum):
     ACTIVE = "active"
     ARCHIVED = "archived"  # strength fell below the floor; kept, but no longer recalled or rendered
+
+
+@dataclass(frozen=True)
+class LessonFix:
+    """The fix an error lesson names, and the evidence for it (`commons.core.learning.evidence`).
+
+    ``step`` is the step as the lesson names it (generalised); ``said`` the words the lesson's text
+    gives it; ``sessions`` how many sessions proved it; ``confidence`` the surest evidence's."""
+
+    step: str
+    evidence: Evidence
+    sessions: int
+    confidence: float
+    said: str
+
+    def to_json(self) -> dict[str, object]:
+        # Strings here are the step alone (and the words naming it): what verifies a lesson reads.
+        return {"step": self.step, "evidence": self.evidence.value, "sessions": self.sessions,
+                "confidence": round(self.confidence, 2), "text": self.said}
+
+    @classmethod
+    def from_json(cls, body: dict[str, object]) -> LessonFix:
+        return cls(str(body["step"]), Evidence(str(body["evidence"])), int(body["sessions"]),  # type: ignore[call-overload]
+                   float(body["confidence"]), str(body.get("text") or ""))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -64,6 +88,8 @@ class Lesson:
     created: float
     status: LessonStatus = LessonStatus.ACTIVE
     by_model: bool = False  # the text came from the caller's write_text hook
+    fix: LessonFix | None = None  # what the sessions proved fixed the failure; None: no fix seen
+    fix_refuted: tuple[str, ...] = ()  # steps a session took and then met the same failure again
 
     def strength_now(self, now: float, half_life_days: float) -> float:
         return decayed(self.strength, self.strength_at, now, half_life_days)
@@ -117,10 +143,9 @@ def _clean(text: str, limit: int = QUOTE_MAX) -> str:
 # What an error lesson says worked and its counts; the text without them is what names the lesson
 # (its id, and the store's "same normalised text" key, which a veto matches), so a lesson seen
 # once more, or whose fix shows in a later session, is still the same lesson.
-_SEEN_TAIL = re.compile(r"(?:; (?:no fix was seen|it (?:succeeded|passed)|the same command|its output named|`)[^\"]*?)?"
+_SEEN_TAIL = re.compile(r"(?:; (?:no fix was seen|it (?:succeeded|passed)|the same (?:command|call)|its output named|`)[^\"]*?)?"
                         r"(?: \((?:seen \d+ times|\d+ times in \d+ sessions?|\d+ of \d+ sessions|\d+ sessions?)\))?\.$")
 TEXT_MAX = 200  # one index line
-RESOLVED_MIN = 0.5  # confidence from which a resolution is named as what worked
 # Rules of the agent's own tools: true, but about the tool, not about the work.
 _TOOL_RULE = re.compile(r"has not been read yet|exceeds maximum allowed|file content .{0,40}exceeds|"
                         r"must (?:read|use) .{0,30} (?:first|before)|String to replace not found|"
@@ -144,7 +169,7 @@ def is_tool_rule(ep: ErrorEpisode) -> bool:
 
 
 def is_resolved(ep: ErrorEpisode) -> bool:
-    return ep.resolution is not None and ep.resolution.confidence >= RESOLVED_MIN
+    return is_proven(ep.resolution)
 
 
 _INSTALLS = frozenset({"pip install", "uv add", "uv pip", "npm install", "npm i", "yarn add", "pnpm add",
@@ -163,18 +188,63 @@ def _same_package(command: str, failed: str) -> str:
                     and i >= 2 else w for i, w in enumerate(command.split()))
 
 
-def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> str:
-    """What worked, in the past tense, with what is particular generalised."""
-    command = _clean(generalise(_same_package(res.command, failed), names), 70)
-    if res.relation is Relation.REREAD:
-        return "it succeeded after a Read of the file"
-    if res.relation is Relation.NAMED:
-        return f"its output named `{command}` as the fix"
-    if res.relation is Relation.RERUN:
-        if res.steps:
-            return f"it passed after `{_clean(generalise(res.steps[-1], names), 70)}`"
-        return "the same command passed when run again"
-    return f"`{command}` succeeded after it"
+def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tuple[str, str]:
+    """(the step, generalised; what worked, in the past tense) for a proven fix."""
+    step = _clean(generalise(_same_package(res.command, failed), names), 70)
+    tool, _, rest = res.command.partition(" ")
+    if tool.lower() in _FILE_TOOLS and tool.lower() == res.tool.lower():
+        # A file tool's target is a path, whatever it holds (spaces, an address): the step is the
+        # tool, and what the retry changed (an offset, replace_all).
+        path, _, detail = rest.partition(": ")
+        shown = generalise(path, names) if path and " " not in path.strip() else "<path>"
+        step = _clean(f"{tool} {shown}" + (f": {generalise(detail, names)}" if detail else ""), 70)
+    elif res.evidence is Evidence.RETRY_CHANGED and not tool.lower() in SHELL_TOOLS and ": " in rest \
+            and tool.lower() not in _FILE_TOOLS:
+        # An agent or MCP tool retried with other arguments: those are the step, not its prose.
+        step = _clean(f"{tool} with {generalise(rest.rpartition(': ')[2], names)}", 70)
+    if res.evidence is Evidence.READ_BEFORE:
+        return "Read <path>", "it succeeded after a Read of the file"
+    if res.evidence is Evidence.CHANGED_BEFORE:
+        return step, f"it passed after `{step}`"
+    if res.evidence is Evidence.RERUN:
+        return step, "the same call passed when run again unchanged (transient)"
+    return step, f"`{step}` succeeded after it"
+
+
+# A fix must be proven in this share of the sessions that met the failure and tried it again.
+TRANSIENT_MIN_SESSIONS = 2  # a transient re-run is named only when several sessions show it
+
+
+def choose_fix(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> tuple[LessonFix | None, tuple[str, ...]]:
+    """(the fix the episodes prove, steps refuted): the step proven in most sessions, less those
+    where it was taken and the same failure came again; ``None`` when none is proven."""
+    proven: dict[str, set[str]] = {}
+    said: dict[str, str] = {}
+    rank: dict[str, tuple[float, float]] = {}  # step -> (best confidence, minus first time seen)
+    kinds: dict[str, Evidence] = {}
+    refuted: dict[str, set[str]] = {}
+    for e in sorted(errors, key=lambda e: e.at):
+        res = e.resolution
+        if res is None:
+            continue
+        for step in res.refuted:
+            key = _clean(generalise(_same_package(step, e.failed), names), 70)
+            refuted.setdefault(key, set()).add(e.session)
+        if not is_proven(res) and res.evidence is not Evidence.RERUN:
+            continue
+        step, phrase = _fix_phrase(res, names, e.failed)
+        proven.setdefault(step, set()).add(e.session)
+        said.setdefault(step, phrase)
+        confidence, first = rank.get(step, (0.0, -e.at))
+        rank[step] = (max(confidence, res.confidence), first)
+        kinds.setdefault(step, res.evidence)
+    net = {step: len(sessions - refuted.get(step, set())) for step, sessions in proven.items()}
+    named = [s for s in proven if net[s] > 0 and (kinds[s] is not Evidence.RERUN or net[s] >= TRANSIENT_MIN_SESSIONS)]
+    wrong = tuple(sorted(s for s in refuted if s not in named or net.get(s, 0) <= 0))
+    if not named:
+        return None, wrong
+    best = max(named, key=lambda p: (net[p], kinds[p] is not Evidence.RERUN, *rank[p], p))
+    return LessonFix(best, kinds[best], net[best], rank[best][0], said[best]), tuple(s for s in wrong if s != best)
 
 
 def _sessions_tail(n_sessions: int, k: int | None) -> str:
@@ -202,20 +272,9 @@ def _error_text(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> str:
     # pytest's "FAILED <path>::<test> - " prefix names one test; the message after it is the pitfall.
     failure = _clean(generalise(_PYTEST_PREFIX.sub("", err.failure), names))
     sessions = {e.session for e in errors}
-    # The fix seen in most sessions (by its generalised phrase), and in how many.
-    fixes: dict[str, set[str]] = {}
-    rank: dict[str, tuple[float, float]] = {}  # phrase → (best confidence, minus first time seen)
-    for e in sorted(errors, key=lambda e: e.at):
-        if e.resolution is not None and (is_resolved(e) or e.resolution.relation is Relation.NAMED):
-            phrase = _fix_phrase(e.resolution, names, e.failed)
-            fixes.setdefault(phrase, set()).add(e.session)
-            confidence, first = rank.get(phrase, (0.0, -e.at))
-            rank[phrase] = (max(confidence, e.resolution.confidence), first)
-    shown = [p for p in fixes if not p.startswith("its output named")] or list(fixes)
-    if shown:
-        # Seen in most sessions; on a tie, the surer, then the one met first (not the alphabet's pick).
-        best = max(shown, key=lambda p: (len(fixes[p]), *rank[p], p))
-        suffix = f"; {best}{_sessions_tail(len(sessions), len(fixes[best]))}."
+    fix, _ = choose_fix(errors, names)
+    if fix is not None:
+        suffix = f"; {fix.said}{_sessions_tail(len(sessions), fix.sessions)}."
     else:
         count = f" ({len(errors)} times in {len(sessions)} session{'s' if len(sessions) != 1 else ''})" \
             if len(errors) > 1 else ""
@@ -303,6 +362,18 @@ def uncounted(text: str) -> str:
     return normalise(_SEEN_TAIL.sub(".", text.strip(), count=1))
 
 
+def tool_family(tool: str) -> str:
+    """The family of a tool for clustering: the shell, file edits, file reads, or the tool itself."""
+    low = tool.lower()
+    if low in SHELL_TOOLS or low in {"run_shell_command", "shell_command"}:
+        return "shell"
+    if low in {"edit", "multiedit", "write", "notebookedit", "replace", "write_file", "str_replace_based_edit_tool"}:
+        return "file edit"
+    if low in {"read", "read_file", "notebookread", "read_many_files"}:
+        return "file read"
+    return low
+
+
 def surprise_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
     """The text that stands for a surprise when surprises are compared and clustered: for an error
     the failed sub-command and failure line, generalised, so the same pitfall on two branches or
@@ -312,6 +383,23 @@ def surprise_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
     # A correction's second line is its situation (predictions.situation_line): the command the
     # agent ran when it has one, not the agent's prose.
     return generalise(f"{ep.said}\n{corrected_command(ep) or ep.preceding}".strip(), project_names)
+
+
+def cluster_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
+    """What surprises are clustered by. One pitfall, one lesson: an error by its failure and the
+    family of tool that met it, not by the command that happened to carry it (one fault met under
+    49 commands is one pitfall); a correction as `surprise_text`."""
+    if isinstance(ep, ErrorEpisode):
+        return generalise(f"{tool_family(ep.tool)}\n{_PYTEST_PREFIX.sub('', ep.failure)}".strip(), project_names)
+    return surprise_text(ep, project_names)
+
+
+def lesson_cluster_text(lesson: Lesson) -> str:
+    """`cluster_text` of a lesson's founding surprise, from what the lesson keeps of it."""
+    if lesson.kind is not LessonKind.ERROR or not lesson.gist:
+        return lesson.gist or lesson.text
+    tool = lesson.gist.split(None, 1)[0] if lesson.gist.strip() else ""
+    return f"{tool_family(tool)}\n{_PYTEST_PREFIX.sub('', lesson.outcome)}".strip()
 
 
 def lesson_text(kind: LessonKind, episodes: Sequence[Surprise],
@@ -401,9 +489,10 @@ def new_lesson(kind: LessonKind, episodes: Sequence[Surprise], now: float, *, st
         # published with it, carries the whole line.
         scope = Scope.LOCAL
     errors = [e for e in episodes if isinstance(e, ErrorEpisode)]
-    if kind is LessonKind.ERROR and (any(is_tool_rule(e) for e in errors) or not any(map(is_resolved, errors))):
-        # A rule of the agent's own tools, or a failure with no fix seen: kept for this node,
-        # never offered to the commons unless the owner re-scopes it.
+    fix, refuted = choose_fix(errors, project_names) if kind is LessonKind.ERROR else (None, ())
+    if kind is LessonKind.ERROR and (any(is_tool_rule(e) for e in errors) or not _sure(fix)):
+        # A rule of the agent's own tools, or a failure with no fix proven surely: kept for this
+        # node, never offered to the commons unless the owner re-scopes it.
         scope = Scope.LOCAL
     founder = _founder(kind, episodes)
     return Lesson(
@@ -415,8 +504,16 @@ def new_lesson(kind: LessonKind, episodes: Sequence[Surprise], now: float, *, st
         episodes=tuple(e.uid for e in episodes),
         provenance=tuple(hash_episode(e.uid) for e in episodes),
         strength=strength, strength_at=now, touched=now, seen=len(episodes), created=now,
-        by_model=by_model,
+        by_model=by_model, fix=fix, fix_refuted=refuted,
     )
+
+
+SHARED_MIN_CONFIDENCE = 0.8  # a fix one session proved less surely than this keeps its lesson local
+
+
+def _sure(fix: LessonFix | None) -> bool:
+    return fix is not None and fix.evidence is not Evidence.RERUN and (
+        fix.sessions >= 2 or fix.confidence >= SHARED_MIN_CONFIDENCE)
 
 
 def absorb(lesson: Lesson, episodes: Sequence[Surprise], now: float, gain_each: float,
@@ -430,15 +527,18 @@ def absorb(lesson: Lesson, episodes: Sequence[Surprise], now: float, gain_each: 
     """
     grown = adjust(lesson, gain_each * len(episodes), now, half_life_days, touch=True)
     seen = lesson.seen + len(episodes)
-    text = lesson.text
+    text, fix, refuted = lesson.text, lesson.fix, lesson.fix_refuted
+    everything = sorted({e.uid: e for e in (*known, *episodes)}.values(), key=lambda e: (e.at, e.uid))
+    wanted = ErrorEpisode if lesson.kind is LessonKind.ERROR else CorrectionEpisode
+    rebuilt = bool(known) and any(isinstance(e, wanted) for e in everything)
+    if rebuilt and lesson.kind is LessonKind.ERROR:
+        fix, refuted = choose_fix([e for e in everything if isinstance(e, ErrorEpisode)], project_names)
     if not lesson.by_model:
-        everything = sorted({e.uid: e for e in (*known, *episodes)}.values(), key=lambda e: (e.at, e.uid))
-        wanted = ErrorEpisode if lesson.kind is LessonKind.ERROR else CorrectionEpisode
-        if known and any(isinstance(e, wanted) for e in everything):
+        if rebuilt:
             text = deterministic_text(lesson.kind, everything, project_names)
         else:
             text = _SEEN_TAIL.sub(f"{_seen(seen)}.", lesson.text, count=1)
-    return replace(grown, text=scrub(text), seen=seen,
+    return replace(grown, text=scrub(text), seen=seen, fix=fix, fix_refuted=refuted,
                    episodes=lesson.episodes + tuple(e.uid for e in episodes),
                    provenance=lesson.provenance + tuple(hash_episode(e.uid) for e in episodes))
 
@@ -459,7 +559,7 @@ def lesson_detail(episodes: Sequence[Surprise], project_names: Sequence[str] = (
         if isinstance(ep, ErrorEpisode):
             line = f"`{_clean(generalise(ep.failed, project_names), 120)}` failed with \"{_clean(generalise(ep.failure, project_names), 160)}\""
             if is_resolved(ep):
-                line += f"; `{_clean(generalise(ep.resolution.command, project_names), 120)}` worked after it ({ep.resolution.relation.value})"
+                line += f"; `{_clean(generalise(ep.resolution.command, project_names), 120)}` worked after it ({ep.resolution.evidence.value})"
             else:
                 line += "; no fix was seen"
         else:

@@ -34,6 +34,7 @@ embedded once and compared by matrix products (``tests/benchmarks/bench_sleep.py
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -42,8 +43,8 @@ import numpy as np
 from commons.core.embedding import DIM, embed_many
 from commons.core.learning.episode import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode
 from commons.core.learning.lessons import (Lesson, LessonKind, LessonStatus, Surprise, WriteText, absorb, adjust,
-                      decayed, head_of, new_lesson, surprise_text, uncounted)
-from commons.core.learning.resolution import fixed_by_setup
+                      cluster_text, decayed, head_of, lesson_cluster_text, new_lesson, uncounted)
+from commons.core.learning.evidence import Evidence, fixed_by_setup
 from commons.core.learning.predictions import (Prediction, PredictionStatus, make_prediction, too_generic, verify)
 
 
@@ -251,14 +252,14 @@ def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, param
     if not pending:
         return []
     events: list[Event] = []
-    vecs = embed_many([surprise_text(e, project_names) for e in pending])
+    vecs = embed_many([cluster_text(e, project_names) for e in pending])
     by_uid = {e.uid: e for e in live if isinstance(e, ErrorEpisode | CorrectionEpisode)}
     active = [lesson for lesson in lessons.values() if lesson.status is LessonStatus.ACTIVE]
     joined: dict[str, list[Surprise]] = {}
     rest = np.arange(len(pending))
     is_error = np.array([isinstance(e, ErrorEpisode) for e in pending], dtype=bool)
     if active:
-        sims = vecs @ embed_many([lesson.gist or lesson.text for lesson in active]).T
+        sims = vecs @ embed_many([lesson_cluster_text(lesson) for lesson in active]).T
         # An error joins error lessons and a correction correction lessons: an error lesson says
         # what worked after the failure, which a correction's text (the person's claim) would lose.
         other_kind = np.array([lesson.kind is (LessonKind.CORRECTION) for lesson in active], dtype=bool)
@@ -308,7 +309,9 @@ def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, param
 # does not pass yet, a file that does not compile yet.
 _WORK_COMMANDS = frozenset({"pytest", "mix test", "mix compile", "cargo build", "cargo test", "cargo check",
                             "npm test", "go build", "go test", "tsc", "jest", "vitest",
-                            "mix credo", "mix dialyzer", "mypy", "pyright", "ruff check"})
+                            "mix credo", "mix dialyzer", "mypy", "pyright", "ruff check", "make", "gcc", "g++",
+                            "cc", "clang", "cmake", "javac", "swift build", "swiftc", "dotnet build", "go vet",
+                            "npm run", "next build", "mvn compile", "gradle build"})
 
 
 def work_in_progress(errors: Sequence[Surprise]) -> bool:
@@ -319,9 +322,30 @@ def work_in_progress(errors: Sequence[Surprise]) -> bool:
     errs = [e for e in errors if isinstance(e, ErrorEpisode)]
     if not errs or len({e.session for e in errs}) > 1:
         return False
-    return all(head_of(e) in _WORK_COMMANDS and (e.resolution is None or e.resolution.relation.value in
-                                                  {"rerun", "named"} and not fixed_by_setup(e.resolution))
-               for e in errs)
+    return all(_is_work(head_of(e)) and (e.resolution is None or not fixed_by_setup(e.resolution) and (
+        e.resolution.evidence in {Evidence.RERUN, Evidence.CHANGED_BEFORE}
+        # a test run again another way (a runner, a flag) after the code changed is still the work
+        or e.resolution.evidence is Evidence.RETRY_CHANGED and any(w in _TEST_COMMANDS for w in head_of(e).split())))
+        for e in errs)
+
+
+_TEST_COMMANDS = frozenset({"pytest", "mix test", "cargo test", "npm test", "go test", "jest", "vitest"})
+
+
+_BUILDS = frozenset({"make", "gcc", "g++", "cc", "clang", "clang++", "cmake", "javac", "tsc", "ninja"})
+_RUNS_CODE = frozenset({"python", "python3", "node", "ruby", "perl", "bash", "sh", "zsh", "deno", "bun", "php"})
+
+
+def _is_work(head: str) -> bool:
+    """A test, compile or lint run, however it was started (``python pytest``, ``npx vitest run``),
+    or a run of the project's own code: a script (``python x.py``, ``./build.sh``, ``node -e``)
+    whose failure, in one session, is the code being written, not a pitfall of a tool."""
+    words = [re.sub(r"\.(?:cmd|exe|bat)$", "", w) for w in head.split()]  # npm.cmd on Windows is npm
+    if not words:
+        return False
+    head, program = " ".join(words), words[0]
+    return (head in _WORK_COMMANDS or program in _BUILDS or words[-1] in _WORK_COMMANDS or program in {"vitest", "jest"}
+            or program in _RUNS_CODE or program.endswith((".sh", ".py", ".js", ".ts", ".rb")))
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,234 @@
+"""Do the lessons say what really fixed the failure? Figures from labelled sets of real transcripts.
+
+    python -m commons.ingest.lessons_bench [--json] [--sets DIR ...] [--held-out NAME ...]
+    make lessons-report                      # the same, every set found
+
+Every labelled set found (a folder with ``home/``, ``schedule.json`` and ``labels.json``, in the
+lessons-bench format) is replayed through this checkout's ``commons`` by the scorer,
+``../shared/lessons-bench/score.py`` (it runs ``ingest`` day by day and ``sleep`` night by night,
+then classifies every lesson against the labels written by reading the transcripts). The figures,
+per set and pooled over the sets that are not held out:
+
+- **fix precision**: lessons naming the fix that really worked / lessons naming any fix;
+- **wrong-fix share** and **noise share** of error lessons (noise: refusals, probes, banners,
+  work in progress, nothing labelled);
+- **fix recall**: recurring pitfalls with a fix that got a lesson naming it; **pitfall coverage**;
+- **correction precision / recall**;
+- **failure-line informativeness**, from a set's ``failure_lines.json``: of the labelled failing
+  calls, the share whose error episode's failure line matches what the labeller says failed (a
+  call made into no episode counts as a miss); and of the calls labelled no failure (refusals,
+  probes), the share kept out of the error episodes.
+
+Where the sets are: ``LESSONS_SETS`` (folders separated by ``:``), else ``shared/lessons-bench/sets``
+and ``sets`` beside the repository (or beside the main checkout of a worktree). A set named in
+``LESSONS_HELD_OUT`` (default: ``promptgrimoire`` and ``b-sword-claude``, the sets their labellers kept out of every tuning)
+is reported apart and never pooled. The labels of our own sets are kept in ``docs/lessons-sets/``
+(without the transcripts, which their licences do not let us copy) so a set can be rebuilt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from commons.core.learning import ErrorEpisode
+from commons.ingest.lessons_report import read_all, transcripts
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_HELD_OUT = ("promptgrimoire", "b-sword-claude")  # /work/sets/README.md: kept out of all tuning
+CLASSES = ("correct", "wrong", "honest-none", "missed-fix", "noise")
+
+
+def _bases() -> list[Path]:
+    """The folders beside this checkout, and beside the main checkout when this is a worktree."""
+    bases = [ROOT.parent]
+    try:
+        common = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--git-common-dir"], capture_output=True,
+                                text=True, timeout=10).stdout.strip()
+        if common:
+            main = (ROOT / common).resolve().parent
+            bases.append(main.parent)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return list(dict.fromkeys(bases))
+
+
+def set_roots(environ: dict[str, str] | None = None) -> list[Path]:
+    environ = dict(os.environ if environ is None else environ)
+    if environ.get("LESSONS_SETS"):
+        return [Path(p) for p in environ["LESSONS_SETS"].split(":") if p]
+    roots = []
+    for base in _bases():
+        roots += [base / "shared" / "lessons-bench" / "sets", base / "sets"]
+    return [r for r in dict.fromkeys(roots) if r.is_dir()]
+
+
+def find_sets(roots: Sequence[Path]) -> list[Path]:
+    found = []
+    for root in roots:
+        for folder in sorted(root.iterdir()):
+            if (folder / "labels.json").is_file() and (folder / "schedule.json").is_file() and (folder / "home").is_dir():
+                found.append(folder)
+    return found
+
+
+def scorer(roots: Sequence[Path]) -> Path:
+    for base in _bases():
+        candidate = base / "shared" / "lessons-bench" / "score.py"
+        if candidate.is_file():
+            return candidate
+    raise SystemExit("lessons-bench: score.py not found in ../shared/lessons-bench/ (beside the repository)")
+
+
+def score(set_dir: Path, score_py: Path, commons: str, timeout: int = 3600) -> dict:
+    """The scorer's JSON for one set (``{"error": ...}`` when it could not run)."""
+    try:
+        out = subprocess.run([sys.executable, str(score_py), "--commons", commons, "--set", str(set_dir), "--json"],
+                             capture_output=True, text=True, timeout=timeout)
+        return json.loads(out.stdout)
+    except (OSError, subprocess.SubprocessError, json.JSONDecodeError) as error:
+        return {"error": f"{type(error).__name__}: {error}"}
+
+
+def failure_lines(set_dir: Path) -> dict[str, int]:
+    """Failure-line figures of a set from its ``failure_lines.json`` (empty when it has none)."""
+    file = set_dir / "failure_lines.json"
+    if not file.is_file():
+        return {}
+    labelled = json.loads(file.read_text(encoding="utf-8"))
+    errors = {e.uid: e for e in read_all(transcripts([set_dir / "home"])) if isinstance(e, ErrorEpisode)}
+    counts = {"failing": 0, "informative": 0, "not_failures": 0, "kept_out": 0}
+    for item in labelled:
+        episode = errors.get(str(item.get("tool_use_id")))
+        if item.get("is_failure"):
+            counts["failing"] += 1
+            try:
+                wanted = re.compile(str(item.get("what_failed") or "(?!)"), re.IGNORECASE)
+            except re.error:
+                continue
+            if episode is not None and wanted.search(episode.failure):
+                counts["informative"] += 1
+        else:
+            counts["not_failures"] += 1
+            counts["kept_out"] += episode is None
+    return counts
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return round(a / b, 4) if b else None
+
+
+def pooled(results: Sequence[dict]) -> dict:
+    """The figures over several sets' results, from their counts (not an average of shares)."""
+    counts = {c: 0 for c in CLASSES}
+    fixed = with_fix = covered = recurring = 0
+    corr = {"correct": 0, "all": 0, "labelled": 0, "found": 0}
+    lines = {"failing": 0, "informative": 0, "not_failures": 0, "kept_out": 0}
+    for r in results:
+        f = r.get("figures")
+        if not f:
+            continue
+        for c in CLASSES:
+            counts[c] += f["counts"][c]
+        fixed += len(f["recurring_fixed"])
+        with_fix += f["labelled"]["recurring_with_fix"]
+        covered += len(f["recurring_covered"])
+        recurring += f["labelled"]["recurring"]
+        corr["correct"] += f["correction_counts"]["correct"]
+        corr["all"] += f["corrections"]
+        corr["labelled"] += f["labelled"]["corrections"]
+        corr["found"] += round((f["correction_recall"] or 0) * f["labelled"]["corrections"])
+        for k in lines:
+            lines[k] += r.get("failure_lines", {}).get(k, 0)
+    n = sum(counts.values())
+    return {
+        "lessons": n, "counts": counts,
+        "fix_precision": _ratio(counts["correct"], counts["correct"] + counts["wrong"]),
+        "wrong_share": _ratio(counts["wrong"], n), "noise_share": _ratio(counts["noise"], n),
+        "fix_recall": _ratio(fixed, with_fix), "pitfall_coverage": _ratio(covered, recurring),
+        "correction_precision": _ratio(corr["correct"], corr["all"]),
+        "correction_recall": _ratio(corr["found"], corr["labelled"]),
+        "failure_lines_informative": _ratio(lines["informative"], lines["failing"]),
+        "not_failures_kept_out": _ratio(lines["kept_out"], lines["not_failures"]),
+        "failure_line_counts": lines,
+    }  # fmt: skip
+
+
+def run(sets: Sequence[Path], held_out: Sequence[str], commons: str, jobs: int = 2) -> dict:
+    score_py = scorer([s.parent for s in sets])
+
+    def one(set_dir: Path) -> dict:
+        result = score(set_dir, score_py, commons)
+        result["name"] = set_dir.name
+        result["failure_lines"] = failure_lines(set_dir)
+        result["held_out"] = set_dir.name in held_out
+        return result
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(one, sets))
+    per_set = {r["name"]: {**(pooled([r]) if r.get("figures") else {"error": r.get("error")}),
+                           "held_out": r["held_out"], "commons_failures": len(r.get("commons_failures", []))}
+               for r in results}
+    return {"sets": per_set,
+            "pooled": pooled([r for r in results if not r["held_out"]]),
+            "held_out": pooled([r for r in results if r["held_out"]]) if any(r["held_out"] for r in results) else None}
+
+
+def _pct(x: float | None) -> str:
+    return "  n/a" if x is None else f"{100 * x:4.0f}%"
+
+
+def format_table(report: dict) -> str:
+    cols = ("fix_precision", "wrong_share", "noise_share", "fix_recall", "pitfall_coverage",
+            "correction_precision", "correction_recall", "failure_lines_informative")
+    heads = ("fix prec", "wrong", "noise", "recall", "cover", "corr p", "corr r", "lines")
+    lines = [f"{'set':<26}{'lessons':>8}" + "".join(f"{h:>9}" for h in heads)]
+
+    def row(name: str, f: dict) -> str:
+        if "error" in f:
+            return f"{name:<26} error: {f['error']}"
+        return f"{name:<26}{f['lessons']:>8}" + "".join(f"{_pct(f[c]):>9}" for c in cols)
+
+    for name, f in report["sets"].items():
+        lines.append(row(name + (" (held out)" if f.get("held_out") else ""), f))
+    lines.append(row("POOLED (not held out)", report["pooled"]))
+    if report["held_out"]:
+        lines.append(row("HELD OUT", report["held_out"]))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m commons.ingest.lessons_bench",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--sets", nargs="*", type=Path, help="set folders or folders of sets (default: LESSONS_SETS "
+                                                               "or the sets beside the repository)")
+    parser.add_argument("--held-out", nargs="*", default=None, help="set names reported apart (default: "
+                                                                    "LESSONS_HELD_OUT or promptgrimoire, b-sword-claude)")
+    parser.add_argument("--commons", default=str(Path(sys.executable).with_name("commons")),
+                        help="the commons command to replay with (default: this environment's)")
+    parser.add_argument("--jobs", type=int, default=2, help="sets replayed at once (default 2)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    held = args.held_out if args.held_out is not None else (
+        os.environ["LESSONS_HELD_OUT"].split(":") if os.environ.get("LESSONS_HELD_OUT") else list(DEFAULT_HELD_OUT))
+    if args.sets:
+        sets = [s for p in args.sets for s in ([p] if (p / "labels.json").is_file() else find_sets([p]))]
+    else:
+        sets = find_sets(set_roots())
+    if not sets:
+        print("lessons-bench: no labelled sets found (set LESSONS_SETS)", file=sys.stderr)
+        return 2
+    report = run(sets, held, args.commons, args.jobs)
+    print(json.dumps(report, indent=1) if args.json else format_table(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
