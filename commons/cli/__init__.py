@@ -1,7 +1,11 @@
 """The `commons` command line.
 
 Each concept keeps its subcommands in a module of this package with a ``register(subparsers)``
-function; ``COMMAND_MODULES`` lists them in the order `commons --help` shows them. A handler takes
+function; ``COMMAND_MODULES`` lists them, with the commands each registers, in the order `commons
+--help` shows them. A command line imports only the module of the command it names (all of them
+for `commons --help`, none for `commons --version`): a command pays for nothing it does not use.
+`commons mcp` is not run from here but by :mod:`commons.launch`, which picks the face (this
+command line or the MCP server) before either is imported. A handler takes
 ``(ctx, args)``, may be async, and returns an exit code (None is 0). Errors map to exit codes in
 one place (:func:`main`): 0 success, 1 failure, 2 usage error; one clear line on stderr, the
 traceback only with ``-v``.
@@ -11,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import inspect
 import sys
 import traceback
 from collections.abc import Sequence
@@ -19,23 +22,52 @@ from collections.abc import Sequence
 from commons import __version__
 from commons.cli.context import Context
 from commons.errors import CommonsError, UsageError, explain_os_error
-from commons.runtime import run
 
 
-COMMAND_MODULES = (
-    "commons.cli.identity",  # init, id, config
-    "commons.cli.ingest",  # ingest, archive, episodes
-    "commons.cli.rebuild",  # rebuild
-    "commons.cli.organism",  # sleep, report, recall, mcp
-    "commons.cli.lessons",  # lessons, forget, render
-    "commons.cli.review",  # why, vouch, revoke, revocations
-    "commons.cli.daemon",  # daemon, status, peers, publish, service
-    "commons.cli.records",  # export, import
-    "commons.cli.store",  # store check
-    "commons.cli.demo",
-    "commons.cli.setup",  # setup claude-code
-    "commons.cli.hook",  # hook session-end
-)
+# Each module, with the commands its ``register`` adds (tests/test_cli.py holds the table true).
+COMMAND_MODULES = {
+    "commons.cli.identity": ("init", "id", "config"),
+    "commons.cli.ingest": ("ingest", "archive", "episodes"),
+    "commons.cli.rebuild": ("rebuild",),
+    "commons.cli.organism": ("sleep", "report", "recall"),
+    "commons.cli.mcp": ("mcp",),
+    "commons.cli.lessons": ("lessons", "forget", "render"),
+    "commons.cli.review": ("why", "vouch", "revoke", "revocations"),
+    "commons.cli.daemon": ("daemon", "status", "peers", "publish", "service"),
+    "commons.cli.records": ("export", "import"),
+    "commons.cli.store": ("store",),
+    "commons.cli.demo": ("demo",),
+    "commons.cli.setup": ("setup",),
+    "commons.cli.hook": ("hook",),
+}
+GLOBAL_WITH_VALUE = ("--at",)  # the global options that take a value (the word after them is no command)
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names (its first word that is not a global option), or None."""
+    words = iter(argv)
+    for word in words:
+        if word in GLOBAL_WITH_VALUE:
+            next(words, None)
+        elif word == "--":
+            return next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def modules_for(argv: Sequence[str] | None) -> tuple[str, ...]:
+    """The command modules a command line needs: its command's, none for a bare --version, else all
+    (`commons --help`, or a word that is no command, which argparse then names with the choices)."""
+    if argv is None:
+        return tuple(COMMAND_MODULES)
+    command = command_of(argv)
+    owner = [module for module, commands in COMMAND_MODULES.items() if command in commands]
+    if owner:
+        return tuple(owner)
+    if command is None and "--version" in argv and not {"-h", "--help"} & set(argv):
+        return ()
+    return tuple(COMMAND_MODULES)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,7 +76,8 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for ``argv``: with only the command modules it needs (every one when None)."""
     parser = _Parser(
         prog="commons",
         description=(
@@ -62,13 +95,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="act as if it were this time (e.g. 2026-11-29T03:00Z); also COMMONS_AT or [clock] at",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    for name in modules_for(argv):
         importlib.import_module(name).register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = None
     try:
         args = parser.parse_args(argv)
@@ -77,7 +111,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         ctx = Context.from_args(args)
         handler = args.handler
-        if inspect.iscoroutinefunction(handler):
+        if _is_async(handler):
+            from commons.runtime import run  # trio: only for the commands that run async
+
             code = run(handler, ctx, args)
         else:
             code = handler(ctx, args)
@@ -104,6 +140,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _internal(error, args)
 
 
+def _is_async(handler) -> bool:
+    # inspect.iscoroutinefunction, without importing inspect (a fifth of the hook's start-up)
+    return bool(getattr(getattr(handler, "__code__", None), "co_flags", 0) & 0x80)  # inspect.CO_COROUTINE
+
+
 def _internal(error: BaseException, args: argparse.Namespace | None) -> int:
     if args is not None and args.verbose:
         traceback.print_exception(error)
@@ -112,7 +153,3 @@ def _internal(error: BaseException, args: argparse.Namespace | None) -> int:
         file=sys.stderr,
     )
     return 1
-
-
-def run_console() -> None:
-    sys.exit(main())

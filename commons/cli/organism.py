@@ -1,4 +1,4 @@
-"""`commons sleep`, `commons report`, `commons recall`, `commons mcp`: the local loop's commands."""
+"""`commons sleep`, `commons report`, `commons recall`: the local loop's commands."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from commons.cli.context import Context, add_json_flag, emit
 from commons.cli.lessons import render_text
 from commons.clock import parse_time
-from commons.errors import CommonsError, UsageError
+from commons.errors import UsageError
 from commons.node import recall as recalling
 from commons.node import sleep as night
 from commons.node.lessons import LessonRefused
@@ -51,13 +51,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     scope.add_argument("--all", action="store_true", help="every project's lessons, local ones included")
     add_json_flag(recall)
     recall.set_defaults(handler=cmd_recall)
-
-    mcp = subparsers.add_parser(
-        "mcp", help="serve recall, lessons, why, remember and forget as MCP tools over stdio",
-        description=("Serve `recall`, `lessons`, `why`, `remember` and `forget` as Model Context Protocol "
-                     "tools on stdin/stdout, for an agent to use mid-task; they answer for the project of "
-                     "the working directory. `commons setup claude-code` registers it with Claude Code."))
-    mcp.set_defaults(handler=cmd_mcp)
 
 
 def _sleep_text(result: dict) -> str:
@@ -111,15 +104,4 @@ async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
         f"{h['score']:.3f}  {h['id'][:12]}  (relevance {h['relevance']:.2f}, recency {h['recency']:.2f}, "
         f"strength {h['strength']:.2f})  {h['text'].splitlines()[0] if h['text'] else ''}" for h in hits)
         or "nothing recalled")
-    return 0
-
-
-async def cmd_mcp(ctx: Context, args: argparse.Namespace) -> int:
-    # The MCP SDK adds about 0.7 s to every command that imports it: only `commons mcp` pays.
-    from commons.mcp_server import serve
-
-    try:
-        await serve(ctx)
-    except OSError as error:
-        raise CommonsError(f"the MCP server stopped: {error}") from None
     return 0
