@@ -83,3 +83,27 @@ def test_the_config_init_writes_is_toml_and_so_is_every_default_it_shows_uncomme
     uncommented = "\n".join(line.removeprefix("# ") if line.startswith(("# [", "# ")) and " = " in line
                             or line.startswith("# [") else line for line in body.splitlines())
     assert parse_config(uncommented, "uncommented") == Config(network=Config().network.__class__(key="00" * 32))
+
+
+def test_a_misspelled_flag_is_named_not_the_word_after_it_and_exits_2(home, capsys):
+    from tests.transcripts import cli
+
+    code, _, err = cli(capsys, "lessons", "--stauts", "all")
+    assert code == 2
+    assert err.strip().splitlines()[-1] == "commons: error: unrecognized option --stauts (did you mean --status?)"
+    code, _, err = cli(capsys, "recall", "--kk", "3", "pip")
+    assert code == 2 and "--kk" in err.strip().splitlines()[-1]
+    code, _, err = cli(capsys, "lessons", "--stat", "bogus")  # a prefix is that option: its value is blamed
+    assert code == 2 and "invalid choice: 'bogus'" in err
+
+
+def test_recall_takes_the_words_of_the_situation_unquoted(home, capsys, tmp_path):
+    from tests.test_organism import day2_pip_twice_and_a_correction, ingest
+    from tests.transcripts import cli, cli_json
+
+    assert cli(capsys, "init")[0] == 0
+    ingest(capsys, day2_pip_twice_and_a_correction(tmp_path / "sessions"), "2026-11-02T18:00Z")
+    cli_json(capsys, "sleep", at="2026-11-03T03:00Z")
+    quoted = cli_json(capsys, "recall", "pip install externally managed", "-k", "3", at="2026-11-03T09:00Z")
+    unquoted = cli_json(capsys, "recall", "pip", "install", "externally", "managed", "-k", "3", at="2026-11-03T09:00Z")
+    assert unquoted and [h["id"] for h in unquoted] == [h["id"] for h in quoted]

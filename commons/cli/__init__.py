@@ -14,6 +14,7 @@ traceback only with ``-v``.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
 import traceback
@@ -76,6 +77,46 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option of ``parser`` and of the subcommands below it."""
+    found: set[str] = set()
+    for action in parser._actions:
+        found.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _option_strings(sub)
+    return found
+
+
+def unknown_options(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    """The words of ``argv`` that look like options but are none of the parser's (nor a prefix of
+    one, which argparse takes as that option). argparse, meeting one, may blame the word after it
+    (`commons lessons --stauts all`: "invalid choice: 'all'"); the misspelled flag is the fault."""
+    known = _option_strings(parser)
+    unknown = []
+    for word in argv:
+        if word == "--":
+            break
+        flag = word.split("=", 1)[0]
+        if not flag.startswith("-") or flag == "-" or flag.lstrip("-").replace(".", "").isdigit():
+            continue
+        if flag not in known and not (flag.startswith("--") and any(k.startswith(flag) for k in known)):
+            unknown.append(flag)
+    return unknown
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    try:
+        return parser.parse_args(argv)
+    except UsageError as error:
+        unknown = unknown_options(parser, argv)
+        if not unknown or unknown[0] in str(error):
+            raise
+        close = difflib.get_close_matches(unknown[0], sorted(_option_strings(parser)), n=1)
+        raise UsageError(f"unrecognized option {unknown[0]}" + (f" (did you mean {close[0]}?)" if close else "")
+                         ) from None
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser for ``argv``: with only the command modules it needs (every one when None)."""
     parser = _Parser(
@@ -105,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(argv)
     args = None
     try:
-        args = parser.parse_args(argv)
+        args = _parse(parser, argv)
         if not getattr(args, "handler", None):
             getattr(args, "_help", parser).print_help()
             return 2

@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=("Score every active lesson: 0.60·relevance + 0.25·recency + 0.15·strength "
                      "([recall] in config.toml), for the current project: lessons local to another "
                      "project are left out unless --all. Every lesson returned is touched: use keeps it alive."))
-    recall.add_argument("query", help="words of the situation, e.g. an error line")
+    recall.add_argument("query", nargs="+", help="words of the situation, e.g. an error line (quoted or not)")
     recall.add_argument("-k", type=int, default=5, help="how many (default 5)")
     recall.add_argument("--episodes", action="store_true", help="search the live episodes too")
     scope = recall.add_mutually_exclusive_group()
@@ -96,7 +96,7 @@ async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
         async with await ctx.open_store(readonly=not writable(ctx.home.database)) as store:
             project = None if args.all else await recalling.project_for(store, args.project or os.getcwd())
             hits = [h.to_json() for h in await recalling.recall(
-                store, node, args.query, args.k, ctx.now(), episodes=args.episodes, project=project,
+                store, node, " ".join(args.query), args.k, ctx.now(), episodes=args.episodes, project=project,
                 progress=lambda line: print(f"commons: {line}", file=sys.stderr, flush=True))]
     except LessonRefused as error:
         raise UsageError(str(error)) from None
