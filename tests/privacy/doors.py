@@ -13,7 +13,7 @@ from pathlib import Path
 
 from commons.cli.context import Context
 from commons.home import Home
-from commons.mcp_server import build_server
+from commons.mcp_server.tools import build_server
 from commons.runtime import run as run_trio
 from tests.privacy.corpus import FORMATS, Format, cases
 from tests.transcripts import session
