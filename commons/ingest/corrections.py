@@ -13,7 +13,8 @@ records are the person's; this module decides what their text is:
   keyword but shows in the structure: the agent said the work was done, and the person's next
   message says it is not ("the page is blank", "it fails with ...").
 - `rejection_words(result_text)`: a rejected tool use, and the words the person typed with it, if
-  any (newer Claude Code versions append "To tell you how to proceed, the user said:\\n...").
+  any (newer Claude Code versions append "To tell you how to proceed, the user said:\\n...", or "The
+  user provided the following reason for the rejection: ...").
 
 The first message of a session is never a correction (there is nothing to correct yet); that rule
 needs the session's history and lives in the reader.
@@ -22,6 +23,7 @@ needs the session's history and lives in the reader.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 # Wrappers Claude Code writes into user records on the person's behalf. Matched at the start of the
 # stripped text; a message that *quotes* one later on is still the person's.
@@ -78,7 +80,7 @@ _REJECTION_PREFIXES = (
     "The user doesn't want to take this action",
 )
 # What follows this marker in a rejection is the person's own words.
-_SAID = re.compile(r"the user said:\s*", re.IGNORECASE)
+_SAID = re.compile(r"(?:the user said|the user provided the following reason for the rejection):\s*", re.IGNORECASE)
 
 
 def ascii_apostrophes(text: str) -> str:
@@ -186,3 +188,173 @@ def rejection_words(result_text: str) -> str | None:
     if found is None:
         return ""
     return stripped[found.end():].strip()
+
+
+# -- corrections from the structure, in any language --------------------------------------------
+#
+# A person corrects the agent when, right after the agent claimed or did something, their message
+# pushes back on it: it negates or rejects it ("that's not…", "没有更新", "no anduvo"), says it still
+# fails, redirects ("focus on the backend", "i wanted the ultimate wrapper modified"), or restates
+# the task the agent lost ("I only asked whether…"). What is structural: the message follows an agent
+# turn, refers back to what that turn said or did (words of it quoted again, "you", "it"), and
+# carries a push-back marker. The markers are the small closed words every language has for
+# negation, persistence ("still", "又", "todavía") and contrast ("but", "pero", "但"), not phrases.
+
+@dataclass(frozen=True)
+class AgentTurn:
+    """What the agent had just done when the person spoke."""
+
+    said: str = ""  # its last words since the person last spoke
+    acted: str = ""  # its last tool call since then ("Edit app/page.tsx"), "" if none
+    claimed_done: bool = False  # those words claimed the work finished or working
+    first: bool = False  # the person's first message of the session: nothing to correct yet
+
+
+def _words(*alternatives: str) -> str:
+    return "|".join(alternatives)
+
+
+# Scripts with spaces take a word boundary; Chinese and Japanese markers are matched as they stand.
+_LATIN = r"(?<![^\W\d_])(?:{})(?![^\W\d_])"
+_NEGATION = re.compile(
+    _LATIN.format(_words(
+        r"no", r"not", r"nope", r"never", r"nothing", r"none", r"\w+n't", r"cannot", r"nor",  # en
+        r"(?:do|does|did|is|are|was|were|ca|wo|should|could|would|have|has)nt",  # typed without the apostrophe
+        r"nunca", r"nada", r"ni", r"tampoco",  # es
+        r"n[ãa]o", r"nem",  # pt
+        r"ne", r"pas", r"non", r"jamais", r"rien",  # fr, it
+        r"nicht", r"nein", r"kein\w*", r"nie",  # de
+        r"не", r"нет", r"ни",  # ru
+    )) + "|" + _words(r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"別|别", r"未", r"并非", r"ない", r"ません", r"違う", r"않", r"아니"),
+    re.IGNORECASE)
+_PERSISTS = re.compile(
+    _LATIN.format(_words(r"still", r"again", r"same", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"otra\s+vez",
+                         r"de\s+nuevo", r"ainda", r"toujours", r"encore", r"noch", r"wieder", r"ещё|еще|опять"))
+    + "|" + _words(r"还是", r"仍", r"又", r"依然", r"再次", r"まだ", r"また"),
+    re.IGNORECASE)
+_FAILS = re.compile(
+    _LATIN.format(_words(r"fail\w*", r"errors?", r"erroring", r"broken?", r"broke", r"wrong", r"bug\w*", r"crash\w*",
+                         r"mess", r"issues?", r"falla\w*", r"mal", r"roto", r"raro", r"incorrect\w*", r"erreur",
+                         r"fehler\w*", r"falsch", r"kaputt", r"errad[oa]", r"ошибк\w*", r"hamfisted")) + "|"
+    + _words(r"失败", r"错", r"问题", r"不佳", r"卡住", r"未通过", r"乱", r"空白", r"エラー", r"失敗"),
+    re.IGNORECASE)
+_CONTRAST = re.compile(
+    _LATIN.format(_words(r"but", r"however", r"though", r"instead", r"only\s+thing", r"rather",
+                         r"pero", r"sino", r"en\s+vez", r"en\s+cambio", r"mas", r"por[ée]m", r"mais", r"plut[ôo]t",
+                         r"aber", r"sondern", r"stattdessen", r"но", r"вместо"))
+    + "|" + _words(r"但", r"不过", r"而是", r"でも", r"しかし"),
+    re.IGNORECASE)
+_WHY = re.compile(_LATIN.format(_words(r"why", r"por\s+qu[ée]", r"porqu[ée]", r"xq", r"pourquoi", r"warum", r"почему"))
+                  + "|" + _words(r"为什么", r"为何", r"なぜ", r"どうして"), re.IGNORECASE)
+# Words a person uses to restate what they asked for, or to stop the agent.
+_WANTED = re.compile(
+    _LATIN.format(_words(r"i\s+(?:only|just)\s+(?:want\w*|asked|said|need\w*)", r"i\s+wanted", r"i\s+said", r"i\s+meant",
+                         r"i\s+asked", r"stop", r"undo", r"revert", r"clean\s+up", r"focus\s+on", r"solo\s+pregunt\w*",
+                         r"te\s+dije", r"quiero", r"je\s+voulais", r"ich\s+wollte", r"to\s+be\s+clear",
+                         r"(?:i|it)\s+should", r"deber[ií]a", r"sollte", r"devrait"))
+    + "|" + _words(r"清空", r"删除", r"撤销", r"停", r"务必", r"我要的是", r"只要", r"应该"),
+    re.IGNORECASE)
+_ADDRESSES = re.compile(_LATIN.format(_words(r"you", r"your", r"u", r"te", r"vos", r"tu", r"vous", r"du", r"dein\w*",
+                                             r"ты", r"вы")) + "|你|您", re.IGNORECASE)
+_TOKEN = re.compile(r"[^\W\d_][\w.=/-]{3,}|[\u4e00-\u9fff]{2,}")
+_STOP = frozenset("this that with from have what when then them they there their here were will would should could "
+                  "about also just like into only some more make want need does done your yours para como esto esta "
+                  "pero porque cuando donde".split())
+
+
+def _tokens(text: str) -> set[str]:
+    found = set()
+    for token in _TOKEN.findall(text.lower()):
+        if token[0] >= "\u4e00":  # a run of Chinese characters: its bigrams are its words
+            found.update(token[i:i + 2] for i in range(len(token) - 1))
+        elif token not in _STOP:
+            found.add(token.strip(".=/-"))
+    return found
+
+
+def refers_back(text: str, turn: AgentTurn) -> int:
+    """How many of the message's words the agent's turn had just said or acted on."""
+    return len(_tokens(text) & _tokens(f"{turn.said}\n{turn.acted}"))
+
+
+# A message that opens by asking for something new is a next task, whatever it holds ("build X,
+# do NOT break the UI"), unless it also says the last thing still fails.
+_NEXT_TASK = re.compile(
+    r"^\W*(?:claude\W+)?(?:(?:" + _words(
+        r"help\s+me", r"build", r"create", r"implement", r"add", r"write", r"make", r"let'?s", r"we\s+(?:are|need)",
+        r"i\s+(?:want|need)\s+(?:to|you|same|a|the)", r"now\s+i\s+want", r"can\s+you", r"could\s+you", r"please",
+        r"give\s+me", r"update", r"check", r"list", r"search", r"show", r"pick\s+up", r"edit", r"run", r"load",
+        r"for\s+the", r"did\s+you", r"if", r"vamos", r"haceme", r"arma", r"me\s+ayud\w*", r"si",
+    ) + r")(?![^\W\d_])|" + _words(r"增加", r"加上", r"添加", r"新增", r"创建", r"实现", r"帮我", r"请", r"如果") + ")",
+    re.IGNORECASE)
+# Three or more list items: a specification of work, not a reply to the last turn.
+_LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S", re.MULTILINE)
+# A prohibition at the head of a clause: "don't…", "不要…", "别…".
+_PROHIBITS = re.compile(r"(?:^|[,.;:!?，。；：！？]\s*)(?:" + _words(r"don'?t", r"do\s+not", r"never", r"stop", r"不要", r"别", r"不许",
+                                                                      r"不用", r"no\s+(?!problem|worries)\w+") + ")",
+                        re.IGNORECASE)
+# "does not expand", "没有更新", "no anduvo": what the agent made does not do what it should.
+_DOES_NOT = re.compile(_LATIN.format(_words(r"(?:does|did|is|are|was|were)\s*n[o']?t\s+\w+", r"not\s+\w+ing",
+                                            r"no\s+(?:anduvo|funciona\w*|sirve|resolvi\w*|anda)", r"n[ãa]o\s+funciona"))
+                       + "|" + _words(r"没有(?:更新|变化|生效|成功|反应)", r"并没有", r"没(?:更新|用|反应)", r"未(?:通过|更新|生效)"),
+                       re.IGNORECASE)
+OPENING_CHARS = 250  # what of a message is read for its push-back
+# The agent addressed and negated in one clause: "you don't need…", "你没有…", "no me hiciste caso".
+_YOU_NOT = re.compile(r"(?:" + _ADDRESSES.pattern + r")[^.,;:!?，。；：！？\n]{0,24}?(?:" + _NEGATION.pattern + ")", re.IGNORECASE)
+_SHOUT = re.compile(r"(?<![A-Za-z])[A-Z]{3,}(?:'?[A-Z]+)?(?![A-Za-z])")
+
+
+def _shouts(text: str) -> bool:
+    """Words in capitals, as a person raises their voice (not one acronym, not a pasted heading)."""
+    return len([w for w in _SHOUT.findall(text) if w not in {"API", "CLI", "USDC", "SOL", "UI", "URL", "JSON", "CSV",
+                                                           "NER", "PDF", "AVX", "IMPORTANT", "CRITICAL", "CLAUDE"}]) >= 2
+
+
+# Agreement as it opens a message, in a few languages ("yes, and…", "perfecto,", "好的", "对").
+_AGREES_ANY = re.compile(r"^\W*(?:(?:" + _words(r"yes", r"yeah", r"yep", r"ok(?:ay)?", r"sure", r"right", r"great",
+                                               r"perfect\w*", r"s[ií]", r"bien", r"vale", r"dale", r"oui", r"ja",
+                                               r"genau", r"sim", r"да") + r")(?![^\W\d_])|" + _words(r"好的?", r"对", r"是的", r"嗯")
+                         + ")", re.IGNORECASE)
+# What an IDE adds to the person's message (the file they opened, the lines they selected).
+_IDE_NOTE = re.compile(r"<ide_[a-z_]+>.*?</ide_[a-z_]+>", re.DOTALL)
+_ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[?？]?\s*$")
+
+
+def corrects(text: str, turn: AgentTurn) -> bool:
+    """True when the person's message, right after the agent's turn, pushes back on it (see above)."""
+    return pushback_score(text, turn) >= PUSHBACK_AT
+
+
+PUSHBACK_AT = 2.0  # the score from which a message is a correction
+
+
+def pushback_score(text: str, turn: AgentTurn) -> float:
+    """How strongly the message pushes back on the agent's turn: one point per kind of marker
+    (negation, persistence, failure, a prohibition, "does not work", a restated wish, raised
+    voice), one for a contrast or a "why" that carries one, half points for words of the agent's
+    turn said again, for addressing the agent and for following a claim of done; less for a
+    question, a long specification, nothing for a message that opens the next task."""
+    if turn.first or not is_person_text(text):
+        return 0.0
+    norm = ascii_apostrophes(_IDE_NOTE.sub("", text))
+    if is_correction(norm):
+        return PUSHBACK_AT
+    # A reply that pushes back does so first; what follows may be pasted output or the next request.
+    head = norm[:OPENING_CHARS]
+    persists, fails = bool(_PERSISTS.search(head)), bool(_FAILS.search(head))
+    negates, prohibits, does_not = bool(_NEGATION.search(head)), bool(_PROHIBITS.search(head)), bool(_DOES_NOT.search(head))
+    if _NEXT_TASK.match(norm) or len(_LIST_ITEM.findall(norm)) >= 3:
+        return 0.0
+    wanted, shouts = bool(_WANTED.search(head)), _shouts(head)
+    pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + bool(_YOU_NOT.search(head)) \
+        + (turn.claimed_done and contradicts(norm))
+    contrast, why = bool(_CONTRAST.search(head)), bool(_WHY.search(head))
+    score = pushback + (contrast and pushback > 0) + (why and (negates or fails)) \
+        + min(refers_back(head, turn), 2) * 0.5 + bool(_ADDRESSES.search(head)) * 0.5 + turn.claimed_done * 0.5
+    if len(norm) > 2 * OPENING_CHARS and not (persists or fails or does_not):
+        score -= 1.5  # a new specification, not a reply to the last turn
+    if _AGREES_ANY.match(norm) and not (contrast or fails or does_not or persists):
+        score -= 1  # "yes, and remember: uv": agreeing, and adding to what the agent does
+    if _ASKS.search(norm) and not (fails or does_not or why or contrast):
+        score -= 1.5  # a question about the work, not a push-back on it
+    return score

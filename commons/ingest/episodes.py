@@ -8,9 +8,9 @@ Every agent's reader feeds the same builder, so what an episode means is decided
   a growing transcript: the error episode is then emitted again, same uid, with its resolution
   (the store replaces by kind and uid). Until the person speaks again or the horizon passes, a
   failure waits in the state for its resolution.
-- `CorrectionEpisode` per message in which the person corrected the agent (rules in
-  `corrections.py`), per rejected tool call that carried the person's words, and per message that
-  contradicts the agent's claim to be done; each with the command the agent had run.
+- `CorrectionEpisode` per message in which the person pushed back on the agent's last turn (rules in
+  `corrections.py`: from the structure, in any language) and per rejected tool call that carried the
+  person's words; each with what the agent had said and the command it had run.
 - `SessionEpisode`: the person's first requests, tool counts, the tool calls, the last words.
 
 The builder's state (`BuildState`) is small and bounded whatever the session's length, and
@@ -34,7 +34,7 @@ from commons.core.learning import attribute, failure_line, not_a_failure
 from commons.core.learning import OpenFailure, Resolution, Resolved, advance, goal_of, named_fix, opened
 from commons.core.learning import SHELL_TOOLS
 from commons.core.policy import clip, cut, scrub
-from commons.ingest.corrections import claims_done, contradicts, is_correction
+from commons.ingest.corrections import AgentTurn, claims_done, corrects
 from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned, Turn
 
 # Bounds that keep the state small whatever the session's length.
@@ -236,10 +236,14 @@ class EpisodeBuilder:
     def _person(self, turn: PersonSaid) -> None:
         text = turn.text
         uid = turn.uid or f"{self.session}#{self.person_messages}"
-        worded = is_correction(text)
-        after_done = not worded and self.turn_done and contradicts(text)
+        # The same message sent again (a retry after an error, a re-sent first request) answers no new turn.
+        resent = cut(scrub(text), ASKED_CHARS) in self.asked
+        corrected = not resent and corrects(text, AgentTurn(said=self.turn_text, acted=self.turn_call,
+                                                            claimed_done=self.turn_done,
+                                                            first=self.person_messages == 0))
+        after_done = corrected and self.turn_done
         clean = ""
-        if self.person_messages > 0 and (worded or after_done):
+        if corrected:
             clean = scrub(text)
             command = scrub(self.turn_call)
             self.out.append(
@@ -256,7 +260,7 @@ class EpisodeBuilder:
         # The person asked for something: the task moved on, and what follows no longer resolves
         # earlier failures. A correction steers the same task ("set asyncio_mode in pyproject.toml
         # instead"): what the agent does next may still be what fixes them.
-        if not (worded or after_done):
+        if not corrected:
             self.open_failures = ()
             self.open_errors = {}
 
