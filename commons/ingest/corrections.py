@@ -12,6 +12,9 @@ records are the person's; this module decides what their text is:
 - `claims_done(agent_text)` and `contradicts(person_text)`: a correction that opens with no
   keyword but shows in the structure: the agent said the work was done, and the person's next
   message says it is not ("the page is blank", "it fails with ...").
+- `corrects(person_text, AgentTurn)`: the one rule the episode builder asks, in any language: the
+  person pushed back on the agent's last turn (what it said, what it ran, whether it claimed done);
+  the rules above count in it, beside the markers below (`pushback_score`).
 - `rejection_words(result_text)`: a rejected tool use, and the words the person typed with it, if
   any (newer Claude Code versions append "To tell you how to proceed, the user said:\\n...", or "The
   user provided the following reason for the rejection: ...").

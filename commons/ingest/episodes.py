@@ -34,7 +34,7 @@ from commons.core.learning import attribute, failure_line, not_a_failure
 from commons.core.learning import OpenFailure, Resolution, Resolved, advance, goal_of, named_fix, opened
 from commons.core.learning import SHELL_TOOLS
 from commons.core.policy import clip, cut, scrub
-from commons.ingest.corrections import AgentTurn, claims_done, corrects
+from commons.ingest.corrections import AgentTurn, claims_done, corrects, is_correction
 from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned, Turn
 
 # Bounds that keep the state small whatever the session's length.
@@ -241,7 +241,8 @@ class EpisodeBuilder:
         corrected = not resent and corrects(text, AgentTurn(said=self.turn_text, acted=self.turn_call,
                                                             claimed_done=self.turn_done,
                                                             first=self.person_messages == 0))
-        after_done = corrected and self.turn_done
+        # Found by the structure alone after a claim of done: what the agent claimed, not a command, was wrong.
+        after_done = corrected and self.turn_done and not is_correction(text)
         clean = ""
         if corrected:
             clean = scrub(text)
