@@ -107,3 +107,23 @@ def test_the_bench_reports_held_out_sets_apart(tmp_path, capsys):
 def test_the_bench_with_no_set_says_where_it_looked_and_exits_2(tmp_path, capsys):
     assert main(["--sets", str(tmp_path)]) == 2
     assert str(tmp_path) in capsys.readouterr().err
+
+
+def _corrections_after(tmp_path: Path, interrupt: bool) -> list[str]:
+    from commons.core.learning import CorrectionEpisode
+    from commons.ingest.claude_code import parse
+
+    s = session(tmp_path, 3, f"ui-{interrupt}")
+    s.user("make the payroll page work end to end")
+    s.say(("text", "I'll restyle the payroll page first, then wire the wallet button."))
+    s.tool("Edit", {"file_path": "app/payroll/page.tsx"}, "ok")
+    if interrupt:
+        s.interrupt()
+    s.user("focus on the backend, I will handle the frontend")
+    s.write()
+    return [e.said for e in parse(s.path.read_bytes()).episodes if isinstance(e, CorrectionEpisode)]
+
+
+def test_a_redirect_right_after_the_person_interrupted_the_agent_is_a_correction(tmp_path):
+    assert _corrections_after(tmp_path, interrupt=True) == ["focus on the backend, I will handle the frontend"]
+    assert _corrections_after(tmp_path, interrupt=False) == []  # the same words, the agent not stopped
