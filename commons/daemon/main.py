@@ -99,11 +99,12 @@ def next_sleep(after: float, at: str) -> float:
 
 
 def admit(signed: rec.SignedRecord) -> str | None:
-    """Local policy for records from peers: a lesson must report, never instruct (design §3.5)."""
+    """Local policy for records from peers: a lesson must report, never instruct (design §3.5),
+    and never name a dangerous step as its fix (issue #26)."""
     record = signed.record
     if isinstance(record, rec.Lesson) and not is_observation(record.text):
         return "not an observation (imperative text)"
-    return None
+    return revoking.names_dangerous_fix(signed)
 
 
 class Daemon:
