@@ -347,7 +347,8 @@ def _unwrap(words: list[str], env: list[tuple[str, str]]) -> tuple[list[str], bo
         if runner is not None and len(words) > 1 + bool(runner[1]):
             words = words[1 + bool(runner[1]):]
             while words and words[0].startswith("-"):
-                value = words[0] in ("-p", "--package", "--with", "-I", "-n", "-L", "-P", "--from")
+                value = words[0] in ("-p", "--package", "--with", "-I", "-n", "-L", "-P", "--from", "-a", "-d", "-s",
+                                     "-E", "--arg-file", "--delimiter")
                 words = words[1 + value:] if len(words) > 1 + value else []
             continue
         if low in ("python", "python3", "py") and len(words) > 2 and words[1] == "-m":
