@@ -73,6 +73,10 @@ def why_text(d: dict) -> str:
                      f"confidence {fix['confidence']})")
         if d.get("fix_refuted"):
             lines.append("  refuted (the same failure came again after): " + "; ".join(d["fix_refuted"]))
+        danger = fix.get("danger") if fix else None
+        if danger:
+            lines.append(f"  dangerous: {danger['kind']} (rule {danger['rule']}): {danger['risk']}; "
+                         "never published, and its text names no fix")
     if d.get("agents"):
         lines.append("  learned from: " + ", ".join(
             f"{n} {AGENT_NAMES.get(a, a)} episode{'s' * (n != 1)}" for a, n in d["agents"].items()))

@@ -28,7 +28,7 @@ import trio
 from commons.core.learning import Lesson, lesson_detail, lesson_resolved
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Scope
-from commons.core.policy import scrub, scrub_json
+from commons.core.policy import dangerous_advice, scrub, scrub_json
 from commons.node import agent_files, review
 from commons.node.context import NodeContext
 from commons.node.projects import project_names
@@ -150,6 +150,15 @@ def _layers(dest: Destination, folder_has: set[str], own: Sequence[tuple[Lesson,
     return layers
 
 
+def _with_risk(lesson: Lesson) -> str:
+    """A lesson's text as rendered: a text stored before its fix was known to be dangerous (it
+    still names the step as what worked; `commons rebuild` rewrites it) says the risk after it."""
+    danger = lesson.fix.danger if lesson.fix is not None else None
+    if danger is None or dangerous_advice(lesson.text) is None:
+        return lesson.text
+    return f"{lesson.text} That step {danger.kind.value} (rule {danger.rule}): {danger.risk}."
+
+
 def _scrubbed(item: renderer.RenderItem) -> renderer.RenderItem:
     prediction = scrub_json(dict(item.prediction)) if item.prediction is not None else None
     return replace(item, text=scrub(item.text), prediction=prediction, detail=tuple(map(scrub, item.detail)))
@@ -181,7 +190,7 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
         episodes = [made_of[uid] for uid in lesson.episodes if uid in made_of]
         prediction = predictions.get(lesson.id)
         return renderer.RenderItem(
-            id=lesson.id, text=lesson.text, kind=lesson.kind.value, scope=lesson.scope.value,
+            id=lesson.id, text=_with_risk(lesson), kind=lesson.kind.value, scope=lesson.scope.value,
             strength=strength_now(lesson, now, node), seen=lesson.seen,
             prediction={"situation": prediction.situation, "outcome": prediction.outcome} if prediction else None,
             detail=lesson_detail(episodes, names), resolved=not episodes or lesson_resolved(episodes))
@@ -190,7 +199,9 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
     # The last pass before the agent reads it: whatever was stored before a door was scrubbed,
     # or arrived from a peer, leaves this node's memory folders clean.
     own = [(lesson, _scrubbed(item)) for lesson, item in own]
-    common = [_scrubbed(item) for item in common]
+    # A peer's lesson naming a dangerous fix is refused at intake; one held from before that door
+    # existed is never shown either.
+    common = [_scrubbed(item) for item in common if dangerous_advice(item.text) is None]
     projects = await lesson_projects(store, node, active)
     known = {node.target.project_of(w) for w in await episode_store.session_workdirs(store)}
     known |= {p for keys in projects.values() for p in keys}

@@ -3,11 +3,17 @@
 - ``observation``: a lesson is an observation, never an instruction (``check_observation``,
   ``contains_injection``, ``SafetyError``);
 - ``scrubber``: secrets and personal details become typed placeholders (``scrub``,
-  ``require_clean``); its rules are in ``rules`` and ``keyvalue``, their machinery in ``rule``.
+  ``require_clean``); its rules are in ``rules`` and ``keyvalue``, their machinery in ``rule``;
+- ``danger``: which steps are dangerous (``classify``, ``dangerous_advice``, ``Danger``): a fix
+  that destroys data or history, raises privileges, turns off a security check, skips a check,
+  runs code from the network or changes global configuration is never advice and never travels.
 
 docs/privacy.md lists every door and what it refuses.
 """
 
+from commons.core.policy.danger import Danger, dangerous_advice
+from commons.core.policy.danger import Kind as DangerKind
+from commons.core.policy.danger import classify as classify_step
 from commons.core.policy.observation import (
     ImperativeText,
     SafetyError,
@@ -30,14 +36,18 @@ from commons.core.policy.scrubber import (
 )
 
 __all__ = [
+    "Danger",
+    "DangerKind",
     "ImperativeText",
     "PLACEHOLDER",
     "SafetyError",
     "ScrubbedTextRequired",
     "check_observation",
+    "classify_step",
     "clip",
     "contains_injection",
     "cut",
+    "dangerous_advice",
     "findings",
     "is_observation",
     "looks_private",
