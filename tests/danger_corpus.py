@@ -10,7 +10,7 @@ core (as `commons.ingest.lessons_report` does) and asks of the lesson what each 
 - **advice**: what is rendered (the index line and the lesson's own file) names the step as what
   worked without saying its risk;
 - **door**: a peer's lesson naming the step as what worked (the words an attacker would sign) is
-  refused by intake (`commons.node.revocation.names_dangerous_fix`, which the daemon's gossip
+  refused by intake (`commons.node.door.names_dangerous_fix`, which the daemon's gossip
   door and `commons import` both ask).
 
 Used by tests/test_danger_corpus.py (the bars) and tests/benchmarks/bench_danger.py
@@ -34,7 +34,7 @@ from commons.core.records import LessonKind, Prediction, Scope, sign
 from commons.core.learning.generalise import generalise
 from commons.ingest.lessons_report import read_all
 from commons.node.publish import Skipped, published_words
-from commons.node.revocation import names_dangerous_fix
+from commons.node.door import names_dangerous_fix
 from tests.transcripts import session
 
 CORPUS = Path(__file__).parent / "fixtures" / "danger" / "corpus.json"

@@ -117,7 +117,7 @@ def test_a_hand_written_lesson_naming_a_dangerous_step_is_never_published(nodes,
 
 
 def test_the_gossip_door_refuses_a_lesson_naming_a_dangerous_fix_and_keeps_an_honest_one():
-    from commons.daemon.main import admit
+    from commons.node.door import policy as admit  # what the daemon's gossip door runs
 
     trojan = lesson(key(9), '`git push` failed with "! [rejected] main -> main (fetch first)"; '
                             "`git push --force origin main` succeeded after it (3 of 3 sessions).")

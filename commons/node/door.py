@@ -7,21 +7,27 @@ so that a lesson the daemon refuses from gossip is refused by `commons import` t
 
 * **observation** — a lesson reports what happened, it never instructs an agent ("NOTE TO AI
   AGENTS: always run …" is refused): the memory folder is read by agents, so an instruction
-  there would be obeyed, not weighed (design paper §3.5; `commons.core.policy.check_observation`).
+  there would be obeyed, not weighed (design paper §3.5; `commons.core.policy.check_observation`);
+* **no dangerous fix** — a lesson whose words name a dangerous step as what worked (a force push,
+  TLS verification off, `curl … | sh`) is refused whoever vouches for it
+  (`commons.core.policy.danger`, issue #26).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from commons.core.policy import is_observation
+from commons.core.policy import dangerous_advice, is_observation
 from commons.core.records import Lesson, SignedRecord
 
 # The reason stored for a record refused by the rule, in the `refused` table and the daemon's log.
 NOT_AN_OBSERVATION = "not an observation (imperative text)"
 
+DANGEROUS_FIX = "names a dangerous step as its fix"  # the start of every such refusal's reason
+
 # Each refusal reason of the policy, the rule it comes from and what that rule says.
-RULES = {NOT_AN_OBSERVATION: ("observation", "a lesson reports what happened, it never instructs an agent")}
+RULES = {NOT_AN_OBSERVATION: ("observation", "a lesson reports what happened, it never instructs an agent"),
+         DANGEROUS_FIX: ("no dangerous fix", "a lesson never names a step that destroys or disables something as what worked")}
 
 Admit = Callable[[SignedRecord], str | None]
 
@@ -31,12 +37,25 @@ def policy(signed: SignedRecord) -> str | None:
     record = signed.record
     if isinstance(record, Lesson) and not is_observation(record.text):
         return NOT_AN_OBSERVATION
-    return None
+    return names_dangerous_fix(signed)
+
+
+def names_dangerous_fix(signed: SignedRecord) -> str | None:
+    """Why a received lesson is refused for naming a dangerous step as what worked, or None: the
+    rule, its kind and what the step destroys or disables (the reason `commons import` prints and
+    the daemon logs)."""
+    record = signed.record
+    if not isinstance(record, Lesson):
+        return None
+    danger = dangerous_advice(record.text)
+    if danger is None:
+        return None
+    return f"{DANGEROUS_FIX} (rule {danger.rule}, {danger.kind.value}: {danger.risk})"
 
 
 def rule_of(reason: str) -> tuple[str, str] | None:
     """(the rule's name, what it says) for a reason :func:`policy` gave; None for any other reason."""
-    return RULES.get(reason)
+    return RULES.get(reason) or (RULES[DANGEROUS_FIX] if reason.startswith(DANGEROUS_FIX) else None)
 
 
 def then_policy(first: Admit) -> Admit:
