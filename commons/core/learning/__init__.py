@@ -49,6 +49,7 @@ from commons.core.learning.predictions import (
     too_generic,
     verify,
 )
+from commons.core.learning.predictions import named_fix as fix_named_in_text
 from commons.core.learning.evidence import (Call, Evidence, OpenFailure, Resolution, Resolved, StepKind, advance, goal_of, is_proven,
                                             named_fix, opened, shows_fix, step_kind)
 from commons.core.learning.scope import SHELL_TOOLS, classify, command_head
@@ -71,6 +72,7 @@ from commons.core.learning.sleep import (
 )
 
 __all__ = [
+    "fix_named_in_text",
     "Call",
     "Cause",
     "CorrectionEpisode",
