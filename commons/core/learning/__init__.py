@@ -51,7 +51,7 @@ from commons.core.learning.predictions import (
 )
 from commons.core.learning.predictions import named_fix as fix_named_in_text
 from commons.core.learning.evidence import (Call, Evidence, OpenFailure, Resolution, Resolved, StepKind, advance, goal_of, is_proven,
-                                            named_fix, opened, shows_fix, step_kind)
+                                            fix_outcome, named_fix, opened, shows_fix, step_kind)
 from commons.core.learning.scope import SHELL_TOOLS, classify, command_head
 from commons.core.learning.sleep import (
     EpisodeArchived,
@@ -73,6 +73,7 @@ from commons.core.learning.sleep import (
 
 __all__ = [
     "fix_named_in_text",
+    "fix_outcome",
     "Call",
     "Cause",
     "CorrectionEpisode",

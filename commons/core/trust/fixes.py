@@ -13,9 +13,10 @@ text quotes any other step claims what no verifier checks, and no verification c
 Counting (``counted_outcome``), for a lesson that names a fix: ``fix-confirmed`` confirms (if the
 fix is checkable); ``fix-failed`` and ``other-fix`` (the verifier's failure was resolved another
 way: that fix is the verifier's own lesson) count against; a failed prediction counts against; a
-confirmed prediction alone, ``prevented`` and every version 1 verification count for the
-prediction only, which this lesson's status does not rest on. For a lesson that names no fix,
-every verification counts by its prediction, as in version 1.
+confirmed prediction alone and every version 1 verification count for the prediction only, which
+this lesson's status does not rest on. For a lesson that names no fix, every verification counts
+by its prediction, as in version 1. ``prevented`` counts for no lesson: a stale lesson is not met
+either, and the reference node does not sign it (``commons.node.publish``).
 """
 
 from __future__ import annotations
@@ -72,6 +73,10 @@ def claim_of(lesson) -> FixClaim:
 def counted_outcome(claim: FixClaim, outcome: Outcome, fix: FixSeen | None) -> Outcome | None:
     """What a verification (its prediction ``outcome``, what it saw of the ``fix``) counts as for a
     lesson making ``claim``: a confirmation, a failure, or None (the prediction only: not counted)."""
+    if fix is FixSeen.PREVENTED:
+        # The failure did not come where the lesson was rendered: what a stale lesson would see
+        # too, and what a node whose folder already holds the lesson (it is common there) reports.
+        return None
     if claim is FixClaim.NONE:
         return outcome
     if fix is FixSeen.CONFIRMED:
