@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from commons.core import records as rec
 from commons.core.records import episode_hash, evidence_hash
 from commons.core.records import Lesson as LessonRecord
-from commons.core.records import Outcome, Prediction, Scope, SignedRecord, Verification, day_of, sign
+from commons.core.records import Fix, FixSeen, Outcome, Prediction, Scope, SignedRecord, Verification, day_of, sign
 from commons.core.policy import dangerous_advice, is_observation, looks_private, scrub
 from commons.core.policy import ScrubbedTextRequired
 from commons.identity import Identity
@@ -111,6 +111,25 @@ def published_words(lesson) -> Words | Skipped:
     return Words(lesson.id, text, situation or "-", outcome or "-", tuple(topics))
 
 
+def published_fix(lesson) -> Fix | None:
+    """The fix an own error lesson names, as its record carries it (issue #26): the step the
+    sessions proved, and the failing step it fixed (the prediction's command head, or the founding
+    surprise's generalised command), scrubbed like the text; None when the
+    lesson names none, or when what is left after scrubbing still looks private."""
+    if lesson.fix is None:
+        return None
+    tool, _, failed = (lesson.gist.splitlines() or [""])[0].partition(" ")
+    # The command head the lesson's prediction names ("pip install"), which any package's retry
+    # tries again; the founding command itself names one package.
+    tool, failed = tool.strip(), (lesson.triggers[0] if lesson.triggers else failed.strip())
+    step = _fit(scrub(lesson.fix.step), rec.MAX_FIX_STEP_BYTES)
+    failed = _fit(scrub(failed), rec.MAX_FIX_STEP_BYTES)
+    tool = _fit(scrub(tool), rec.MAX_FIX_TOOL_BYTES)
+    if not (tool and failed and step) or any(looks_private(part) for part in (tool, failed, step)):
+        return None
+    return Fix(tool, failed, step)
+
+
 def lesson_record(lesson, identity: Identity, network: bytes, now: float) -> LessonRecord | Skipped:
     """The signed-record form of a local lesson, or why it may not leave the node."""
     words = published_words(lesson)
@@ -127,6 +146,7 @@ def lesson_record(lesson, identity: Identity, network: bytes, now: float) -> Les
         topics=words.topics,
         prediction=Prediction(words.situation, words.outcome),
         episodes=tuple(episodes),
+        fix=published_fix(lesson),
     )
 
 
@@ -155,6 +175,11 @@ async def _sign_lessons(store: Store, identity: Identity, network: bytes,
     return [s for _, s in signed], skipped
 
 
+# What a judgement (``review.how``) says of the fix the lesson names; the others say nothing of it
+# and are signed as version 1 verifications, of the prediction alone.
+_FIX_SEEN = {"fix-confirmed": FixSeen.CONFIRMED, "fix-failed": FixSeen.FAILED, "other-fix": FixSeen.OTHER}
+
+
 async def sign_reviews(store: Store, node: NodeContext, now: float) -> list[SignedRecord]:
     """Sign every judgement not yet signed as a Verification and store it (origin own)."""
     pending = await review_store.reviews(store, unsigned=True)
@@ -179,7 +204,7 @@ async def sign_reviews(store: Store, node: NodeContext, now: float) -> list[Sign
             network=network, author=identity.author_public, created=max(today, observed), lesson=review.lesson,
             outcome=Outcome.FAILED if review.how in ("failed", "fix-failed") else Outcome.CONFIRMED,
             evidence=evidence_hash(identity.hash_secret, review.lesson, review.evidence),
-            received=received, observed=observed, naive=review.naive)
+            received=received, observed=observed, naive=review.naive, fix=_FIX_SEEN.get(review.how))
         made.append((review, sign(record, identity.author_key)))
     if made:
         await record_store.add_own(store, [s for _, s in made], now)
