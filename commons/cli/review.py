@@ -12,7 +12,7 @@ import argparse
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import format_time
 from commons.core.records import SECONDS_PER_DAY, Lesson, LessonKind, Revocation, SignedRecord, Verification, as_plain
-from commons.core.policy import scrub_json
+from commons.core.policy import shown_json
 from commons.errors import UsageError
 from commons.node import authoring, revocation, trust
 from commons.node.context import NodeContext
@@ -223,7 +223,7 @@ def why_text(d: dict) -> str:
 async def cmd_why(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
     async with await ctx.open_store(readonly=True) as store:
-        data = scrub_json(await why(store, node, args.id, ctx.now()))  # the last privacy pass
+        data = shown_json(await why(store, node, args.id, ctx.now()))  # the door policy, a last pass
     emit(args, data, lambda: why_text(data))
     return 0
 

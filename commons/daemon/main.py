@@ -36,7 +36,6 @@ from commons.config import Config, _host_port
 from commons.core import records as rec
 from commons.core.trust import refused_as_dead, resolve
 from commons.core.gossip import Accepted, GossipNode, Refused, SessionClosed
-from commons.core.policy import is_observation
 from commons.daemon.heap import (
     RUNNING_THRESHOLDS,
     START_UP_THRESHOLDS,
@@ -99,11 +98,9 @@ def next_sleep(after: float, at: str) -> float:
 
 
 def admit(signed: rec.SignedRecord) -> str | None:
-    """Local policy for records from peers: a lesson must report, never instruct (design §3.5)."""
-    record = signed.record
-    if isinstance(record, rec.Lesson) and not is_observation(record.text):
-        return "not an observation (imperative text)"
-    return None
+    """Local policy for records from peers: the door policy every door in applies
+    (``commons.core.records.text_refusal``: a lesson reports, never instructs or speaks to the agent)."""
+    return rec.text_refusal(signed.record)
 
 
 class Daemon:

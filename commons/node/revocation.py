@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from commons.core.records import Lesson, RecordType, RecordUsageError, Revocation, SignedRecord, TargetKind, day_of, sign
+from commons.core.records import text_refusal
 from commons.core.trust import Refusal, Revocations
 from commons.core.policy import ScrubbedTextRequired
 from commons.errors import UsageError
@@ -68,6 +69,9 @@ class Admission:
             elif record.target_kind is TargetKind.RECORD:
                 self._by_author[record.target].add(record.author)
             return None
+        words = text_refusal(record)  # the door policy, as at gossip intake (daemon.main.admit)
+        if words is not None:
+            return words
         if record.author in self._keys:
             self._dead.add(signed.id)
             return Refusal.DEAD_KEY.value

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from commons.core.policy.instruction import addressed_to_agent, fold, strongly_addressed, visible
 from commons.core.policy.scrubber import looks_private, scrub  # noqa: F401  (re-exported: callers import them from here)
 
 
@@ -201,29 +202,43 @@ _ROLE_BLOCK = re.compile(
 )
 
 
+def injection_match(text: str) -> str | None:
+    """"injection" if ``text`` (already folded) holds the classic forms of words to an agent."""
+    return "injection" if _INJECTION.search(text) or _ROLE_BLOCK.search(text) else None
+
+
 def contains_injection(text: str) -> bool:
-    """Whether ``text`` carries words addressed to an AI agent rather than to a person."""
-    return bool(_INJECTION.search(text) or _ROLE_BLOCK.search(text))
+    """Whether ``text`` carries words addressed to an AI agent rather than to a person, in any of
+    the forms :mod:`commons.core.policy.instruction` knows (read on its folded form)."""
+    return bool(injection_match(fold(text)) or addressed_to_agent(text))
+
+
+def _speaks(sentence: str) -> tuple[bool, bool]:
+    """(whether ``sentence`` speaks to the agent, whether that address governs the rest of its line)."""
+    folded = fold(sentence)
+    found = _INJECTION.search(folded)
+    if found is not None:
+        # an address that ends in a colon ("NOTE TO AI AGENTS: ...") governs the rest of its line
+        return True, ":" in folded[found.end() - 1:]
+    return bool(strongly_addressed(folded)), ":" in folded
 
 
 def strip_injections(text: str) -> str:
     """``text`` without the blocks, lines and sentences that address the agent."""
-    text = _ROLE_BLOCK.sub(" ", text)
+    text = _ROLE_BLOCK.sub(" ", visible(text))
     kept = []
     for line in text.splitlines():
-        if not _INJECTION.search(line):
+        if not _speaks(line)[0]:
             kept.append(line)
             continue
-        # Keep the sentences of the line that are plain data and drop those that speak to the
-        # agent; an address that ends in a colon ("NOTE TO AI AGENTS: ...") governs the rest of
-        # its line, so everything after it goes too.
+        # Keep the sentences of the line that are plain data and drop those that speak to the agent.
         parts = []
         for sentence in re.split(r"(?<=[.!?])\s+", line):
-            if _INJECTION.search(sentence):
-                if ":" in sentence[_INJECTION.search(sentence).end() - 1:]:
-                    break
-                continue
-            parts.append(sentence)
+            speaks, governs = _speaks(sentence)
+            if speaks and governs:
+                break
+            if not speaks:
+                parts.append(sentence)
         if parts:
             kept.append(" ".join(parts))
     return "\n".join(kept).strip()

@@ -85,6 +85,7 @@ from commons.core.records.signing import (
     sign,
     signature_pool,
     signed_message,
+    text_refusal,
     verify,
     verify_many,
 )
@@ -136,6 +137,7 @@ __all__ = [
     "sign",
     "signature_pool",
     "signed_message",
+    "text_refusal",
     "verify",
     "verify_many",
 ]
