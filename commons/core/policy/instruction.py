@@ -130,13 +130,14 @@ _ALWAYS = [
                                rf"|\b(?:reading|processing|parsing)\s+this\s+(?:file|memory|lesson|text)\b"),
     ("agent told how to behave", rf"\b{_AGENT}\s+(?:{_MODALS}|always|never|usually|normally|generally|habitually"
                                  r"|is\s+(?:told|instructed|asked|permitted|authori[sz]ed|allowed))\b"
+                                 rf"|\b{_NAMED}\s+(?:[\w-]+\s+){{1,3}}?(?:{_MODALS}|is\s+(?:told|instructed|asked|allowed))\b"
                                  rf"|\b{_NAMED}\s+(?:runs|uses|prefers|executes|installs|pushes|commits|deletes|sends"
                                  r"|trusts|skips|ignores|follows|obeys|answers|replies|responds|calls|invokes|keeps"
                                  r"|likes|wants|loves|does|will|can|may)\b"),
-    ("wish relayed", rf"\b(?:the\s+|this\s+|our\s+|my\s+)?{_WISHER}s?\s+(?:really\s+|also\s+|always\s+|strongly\s+)?"
+    ("wish relayed", rf"\bfor\s+(?:{_AGENT}|you)\s+to\s+{_BASE_VERBS}\b|\b(?:the\s+|this\s+|our\s+|my\s+)?{_WISHER}s?\s+(?:really\s+|also\s+|always\s+|strongly\s+)?"
                      rf"{_WISH}\s+(?:that\s+)?(?:you|u|{_AGENT_NAMES}|the\s+ai|ai\s+agents?|llms?)\b"
                      rf"|\b(?:it\s+is|it's)\s+(?:the\s+)?{_WISHER}'?s\s+(?:wish|request|instruction|order)"),
-    ("emphasis", rf"(?:^|[.!?;:]\s|[\(\[\-*#>]\s?)\W*{_EMPHASIS}\s*(?:!+|:|：|-\s)\s*(?=\S)"
+    ("emphasis", rf"(?:^|[.!?;:]\s|[\(\[\-*#>]\s?)\W*{_EMPHASIS}\s*(?:!+|:|：|-\s|\]|\)|\*+)\s*(?=\S)"
                  r"|(?:^|[.!?]\s)\W*(?-i:NOTE|NB|N\.B\.|PS|P\.S\.)\s*[:!]"),
     ("spanish", r"\b(?:ignora|olvida|descarta)\s+(?:todas?\s+)?(?:las?\s+)?(?:instrucciones|indicaciones|reglas|[oó]rdenes)"
                 r"|\b(?:el|la)\s+(?:usuari[oa]|persona|desarrollador[a]?)\s+(?:quiere|desea|pide|espera|prefiere|exige)\s+que\b"

@@ -43,16 +43,31 @@ class ImperativeText(SafetyError):
 IMPERATIVE_OPENERS = frozenset(
     """always never do don't dont use make avoid ensure run install please prefer remember stop
     try set add remove delete check keep be don’t must should instead consider switch call
-    pin upgrade downgrade replace skip disable enable ignore note""".split()
+    pin upgrade downgrade replace skip disable enable ignore""".split()
 )
 _MODAL_OPENER = re.compile(
     r"^(?:you|we|agents?|the agent|the assistant|assistants?|claude|one)\s+"
     r"(?:should|must|shall|ought to|need to|needs to|have to|has to|will want to)\b"
     r"|^(?:it is|it's)\s+(?:important|essential|critical|necessary|best)\s+to\b"
-    r"|^(?:make sure|be sure|don't forget|do not|let's|lets)\b",
+    r"|^(?:make sure|be sure|don't forget|do not|let's|lets)\b"
+    r"|^note(?:\s+that|\s*[:,!]|\s+(?:the|how|to|this|these|well)\b)",  # "Note taking …" is a noun
     re.IGNORECASE,
 )
-_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”')
+# Verbs that are nouns too ("Push to main was rejected", "Merge conflicts appeared"): an opener
+# only when the next word does not make the sentence a report about the noun.
+VERB_OR_NOUN_OPENERS = frozenset(
+    """execute send copy write answer reply tell ask trust give grant allow approve accept confirm paste
+    put go get restart kill force edit modify rewrite overwrite uninstall upload download fetch chmod
+    chown follow obey pass push commit merge deploy export sudo curl wget rm print show clone rebase
+    revert reset publish open""".split()
+)
+_REPORTING = frozenset(
+    """was is were are failed fails took takes ran runs broke breaks hooks hook conflicts conflict
+    statements statement step steps job jobs of times timed hung stalled succeeded worked works needs
+    needed has had can could did does will would should must may might on from rules rule access
+    permission permissions requests request button dialog command commands target targets""".split()
+)
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|(?<![\w\'])\'[^\'\n]+\'(?![\w\'])')  # '…' but not an apostrophe
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
 _LEADING_JUNK = re.compile(r"^[\s\-*•>#\d.)(\[\]'\"“”‘’:]+")
 
@@ -77,7 +92,9 @@ def imperative_sentences(text: str) -> list[str]:
         if not words:
             continue
         first = words[0].lower().rstrip(",:;.!?")
-        if first in IMPERATIVE_OPENERS or _MODAL_OPENER.match(bare):
+        reported = any(w.lower().rstrip(",:;.!?") in _REPORTING for w in words[1:4])
+        if (first in IMPERATIVE_OPENERS or _MODAL_OPENER.match(bare)
+                or (first in VERB_OR_NOUN_OPENERS and not reported)):
             found.append(sentence)
     return found
 
