@@ -21,7 +21,7 @@ from commons.core import records as rec
 from commons.core.records import episode_hash, evidence_hash
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Fix, FixSeen, Outcome, Prediction, Scope, SignedRecord, Verification, day_of, sign
-from commons.core.policy import dangerous_advice, is_observation, looks_private, scrub
+from commons.core.policy import Admitted, admit, dangerous_advice, looks_private, refusal_as_is, scrub
 from commons.core.policy import ScrubbedTextRequired
 from commons.identity import Identity
 from commons.node.context import NodeContext
@@ -97,11 +97,14 @@ def published_words(lesson) -> Words | Skipped:
     if danger is not None:
         return Skipped(lesson.id, f"its fix is a dangerous step (rule {danger.rule}, {danger.kind.value}: "
                                   f"{danger.risk}); it stays on this node")
-    text = _fit(scrub(lesson.text), rec.MAX_TEXT_BYTES)
+    verdict = admit(lesson.text)
+    if not isinstance(verdict, Admitted):
+        return Skipped(lesson.id, f"the door policy refuses its text: {verdict.reason}")
+    text = _fit(verdict.text, rec.MAX_TEXT_BYTES)
     if looks_private(text):
         return Skipped(lesson.id, "its text still looks private after scrubbing")
-    if not is_observation(text):
-        return Skipped(lesson.id, "its scrubbed text no longer reads as an observation")
+    if refusal_as_is(text) is not None:  # what every peer's intake would refuse (commons.core.records.text_refusal)
+        return Skipped(lesson.id, f"its text, as published, would be refused: {refusal_as_is(text)}")
     situation = " / ".join(lesson.triggers) if lesson.triggers else lesson.gist
     situation = _fit(scrub(situation or lesson.kind.value), rec.MAX_PREDICTION_PART_BYTES)
     outcome = _fit(scrub(lesson.outcome or lesson.text), rec.MAX_PREDICTION_PART_BYTES)

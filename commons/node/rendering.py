@@ -28,7 +28,7 @@ import trio
 from commons.core.learning import Lesson, lesson_detail, lesson_resolved
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Scope
-from commons.core.policy import dangerous_advice, scrub, scrub_json
+from commons.core.policy import Admitted, admit, dangerous_advice, scrub, scrub_json
 from commons.node import agent_files, review
 from commons.node.context import NodeContext
 from commons.node.projects import project_names
@@ -160,8 +160,12 @@ def _with_risk(lesson: Lesson) -> str:
 
 
 def _scrubbed(item: renderer.RenderItem) -> renderer.RenderItem:
+    # The door policy's text (visible characters, one line, scrubbed); a text it refuses is left
+    # as it is, for the target to refuse and report among the render's `unsafe`.
+    verdict = admit(item.text)
     prediction = scrub_json(dict(item.prediction)) if item.prediction is not None else None
-    return replace(item, text=scrub(item.text), prediction=prediction, detail=tuple(map(scrub, item.detail)))
+    return replace(item, text=verdict.text if isinstance(verdict, Admitted) else item.text, prediction=prediction,
+                   detail=tuple(map(scrub, item.detail)))
 
 
 async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:

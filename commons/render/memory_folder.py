@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from commons.core.policy import contains_injection, is_observation
+from commons.core.policy import admitted
 from commons.errors import CommonsError
 
 INDEX = "MEMORY.md"
@@ -121,8 +121,9 @@ def deleted_by_person(folder: Path, previous: Iterable[tuple[str, str]]) -> list
 
 
 def safe_to_render(text: str) -> bool:
-    """The third door: an observation, with nothing addressed to an agent."""
-    return bool(text.strip()) and is_observation(text) and not contains_injection(text)
+    """The third door, the same policy as every other (``commons.core.policy.admit``): an
+    observation, with nothing addressed to an agent."""
+    return admitted(text)
 
 
 def _count_lines(text: str) -> int:
