@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from commons.core.records import Lesson, RecordType, RecordUsageError, Revocation, SignedRecord, TargetKind, day_of, sign
-from commons.core.records import text_refusal
 from commons.core.trust import Refusal, Revocations
 from commons.core.policy import ScrubbedTextRequired
 from commons.errors import UsageError
