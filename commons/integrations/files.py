@@ -7,7 +7,8 @@ replaces, and one commons creates (a memory file, a backup, ``~/.claude.json`` w
 0600, whatever the umask. The new bytes go to a temporary file beside the target, created 0600
 from the start (no moment at which another user could open it), then renamed over it: a reader
 sees the old file or the new one, never half of one. A link is written through to the file it
-points at (a dotfiles folder, say), never replaced by a plain file.
+points at (a dotfiles folder, say), never replaced by a plain file. A folder commons has to create
+for it is 0700.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def write_private(path: Path, data: bytes, *, mode: int | None = None) -> bool:
             pass
     if mode is None:
         mode = stat.S_IMODE(current.st_mode) if current is not None else NEW_FILE_MODE
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.commons-tmp")
     tmp.unlink(missing_ok=True)  # left by a crash: never written through, maybe another's mode
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, NEW_FILE_MODE)

@@ -185,7 +185,7 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
     names = [layer.name for layer in layers]
     if len(set(names)) != len(names):
         raise ValueError(f"render(): layer names must be distinct, got {names} (API misuse)")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # only the person reads their agent's memory
     index_path = folder / INDEX
     try:
         original = index_path.read_bytes().decode("utf-8", "surrogateescape")
