@@ -43,6 +43,9 @@ def test_forged_markers_from_a_peer_leave_one_section_over_five_renders_and_noth
             sizes.append(len(text.encode()))
             shown |= {s.id.hex()[:12] for s in forged if s.id.hex()[:12] in text}
             assert result["repaired"] == []
+        arrived = {s.id.hex()[:12] for s in forged if s.key in ada.keys()}
+        skipped = {lid[:12] for lid in result["unsafe_skipped"]}
+        assert arrived == shown | (arrived & skipped)  # each one that came in is shown (escaped) or refused
         assert len(set(sizes)) == 1, sizes  # no growth
         markers = [line for line in text.splitlines() if line.startswith("<!-- commons:")]
         assert markers == ["<!-- commons:begin own -->", "<!-- commons:end own -->",
