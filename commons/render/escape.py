@@ -18,7 +18,11 @@ reader takes as plain words, and nothing else:
 * **HTML.** ``<`` before a letter, ``!``, ``/`` or ``?`` is written ``&lt;``: no tag, no HTML
   comment (so no commons marker: they are HTML comments), no autolink ``<file:///…>``. The raw
   bytes hold no ``<!--`` at all, which matters because Claude Code strips comments from the raw
-  text, whatever a Markdown parser would say.
+  text, whatever a Markdown parser would say. One shape is left as written: a placeholder, a bare
+  lowercase word in angle brackets that is no HTML element (``<password>``, ``<branch>``,
+  ``<user@host>``: what the scrubber and generalisation write). It has no attribute, no scheme and
+  no content model, so no reader acts on it, and the model reads ``<branch>`` better than
+  ``&lt;branch>``; ``<script>``, ``<details>`` or ``<b>`` are escaped.
 * **Links.** ``[`` and ``]`` are escaped, so no inline link, reference link or image can form,
   whatever its scheme (``file:``, ``javascript:``, ``data:``); a bare ``https://`` URL stays a URL.
 * **Imports.** An ``@`` at the start or after whitespace is written ``\\@``. Gemini CLI's memory
@@ -51,6 +55,19 @@ _ANSI = re.compile(
 )
 _PUNCT_AFTER_BACKSLASH = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
 _TAG_OPEN = re.compile(r"<(?=[A-Za-z!/?])")
+_PLACEHOLDER = re.compile(r"[a-z][a-z0-9_.@-]*>")  # what may follow a `<` left as written
+# Every HTML element name (WHATWG, with the obsolete ones browsers still parse, and SVG/MathML roots).
+_HTML_ELEMENTS = frozenset("""
+a abbr acronym address applet area article aside audio b base basefont bdi bdo bgsound big blink
+blockquote body br button canvas caption center cite code col colgroup data datalist dd del details
+dfn dialog dir div dl dt em embed fieldset figcaption figure font footer form frame frameset h1 h2
+h3 h4 h5 h6 head header hgroup hr html i iframe image img input ins isindex kbd keygen label legend
+li link listing main map mark marquee math menu menuitem meta meter multicol nav nextid nobr noembed
+noframes noscript object ol optgroup option output p param picture plaintext pre progress q rb rp
+rt rtc ruby s samp script search section select slot small source spacer span strike strong style
+sub summary sup svg table tbody td template textarea tfoot th thead time title tr track tt u ul var
+video wbr xmp
+""".split())
 _IMPORT = re.compile(r"(?:(?<=\s)|^)@")
 _LEADING_BLOCK = re.compile(r"^(?:[#>\-+*_=|]|```|~~~|\d{1,9}(?=[.)]))")
 
@@ -68,11 +85,18 @@ def strip_controls(text: str) -> str:
     return "".join(out)
 
 
+def _tag_open(found: re.Match[str]) -> str:
+    rest = _PLACEHOLDER.match(found.string, found.end())
+    if rest is not None and rest.group()[:-1] not in _HTML_ELEMENTS:
+        return "<"
+    return "&lt;"
+
+
 def inline(text: str) -> str:
     """``text`` as one line of Markdown that every reader takes as words (see the module)."""
     line = " ".join(strip_controls(text).split())
     line = _PUNCT_AFTER_BACKSLASH.sub(r"\\\\", line)
-    line = _TAG_OPEN.sub("&lt;", line)
+    line = _TAG_OPEN.sub(_tag_open, line)
     line = line.replace("[", "\\[").replace("]", "\\]")
     line = _IMPORT.sub(r"\\@", line)
     found = _LEADING_BLOCK.match(line)
