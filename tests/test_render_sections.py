@@ -123,3 +123,20 @@ def test_a_composed_section_that_does_not_parse_back_is_our_bug_and_refused():
     check_parses_back(PERSON + section, {"own": section}, "MEMORY.md")
     with pytest.raises(SectionError, match="our bug"):
         check_parses_back(PERSON + section + section, {"own": section}, "MEMORY.md")
+
+
+def test_commons_render_repairs_a_damaged_memory_file_and_says_so_in_its_output_and_the_log(capsys, caplog, home):
+    from tests.transcripts import cli, cli_json
+
+    assert cli(capsys, "init")[0] == 0
+    memory = home.data_dir / "memory"
+    memory.mkdir(parents=True, exist_ok=True)
+    (memory / INDEX).write_bytes((DAMAGED / "MEMORY.md").read_bytes())
+    with caplog.at_level("WARNING", logger="commons.render"):
+        code, out, err = cli(capsys, "render")
+    assert code == 0, err
+    assert f"{memory / INDEX}: damaged managed section repaired" in out
+    assert any("damaged managed section" in r.getMessage() for r in caplog.records)
+    text = (memory / INDEX).read_text()
+    assert "force-pushing" not in text and text.startswith(PERSON)
+    assert cli_json(capsys, "render")["repaired"] == []  # once: the next render finds it whole
