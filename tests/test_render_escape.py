@@ -127,3 +127,13 @@ def test_an_injected_import_is_inert_in_the_agents_global_file(tmp_path, name):
     assert [t.tag for t in tokens if t.type == "heading_open"] == ["h1", "h2"]  # the person's, commons'
     assert not [t for t in tokens if t.type in ("fence", "code_block", "blockquote_open")]
     assert not [c for t in tokens for c in t.children or () if c.type in ("link_open", "image", "html_inline")]
+
+
+def test_a_predictions_controls_and_bidi_characters_never_reach_the_front_matter(tmp_path):
+    it = RenderItem(id="cd" * 32, text="`make` failed.", kind="error", scope="shared", strength=1.0, seen=2,
+                    prediction={"situation": "running \x1b[31mmake\x1b[0m", "outcome": "exit 2\u202e\n---\n# x"})
+    render(tmp_path, [Layer("own", [it])])
+    text = (tmp_path / file_name(it.id)).read_text()
+    front = text.split("\n---\n", 1)[0]
+    assert "\x1b" not in text and "\u202e" not in text and '"situation": "running make"' in front
+    assert text.count("\n---\n") == 1  # the front matter ends where commons ends it

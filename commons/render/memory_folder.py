@@ -42,7 +42,7 @@ from commons.core.policy import contains_injection, is_observation
 from commons.errors import CommonsError
 from commons.integrations.files import write_private
 from commons.render import sections
-from commons.render.escape import inline
+from commons.render.escape import inline, strip_controls
 
 INDEX = "MEMORY.md"
 LOAD_LINES = 200  # what Claude Code loads of MEMORY.md
@@ -146,7 +146,10 @@ def lesson_file(layer: str, item: RenderItem) -> str:
     """A lesson's own file: front matter (JSON values, which YAML reads too) and its text."""
     front = {
         "id": item.id, "kind": item.kind, "scope": item.scope, "strength": round(item.strength, 2),
-        "seen": item.seen, "prediction": dict(item.prediction) if item.prediction else None,
+        "seen": item.seen,
+        # JSON quotes every value (no `---` can end the front matter); what no reader should act
+        # on, controls, bidi and zero-width characters, is taken out as from the text.
+        "prediction": {k: strip_controls(v) for k, v in item.prediction.items()} if item.prediction else None,
         "layer": layer,
     }
     if item.confirmations is not None:
