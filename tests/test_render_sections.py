@@ -88,11 +88,11 @@ def test_an_agents_file_damaged_by_earlier_renders_is_healed_and_remove_leaves_o
 def test_a_persons_line_inside_a_damaged_section_is_kept_just_after_it(tmp_path):
     begin, end = markers("own")
     (tmp_path / INDEX).write_text(f"{PERSON}\n{begin}\n- [x](commons-{'ab' * 6}.md) — error\n{end}\n"
-                                  f"my own line, typed here by hand\n{end}\nlast line\n")
+                                  f"my own line, typed here by hand\n\nand its second paragraph\n\n{end}\nlast line\n")
     result = render(tmp_path, [Layer("own", [lesson(2)])])
     text = (tmp_path / INDEX).read_text()
     assert marker_lines(text) == list(markers("own")) and result.repaired
-    assert text.index(end) < text.index("my own line, typed here by hand\n") < text.index("last line\n")
+    assert text.index(end) < text.index("my own line, typed here by hand\n\nand its second paragraph\n") < text.index("last line\n")
     assert f"commons-{'ab' * 6}.md" not in text and text.startswith(PERSON) and text.endswith("last line\n")
 
 

@@ -21,7 +21,7 @@ end or the reverse) and rewrites its whole extent (from its first marker line to
 empty section, which the render then fills. Inside that extent, lines commons writes (markers and
 lines holding one, headings and preambles of sections, lesson lines linking a ``commons-….md`` file
 or naming a ``commons`` id, the "left out" line) are dropped; any other line is the person's and is
-kept, byte for byte, just after the section. Every byte outside the extent is left as it was. Each
+kept, byte for byte, just after the section (with the blank lines between two of them). Every byte outside the extent is left as it was. Each
 repair is described in words, for the render's result and the log.
 """
 
@@ -144,8 +144,9 @@ def heal(text: str, names: Sequence[str], *, known: Sequence[str] = (), where: s
     repairs: list[str] = []
     for lo, hi, group in reversed(merged):
         region = lines[lo: hi + 1]
-        ours = [line for line in region if written_by_commons(line, known) or not line.strip()]
-        theirs = [line for line in region if not (written_by_commons(line, known) or not line.strip())]
+        mine = _persons_lines(region, known)
+        theirs = [line for i, line in enumerate(region) if i in mine]
+        ours = [line for i, line in enumerate(region) if i not in mine]
         counts = {name: _Lines.of(region, name) for name in group}
         what = "; ".join(f"`{name}`: {len(c.begins)} begin and {len(c.ends)} end marker line(s), "
                          f"{len(c.inside)} marker(s) inside a line" for name, c in counts.items())
@@ -158,6 +159,17 @@ def heal(text: str, names: Sequence[str], *, known: Sequence[str] = (), where: s
             theirs[-1] += "\n"
         lines[lo: hi + 1] = fresh + theirs
     return Healed("".join(lines), tuple(repairs))
+
+
+def _persons_lines(region: Sequence[str], known: Sequence[str]) -> set[int]:
+    """Indices of the lines of a damaged extent that are the person's: every line commons would not
+    have written, and the blank lines between two of those (a paragraph of theirs stays whole)."""
+    text = [i for i, line in enumerate(region) if line.strip()]
+    theirs = {i for i in text if not written_by_commons(region[i], known)}
+    for before, after in zip(text, text[1:]):
+        if before in theirs and after in theirs:
+            theirs.update(range(before + 1, after))
+    return theirs
 
 
 def check_parses_back(text: str, sections: dict[str, str], where: str) -> None:
