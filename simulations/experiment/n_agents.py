@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from commons.core.learning import command_head
 from simulations.experiment.agent import PLAIN_TRY_DAYS, Agent, Encounter, day_time, iso, read_memory
 from simulations.experiment.homes import Node
 from simulations.experiment.links import Network
@@ -112,8 +111,7 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | N
                     if key in states:
                         states[key] += 1
             run.states.append(states)
-            run.memories.append({n.name: sorted({command_head("Bash", l.failed) for l in read_memory(n.memory)
-                                                 if l.failed}) for n in nodes})
+            run.memories.append({n.name: sorted({l.about for l in read_memory(n.memory) if l.about}) for n in nodes})
     finally:
         network.close()
     run.encounters = [e for a in agents.values() for e in a.encounters]

@@ -59,6 +59,7 @@ _CODE = re.compile(r"`([^`\n]+)`")
 _QUOTED = re.compile(r"(?<![\w'])['\"“‘]([^'\"“”‘’\n]{2,120})['\"”’](?![\w'])")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=[A-Z`'\"(])|\n+")
 _WRAPPERS = {"sudo", "env", "command", "exec", "time", "nice"}
+_RUNNERS = {"npx", "uvx", "bunx", "pnpx"}
 # A bare command after words that lead to one: "switching to uv add httpx", "and uv add httpx went through".
 _BARE_LED = re.compile(r"\b(?:use|using|run|running|ran|switch(?:ed|ing)? to|try|tried|with|and|then|but)\s+"
                        r"(?!(?:a|an|the|this|that|it|its|and|but|then|so)\b)([a-z][\w.+-]*(?:\s+[-\w./@:=<>{}]+){1,6})")
@@ -101,6 +102,10 @@ def program(command: str) -> tuple[str, str]:
     ws = [w for w in words(command) if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w)]
     while ws and ws[0] in _WRAPPERS:
         ws = ws[1:]
+    # What a runner runs is the program: `python -m pytest` is pytest, `npx tsc` is tsc.
+    while len(ws) > 1 and (ws[0] in _RUNNERS or (ws[0] in ("uv", "poetry", "pipx", "pdm") and ws[1] == "run")
+                           or (re.fullmatch(r"python[0-9.]*|py", ws[0]) and ws[1] == "-m")):
+        ws = ws[2:] if ws[1] in ("run", "-m") else ws[1:]
     if not ws:
         return "", ""
     head = ws[0].rsplit("/", 1)[-1]

@@ -18,7 +18,6 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from commons.core.learning import command_head
 from commons.demo.sessions._build import (PIP_EXTERNALLY_MANAGED, git_push_ok, git_push_rejected, npm_ci_no_lockfile,
                                           pytest_async_failure)
 
@@ -215,12 +214,17 @@ class World:
             return Ran(command, pitfall.fill(pitfall.output, value), False)
         if command in fix[:-1] or (fix[-1] != original and command == pitfall.fill(pitfall.workaround, value)):
             done = fix[-1] != original  # a replacement does the task; a preparation does not
-            return Ran(command, success if done else f"{command_head('Bash', command)}: done.", True, done)
+            return Ran(command, success if done else f"{_name(command)}: done.", True, done)
         wrong = WRONG_FIXES.get(pitfall.name)
         if wrong and command == pitfall.fill(wrong.command, value):
             if self.quirk == (agent, pitfall.name):
                 return Ran(command, pitfall.fill(wrong.output_here, value), True, True)
             return Ran(command, pitfall.fill(wrong.output_elsewhere, value), False)
         # Anything else the agent made up (a placeholder it could not fill, a garbled command).
-        return Ran(command, f"{command_head('Bash', command) or command}: error: unexpected argument or file\n"
+        return Ran(command, f"{_name(command) or command}: error: unexpected argument or file\n"
                             f"Usage: see --help", False)
+
+
+def _name(command: str) -> str:
+    """What a shell's messages call a command: its program and first argument."""
+    return " ".join(command.split()[:2])
