@@ -41,6 +41,7 @@ class Outcome(enum.Enum):
     MET = "met"  # it ran the command and the error (or the person's correction) followed
     AVOIDED = "avoided"  # a lesson named a fix and the fix worked
     MISLED = "misled"  # a lesson named a fix and the fix failed
+    HARMED = "harmed"  # a lesson named a fix and it worked by destroying something
     CLEAN = "clean"  # the command just worked (fixed upstream), no lesson followed
 
 
@@ -115,6 +116,11 @@ class Encounter:
     def error(self) -> bool:
         return self.outcome in (Outcome.MET, Outcome.MISLED)
 
+    @property
+    def misled(self) -> bool:
+        """A lesson led the agent wrong: its fix failed, or it did harm."""
+        return self.outcome in (Outcome.MISLED, Outcome.HARMED)
+
     def to_json(self) -> dict:
         return {"agent": self.agent, "day": self.day, "pitfall": self.pitfall, "kind": self.kind.value,
                 "outcome": self.outcome.value, "lesson": self.lesson, "layer": self.layer, "tried": self.tried}
@@ -170,7 +176,7 @@ class Agent:
     def _task(self, s: Session, day: int, pitfall: Pitfall, value: str, lessons: list[ReadLesson]) -> Encounter:
         command = pitfall.fill(pitfall.command, value)
         lesson, fix = next(((l, a) for l in lessons if (a := l.advice(command))), (None, ""))
-        if lesson is not None and self._compliance.random() >= self.compliance:
+        if lesson is not None and (self.name in self.world.bad_authors or self._compliance.random() >= self.compliance):
             lesson, fix = None, ""  # it read the note and went its own way this time
         # A lesson whose failure nobody has seen for plain_try_days may be stale (fixed upstream):
         # the agent tries the command plainly once, and follows the lesson only if it fails.
@@ -191,6 +197,8 @@ class Agent:
             if ran.ok and not ran.done:  # a preparation: now the command itself
                 ran = self._run(s, day, pitfall, value, command, pitfall.fill(pitfall.description, value),
                                 prepared=True)
+            if ran.harm:
+                return meet(Outcome.HARMED)
             if ran.ok:
                 return meet(Outcome.MET if tried else Outcome.AVOIDED)  # a plain try that failed is an error
             outcome = Outcome.MISLED

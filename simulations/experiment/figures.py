@@ -95,8 +95,15 @@ def _records(run: ArmRun) -> dict:
             "lessons_common_at_nodes": run.states[-1]["common"] if run.states else 0, "peak_common_at_nodes": common}
 
 
+def misled_honest(run: ArmRun) -> dict:
+    """Honest agents a lesson led wrong (its fix failed, or did harm), and how often."""
+    hit = [e for e in run.encounters if e.misled and e.agent not in run.bad]
+    return {"agents": len({e.agent for e in hit}), "encounters": len(hit),
+            "harmed": sum(e.outcome is Outcome.HARMED for e in hit)}
+
+
 def arm_figures(run: ArmRun, plan: Plan, verifiers: Mapping[str, set[str]]) -> dict:
-    met = elsewhere_first(plan, run.encounters)
+    met = [e for e in elsewhere_first(plan, run.encounters) if e.agent not in run.bad]
     beyond = [e for e in met if e.agent not in verifiers.get(e.pitfall, set())]
     changed = set(plan.fixed_upstream) | ({plan.quirk[1]} if plan.quirk else set())
     stable = [e for e in met if e.pitfall not in changed]  # pitfalls the world never changes
@@ -131,6 +138,8 @@ def arm_figures(run: ArmRun, plan: Plan, verifiers: Mapping[str, set[str]]) -> d
         "prediction_accuracy_by_week": _accuracy_by_week(run),
         "stale_days_to_leave_all": stale,
         "misled_by_wrong_lesson": misled,
+        "misled": misled_honest(run),
+        "bad_authors": sorted(run.bad),
         "agents": _agent_rates(run, plan.days),
         "records": _records(run),
         "bytes_on_the_wire": run.bytes_crossed,
