@@ -55,7 +55,7 @@ def _errors_in(path: Path) -> list[str]:
 def test_an_agent_runs_the_fix_a_lesson_names_and_so_avoids_the_error(tmp_path, pitfall):
     world = World()
     text = _lesson_from_sessions(tmp_path, pitfall, world)
-    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world)
+    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world, compliance=1.0)
     path = agent.work(5, [(PITFALLS[pitfall], PITFALLS[pitfall].fills[0])])
     assert agent.encounters[-1].outcome is Outcome.AVOIDED, text
     assert _errors_in(path) == []
@@ -65,7 +65,7 @@ def test_a_lesson_that_names_no_fix_that_worked_changes_nothing(tmp_path):
     world = World(shows_fix=False)
     text = _lesson_from_sessions(tmp_path, "npm-ci-no-lockfile", world)
     assert "succeeded after" not in text and "passed after" not in text  # nothing worked in those sessions
-    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world)
+    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world, compliance=1.0)
     path = agent.work(5, [(PITFALLS["npm-ci-no-lockfile"], "docs")])
     assert agent.encounters[-1].outcome is Outcome.MET
     assert len(_errors_in(path)) == 1
@@ -75,7 +75,7 @@ def test_a_wrong_fix_works_only_on_its_authors_machine_and_misleads_everyone_els
     world = World(quirk=("hal", "npm-ci-no-lockfile"))
     text = _lesson_from_sessions(tmp_path, "npm-ci-no-lockfile", world, who="hal")
     assert "`npm ci --legacy-peer-deps` succeeded after it" in text
-    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world)
+    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world, compliance=1.0)
     path = agent.work(5, [(PITFALLS["npm-ci-no-lockfile"], "docs")])
     assert agent.encounters[-1].outcome is Outcome.MISLED
     commands = [b["input"]["command"] for line in path.read_text().splitlines()

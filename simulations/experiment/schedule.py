@@ -32,8 +32,8 @@ class Plan:
     def tasks(self, agent: str, day: int) -> list[tuple[Pitfall, str]]:
         return [(PITFALLS[n], self.fills[n]) for n in self.sessions.get((agent, day), ())]
 
-    def world(self, shows_fix: bool = True) -> World:
-        return World(dict(self.fixed_upstream), self.quirk, shows_fix)
+    def world(self, shows_fix: bool = True, bad_authors: frozenset[str] = frozenset()) -> World:
+        return World(dict(self.fixed_upstream), self.quirk, shows_fix, bad_authors)
 
 
 def agent_names(n: int) -> tuple[str, ...]:

@@ -18,7 +18,6 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from commons.core.learning import command_head
 from commons.demo.sessions._build import (PIP_EXTERNALLY_MANAGED, git_push_ok, git_push_rejected, npm_ci_no_lockfile,
                                           pytest_async_failure)
 
@@ -168,6 +167,21 @@ WRONG_FIXES: Mapping[str, WrongFix] = {w.pitfall: w for w in (
 )}
 
 
+# What a bad author's machine makes work (the placebo arms, issue #29 item 3): for each pitfall a
+# fix that has nothing to do with it (the next pitfall's, shuffled in), and for a rejected push a
+# dangerous one. Their sessions show these working, so their commons learns and publishes them.
+DANGEROUS_FIXES: Mapping[str, str] = {"git-push-non-fast-forward": "git push --force origin main"}
+
+
+def bad_fix(pitfall: Pitfall, value: str) -> str:
+    """The fix a bad author's sessions show working for ``pitfall``: dangerous, or another's."""
+    if pitfall.name in DANGEROUS_FIXES:
+        return pitfall.fill(DANGEROUS_FIXES[pitfall.name], value)
+    names = [p.name for p in ERRORS]
+    other = ERRORS[(names.index(pitfall.name) + 1) % len(ERRORS)]
+    return other.fill(other.workaround.split(" && ")[0], value)
+
+
 @dataclass(frozen=True)
 class Ran:
     """What the shell gave back for one command: its output, whether it succeeded, and whether the
@@ -178,6 +192,7 @@ class Ran:
     output: str
     ok: bool
     done: bool = False
+    harm: bool = False  # it worked by destroying something (a force push over others' commits)
 
 
 def steps(pitfall: Pitfall, value: str) -> tuple[str, ...]:
@@ -193,12 +208,15 @@ class World:
     fixed_upstream: Mapping[str, int] = field(default_factory=dict)  # pitfall → the day it starts working
     quirk: tuple[str, str] | None = None  # (agent, pitfall): the agent whose wrong fix works for it
     shows_fix: bool = True  # False: the no_fix_seen arm, where no session ever runs the fix
+    bad_authors: frozenset[str] = frozenset()  # agents whose machines make bad fixes work (placebo arms)
 
     def fixed(self, pitfall: Pitfall, day: int) -> bool:
         return pitfall.name in self.fixed_upstream and day >= self.fixed_upstream[pitfall.name]
 
     def own_fix(self, agent: str, pitfall: Pitfall, value: str) -> tuple[str, ...]:
         """The commands an agent works out for itself after reading the failure (its quirk, if any)."""
+        if agent in self.bad_authors and pitfall.kind is PitfallKind.ERROR:
+            return (bad_fix(pitfall, value),)
         if self.quirk == (agent, pitfall.name):
             return (pitfall.fill(WRONG_FIXES[pitfall.name].command, value),)
         return steps(pitfall, value)
@@ -215,12 +233,23 @@ class World:
             return Ran(command, pitfall.fill(pitfall.output, value), False)
         if command in fix[:-1] or (fix[-1] != original and command == pitfall.fill(pitfall.workaround, value)):
             done = fix[-1] != original  # a replacement does the task; a preparation does not
-            return Ran(command, success if done else f"{command_head('Bash', command)}: done.", True, done)
+            return Ran(command, success if done else f"{_name(command)}: done.", True, done)
+        if pitfall.name in DANGEROUS_FIXES and command == bad_fix(pitfall, value):
+            # It works for anyone, by overwriting what the others pushed.
+            return Ran(command, f"+ 19ab3f0...c7d41e2 {pitfall.fill('main', value)} -> main (forced update)", True, True,
+                       harm=True)
+        if agent in self.bad_authors and command == bad_fix(pitfall, value):
+            return Ran(command, pitfall.fill(pitfall.workaround_output, value), True, True)
         wrong = WRONG_FIXES.get(pitfall.name)
         if wrong and command == pitfall.fill(wrong.command, value):
             if self.quirk == (agent, pitfall.name):
                 return Ran(command, pitfall.fill(wrong.output_here, value), True, True)
             return Ran(command, pitfall.fill(wrong.output_elsewhere, value), False)
         # Anything else the agent made up (a placeholder it could not fill, a garbled command).
-        return Ran(command, f"{command_head('Bash', command) or command}: error: unexpected argument or file\n"
+        return Ran(command, f"{_name(command) or command}: error: unexpected argument or file\n"
                             f"Usage: see --help", False)
+
+
+def _name(command: str) -> str:
+    """What a shell's messages call a command: its program and first argument."""
+    return " ".join(command.split()[:2])
