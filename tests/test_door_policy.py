@@ -182,7 +182,7 @@ def test_a_stored_bypass_is_withheld_by_every_door_out(home, capsys, tmp_path):
 
 def _mcp(home, tmp_path) -> str:
     from commons.cli.context import Context
-    from commons.mcp_server import build_server
+    from commons.mcp_server.tools import build_server
     from commons.runtime import run
 
     async def ask() -> str:
