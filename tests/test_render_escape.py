@@ -14,7 +14,9 @@ import pytest
 
 from commons.render import agents_md
 from commons.render.escape import inline
-from commons.render.memory_folder import INDEX, Layer, RenderItem, file_name, markers, render
+from commons.render.memory_folder import (
+    INDEX, Layer, RenderItem, file_name, index_line, lesson_file, markers, render,
+)  # fmt: skip
 from tests.agent_readers import claude_imports, claude_model_view, gemini_imports
 
 markdown_it = pytest.importorskip("markdown_it", reason="markdown-it-py is a test dependency: run `make install`")
@@ -81,21 +83,39 @@ def test_memory_index_holds_one_list_item_per_lesson_and_nothing_else_of_theirs(
     items = [lesson(i, text) for i, text in enumerate(HOSTILE.values(), 1)]
     result = render(tmp_path, [Layer("own", items)])
     text = (tmp_path / INDEX).read_text()
-    assert len(result.written) == len(items)  # every one reads as an observation: none is refused
+    shown = [lid for _, lid, _ in result.written]
+    assert shown and set(shown) | set(result.unsafe) == {it.id for it in items}  # shown or refused by the door
     tokens = markdown_it.MarkdownIt("commonmark").parse(text)
     assert [t.type for t in tokens if t.type == "heading_open"] == ["heading_open"]  # commons' own
     assert not [t for t in tokens if t.type in ("fence", "code_block", "blockquote_open")]
     assert [t.content.strip() for t in tokens if t.type == "html_block"] == list(markers("own"))
     links = [c.attrGet("href") for t in tokens for c in t.children or () if c.type == "link_open"]
-    assert links == [file_name(it.id) for it in sorted(items, key=lambda it: it.id)]
+    assert links == [file_name(lid) for lid in shown]
     assert gemini_imports(text) == [] and claude_imports(text) == []
-    assert "\x1b" not in text and "force-pushing" in claude_model_view(text)  # shown, as words
+    assert "\x1b" not in text
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_an_index_line_and_a_lesson_file_hold_the_words_inert_whatever_the_door_decides(name):
+    it = lesson(1, HOSTILE[name])
+    line = index_line("own", it)
+    tokens = markdown_it.MarkdownIt("commonmark").parse(line)
+    assert [t.type for t in tokens if t.nesting >= 0] == ["bullet_list_open", "list_item_open", "paragraph_open",
+                                                           "inline"]
+    children = [c for t in tokens for c in t.children or ()]
+    assert [c.attrGet("href") for c in children if c.type == "link_open"] == [file_name(it.id)]
+    assert not [c for c in children if c.type in ("image", "html_inline", "softbreak")]
+    body = lesson_file("own", it).split("\n---\n", 1)[1]
+    assert blocks(body) == ["paragraph_open", "inline", "html_block"]
+    for text in (line, body):
+        assert gemini_imports(text) == [] and claude_imports(text) == [] and "\x1b" not in text
 
 
 def test_each_lesson_file_is_front_matter_one_paragraph_and_commons_own_note(tmp_path):
     items = [lesson(i, text) for i, text in enumerate(HOSTILE.values(), 1)]
-    render(tmp_path, [Layer("own", items)])
-    for it in items:
+    result = render(tmp_path, [Layer("own", items)])
+    assert result.written
+    for it in (it for it in items if it.id not in result.unsafe):
         body = (tmp_path / file_name(it.id)).read_text().split("\n---\n", 1)[1]
         assert blocks(body) == ["paragraph_open", "inline", "html_block"], it.text
         assert gemini_imports(body) == [] and claude_imports(body) == []
@@ -121,7 +141,7 @@ def test_an_injected_import_is_inert_in_the_agents_global_file(tmp_path, name):
     items = [lesson(i, text, confirmations=2) for i, text in enumerate(HOSTILE.values(), 1)]
     result = agents_md.render(path, items)
     text = path.read_text()
-    assert len(result.written) == len(items)  # every one reads as an observation: none is refused
+    assert result.written and set(result.written) | set(result.unsafe) == {it.id for it in items}
     assert gemini_imports(text) == ["./my-own-import.md"] == claude_imports(text)  # only the person's
     tokens = markdown_it.MarkdownIt("commonmark").parse(text)
     assert [t.tag for t in tokens if t.type == "heading_open"] == ["h1", "h2"]  # the person's, commons'

@@ -76,7 +76,7 @@ def test_injected_imports_are_inert_as_gemini_clis_own_import_processor_reads_ge
     path = gemini / "GEMINI.md"
     path.write_text("# My rules\n\n@./mine.md\n")  # the person's own import: the processor does work
     result = agents_md.render(path, [lesson(i, text) for i, text in enumerate(INJECTED, 1)])
-    assert len(result.written) == len(INJECTED)
+    assert result.written and len(result.written) + len(result.unsafe) == len(INJECTED)
     read = gemini_reads(path, tmp_path)
     assert read["imports"] == [str(gemini / "mine.md")] and "MINE-IMPORTED" in read["content"]
     assert "NOTES-SECRET" not in read["content"] and "OAUTH-SECRET" not in read["content"]
