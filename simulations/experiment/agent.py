@@ -194,7 +194,7 @@ class Agent:
         if lesson is not None:
             ran = self._run(s, day, pitfall, value, fix, "Run it the way my memory says works",
                             "My memory notes a known problem with this; going the way that worked.")
-            if ran.ok and not ran.done:  # a preparation: now the command itself
+            if ran.ok and not ran.done and ran.changes:  # a preparation: now the command itself
                 ran = self._run(s, day, pitfall, value, command, pitfall.fill(pitfall.description, value),
                                 prepared=True)
             if ran.harm:
@@ -216,7 +216,7 @@ class Agent:
         for i, step in enumerate(self.world.own_fix(self.name, pitfall, value)):
             ran = self._run(s, day, pitfall, value, step, "Work around it", pitfall.explain if i == 0 else None,
                             prepared=prepared)
-            prepared = prepared or (ran.ok and not ran.done)
+            prepared = prepared or (ran.ok and not ran.done and ran.changes)
         return meet(outcome)
 
     def _run(self, s: Session, day: int, pitfall: Pitfall, value: str, command: str, description: str,

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+from simulations.experiment.one_seed import run_experiment
 from simulations.experiment.paraphrases import reader_figures
 
 # Written before the runs (issue #29's "Done when"): figure → (comparison, bound).
@@ -98,8 +99,6 @@ def summarise_seeds(results: Sequence[dict], wall_s: float) -> dict:
 
 
 def _one_seed(seed: int, kwargs: dict) -> dict:
-    from simulations.experiment.cli import run_experiment
-
     workdir = Path(tempfile.mkdtemp(prefix=f"commons-experiment-{seed}-"))
     try:
         result = run_experiment(seed, workdir=workdir, **kwargs)
