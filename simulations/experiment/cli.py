@@ -17,6 +17,7 @@ from simulations.experiment.homes import ExperimentError, Node
 from simulations.experiment.links import Network
 from simulations.experiment.n_agents import ARMS, configure
 from simulations.experiment.one_seed import run_experiment
+from simulations.experiment import seeds_doc
 from simulations.experiment.seeds import parse_seeds, run_seeds
 
 SEED_ARMS = ("control", "trusted", "peer_review", "placebo", "placebo_trusted")  # --seeds' default arms
@@ -160,6 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (ExperimentError, ValueError) as error:
             print(f"experiment: {error}", file=sys.stderr)
             return 1
+        if args.doc:
+            seeds_doc.write(summary, args.doc, f"python -m simulations.experiment --seeds {args.seeds}")
         if args.json:
             print(json.dumps(summary, indent=2))
         else:

@@ -156,6 +156,11 @@ OTHER_COMMANDS = [
 ]
 
 
+# How the reader did on each later batch the first time it read it, before anything was changed
+# for that batch (followed to the right fix, of how many): a measure of how it does on words it
+# was not written for. The first batch is the one it was written against.
+FIRST_READ = {"second batch": (6, 10), "third batch": (12, 15)}
+
 # The value each group's notes use, and the values a seed may put in its place.
 VALUES = {"httpx": ("rich", "attrs", "tenacity", "pydantic", "orjson"),
           "rich": ("httpx", "click", "typer", "loguru"),
