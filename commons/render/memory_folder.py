@@ -189,8 +189,6 @@ def _section(layer: Layer, lines: list[str], left_out: int) -> str:
     if left_out:
         body.append(f"_{left_out} weaker lesson{'s' if left_out != 1 else ''} left out to keep this "
                     "file within what the agent loads; `commons lessons` lists them all._")
-    elif not lines:
-        body.append("_No lessons yet._")
     body.append(end)
     return "\n".join(body) + "\n"
 
@@ -216,7 +214,6 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
     names = [layer.name for layer in layers]
     if len(set(names)) != len(names):
         raise ValueError(f"render(): layer names must be distinct, got {names} (API misuse)")
-    folder.mkdir(parents=True, exist_ok=True)
     index_path = folder / INDEX
     try:
         original = index_path.read_bytes().decode("utf-8", "surrogateescape")
@@ -266,19 +263,32 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
         sections[layer.name] = _section(layer, kept, left_out[layer.name])
         lines_left, bytes_left = room_lines, room_bytes
 
-    # Splice: sections already present are replaced in place; new ones go at the end.
+    # A layer with nothing to say has no section: the agent's context is not spent on an empty
+    # heading, and a folder where nothing was learned gets no MEMORY.md at all.
+    silent = {name for name in names if not any(w[0] == name for w in written) and not left_out[name]}
+    # Splice: sections already present are replaced in place (or taken out); new ones go at the end.
     text = original
     for name, (start, stop) in sorted(spans.items(), key=lambda kv: -kv[1][0]):
-        text = text[:start] + sections[name] + text[stop:]
-    new = [name for name in names if name not in spans]
+        if name in silent:
+            if stop == len(text) and text[:start].endswith("\n\n"):
+                start -= 1  # the blank line that set it off goes with it
+            text = text[:start] + text[stop:]
+        else:
+            text = text[:start] + sections[name] + text[stop:]
+    new = [name for name in names if name not in spans and name not in silent]
     if new and text and not text.endswith("\n\n"):
         text += "\n" if text.endswith("\n") else "\n\n"
     text += "".join(sections[name] for name in new)
 
+    data = text.encode("utf-8", "surrogateescape")
+    if files or text.strip():
+        folder.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
         _write_if_changed(folder / name, content.encode("utf-8"))
-    data = text.encode("utf-8", "surrogateescape")
-    _write_if_changed(index_path, data)
+    if text.strip():
+        _write_if_changed(index_path, data)
+    elif original:
+        index_path.unlink()  # it held only commons' sections, which now say nothing
     removed = []
     for name in previous_files:
         if name not in files and name.startswith(FILE_PREFIX) and (folder / name).exists():
