@@ -14,7 +14,6 @@ traceback only with ``-v``.
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import sys
 import traceback
@@ -112,6 +111,8 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Nam
         unknown = unknown_options(parser, argv)
         if not unknown or unknown[0] in str(error):
             raise
+        import difflib  # only for a command line that went wrong
+
         close = difflib.get_close_matches(unknown[0], sorted(_option_strings(parser)), n=1)
         raise UsageError(f"unrecognized option {unknown[0]}" + (f" (did you mean {close[0]}?)" if close else "")
                          ) from None
