@@ -20,7 +20,6 @@ import traceback
 from collections.abc import Sequence
 
 from commons import __version__
-from commons.cli.context import Context
 from commons.errors import CommonsError, UsageError, explain_os_error
 
 
@@ -151,6 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "handler", None):
             getattr(args, "_help", parser).print_help()
             return 2
+        from commons.cli.context import Context  # after parsing: `commons --version` needs no home
+
         ctx = Context.from_args(args)
         handler = args.handler
         if _is_async(handler):
@@ -195,3 +196,10 @@ def _internal(error: BaseException, args: argparse.Namespace | None) -> int:
         file=sys.stderr,
     )
     return 1
+
+
+def run_console() -> None:
+    """What a `commons` script made before :mod:`commons.launch` was the program still calls
+    (an editable install not made again since): the command line, `commons mcp` excepted
+    (:mod:`commons.cli.mcp` says how to make the script again)."""
+    sys.exit(main())
