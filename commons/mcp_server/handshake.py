@@ -98,9 +98,9 @@ def answer_handshake(reader: LineReader, out_fd: int, answers: dict[str, Any] | 
             shook.replay.append(line)
             shook.initialize_id = message["id"]
         elif method == "notifications/initialized" and version is not None:
+            if on_initialized is not None and not any(b"notifications/initialized" in seen for seen in shook.replay):
+                on_initialized()  # once, however often the client says it
             shook.replay.append(line)
-            if on_initialized is not None:
-                on_initialized()
         elif (method == "tools/list" and version is not None and "id" in message
               and not (isinstance(params, dict) and params.get("cursor"))):
             write_message(out_fd, {"jsonrpc": "2.0", "id": message["id"], "result": answers["tools/list"][version]})
