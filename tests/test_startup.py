@@ -147,6 +147,7 @@ def test_the_handshake_answers_from_the_file_and_stops_at_the_first_other_messag
              {"jsonrpc": "2.0", "method": "notifications/initialized"},
              {"jsonrpc": "2.0", "id": "b", "method": "ping"},
              {"jsonrpc": "2.0", "id": "c", "method": "tools/list"},
+             {"jsonrpc": "2.0", "id": "c2", "method": "prompts/list"},
              {"jsonrpc": "2.0", "id": "d", "method": "tools/call", "params": {"name": "lessons"}},
              {"jsonrpc": "2.0", "id": "e", "method": "tools/list"}]
     os.write(write_end, "".join(json.dumps(m) + "\n" for m in lines).encode())
@@ -160,9 +161,10 @@ def test_the_handshake_answers_from_the_file_and_stops_at_the_first_other_messag
     with os.fdopen(out_read) as replies_file:
         replies = [json.loads(line) for line in replies_file]
     answers = load_answers()
-    assert [r["id"] for r in replies] == ["a", "b", "c"]  # tools/call is the SDK's, and all after it
+    assert [r["id"] for r in replies] == ["a", "b", "c", "c2"]  # tools/call is the SDK's, and all after it
+    assert replies[3]["result"]["prompts"] == []
     assert replies[0]["result"] == {"protocolVersion": answers["latest"], **answers["initialize"]}  # unknown version
-    assert replies[2]["result"] == answers["tools/list"][answers["latest"]]
+    assert replies[2]["result"] == answers["lists"]["tools/list"][answers["latest"]]
     assert started == [1] and shook.initialize_id == "a" and len(shook.replay) == 3
     assert json.loads(shook.pending)["id"] == "d" and json.loads(reader.readline())["id"] == "e"
     os.close(read_end)
