@@ -19,8 +19,8 @@ is committed at that moment, so lessons a concurrent `commons sleep` or nap writ
 next call.
 
 **How it starts.** The agent waits for the answers to ``initialize`` and ``tools/list`` (and the
-prompts and resources lists) before its first model request, so they are given by :mod:`commons.mcp_server.handshake` from the standard
-library alone; the SDK, the store and the node layer (:mod:`commons.mcp_server.tools`) load while
+prompts and resources lists) before its first model request, so they are given by
+:mod:`commons.mcp_server.handshake` from the standard library alone; the SDK, the store and the node layer (:mod:`commons.mcp_server.tools`) load while
 the client talks to its model, and take the connection over at its first other message. The
 process's own stdin and stdout are pointed at the null device and stderr as it starts, so that
 nothing but the server ever writes on the wire.
