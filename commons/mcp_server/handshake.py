@@ -60,10 +60,6 @@ class Handshake:
     initialize_id: Any = None
     pending: bytes | None = None
 
-    @property
-    def answered(self) -> bool:
-        return self.initialize_id is not None
-
 
 def load_answers() -> dict[str, Any]:
     return json.loads(ANSWERS_FILE.read_text(encoding="utf-8"))
