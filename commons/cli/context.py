@@ -28,3 +28,21 @@ def emit(args: argparse.Namespace, data: Any, text: str | Callable[[], str]) -> 
         sys.stdout.write("\n")
     else:
         sys.stdout.write((text() if callable(text) else text).rstrip("\n") + "\n")
+
+
+class ProgressLine:
+    """Progress of long work on stderr, one line redrawn with ``\\r`` (a terminal only: the caller
+    checks, and shows none with --json)."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.shown = False
+
+    def __call__(self, done: int, total: int, note: str = "") -> None:
+        sys.stderr.write(f"\r{self.label}: {done}/{total} ({100 * done // max(total, 1)}%){' ' + note if note else ''}")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
-from commons.cli.context import Context, add_json_flag, emit
+from commons.cli.context import Context, ProgressLine, add_json_flag, emit
 from commons.cli.lessons import render_text
-from commons.clock import parse_time
+from commons.clock import format_time, parse_time
 from commons.errors import UsageError
 from commons.node import recall as recalling
 from commons.node import sleep as night
@@ -22,7 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sleep", help="run one night: decay, lessons, verify, predict; then render and report",
         description=("Run the four sleep passes over the episodes in the store (decay, lessons, verify, "
                      "predict), render the lessons into the memory folder and write the morning report "
-                     "to <data>/reports/YYYY-MM-DD.md. Use --at to script the night's time."))
+                     "to <data>/reports/YYYY-MM-DD.md. The first sleep of a home replays the sessions "
+                     "already ingested night by night in their own time, so months of history are learned "
+                     "from; it says what it archived and why. Use --at to script the night's time."))
     add_json_flag(sleep)
     sleep.set_defaults(handler=cmd_sleep)
 
@@ -53,26 +56,56 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     recall.set_defaults(handler=cmd_recall)
 
 
-def _sleep_text(result: dict) -> str:
+# Why sleep archives, as the person reads it: a lesson or an episode untouched until its strength
+# fell under the floor (the days it takes are said), or a lesson acted on and wrong there.
+_ARCHIVE_REASONS = {"decayed": "decayed: untouched {days:.0f}+ days", "contradicted": "contradicted where acted on"}
+
+
+def _reasons(counts: dict[str, int], days: float) -> str:
+    return (" (" + "; ".join(f"{n} {_ARCHIVE_REASONS[reason].format(days=days)}" for reason, n in counts.items()) + ")"
+            if counts else "")
+
+
+def _sleep_text(result: dict, floor_days: float) -> str:
     c = result["counts"]
-    lines = [f"slept at {result['at']} over {result['episodes']} episodes",
-             f"  lessons: {c['lessons_learned']} learned, {c['lessons_strengthened']} strengthened, "
+    archived = result["archived"]
+    lines = [f"slept at {result['at']} over {result['episodes']} episodes"]
+    if result["history"]:
+        h = result["history"]
+        lines.append(f"  first sleep: replayed {h['nights']} night(s) of the sessions already here, from {h['from']} "
+                     f"to {h['to']}, in their own time; the {h['days_not_counted']:g} day(s) since did not "
+                     "count toward decay")
+    lines += [f"  lessons: {c['lessons_learned']} learned"
+              + (f" ({result['learned_still_active']} still active)"
+                 if result["learned_still_active"] != c["lessons_learned"] else "")
+              + f", {c['lessons_strengthened']} strengthened, "
              f"{c['lessons_weakened']} weakened, {c['lessons_archived']} archived"
+             + _reasons(archived["lessons"], floor_days)
              + (f", {c['lessons_suppressed']} not made again (vetoed)" if c["lessons_suppressed"] else ""),
              f"  predictions: {c['predictions_made']} made, {c['predictions_confirmed']} confirmed, "
              f"{c['predictions_prevented']} prevented, {c['predictions_failed']} failed, "
              f"{c['predictions_expired']} expired",
-             f"  episodes archived: {c['episodes_archived']}"]
-    lines += [f"  + {e['lesson'][:12]} [{e['kind']}, {e['scope']}] {e['text']}" for e in result["learned"]]
+             f"  episodes archived: {c['episodes_archived']}" + _reasons(archived["episodes"], floor_days)]
+    lines += [f"  + {e['lesson'][:12]} [{e['kind']}, {e['scope']}"
+              + (f", {e['status']} since" if e["status"] != "active" else "") + f"] {e['text']}"
+              for e in result["learned"]]
     lines += [render_text(result["render"]), f"morning report: {result['report']}"]
     return "\n".join(lines)
 
 
 async def cmd_sleep(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
-    async with await ctx.open_store() as store:
-        result = (await night.sleep(store, node, ctx.now())).to_json()
-    emit(args, result, lambda: _sleep_text(result))
+    progress = ProgressLine("sleeping through the sessions already here") \
+        if sys.stderr.isatty() and not args.json else None
+    try:
+        async with await ctx.open_store() as store:
+            result = (await night.sleep(store, node, ctx.now(), progress=progress and (
+                lambda done, total, at: progress(done, total, format_time(at)[:10])))).to_json()
+    finally:
+        if progress is not None:
+            progress.close()
+    emit(args, result, lambda: _sleep_text(result, node.sleep.half_life_days
+                                            * math.log2(1 / node.sleep.archive_below)))
     return 0
 
 

@@ -37,7 +37,6 @@ from commons.config import Config, _host_port
 from commons.core import records as rec
 from commons.core.trust import refused_as_dead, resolve
 from commons.core.gossip import Accepted, GossipNode, Refused, SessionClosed
-from commons.core.policy import is_observation
 from commons.daemon.heap import (
     RUNNING_THRESHOLDS,
     START_UP_THRESHOLDS,
@@ -58,6 +57,7 @@ from commons.net import discovery
 from commons.net.admission import HalfOpenCaps, HalfOpenLimit
 from commons.net.peer_driver import GossipDriver
 from commons.net.transport import PeerFailed, dial, handshake_as_server
+from commons.node import door
 from commons.node import publish as publishing
 from commons.node import revocation as revoking
 from commons.node import sleep as night
@@ -98,14 +98,6 @@ def next_sleep(after: float, at: str) -> float:
     if slot.timestamp() <= after:
         slot = (slot + timedelta(days=1)).replace(hour=hour, minute=minute)
     return slot.timestamp()
-
-
-def admit(signed: rec.SignedRecord) -> str | None:
-    """Local policy for records from peers: a lesson must report, never instruct (design §3.5)."""
-    record = signed.record
-    if isinstance(record, rec.Lesson) and not is_observation(record.text):
-        return "not an observation (imperative text)"
-    return None
 
 
 DEFAULT_PORT_TRIES = 10  # ports tried from the default one: a machine rarely holds ten homes' daemons
@@ -206,7 +198,7 @@ class Daemon:
         # Records once stored are served from the store, not held decoded in memory (issue #18).
         self._reader = RecordReader(self.home.database)
         self.node = GossipNode(self.network, self.me.transport_public, random.Random(), params=self.config.gossip.params(),
-                               listen=hello_address, admit=admit, is_dead=self._is_dead, now=self.now(),
+                               listen=hello_address, admit=door.policy, is_dead=self._is_dead, now=self.now(),
                                read_stored=self._reader.get_wire)
         self.driver = GossipDriver(self.node, self.now, self._on_events)
         self.half_open = HalfOpenLimit(HalfOpenCaps(self.config.gossip.max_half_open,
