@@ -23,7 +23,7 @@ from commons import __version__
 from commons.errors import CommonsError, UsageError, explain_os_error
 
 
-# Each module, with the commands its ``register`` adds (tests/test_cli.py holds the table true).
+# Each module, with the commands its ``register`` adds (tests/test_startup.py holds the table true).
 COMMAND_MODULES = {
     "commons.cli.identity": ("init", "id", "config"),
     "commons.cli.ingest": ("ingest", "archive", "episodes"),
