@@ -107,3 +107,69 @@ def test_recall_takes_the_words_of_the_situation_unquoted(home, capsys, tmp_path
     quoted = cli_json(capsys, "recall", "pip install externally managed", "-k", "3", at="2026-11-03T09:00Z")
     unquoted = cli_json(capsys, "recall", "pip", "install", "externally", "managed", "-k", "3", at="2026-11-03T09:00Z")
     assert unquoted and [h["id"] for h in unquoted] == [h["id"] for h in quoted]
+
+
+def test_a_render_with_nothing_to_say_writes_no_memory_file_and_leaves_none_empty(tmp_path):
+    from commons.render.memory_folder import INDEX, Layer, file_name, markers, render
+    from tests.test_render import item
+
+    folder = tmp_path / "memory"
+    render(folder, [Layer("own", []), Layer("common", [])])
+    assert not folder.exists()  # nothing learned: no folder, no MEMORY.md
+
+    render(folder, [Layer("own", [item(1)]), Layer("common", [])])
+    index = (folder / INDEX).read_text()
+    assert markers("own")[0] in index and markers("common")[0] not in index  # the silent layer has no section
+
+    render(folder, [Layer("own", []), Layer("common", [])], previous_files=[file_name(item(1).id)])
+    assert not (folder / INDEX).exists() and not list(folder.iterdir())  # it held only commons' words
+
+    (folder / INDEX).write_text("# my notes\n\nkeep this\n")
+    render(folder, [Layer("own", [item(2)])])
+    render(folder, [Layer("own", [])], previous_files=[file_name(item(2).id)])
+    assert (folder / INDEX).read_text() == "# my notes\n\nkeep this\n"  # the person's file, as it was
+
+
+def test_status_tells_of_inbound_peers_and_their_last_sync_and_the_daemon_logs_who_connected(tmp_path):
+    import json
+
+    from tests.daemons import wait_for
+
+    server, dialer = Node(tmp_path, "server"), Node(tmp_path, "dialer")
+    server.sign_lessons(3)
+    server.cli("publish", "on")
+    try:
+        server.start()
+        dialer.start()
+        address = server.address
+        dialer.cli("peers", "add", address, server.transport)
+        wait_for(lambda: len(dialer.keys("lesson")) == 3, 30, "the lessons to arrive")
+        wait_for(lambda: (server.daemon_info() or {}).get("last_sync") is not None, 20, "the server to note the sync")
+        status = json.loads(server.cli("status", "--json").stdout)
+        assert status["peers_connected"] == 1 and status["last_sync"] is not None  # it was dialled, not dialling
+        assert status["sessions"][0]["key"] == dialer.transport and status["sessions"][0]["direction"] == "inbound"
+        assert "1 peer connected (1 inbound, 0 outbound)" in server.cli("status").stdout
+    finally:
+        dialer.stop()
+        server.stop()
+    logged = server.stderr() + "".join(p.read_text() for p in server.path.rglob("*.log"))
+    assert f"peer {dialer.transport[:12]} connected from 127.0.0.1:" in logged and "(inbound)" in logged
+    dialled = dialer.stderr() + "".join(p.read_text() for p in dialer.path.rglob("*.log"))
+    assert f"peer {server.transport[:12]} connected at {address} (outbound)" in dialled
+    after = json.loads(server.cli("status", "--json").stdout)  # its daemon gone, the sync still told
+    assert after["daemon"] is False and after["last_sync"] is not None
+
+
+def test_the_demo_tells_how_to_run_commons_when_no_path_finds_it(monkeypatch, tmp_path):
+    from commons.cli.demo import commons_command
+
+    venv_bin = Path(sys.executable).parent
+    if not (venv_bin / "commons").is_file():
+        pytest.skip("commons is not installed beside this interpreter")
+    monkeypatch.setenv("PATH", str(tmp_path))  # `make demo`: .venv/bin is on no PATH
+    monkeypatch.chdir(tmp_path)
+    told = commons_command()
+    assert told != "commons" and Path(told).resolve() == (venv_bin / "commons").resolve()
+    monkeypatch.setenv("PATH", str(venv_bin))
+    assert commons_command() == "commons"
+    assert subprocess.run([told, "--version"], capture_output=True, text=True).stdout.startswith("commons ")

@@ -137,3 +137,34 @@ def test_only_commons_mcp_with_global_options_is_the_mcp_face():
     assert mcp_options(["-v", "--at", "2026-11-01", "mcp"]) == {"at": "2026-11-01", "verbose": True}
     assert mcp_options(["--at=2026-11-01", "mcp"]) == {"at": "2026-11-01", "verbose": False}
     assert mcp_options(["mcp", "--help"]) is None and mcp_options(["recall", "mcp"]) is None
+
+
+def test_the_handshake_answers_from_the_file_and_stops_at_the_first_other_message():
+    read_end, write_end = os.pipe()
+    out_read, out_write = os.pipe()
+    lines = [{"jsonrpc": "2.0", "id": "a", "method": "initialize", "params": {"protocolVersion": "1999-01-01"}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": "b", "method": "ping"},
+             {"jsonrpc": "2.0", "id": "c", "method": "tools/list"},
+             {"jsonrpc": "2.0", "id": "c2", "method": "prompts/list"},
+             {"jsonrpc": "2.0", "id": "d", "method": "tools/call", "params": {"name": "lessons"}},
+             {"jsonrpc": "2.0", "id": "e", "method": "tools/list"}]
+    os.write(write_end, "".join(json.dumps(m) + "\n" for m in lines).encode())
+    os.close(write_end)
+    started = []
+    from commons.mcp_server.handshake import LineReader, answer_handshake
+
+    reader = LineReader(read_end)
+    shook = answer_handshake(reader, out_write, on_initialized=lambda: started.append(1))
+    os.close(out_write)
+    with os.fdopen(out_read) as replies_file:
+        replies = [json.loads(line) for line in replies_file]
+    answers = load_answers()
+    assert [r["id"] for r in replies] == ["a", "b", "c", "c2"]  # tools/call is the SDK's, and all after it
+    assert replies[3]["result"]["prompts"] == []
+    assert replies[0]["result"] == {"protocolVersion": answers["latest"], **answers["initialize"]}  # unknown version
+    assert replies[2]["result"] == answers["lists"]["tools/list"][answers["latest"]]
+    assert started == [1] and shook.initialize_id == "a" and len(shook.replay) == 3
+    assert json.loads(shook.pending)["id"] == "d" and json.loads(reader.readline())["id"] == "e"
+    os.close(read_end)

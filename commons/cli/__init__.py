@@ -14,18 +14,16 @@ traceback only with ``-v``.
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import sys
 import traceback
 from collections.abc import Sequence
 
 from commons import __version__
-from commons.cli.context import Context
 from commons.errors import CommonsError, UsageError, explain_os_error
 
 
-# Each module, with the commands its ``register`` adds (tests/test_cli.py holds the table true).
+# Each module, with the commands its ``register`` adds (tests/test_startup.py holds the table true).
 COMMAND_MODULES = {
     "commons.cli.identity": ("init", "id", "config"),
     "commons.cli.ingest": ("ingest", "archive", "episodes"),
@@ -112,6 +110,8 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Nam
         unknown = unknown_options(parser, argv)
         if not unknown or unknown[0] in str(error):
             raise
+        import difflib  # only for a command line that went wrong
+
         close = difflib.get_close_matches(unknown[0], sorted(_option_strings(parser)), n=1)
         raise UsageError(f"unrecognized option {unknown[0]}" + (f" (did you mean {close[0]}?)" if close else "")
                          ) from None
@@ -150,6 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "handler", None):
             getattr(args, "_help", parser).print_help()
             return 2
+        from commons.cli.context import Context  # after parsing: `commons --version` needs no home
+
         ctx = Context.from_args(args)
         handler = args.handler
         if _is_async(handler):
@@ -194,3 +196,10 @@ def _internal(error: BaseException, args: argparse.Namespace | None) -> int:
         file=sys.stderr,
     )
     return 1
+
+
+def run_console() -> None:
+    """What a `commons` script made before :mod:`commons.launch` was the program still calls
+    (an editable install not made again since): the command line, `commons mcp` excepted
+    (:mod:`commons.cli.mcp` says how to make the script again)."""
+    sys.exit(main())

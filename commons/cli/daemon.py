@@ -12,7 +12,7 @@ from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import ShiftedClock, SystemClock, format_time, parse_time
 from commons.config import NetworkConfig, _hex_key, _host_port
 from commons.daemon.logs import setup_logging
-from commons.daemon.main import DEFAULT_PORT_TRIES, LAST_INGEST, Daemon
+from commons.daemon.main import DEFAULT_PORT_TRIES, LAST_INGEST, LAST_SYNC, Daemon
 from commons.daemon.status import read_daemon_file
 from commons.errors import CommonsError, UsageError
 from commons.node import publish
@@ -122,7 +122,9 @@ async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
         read_at = await transcripts.last_read_at(store)  # `commons ingest` or the daemon
         last_ingest = max((t for t in (read_at, await settings.get(store, LAST_INGEST)) if t is not None),
                           default=None)
-        last_sync = await peer_store.last_sync(store)
+        # The peers table's, and the daemon's own (inbound peers leave no row behind).
+        last_sync = max((t for t in (await peer_store.last_sync(store), await settings.get(store, LAST_SYNC))
+                         if t is not None), default=None)
         publishing = await publish.is_on(store)
         held = await ctx.node.trust.held(store, ctx.now())
         commons_layer: dict[str, int] = {}
@@ -135,6 +137,7 @@ async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
         "listen": running and running.get("listen"),
         "transport_key": ctx.identity.transport_public.hex(),
         "peers_connected": len(running.get("connected", [])) if running else 0,
+        "sessions": running.get("sessions", []) if running else [],
         "records": {"by_type": by_type, "by_origin": by_origin, "refused": refused},
         "lessons": lessons,
         "received_lessons": commons_layer,
@@ -145,8 +148,12 @@ async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
     }
 
     def text() -> str:
+        directions = [s["direction"] for s in data["sessions"]]
+        split = (f" ({directions.count('inbound')} inbound, {directions.count('outbound')} outbound)"
+                 if directions else "")
         head = (f"daemon: running (pid {data['pid']}), listening on {data['listen']}, "
-                f"{data['peers_connected']} peers connected" if running else "daemon: not running")
+                f"{data['peers_connected']} peer{'s' * (data['peers_connected'] != 1)} connected{split}"
+                if running else "daemon: not running")
         types = ", ".join(f"{n} {t}" for t, n in by_type.items())
         return "\n".join([
             head,

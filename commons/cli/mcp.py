@@ -18,6 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_mcp(ctx, args: argparse.Namespace) -> int:
-    # Reached only when the command line is called as a library (commons.cli.main(["mcp"])): the
-    # `commons` program hands `commons mcp` to the MCP face before it gets here.
-    raise UsageError("`commons mcp` is served by the `commons` program (commons.launch), not by commons.cli.main")
+    # The `commons` program hands `commons mcp` to the MCP face before the command line is loaded;
+    # this runs only for a caller of commons.cli.main, or a `commons` script from an older install.
+    raise UsageError("`commons mcp` is started by the `commons` program (commons.launch:run_console), "
+                     "and this one is the command line alone: `python -m commons mcp` works, and "
+                     "`make install` (or installing commons again) makes the `commons` script anew")

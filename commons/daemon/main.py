@@ -84,6 +84,7 @@ JUDGE_AT_LEAST_EVERY = 30.0
 DIAL_SECONDS = 0.5  # how often the peer table is asked whom to dial
 SLEEP_CHECK_SECONDS = 60.0  # the sleep scheduler re-reads the clock at least this often
 LAST_INGEST = "daemon.last_ingest"
+LAST_SYNC = "daemon.last_sync"  # the last sync with any peer, inbound ones included (status reads it)
 FIRST_STARTED = "daemon.first_started"
 # Own records of these types leave the node only while publishing is on.
 OPT_IN_TYPES = (rec.RecordType.LESSON, rec.RecordType.VERIFICATION)
@@ -124,6 +125,14 @@ async def bind_listeners(host: str, port: int, tries: int, config_file) -> list:
                        f"{where}:{port + max(1, tries)}`")
 
 
+def _remote_address(stream: trio.SocketStream) -> str:
+    try:
+        host, port = stream.socket.getpeername()[:2]
+    except (OSError, ValueError):
+        return "unknown address"
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 class Daemon:
     def __init__(self, home: Home, config: Config, me: Identity, clock: Clock, listen: str, port_tries: int = 1) -> None:
         """``port_tries``: how many ports from the one asked for to try when it is taken (1: that
@@ -139,6 +148,8 @@ class Daemon:
         self.publishing = False
         self.last_seq = 0
         self.listen_address = ""
+        self._links: dict[bytes, tuple[str, str]] = {}  # peer key -> (address, "inbound" | "outbound"), while open
+        self._saved_sync: float | None = None
         self._pending: list = []
         self._pending_ready = trio.Event()
         self._dial_now = trio.Event()
@@ -217,6 +228,8 @@ class Daemon:
         finally:
             with trio.CancelScope(shield=True):
                 await self._persist()
+                if self.node.last_sync() not in (None, self._saved_sync):
+                    await settings.put(store, LAST_SYNC, self.node.last_sync(), self.now())
                 await peer_store.disconnect_all(store)
                 self._reader.close()
         log.info("stopped")
@@ -279,8 +292,18 @@ class Daemon:
         if link.remote_key == self.me.transport_public:
             await link.aclose()
             return
-        reason = await self.driver.run_connection(link, link.remote_key, False)
-        log.debug("peer %s (inbound) left: %s", link.remote_key.hex()[:12], reason)
+        await self._converse(link, link.remote_key, _remote_address(stream), initiator=False)
+
+    async def _converse(self, link, key: bytes, address: str, *, initiator: bool) -> None:
+        """Gossip over a handshaken link until it ends, logging who connected and who left."""
+        direction = "outbound" if initiator else "inbound"
+        log.info("peer %s connected %s %s (%s)", key.hex()[:12], "at" if initiator else "from", address, direction)
+        self._links[key] = (address, direction)
+        try:
+            reason = await self.driver.run_connection(link, key, initiator)
+        finally:
+            self._links.pop(key, None)
+        log.info("peer %s (%s, %s) left: %s", key.hex()[:12], direction, address, reason)
 
     async def _dialer(self, nursery: trio.Nursery) -> None:
         while True:
@@ -300,9 +323,7 @@ class Daemon:
             self.node.dial_failed(key, self.now())
             self.driver.after()
             return
-        log.info("connected to %s (%s)", address, key.hex()[:12])
-        reason = await self.driver.run_connection(link, key, True)
-        log.info("peer %s left: %s", key.hex()[:12], reason)
+        await self._converse(link, key, address, initiator=True)
 
     async def _discovery(self) -> None:
         def found(peer: discovery.Found) -> None:
@@ -480,8 +501,8 @@ class Daemon:
 
     def status(self) -> dict:
         stats = self.node.statistics()
-        peers = self.node.known_peers()
-        syncs = [p.last_sync for p in peers if p.last_sync is not None]
+        last_sync = self.node.last_sync()
+        open_sessions = [s for s in self.node.sessions() if not s.closed]
         return {
             "pid": os.getpid(),
             "listen": self.listen_address,
@@ -489,8 +510,11 @@ class Daemon:
             "started": format_time(self.started),
             "updated": format_time(self.now()),
             "publishing": self.publishing,
-            "connected": sorted(s.peer_key.hex() for s in self.node.sessions() if not s.closed),
-            "last_sync": format_time(max(syncs)) if syncs else None,
+            "connected": sorted(s.peer_key.hex() for s in open_sessions),
+            "sessions": sorted(({"key": s.peer_key.hex(), "direction": "outbound" if s.initiator else "inbound",
+                                 "address": self._links.get(s.peer_key, (None,))[0]} for s in open_sessions),
+                               key=lambda entry: entry["key"]),
+            "last_sync": format_time(last_sync) if last_sync is not None else None,
             "gossip": {name: getattr(stats, name) for name in stats.__dataclass_fields__},
         }
 
@@ -509,6 +533,10 @@ class Daemon:
                                        else -float(p.strikes), p.last_sync, p.connected)
                     for p in self.node.known_peers()]
             await peer_store.record_seen(self.store, rows, self.now())
+            last_sync = self.node.last_sync()
+            if last_sync is not None and last_sync != self._saved_sync:  # for status once the daemon is gone
+                await settings.put(self.store, LAST_SYNC, last_sync, self.now())
+                self._saved_sync = last_sync
             await trio.sleep(STATUS_SECONDS)
 
     async def _signals(self, scope: trio.CancelScope) -> None:

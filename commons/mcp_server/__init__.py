@@ -18,9 +18,9 @@ through the one bridge. The store is opened once for the server's life; each too
 is committed at that moment, so lessons a concurrent `commons sleep` or nap writes are seen by the
 next call.
 
-**How it starts.** The agent waits for the answers to ``initialize`` and ``tools/list`` before its
-first model request, so they are given by :mod:`commons.mcp_server.handshake` from the standard
-library alone; the SDK, the store and the node layer (:mod:`commons.mcp_server.tools`) load while
+**How it starts.** The agent waits for the answers to ``initialize`` and ``tools/list`` (and the
+prompts and resources lists) before its first model request, so they are given by
+:mod:`commons.mcp_server.handshake` from the standard library alone; the SDK, the store and the node layer (:mod:`commons.mcp_server.tools`) load while
 the client talks to its model, and take the connection over at its first other message. The
 process's own stdin and stdout are pointed at the null device and stderr as it starts, so that
 nothing but the server ever writes on the wire.

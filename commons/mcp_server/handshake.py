@@ -1,9 +1,10 @@
 """The MCP handshake answered before anything heavy is loaded.
 
-An agent starts `commons mcp` as its session starts and sends ``initialize`` then ``tools/list``;
+An agent starts `commons mcp` as its session starts and sends ``initialize`` then ``tools/list``
+(and the prompts and resources lists, for a server that has those capabilities, as the SDK's has);
 what it has not heard back when its first model request goes out, it goes without (Claude Code and
 Codex send that request without commons' tools). Loading the SDK, pydantic, trio, numpy and the
-node layer costs about a second of CPU, so the two answers are kept ready in ``handshake.json``,
+node layer costs about a second of CPU, so those answers are kept ready in ``handshake.json``,
 written from the SDK's own server (:func:`commons.mcp_server.tools.handshake_answers`, and a test
 holds the file equal to it), and given here with the standard library alone. The first message of
 any other kind ends the handshake: it and everything after go to the SDK's server, which is first
@@ -59,10 +60,6 @@ class Handshake:
     initialize_id: Any = None
     pending: bytes | None = None
 
-    @property
-    def answered(self) -> bool:
-        return self.initialize_id is not None
-
 
 def load_answers() -> dict[str, Any]:
     return json.loads(ANSWERS_FILE.read_text(encoding="utf-8"))
@@ -70,7 +67,7 @@ def load_answers() -> dict[str, Any]:
 
 def answer_handshake(reader: LineReader, out_fd: int, answers: dict[str, Any] | None = None,
                      on_initialized: Callable[[], None] | None = None) -> Handshake:
-    """Answer ``initialize``, ``tools/list`` and ``ping`` from ``answers`` (default: the file) until
+    """Answer ``initialize``, the lists and ``ping`` from ``answers`` (default: the file) until
     a message of another kind comes; ``on_initialized`` runs when the client says it is initialised
     (the time to start loading the rest, while the client is busy with its model)."""
     answers = load_answers() if answers is None else answers
@@ -92,18 +89,18 @@ def answer_handshake(reader: LineReader, out_fd: int, answers: dict[str, Any] | 
         method, params = message.get("method"), message.get("params") or {}
         if method == "initialize" and version is None and "id" in message and isinstance(params, dict):
             requested = params.get("protocolVersion")
-            version = requested if requested in answers["tools/list"] else answers["latest"]
+            version = requested if requested in answers["lists"]["tools/list"] else answers["latest"]
             write_message(out_fd, {"jsonrpc": "2.0", "id": message["id"],
                                    "result": {"protocolVersion": version, **answers["initialize"]}})
             shook.replay.append(line)
             shook.initialize_id = message["id"]
         elif method == "notifications/initialized" and version is not None:
+            if on_initialized is not None and not any(b"notifications/initialized" in seen for seen in shook.replay):
+                on_initialized()  # once, however often the client says it
             shook.replay.append(line)
-            if on_initialized is not None:
-                on_initialized()
-        elif (method == "tools/list" and version is not None and "id" in message
+        elif (method in answers["lists"] and version is not None and "id" in message
               and not (isinstance(params, dict) and params.get("cursor"))):
-            write_message(out_fd, {"jsonrpc": "2.0", "id": message["id"], "result": answers["tools/list"][version]})
+            write_message(out_fd, {"jsonrpc": "2.0", "id": message["id"], "result": answers["lists"][method][version]})
         elif method == "ping" and version is not None and "id" in message:
             write_message(out_fd, {"jsonrpc": "2.0", "id": message["id"], "result": {}})
         else:

@@ -265,29 +265,34 @@ async def serve(ctx: HomeContext, shook: Handshake, reader: LineReader, out_fd: 
         await _run(build_server(ctx, store), _Input(first, reader), _Output(out_fd, shook.initialize_id))
 
 
+LISTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")  # what a client asks on connecting
+
+
 def handshake_answers(ctx: HomeContext) -> dict[str, Any]:
-    """What the SDK's server answers to ``initialize`` (but the version) and to ``tools/list`` for
-    each protocol version with a handshake: the contents of handshake.json."""
+    """What the SDK's server answers to ``initialize`` (but the version) and to each of ``LISTS``,
+    for each protocol version with a handshake: the contents of handshake.json."""
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
     server = build_server(ctx, None, workdir="/")
-    answers: dict[str, Any] = {"latest": LATEST_HANDSHAKE_VERSION, "initialize": None, "tools/list": {}}
+    answers: dict[str, Any] = {"latest": LATEST_HANDSHAKE_VERSION, "initialize": None,
+                               "lists": {method: {} for method in LISTS}}
     for version in HANDSHAKE_PROTOCOL_VERSIONS:
-        lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                      "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "c", "version": "0"}}},
                  {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                 {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+                 *({"jsonrpc": "2.0", "id": n, "method": method} for n, method in enumerate(LISTS, 1))]
 
         async def exchange() -> list[dict[str, Any]]:
-            output = _Output(None, expected=2)
+            output = _Output(None, expected=1 + len(LISTS))
             await _run(server, _Input([json.dumps(m).encode() + b"\n" for m in lines], None, output.complete), output)
             return output.written
 
-        written = anyio.run(exchange, backend="trio")
-        replies = {m["id"]: m["result"] for m in written if "id" in m}
-        initialize = {k: v for k, v in replies[1].items() if k != "protocolVersion"}
+        replies = {m["id"]: m["result"] for m in anyio.run(exchange, backend="trio") if "id" in m}
+        initialize = {k: v for k, v in replies[0].items() if k != "protocolVersion"}
         assert answers["initialize"] in (None, initialize), "initialize answered differently by version"
-        answers["initialize"], answers["tools/list"][version] = initialize, replies[2]
+        answers["initialize"] = initialize
+        for n, method in enumerate(LISTS, 1):
+            answers["lists"][method][version] = replies[n]
     return answers
 
 

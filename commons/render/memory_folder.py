@@ -173,10 +173,19 @@ def _section(layer: Layer, lines: list[str], left_out: int) -> str:
     if left_out:
         body.append(f"_{left_out} weaker lesson{'s' if left_out != 1 else ''} left out to keep this "
                     "file within what the agent loads; `commons lessons` lists them all._")
-    elif not lines:
-        body.append("_No lessons yet._")
     body.append(end)
     return "\n".join(body) + "\n"
+
+
+def _without(text: str, name: str) -> str:
+    """``text`` without the section ``name`` (and the blank line that set it off at the end)."""
+    span = sections.find(text, name)
+    if span is None:
+        return text
+    start, stop = span
+    if stop == len(text) and text[:start].endswith("\n\n"):
+        start -= 1
+    return text[:start] + text[stop:]
 
 
 def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] = (), *,
@@ -189,7 +198,6 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
     names = [layer.name for layer in layers]
     if len(set(names)) != len(names):
         raise ValueError(f"render(): layer names must be distinct, got {names} (API misuse)")
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # only the person reads their agent's memory
     index_path = folder / INDEX
     try:
         original = index_path.read_bytes().decode("utf-8", "surrogateescape")
@@ -242,14 +250,26 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
         composed[layer.name] = _section(layer, kept, left_out[layer.name])
         lines_left, bytes_left = room_lines, room_bytes
 
+    # A layer with nothing to say has no section: the agent's context is not spent on an empty
+    # heading, and a folder where nothing was learned gets no MEMORY.md at all.
+    silent = {name for name in names if not any(w[0] == name for w in written) and not left_out[name]}
+    shown = {name: section for name, section in composed.items() if name not in silent}
+    text = original
+    for name in silent:
+        text = _without(text, name)
     # Sections already present are replaced in place; new ones go at the end.
-    text = sections.splice(original, composed, names)
-    sections.check_parses_back(text, composed, str(index_path))
+    text = sections.splice(text, shown, names)
+    sections.check_parses_back(text, shown, str(index_path))
 
+    data = text.encode("utf-8", "surrogateescape")
+    if files or text.strip():
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # only the person reads their agent's memory
     for name, content in files.items():
         write_private(folder / name, content.encode("utf-8"))
-    data = text.encode("utf-8", "surrogateescape")
-    write_private(index_path, data)
+    if text.strip():
+        write_private(index_path, data)
+    elif index_path.exists():
+        index_path.unlink()  # it held only commons' sections, which now say nothing
     removed = []
     for name in previous_files:
         if name not in files and name.startswith(FILE_PREFIX) and (folder / name).exists():
