@@ -1,4 +1,4 @@
-"""`commons sleep`, `commons report`, `commons recall`, `commons mcp`: the local loop's commands."""
+"""`commons sleep`, `commons report`, `commons recall`: the local loop's commands."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=("Score every active lesson: 0.60·relevance + 0.25·recency + 0.15·strength "
                      "([recall] in config.toml), for the current project: lessons local to another "
                      "project are left out unless --all. Every lesson returned is touched: use keeps it alive."))
-    recall.add_argument("query", help="words of the situation, e.g. an error line")
+    recall.add_argument("query", nargs="+", help="words of the situation, e.g. an error line (quoted or not)")
     recall.add_argument("-k", type=int, default=5, help="how many (default 5)")
     recall.add_argument("--episodes", action="store_true", help="search the live episodes too")
     scope = recall.add_mutually_exclusive_group()
@@ -54,13 +54,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     scope.add_argument("--all", action="store_true", help="every project's lessons, local ones included")
     add_json_flag(recall)
     recall.set_defaults(handler=cmd_recall)
-
-    mcp = subparsers.add_parser(
-        "mcp", help="serve recall, lessons, why, remember and forget as MCP tools over stdio",
-        description=("Serve `recall`, `lessons`, `why`, `remember` and `forget` as Model Context Protocol "
-                     "tools on stdin/stdout, for an agent to use mid-task; they answer for the project of "
-                     "the working directory. `commons setup claude-code` registers it with Claude Code."))
-    mcp.set_defaults(handler=cmd_mcp)
 
 
 # Why sleep archives, as the person reads it: a lesson or an episode untouched until its strength
@@ -135,7 +128,7 @@ async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
         async with await ctx.open_store(readonly=not writable(ctx.home.database)) as store:
             project = None if args.all else await recalling.project_for(store, args.project or os.getcwd())
             hits = [h.to_json() for h in await recalling.recall(
-                store, node, args.query, args.k, ctx.now(), episodes=args.episodes, project=project,
+                store, node, " ".join(args.query), args.k, ctx.now(), episodes=args.episodes, project=project,
                 progress=lambda line: print(f"commons: {line}", file=sys.stderr, flush=True))]
     except LessonRefused as error:
         raise UsageError(str(error)) from None
@@ -143,15 +136,4 @@ async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
         f"{h['score']:.3f}  {h['id'][:12]}  (relevance {h['relevance']:.2f}, recency {h['recency']:.2f}, "
         f"strength {h['strength']:.2f})  {h['text'].splitlines()[0] if h['text'] else ''}" for h in hits)
         or "nothing recalled")
-    return 0
-
-
-async def cmd_mcp(ctx: Context, args: argparse.Namespace) -> int:
-    # The MCP SDK adds about 0.7 s to every command that imports it: only `commons mcp` pays.
-    from commons.mcp_server import serve
-
-    try:
-        await serve(ctx)
-    except OSError as error:
-        raise CommonsError(f"the MCP server stopped: {error}") from None
     return 0
