@@ -120,3 +120,10 @@ def test_a_first_ingest_and_sleep_over_real_months_old_transcripts_makes_lessons
     assert cli_json(capsys, "lessons")
     code, out, _ = cli(capsys, "ingest", str(copy))
     assert code == 0 and out.startswith("nothing new: 4 transcripts read")
+
+
+def test_the_replay_reports_each_night_it_sleeps_through():
+    seen = []
+    sleep_through(SleepState(), [_error("a", 1 * DAY), _error("b", 3 * DAY)], [2 * DAY, 4 * DAY],
+                  hash_episode=lambda u: u.encode(), progress=lambda done, total, at: seen.append((done, total, at)))
+    assert seen == [(1, 2, 2 * DAY), (2, 2, 4 * DAY)]

@@ -46,3 +46,8 @@ class ProgressLine:
     def close(self) -> None:
         if self.shown:
             sys.stderr.write("\n")
+
+
+def progress_line(args: argparse.Namespace, label: str) -> ProgressLine | None:
+    """A progress line for long work: on a terminal, and not when the output is --json."""
+    return ProgressLine(label) if sys.stderr.isatty() and not getattr(args, "json", False) else None

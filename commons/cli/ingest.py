@@ -8,7 +8,7 @@ from pathlib import Path
 
 import trio
 
-from commons.cli.context import Context, ProgressLine, add_json_flag, emit
+from commons.cli.context import Context, add_json_flag, emit, progress_line
 from commons.clock import format_time
 from commons.core.learning import CorrectionEpisode, Episode, EpisodeKind, ErrorEpisode, SessionEpisode
 from commons.errors import CommonsError, UsageError, explain_os_error
@@ -77,7 +77,7 @@ async def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
     paths = discover(roots)
     # A PATH named on the command line that is not there is reported like any unreadable file.
     paths += [Path(p) for p in args.paths if not Path(p).expanduser().exists()]
-    progress = ProgressLine("reading transcripts") if sys.stderr.isatty() and len(paths) >= PROGRESS_FROM else None
+    progress = progress_line(args, "reading transcripts") if len(paths) >= PROGRESS_FROM else None
     now = ctx.now()
     try:
         archive = await trio.to_thread.run_sync(Archive, ctx.home.archive_dir)

@@ -7,7 +7,7 @@ import math
 import os
 import sys
 
-from commons.cli.context import Context, ProgressLine, add_json_flag, emit
+from commons.cli.context import Context, add_json_flag, emit, progress_line
 from commons.cli.lessons import render_text
 from commons.clock import format_time, parse_time
 from commons.errors import UsageError
@@ -95,8 +95,7 @@ def _sleep_text(result: dict, floor_days: float) -> str:
 
 async def cmd_sleep(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
-    progress = ProgressLine("sleeping through the sessions already here") \
-        if sys.stderr.isatty() and not args.json else None
+    progress = progress_line(args, "sleeping through the sessions already here")
     try:
         async with await ctx.open_store() as store:
             result = (await night.sleep(store, node, ctx.now(), progress=progress and (

@@ -240,7 +240,7 @@ _PERSISTS = re.compile(
 _FAILS = re.compile(
     _LATIN.format(_words(r"fail\w*", r"errors?", r"erroring", r"broken?", r"broke", r"wrong", r"bug\w*", r"crash\w*",
                          r"mess", r"issues?", r"falla\w*", r"mal", r"roto", r"raro", r"incorrect\w*", r"erreur",
-                         r"fehler\w*", r"falsch", r"kaputt", r"errad[oa]", r"ошибк\w*", r"hamfisted")) + "|"
+                         r"fehler\w*", r"falsch", r"kaputt", r"errad[oa]", r"ошибк\w*")) + "|"
     + _words(r"失败", r"错", r"问题", r"不佳", r"卡住", r"未通过", r"乱", r"空白", r"エラー", r"失敗"),
     re.IGNORECASE)
 _CONTRAST = re.compile(
@@ -282,14 +282,14 @@ def refers_back(text: str, turn: AgentTurn) -> int:
     return len(_tokens(text) & _tokens(f"{turn.said}\n{turn.acted}"))
 
 
-# A message that opens by asking for something new is a next task, whatever it holds ("build X,
-# do NOT break the UI"), unless it also says the last thing still fails.
+# A message that opens by asking for something new is the next task, whatever it holds ("build X,
+# do NOT break the UI"); so is "continue" or a slash command.
 _NEXT_TASK = re.compile(
     r"^\W*(?:claude\W+)?(?:(?:" + _words(
         r"help\s+me", r"build", r"create", r"implement", r"add", r"write", r"make", r"let'?s", r"we\s+(?:are|need)",
         r"i\s+(?:want|need)\s+(?:to|you|same|a|the)", r"now\s+i\s+want", r"can\s+you", r"could\s+you", r"please",
         r"give\s+me", r"update", r"check", r"list", r"search", r"show", r"pick\s+up", r"edit", r"run", r"load",
-        r"for\s+the", r"did\s+you", r"if", r"vamos", r"haceme", r"arma", r"me\s+ayud\w*", r"si",
+        r"for\s+the", r"did\s+you", r"if", r"vamos", r"empecemos", r"comencemos", r"haceme", r"arma", r"me\s+ayud\w*", r"si",
         r"continue", r"go\s+on", r"contin[uú]a", r"retry", r"proceed",
         r"/[a-z][\w-]*",  # a slash command: a request of its own
     ) + r")(?![^\W\d_])|" + _words(r"增加", r"加上", r"添加", r"新增", r"创建", r"实现", r"帮我", r"请", r"如果",
@@ -312,10 +312,14 @@ _YOU_NOT = re.compile(r"(?:" + _ADDRESSES.pattern + r")[^.,;:!?，。；：！�
 _SHOUT = re.compile(r"(?<![A-Za-z])[A-Z]{3,}(?:'?[A-Z]+)?(?![A-Za-z])")
 
 
-def _shouts(text: str) -> bool:
-    """Words in capitals, as a person raises their voice (not one acronym, not a pasted heading)."""
-    return len([w for w in _SHOUT.findall(text) if w not in {"API", "CLI", "USDC", "SOL", "UI", "URL", "JSON", "CSV",
-                                                           "NER", "PDF", "AVX", "IMPORTANT", "CRITICAL", "CLAUDE"}]) >= 2
+_AGENT_NAMES = {"CLAUDE", "CODEX", "GEMINI"}  # the agent called by its name, in capitals: addressed, not shouted at
+
+
+def _shouts(text: str, turn: AgentTurn) -> bool:
+    """Words in capitals, as a person raises their voice: two or more, not counting the names the
+    agent's turn wrote in capitals too (an acronym, a constant)."""
+    named = set(_SHOUT.findall(f"{turn.said}\n{turn.acted}")) | _AGENT_NAMES
+    return len(set(_SHOUT.findall(text)) - named) >= 2
 
 
 # Agreement as it opens a message, in a few languages ("yes, and…", "perfecto,", "好的", "对").
@@ -331,12 +335,12 @@ _IDE_NOTE = re.compile(r"<ide_[a-z_]+>.*?</ide_[a-z_]+>", re.DOTALL)
 _ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[?？]?\s*$")
 
 
+PUSHBACK_AT = 2.0  # the score from which a message is a correction
+
+
 def corrects(text: str, turn: AgentTurn) -> bool:
     """True when the person's message, right after the agent's turn, pushes back on it (see above)."""
     return pushback_score(text, turn) >= PUSHBACK_AT
-
-
-PUSHBACK_AT = 2.0  # the score from which a message is a correction
 
 
 def pushback_score(text: str, turn: AgentTurn) -> float:
@@ -356,7 +360,7 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     negates, prohibits, does_not = bool(_NEGATION.search(head)), bool(_PROHIBITS.search(head)), bool(_DOES_NOT.search(head))
     if _NEXT_TASK.match(norm) or len(_LIST_ITEM.findall(norm)) >= 3:
         return 0.0
-    wanted, shouts = bool(_WANTED.search(head)), _shouts(head)
+    wanted, shouts = bool(_WANTED.search(head)), _shouts(head, turn)
     pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + bool(_YOU_NOT.search(head)) \
         + (turn.claimed_done and contradicts(norm))
     contrast, why = bool(_CONTRAST.search(head)), bool(_WHY.search(head))

@@ -34,7 +34,7 @@ from commons.core.learning import attribute, failure_line, not_a_failure
 from commons.core.learning import OpenFailure, Resolution, Resolved, advance, goal_of, named_fix, opened
 from commons.core.learning import SHELL_TOOLS
 from commons.core.policy import clip, cut, scrub
-from commons.ingest.corrections import AgentTurn, claims_done, corrects, is_correction
+from commons.ingest.corrections import AgentTurn, claims_done, contradicts, corrects, is_correction
 from commons.ingest.turns import (AgentSaid, PersonInterrupted, PersonSaid, SessionSeen, ToolCalled, ToolRejected,
                                   ToolReturned, Turn)
 
@@ -265,9 +265,12 @@ class EpisodeBuilder:
         self.turn_text = self.turn_call = ""
         self.turn_done = self.interrupted = False
         # The person asked for something: the task moved on, and what follows no longer resolves
-        # earlier failures. A correction steers the same task ("set asyncio_mode in pyproject.toml
-        # instead"): what the agent does next may still be what fixes them.
-        if not corrected:
+        # earlier failures. A correction in so many words steers the same task ("set asyncio_mode in
+        # pyproject.toml instead"), as does "it still fails" after a claim of done: what the agent does
+        # next may still be what fixes them. A redirect found by the structure ("focus on the
+        # backend") moves the task on: kept open past one, failures took the next task for their fix
+        # (`make lessons-report`: fix precision 81% against 84%).
+        if not (is_correction(text) or self.turn_done and contradicts(text)):
             self.open_failures = ()
             self.open_errors = {}
 

@@ -32,7 +32,7 @@ import trio
 from commons.clock import format_time
 from commons.core.learning import ArchiveReason, EpisodeArchived, Event, LessonArchived, LessonLearned, LessonStrengthened, LessonWeakened, PredictionConfirmed, PredictionExpired, PredictionFailed, PredictionMade, PredictionPrevented, SleepState, run_night
 from commons.core.embedding import embed_many
-from commons.core.learning import SessionEpisode, carry_over, history_nights, sleep_through
+from commons.core.learning import DAY, SessionEpisode, carry_over, history_nights, sleep_through
 from commons.core.learning import Lesson, LessonStatus
 from commons.core.learning import Prediction, RenderedWhere
 from commons.node import privacy, rendering
@@ -102,7 +102,7 @@ class History:
 
     def to_json(self) -> dict:
         return {"nights": self.nights, "from": format_time(self.first), "to": format_time(self.last),
-                "days_not_counted": round((self.until - self.last) / 86400, 1)}
+                "days_not_counted": round((self.until - self.last) / DAY, 1)}
 
 
 @dataclass(frozen=True)
