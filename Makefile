@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test demo bench fuzz lessons-report privacy-report danger-report simulations experiment experiment-seeds record-agents clean
+.PHONY: install test demo bench fuzz lessons-report corrections-report privacy-report danger-report simulations experiment experiment-seeds record-agents clean
 
 install: $(STAMP)
 
@@ -36,6 +36,10 @@ bench: $(STAMP)
 # (LESSONS_SETS to choose), replayed and scored by ../shared/lessons-bench/score.py (docs/organism.md).
 lessons-report: $(STAMP)
 	$(BIN)/python -m commons.ingest.lessons_bench
+
+# Corrections found in context against each labelled set's census of person messages (held-out sets apart).
+corrections-report: $(STAMP)
+	$(BIN)/python -m commons.ingest.corrections_bench
 
 # Privacy at every door: the corpus planted in transcripts, formats caught per door (lessons, memory
 # folder, report, recall, MCP, export) and false positives; the table in docs/privacy.md.

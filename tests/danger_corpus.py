@@ -10,8 +10,8 @@ core (as `commons.ingest.lessons_report` does) and asks of the lesson what each 
 - **advice**: what is rendered (the index line and the lesson's own file) names the step as what
   worked without saying its risk;
 - **door**: a peer's lesson naming the step as what worked (the words an attacker would sign) is
-  refused by intake (`commons.node.revocation.names_dangerous_fix`, which the daemon's gossip
-  door and `commons import` both ask).
+  refused by the door policy (`commons.node.door.policy`, which the daemon's gossip door and
+  `commons import` both ask).
 
 Used by tests/test_danger_corpus.py (the bars) and tests/benchmarks/bench_danger.py
 (`make danger-report`, the figures in docs/trust.md).
@@ -34,7 +34,7 @@ from commons.core.records import LessonKind, Prediction, Scope, sign
 from commons.core.learning.generalise import generalise
 from commons.ingest.lessons_report import read_all
 from commons.node.publish import Skipped, published_words
-from commons.node.revocation import names_dangerous_fix
+from commons.node.door import policy as door_policy
 from tests.transcripts import session
 
 CORPUS = Path(__file__).parent / "fixtures" / "danger" / "corpus.json"
@@ -152,9 +152,9 @@ def replay(case: Case, folder: Path) -> Outcome:
         rendered = (lesson.text, *lesson_detail([by_uid[u] for u in lesson.episodes if u in by_uid], names))
     shared = lesson is not None and lesson.scope is Scope.SHARED
     published = shared and not isinstance(published_words(lesson), Skipped)
-    door = names_dangerous_fix(sign(_peer_lesson(case, _fix_as_run(case)), _KEY)) is not None
+    door = door_policy(sign(_peer_lesson(case, _fix_as_run(case)), _KEY)) is not None
     as_named = generalise(_fix_as_run(case), names)[:70].replace('"', "'")
-    door_generalised = names_dangerous_fix(sign(_peer_lesson(case, as_named), _KEY)) is not None
+    door_generalised = door_policy(sign(_peer_lesson(case, as_named), _KEY)) is not None
     return Outcome(case, lesson, shared, published, _advice(rendered), door, door_generalised, rendered)
 
 

@@ -102,6 +102,7 @@ def test_a_peers_lesson_naming_a_dangerous_fix_is_refused_at_import_whoever_sign
     (refused,) = out["refused"]
     assert refused["line"] == 1 and refused["reason"].startswith(
         "names a dangerous step as its fix (rule net.pipe-to-shell, runs code from the network")
+    assert refused["rule"] == "dangerous fix"
     held = [l["text"] for l in nodes.lessons("olga", "all", at="2026-11-03T12:00Z")]
     assert any("uv add" in t for t in held) and not any("curl" in t for t in held)
 
@@ -117,7 +118,7 @@ def test_a_hand_written_lesson_naming_a_dangerous_step_is_never_published(nodes,
 
 
 def test_the_gossip_door_refuses_a_lesson_naming_a_dangerous_fix_and_keeps_an_honest_one():
-    from commons.daemon.main import admit
+    from commons.node.door import policy as admit
 
     trojan = lesson(key(9), '`git push` failed with "! [rejected] main -> main (fetch first)"; '
                             "`git push --force origin main` succeeded after it (3 of 3 sessions).")

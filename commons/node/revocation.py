@@ -12,9 +12,6 @@ memory folder:
   arrived, a lesson derived from a revoked one — from a peer, ``commons import`` or a restored
   backup — is refused and remembered in ``refused``. Revocations are never refused, never
   deleted, and the certificates are derived from them, so they survive restarts.
-* :func:`names_dangerous_fix` is intake's other refusal: a lesson whose words name a dangerous
-  step as what worked (``curl … | sudo sh``, ``git push --force origin main``) is never held, from
-  a peer or an import, whoever vouches for it (``commons.core.policy.danger``, issue #26).
 * :func:`after_intake` is what to call after records were stored (an import, a peer's batch):
   statuses recomputed, the memory folder re-rendered when anything it shows may have changed.
 * :func:`derive`, :func:`reword` and :func:`vouch` sign the other records a person asks for:
@@ -30,7 +27,7 @@ from dataclasses import dataclass
 
 from commons.core.records import Lesson, RecordType, RecordUsageError, Revocation, SignedRecord, TargetKind, day_of, sign
 from commons.core.trust import Refusal, Revocations
-from commons.core.policy import ScrubbedTextRequired, dangerous_advice
+from commons.core.policy import ScrubbedTextRequired
 from commons.errors import UsageError
 from commons.identity import Identity
 from commons.node import rendering, trust
@@ -61,7 +58,7 @@ class Admission:
         self._dead: set[bytes] = set()
 
     def __call__(self, signed: SignedRecord) -> str | None:
-        reason = self.revocations.refuses(signed) or names_dangerous_fix(signed)
+        reason = self.revocations.refuses(signed)
         if reason is not None:
             return reason
         record = signed.record
@@ -82,22 +79,6 @@ class Admission:
             self._dead.add(signed.id)
             return Refusal.DEAD_PARENT.value
         return None
-
-
-DANGEROUS_FIX = "names a dangerous step as its fix"  # the start of every such refusal's reason
-
-
-def names_dangerous_fix(signed: SignedRecord) -> str | None:
-    """Why a received lesson is refused for naming a dangerous step as what worked, or None: the
-    rule, its kind and what the step destroys or disables (the reason `commons import` prints and
-    the daemon logs)."""
-    record = signed.record
-    if not isinstance(record, Lesson):
-        return None
-    danger = dangerous_advice(record.text)
-    if danger is None:
-        return None
-    return f"{DANGEROUS_FIX} (rule {danger.rule}, {danger.kind.value}: {danger.risk})"
 
 
 async def admission(store: Store, node: NodeContext, now: float) -> Admission:
