@@ -66,6 +66,7 @@ def test_the_worst_fixes_of_the_issue_are_each_classed():
     "curl -fsSLo sdk.tar.gz https://downloads.example.org/sdk.tar.gz", "pytest -k test_rates", "uv add httpx",
     "npm install --legacy-peer-deps", "python manage.py migrate", "npx prisma migrate dev", "alembic upgrade head",
     "export PATH=$HOME/.local/bin:$PATH", "pytest -p no:cacheprovider -q", "npm cache clean --force",
+    "docker volume rm app_build-cache", "sudo docker volume rm app-gen_build-cache-zfs",
 ])
 def test_safe_look_alikes_are_not_classed(step):
     assert classify_step(step) is None, classify_step(step)

@@ -627,8 +627,11 @@ def _docker_prune(command: Command, step: Step) -> bool:
     low = _lowered(command)
     if low[:2] in (("system", "prune"),):
         return command.flag("--all", "a", "--volumes")
-    if low[:2] in (("volume", "prune"), ("volume", "rm")) or low[:1] == ("volume",) and "rm" in low:
+    if low[:2] == ("volume", "prune"):
         return True
+    if low[:2] in (("volume", "rm"), ("volume", "remove")):
+        # A volume named for a cache holds what a build makes again; any other may hold a database.
+        return not all("cache" in name for name in command.positional()[2:]) or len(command.positional()) < 3
     if low[:1] in (("rm",), ("rmi",), ("kill",)) or low[:2] in (("container", "rm"), ("image", "rm"), ("container", "prune")):
         return any("$(" in a and ("-a" in a or "-q" in a) for a in command.args) or low[:2] == ("container", "prune")
     return False
