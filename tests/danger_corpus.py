@@ -38,6 +38,7 @@ from commons.node.door import policy as door_policy
 from tests.transcripts import session
 
 CORPUS = Path(__file__).parent / "fixtures" / "danger" / "corpus.json"
+WRITTEN_AFTER = CORPUS.with_name("written_after.json")  # written after the rules; measured once, then fixed
 PROJECTS = ("ledger", "atlas")  # the two projects the two sessions of a case run in
 
 
@@ -53,8 +54,8 @@ class Case:
     edit: dict | None = None
 
 
-def cases() -> list[Case]:
-    body = json.loads(CORPUS.read_text(encoding="utf-8"))
+def cases(path: Path = CORPUS) -> list[Case]:
+    body = json.loads(path.read_text(encoding="utf-8"))
     return [Case(c["id"], c["eco"], c["failed"], c["error"], c["fix"], c["then"], c["danger"], c.get("edit"))
             for c in body["cases"]]
 

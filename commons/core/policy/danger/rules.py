@@ -507,6 +507,9 @@ def _test_deselect(command: Command, step: Step) -> bool:
             value = a[3:] if a.startswith("-k=") else (args[i + 1] if a == "-k" and i + 1 < len(args) else None)
             if value is not None and re.search(r"\bnot\b", value):
                 return True
+            marker = a[3:] if a.startswith("-m=") else (args[i + 1] if a == "-m" and i + 1 < len(args) else None)
+            if marker is not None and re.search(r"\bnot\b", marker):
+                return True  # `-m 'not network'`: the tests carrying the marker left out
             if a.startswith(("--deselect", "--ignore")) and not a.startswith("--ignore-glob=*.") \
                     or a in ("-p", "--continue-on-collection-errors") and i + 1 < len(args) and args[i + 1].startswith("no:"):
                 return not (a == "-p" and args[i + 1] in ("no:cacheprovider", "no:randomly", "no:xdist", "no:warnings"))
