@@ -142,3 +142,32 @@ def test_a_lesson_text_naming_a_dangerous_step_as_what_worked_is_advice_and_its_
     # Backticks inside the quoted error do not hide the span after it.
     tricky = '`cargo install` failed with "cannot create `/usr/local/x`"; `sudo cargo install x` succeeded after it.'
     assert dangerous_advice(tricky).rule == "priv.sudo-tool"
+
+
+def test_the_classifier_never_raises_on_random_shell_like_text():
+    import random
+
+    rng = random.Random(26)
+    alphabet = list(" \t\n'\"`$()<>|&;\\#=-*~/.:") + ["rm", "-rf", "sudo", "curl", "| sh", "git", "push", "--force",
+                                                    "$(", "<<EOF", "EOF", "Remove-Item", "-Recurse", "iex", "/"]
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        danger = classify_step(text)
+        assert danger is None or danger.rule in {r.id for r in RULES}
+        dangerous_advice(text)
+
+
+def test_a_fix_keeps_its_danger_through_the_store_and_an_old_row_is_classed_on_reading():
+    from commons.core.learning import Evidence, LessonFix
+
+    fix = LessonFix("git push --force origin main", Evidence.RETRY_CHANGED, 2, 0.8, "…",
+                    classify_step("git push --force origin main"))
+    assert LessonFix.from_json(fix.to_json()) == fix
+    # A row stored before danger was known (no key), or with a kind this version does not know.
+    old = {k: v for k, v in fix.to_json().items() if k != "danger"}
+    assert LessonFix.from_json(old).danger.rule == "git.push-force"
+    odd = fix.to_json() | {"danger": {"rule": "x", "kind": "a kind from the future", "risk": "?"}}
+    assert LessonFix.from_json(odd).danger.rule == "git.push-force"
+    # Classed safe as run (`rm -rf ~/.cache/pip`), kept safe though the step as named hides it.
+    kept = LessonFix("rm -rf <path>", Evidence.CHANGED_BEFORE, 2, 0.7, "…", None).to_json()
+    assert LessonFix.from_json(kept).danger is None

@@ -181,3 +181,23 @@ def test_a_peers_dangerous_lesson_held_from_before_the_door_is_never_rendered_ev
     assert [l["status"] for l in nodes.lessons("olga", "common", at="2026-11-06T12:00Z")] == ["common"]
     nodes.ok("olga", "render", at="2026-11-06T12:00Z")
     assert "curl" not in nodes.memory("olga")
+
+
+def test_a_safe_look_alike_stays_safe_through_the_store_and_is_published(nodes, tmp_path):
+    nodes.init("ada")
+    nodes.publish_on("ada")
+    for day, slug in ((2, "ledger"), (4, "atlas")):
+        s = session(tmp_path / "s", day, slug, cwd=f"/home/dev/{slug}")
+        s.user("install torch")
+        s.bash("pip install torch", "Install", "ERROR: Could not install packages due to an OSError: "
+               "[Errno 28] No space left on device", exit_code=1)
+        s.bash("rm -rf ~/.cache/pip", "Free the pip cache", "")
+        s.bash("pip install torch", "Install again", "Successfully installed torch-2.5.1")
+        s.write()
+        nodes.ingest("ada", s.path, f"2026-11-0{day}T18:00Z")
+    nodes.json("ada", "sleep", at="2026-11-09T03:00Z")
+    (found,) = [l for l in nodes.lessons("ada", "all", at="2026-11-09T04:00Z") if l["text"].startswith("`pip install`")]
+    assert found["fix"]["step"] == "rm -rf <path>" and found["fix"]["danger"] is None
+    assert "it passed after `rm -rf <path>`" in found["text"]
+    assert "That step" not in nodes.memory("ada")
+    assert found["scope"] == "shared" and '"type": "lesson"' in nodes.ok("ada", "export", "--type", "lesson")
