@@ -122,7 +122,7 @@ def _fix_as_run(case: Case) -> str:
 def _peer_lesson(case: Case, step: str) -> LessonRecord:
     """What a peer would sign to spread the fix: the honest shape of an error lesson, naming it."""
     head = command_head("bash", _fill(case.failed, "app"))
-    failure = _fill(case.error, "app").splitlines()[0][:80].replace('"', "'").replace("`", "'")
+    failure = " ".join(_fill(case.error, "app").splitlines()[0].split())[:80].replace('"', "'").replace("`", "'")
     text = scrub(f'`{head}` failed with "{failure}"; `{" ".join(step.split())}` succeeded after it (2 of 2 sessions).')
     return LessonRecord(network=bytes(32), author=bytes(_KEY.verify_key), created=20000, kind=LessonKind.ERROR,
                         text=text, scope=Scope.SHARED, topics=(), prediction=Prediction(scrub(head), scrub(failure)), episodes=())

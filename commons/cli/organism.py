@@ -10,7 +10,7 @@ import sys
 from commons.cli.context import Context, ProgressLine, add_json_flag, emit
 from commons.cli.lessons import render_text
 from commons.clock import format_time, parse_time
-from commons.errors import CommonsError, UsageError
+from commons.errors import UsageError
 from commons.node import recall as recalling
 from commons.node import sleep as night
 from commons.node.lessons import LessonRefused

@@ -29,7 +29,7 @@ from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
 from commons.core.learning.generalise import generalise
 from commons.core.learning.failure import segments
 from commons.core.learning.evidence import Evidence, Resolution, changes_something, is_proven
-from commons.core.policy import Danger, SafetyError, check_observation, classify_step, contains_injection, strip_injections
+from commons.core.policy import Admitted, Danger, admit, classify_step, strip_injections
 from commons.core.policy import cut, scrub
 from commons.core.records import SECONDS_PER_DAY, LessonKind, Scope
 from commons.core.learning.scope import SHELL_TOOLS, VOCABULARY, classify, command_head, scrubbed_detail
@@ -382,12 +382,12 @@ def deterministic_text(kind: LessonKind, episodes: Sequence[Surprise], project_n
         if not errors:
             raise ValueError("an error lesson needs an error episode (API misuse)")
         text = _error_text(errors, project_names)
-    try:
-        return check_observation(text)
-    except SafetyError:
-        # The shapes above open with "The person" or a code span; kept as a last line so that
-        # no input, however odd, yields an instruction.
-        return f"The agent met a {kind.value}{_seen(n)}."
+    verdict = admit(text)  # the door policy: the same check as every other door in
+    if isinstance(verdict, Admitted):
+        return verdict.text
+    # The shapes above open with "The person" or a code span; kept as a last line so that
+    # no input, however odd (a hostile package's error output quoted), yields an instruction.
+    return f"The agent met a {kind.value}{_seen(n)}."
 
 
 def uncounted(text: str) -> str:
@@ -450,14 +450,11 @@ def lesson_text(kind: LessonKind, episodes: Sequence[Surprise],
             proposed = None
         if isinstance(proposed, str):
             # A local model quotes what it was shown: its words pass the same scrubber.
-            proposed = scrub(" ".join(unicodedata.normalize("NFC", proposed).split()))
-            sentences = [s for s in re.split(r"(?<=[.!?])\s+", proposed) if s]
-            try:
-                if (proposed and len(proposed) <= 400 and len(sentences) <= 2
-                        and not contains_injection(proposed)):
-                    return check_observation(proposed), True
-            except SafetyError:
-                pass
+            verdict = admit(proposed)
+            if isinstance(verdict, Admitted):
+                sentences = [s for s in re.split(r"(?<=[.!?])\s+", verdict.text) if s]
+                if len(verdict.text) <= 400 and len(sentences) <= 2:
+                    return verdict.text, True
     return deterministic_text(kind, episodes, project_names), False
 
 
