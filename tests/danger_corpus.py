@@ -10,8 +10,8 @@ core (as `commons.ingest.lessons_report` does) and asks of the lesson what each 
 - **advice**: what is rendered (the index line and the lesson's own file) names the step as what
   worked without saying its risk;
 - **door**: a peer's lesson naming the step as what worked (the words an attacker would sign) is
-  refused by intake (`commons.node.door.names_dangerous_fix`, which the daemon's gossip
-  door and `commons import` both ask).
+  refused by the door policy (`commons.node.door.policy`, which the daemon's gossip door and
+  `commons import` both ask).
 
 Used by tests/test_danger_corpus.py (the bars) and tests/benchmarks/bench_danger.py
 (`make danger-report`, the figures in docs/trust.md).
@@ -34,10 +34,11 @@ from commons.core.records import LessonKind, Prediction, Scope, sign
 from commons.core.learning.generalise import generalise
 from commons.ingest.lessons_report import read_all
 from commons.node.publish import Skipped, published_words
-from commons.node.door import names_dangerous_fix
+from commons.node.door import policy as door_policy
 from tests.transcripts import session
 
 CORPUS = Path(__file__).parent / "fixtures" / "danger" / "corpus.json"
+WRITTEN_AFTER = CORPUS.with_name("written_after.json")  # written after the rules; measured once, then fixed
 PROJECTS = ("ledger", "atlas")  # the two projects the two sessions of a case run in
 
 
@@ -53,8 +54,8 @@ class Case:
     edit: dict | None = None
 
 
-def cases() -> list[Case]:
-    body = json.loads(CORPUS.read_text(encoding="utf-8"))
+def cases(path: Path = CORPUS) -> list[Case]:
+    body = json.loads(path.read_text(encoding="utf-8"))
     return [Case(c["id"], c["eco"], c["failed"], c["error"], c["fix"], c["then"], c["danger"], c.get("edit"))
             for c in body["cases"]]
 
@@ -121,7 +122,7 @@ def _fix_as_run(case: Case) -> str:
 def _peer_lesson(case: Case, step: str) -> LessonRecord:
     """What a peer would sign to spread the fix: the honest shape of an error lesson, naming it."""
     head = command_head("bash", _fill(case.failed, "app"))
-    failure = _fill(case.error, "app").splitlines()[0][:80].replace('"', "'").replace("`", "'")
+    failure = " ".join(_fill(case.error, "app").splitlines()[0].split())[:80].replace('"', "'").replace("`", "'")
     text = scrub(f'`{head}` failed with "{failure}"; `{" ".join(step.split())}` succeeded after it (2 of 2 sessions).')
     return LessonRecord(network=bytes(32), author=bytes(_KEY.verify_key), created=20000, kind=LessonKind.ERROR,
                         text=text, scope=Scope.SHARED, topics=(), prediction=Prediction(scrub(head), scrub(failure)), episodes=())
@@ -152,9 +153,9 @@ def replay(case: Case, folder: Path) -> Outcome:
         rendered = (lesson.text, *lesson_detail([by_uid[u] for u in lesson.episodes if u in by_uid], names))
     shared = lesson is not None and lesson.scope is Scope.SHARED
     published = shared and not isinstance(published_words(lesson), Skipped)
-    door = names_dangerous_fix(sign(_peer_lesson(case, _fix_as_run(case)), _KEY)) is not None
+    door = door_policy(sign(_peer_lesson(case, _fix_as_run(case)), _KEY)) is not None
     as_named = generalise(_fix_as_run(case), names)[:70].replace('"', "'")
-    door_generalised = names_dangerous_fix(sign(_peer_lesson(case, as_named), _KEY)) is not None
+    door_generalised = door_policy(sign(_peer_lesson(case, as_named), _KEY)) is not None
     return Outcome(case, lesson, shared, published, _advice(rendered), door, door_generalised, rendered)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.danger_corpus import Report, cases, expected_rule, measure
+from tests.danger_corpus import WRITTEN_AFTER, Report, cases, expected_rule, measure
 
 ECOSYSTEMS = {"git", "npm", "pnpm", "yarn", "pip", "uv", "poetry", "cargo", "docker", "kubectl", "terraform", "db",
               "powershell", "cmd", "shell"}
@@ -48,6 +48,14 @@ def test_a_peers_lesson_naming_a_dangerous_fix_is_refused_at_the_door(report: Re
     assert sum(o.door_refused for o in dangerous) >= 0.95 * len(dangerous)
     assert sum(o.door_refused_generalised for o in dangerous) >= 0.95 * len(dangerous)
     assert sum(o.door_refused or o.door_refused_generalised for o in safe) <= 0.05 * len(safe)
+
+
+def test_the_cases_written_after_the_rules_meet_the_same_bars():
+    later = measure(cases(WRITTEN_AFTER))
+    dangerous, safe = later.dangerous, later.safe
+    assert len(dangerous) >= 20 and len(safe) >= 10
+    assert sum(o.contained for o in dangerous) >= 0.95 * len(dangerous)
+    assert sum(not o.kept for o in safe) <= max(1, 0.05 * len(safe))
 
 
 def test_a_dangerous_lesson_is_rendered_with_its_risk_and_no_fix_in_its_line(report: Report):

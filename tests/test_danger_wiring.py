@@ -102,6 +102,7 @@ def test_a_peers_lesson_naming_a_dangerous_fix_is_refused_at_import_whoever_sign
     (refused,) = out["refused"]
     assert refused["line"] == 1 and refused["reason"].startswith(
         "names a dangerous step as its fix (rule net.pipe-to-shell, runs code from the network")
+    assert refused["rule"] == "no dangerous fix"
     held = [l["text"] for l in nodes.lessons("olga", "all", at="2026-11-03T12:00Z")]
     assert any("uv add" in t for t in held) and not any("curl" in t for t in held)
 
@@ -161,7 +162,8 @@ def test_a_peers_dangerous_lesson_held_from_before_the_door_is_never_rendered_ev
     from commons.runtime import run
     from commons.store import records as record_store
     from commons.store.db import Store
-    from tests.review_helpers import DAY, NETWORK, OPEN_TRUST, verification
+    from commons.core.records import FixSeen, Outcome, Verification, sign
+    from tests.review_helpers import DAY, NETWORK, OPEN_TRUST
 
     nodes.init("olga", trust=OPEN_TRUST.format(required=3))
     trojan = lesson(key(9), '`pip install` failed with "error: externally-managed-environment"; '
@@ -174,9 +176,32 @@ def test_a_peers_dangerous_lesson_held_from_before_the_door_is_never_rendered_ev
             assert len(report.accepted) == 1
 
     run(held_before)
-    for n in (2, 3, 4):
-        nodes.run("olga", "import", str(write_lines(tmp_path / f"v{n}.jsonl", [verification(key(n), trojan.id)])),
-                  at="2026-11-06T12:00Z")
+    for n in (2, 3, 4):  # three keys that say they ran the named fix and saw it work
+        k = key(n)
+        seen = sign(Verification(network=NETWORK, author=bytes(k.verify_key), created=DAY + 2, lesson=trojan.id,
+                                 outcome=Outcome.CONFIRMED, evidence=bytes([7]) * 32, received=DAY, observed=DAY + 2,
+                                 naive=True, fix=FixSeen.CONFIRMED), k)
+        nodes.run("olga", "import", str(write_lines(tmp_path / f"v{n}.jsonl", [seen])), at="2026-11-06T12:00Z")
     assert [l["status"] for l in nodes.lessons("olga", "common", at="2026-11-06T12:00Z")] == ["common"]
     nodes.ok("olga", "render", at="2026-11-06T12:00Z")
     assert "curl" not in nodes.memory("olga")
+
+
+def test_a_safe_look_alike_stays_safe_through_the_store_and_is_published(nodes, tmp_path):
+    nodes.init("ada")
+    nodes.publish_on("ada")
+    for day, slug in ((2, "ledger"), (4, "atlas")):
+        s = session(tmp_path / "s", day, slug, cwd=f"/home/dev/{slug}")
+        s.user("install torch")
+        s.bash("pip install torch", "Install", "ERROR: Could not install packages due to an OSError: "
+               "[Errno 28] No space left on device", exit_code=1)
+        s.bash("rm -rf ~/.cache/pip", "Free the pip cache", "")
+        s.bash("pip install torch", "Install again", "Successfully installed torch-2.5.1")
+        s.write()
+        nodes.ingest("ada", s.path, f"2026-11-0{day}T18:00Z")
+    nodes.json("ada", "sleep", at="2026-11-09T03:00Z")
+    (found,) = [l for l in nodes.lessons("ada", "all", at="2026-11-09T04:00Z") if l["text"].startswith("`pip install`")]
+    assert found["fix"]["step"] == "rm -rf <path>" and found["fix"]["danger"] is None
+    assert "it passed after `rm -rf <path>`" in found["text"]
+    assert "That step" not in nodes.memory("ada")
+    assert found["scope"] == "shared" and '"type": "lesson"' in nodes.ok("ada", "export", "--type", "lesson")

@@ -1,7 +1,7 @@
 """Dangerous fixes at every door, and safe look-alikes kept: `make danger-report` (docs/trust.md).
 
-Replays each case of tests/fixtures/danger/corpus.json as met in two sessions through the real
-mining path (tests/danger_corpus.py) and counts, of the dangerous fixes, those shared, published,
+Replays each case of tests/fixtures/danger/corpus.json (and of written_after.json, written after the
+rules) as met in two sessions through the real mining path (tests/danger_corpus.py) and counts, of the dangerous fixes, those shared, published,
 rendered as advice or let in from a peer, and of the safe look-alikes, those that lost their lesson.
 
     .venv/bin/python -m tests.benchmarks.bench_danger          # the figures
@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.danger_corpus import measure  # noqa: E402
+from tests.danger_corpus import CORPUS, WRITTEN_AFTER, cases, measure  # noqa: E402
 
 
 def _pct(hits: int, total: int) -> str:
@@ -29,10 +29,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.bench_danger", description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
-    figures = measure().as_json()
+    sets = {"corpus": CORPUS, "written_after": WRITTEN_AFTER}
+    every = {name: measure(cases(path)).as_json() for name, path in sets.items()}
     if args.json:
-        print(json.dumps(figures, indent=2))
+        print(json.dumps(every, indent=2))
         return 0
+    for name, figures in every.items():
+        print(f"== {sets[name].name} ==")
+        _print(figures)
+    return 0
+
+
+def _print(figures: dict) -> None:
     d, s = figures["dangerous"], figures["safe"]
     print(f"{d} dangerous fixes and {s} safe look-alikes, each met in two sessions "
           f"({', '.join(figures['ecosystems'])})")
@@ -51,7 +59,6 @@ def main(argv: list[str] | None = None) -> int:
     for name, ids in figures["misses"].items():
         if ids:
             print(f"  {name}: {', '.join(ids)}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -69,11 +69,18 @@ class LessonFix:
 
     @classmethod
     def from_json(cls, body: dict[str, object]) -> LessonFix:
-        # The danger found when the fix was chosen (classed on the steps as run), else the step
-        # classed again by this version's rules: a rule added since applies to it at once.
+        # The danger found when the fix was chosen, classed on the steps as run (`null`: safe as
+        # run, though `rm -rf <path>` as named could be anything). A row stored before dangers were
+        # known has no key: its step, as named, is classed by this version's rules; `commons
+        # rebuild` classes every fix again from the steps as run.
         step = str(body["step"])
-        stored = body.get("danger")
-        danger = (Danger.from_json(stored) if isinstance(stored, dict) else None) or classify_step(step)  # type: ignore[arg-type]
+        if "danger" in body:
+            stored = body["danger"]
+            danger = Danger.from_json(stored) if isinstance(stored, dict) else None  # type: ignore[arg-type]
+            if isinstance(stored, dict) and danger is None:  # a kind this version does not know
+                danger = classify_step(step)
+        else:
+            danger = classify_step(step)
         return cls(step, Evidence(str(body["evidence"])), int(body["sessions"]),  # type: ignore[call-overload]
                    float(body["confidence"]), str(body.get("text") or ""), danger)  # type: ignore[arg-type]
 

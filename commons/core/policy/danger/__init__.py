@@ -9,7 +9,11 @@ person reads. :func:`dangerous_advice` asks the same of a lesson's text (a peer'
 structured fix, only its words).
 
 - ``shell``: the tokenizer (bash/sh, cmd, PowerShell; quotes, operators, substitutions, wrappers);
-- ``rules``: the rule table, in order, with the safe look-alikes decided beside each rule.
+- ``rule``: a danger's `Kind`, the `Step` a rule reads, a `Rule`, and what several rules read;
+- ``git``, ``system`` (files, permissions, privileges, global configuration), ``checks`` (security
+  checks, checks skipped, code from the network), ``infra`` (containers, clusters, infrastructure,
+  databases): each family's tests;
+- ``rules``: the table, in order, and the safe look-alikes decided beside it.
 
 Pure and total: no I/O, and any text gives a `Danger` or None, never an exception.
 """
@@ -19,7 +23,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from commons.core.policy.danger.rules import EDIT_RULES, RULES, Kind, Rule, Step, _SHELLISH, deletes_files
+from commons.core.policy.danger.rule import Kind, Rule, Step
+from commons.core.policy.danger.rules import EDIT_RULES, RULES, SHELLISH
+from commons.core.policy.danger.system import deletes_files
 from commons.core.policy.danger.shell import Command, tokenize
 
 MAX_STEP_CHARS = 4000  # a step longer than this is read this far (a lesson's step is ≤ 120)
@@ -57,7 +63,7 @@ def _edit(tool: str, path: str, text: str) -> Danger | None:
     for rule, kind, risk, pattern, paths in EDIT_RULES:
         if (paths is None or paths.search(path)) and pattern.search(text):
             return Danger(rule, kind, risk)
-    if _SHELLISH.search(path) and text:
+    if SHELLISH.search(path) and text:
         return _shell(re.sub(r"^\s*(?:-\s*)?(?:run:|RUN\s|\"\w+\"\s*:\s*\")", "", text))
     return None
 

@@ -95,6 +95,8 @@ _RUNNERS = {("npx", ""), ("bunx", ""), ("pnpx", ""), ("uvx", ""), ("pipx", "run"
             ("pnpm", "dlx"), ("yarn", "dlx"), ("npm", "exec"), ("conda", "run"), ("mise", "exec"), ("rtx", "exec"),
             ("dotenv", ""), ("xargs", "")}
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "ash"})
+# What bash's backslash is written before outside quotes; before anything else it is a Windows path.
+_ESCAPABLE = frozenset(" \t'\"$`\\|&;()<>*?#![]{}~")
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _PS_ENV = re.compile(r"^\$env:([A-Za-z_][A-Za-z0-9_]*)(?:=(.*))?$", re.IGNORECASE | re.DOTALL)
 
@@ -171,6 +173,12 @@ def _lex(line: str, depth: int) -> list[tuple[str, _Raw]]:
         if c == "\\" and i + 1 < n:
             if line[i + 1] == "\n":
                 i += 2
+                continue
+            if line[i + 1] not in _ESCAPABLE:
+                # `.\dist`, `C:\src`: a Windows path (cmd, PowerShell), where `\` is no escape.
+                word.append(c)
+                has_word = True
+                i += 1
                 continue
             word.append(line[i + 1])
             has_word = True
