@@ -157,3 +157,52 @@ def test_the_only_change_before_the_same_step_passed_is_its_fix_and_one_of_sever
     (fix,), _ = _run(OpenFailure("t2", "Bash", "npm test", "Error: Cannot find module './db'"),
                      [("Write", "/p/notes.md", True), ("Bash", "mkdir -p tmp", True), ("Bash", "npm test", True)])
     assert fix.confidence < NAMED_MIN  # two unrelated changes: no proof which one it was
+
+
+def test_a_shell_retry_made_with_other_call_parameters_names_them():
+    # The same command, made again out of the sandbox (or with a longer time-out): the parameter
+    # is the difference, even after unrelated edits in between.
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "go test ./...", "command timed out after 10003 milliseconds",
+                                 failure="command timed out after 10003 milliseconds"),
+                     [("Edit", "/p/main.go", True), ("Bash", "go test ./...", True, "timeout_ms=200000")])
+    assert fix.evidence is Evidence.RETRY_CHANGED
+    assert fix.command == "go test ./... (with timeout_ms=200000)"
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "sed -n 1,20p a.md", "bwrap: loopback: Failed RTM_NEWADDR",
+                                 detail="timeout_ms=1000"),
+                     [("Bash", "sed -n 1,20p a.md", True, "timeout_ms=1000 sandbox_permissions=require_escalated")])
+    assert fix.command == "sed -n 1,20p a.md (with sandbox_permissions=require_escalated)"
+
+
+def test_a_shell_retry_with_the_same_parameters_is_a_rerun():
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "go test ./...", "flaky", detail="timeout_ms=200000"),
+                     [("Bash", "go test ./...", True, "timeout_ms=200000")])
+    assert fix.evidence is Evidence.RERUN
+
+
+def test_the_shell_writing_the_file_an_edit_could_not_is_the_edit_tried_again():
+    eacces = "EACCES: permission denied, open '/etc/apt/sources.list.d/a.sources'"
+    (fix,), _ = _run(OpenFailure("t1", "Edit", "/etc/apt/sources.list.d/a.sources", eacces, failure=eacces),
+                     [("Bash", "sudo cp /etc/apt/sources.list.d/a.sources /tmp/a.sources.bak", True),
+                      ("Write", "/tmp/a.sources.new", True),
+                      ("Bash", "sudo cp /tmp/a.sources.new /etc/apt/sources.list.d/a.sources", True)])
+    assert fix.evidence is Evidence.RETRY_CHANGED
+    assert fix.command == "sudo cp /tmp/a.sources.new /etc/apt/sources.list.d/a.sources"
+    for write in ["echo 'x=1' | sudo tee /etc/udev/rules.d/81-x.rules", "sed -i 's/a/b/' rules.d/81-x.rules",
+                  "cat > /etc/udev/rules.d/81-x.rules <<'EOF'\nx=1\nEOF"]:
+        (fix,), _ = _run(OpenFailure("t1", "Write", "/etc/udev/rules.d/81-x.rules", "File has not been read yet."),
+                         [("Bash", write, True)])
+        assert fix.evidence is Evidence.RETRY_CHANGED, write
+
+
+def test_a_shell_command_that_only_reads_the_file_is_no_retry_of_its_edit():
+    fixes, _ = _run(OpenFailure("t1", "Edit", "/p/compose.yml", "File has been modified since read"),
+                    [("Bash", "cat /p/compose.yml > /tmp/compose.copy", True), ("Bash", "grep x /p/compose.yml", True)])
+    assert fixes == []
+
+
+def test_a_retry_run_as_another_user_is_the_same_step_and_names_the_user():
+    failed = "psql -U app -d app -c 'select 1'"
+    assert retry_part("Bash", failed, "Bash", "sudo -u postgres psql -d app -c 'select 1'") is not None
+    (fix,), _ = _run(OpenFailure("t1", "Bash", failed, "FATAL: Peer authentication failed for user 'app'"),
+                     [("Bash", "sudo -u postgres psql -d app -c 'select 1'", True)])
+    assert fix.evidence is Evidence.RETRY_CHANGED and fix.command.startswith("sudo -u postgres psql")

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 
 from commons.core.learning.failure import program_of, segments, split_command
 from commons.core.learning.generalise import COMMON_WORDS
-from commons.core.learning.scope import SHELL_TOOLS, command_head
+from commons.core.learning.scope import SHELL_TOOLS, command_head, past_prefixes
 from commons.core.policy import clip
 
 HORIZON = 40  # calls after a failure within which its retry may still come
@@ -144,7 +144,6 @@ _LOOKING_TOOL = re.compile(r"(?:^|[-_]|(?<=[a-z])(?=[A-Z]))(?:search|get|list|re
 EDIT_TOOLS = frozenset({"edit", "multiedit", "write", "notebookedit", "str_replace_based_edit_tool",
                         "replace", "write_file", "apply_patch", "create_file", "edit_file"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_PREFIXES = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "nice", "timeout", "builtin"})
 
 
 def is_shell(tool: str) -> bool:
@@ -152,12 +151,7 @@ def is_shell(tool: str) -> bool:
 
 
 def _words(segment: str) -> list[str]:
-    words = [w for w in segment.split() if not _ASSIGNMENT.match(w)]
-    while words and (words[0] in _PREFIXES or (words[0].startswith("-") and len(words) > 1)):
-        if words[0] == "timeout" and len(words) > 1 and re.match(r"^\d", words[1]):
-            words = words[1:]
-        words = words[1:]
-    return words
+    return past_prefixes([w for w in segment.split() if not _ASSIGNMENT.match(w)])
 
 
 def segment_kind(segment: str) -> StepKind:
@@ -294,7 +288,13 @@ def _same_shell_step(failed: str, segment: str) -> bool:
         # A one-line script is tried again when the new one runs every statement the failed one
         # did (and maybe more); another script is another step.
         return _statements(failed) <= _statements(segment)
-    return not fk or fk == sk
+    # The key is a guess (the first word past the head may be an option's value: `psql -U app
+    # -d app`): the same step names the other's key among its own arguments.
+    return not fk or fk == sk or fk in _arguments(segment) or (bool(sk) and sk in _arguments(failed))
+
+
+def _arguments(segment: str) -> set[str]:
+    return {w.strip("'\"").rstrip("/").rsplit("/", 1)[-1].lower() for w in _words(segment)[1:]}
 
 
 _INLINE = re.compile(r"(?:^|\s)(?:python3?|node|ruby|perl|bash|sh)\s+(?:-\w+\s+)*-[ce]\s")
@@ -332,6 +332,13 @@ def retry_part(failed_tool: str, failed: str, tool: str, target: str, folder: bo
         return None
     if ft in EDIT_TOOLS and t in EDIT_TOOLS:
         return target if _same_path(failed, target) else None
+    if ft in EDIT_TOOLS and is_shell(tool):
+        # The file tool refused (no permission, not read yet, changed since read): the shell
+        # writing the same file (`sudo tee`, `sed -i`, `cp x <file>`) is the edit tried again.
+        for seg, sep in split_command(target):
+            if any(_same_file(failed, path) for path in written_paths(seg)):
+                return seg if sep in ("", "&&") else MASKED
+        return None
     if ft == "read" and folder and (t in _LISTING or (is_shell(tool) and any(program_of(s) == "ls" for s in segments(target)))):
         return target if _path_in(failed, target) else None
     if ft == t:
@@ -340,6 +347,34 @@ def retry_part(failed_tool: str, failed: str, tool: str, target: str, folder: bo
         if ft.startswith("mcp__") or ft in {"task", "agent"} or (failed.strip() and _same_path(failed, target)):
             return target
     return None
+
+
+_REDIRECT = re.compile(r"(?<![\d&<])>>?\s*([^\s;&|<>]+)")
+
+
+def written_paths(segment: str) -> list[str]:
+    """The files one shell sub-command writes: a redirection's target, ``tee``'s files, the last
+    argument of ``cp``/``mv``/``install``, the files of ``sed -i``/``perl -i``."""
+    paths = [p.strip("'\"") for p in _REDIRECT.findall(segment) if not p.startswith("/dev/")]
+    words = [w.strip("'\"") for w in _words(segment)]
+    program = words[0].rsplit("/", 1)[-1].lower() if words else ""
+    args = [w for w in words[1:] if not w.startswith("-") and ">" not in w]
+    if program == "tee":
+        paths += args
+    elif program in {"cp", "mv", "install"} and len(args) >= 2:
+        paths.append(args[-1])
+    elif program in {"sed", "perl"} and re.search(r"(?:^|\s)-i", segment) and len(args) >= 2:
+        paths += args[1:]
+    return paths
+
+
+def _same_file(path: str, other: str) -> bool:
+    """Whether two spellings of a path name one file (absolute and relative, ``~``)."""
+    a, b = path.strip().rstrip("/"), other.strip().rstrip("/")
+    if not a or not b or a.rsplit("/", 1)[-1] != b.rsplit("/", 1)[-1]:
+        return False
+    a, b = a.lstrip("~").lstrip("./"), b.lstrip("~").lstrip("./")
+    return a.endswith(b) or b.endswith(a)
 
 
 def _same_path(a: str, b: str) -> bool:
@@ -470,6 +505,10 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
             return Resolution(Evidence.RETRY_CHANGED, step_of(tool, retry, detail), tool,
                               CONFIDENCE[Evidence.RETRY_CHANGED], refuted=refuted)
         return Resolution(Evidence.RERUN, step_of(tool, retry), tool, CONFIDENCE[Evidence.RERUN], refuted=refuted)
+    if failure.tool.lower() in EDIT_TOOLS and is_shell(tool):
+        # The shell wrote the file the edit could not: that write is the fix.
+        return Resolution(Evidence.RETRY_CHANGED, step_of(tool, retry), tool, CONFIDENCE[Evidence.RETRY_CHANGED],
+                          refuted=refuted)
     if is_shell(tool):
         # What differs between the failed call and the retry's, part by part: the retried part
         # itself (`git push --set-upstream origin x`), a change run before it in the same call
@@ -496,6 +535,13 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
         if dropped and not where:
             # Run where the shell already was: the difference is the `cd` left out.
             retry = f"{retry} (run without {' && '.join(dropped)})"
+        params = new_params(failure.detail, detail)
+        if params:
+            # The call itself was made otherwise (out of the sandbox, a longer timeout, in the
+            # background): the harness's own switch, which only the failure makes one reach for.
+            command = f"{clip(' '.join(retry.split()), STEP_CHARS - 60)} (with {clip(params, 60)})"
+            return Resolution(Evidence.RETRY_CHANGED, command, tool,
+                              CONFIDENCE[Evidence.RETRY_CHANGED], refuted=refuted)
     else:
         changed = retry.strip() != failure.command.strip() or detail != failure.detail \
             or tool.lower() != failure.tool.lower()
@@ -532,6 +578,14 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
         # nearest change, too unsure to be named.
         return changed_before(before[-1], -0.25)
     return Resolution(Evidence.RERUN, step_of(tool, retry), tool, CONFIDENCE[Evidence.RERUN], refuted=refuted)
+
+
+def new_params(failed: str, retry: str) -> str:
+    """The parameters a shell call's retry set that the failed call did not (``timeout_ms=600000``,
+    ``sandbox_permissions=require_escalated``): a shell call's detail is its parameters beside
+    the command, ``key=value`` words."""
+    had = set(failed.split())
+    return " ".join(w for w in retry.split() if "=" in w and w not in had)
 
 
 def _strong(failed: str, retry: str) -> bool:
@@ -648,7 +702,7 @@ def _runs(step: str, tool: str, target: str) -> bool:
             and (path.startswith("<") or target.strip() == path or target.endswith("/" + path.rsplit("/", 1)[-1]))
     if not is_shell(tool):
         return False
-    want = step.split(" (run without ", 1)[0].split()
+    want = re.split(r" \((?:run without|with) ", step, maxsplit=1)[0].split()
     for seg in segments(target):
         got = seg.split()
         if len(got) >= len(want) and all(w == g or (w.startswith("<") and w.endswith(">")) for w, g in zip(want, got)):
