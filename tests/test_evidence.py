@@ -206,3 +206,40 @@ def test_a_retry_run_as_another_user_is_the_same_step_and_names_the_user():
     (fix,), _ = _run(OpenFailure("t1", "Bash", failed, "FATAL: Peer authentication failed for user 'app'"),
                      [("Bash", "sudo -u postgres psql -d app -c 'select 1'", True)])
     assert fix.evidence is Evidence.RETRY_CHANGED and fix.command.startswith("sudo -u postgres psql")
+
+
+def test_an_edit_retried_after_many_matches_names_the_unique_old_string_it_needed():
+    many = "Found 2 matches of the string to replace, but replace_all is false."
+    (fix,), _ = _run(OpenFailure("t1", "Edit", "/p/cpu.c", many, failure=many), [("Edit", "/p/cpu.c", True)])
+    assert fix.evidence is Evidence.RETRY_CHANGED and "unique old_string" in fix.command
+    (fix,), _ = _run(OpenFailure("t1", "Edit", "/p/cpu.c", many, failure=many),
+                     [("Edit", "/p/cpu.c", True, "replace_all=true")])
+    assert fix.command.endswith("replace_all=true")
+    missing = "String to replace not found in file."
+    (fix,), _ = _run(OpenFailure("t1", "Edit", "/p/a.py", missing, failure=missing), [("Edit", "/p/a.py", True)])
+    assert "actual text" in fix.command
+
+
+def test_a_database_clients_look_is_no_retry_of_its_failed_change():
+    insert = 'psql -h db -U app -d app -c "INSERT INTO models (name, accuracy) VALUES (1, 2)"'
+    assert retry_part("Bash", insert, "Bash", 'psql -h db -U app -d app -c "\\d models"') is None
+    assert retry_part("Bash", insert, "Bash", 'psql -h db -U app -d app -c "INSERT INTO models (name) VALUES (1)"')
+    fixes, _ = _run(OpenFailure("t1", "Bash", insert, 'ERROR: column "accuracy" of relation "models" does not exist'),
+                    [("Bash", 'psql -h db -U app -d app -c "\\d models"', True)])
+    assert fixes == []
+
+
+def test_steps_after_a_retry_got_past_the_failure_are_about_the_next_failure():
+    missing = "missing go.sum entry for module providing package golang.org/x/sync/errgroup"
+    calls = [("Bash", "go get golang.org/x/sync/errgroup@v0.7.0", True), ("Bash", "go generate ./ent", False),
+             ("Bash", "go get golang.org/x/tools@v0.28.0", True), ("Bash", "go generate ./ent", True)]
+    state = opened((), OpenFailure("t1", "Bash", "go generate ./ent", missing, failure=missing))
+    found = []
+    for tool, target, ok in calls:
+        state, done = advance(state, tool, target, ok, failure="" if ok else "invalid array length -delta * delta")
+        found += done
+    (fix,) = [r.resolution for r in found]
+    assert fix.command == "go get golang.org/x/sync/errgroup@v0.7.0"
+    passed = OpenFailure("u", "Bash", "x", "h", passed=True)
+    assert OpenFailure.from_json(json.loads(json.dumps(passed.to_json()))) == passed
+    assert OpenFailure.from_json(passed.to_json()[:10]).passed is False  # a state saved before the field

@@ -288,6 +288,10 @@ def _same_shell_step(failed: str, segment: str) -> bool:
         # A one-line script is tried again when the new one runs every statement the failed one
         # did (and maybe more); another script is another step.
         return _statements(failed) <= _statements(segment)
+    if _QUERY.search(failed) and _QUERY.search(segment):
+        # A database client's query is what it does: `\\d table` after a failed INSERT is a look,
+        # not the INSERT tried again; the same kinds of statement, however corrected, are.
+        return _query_kinds(failed) <= _query_kinds(segment)
     # The key is a guess (the first word past the head may be an option's value: `psql -U app
     # -d app`): the same step names the other's key among its own arguments.
     return not fk or fk == sk or fk in _arguments(segment) or (bool(sk) and sk in _arguments(failed))
@@ -298,6 +302,17 @@ def _arguments(segment: str) -> set[str]:
 
 
 _INLINE = re.compile(r"(?:^|\s)(?:python3?|node|ruby|perl|bash|sh)\s+(?:-\w+\s+)*-[ce]\s")
+
+
+_QUERY = re.compile(r"(?:^|[\s/])(?:psql|mysql|mariadb|sqlite3|clickhouse-client|duckdb)\b.*?\s(?:-c|-e|--command|--execute)[=\s]",
+                    re.DOTALL)
+_SQL_WORD = re.compile(r"(?:^|;)\s*(?:--[^\n]*\n\s*)*(\\\w+|[A-Za-z]+)")
+
+
+def _query_kinds(segment: str) -> frozenset[str]:
+    """The kinds of statement a database client's query runs (``INSERT``, ``SELECT``, ``\\d``)."""
+    query = _QUERY.split(segment, 1)[-1].strip().strip("'\"")
+    return frozenset(m.group(1).upper() for m in _SQL_WORD.finditer(query.replace("\\n", "\n")))
 
 
 _LITERAL = re.compile(r"'[^']*'|\\?\"[^\"]*?\\?\"")
@@ -428,18 +443,20 @@ class OpenFailure:
     detail: str = ""  # the failed call's detail (an edit's added line, a Read's offset)
     target: str = ""  # the whole call that failed ("" = ``command``)
     failure: str = ""  # its failure line: a retry failing with another one got past this failure
+    passed: bool = False  # a retry got past this failure (failed otherwise): its fix is among the steps before
 
     def to_json(self) -> list[object]:
         return [self.uid, self.tool, self.command, self.hint, self.calls_since,
                 [[s.tool, s.target, s.text, s.said] for s in self.steps], list(self.refuted), self.detail,
-                self.target, self.failure]
+                self.target, self.failure, self.passed]
 
     @classmethod
     def from_json(cls, row: list[object]) -> OpenFailure:
-        uid, tool, command, hint, since, steps, refuted, detail, target, failure = row
+        uid, tool, command, hint, since, steps, refuted, detail, target, failure, *rest = row
         return cls(str(uid), str(tool), str(command), str(hint), int(since),  # type: ignore[call-overload]
                    tuple(Step(*map(str, s)) for s in steps),  # type: ignore[union-attr]
-                   tuple(str(s) for s in refuted), str(detail), str(target), str(failure))  # type: ignore[union-attr]
+                   tuple(str(s) for s in refuted), str(detail), str(target), str(failure),  # type: ignore[union-attr]
+                   bool(rest and rest[0]))
 
 
 def goal_of(target: str, failed: str) -> str:
@@ -502,7 +519,7 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
         if tool.lower() in EDIT_TOOLS or detail != failure.detail or tool.lower() != failure.tool.lower():
             # The file tools refuse the same input the same way: a retry that passed changed it
             # (other text, replace_all, an offset) even where the detail kept does not show how.
-            return Resolution(Evidence.RETRY_CHANGED, step_of(tool, retry, detail), tool,
+            return Resolution(Evidence.RETRY_CHANGED, step_of(tool, retry, _edit_change(failure, detail) or detail), tool,
                               CONFIDENCE[Evidence.RETRY_CHANGED], refuted=refuted)
         return Resolution(Evidence.RERUN, step_of(tool, retry), tool, CONFIDENCE[Evidence.RERUN], refuted=refuted)
     if failure.tool.lower() in EDIT_TOOLS and is_shell(tool):
@@ -588,6 +605,23 @@ def new_params(failed: str, retry: str) -> str:
     return " ".join(w for w in retry.split() if "=" in w and w not in had)
 
 
+_MANY_MATCHES = re.compile(r"Found \d+ matches of the string to replace", re.IGNORECASE)
+_NOT_FOUND_TEXT = re.compile(r"String to replace not found", re.IGNORECASE)
+
+
+def _edit_change(failure: OpenFailure, detail: str) -> str:
+    """What an edit's retry must have changed, from what the refusal said ("" when it does not
+    tell): the tool refuses the same old_string the same way, so a retry that passed gave another."""
+    if "replace_all=true" in detail:
+        return ""
+    said = f"{failure.failure}\n{failure.hint[:300]}"
+    if _MANY_MATCHES.search(said):
+        return "with a unique old_string (more context around it)"
+    if _NOT_FOUND_TEXT.search(said):
+        return "with an old_string as the file's actual text reads"
+    return ""
+
+
 def _strong(failed: str, retry: str) -> bool:
     """A difference that only a fix makes: ``sudo``, an environment variable, a runner added."""
     def marks(command: str) -> set[str]:
@@ -662,15 +696,16 @@ def advance(open_failures: tuple[OpenFailure, ...], tool: str, target: str, ok: 
             continue
         if retry is not None and not _same_failure(open_.failure, failure):
             # Tried again and failed otherwise: past this failure, not yet a success. The steps
-            # stay (a later success names them); nothing is refuted.
-            still.append(replace(open_, calls_since=since))
+            # taken so far got it past (a later success names them); those taken after are
+            # about the new failure. Nothing is refuted.
+            still.append(replace(open_, calls_since=since, passed=True))
             continue
         if retry is not None:  # tried again and failed the same way: what was done since did not fix it
             refuted = (open_.refuted + tuple(s.text for s in open_.steps))[-MAX_STEPS:]
             still.append(replace(open_, calls_since=since, steps=(), refuted=refuted))
             continue
         steps = open_.steps
-        if ok and (kind is StepKind.STATE_CHANGING or (tool.lower() == "read" and open_.tool.lower() in EDIT_TOOLS)):
+        if ok and not open_.passed and (kind is StepKind.STATE_CHANGING or (tool.lower() == "read" and open_.tool.lower() in EDIT_TOOLS)):
             steps = (steps + (Step(tool, target, step_of(tool, target, detail), clip(said, WORDS_CHARS)),))[-MAX_STEPS:]
         still.append(replace(open_, calls_since=since, steps=steps))
     return tuple(still), tuple(resolved)
