@@ -243,3 +243,14 @@ def test_steps_after_a_retry_got_past_the_failure_are_about_the_next_failure():
     passed = OpenFailure("u", "Bash", "x", "h", passed=True)
     assert OpenFailure.from_json(json.loads(json.dumps(passed.to_json()))) == passed
     assert OpenFailure.from_json(passed.to_json()[:10]).passed is False  # a state saved before the field
+
+
+def test_a_retry_without_the_cd_a_step_in_between_already_made_is_the_same_call():
+    failed = "cd /p/build && make bench"
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "make bench", "make: *** No rule to make target 'bench'.  Stop.",
+                                 target=failed),
+                     [("Bash", "cd /p/build && cmake ..", True), ("Bash", "make bench", True)])
+    assert fix.evidence is Evidence.CHANGED_BEFORE and fix.command == "cd /p/build && cmake .."
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "make bench", "make: *** No rule to make target 'bench'.",
+                                 target=failed), [("Bash", "make bench", True)])
+    assert "(run without cd /p/build)" in fix.command  # nothing went there: leaving the cd out is the change

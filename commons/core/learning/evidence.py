@@ -546,6 +546,10 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
         where = [seg for seg in prefix if program_of(seg) in {"cd", "pushd"}]
         where_before = [seg for seg in failed_parts if program_of(seg) in {"cd", "pushd"}]
         moved = [_plain(c) for c in where] != [_plain(c) for c in where_before]
+        went = {_plain(seg) for step in failure.steps if is_shell(step.tool) for seg in segments(step.target)
+                if program_of(seg) in {"cd", "pushd"}}
+        if moved and not where and all(_plain(c) in went for c in where_before):
+            moved = False  # a step in between went there already: the shell's folder persists
         changed = own_changed or moved or bool(extra)
         dropped = [c for c in where_before if _plain(c) not in {_plain(w) for w in where}] if moved else []
         retry = " && ".join([*(where if moved else []), *extra, retry])
