@@ -254,3 +254,17 @@ def test_a_retry_without_the_cd_a_step_in_between_already_made_is_the_same_call(
     (fix,), _ = _run(OpenFailure("t1", "Bash", "make bench", "make: *** No rule to make target 'bench'.",
                                  target=failed), [("Bash", "make bench", True)])
     assert "(run without cd /p/build)" in fix.command  # nothing went there: leaving the cd out is the change
+
+
+def test_a_filtered_retry_proves_the_fix_less_surely_when_the_failure_is_gone_from_what_it_showed():
+    unbound = "./tool.sh: line 234: DIM: unbound variable"
+    failure = OpenFailure("t1", "Bash", "./tool.sh help", unbound, failure=unbound)
+    state = opened((), failure)
+    state, _ = advance(state, "Edit", "/p/tool.sh", True, detail="readonly DIM='x'")
+    _, (done,) = advance(state, "Bash", "./tool.sh help 2>&1 | tail -20", True, output="Usage: tool.sh build|help")
+    assert done.resolution.evidence is Evidence.CHANGED_BEFORE and done.resolution.command.startswith("Edit /p/tool.sh")
+    _, (plain,) = advance(state, "Bash", "./tool.sh help", True)
+    assert 0.5 <= done.resolution.confidence < plain.resolution.confidence
+    for shown in ["./tool.sh: line 240: DIM: unbound variable", "", None]:  # still failing, nothing shown, not said
+        _, resolved = advance(state, "Bash", "./tool.sh help 2>&1 | tail -20", True, output=shown)
+        assert resolved == (), shown

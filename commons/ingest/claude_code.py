@@ -191,7 +191,7 @@ class _Reader:
             return
         uid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else ""
         if block.get("is_error") is not True:
-            self.builder.feed(ToolReturned(use_id, uid, ts, ok=True, output=""))
+            self.builder.feed(ToolReturned(use_id, uid, ts, ok=True, output="", shown=_result_text(block.get("content"))))
             return
         text = _result_text(block.get("content"))
         words = rejection_words(text)

@@ -33,10 +33,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from commons.core.learning.failure import program_of, segments, split_command
+from commons.core.learning.failure import is_bare, program_of, segments, split_command
 from commons.core.learning.generalise import COMMON_WORDS
 from commons.core.learning.scope import SHELL_TOOLS, command_head, past_prefixes
-from commons.core.policy import clip
+from commons.core.policy import clip, scrub
 
 HORIZON = 40  # calls after a failure within which its retry may still come
 MAX_OPEN = 8  # failures awaiting their retry at once (oldest forgotten first)
@@ -327,6 +327,15 @@ def _statements(segment: str) -> frozenset[str]:
 
 
 MASKED = "\x00masked"  # a retry whose exit status another program decided
+MASKED_DOUBT = 0.1  # how much less a filtered retry's output proves than its own exit status
+
+
+def _gone(failure: str, output: str) -> bool:
+    """Whether a filtered retry's ``output`` shows something and not the failure's own line."""
+    def norm(text: str) -> str:
+        return re.sub(r"\d+", "0", " ".join(text.lower().split()))
+    line = norm(failure)[:60]  # the failure line is scrubbed: so is what it is looked for in
+    return bool(output.strip()) and len(line) >= 12 and not is_bare(failure) and line not in norm(scrub(output[-8000:]))
 
 
 def retry_part(failed_tool: str, failed: str, tool: str, target: str, folder: bool = False) -> str | None:
@@ -672,7 +681,7 @@ def _same_failure(a: str, b: str) -> bool:
 
 
 def advance(open_failures: tuple[OpenFailure, ...], tool: str, target: str, ok: bool, detail: str = "",
-            said: str = "", failure: str = "") -> tuple[tuple[OpenFailure, ...], tuple[Resolved, ...]]:
+            said: str = "", failure: str = "", output: str | None = None) -> tuple[tuple[OpenFailure, ...], tuple[Resolved, ...]]:
     """One more call of the session: (the failures still open, those this call proved fixed).
 
     A successful retry of a failure proves its fix (`_choose`); a retry that fails with another
@@ -680,12 +689,21 @@ def advance(open_failures: tuple[OpenFailure, ...], tool: str, target: str, ok: 
     a retry that fails the same way refutes the steps taken since the last attempt; any other successful call that changes
     something is kept as a step (with the agent's words before it); every call counts toward the
     horizon.
+
+    ``output``: what a successful call showed (None when the reader does not say). A retry whose
+    status a filter decided (`MASKED`) proves the fix, less surely, when it showed something and
+    the failure's own line is not in it: the error is gone from what the step printed.
     """
     still: list[OpenFailure] = []
     resolved: list[Resolved] = []
     kind = step_kind(tool, target) if ok else None
     for open_ in open_failures:
         retry = retry_part(open_.tool, open_.command, tool, target, folder=_FOLDER.search(open_.failure) is not None)
+        if retry == MASKED and ok and output is not None and _gone(open_.failure, output):
+            part = next((seg for seg in segments(target) if _same_shell_step(open_.command, seg)), target)
+            found = _choose(open_, part, tool, detail, target)
+            resolved.append(Resolved(open_.uid, replace(found, confidence=round(found.confidence - MASKED_DOUBT, 2))))
+            continue
         if retry == MASKED:
             # `make 2>&1 | tail`: the step ran again, but what its success says is the filter's.
             # Neither a retry nor a change toward one.

@@ -227,7 +227,7 @@ _SPLIT = re.compile(r"\s*(?:&&|\|\||;|\n|(?<!\|)\|(?!\|))\s*")
 _PLUMBING = frozenset({
     "cd", "echo", "printf", "export", "source", ".", "true", "set", "sleep", "tail", "head", "grep",
     "rg", "sort", "uniq", "wc", "tee", "cat", "less", "more", "cut", "awk", "sed", "tr", "xargs",
-    "clear", "pwd", "ls", "mkdir",
+    "clear", "pwd", "ls", "mkdir", "exit", "return", "",  # `status=$?` (assignments only), `exit $status`
 })  # fmt: skip
 # What an output's lines say about which program printed them.
 _SIGNS: tuple[tuple[re.Pattern[str], str], ...] = (
