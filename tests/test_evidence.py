@@ -223,6 +223,8 @@ def test_an_edit_retried_after_many_matches_names_the_unique_old_string_it_neede
 def test_a_database_clients_look_is_no_retry_of_its_failed_change():
     insert = 'psql -h db -U app -d app -c "INSERT INTO models (name, accuracy) VALUES (1, 2)"'
     assert retry_part("Bash", insert, "Bash", 'psql -h db -U app -d app -c "\\d models"') is None
+    folded = 'psql -h db -c " -- add what is missing ALTER TABLE models ADD COLUMN accuracy FLOAT"'  # newlines folded
+    assert retry_part("Bash", folded, "Bash", 'psql -h db -c "\\d models"') is None
     assert retry_part("Bash", insert, "Bash", 'psql -h db -U app -d app -c "INSERT INTO models (name) VALUES (1)"')
     fixes, _ = _run(OpenFailure("t1", "Bash", insert, 'ERROR: column "accuracy" of relation "models" does not exist'),
                     [("Bash", 'psql -h db -U app -d app -c "\\d models"', True)])

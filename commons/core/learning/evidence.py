@@ -306,13 +306,16 @@ _INLINE = re.compile(r"(?:^|\s)(?:python3?|node|ruby|perl|bash|sh)\s+(?:-\w+\s+)
 
 _QUERY = re.compile(r"(?:^|[\s/])(?:psql|mysql|mariadb|sqlite3|clickhouse-client|duckdb)\b.*?\s(?:-c|-e|--command|--execute)[=\s]",
                     re.DOTALL)
-_SQL_WORD = re.compile(r"(?:^|;)\s*(?:--[^\n]*\n\s*)*(\\\w+|[A-Za-z]+)")
+# Statement keywords anywhere (the call's text may have had its newlines folded, comments and all),
+# and psql's backslash commands.
+_SQL_WORD = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|ALTER|CREATE|DROP|GRANT|REVOKE|TRUNCATE|COPY|"
+                       r"VACUUM|REINDEX|EXPLAIN)\b|(?:^|;)\s*(\\\w+)", re.IGNORECASE)
 
 
 def _query_kinds(segment: str) -> frozenset[str]:
     """The kinds of statement a database client's query runs (``INSERT``, ``SELECT``, ``\\d``)."""
     query = _QUERY.split(segment, 1)[-1].strip().strip("'\"")
-    return frozenset(m.group(1).upper() for m in _SQL_WORD.finditer(query.replace("\\n", "\n")))
+    return frozenset((m.group(1) or m.group(2)).upper() for m in _SQL_WORD.finditer(query))
 
 
 _LITERAL = re.compile(r"'[^']*'|\\?\"[^\"]*?\\?\"")
