@@ -270,3 +270,19 @@ def test_a_filtered_retry_proves_the_fix_less_surely_when_the_failure_is_gone_fr
     for shown in ["./tool.sh: line 240: DIM: unbound variable", "", None]:  # still failing, nothing shown, not said
         _, resolved = advance(state, "Bash", "./tool.sh help 2>&1 | tail -20", True, output=shown)
         assert resolved == (), shown
+
+
+def test_a_long_shell_write_is_named_by_its_program_and_the_write():
+    rules = "/etc/udev/rules.d/81-x.rules"
+    long = "echo '" + "x=1, " * 20 + f"' > {rules}"
+    (fix,), _ = _run(OpenFailure("t1", "Write", rules, "EACCES: permission denied"), [("Bash", long, True)])
+    assert fix.command == f"echo … > {rules}"
+    (fix,), _ = _run(OpenFailure("t1", "Write", rules, "EACCES: permission denied"),
+                     [("Bash", "echo '" + "x=1, " * 20 + f"' | sudo tee {rules}", True)])
+    assert fix.command == f"sudo tee {rules}"  # the part of the pipe that wrote it
+
+
+def test_a_retry_that_changed_its_command_names_the_command_not_an_incidental_parameter():
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "npm install", "npm error ERESOLVE unable to resolve dependency tree"),
+                     [("Bash", "npm install --legacy-peer-deps", True, "timeout=300000")])
+    assert fix.command == "npm install --legacy-peer-deps"

@@ -395,6 +395,19 @@ def written_paths(segment: str) -> list[str]:
     return paths
 
 
+def _write_step(segment: str, path: str) -> str:
+    """A shell write named short: its program and the part that writes ``path``
+    (``echo … > ~/.docker/config.json``, ``sudo tee /etc/x.rules``)."""
+    plain = " ".join(segment.split())
+    if len(plain) <= 60:
+        return plain
+    name = re.escape(path.rstrip("/").rsplit("/", 1)[-1])
+    write = re.search(r"(?:(?:sudo\s+)?tee(?:\s+-a)?\s+|>>?\s*)\S*" + name + r"\S*", plain)
+    if write is None:
+        return clip(plain, STEP_CHARS)
+    return clip(f"{plain.split()[0]} … {write.group(0)}", STEP_CHARS)
+
+
 def _same_file(path: str, other: str) -> bool:
     """Whether two spellings of a path name one file (absolute and relative, ``~``)."""
     a, b = path.strip().rstrip("/"), other.strip().rstrip("/")
@@ -535,9 +548,10 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
                               CONFIDENCE[Evidence.RETRY_CHANGED], refuted=refuted)
         return Resolution(Evidence.RERUN, step_of(tool, retry), tool, CONFIDENCE[Evidence.RERUN], refuted=refuted)
     if failure.tool.lower() in EDIT_TOOLS and is_shell(tool):
-        # The shell wrote the file the edit could not: that write is the fix.
-        return Resolution(Evidence.RETRY_CHANGED, step_of(tool, retry), tool, CONFIDENCE[Evidence.RETRY_CHANGED],
-                          refuted=refuted)
+        # The shell wrote the file the edit could not: that write is the fix, named by how it
+        # wrote (what it wrote can be long: the lesson keeps the program and the write).
+        return Resolution(Evidence.RETRY_CHANGED, _write_step(retry, failure.command), tool,
+                          CONFIDENCE[Evidence.RETRY_CHANGED], refuted=refuted)
     if is_shell(tool):
         # What differs between the failed call and the retry's, part by part: the retried part
         # itself (`git push --set-upstream origin x`), a change run before it in the same call
@@ -569,7 +583,7 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
             # Run where the shell already was: the difference is the `cd` left out.
             retry = f"{retry} (run without {' && '.join(dropped)})"
         params = new_params(failure.detail, detail)
-        if params:
+        if params and not changed:
             # The call itself was made otherwise (out of the sandbox, a longer timeout, in the
             # background): the harness's own switch, which only the failure makes one reach for.
             command = f"{clip(' '.join(retry.split()), STEP_CHARS - 60)} (with {clip(params, 60)})"
