@@ -8,7 +8,7 @@ import sys
 from typing import IO
 
 from commons.cli.context import Context, add_json_flag, emit
-from commons.core.records import RecordType, as_plain
+from commons.core.records import RecordType, as_plain, text_refusal
 from commons.core.trust import refused_as_dead
 from commons.errors import UsageError
 from commons.node import door, revocation
@@ -63,9 +63,17 @@ def export_line(signed) -> str:
 
 async def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
     rtype = RecordType(args.type) if args.type else None
+    withheld = 0
     async with await ctx.open_store(readonly=True) as store:
         for signed in await record_store.all_records(store, rtype):
+            # The door policy, as at intake: a record no door would take in is not handed on.
+            if signed.type is not RecordType.REVOCATION and text_refusal(signed.record) is not None:
+                withheld += 1
+                continue
             sys.stdout.write(export_line(signed) + "\n")
+    if withheld:
+        print(f"commons export: {withheld} record(s) withheld: their words are refused by the door policy "
+              "(`commons import` and every peer would refuse them too)", file=sys.stderr)
     return 0
 
 

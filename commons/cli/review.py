@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from commons.cli.context import Context, add_json_flag, emit
-from commons.core.policy import scrub_json
+from commons.core.policy import shown_json
 from commons.errors import UsageError
 from commons.ingest.readers import AGENT_NAMES
 from commons.node import authoring, revocation
@@ -73,6 +73,10 @@ def why_text(d: dict) -> str:
                      f"confidence {fix['confidence']})")
         if d.get("fix_refuted"):
             lines.append("  refuted (the same failure came again after): " + "; ".join(d["fix_refuted"]))
+        danger = fix.get("danger") if fix else None
+        if danger:
+            lines.append(f"  dangerous: {danger['kind']} (rule {danger['rule']}): {danger['risk']}; "
+                         "never published, and its text names no fix")
     if d.get("agents"):
         lines.append("  learned from: " + ", ".join(
             f"{n} {AGENT_NAMES.get(a, a)} episode{'s' * (n != 1)}" for a, n in d["agents"].items()))
@@ -112,7 +116,7 @@ def why_text(d: dict) -> str:
 async def cmd_why(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
     async with await ctx.open_store(readonly=True) as store:
-        data = scrub_json(await why(store, node, args.id, ctx.now()))  # the last privacy pass
+        data = shown_json(await why(store, node, args.id, ctx.now()))  # the door policy, a last pass
     emit(args, data, lambda: why_text(data))
     return 0
 

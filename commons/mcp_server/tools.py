@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from commons import __version__
 from commons.core.records import LessonKind, Scope
 from commons.core.learning import classify
-from commons.core.policy import scrub
+from commons.core.policy import scrub, shown_json
 from commons.errors import CommonsError
 from commons.node import lessons as lessons_service
 from commons.node import recall as recalling
@@ -26,6 +26,7 @@ from commons.node.nap import project_names
 from commons.node.why import why as explain
 from commons.mcp_server.handshake import Handshake, LineReader
 from commons.node.rendering import render
+from commons.store import lessons as ls
 
 INSTRUCTIONS = (
     "commons keeps lessons learned from this agent's past sessions: observations of errors met and "
@@ -62,6 +63,7 @@ class LessonItem(BaseModel):
     origin: str = Field(description="own | peer | import")
     strength: float | None = Field(description="own lessons: strength now, after decay; null for received ones")
     confirmations: int = Field(description="independent agents that confirmed it (received lessons)")
+    verified: bool = Field(description="false for a candidate: another agent's lesson not yet confirmed here")
 
 
 class LessonsResult(BaseModel):
@@ -92,6 +94,10 @@ WHICH = {"own": "active", "candidate": "candidate", "common": "common", "archive
          "vetoed": "vetoed", "all": "all"}
 
 
+async def _shown(call: Awaitable[dict]) -> dict:
+    return shown_json(await call)  # the door policy's last pass, as `commons why` has it
+
+
 async def _answer(call: Awaitable[T]) -> T:
     """The tool's result; commons' refusals and the caller's bad arguments reach the client as
     ``isError`` with commons' words (a bare exception would reach it as "Error executing tool")."""
@@ -99,6 +105,12 @@ async def _answer(call: Awaitable[T]) -> T:
         return await call
     except (CommonsError, ValueError, LookupError) as error:
         raise ToolError(str(error)) from None
+
+
+def _answerable(view: lessons_service.LessonView, which: str) -> bool:
+    """What the MCP door may hand the agent: never a text the render would refuse (the door
+    policy's withheld ones), and a candidate only when candidates were asked for."""
+    return not view.withheld and (view.status != "candidate" or which == "candidate")
 
 
 def build_server(ctx: HomeContext, store, workdir: str | None = None) -> MCPServer:
@@ -117,23 +129,34 @@ def build_server(ctx: HomeContext, store, workdir: str | None = None) -> MCPServ
         all_projects: Annotated[bool, Field(description="every project's lessons, other projects' local ones included")] = False,
     ) -> RecallResult:
         async def run() -> RecallResult:
-            scope = None if all_projects else await recalling.project_for(store, project or here)
+            # this project's by default, even one commons has no session of yet: another
+            # project's local lessons are its own (docs/privacy.md "Projects keep their names")
+            scope = None if all_projects else recalling.project_key(project or here)
             hits = await recalling.recall(store, ctx.node, query, k, ctx.now(), project=scope)
             return RecallResult(project=scope, hits=[Hit(**{f: getattr(h, f) for f in Hit.model_fields}) for h in hits])
         return await _answer(run())
 
     @server.tool(annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False), description=(
-        "The lessons held: own (this agent's, in use), candidate (from other agents, not yet confirmed "
-        "enough here), common (confirmed by enough independent agents), archived, vetoed, or all."))
+        "The lessons held for this project: own (this agent's, in use), common (confirmed by enough "
+        "independent agents), archived, vetoed, or all of those; candidate lists lessons from other agents "
+        "not yet confirmed enough here, each marked verified=false (they are never listed otherwise)."))
     async def lessons(
         which: Annotated[Literal["own", "candidate", "common", "archived", "vetoed", "all"],
                          Field(description="which lessons to list")] = "own",
         limit: Annotated[int, Field(ge=1, le=500, description="at most this many, strongest or most confirmed first")] = 50,
+        project: ProjectArg = None,
+        all_projects: Annotated[bool, Field(description="every project's lessons, other projects' local ones included")] = False,
     ) -> LessonsResult:
         async def run() -> LessonsResult:
             views = await lessons_service.list_lessons(store, ctx.node, WHICH[which], ctx.now())
-            return LessonsResult(which=which, lessons=[LessonItem(**{f: getattr(v, f) for f in LessonItem.model_fields})
-                                                       for v in views[:limit]])
+            views = [v for v in views if _answerable(v, which)]
+            if not all_projects:
+                own = await ls.load_lessons(store, ids=[v.id for v in views if v.strength is not None])
+                hidden = await recalling.elsewhere(store, [s.lesson for s in own], recalling.project_key(project or here))
+                views = [v for v in views if v.id not in hidden]
+            return LessonsResult(which=which, lessons=[
+                LessonItem(**{f: getattr(v, f) for f in LessonItem.model_fields if f != "verified"},
+                           verified=v.status != "candidate") for v in views[:limit]])
         return await _answer(run())
 
     @server.tool(annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False), description=(
@@ -143,7 +166,7 @@ def build_server(ctx: HomeContext, store, workdir: str | None = None) -> MCPServ
     ) -> dict[str, Any]:
         if ctx.node.trust is None:
             raise ToolError("this node has no identity; run `commons init`")
-        return await _answer(explain(store, ctx.node, id, ctx.now()))
+        return await _answer(_shown(explain(store, ctx.node, id, ctx.now())))
 
     @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False),
                  description=(

@@ -52,8 +52,9 @@ from commons.core.learning.predictions import (
     too_generic,
     verify,
 )
+from commons.core.learning.predictions import named_fix as fix_named_in_text
 from commons.core.learning.evidence import (Call, Evidence, OpenFailure, Resolution, Resolved, StepKind, advance, goal_of, is_proven,
-                                            named_fix, opened, shows_fix, step_kind)
+                                            fix_outcome, named_fix, opened, shows_fix, step_kind)
 from commons.core.learning.scope import SHELL_TOOLS, classify, command_head
 from commons.core.learning.sleep import (
     ArchiveReason,
@@ -76,6 +77,8 @@ from commons.core.learning.sleep import (
 
 __all__ = [
     "ArchiveReason",
+    "fix_named_in_text",
+    "fix_outcome",
     "Call",
     "Cause",
     "CorrectionEpisode",
