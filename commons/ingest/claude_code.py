@@ -191,7 +191,7 @@ class _Reader:
             return
         uid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else ""
         if block.get("is_error") is not True:
-            self.builder.feed(ToolReturned(use_id, uid, ts, ok=True, output=""))
+            self.builder.feed(ToolReturned(use_id, uid, ts, ok=True, output="", shown=_result_text(block.get("content"))))
             return
         text = _result_text(block.get("content"))
         words = rejection_words(text)
@@ -242,6 +242,8 @@ def _detail(tool_input: Any) -> str:
         chosen.append("replace_all=true")
     if "command" in tool_input and tool_input.get("run_in_background") is True:
         chosen.append("run_in_background=true")
+    if "command" in tool_input and isinstance(tool_input.get("timeout"), int) and not isinstance(tool_input["timeout"], bool):
+        chosen.append(f"timeout={tool_input['timeout']}")  # a longer wait: what a retry after a time-out changes
     if chosen:
         return clip(" ".join(chosen), DETAIL_CHARS)
     new, old = tool_input.get("new_string", tool_input.get("content")), tool_input.get("old_string")

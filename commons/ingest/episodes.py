@@ -292,7 +292,7 @@ class EpisodeBuilder:
         tool, target, detail = self.pending.pop(turn.use_id, ("", "", ""))
         if turn.ok:
             if tool:
-                self._resolve(tool, target, detail)
+                self._resolve(tool, target, detail, turn.shown)
             return
         key = "!" + turn.use_id
         if key in self.seen:
@@ -322,12 +322,12 @@ class EpisodeBuilder:
                                                 hint, detail=detail, target=target, failure=failure))
         self.open_errors[turn.use_id] = episode
 
-    def _resolve(self, tool: str, target: str, detail: str) -> None:
+    def _resolve(self, tool: str, target: str, detail: str, shown: str | None = None) -> None:
         """A call succeeded: emit again, with their resolution, the open failures it resolved."""
         if not self.open_failures:
             return
         self.open_failures, resolved = advance(self.open_failures, tool, target, ok=True, detail=detail,
-                                               said=self.said)
+                                               said=self.said, output=shown)
         self._emit_resolved(resolved)
 
     def _emit_resolved(self, resolved: tuple[Resolved, ...]) -> None:

@@ -52,6 +52,7 @@ class ToolReturned:
     at: float | None
     ok: bool
     output: str  # the result's text (only read when the call failed)
+    shown: str | None = None  # what a successful call showed, when the reader says (a filtered retry's proof)
 
 
 @dataclass(frozen=True)

@@ -207,7 +207,10 @@ def _same_package(command: str, failed: str) -> str:
 
 def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tuple[str, str]:
     """(the step, generalised; what worked, in the past tense) for a proven fix."""
-    step = _clean(generalise(_same_package(res.command, failed), names), 70)
+    command, _, params = res.command.partition(" (with ")
+    step = _clean(generalise(_same_package(command, failed), names), 70)
+    if params:  # the call's parameters are the difference: cut the command, never them
+        step = f"{_clean(generalise(_same_package(command, failed), names), 48)} (with {_clean(params, 60)}"
     tool, _, rest = res.command.partition(" ")
     if tool.lower() in _FILE_TOOLS and tool.lower() == res.tool.lower():
         # A file tool's target is a path, whatever it holds (spaces, an address): the step is the

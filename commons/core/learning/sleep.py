@@ -341,7 +341,10 @@ _TEST_COMMANDS = frozenset({"pytest", "mix test", "cargo test", "npm test", "go 
 
 
 _BUILDS = frozenset({"make", "gcc", "g++", "cc", "clang", "clang++", "cmake", "javac", "tsc", "ninja"})
-_RUNS_CODE = frozenset({"python", "python3", "node", "ruby", "perl", "bash", "sh", "zsh", "deno", "bun", "php"})
+# Interpreters of code the agent writes as it goes, a database client's queries included (a schema
+# being built statement by statement fails the way code being written does).
+_RUNS_CODE = frozenset({"python", "python3", "node", "ruby", "perl", "bash", "sh", "zsh", "deno", "bun", "php",
+                        "psql", "mysql", "mariadb", "sqlite3"})
 
 
 def _is_work(head: str) -> bool:
