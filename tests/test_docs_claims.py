@@ -86,8 +86,8 @@ def path_claims() -> list[tuple[str, str]]:
     claims = []
     for doc in DOCS:
         for text in spans(doc):
-            if " " in text or text.startswith(OUTSIDE) or text.startswith("-"):
-                continue
+            if " " in text or text.startswith(OUTSIDE) or text.startswith(("-", "@")):
+                continue  # "@./notes.md" is an agent's import syntax, shown as text
             path = text.split("::", 1)[0].rstrip("/")
             first = path.split("/", 1)[0]
             shorthand = ("/" in path and path.endswith(EXTENSIONS) and path not in OTHER_REPOSITORIES
