@@ -38,3 +38,11 @@ def _person_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", raising=False)
     return user
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    """Say which random order ran (pytest-randomly), even under -q, so a failure that depends on
+    the order can be run again in that order."""
+    seed = getattr(config.option, "randomly_seed", None)
+    if isinstance(seed, int) and config.pluginmanager.hasplugin("randomly"):
+        terminalreporter.write_line(f"random order: the same again with `-p randomly --randomly-seed={seed}`")

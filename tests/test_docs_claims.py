@@ -36,6 +36,7 @@ OUTSIDE = (
     "../",  # beside the checkout: ../shared/transcripts, ../shared/lessons-bench/score.py
     ".bench/",  # what `make bench` and `make fuzz` write (ignored by git)
     ".claude/",  # a project's Claude Code settings, in the person's repository
+    "@",  # an import line in a memory file (@./notes.md), the person's
     ".../",
     "http://", "https://",
 )

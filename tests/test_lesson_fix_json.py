@@ -32,12 +32,16 @@ def _sessions(folder: Path) -> list[Path]:
     return paths
 
 
-def test_lessons_json_and_why_carry_the_proven_fix_or_null(tmp_path: Path, capsys, home: Home):
-    paths = _sessions(tmp_path / "t")
+def _lessons_after_a_night(folder: Path, capsys) -> list[dict]:
+    """The four sessions ingested and slept on in a fresh home; its lessons."""
     cli_json(capsys, "init")
-    cli_json(capsys, "ingest", *map(str, paths), at="2026-11-06T18:00Z")
+    cli_json(capsys, "ingest", *map(str, _sessions(folder)), at="2026-11-06T18:00Z")
     cli_json(capsys, "sleep", at="2026-11-07T03:00Z")
-    lessons = cli_json(capsys, "lessons", "--status", "all", at="2026-11-07T04:00Z")
+    return cli_json(capsys, "lessons", "--status", "all", at="2026-11-07T04:00Z")
+
+
+def test_lessons_json_and_why_carry_the_proven_fix_or_null(tmp_path: Path, capsys, home: Home):
+    lessons = _lessons_after_a_night(tmp_path / "t", capsys)
     (pip,) = [l for l in lessons if l["text"].startswith("`pip install`")]
     assert pip["fix"] == {"step": "uv add <package>", "evidence": "retry-changed", "sessions": 2,
                           "confidence": 0.8, "text": "`uv add <package>` succeeded after it", "danger": None}
@@ -49,3 +53,11 @@ def test_lessons_json_and_why_carry_the_proven_fix_or_null(tmp_path: Path, capsy
     assert why["fix"]["step"] == "uv add <package>" and why["fix"]["sessions"] == 2
     _, out, _ = cli(capsys, "why", cargo["id"][:12], at="2026-11-07T04:00Z")
     assert "fix: no fix was seen in its sessions" in out
+
+
+def test_why_says_how_often_a_lesson_was_seen_and_of_how_many_episodes_it_was_made(tmp_path: Path, capsys,
+                                                                                    home: Home):
+    (pip,) = [l for l in _lessons_after_a_night(tmp_path / "t", capsys) if l["text"].startswith("`pip install`")]
+    why = cli_json(capsys, "why", pip["id"][:12], at="2026-11-07T04:00Z")
+    assert why["seen"] == pip["seen"] == 2  # two sessions met the refusal
+    assert why["episodes"] == 2  # one error episode of each
