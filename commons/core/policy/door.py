@@ -25,6 +25,7 @@ commons signs.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from commons.core.policy.instruction import addressed_to_agent, fold, strongly_addressed, visible
@@ -65,6 +66,7 @@ def _addressed(form: str) -> Refused:
                    "data, never tells the agent what to do", form)
 
 
+@functools.lru_cache(maxsize=1 << 14)  # pure; every door out asks again about the same few thousand texts
 def admit(text: str) -> Admitted | Refused:
     """Whether ``text`` may be a lesson here: :class:`Admitted` with the text to keep, or
     :class:`Refused` with the reason. Pure; the same answer at every door."""

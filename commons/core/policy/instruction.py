@@ -64,7 +64,9 @@ _MIXED_WORD = re.compile(r"\w*[a-zA-Z]\w*")
 
 def fold(text: str) -> str:
     """The form the check reads: :func:`visible`, NFKC, one space for each run of white space."""
-    text = unicodedata.normalize("NFKC", visible(text))
+    text = visible(text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
     return " ".join(text.split())
 
 
@@ -188,8 +190,66 @@ _UNQUOTED = [
                          r"(?:to|that)\s+(?:you|the\s+agent|always|never|run|use)\b|\bplease\s+" + _BASE_VERBS + r"\b"),
 ]
 
-_COMPILED_ALWAYS = [(name, re.compile(p, re.IGNORECASE | re.MULTILINE)) for name, p in _ALWAYS]
-_COMPILED_UNQUOTED = [(name, re.compile(p, re.IGNORECASE | re.MULTILINE)) for name, p in _UNQUOTED]
+# The literal words (lower case) without one of which a form cannot match: a substring check
+# over the lower-cased text decides whether its pattern runs at all, which keeps the check fast
+# on the ordinary lesson. None: the pattern always runs (it is cheap, or opens with punctuation).
+_NEEDS: dict[str, tuple[str, ...] | None] = {
+    "role tag": None, "identity": None, "new instructions": None, "emphasis": None, "wish relayed": None,
+    "ignore previous": ("ignore", "disregard", "forget", "override", "bypass", "skip", "drop", "discard", "abandon"),
+    "addressed to the agent": ("ai", "agent", "assistant", "model", "bot", "llm", "claude", "gpt", "copilot",
+                               "gemini", "codex", "cursor", "aider", "devin", "cody", "llama", "bard", "reading",
+                               "processing", "parsing", "you"),
+    "agent told how to behave": ("ai", "agent", "assistant", "model", "bot", "llm", "claude", "gpt", "copilot",
+                                 "gemini", "codex", "cursor", "aider", "devin", "cody", "llama", "bard"),
+    "spanish": ("ignora", "olvida", "descarta", "usuari", "persona", "desarrollador", "debes", "tienes", "deber",
+                "hay que", "siempre", "nunca", "jam", "ejecuta", "usa", "utiliza", "instala", "borra", "elimina",
+                "env", "haz", "no "),
+    "french": ("ignore", "oublie", "utilisat", "personne", "veloppeur", "dois", "devez", "faut", "devras", "devrez",
+               "toujours", "jamais", "cute", "utilise", "lance", "installe", "supprime"),
+    "german": ("ignorier", "vergiss", "missacht", "benutzer", "nutzer", "person", "entwickler", "musst", "sollst",
+               "müssen", "mussen", "sollen", "führe", "fuhre", "verwende", "benutze", "nutze", "installiere",
+               "lösche", "losche", "sende", "immer", "nie"),
+    "portuguese": ("ignore", "esque", "descarte", "usu", "utilizador", "desenvolvedor", "voc", "deves", "sempre",
+                   "nunca", "jamais", "execute", "utilize", "instale", "rode", "apague", "não", "nao"),
+    "russian": tuple("абвгдежзийклмнопрстуфхцчшщъыьэюя"),
+    "chinese": tuple("忽无忘用使开你您总始永一绝千务请运执删"),
+    "from now on": ("from now", "going forward", "henceforth", "future", "every", "each", "subsequent"),
+    "second person": ("you", "u must"),
+    "always or never": ("always", "never", "only ever", "at all times"),
+    "imperative modal": ("we ", "one ", "everyone", "everybody", "agent", "make sure", "be sure", "remember",
+                         "not", "don't", "never", "it is", "please"),
+}
+_COMPILED_ALWAYS = [(name, re.compile(p, re.IGNORECASE | re.MULTILINE), _NEEDS[name]) for name, p in _ALWAYS]
+_COMPILED_UNQUOTED = [(name, re.compile(p, re.IGNORECASE | re.MULTILINE), _NEEDS[name]) for name, p in _UNQUOTED]
+
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+_WHOLE_WORDS = frozenset({"ai", "bot", "one"})
+
+
+class _Lower:
+    """A form's lower case, and its words: a short keyword ("ai", "you") must be a word of its own,
+    or "failed" would wake the patterns that look for "AI"."""
+
+    __slots__ = ("text", "_words")
+
+    def __init__(self, form: str):
+        self.text, self._words = form.lower(), None
+
+    def has(self, keyword: str) -> bool:
+        if keyword not in _WHOLE_WORDS:
+            return keyword in self.text
+        if keyword not in self.text:
+            return False
+        if self._words is None:
+            self._words = set(_WORD.findall(self.text))
+        return keyword in self._words or keyword + "s" in self._words
+
+
+def _may(needs: tuple[str, ...] | None, lower: _Lower) -> bool:
+    return needs is None or any(lower.has(k) for k in needs)
 
 # What a lesson quotes: "…", “…”, '…' (not an apostrophe), `…`, and after an error label to the
 # end of its sentence.
@@ -219,17 +279,23 @@ def _masked(text: str) -> str:
     return "".join(parts)
 
 
-def _reasons(folded: str) -> Iterator[str]:
+def _forms(folded: str) -> tuple[str, ...]:
+    if folded.isascii():
+        return (folded,)
     latin = _latin(folded)
-    forms = (folded, latin) if latin != folded else (folded,)
-    for form in forms:
-        for name, pattern in _COMPILED_ALWAYS:
-            if pattern.search(form):
+    return (folded, latin) if latin != folded else (folded,)
+
+
+def _reasons(folded: str) -> Iterator[str]:
+    for form in _forms(folded):
+        lower = _Lower(form)
+        for name, pattern, needs in _COMPILED_ALWAYS:
+            if _may(needs, lower) and pattern.search(form):
                 yield name
         unquoted, masked = _unquoted(form), _masked(form)
-        for name, pattern in _COMPILED_UNQUOTED:
+        for name, pattern, needs in _COMPILED_UNQUOTED:
             # an error may say "you must …"; no error says "always run …" to a reader
-            if pattern.search(unquoted if name == "always or never" else masked):
+            if _may(needs, lower) and pattern.search(unquoted if name == "always or never" else masked):
                 yield name
 
 
@@ -242,6 +308,9 @@ def strongly_addressed(text: str) -> str | None:
     """:func:`addressed_to_agent` with only the forms no tool's output has reason to print: for
     cutting injections out of a command's output before any of it is quoted ("You must be logged
     in" is npm's error, and stays)."""
-    folded = fold(text)
-    latin = _latin(folded)
-    return next((name for form in {folded, latin} for name, p in _COMPILED_ALWAYS if p.search(form)), None)
+    for form in _forms(fold(text)):
+        lower = _Lower(form)
+        for name, pattern, needs in _COMPILED_ALWAYS:
+            if _may(needs, lower) and pattern.search(form):
+                return name
+    return None
