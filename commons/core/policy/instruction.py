@@ -102,7 +102,8 @@ _WISH = (r"(?:wants?|wanted|wishes|would\s+like|'d\s+like|expects?|needs?|requir
          r"|instructs?|instructed|prefers?|insists?|requests?|requested|orders?|ordered|directs?|permits?"
          r"|authori[sz]es|allows?|trusts?)")
 _WISHER = r"(?:person|user|human|developer|owner|maintainer|team|operator|admin(?:istrator)?|boss|customer|client)"
-_EMPHASIS = (r"(?:important|critical|crucial|mandatory|urgent|attention|reminder|importante|atenci[oó]n|aviso"
+_EMPHASIS = (r"(?:important|critical|crucial|mandatory|urgent|attention|reminder|pro\s?tip|heads\s+up|psa|fyi"
+             r"|best\s+practice|importante|atenci[oó]n|aviso"
              r"|obligatorio|urgente|atten[cç][aã]o|obrigat[oó]rio|remarque|avertissement|wichtig|achtung|hinweis"
              r"|dringend|pflicht|важно|внимание|примечание|срочно|обязательно|重要|注意|警告|提示|紧急|必读)")
 
@@ -130,7 +131,7 @@ _ALWAYS = [
                                rf"|agent|{_AGENT_NAMES})\b|\bas\s+an?\s+(?:ai|llm|language\s+model|assistant|agent)\b"
                                rf"|\b(?:ai|llm|agent|assistant)s?\s+(?:reading|processing|parsing|seeing|viewing)\s+th(?:is|ese)\b"
                                rf"|\b(?:reading|processing|parsing)\s+this\s+(?:file|memory|lesson|text)\b"),
-    ("agent told how to behave", rf"\b{_AGENT}\s+(?:{_MODALS}|always|never|usually|normally|generally|habitually"
+    ("agent told how to behave", rf"(?:^|[.!?]\s)\W*(?:agent|assistant|model|ai)\s+(?:{_MODALS}|always|never)\b|\b{_AGENT}\s+(?:{_MODALS}|always|never|usually|normally|generally|habitually"
                                  r"|is\s+(?:told|instructed|asked|permitted|authori[sz]ed|allowed))\b"
                                  rf"|\b{_NAMED}\s+(?:[\w-]+\s+){{1,3}}?(?:{_MODALS}|is\s+(?:told|instructed|asked|allowed))\b"
                                  rf"|\b{_NAMED}\s+(?:runs|uses|prefers|executes|installs|pushes|commits|deletes|sends"

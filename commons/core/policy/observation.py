@@ -91,7 +91,7 @@ def imperative_sentences(text: str) -> list[str]:
         words = bare.split()
         if not words:
             continue
-        first = words[0].lower().rstrip(",:;.!?")
+        first = words[0].lower().strip("*_~").rstrip(",:;.!?*_~")  # "**Always** run …" is "Always run …"
         reported = any(w.lower().rstrip(",:;.!?") in _REPORTING for w in words[1:4])
         if (first in IMPERATIVE_OPENERS or _MODAL_OPENER.match(bare)
                 or (first in VERB_OR_NOUN_OPENERS and not reported)):
