@@ -51,6 +51,16 @@ sofia sofie solveig sophie stefan stefania stefanie stephanie sunita svetlana sw
 tatjana teresa thabo themba thiago thomas tobias tomasz ulrike umar ursula valentina valeria
 vanessa veronika victoria vikram vincenzo vladimir wei wojciech xavier ximena yasmin yelena yuki
 yuko yusuf zainab zanele zeynep zofia
+aaron adam alan albert alice amanda amy andrew ann anthony barbara betty beverly billy bobby bradley
+brandon brenda brian bruce bryan caleb carl carolyn charles charlotte cheryl christine cynthia dan
+david deborah debra denise dennis diane donald donna doris dorothy douglas dylan edward elijah eric
+ethan evelyn frances gary george gerald gloria gregory harold helen henry jacob jacqueline james jane
+janet janice jason jeffrey jeremy jerry jesse joan joe john jonathan joseph joshua joyce judith judy
+julie justin karen katherine kathleen kathryn kayla keith kelly kenneth kevin kyle larry lauren
+lawrence linda lisa logan lori madison margaret marie marilyn martha mary matthew megan nancy natalie
+nathan nicholas pamela paul peter rachel randy raymond richard robert roger ronald russell ryan
+sean sharon shirley sophia stephen steven susan terry theresa timothy tyler virginia walter wayne
+zachary
 """.split())
 
 # Capitalised words that follow a given name in text that names no one ("Maria DB", "Ivan Error").
@@ -59,7 +69,9 @@ db sql server client api app code test tests error errors exception team group p
 service admin user users account config the and or of for in on at to with from by is was has
 """.split())
 
-_CAP = r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’]+(?:-[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’]+)?"
+_UP, _LOW = "A-ZÀ-ÖØ-Þ", "a-zß-öø-ÿ"
+# Nguyen, O'Brien, McDonald, Mendoza-Ortiz
+_CAP = rf"[{_UP}](?:[{_LOW}]+|['’][{_UP}][{_LOW}]+)(?:[{_UP}][{_LOW}]+)?(?:-[{_UP}][{_LOW}]+)?"
 _NAME = rf"{_CAP}(?:\s+(?:(?:de|da|do|dos|das|del|van|von|der|den|di|le|la|bin|al|ben)\s+)?{_CAP}){{1,2}}"
 
 

@@ -208,8 +208,11 @@ RULES: tuple[Rule, ...] = (
     make_rule("cli-password-flag", Kind.PASSWORD,
           r"\b(?:redis-cli\b[^\n|;&]*?\s(?:-a|--pass)|ldap(?:search|add|modify|delete|passwd|whoami|compare)\b"
           r"[^\n|;&]*?\s-w|(?:zip|unzip)\b[^\n|;&]*?\s-P|mongo(?:sh|dump|restore|import|export)?\b[^\n|;&]*?\s-p"
-          r"|(?:sshpass|keytool|jarsigner)\b[^\n|;&]*?\s-(?:p|storepass|keypass))\s+(?P<q>['\"]?)"
-          + _V.format(r"[^\s'\"]{1,512}") + r"(?P=q)", "redis-cli ldap zip mongo sshpass keytool jarsigner",
+          r"|(?:sshpass|keytool|jarsigner)\b[^\n|;&]*?\s-(?:p|storepass|keypass)"
+          r"|(?:sqlcmd|bcp|mssql-cli|isql|osql)\b[^\n|;&]*?\s-P"
+          r"|\bnpm\s+config\s+set\s+\S*_auth(?:Token)?)\s+(?P<q>['\"]?)"
+          + _V.format(r"[^\s'\"]{1,512}") + r"(?P=q)",
+          "redis-cli ldap zip mongo sshpass keytool jarsigner sqlcmd bcp mssql-cli isql osql npm",
           _not_plain, after=600),
     make_rule("cli-password-attached", Kind.PASSWORD,
           r"\b(?:7z|7za|7zz|unrar|rar)\b[^\n|;&]*?\s-p" + _V.format(r"[^\s'\"]{1,512}")
