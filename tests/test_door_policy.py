@@ -221,3 +221,40 @@ def test_a_section_marker_is_refused_at_every_door(marker):
     assert isinstance(admit(text), Refused) and admit(text).rule == "section marker"
     for door, refuses in {**DOORS_IN, **DOORS_OUT}.items():
         assert refuses(text), door
+
+
+def test_mcp_remember_refuses_the_five_bypasses(home, capsys, tmp_path):
+    from commons.cli.context import Context
+    from commons.mcp_server import build_server
+    from commons.runtime import run
+
+    assert cli(capsys, "init")[0] == 0
+
+    async def remember_each() -> list[str]:
+        ctx = Context(home, NIGHT)
+        errors = []
+        async with await ctx.open_store() as store:
+            server = build_server(ctx, store, str(tmp_path))
+            for text in BYPASSES:
+                try:
+                    await server.call_tool("remember", {"observation": text})
+                except Exception as error:  # noqa: BLE001 — the SDK raises ToolError for a refusal
+                    errors.append(str(error))
+        return errors
+
+    errors = run(remember_each)
+    assert len(errors) == len(BYPASSES) and all("speaks to the AI agent" in e or "instruction" in e for e in errors)
+    assert cli_json(capsys, "lessons", "--status", "all", at=NIGHT) == []
+
+
+def test_mcp_lists_a_candidate_only_when_candidates_are_asked_for_and_marks_it_unverified():
+    from dataclasses import replace
+
+    from commons.mcp_server import _answerable
+    from commons.node.lessons import LessonView
+
+    view = LessonView("r1", BENIGN[0], "error", "shared", None, None, "candidate", "2026-11-02", "peer", "k",
+                      "r1", 0, 0, 0, None)
+    assert not _answerable(view, "all") and not _answerable(view, "common") and _answerable(view, "candidate")
+    assert _answerable(replace(view, status="common"), "all")
+    assert not _answerable(replace(view, status="common", text=shown(BYPASSES[0])), "all")  # withheld
