@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test demo bench fuzz lessons-report privacy-report simulations experiment experiment-seeds record-agents clean
+.PHONY: install test demo bench fuzz lessons-report corrections-report privacy-report danger-report simulations experiment experiment-seeds record-agents clean
 
 install: $(STAMP)
 
@@ -37,10 +37,20 @@ bench: $(STAMP)
 lessons-report: $(STAMP)
 	$(BIN)/python -m commons.ingest.lessons_bench
 
+# Corrections found in context against each labelled set's census of person messages (held-out sets apart).
+corrections-report: $(STAMP)
+	$(BIN)/python -m commons.ingest.corrections_bench
+
 # Privacy at every door: the corpus planted in transcripts, formats caught per door (lessons, memory
 # folder, report, recall, MCP, export) and false positives; the table in docs/privacy.md.
 privacy-report: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.bench_privacy_doors
+
+# Dangerous fixes at every door: the corpus of tests/fixtures/danger replayed as met in two
+# sessions each; shared, published, rendered as advice, refused from peers, safe look-alikes kept
+# (the figures in docs/trust.md, "Dangerous steps").
+danger-report: $(STAMP)
+	$(BIN)/python -m tests.benchmarks.bench_danger
 
 # Fuzzing the decoders of peers' bytes (records, gossip messages, box-stream): 10^6 inputs each by
 # default (FUZZ_INPUTS=...), about a minute; prints crashes and invalid-accepted counts, exits 1 on any.

@@ -17,7 +17,8 @@ from commons.core.learning.lessons import lesson_text
 from commons.core.policy import Admitted, Refused, admit, fold, refusal_as_is, shown, shown_json
 from commons.core.records import LessonKind, text_refusal
 from commons.core.trust import resolve
-from commons.daemon.main import admit as gossip_admit
+from commons.node import door
+from commons.node.door import policy as gossip_admit  # what the daemon's gossip door runs
 from commons.node.lessons import LessonRefused, check_lesson_text
 from commons.node.revocation import Admission
 from commons.render.memory_folder import safe_to_render
@@ -91,7 +92,7 @@ DOORS_IN = {
     "lessons add / MCP remember": _refused_by_hand,
     "local mining (model hook)": _refused_by_mining,
     "gossip intake (daemon)": lambda text: gossip_admit(lesson(key(1), text)) is not None,
-    "commons import": lambda text: Admission(resolve(()))(lesson(key(1), text)) is not None,
+    "commons import": lambda text: door.then_policy(Admission(resolve(())))(lesson(key(1), text)) is not None,
 }
 DOORS_OUT = {
     "render (every target)": lambda text: not safe_to_render(text),
@@ -181,7 +182,7 @@ def test_a_stored_bypass_is_withheld_by_every_door_out(home, capsys, tmp_path):
 
 def _mcp(home, tmp_path) -> str:
     from commons.cli.context import Context
-    from commons.mcp_server import build_server
+    from commons.mcp_server.tools import build_server
     from commons.runtime import run
 
     async def ask() -> str:

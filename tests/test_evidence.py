@@ -11,6 +11,7 @@ from commons.core.learning.evidence import (
     Resolution,
     StepKind,
     advance,
+    fix_outcome,
     opened,
     retry_part,
     shows_fix,
@@ -157,3 +158,18 @@ def test_the_only_change_before_the_same_step_passed_is_its_fix_and_one_of_sever
     (fix,), _ = _run(OpenFailure("t2", "Bash", "npm test", "Error: Cannot find module './db'"),
                      [("Write", "/p/notes.md", True), ("Bash", "mkdir -p tmp", True), ("Bash", "npm test", True)])
     assert fix.confidence < NAMED_MIN  # two unrelated changes: no proof which one it was
+
+
+def test_another_sessions_calls_show_a_fix_failing_when_it_ran_and_the_step_failed_again_after_it():
+    fix = "uv add --dev <package>"
+    ran = [Call("Bash", "uv run pytest", False), Call("Bash", "uv add --dev pytest-asyncio", True)]
+    assert fix_outcome(ran + [Call("Bash", "uv run pytest", False)], "Bash", "uv run pytest", fix) is False
+    assert fix_outcome([Call("Bash", "uv add --dev pytest-asyncio", False)], "Bash", "uv run pytest", fix) is False
+    # Failed again, then worked after the fix ran a second time: shown working.
+    again = ran + [Call("Bash", "uv run pytest", False), Call("Bash", "uv add --dev pytest-asyncio", True),
+                   Call("Bash", "uv run pytest", True)]
+    assert fix_outcome(again, "Bash", "uv run pytest", fix) is True
+    # Neither: the fix never ran, or ran and the step was not tried after it.
+    assert fix_outcome([Call("Bash", "uv run pytest", False), Call("Bash", "pip install x", True)], "Bash",
+                       "uv run pytest", fix) is None
+    assert fix_outcome(ran, "Bash", "uv run pytest", fix) is None

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from commons.core import records as rec
 from commons.core.records import codec, compiled
-from commons.core.records.types import FIELD_SPECS, FieldProblem, Field, Kind, Relation, _field_check
+from commons.core.records.types import FIELD_SPECS, FieldProblem, Field, Kind, Relation, _field_check, wire_spec
 
 # Values of every shape msgpack decodes to, weighted towards the edges of the rules.
 _EDGE_INTS = st.sampled_from([-1, 0, 1, 2**32 - 1, 2**32, 20_400, 20_401, 20_399])
@@ -88,7 +88,8 @@ def _rule_holds(rule: Field, value) -> bool:
 
 
 _SIMPLE_FIELDS = list({r.name: r for spec in FIELD_SPECS.values() for r in spec
-                       if isinstance(r, Field) and r.kind not in (Kind.CHOICE, Kind.PREDICTION)}.values())
+                       if isinstance(r, Field) and r.kind not in (Kind.CHOICE, Kind.PREDICTION, Kind.FIX,
+                                                                  Kind.OPTIONAL_CHOICE)}.values())
 
 
 @pytest.mark.parametrize("rule", _SIMPLE_FIELDS, ids=lambda rule: rule.name)
@@ -109,6 +110,18 @@ def test_the_generated_prediction_check_holds_only_where_its_rule_holds(situatio
     object.__setattr__(prediction, "__dict__", {"situation": situation, "outcome": outcome})
     if _expression_holds(rule, prediction=prediction):
         assert _rule_holds(rule, prediction)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(tool=_texts_near(rec.MAX_FIX_TOOL_BYTES) | _SCALARS, failed=_texts_near(rec.MAX_FIX_STEP_BYTES) | _SCALARS,
+       step=_texts_near(rec.MAX_FIX_STEP_BYTES) | _SCALARS)
+def test_the_generated_fix_check_of_a_version_2_lesson_holds_only_where_its_rule_holds(tool, failed, step) -> None:
+    rule = next(r for r in wire_spec(rec.RecordType.LESSON, rec.FIX_VERSION) if isinstance(r, Field) and r.name == "fix")
+    fix = object.__new__(rec.Fix)  # as the decoder builds it: no check of its own
+    object.__setattr__(fix, "__dict__", {"tool": tool, "failed": failed, "step": step})
+    if _expression_holds(rule, fix=fix):
+        assert _rule_holds(rule, fix)
+    assert not _expression_holds(rule, fix=None) and not _rule_holds(rule, None)  # required in version 2
 
 
 def test_the_ascii_fast_check_of_a_text_says_no_to_valid_text_it_leaves_to_the_rule() -> None:
@@ -145,7 +158,7 @@ def _reference(body: bytes):
 def test_a_body_with_fields_drawn_at_their_limits_gets_the_reference_verdict_from_the_fast_path(data) -> None:
     rtype = data.draw(st.sampled_from(list(rec.RecordType)))
     wire = {"type": rtype.value, "v": 1, **_BASE[rtype]}
-    fields = [r for r in FIELD_SPECS[rtype] if isinstance(r, Field)]
+    fields = [r for r in wire_spec(rtype, 1) if isinstance(r, Field)]
     for rule in data.draw(st.lists(st.sampled_from(fields), min_size=1, max_size=3, unique_by=lambda r: r.name)):
         key = _WIRE.get(rule.name, rule.name)
         if rule.kind is Kind.CHOICE:
@@ -166,9 +179,9 @@ def test_a_body_with_fields_drawn_at_their_limits_gets_the_reference_verdict_fro
 
 
 def test_each_type_s_decoder_reads_every_field_its_spec_names() -> None:
-    for rtype, layout in codec._LAYOUT.items():
-        source = compiled.decoder_source(rtype, layout[2:], codec._FIELD_NAMES)
-        for rule in FIELD_SPECS[rtype]:
+    for (rtype, version), layout in codec._LAYOUTS.items():
+        source = compiled.decoder_source(rtype, layout[2:], codec._FIELD_NAMES, version)
+        for rule in wire_spec(rtype, version):
             if isinstance(rule, Field):
                 assert f"f_{rule.name} = " in source and compiled.check_expression(rule) in source
 

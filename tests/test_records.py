@@ -234,8 +234,27 @@ def test_unknown_type_and_unknown_version_are_refused_not_guessed() -> None:
     wire["type"] = "poll"
     assert _refusal(_pack(wire)) is Problem.UNKNOWN_TYPE
     wire = _wire()
+    wire["v"] = 3
+    assert _refusal(_pack(wire)) is Problem.UNKNOWN_VERSION
+    wire["type"] = "vouch"  # a vouch has only version 1
     wire["v"] = 2
     assert _refusal(_pack(wire)) is Problem.UNKNOWN_VERSION
+
+
+def test_a_version_1_body_with_version_2_and_the_reverse_are_bad_fields() -> None:
+    """The old/new mix: each version has its own layout, and a version 2 lesson names its fix."""
+    wire = _wire()
+    wire["v"] = 2  # a version 1 lesson's entries under version 2: no fix
+    assert _refusal(_pack(wire)) is Problem.BAD_FIELD
+    wire = _wire()
+    fixed = {}
+    for key, value in wire.items():
+        fixed[key] = value
+        if key == "supersedes":
+            fixed["fix"] = {"tool": "Bash", "failed": "pip install <package>", "step": "uv add <package>"}
+    assert decode_body(_pack({**fixed, "v": 2})).fix.step == "uv add <package>"
+    assert _refusal(_pack(fixed)) is Problem.BAD_FIELD  # a fix in a version 1 lesson
+    assert _refusal(_pack({**fixed, "v": 2, "fix": None})) is Problem.BAD_FIELD  # version 2 with nil
 
 
 def test_a_missing_field_is_a_bad_field() -> None:

@@ -43,9 +43,10 @@ def test_received_lesson_met_after_receipt_yields_a_signed_naive_confirmation(no
     assert nodes.carry("ada", "grace", PUBLISHED_AT)["accepted"] == 1
     nodes.ingest("grace", pip_once(tmp_path / "s-grace", 5, "report"), "2026-11-05T18:00Z")
     night = nodes.json("grace", "sleep", at="2026-11-06T03:00Z")
-    assert night["review"]["judged"] == [{"lesson": rid, "how": "confirmed", "naive": True}]
+    # The failure met, and the fix the lesson names (`uv add <package>`) made it go away here.
+    assert night["review"]["judged"] == [{"lesson": rid, "how": "fix-confirmed", "naive": True}]
     (made,) = exported(nodes, "grace", "verification")
-    assert (made["lesson"], made["outcome"], made["naive"]) == (rid, "confirmed", True)
+    assert (made["lesson"], made["outcome"], made["fix"], made["naive"]) == (rid, "confirmed", "fix-confirmed", True)
     assert made["received"] == 20760 and made["observed"] == 20762  # Nov 3 and Nov 5
     why = nodes.json("grace", "why", rid[:10])
     (v,) = why["verifications"]
@@ -60,7 +61,7 @@ def test_a_node_that_met_the_surprise_before_receipt_writes_a_corroboration(node
     nodes.carry("ada", "linus", PUBLISHED_AT)
     nodes.ingest("linus", pip_once(tmp_path / "s-linus", 5, "again"), "2026-11-05T18:00Z")
     night = nodes.json("linus", "sleep", at="2026-11-06T03:00Z")
-    assert night["review"]["judged"] == [{"lesson": rid, "how": "confirmed", "naive": False}]
+    assert night["review"]["judged"] == [{"lesson": rid, "how": "fix-confirmed", "naive": False}]
     nodes.carry("linus", "ada", "2026-11-06T12:00Z", "--type", "verification")
     (v,) = nodes.json("ada", "why", rid)["verifications"]
     assert not v["naive"] and not v["counted"] and "before receiving" in v["why_not"]

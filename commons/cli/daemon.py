@@ -10,9 +10,9 @@ from pathlib import Path
 
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import ShiftedClock, SystemClock, format_time, parse_time
-from commons.config import _hex_key, _host_port
+from commons.config import NetworkConfig, _hex_key, _host_port
 from commons.daemon.logs import setup_logging
-from commons.daemon.main import LAST_INGEST, Daemon
+from commons.daemon.main import DEFAULT_PORT_TRIES, LAST_INGEST, Daemon
 from commons.daemon.status import read_daemon_file
 from commons.errors import CommonsError, UsageError
 from commons.node import publish
@@ -94,6 +94,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 async def cmd_daemon(ctx: Context, args: argparse.Namespace) -> int:
     listen = args.listen or ctx.config.network.listen
+    # The default port may be another home's on this machine: take the next free one. A port the
+    # person chose is theirs: taken, it is said (commons.daemon.main.bind_listeners).
+    chosen = args.listen is not None or listen != NetworkConfig.listen
     fixed = ctx.at or ctx.config.clock.at
     try:
         clock = ShiftedClock(parse_time(fixed)) if fixed else SystemClock()
@@ -101,7 +104,7 @@ async def cmd_daemon(ctx: Context, args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     me = ctx.identity
     setup_logging(ctx.home, getattr(args, "verbose", False), ctx.config.log)
-    return await Daemon(ctx.home, ctx.config, me, clock, listen).run()
+    return await Daemon(ctx.home, ctx.config, me, clock, listen, port_tries=1 if chosen else DEFAULT_PORT_TRIES).run()
 
 
 def _when(value: float | None) -> str | None:

@@ -21,6 +21,7 @@ home: ``data/daemon.lock`` is held with ``flock`` while it runs.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -56,6 +57,7 @@ from commons.net import discovery
 from commons.net.admission import HalfOpenCaps, HalfOpenLimit
 from commons.net.peer_driver import GossipDriver
 from commons.net.transport import PeerFailed, dial, handshake_as_server
+from commons.node import door
 from commons.node import publish as publishing
 from commons.node import revocation as revoking
 from commons.node import sleep as night
@@ -97,15 +99,37 @@ def next_sleep(after: float, at: str) -> float:
     return slot.timestamp()
 
 
-def admit(signed: rec.SignedRecord) -> str | None:
-    """Local policy for records from peers: the door policy every door in applies
-    (``commons.core.records.text_refusal``: a lesson reports, never instructs or speaks to the agent)."""
-    return rec.text_refusal(signed.record)
+DEFAULT_PORT_TRIES = 10  # ports tried from the default one: a machine rarely holds ten homes' daemons
+
+
+async def bind_listeners(host: str, port: int, tries: int, config_file) -> list:
+    """Listeners on ``host:port``, or on the next free one of ``tries`` ports from it. Every one
+    taken: one line saying which, and how to choose another (the person's to settle)."""
+    for candidate in range(port, port + max(1, tries)) if port else (0,):
+        try:
+            listeners = await trio.open_tcp_listeners(candidate, host=host or None)
+        except OSError as error:
+            if error.errno != errno.EADDRINUSE:
+                raise
+            continue
+        if candidate != port:
+            log.warning("port %d on %s is taken (another commons home's daemon?): listening on %d instead; "
+                        "set [network] listen in %s to choose", port, host or "*", candidate, config_file)
+        return listeners
+    taken = f"port {port}" if tries <= 1 else f"ports {port}-{port + tries - 1}"
+    where = host if ":" not in host else f"[{host}]"
+    raise CommonsError(f"{taken} on {host or 'every address'} {'is' if tries <= 1 else 'are'} taken (by another "
+                       f"commons daemon or another program): choose a free one with `[network] listen = "
+                       f"\"{where}:{port + max(1, tries)}\"` in {config_file}, or `commons daemon --listen "
+                       f"{where}:{port + max(1, tries)}`")
 
 
 class Daemon:
-    def __init__(self, home: Home, config: Config, me: Identity, clock: Clock, listen: str) -> None:
+    def __init__(self, home: Home, config: Config, me: Identity, clock: Clock, listen: str, port_tries: int = 1) -> None:
+        """``port_tries``: how many ports from the one asked for to try when it is taken (1: that
+        one alone; the command line gives more when the port is the default, not one chosen)."""
         self.home, self.config, self.me, self.clock = home, config, me, clock
+        self.port_tries = port_tries
         try:
             self.host, self.port = _host_port(listen)
         except ValueError as error:
@@ -152,7 +176,7 @@ class Daemon:
             os.close(fd)
 
     async def _serve(self, store: Store) -> int:
-        listeners = await trio.open_tcp_listeners(self.port, host=self.host or None)
+        listeners = await bind_listeners(self.host, self.port, self.port_tries, self.home.config_file)
         bound = listeners[0].socket.getsockname()
         self.port = bound[1]
         self.listen_address = f"{self.host}:{self.port}" if ":" not in self.host else f"[{self.host}]:{self.port}"
@@ -163,7 +187,7 @@ class Daemon:
         # Records once stored are served from the store, not held decoded in memory (issue #18).
         self._reader = RecordReader(self.home.database)
         self.node = GossipNode(self.network, self.me.transport_public, random.Random(), params=self.config.gossip.params(),
-                               listen=hello_address, admit=admit, is_dead=self._is_dead, now=self.now(),
+                               listen=hello_address, admit=door.policy, is_dead=self._is_dead, now=self.now(),
                                read_stored=self._reader.get_wire)
         self.driver = GossipDriver(self.node, self.now, self._on_events)
         self.half_open = HalfOpenLimit(HalfOpenCaps(self.config.gossip.max_half_open,

@@ -34,13 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from commons.core.learning import failure_line
-from commons.ingest.corrections import is_person_text, rejection_words
+from commons.ingest.corrections import INTERRUPTED, is_person_text, rejection_words
 from commons.ingest.episodes import BuildState, EpisodeBuilder
 from commons.ingest.readers import (
     HEAD_BYTES, STATE_VERSION, ParseResult, ParseState, StateError, added_line, clip, fingerprint, head_records,
     is_rewritten, json_record, timestamp_of,
 )  # fmt: skip
-from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned
+from commons.ingest.turns import AgentSaid, PersonInterrupted, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned
 
 __all__ = [
     "HEAD_BYTES", "READER", "STATE_VERSION", "ParseResult", "ParseState", "StateError", "failure_line",
@@ -179,7 +179,9 @@ class _Reader:
             # A subagent's records kept inline in the main transcript: its "user" words are the
             # agent's own prompt to it, not the person speaking (who would end the task).
             return
-        if is_person_text(text):
+        if text.startswith(INTERRUPTED):
+            self.builder.feed(PersonInterrupted(ts))
+        elif is_person_text(text):
             uid = rec.get("uuid")
             self.builder.feed(PersonSaid(uid if isinstance(uid, str) else "", ts, text))
 

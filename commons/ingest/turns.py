@@ -64,4 +64,11 @@ class ToolRejected:
     words: str
 
 
-Turn = SessionSeen | PersonSaid | AgentSaid | ToolCalled | ToolReturned | ToolRejected
+@dataclass(frozen=True)
+class PersonInterrupted:
+    """The person stopped the agent mid-turn (Claude Code's "[Request interrupted by user]")."""
+
+    at: float | None
+
+
+Turn = SessionSeen | PersonSaid | AgentSaid | ToolCalled | ToolReturned | ToolRejected | PersonInterrupted

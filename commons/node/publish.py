@@ -5,7 +5,8 @@
 (and every judgement of a received lesson not yet signed, ``commons.node.review``),
 after scrubbing secrets, paths, e-mail addresses and host names from its words
 (``commons.core.policy.observation.scrub``). A lesson whose text still looks private after scrubbing, or no
-longer reads as an observation (peers would refuse it), is not published and says why.
+longer reads as an observation (peers would refuse it), is not published and says why; nor is one
+whose fix is a dangerous step (``commons.core.policy.danger``), whatever its scope says.
 
 Only the keyed hashes of a lesson's episodes leave the node (``commons.core.records.hashing``), never the
 episodes. Local and private lessons never do.
@@ -21,8 +22,8 @@ from dataclasses import dataclass
 from commons.core import records as rec
 from commons.core.records import episode_hash, evidence_hash
 from commons.core.records import Lesson as LessonRecord
-from commons.core.records import Outcome, Prediction, Scope, SignedRecord, Verification, day_of, sign
-from commons.core.policy import Admitted, admit, looks_private, refusal_as_is, scrub
+from commons.core.records import Fix, FixSeen, Outcome, Prediction, Scope, SignedRecord, Verification, day_of, sign
+from commons.core.policy import Admitted, admit, dangerous_advice, looks_private, refusal_as_is, scrub
 from commons.core.policy import ScrubbedTextRequired
 from commons.core.learning import names_project
 from commons.identity import Identity
@@ -93,6 +94,14 @@ class Words:
 
 def published_words(lesson) -> Words | Skipped:
     """The words of a local lesson as its record would carry them, or why it may not leave the node."""
+    # A mined fix was classed on the steps as run; words with no mined fix behind them (written
+    # by hand, or by a model) are read for the steps they name.
+    danger = lesson.fix.danger if lesson.fix is not None else None
+    if lesson.fix is None or lesson.by_model:
+        danger = danger or dangerous_advice(lesson.text)
+    if danger is not None:
+        return Skipped(lesson.id, f"its fix is a dangerous step (rule {danger.rule}, {danger.kind.value}: "
+                                  f"{danger.risk}); it stays on this node")
     verdict = admit(lesson.text)
     if not isinstance(verdict, Admitted):
         return Skipped(lesson.id, f"the door policy refuses its text: {verdict.reason}")
@@ -108,6 +117,25 @@ def published_words(lesson) -> Words | Skipped:
         return Skipped(lesson.id, "its prediction still looks private after scrubbing")
     topics = sorted({t for t in lesson.topics if 0 < len(t.encode()) <= rec.MAX_TOPIC_BYTES})[: rec.MAX_TOPICS]
     return Words(lesson.id, text, situation or "-", outcome or "-", tuple(topics))
+
+
+def published_fix(lesson) -> Fix | None:
+    """The fix an own error lesson names, as its record carries it (issue #26): the step the
+    sessions proved, and the failing step it fixed (the prediction's command head, or the founding
+    surprise's generalised command), scrubbed like the text; None when the
+    lesson names none, or when what is left after scrubbing still looks private."""
+    if lesson.fix is None:
+        return None
+    tool, _, failed = (lesson.gist.splitlines() or [""])[0].partition(" ")
+    # The command head the lesson's prediction names ("pip install"), which any package's retry
+    # tries again; the founding command itself names one package.
+    tool, failed = tool.strip(), (lesson.triggers[0] if lesson.triggers else failed.strip())
+    step = _fit(scrub(lesson.fix.step), rec.MAX_FIX_STEP_BYTES)
+    failed = _fit(scrub(failed), rec.MAX_FIX_STEP_BYTES)
+    tool = _fit(scrub(tool), rec.MAX_FIX_TOOL_BYTES)
+    if not (tool and failed and step) or any(looks_private(part) for part in (tool, failed, step)):
+        return None
+    return Fix(tool, failed, step)
 
 
 def lesson_record(lesson, identity: Identity, network: bytes, now: float) -> LessonRecord | Skipped:
@@ -126,6 +154,7 @@ def lesson_record(lesson, identity: Identity, network: bytes, now: float) -> Les
         topics=words.topics,
         prediction=Prediction(words.situation, words.outcome),
         episodes=tuple(episodes),
+        fix=published_fix(lesson),
     )
 
 
@@ -160,6 +189,11 @@ async def _sign_lessons(store: Store, identity: Identity, network: bytes,
     return [s for _, s in signed], skipped
 
 
+# What a judgement (``review.how``) says of the fix the lesson names; the others say nothing of it
+# and are signed as version 1 verifications, of the prediction alone.
+_FIX_SEEN = {"fix-confirmed": FixSeen.CONFIRMED, "fix-failed": FixSeen.FAILED, "other-fix": FixSeen.OTHER}
+
+
 async def sign_reviews(store: Store, node: NodeContext, now: float) -> list[SignedRecord]:
     """Sign every judgement not yet signed as a Verification and store it (origin own)."""
     pending = await review_store.reviews(store, unsigned=True)
@@ -184,7 +218,7 @@ async def sign_reviews(store: Store, node: NodeContext, now: float) -> list[Sign
             network=network, author=identity.author_public, created=max(today, observed), lesson=review.lesson,
             outcome=Outcome.FAILED if review.how in ("failed", "fix-failed") else Outcome.CONFIRMED,
             evidence=evidence_hash(identity.hash_secret, review.lesson, review.evidence),
-            received=received, observed=observed, naive=review.naive)
+            received=received, observed=observed, naive=review.naive, fix=_FIX_SEEN.get(review.how))
         made.append((review, sign(record, identity.author_key)))
     if made:
         await record_store.add_own(store, [s for _, s in made], now)

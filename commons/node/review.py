@@ -32,16 +32,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import trio
 
 from commons.clock import format_day
-from commons.core.learning import Cause, Prediction, PredictionStatus, too_generic, verify
+from commons.core.learning import Call, Cause, Prediction, PredictionStatus, too_generic, verify
 from commons.core.learning import CorrectionEpisode, ErrorEpisode, SessionEpisode
+from commons.core.learning import fix_named_in_text, fix_outcome, is_proven
 from commons.core.learning import Lesson as LocalLesson
-from commons.core.records import Lesson, Outcome, Scope, SignedRecord, Verification, day_of
+from commons.core.records import Fix, Lesson, Outcome, Scope, SignedRecord, Verification, day_of
 from commons.core.trust import LessonStatus
 from commons.node import publish
 from commons.node import trust
@@ -56,6 +57,8 @@ from commons.store.db import Store
 PREVENTED = "prevented"
 CORROBORATED = "corroborated"
 FIX_FAILED = "fix-failed"  # failed because the fix the lesson names failed here (signed as `failed`)
+FIX_CONFIRMED = "fix-confirmed"  # the fix the lesson names ran here, and the failing step then succeeded
+OTHER_FIX = "other-fix"  # the failure was met here and resolved another way (that fix is our own lesson)
 FAILED_HOWS = frozenset({"failed", FIX_FAILED})
 
 
@@ -133,9 +136,89 @@ def judge_received(items: Sequence[tuple[SignedRecord, float]], episodes: Sequen
                          situation_cosine=situation_cosine)
     hows = {PredictionStatus.CONFIRMED: "confirmed", PredictionStatus.PREVENTED: PREVENTED,
             PredictionStatus.FAILED: "failed"}
-    return [Judgement(bytes.fromhex(v.prediction.lesson_id), v.evidence,
-                      FIX_FAILED if v.cause is Cause.FIX_FAILED else hows[v.status], v.at)
-            for v in verdicts if v.status in hows and v.evidence is not None]
+    judged = [Judgement(bytes.fromhex(v.prediction.lesson_id), v.evidence,
+                        FIX_FAILED if v.cause is Cause.FIX_FAILED else hows[v.status], v.at)
+              for v in verdicts if v.status in hows and v.evidence is not None]
+    fixes = {signed.id: (fix, since) for signed, since in items if (fix := lesson_fix(signed.record)) is not None}
+    if not fixes:
+        return judged
+    by_session = sessions_by_uid(episodes, now)
+    return [fix_judgement(j, *fixes[j.lesson], by_session) if j.lesson in fixes else j for j in judged]
+
+
+# --------------------------------------------------------------------------------------------
+# What this node's sessions show of the fix a received lesson names (issue #26)
+
+
+def lesson_fix(record: Lesson) -> Fix | None:
+    """The fix a received lesson names, for this node's sessions to be judged by: its ``fix``
+    field, or for a version 1 lesson the fix its text names in the miner's phrase, the failing step
+    being the situation's first command."""
+    if record.fix is not None:
+        return record.fix
+    step = fix_named_in_text(record.text)
+    if not step:
+        return None
+    heads = triggers_of(record.prediction.situation)
+    return Fix("Bash", heads[0] if heads else record.prediction.situation, step)
+
+
+@dataclass(frozen=True)
+class SessionCalls:
+    """One session's calls in order, each with whether it succeeded, and the errors it met."""
+
+    session: SessionEpisode
+    calls: tuple[Call, ...]
+    errors: tuple[ErrorEpisode, ...]
+
+
+def sessions_by_uid(episodes: Sequence, now: float) -> list[SessionCalls]:
+    """The sessions up to ``now``, oldest first, with their calls: a call failed when an error
+    episode of the session names its target (the first calls of that target, as many as failed)."""
+    errors: dict[str, list[ErrorEpisode]] = {}
+    for e in episodes:
+        if isinstance(e, ErrorEpisode) and e.at <= now:
+            errors.setdefault(e.session, []).append(e)
+    out = []
+    for session in sorted((e for e in episodes if isinstance(e, SessionEpisode) and e.at <= now),
+                          key=lambda e: (e.at, e.uid)):
+        met = sorted(errors.get(session.session, ()), key=lambda e: e.at)
+        failing: dict[str, int] = {}
+        for e in met:
+            failing[e.target] = failing.get(e.target, 0) + 1
+        calls = []
+        for call in session.calls:
+            left = failing.get(call.target, 0)
+            if left:
+                failing[call.target] = left - 1
+            calls.append(Call(call.tool, call.target, ok=not left))
+        out.append(SessionCalls(session, tuple(calls), tuple(met)))
+    return out
+
+
+def fix_judgement(judgement: Judgement, fix: Fix, since: float, sessions: Sequence[SessionCalls]) -> Judgement:
+    """``judgement`` of a lesson naming ``fix``, with what this node's sessions show of that fix by
+    the miner's evidence rules (`fix_outcome`). Where the judgement met the failure, its session
+    says: the fix ran and the step then succeeded (fix-confirmed) or failed again (fix-failed), or
+    the failure was resolved another way (other-fix: never a confirmation of this fix; the miner
+    makes that fix this node's own lesson). Otherwise, a session after ``since`` in which the fix
+    ran and the step still failed makes it fix-failed. Anything else leaves the judgement as it
+    is: the prediction alone (a prevention stays unsigned: a stale lesson would look the same)."""
+    for found in sessions:
+        if found.session.at <= since:
+            continue
+        seen = fix_outcome(found.calls, fix.tool, fix.failed, fix.step)
+        met = [e for e in found.errors if e.uid == judgement.evidence]
+        if met and judgement.how == "confirmed":
+            if seen is not None:
+                return replace(judgement, how=FIX_CONFIRMED if seen else FIX_FAILED)
+            if is_proven(met[0].resolution):
+                return replace(judgement, how=OTHER_FIX)
+            return judgement
+        if seen is False and judgement.how not in FAILED_HOWS:
+            return Judgement(judgement.lesson, found.session.uid, FIX_FAILED,
+                             max(judgement.observed, found.session.ended_at))
+    return judgement
 
 
 # --------------------------------------------------------------------------------------------
@@ -307,7 +390,7 @@ def fix_failed(reviews: Sequence[review_store.Review]) -> frozenset[bytes]:
     for r in reviews:  # in the order judged
         if r.how == FIX_FAILED:
             found.add(r.lesson)
-        elif r.how == PREVENTED:  # the fix it names worked here
+        elif r.how in (PREVENTED, FIX_CONFIRMED):  # the fix it names worked here
             found.discard(r.lesson)
     return frozenset(found)
 

@@ -12,6 +12,7 @@ memory folder:
   arrived, a lesson derived from a revoked one — from a peer, ``commons import`` or a restored
   backup — is refused and remembered in ``refused``. Revocations are never refused, never
   deleted, and the certificates are derived from them, so they survive restarts.
+  (A lesson naming a dangerous fix is refused by the door policy, :mod:`commons.node.door`.)
 * :func:`after_intake` is what to call after records were stored (an import, a peer's batch):
   statuses recomputed, the memory folder re-rendered when anything it shows may have changed.
 * :func:`derive`, :func:`reword` and :func:`vouch` sign the other records a person asks for:
@@ -26,7 +27,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from commons.core.records import Lesson, RecordType, RecordUsageError, Revocation, SignedRecord, TargetKind, day_of, sign
-from commons.core.records import text_refusal
 from commons.core.trust import Refusal, Revocations
 from commons.core.policy import ScrubbedTextRequired
 from commons.errors import UsageError
@@ -69,9 +69,6 @@ class Admission:
             elif record.target_kind is TargetKind.RECORD:
                 self._by_author[record.target].add(record.author)
             return None
-        words = text_refusal(record)  # the door policy, as at gossip intake (daemon.main.admit)
-        if words is not None:
-            return words
         if record.author in self._keys:
             self._dead.add(signed.id)
             return Refusal.DEAD_KEY.value

@@ -31,6 +31,10 @@ from blake3 import blake3
 
 from commons.core.records.hashing import episode_hash, evidence_hash
 from commons.core.records import (
+    MAX_FIX_STEP_BYTES,
+    MAX_FIX_TOOL_BYTES,
+    Fix,
+    FixSeen,
     MAX_BODY_BYTES,
     MAX_PARENTS,
     MAX_TOPIC_BYTES,
@@ -149,6 +153,20 @@ def lesson(**changes: Any) -> Lesson:
     )
     fields.update(changes)
     return Lesson(**fields)
+
+
+def largest_lesson(**changes: Any) -> Lesson:
+    """A lesson with every field at its limit."""
+    return lesson(
+        text="é" * 200,
+        topics=tuple(chr(ord("a") + i) * MAX_TOPIC_BYTES for i in range(MAX_TOPICS)),
+        prediction=Prediction("s" * 200, "o" * 200),
+        parents=PARENTS,
+        episodes=EPISODES,
+        supersedes=_id("earlier version"),
+        kind=LessonKind.CORRECTION,
+        **changes,
+    )
 
 
 def verification(**changes: Any) -> Verification:
@@ -289,18 +307,8 @@ def valid_cases(c: Cases) -> None:
     c.add("lesson: 16 parents (array16) and 16 episodes", lesson(parents=PARENTS, episodes=EPISODES))
     c.add("lesson: 15 parents (the largest fixarray)", lesson(parents=PARENTS[:15]))
     c.add("lesson: prediction parts of exactly 200 bytes", lesson(prediction=Prediction("s" * 200, "é" * 100)))
-    c.add(
-        "lesson: the largest body (every field at its limit; a uint32 created day would add 2 bytes)",
-        lesson(
-            text="é" * 200,
-            topics=tuple(chr(ord("a") + i) * MAX_TOPIC_BYTES for i in range(MAX_TOPICS)),
-            prediction=Prediction("s" * 200, "o" * 200),
-            parents=PARENTS,
-            episodes=EPISODES,
-            supersedes=_id("earlier version"),
-            kind=LessonKind.CORRECTION,
-        ),
-    )
+    c.add("lesson: the largest body (every field at its limit; a uint32 created day would add 2 bytes)",
+          largest_lesson())
     c.add("lesson: created tomorrow (today + 1) is within the tolerance", lesson(created=TODAY + 1))
     c.add("lesson: created day 0 (1970-01-01, positive fixint)", lesson(created=0))
     c.add("lesson: created day 200 (uint8)", lesson(created=200))
@@ -463,7 +471,7 @@ def value_cases(c: Cases) -> None:
     # be one byte over it, with the 3-byte str16 header of a long text.
     text_bytes = MAX_BODY_BYTES + 1 - (len(pack(replaced(base, "text", ""))) - 1 + 3)
     c.add("oversize: a body of 4097 bytes", replaced(base, "text", "a" * text_bytes), Problem.OVERSIZE)
-    c.add("unknown version: v 2", replaced(base, "v", 2), Problem.UNKNOWN_VERSION)
+    c.add("unknown version: v 3", replaced(base, "v", 3), Problem.UNKNOWN_VERSION)
     c.add("unknown version: v 0", replaced(pairs(vouch()), "v", 0), Problem.UNKNOWN_VERSION)
     c.add("unknown type: 'poll'", replaced(pairs(vouch()), "type", "poll"), Problem.UNKNOWN_TYPE)
     c.add("unknown type: 'Lesson' (types are lowercase)", replaced(base, "type", "Lesson"), Problem.UNKNOWN_TYPE)
@@ -554,6 +562,73 @@ def type_confusion_cases(c: Cases) -> None:
                           replaced(base, key, replaced(value, part, True)), flag)
 
 
+FIX = Fix("Bash", "pip install <package>", "uv add <package>")
+
+
+def with_entry(body: Map, after: str, key: str, value: Any) -> Map:
+    """``body`` with one entry more, placed after the entry ``after``."""
+    out = Map()
+    for k, v in body:
+        out.append((k, v))
+        if k == after:
+            out.append((key, value))
+    return out
+
+
+def without(body: Map, key: str) -> Map:
+    return Map((k, v) for k, v in body if k != key)
+
+
+def version_2_cases(c: Cases) -> None:
+    """Version 2: a lesson that names its fix, a verification that says what happened to it; and
+    the old/new mix, which is refused: each version has its own entries, and a record has one body
+    (a record without a fix is version 1, whose body every node understands)."""
+    named = lesson(fix=FIX)
+    c.add("version 2 lesson: names its fix", named)
+    c.add("version 2 lesson: fix of the largest size (tool 40 bytes, failed and step 200)",
+          lesson(fix=Fix("t" * MAX_FIX_TOOL_BYTES, "f" * MAX_FIX_STEP_BYTES, "é" * (MAX_FIX_STEP_BYTES // 2))))
+    c.add("version 2 lesson: the largest body (every field at its limit, the fix too)",
+          largest_lesson(fix=Fix("t" * MAX_FIX_TOOL_BYTES, "f" * MAX_FIX_STEP_BYTES, "s" * MAX_FIX_STEP_BYTES)))
+    for seen in FixSeen:
+        c.add(f"version 2 verification: {seen.value}", verification(fix=seen))
+    base, v1 = pairs(named), pairs(lesson())
+    fix_map = dict(base)["fix"]
+    c.add("mix: version 2 lesson with fix nil (a lesson without a fix is version 1)",
+          replaced(base, "fix", None), Problem.BAD_FIELD)
+    c.add("mix: version 2 lesson without the fix entry", without(base, "fix"), Problem.BAD_FIELD)
+    c.add("mix: version 1 lesson with a fix entry", replaced(base, "v", 1), Problem.BAD_FIELD)
+    c.add("mix: version 1 lesson with fix nil", with_entry(v1, "supersedes", "fix", None), Problem.BAD_FIELD)
+    c.add("mix: version 2 lesson with the fix entry last", with_entry(without(base, "fix"), "created", "fix", fix_map),
+          Problem.BAD_FIELD)
+    c.add("version 2 lesson: fix not a map", replaced(base, "fix", "uv add <package>"), Problem.MALFORMED)
+    c.add("version 2 lesson: fix keys in another order",
+          replaced(base, "fix", Map([("step", FIX.step), ("tool", FIX.tool), ("failed", FIX.failed)])),
+          Problem.BAD_FIELD)
+    c.add("version 2 lesson: fix without its tool", replaced(base, "fix", Map(without(fix_map, "tool"))),
+          Problem.BAD_FIELD)
+    c.add("version 2 lesson: fix step empty", replaced(base, "fix", replaced(fix_map, "step", "")), Problem.BAD_FIELD)
+    c.add("version 2 lesson: fix step of 201 bytes",
+          replaced(base, "fix", replaced(fix_map, "step", "s" * (MAX_FIX_STEP_BYTES + 1))), Problem.OVERSIZE)
+    c.add("version 2 lesson: fix tool of 41 bytes",
+          replaced(base, "fix", replaced(fix_map, "tool", "t" * (MAX_FIX_TOOL_BYTES + 1))), Problem.OVERSIZE)
+    c.add("version 2 lesson: fix failed holding a control character",
+          replaced(base, "fix", replaced(fix_map, "failed", "pip\x07install")), Problem.BAD_FIELD)
+    c.add("version 2 lesson: fix step not NFC",
+          replaced(base, "fix", replaced(fix_map, "step", "cafe\u0301")), Problem.NOT_NFC)
+    vbase = pairs(verification(fix=FixSeen.CONFIRMED))
+    c.add("mix: version 2 verification with fix nil", replaced(vbase, "fix", None), Problem.BAD_FIELD)
+    c.add("mix: version 2 verification without the fix entry", without(vbase, "fix"), Problem.BAD_FIELD)
+    c.add("mix: version 1 verification with a fix entry", replaced(vbase, "v", 1), Problem.BAD_FIELD)
+    c.add("version 2 verification: fix 'confirmed' (not one of its values)", replaced(vbase, "fix", "confirmed"),
+          Problem.BAD_FIELD)
+    c.add("version 2 verification: fix as true", replaced(vbase, "fix", True), Problem.BAD_FIELD)
+    c.add("mix: version 2 verification entries under version 3", replaced(vbase, "v", 3), Problem.UNKNOWN_VERSION)
+    c.add("unknown version: a vouch of version 2 (only lessons and verifications have one)",
+          replaced(pairs(vouch()), "v", 2), Problem.UNKNOWN_VERSION)
+    c.add("unknown version: a revocation of version 2", replaced(pairs(revocation()), "v", 2),
+          Problem.UNKNOWN_VERSION)
+
+
 def prediction_of(body: Map) -> Map:
     return dict(body)["prediction"]
 
@@ -595,6 +670,7 @@ def build() -> dict[str, Any]:
     structure_cases(cases)
     value_cases(cases)
     type_confusion_cases(cases)
+    version_2_cases(cases)
     return {
         "_comment": COMMENT,
         "signing": {t.value: t.domain_tag.hex() for t in RecordType},

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from commons.cli.context import Context
 from commons.home import Home
-from commons.mcp_server import build_server
+from commons.mcp_server.tools import build_server
 from commons.runtime import run as run_trio
 from tests.privacy.corpus import FORMATS, Format, cases
 from tests.privacy.personal import CASES as PERSONAL, Personal
@@ -49,7 +49,9 @@ def plant(folder: Path) -> list[Path]:
     def steps(s, fmt: Format) -> None:
         command = _command(fmt)
         s.bash(command, f"run the {fmt.name} step", texts[fmt.name]["error"], exit_code=1)
-        s.bash(f"{command} --verbose", f"rerun the {fmt.name} step", "ok", exit_code=0)
+        # What a lesson can name as the fix: a state-changing step, then the same step passing.
+        s.bash("make deps", "install what the step needs", "ok", exit_code=0)
+        s.bash(command, f"rerun the {fmt.name} step", "ok", exit_code=0)
         s.say(("text", texts[fmt.name]["statement"]))
         s.user(texts[fmt.name]["correction"])
 

@@ -9,7 +9,9 @@
 - ``lessons``: a lesson's local state, strength over time and deterministic text;
 - ``predictions``: what a lesson predicts, and how later episodes verify it;
 - ``sleep``: the nightly passes (:func:`run_night`); ``nap``: what a session's end learns at once
-  (:func:`run_nap`).
+  (:func:`run_nap`);
+- ``history``: the first sleep over existing sessions, night by night in their own time
+  (:func:`sleep_through`, :func:`carry_over`).
 
 docs/organism.md describes the local loop these implement.
 """
@@ -40,6 +42,7 @@ from commons.core.learning.lessons import (
     lesson_resolved,
     uncounted,
 )
+from commons.core.learning.history import carry_over, history_nights, sleep_through
 from commons.core.learning.nap import run_nap
 from commons.core.learning.predictions import (
     Cause,
@@ -49,10 +52,12 @@ from commons.core.learning.predictions import (
     too_generic,
     verify,
 )
+from commons.core.learning.predictions import named_fix as fix_named_in_text
 from commons.core.learning.evidence import (Call, Evidence, OpenFailure, Resolution, Resolved, StepKind, advance, goal_of, is_proven,
-                                            named_fix, opened, shows_fix, step_kind)
+                                            fix_outcome, named_fix, opened, shows_fix, step_kind)
 from commons.core.learning.scope import SHELL_TOOLS, classify, command_head, names_project
 from commons.core.learning.sleep import (
+    ArchiveReason,
     EpisodeArchived,
     Event,
     LessonArchived,
@@ -71,6 +76,9 @@ from commons.core.learning.sleep import (
 )
 
 __all__ = [
+    "ArchiveReason",
+    "fix_named_in_text",
+    "fix_outcome",
     "Call",
     "Cause",
     "CorrectionEpisode",
@@ -111,12 +119,14 @@ __all__ = [
     "adjust",
     "advance",
     "attribute",
+    "carry_over",
     "classify",
     "command_head",
     "decay_factor",
     "failure_line",
     "goal_of",
     "heads_in_prose",
+    "history_nights",
     "is_informative",
     "is_distinctive_name",
     "is_proven",
@@ -132,6 +142,7 @@ __all__ = [
     "run_nap",
     "run_night",
     "shows_fix",
+    "sleep_through",
     "step_kind",
     "too_generic",
     "uncounted",

@@ -656,16 +656,21 @@ def _runs(step: str, tool: str, target: str) -> bool:
     return False
 
 
-def shows_fix(calls: Sequence[Call], failed_tool: str, failed: str, fix_step: str) -> bool:
-    """Whether a session's ``calls`` (in order) show ``fix_step`` run and then the failed step
-    (``failed_tool``, ``failed``: the command or target a lesson names) succeeding after it.
+def fix_outcome(calls: Sequence[Call], failed_tool: str, failed: str, fix_step: str) -> bool | None:
+    """What a session's ``calls`` (in order) show of ``fix_step`` as the fix of the failed step
+    (``failed_tool``, ``failed``: the command or target a lesson names): True, the fix ran and the
+    step then succeeded; False, the fix ran (or was tried) and the step failed again after it
+    without a later success; None, neither (the fix was not run, or the step not tried after it).
 
     The evidence rules of this module, for a node verifying a received lesson (issue #26): the
     fix must succeed itself, and the retry's success must be its own (`retry_part`)."""
-    fixed = False
+    fixed, refuted = False, False
     for call in calls:
         retry = retry_part(failed_tool, failed, call.tool, call.target)
-        if not fixed and call.ok and _runs(fix_step, call.tool, call.target):
+        if not fixed and _runs(fix_step, call.tool, call.target):
+            if not call.ok:
+                refuted = True  # the fix itself failed
+                continue
             fixed = True
             if retry not in (None, MASKED):
                 return True  # the fix is the changed retry itself
@@ -673,8 +678,14 @@ def shows_fix(calls: Sequence[Call], failed_tool: str, failed: str, fix_step: st
         if fixed and retry not in (None, MASKED):
             if call.ok:
                 return True
-            fixed = False  # the fix ran and the step failed again: not shown here
-    return False
+            fixed, refuted = False, True  # the fix ran and the step failed again
+    return False if refuted else None
+
+
+def shows_fix(calls: Sequence[Call], failed_tool: str, failed: str, fix_step: str) -> bool:
+    """Whether a session's ``calls`` show ``fix_step`` run and then the failed step succeeding
+    after it (`fix_outcome`)."""
+    return fix_outcome(calls, failed_tool, failed, fix_step) is True
 
 
 # --------------------------------------------------------------------------------------------

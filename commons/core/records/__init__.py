@@ -2,7 +2,7 @@
 
 Four record types travel between nodes: a **lesson** (an observation with a prediction), a
 **verification** (a node's report that a lesson predicted, or failed to predict, what its own
-sessions met), a **revocation** (of a record or of an author key) and a **vouch** (one key
+sessions met, and what happened to the fix the lesson names), a **revocation** (of a record or of an author key) and a **vouch** (one key
 vouching for another). Each is a frozen dataclass here; on the wire each is a *body*, a *signature*
 and an *id*:
 
@@ -38,13 +38,18 @@ program asked for a record that cannot exist; the caller is at fault).
 from __future__ import annotations
 
 from commons.core.records.types import (
+    FIX_VERSION,
     FUTURE_TOLERANCE_DAYS,
+    Fix,
+    FixSeen,
     InvalidRecord,
     KEY_BYTES,
     Lesson,
     LessonKind,
     MAX_BODY_BYTES,
     MAX_EPISODES,
+    MAX_FIX_STEP_BYTES,
+    MAX_FIX_TOOL_BYTES,
     MAX_PARENTS,
     MAX_PREDICTION_PART_BYTES,
     MAX_REASON_BYTES,
@@ -92,13 +97,18 @@ from commons.core.records.signing import (
 from commons.core.records.hashing import episode_hash, evidence_hash
 
 __all__ = [
+    "FIX_VERSION",
     "FUTURE_TOLERANCE_DAYS",
+    "Fix",
+    "FixSeen",
     "InvalidRecord",
     "KEY_BYTES",
     "Lesson",
     "LessonKind",
     "MAX_BODY_BYTES",
     "MAX_EPISODES",
+    "MAX_FIX_STEP_BYTES",
+    "MAX_FIX_TOOL_BYTES",
     "MAX_PARENTS",
     "MAX_PREDICTION_PART_BYTES",
     "MAX_REASON_BYTES",

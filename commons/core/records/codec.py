@@ -21,6 +21,7 @@ from typing import Any, Callable
 import msgpack
 
 from commons.core.records.types import (
+    FIX_VERSION,
     MAX_BODY_BYTES,
     PROTOCOL_VERSION,
     RECORD_CLASSES,
@@ -28,6 +29,8 @@ from commons.core.records.types import (
     InvalidRecord,
     LessonKind,
     Outcome,
+    Fix,
+    FixSeen,
     Prediction,
     Problem,
     Record,
@@ -35,6 +38,7 @@ from commons.core.records.types import (
     RecordUsageError,
     Scope,
     TargetKind,
+    versions_of,
 )
 from commons.core.records.compiled import Decoder, compile_decoder
 
@@ -50,7 +54,22 @@ _LAYOUT: dict[RecordType, tuple[str, ...]] = {
     RecordType.REVOCATION: _HEADER + ("target", "target_kind", "reason", "created"),
     RecordType.VOUCH: _HEADER + ("subject", "created"),
 }
+# A body of FIX_VERSION has one entry more: the lesson's fix (a map) after ``supersedes``, the
+# verification's (what happened to the lesson's fix) after ``outcome``.
+_FIX_AFTER = {RecordType.LESSON: "supersedes", RecordType.VERIFICATION: "outcome"}
+
+
+def _with_fix(rtype: RecordType, layout: tuple[str, ...]) -> tuple[str, ...]:
+    at = layout.index(_FIX_AFTER[rtype]) + 1
+    return layout[:at] + ("fix",) + layout[at:]
+
+
+_LAYOUTS: dict[tuple[RecordType, int], tuple[str, ...]] = {
+    (rtype, version): layout if version == PROTOCOL_VERSION else _with_fix(rtype, layout)
+    for rtype, layout in _LAYOUT.items() for version in versions_of(rtype)
+}
 _PREDICTION_LAYOUT = ("situation", "outcome")
+_FIX_LAYOUT = ("tool", "failed", "step")
 _WIRE_NAME = {"net": "network"}  # wire key -> dataclass field, where they differ
 _ENUM_FIELDS: dict[str, type[enum.Enum]] = {
     "kind": LessonKind,
@@ -76,13 +95,16 @@ def _pack(value: Any) -> bytes:
 def encode_body(record: Record) -> bytes:
     """The one canonical encoding of a record's body."""
     rtype = type(record).type
-    body: dict[str, Any] = {"type": rtype.value, "v": PROTOCOL_VERSION}
-    for wire_key in _LAYOUT[rtype][2:]:
+    version = FIX_VERSION if getattr(record, "fix", None) is not None else PROTOCOL_VERSION
+    body: dict[str, Any] = {"type": rtype.value, "v": version}
+    for wire_key in _LAYOUTS[(rtype, version)][2:]:
         value = getattr(record, _WIRE_NAME.get(wire_key, wire_key))
         if isinstance(value, enum.Enum):
             value = value.value
         elif isinstance(value, Prediction):
             value = {"situation": value.situation, "outcome": value.outcome}
+        elif isinstance(value, Fix):
+            value = {"tool": value.tool, "failed": value.failed, "step": value.step}
         elif isinstance(value, tuple):
             value = list(value)
         body[wire_key] = value
@@ -145,11 +167,11 @@ def _decode_canonical(body: bytes) -> Record | None:
         wire = msgpack.unpackb(body, use_list=False)
         if type(wire) is not dict:
             return None
-        plan = _PLANS.get(wire.get("type"))
-        if plan is None or tuple(wire) != plan.layout:
+        version = wire.get("v")
+        if type(version) is not int:
             return None
-        version = wire["v"]
-        if type(version) is not int or version != PROTOCOL_VERSION or _pack(wire) != body:
+        plan = _PLANS.get((wire.get("type"), version))
+        if plan is None or tuple(wire) != plan.layout or _pack(wire) != body:
             return None
         return plan.decode(wire)
     except (FieldProblem, ValueError, TypeError, KeyError, msgpack.UnpackException):
@@ -178,6 +200,8 @@ def _decode_naming_the_problem(body: bytes) -> Record:
     # decoded values gives the same bytes as encode_body(record), at a fraction of the cost.
     if "prediction" in wire:
         wire["prediction"] = dict(wire["prediction"])
+    if type(record).type is RecordType.LESSON and "fix" in wire:
+        wire["fix"] = dict(wire["fix"])
     if _pack(wire) != body:
         raise InvalidRecord(Problem.NON_CANONICAL, "record body is not in canonical form")
     return record
@@ -196,13 +220,15 @@ def _record_from_wire(raw: Any) -> tuple[Record, dict[str, Any]]:
     version = head.get("v")
     # ``type(...) is int``, not ``==``: Python's True == 1 == 1.0, and msgpack's true (0xc3) or a
     # float 1.0 would otherwise pass as version 1 and give one record a second valid body.
-    if type(version) is not int or version != PROTOCOL_VERSION:
+    known = versions_of(rtype)
+    if type(version) is not int or version not in known:
         raise FieldProblem(
             Problem.UNKNOWN_VERSION,
-            f"{rtype.value} version {version!r} is not understood (this node speaks {PROTOCOL_VERSION})",
+            f"{rtype.value} version {version!r} is not understood (this node speaks "
+            f"{' and '.join(map(str, known))})",
         )
-    wire = _as_map(raw, _LAYOUT[rtype], rtype.value)
-    values = {name: convert(wire[key]) for key, name, convert in _DECODERS[rtype]}
+    wire = _as_map(raw, _LAYOUTS[(rtype, version)], f"a {rtype.value} of version {version}")
+    values = {name: convert(wire[key]) for key, name, convert in _DECODERS[(rtype, version)]}
     return RECORD_CLASSES[rtype](**values), wire
 
 
@@ -228,7 +254,16 @@ def _prediction_decoder(value: Any) -> Prediction:
     return Prediction(**_as_map(value, _PREDICTION_LAYOUT, "prediction"))
 
 
-def _field_decoder(wire_key: str) -> Callable[[Any], Any]:
+def _fix_decoder(value: Any) -> Fix:
+    if value is None:
+        raise FieldProblem(Problem.BAD_FIELD, f"a version {FIX_VERSION} lesson must name its fix; "
+                                              f"a lesson without one is version {PROTOCOL_VERSION}")
+    return Fix(**_as_map(value, _FIX_LAYOUT, "fix"))
+
+
+def _field_decoder(rtype: RecordType, wire_key: str) -> Callable[[Any], Any]:
+    if wire_key == "fix":  # a lesson's is a map, a verification's what happened to it
+        return _fix_decoder if rtype is RecordType.LESSON else _enum_decoder(FixSeen, wire_key)
     if wire_key in _ENUM_FIELDS:
         return _enum_decoder(_ENUM_FIELDS[wire_key], wire_key)
     if wire_key == "prediction":
@@ -236,10 +271,10 @@ def _field_decoder(wire_key: str) -> Callable[[Any], Any]:
     return _tuple_decoder
 
 
-# Per type: (wire key, dataclass field, converter) for every field after the type and version.
+# Per type and version: (wire key, dataclass field, converter) for every field after the type and version.
 _DECODERS = {
-    rtype: tuple((key, _WIRE_NAME.get(key, key), _field_decoder(key)) for key in layout[2:])
-    for rtype, layout in _LAYOUT.items()
+    plan: tuple((key, _WIRE_NAME.get(key, key), _field_decoder(plan[0], key)) for key in layout[2:])
+    for plan, layout in _LAYOUTS.items()
 }
 
 
@@ -253,7 +288,8 @@ class _Plan:
 
 _FIELD_NAMES = {name: key for key, name in _WIRE_NAME.items()}  # dataclass field -> wire key
 _PLANS = {
-    rtype.value: _Plan(layout, compile_decoder(rtype, layout[2:], _FIELD_NAMES)) for rtype, layout in _LAYOUT.items()
+    (rtype.value, version): _Plan(layout, compile_decoder(rtype, layout[2:], _FIELD_NAMES, version))
+    for (rtype, version), layout in _LAYOUTS.items()
 }
 
 

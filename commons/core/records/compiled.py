@@ -23,9 +23,10 @@ from collections.abc import Callable
 from typing import Any
 
 from commons.core.records.types import (
-    FIELD_RULES,
     FIELD_SPECS,
     KEY_BYTES,
+    WIRE_RULES,
+    Fix,
     RECORD_CLASSES,
     Field,
     Kind,
@@ -33,6 +34,7 @@ from commons.core.records.types import (
     Record,
     RecordType,
     Relation,
+    wire_spec,
 )
 
 # A decoded map -> the record, or raises FieldProblem (or KeyError, TypeError, ValueError on
@@ -63,8 +65,14 @@ def check_expression(rule: Field | Relation) -> str:
         return f"(type({x}) is int and 0 <= {x} < {_DAY_LIMIT})"
     if kind is Kind.BOOL:
         return f"(type({x}) is bool)"
-    if kind is Kind.CHOICE:
+    if kind is Kind.CHOICE or (kind is Kind.OPTIONAL_CHOICE and rule.required):
         return f"({x} is not None)"  # converted by a lookup that gives None for any other value
+    if kind is Kind.OPTIONAL_CHOICE:
+        return "True"  # None, or converted as a choice: either is valid
+    if kind is Kind.FIX:
+        parts = (f"{_ascii_text(x + '.tool', rule.most)} and {_ascii_text(x + '.failed', rule.entry_bytes)} "
+                 f"and {_ascii_text(x + '.step', rule.entry_bytes)}")
+        return f"({x} is not None and {parts})" if rule.required else f"({x} is None or ({parts}))"
     if kind is Kind.TEXT:
         return _ascii_text(x, rule.most)
     if kind is Kind.PREDICTION:
@@ -89,18 +97,28 @@ def _ascii_text(x: str, most: int) -> str:
     return f"(type({x}) is str and 0 < len({x}) <= {most} and {x}.isascii() and {x}.isprintable())"
 
 
-def decoder_source(rtype: RecordType, layout: tuple[str, ...], wire_names: dict[str, str]) -> str:
-    """The source of the decoder of one type; ``layout`` is its body's keys (after type and v),
-    ``wire_names`` maps a field's name to its wire key where they differ."""
-    spec = FIELD_SPECS[rtype]
+def decoder_source(rtype: RecordType, layout: tuple[str, ...], wire_names: dict[str, str], version: int = 1) -> str:
+    """The source of the decoder of one type and version; ``layout`` is its body's keys (after
+    type and v), ``wire_names`` maps a field's name to its wire key where they differ. A field
+    of the dataclass that the version's body lacks (``fix`` in version 1) is None."""
+    spec = wire_spec(rtype, version)
     fields = [rule for rule in spec if isinstance(rule, Field)]
+    absent = [rule.name for rule in FIELD_SPECS[rtype] if isinstance(rule, Field) and rule.name not in
+              {f.name for f in fields}]
     wire_key = {rule.name: wire_names.get(rule.name, rule.name) for rule in fields}
     assert sorted(wire_key.values()) == sorted(layout), f"{rtype.value}: the spec and the layout disagree"
     lines = [f"def decode_{rtype.value}(w):"]
     for rule in fields:
         value = f"w[{wire_key[rule.name]!r}]"
-        if rule.kind is Kind.CHOICE:
+        if rule.kind in (Kind.CHOICE, Kind.OPTIONAL_CHOICE):
             value = f"_choice_{rule.name}({value})"
+        elif rule.kind is Kind.FIX:
+            lines.append(f"    x = {value}")
+            lines.append("    if type(x) is not dict or tuple(x) != ('tool', 'failed', 'step'):")
+            lines.append("        return None")
+            lines.append("    f_fix = _new(_Fix)")
+            lines.append("    _set(f_fix, '__dict__', {'tool': x['tool'], 'failed': x['failed'], 'step': x['step']})")
+            continue
         elif rule.kind is Kind.PREDICTION:
             lines.append(f"    p = {value}")
             lines.append(f"    if type(p) is not dict or tuple(p) != ('situation', 'outcome'):")
@@ -109,7 +127,8 @@ def decoder_source(rtype: RecordType, layout: tuple[str, ...], wire_names: dict[
             lines.append("    _set(f_prediction, '__dict__', {'situation': p['situation'], 'outcome': p['outcome']})")
             continue
         lines.append(f"    {_local(rule.name)} = {value}")
-    record = "{" + ", ".join(f"{rule.name!r}: {_local(rule.name)}" for rule in fields) + "}"
+    record = "{" + ", ".join([f"{rule.name!r}: {_local(rule.name)}" for rule in fields]
+                             + [f"{name!r}: None" for name in absent]) + "}"
     lines.append(f"    values = {record}")
     checks = " and\n            ".join(check_expression(rule) for rule in spec)
     lines.append(f"    if not ({checks}):")
@@ -125,19 +144,21 @@ def _choice(enum_type: type[enum.Enum]) -> Callable[[Any], Any]:
     return {member.value: member for member in enum_type}.get
 
 
-def compile_decoder(rtype: RecordType, layout: tuple[str, ...], wire_names: dict[str, str]) -> Decoder:
-    """The generated decoder of one type (see :func:`decoder_source`)."""
+def compile_decoder(rtype: RecordType, layout: tuple[str, ...], wire_names: dict[str, str],
+                    version: int = 1) -> Decoder:
+    """The generated decoder of one type and version (see :func:`decoder_source`)."""
     namespace: dict[str, Any] = {
         "_lt": operator.lt,
         "_new": object.__new__,
         "_set": object.__setattr__,
         "_cls": RECORD_CLASSES[rtype],
-        "_rules": FIELD_RULES[rtype],
+        "_rules": WIRE_RULES[(rtype, version)],
         "_Prediction": Prediction,  # built as records are: its texts are checked with the lesson's
+        "_Fix": Fix,
     }
     for rule in FIELD_SPECS[rtype]:
-        if isinstance(rule, Field) and rule.kind is Kind.CHOICE:
+        if isinstance(rule, Field) and rule.kind in (Kind.CHOICE, Kind.OPTIONAL_CHOICE):
             namespace[f"_choice_{rule.name}"] = _choice(rule.choices)
-    source = decoder_source(rtype, layout, wire_names)
-    exec(compile(source, f"<commons decoder of {rtype.value}>", "exec"), namespace)
+    source = decoder_source(rtype, layout, wire_names, version)
+    exec(compile(source, f"<commons decoder of {rtype.value} v{version}>", "exec"), namespace)
     return namespace[f"decode_{rtype.value}"]

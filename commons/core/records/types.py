@@ -12,10 +12,15 @@ import enum
 import operator
 import re
 import unicodedata
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, Callable, ClassVar
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 1  # of the protocol: its domain tags, and every record that names no fix
+# The version of a lesson that names its fix and of a verification that says what happened to the
+# fix a lesson names (issue #26). A record is of this version exactly when its ``fix`` is set: the
+# one valid body of a record with no fix stays the version 1 body, which every node understands.
+FIX_VERSION = 2
+RECORD_VERSIONS = (PROTOCOL_VERSION, FIX_VERSION)
 KEY_BYTES = 32  # Ed25519 public keys, network keys, ids and keyed hashes
 SIGNATURE_BYTES = 64
 MAX_BODY_BYTES = 4096
@@ -26,6 +31,8 @@ MAX_TOPIC_BYTES = 40
 MAX_PARENTS = 16
 MAX_EPISODES = 16
 MAX_REASON_BYTES = 280
+MAX_FIX_TOOL_BYTES = 40  # a lesson's fix: the tool that ran the failing step
+MAX_FIX_STEP_BYTES = 200  # ... the failing step, and the step that fixed it
 # Clocks disagree and days start at different instants around the world: a record dated one day
 # past the receiver's UTC day is accepted, two days is refused as from the future.
 FUTURE_TOLERANCE_DAYS = 1
@@ -80,6 +87,15 @@ class Scope(enum.Enum):
 class Outcome(enum.Enum):
     CONFIRMED = "confirmed"
     FAILED = "failed"
+
+
+class FixSeen(enum.Enum):
+    """What a verifier's sessions show of the fix a lesson names (a version 2 verification)."""
+
+    CONFIRMED = "fix-confirmed"  # the named fix ran, and the failing step then succeeded
+    FAILED = "fix-failed"  # the named fix ran, and the step still failed
+    OTHER = "other-fix"  # the failure was met and resolved another way
+    PREVENTED = "prevented"  # the failure did not come where the lesson was rendered
 
 
 class TargetKind(enum.Enum):
@@ -221,6 +237,21 @@ def _texts(values: tuple, name: str, entry: str, limit: int, entry_bytes: int) -
         _text(value, entry, entry_bytes)
 
 
+def _fix(value: Any, name: str, tool_bytes: int, step_bytes: int) -> None:
+    if value is None:
+        return  # a record without a fix (its body is version 1)
+    if type(value) is not Fix:
+        raise FieldProblem(Problem.BAD_FIELD, f"{name} must be a Fix or None")
+    _text(value.tool, f"{name}.tool", tool_bytes)
+    _text(value.failed, f"{name}.failed", step_bytes)
+    _text(value.step, f"{name}.step", step_bytes)
+
+
+def _optional_enum(value: Any, enum_type: type[enum.Enum], name: str) -> None:
+    if value is not None:
+        _enum(value, enum_type, name)
+
+
 def _prediction(value: Any, name: str, part_bytes: int) -> None:
     if type(value) is not Prediction:
         raise FieldProblem(Problem.BAD_FIELD, f"{name} must be a Prediction")
@@ -240,6 +271,8 @@ class Kind(enum.Enum):
     TEXTS = "texts"  # a sorted tuple of at most ``most`` distinct texts of 1..``entry_bytes`` bytes
     KEYS = "keys"  # a sorted tuple of at most ``most`` distinct keys
     PREDICTION = "prediction"  # a Prediction of two texts of 1..``entry_bytes`` bytes
+    FIX = "fix"  # a Fix (a tool of 1..``most`` bytes, two steps of 1..``entry_bytes``), or None
+    OPTIONAL_CHOICE = "optional-choice"  # a member of ``choices``, or None
 
 
 @dataclass(frozen=True)
@@ -253,6 +286,7 @@ class Field:
     entry_bytes: int = 0  # bytes of each text of a tuple, or of each part of a prediction
     choices: type[enum.Enum] | None = None
     entry: str = ""  # what one entry of a tuple is called in a problem
+    required: bool = False  # FIX, OPTIONAL_CHOICE: None is refused (in a body of FIX_VERSION)
 
 
 @dataclass(frozen=True)
@@ -280,10 +314,12 @@ FIELD_SPECS: dict[RecordType, tuple[Field | Relation, ...]] = {
         Field("parents", Kind.KEYS, MAX_PARENTS, entry="parent"),
         Field("episodes", Kind.KEYS, MAX_EPISODES, entry="episode"),
         Field("supersedes", Kind.OPTIONAL_KEY),
+        Field("fix", Kind.FIX, MAX_FIX_TOOL_BYTES, MAX_FIX_STEP_BYTES),
     ),
     RecordType.VERIFICATION: _HEADER_FIELDS + (
         Field("lesson", Kind.KEY),
         Field("outcome", Kind.CHOICE, choices=Outcome),
+        Field("fix", Kind.OPTIONAL_CHOICE, choices=FixSeen),
         Field("evidence", Kind.KEY),
         Field("received", Kind.DAY),
         Field("observed", Kind.DAY),
@@ -318,11 +354,23 @@ def _field_check(rule: Field) -> Callable[[Any], None]:
         return lambda value: _enum(value, rule.choices, name)
     if rule.kind is Kind.TEXT:
         return lambda value: _text(value, name, rule.most)
+    if rule.kind in (Kind.OPTIONAL_CHOICE, Kind.FIX) and rule.required:
+        return lambda value: _present(value, name) or _field_check(replace(rule, required=False))(value)
+    if rule.kind is Kind.OPTIONAL_CHOICE:
+        return lambda value: _optional_enum(value, rule.choices, name)
+    if rule.kind is Kind.FIX:
+        return lambda value: _fix(value, name, rule.most, rule.entry_bytes)
     if rule.kind is Kind.TEXTS:
         return lambda value: _texts(value, name, rule.entry, rule.most, rule.entry_bytes)
     if rule.kind is Kind.KEYS:
         return lambda value: _keys(value, name, rule.entry, rule.most)
     return lambda value: _prediction(value, name, rule.entry_bytes)
+
+
+def _present(value: Any, name: str) -> None:
+    if value is None:
+        raise FieldProblem(Problem.BAD_FIELD, f"a version {FIX_VERSION} body must have a {name}; "
+                                              f"a record without one is version {PROTOCOL_VERSION}")
 
 
 def field_rules(spec: tuple[Field | Relation, ...]) -> Callable[[dict[str, Any]], None]:
@@ -359,6 +407,16 @@ class Prediction:
 
 
 @dataclass(frozen=True)
+class Fix:
+    """The fix a lesson names: ``step`` (as the lesson names it, generalised) made ``failed`` (the
+    failing step, as ``tool`` ran it) succeed. A verifier runs the miner's evidence rules on it."""
+
+    tool: str
+    failed: str
+    step: str
+
+
+@dataclass(frozen=True)
 class _Header:
     network: bytes
     author: bytes
@@ -383,8 +441,13 @@ class Lesson(_Header):
     parents: tuple[bytes, ...] = ()  # ids of the lessons this one was derived from
     episodes: tuple[bytes, ...] = ()  # keyed hashes of the local episodes it came from
     supersedes: bytes | None = None  # an earlier version by the same author
+    fix: Fix | None = None  # the fix it names (a version 2 lesson); None: it names none
 
     type: ClassVar[RecordType] = RecordType.LESSON
+
+    @property
+    def version(self) -> int:
+        return FIX_VERSION if self.fix is not None else PROTOCOL_VERSION
 
 
 @dataclass(frozen=True)
@@ -395,8 +458,15 @@ class Verification(_Header):
     received: int  # the day the verifier first received the lesson
     observed: int  # the day it observed the outcome
     naive: bool  # False: it had met the surprise before receipt (a corroboration)
+    # What its sessions show of the fix the lesson names (a version 2 verification); None: nothing
+    # of a fix, the prediction alone (what every version 1 verification says).
+    fix: FixSeen | None = None
 
     type: ClassVar[RecordType] = RecordType.VERIFICATION
+
+    @property
+    def version(self) -> int:
+        return FIX_VERSION if self.fix is not None else PROTOCOL_VERSION
 
 
 @dataclass(frozen=True)
@@ -423,6 +493,27 @@ RECORD_CLASSES: dict[RecordType, type] = {cls.type: cls for cls in (Lesson, Veri
 # the same specs (``compiled.py``), falling back on these where its straight-line checks say no.
 FIELD_RULES: dict[RecordType, Callable[[dict[str, Any]], None]] = {
     rtype: field_rules(spec) for rtype, spec in FIELD_SPECS.items()
+}
+
+
+def versions_of(rtype: RecordType) -> tuple[int, ...]:
+    """The versions a body of this type may have: FIX_VERSION too for the types with a ``fix``."""
+    has_fix = any(isinstance(rule, Field) and rule.name == "fix" for rule in FIELD_SPECS[rtype])
+    return RECORD_VERSIONS if has_fix else (PROTOCOL_VERSION,)
+
+
+def wire_spec(rtype: RecordType, version: int) -> tuple[Field | Relation, ...]:
+    """The rules of a body of ``version``: without the ``fix`` field in version 1, with it
+    required (never nil) in FIX_VERSION, so every record has exactly one valid body."""
+    spec = FIELD_SPECS[rtype]
+    if version == PROTOCOL_VERSION:
+        return tuple(rule for rule in spec if not (isinstance(rule, Field) and rule.name == "fix"))
+    return tuple(replace(rule, required=True) if isinstance(rule, Field) and rule.name == "fix" else rule
+                 for rule in spec)
+
+
+WIRE_RULES: dict[tuple[RecordType, int], Callable[[dict[str, Any]], None]] = {
+    (rtype, version): field_rules(wire_spec(rtype, version)) for rtype in RecordType for version in versions_of(rtype)
 }
 
 
@@ -458,6 +549,8 @@ def as_plain(record: Record) -> dict[str, Any]:
             value = value.value
         elif isinstance(value, Prediction):
             value = {"situation": value.situation, "outcome": value.outcome}
+        elif isinstance(value, Fix):
+            value = {"tool": value.tool, "failed": value.failed, "step": value.step}
         elif isinstance(value, tuple):
             value = [v.hex() if isinstance(v, bytes) else v for v in value]
         plain[item.name] = value

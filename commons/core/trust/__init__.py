@@ -5,6 +5,8 @@
 - ``incremental``: :class:`IncrementalTrust`, the same result kept up to date batch by batch, over
   the compact ``facts`` of each record and the web of trust grown in ``web``;
 - ``naivety``: the checkable rule that a verifier had not published a similar lesson before;
+- ``fixes``: what fix a lesson claims, and what a verification of it counts as (common means the
+  fix was confirmed);
 - ``revocation``: who may revoke what, and everything a revocation takes down.
 
 docs/trust.md holds the attack model and the reasons for the defaults.
@@ -12,6 +14,7 @@ docs/trust.md holds the attack model and the reasons for the defaults.
 
 from commons.core.trust.evaluation import LessonState, LessonStatus, Policy, TrustPolicy, TrustView, evaluate
 from commons.core.trust.facts import Fact
+from commons.core.trust.fixes import FixClaim, counted_outcome, fix_claim
 from commons.core.trust.incremental import IncrementalTrust
 from commons.core.trust.revocation import (
     Cause,
@@ -25,6 +28,7 @@ from commons.core.trust.revocation import (
 __all__ = [
     "Cause",
     "Fact",
+    "FixClaim",
     "IncrementalTrust",
     "LessonState",
     "LessonStatus",
@@ -34,7 +38,9 @@ __all__ = [
     "Revocations",
     "TrustPolicy",
     "TrustView",
+    "counted_outcome",
     "evaluate",
+    "fix_claim",
     "refused_as_dead",
     "resolve",
 ]

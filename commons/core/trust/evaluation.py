@@ -21,7 +21,12 @@ model and the reasons for the defaults; the rules, in the order they are applied
    outcomes per lesson; keys are matched to their anchors, most recent outcome first, so any set
    of keys hanging from E anchors adds at most ``E * max_per_voucher`` outcomes. Roots are not
    capped.
-5. **Status**: a lesson is common when, among its latest ``max(recent_window, required)`` counted
+5. **The fix** (``commons.core.trust.fixes``): for a lesson that names a fix, a verification counts
+   as a confirmation only when the verifier's sessions ran that fix and saw the failing step then
+   succeed (``fix-confirmed``); one resolved another way or that saw the fix fail counts against;
+   meeting the failure alone (and every version 1 verification) does not count. A lesson naming
+   no fix counts every verification by its prediction.
+6. **Status**: a lesson is common when, among its latest ``max(recent_window, required)`` counted
    outcomes, confirmations outnumber failures by at least ``required`` (one by an ``authors`` key:
    unless failures outnumber confirmations by ``required``). The same rule promotes a
    candidate and fades a common lesson back out, and promotes it again when outcomes recover.
@@ -37,6 +42,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from commons.core.records import FUTURE_TOLERANCE_DAYS, Lesson, Outcome, SignedRecord, Verification, Vouch
+from commons.core.trust.fixes import claim_of, counted_outcome
 from commons.core.trust.naivety import Naivety, Similar, same_lesson
 from commons.core.trust.revocation import Revocations, Takedown, resolve
 
@@ -89,6 +95,9 @@ class Reason(enum.Enum):
     # It wrote a similar lesson before the day it claims to have received this one, or it claims a
     # receipt before the lesson was created (beyond a day of clock tolerance).
     CONTRADICTED_NAIVETY = "the verifier's claim of naivety is contradicted by the records"
+    # The lesson names a fix, and this verification does not say the fix was run (a version 1
+    # verifier, a failure met and not resolved, a prevention), or confirms a fix no one can check.
+    PREDICTION_ONLY = "the lesson names a fix and this verification does not show that fix working or failing"
     VOUCHER_CAP = "its anchor already vouches for max_per_voucher outcomes of this lesson"
 
 
@@ -117,7 +126,7 @@ class VerificationVerdict:
     id: bytes
     lesson: bytes
     verifier: bytes
-    outcome: Outcome
+    outcome: Outcome  # what it counts as (for a lesson naming a fix, what it saw of the fix)
     counted: bool
     reason: Reason | None  # why it did not count; None when it counted
     recent: bool = False  # counted and among the latest outcomes that decide the lesson's status
@@ -419,8 +428,9 @@ def _judge(
             continue
         verdicts[signed.id] = _refused(signed, reason)
 
-    eligible: set[bytes] = set()
+    eligible: dict[bytes, Outcome] = {}  # id -> what it counts as
     created = lesson.created
+    claim = claim_of(lesson)
     for verifier, signed in latest.items():
         record: Verification = signed.record
         if not record.naive:
@@ -429,8 +439,10 @@ def _judge(
             verifier, lid, record.received
         ):  # a receipt claimed before the lesson existed is as false as one after writing it oneself
             verdicts[signed.id] = _refused(signed, Reason.CONTRADICTED_NAIVETY)
+        elif (counted := counted_outcome(claim, record.outcome, record.fix)) is None:
+            verdicts[signed.id] = _refused(signed, Reason.PREDICTION_ONLY)
         else:
-            eligible.add(signed.id)
+            eligible[signed.id] = counted
     if not eligible:
         return
 
@@ -450,8 +462,8 @@ def _judge(
         if capped_policy and verifier not in roots and verifier not in charged:
             verdicts[signed.id] = _refused(signed, Reason.VOUCHER_CAP)
         else:
-            verdicts[signed.id] = VerificationVerdict(signed.id, record.lesson, verifier, record.outcome, True, None,
-                                                      rank < window, charged.get(verifier))
+            verdicts[signed.id] = VerificationVerdict(signed.id, record.lesson, verifier, eligible[signed.id], True,
+                                                      None, rank < window, charged.get(verifier))
             rank += 1
 
 

@@ -3,7 +3,7 @@
 A decoded record is about 1 KB (its text, topics, prediction, body and signature); trust reads a
 handful of its fields. Holding 10^6 records for the evaluation (issue #18: ≤ 1 GB) means holding
 only these: ids, author, day, and per kind the lesson's parents, successor and similarity forms,
-the verification's lesson, outcome and naivety claim, the vouch's subject. Keys and days are
+and the fix it claims, the verification's lesson, outcome, naivety claim and what it saw of the fix, the vouch's subject. Keys and days are
 interned (a hundred authors sign a million records). The rest stays in the store.
 
 A fact answers the attribute names the evaluation reads of a ``SignedRecord`` (``id``, ``type``,
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from commons.core.trust.fixes import fix_claim
 from commons.core.trust.naivety import form_keys
 from commons.core.records import Lesson, RecordType, Revocation, SignedRecord, Verification, Vouch
 
@@ -29,21 +30,22 @@ class _Fact:
 
 
 class LessonFact(_Fact):
-    __slots__ = ("id", "author", "created", "parents", "supersedes", "forms")
+    __slots__ = ("id", "author", "created", "parents", "supersedes", "forms", "claim")
     type = RecordType.LESSON
 
-    def __init__(self, rid, author, created, parents, supersedes, forms) -> None:
+    def __init__(self, rid, author, created, parents, supersedes, forms, claim) -> None:
         self.id, self.author, self.created = rid, author, created
-        self.parents, self.supersedes, self.forms = parents, supersedes, forms
+        self.parents, self.supersedes, self.forms, self.claim = parents, supersedes, forms, claim
 
 
 class VerificationFact(_Fact):
-    __slots__ = ("id", "author", "created", "lesson", "outcome", "naive", "received", "observed")
+    __slots__ = ("id", "author", "created", "lesson", "outcome", "naive", "received", "observed", "fix")
     type = RecordType.VERIFICATION
 
-    def __init__(self, rid, author, created, lesson, outcome, naive, received, observed) -> None:
+    def __init__(self, rid, author, created, lesson, outcome, naive, received, observed, fix) -> None:
         self.id, self.author, self.created, self.lesson = rid, author, created, lesson
         self.outcome, self.naive, self.received, self.observed = outcome, naive, received, observed
+        self.fix = fix
 
 
 class VouchFact(_Fact):
@@ -84,10 +86,10 @@ class Facts:
         if isinstance(record, Lesson):
             parents = tuple(self._id(p) for p in record.parents) if record.parents else ()
             supersedes = None if record.supersedes is None else self._id(record.supersedes)
-            return LessonFact(rid, author, created, parents, supersedes, form_keys(record))
+            return LessonFact(rid, author, created, parents, supersedes, form_keys(record), fix_claim(record))
         if isinstance(record, Verification):
             return VerificationFact(rid, author, created, self._id(record.lesson), record.outcome, record.naive,
-                                    share(record.received), share(record.observed))
+                                    share(record.received), share(record.observed), record.fix)
         if isinstance(record, Vouch):
             return VouchFact(rid, author, created, share(record.subject))
         raise TypeError(f"trust holds no facts of a {type(record).__name__}")

@@ -460,10 +460,11 @@ def _pip_after_receipt(node: str, day: int, cwd: str, package: str, hour: int) -
     s.snapshot()
     s.user(f"add {package} to the tooling and use it")
     s.bash(f"pip install {package}", f"Install {package}", PIP_EXTERNALLY_MANAGED, exit_code=1)
-    s.bash(f"python3 -m venv .venv && .venv/bin/pip install {package}", f"Install {package} in a virtualenv",
-           f"Collecting {package}\nInstalling collected packages: {package}\nSuccessfully installed {package}",
-           text="The system Python is externally managed; installing into a project virtualenv.")  # fmt: skip
-    s.say(("text", f"{package} is installed in the project's virtualenv."))
+    # The fix ada's lesson names: a verification confirms that fix only where it ran (issue #26).
+    s.bash(f"uv add {package}", f"Add {package} with uv",
+           f"Resolved 4 packages in 12ms\nInstalled 1 package in 3ms\n + {package}",
+           text="The system Python is externally managed; adding it to the project with uv.")  # fmt: skip
+    s.say(("text", f"{package} is added to the project with uv."))
     return s
 
 
