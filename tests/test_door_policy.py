@@ -226,7 +226,7 @@ def test_a_section_marker_is_refused_at_every_door(marker):
 
 def test_mcp_remember_refuses_the_five_bypasses(home, capsys, tmp_path):
     from commons.cli.context import Context
-    from commons.mcp_server import build_server
+    from commons.mcp_server.tools import build_server
     from commons.runtime import run
 
     assert cli(capsys, "init")[0] == 0
@@ -251,7 +251,7 @@ def test_mcp_remember_refuses_the_five_bypasses(home, capsys, tmp_path):
 def test_mcp_lists_a_candidate_only_when_candidates_are_asked_for_and_marks_it_unverified():
     from dataclasses import replace
 
-    from commons.mcp_server import _answerable
+    from commons.mcp_server.tools import _answerable
     from commons.node.lessons import LessonView
 
     view = LessonView("r1", BENIGN[0], "error", "shared", None, None, "candidate", "2026-11-02", "peer", "k",

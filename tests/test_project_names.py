@@ -84,7 +84,7 @@ def test_mcp_lists_a_projects_local_lessons_only_in_that_project(tmp_path, monke
 
 def _mcp_lessons(home: Home, workdir: Path, args: dict) -> list[dict]:
     from commons.cli.context import Context
-    from commons.mcp_server import build_server
+    from commons.mcp_server.tools import build_server
     from commons.runtime import run
 
     async def ask():
