@@ -81,7 +81,7 @@ def _latin(text: str) -> str:
 _AGENT_NAMES = r"(?:claude(?:\s+code)?|chat\s?gpt|gpt-?\d[\w.]*|copilot|gemini|codex|cursor|aider|devin|cody|llama|bard)"
 _AGENT = (rf"(?:{_AGENT_NAMES}|(?:the|an?|any|all|every|each|this|our|your)\s+(?:ai|llm|coding|code)\s+"
           r"(?:agents?|assistants?|models?|bots?)|ai\s+(?:agents?|assistants?|models?|bots?)|llms?"
-          r"|(?:the|an?|any|all|every|each|this)\s+(?:agents?|assistants?|ai|model|bot)"
+          r"|(?:the|an?|any|all|every|each|this)\s+(?:agents?|assistants?|ai)"  # not "the model": ML errors say "the model must be compiled"
           r"|agents|assistants|language\s+models?)")
 # An agent named for what it is, never the generic "the agent" every correction lesson mentions.
 _NAMED = (rf"(?:{_AGENT_NAMES}|(?:the|an?|any|all|every|each|this|our|your)\s+(?:ai|llm)(?:\s+(?:agents?|assistants?|models?|bots?))?"
@@ -117,7 +117,8 @@ _ALWAYS = [
                         r"(?:instructions?|prompts?|messages?|directions?|directives?|rules|context|guidelines|guidance"
                         r"|policies|constraints|orders|commands|memory|memories|lessons)"
                         r"|\b(?:ignore|disregard|forget)\s+(?:everything|all)\s+(?:above|before|else|previous|prior|you)"),
-    ("identity", r"\byou\s+are\s+now\b|\byou\s+are\s+(?:a|an|the)\s+(?:helpful|unrestricted|new|different)\b"
+    ("identity", r"\byou\s+are\s+now\s+(?:in|a|an|the|dan|free|unrestricted|my|our|acting|operating|going|allowed"
+                 r"|permitted|authori[sz]ed|jailbroken|released|liberated|no\s+longer)\b|\byou\s+are\s+(?:a|an|the)\s+(?:helpful|unrestricted|new|different)\b"
                  r"|\bact\s+as\s+(?:if\s+you|an?\s+(?:unrestricted|different|new|ai|assistant|agent))\b|\bpretend\s+(?:to\s+be|you)\b|\b(?:developer|god|dan|jailbreak)\s+mode\b"
                  r"|\bdo\s+anything\s+now\b|\bjailbreak"),
     ("new instructions", r"\bnew\s+(?:system\s+)?(?:instructions?|rules|directives?|orders)\s*[:!]|\bsystem\s+prompt\b"
@@ -131,7 +132,7 @@ _ALWAYS = [
                                rf"|agent|{_AGENT_NAMES})\b|\bas\s+an?\s+(?:ai|llm|language\s+model|assistant|agent)\b"
                                rf"|\b(?:ai|llm|agent|assistant)s?\s+(?:reading|processing|parsing|seeing|viewing)\s+th(?:is|ese)\b"
                                rf"|\b(?:reading|processing|parsing)\s+this\s+(?:file|memory|lesson|text)\b"),
-    ("agent told how to behave", rf"(?:^|[.!?]\s)\W*(?:agent|assistant|model|ai)\s+(?:{_MODALS}|always|never)\b|\b{_AGENT}\s+(?:{_MODALS}|always|never|usually|normally|generally|habitually"
+    ("agent told how to behave", rf"(?:^|[.!?]\s)\W*(?:agent|assistant|ai)\s+(?:{_MODALS}|always|never)\b|\b{_AGENT}\s+(?:{_MODALS}|always|never|usually|normally|generally|habitually"
                                  r"|is\s+(?:told|instructed|asked|permitted|authori[sz]ed|allowed))\b"
                                  rf"|\b{_NAMED}\s+(?:[\w-]+\s+){{1,3}}?(?:{_MODALS}|is\s+(?:told|instructed|asked|allowed))\b"
                                  rf"|\b{_NAMED}\s+(?:runs|uses|prefers|executes|installs|pushes|commits|deletes|sends"

@@ -202,7 +202,7 @@ _INJECTION = re.compile(
             r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?"
             r"(?:previous|prior|above|earlier|preceding|system|original)\s+"
             r"(?:instructions?|prompts?|messages?|directions?|rules|context)",
-            r"\byou are now\b",
+            r"\byou are now (?!logged|signed|connected|on |using|in the|ready|up to date|subscribed|authenticated)",  # "You are now logged in" is a CLI's
             r"\bnew (?:system )?instructions?\s*:",
             r"\bsystem prompt\b",
             r"\bfrom now on,?\s+(?:you|the agent|always|never)\b",
