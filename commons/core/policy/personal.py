@@ -105,6 +105,9 @@ _NAME_RULES: tuple[Rule, ...] = (
     make_rule("name-introduced", Kind.NAME,
               rf"(?i:\b{_INTRODUCERS})(?:\s*[:=,]\s*|\"\s*:\s*|\s+(?:the\s+)?)[\"']?(?-i:(?P<v>{_NAME}))",
               "", _introduced, anchors=_INTRODUCED_AT, after=80),
+    make_rule("name-part", Kind.NAME,
+              rf"[\"']?(?:first_?name|last_?name|given_?name|family_?name|surname|firstName|lastName|givenName|familyName)"
+              rf"[\"']?\s*[:=]\s*[\"'](?P<v>{_CAP})[\"']", "name", after=60, before=4),
     make_rule("name-json", Kind.NAME, rf"[\"'](?:name|fullName|full_name|displayName)[\"']\s*:\s*[\"'](?P<v>{_NAME})[\"']",
               "name", _introduced, after=80, before=4),
     make_rule("name-given", Kind.NAME, rf"(?<![\w.@/-])(?P<v>{_NAME})(?![\w@])", "",
