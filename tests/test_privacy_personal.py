@@ -9,11 +9,14 @@ file; at most 2 reach any local door (a lesson, a report, a recall or MCP answer
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from commons.core.policy import scrub
 from tests.privacy import doors
 from tests.privacy.personal import CASES, WHERE
+from tests.transcripts import cli
 
 LEAVE_THE_MACHINE = ("export",)
 MEMORY = ("memory folder",)
@@ -50,3 +53,25 @@ def test_no_personal_detail_reaches_a_published_record_or_a_memory_file_and_almo
     assert not [n for n, where in reached.items() if set(where) & {*LEAVE_THE_MACHINE, *MEMORY}]
     local = [n for n, where in reached.items() if where]
     assert len(local) <= AT_MOST_LOCAL, local
+
+
+def test_store_check_reports_what_the_scrubber_would_change_today(home, capsys, tmp_path):
+    """A home written before these rules: `commons store check --privacy` lists each kind (never
+    the value) and exits 1, where it once reported such a home clean."""
+    import sqlite3
+
+    from tests.review_helpers import pip_sessions
+    from tests.transcripts import cli_json
+
+    assert cli(capsys, "init")[0] == 0
+    assert cli(capsys, "ingest", str(pip_sessions(tmp_path / "s", 2)), at=doors.INGEST_AT)[0] == 0
+    cli_json(capsys, "sleep", at=doors.NIGHT)
+    planted = [c for c in CASES if c.name in ("ssn-error", "iban-de-error", "name-said-customer",
+                                                 "host-internal-domain", "redis-cli-a", "user-at-host-said",
+                                                 "address-us-geocode")]
+    with sqlite3.connect(home.database) as db:
+        db.execute("UPDATE lessons SET outcome = ?", (" ".join(f"{c.command} {c.text}" for c in planted),))
+    code, out, _ = cli(capsys, "store", "check", "--privacy", "--json", at=doors.NIGHT)
+    kinds = {h["kind"] for h in json.loads(out)["hits"]}
+    assert code == 1 and kinds >= {c.kind.name.lower() for c in planted}
+    assert not any(doors.leaks(c.value, out) for c in planted)

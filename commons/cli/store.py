@@ -72,8 +72,11 @@ async def cmd_check_privacy(ctx: Context, args: argparse.Namespace) -> int:
         hits = await privacy.check_home(store, ctx.node)
     data = {"ok": not hits, "hits": [h.to_json() for h in hits]}
     emit(args, data, lambda: "\n".join(f"{h.where} {h.kind}" for h in hits)
-         + (f"\n{len(hits)} remaining; `commons store scrub` replaces them" if hits else "no secret or personal "
-            "detail left in this home's lessons, episodes, reports or memory files"))
+         + (f"\n{len(hits)} remaining; `commons store scrub` replaces them"
+            + (" (a signed record's words cannot change: `commons revoke RECORD_ID` takes it down)"
+               if any(h.where.startswith("records:") for h in hits) else "")
+            if hits else "no secret or personal detail left in this home's lessons, episodes, reports, memory "
+            "files or records"))
     return 0 if not hits else 1
 
 

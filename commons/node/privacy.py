@@ -24,11 +24,13 @@ from pathlib import Path
 
 from commons.core.embedding import embed_many
 from commons.core.policy import findings, scrub, scrub_json
+from commons.core.records import RecordType
 from commons.node import rendering
 from commons.node.context import NodeContext
 from commons.render import memory_folder as renderer
 from commons.store import lessons as ls
 from commons.store import privacy as stored
+from commons.store import records as record_store
 from commons.store import settings
 from commons.store.db import Store
 
@@ -206,4 +208,11 @@ async def check_home(store: Store, node: NodeContext) -> tuple[Hit, ...]:
         if folder.exists():
             for path, text in _memory_texts(folder):
                 hits += _hits_in(str(path), text)
+    # Signed lesson records are offered to every peer. Their words cannot be scrubbed (the words
+    # are the id): one that holds a finding today is listed, for the person to revoke.
+    for signed in await record_store.all_records(store, RecordType.LESSON):
+        lesson = signed.record
+        for column, value in (("text", lesson.text), ("situation", lesson.prediction.situation),
+                              ("outcome", lesson.prediction.outcome)):
+            hits += [Hit(f"records:{signed.id.hex()[:16]}:{column}", f.kind.name.lower()) for f in findings(value)]
     return tuple(hits)

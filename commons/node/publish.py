@@ -15,6 +15,8 @@ episodes. Local and private lessons never do.
 from __future__ import annotations
 
 import unicodedata
+
+import trio
 from dataclasses import dataclass
 
 from commons.core import records as rec
@@ -23,8 +25,11 @@ from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Fix, FixSeen, Outcome, Prediction, Scope, SignedRecord, Verification, day_of, sign
 from commons.core.policy import Admitted, admit, dangerous_advice, looks_private, refusal_as_is, scrub
 from commons.core.policy import ScrubbedTextRequired
+from commons.core.learning import names_project
 from commons.identity import Identity
 from commons.node.context import NodeContext
+from commons.node.projects import project_names
+from commons.store import episodes as episode_store
 from commons.store import lessons as ls
 from commons.store import records as record_store
 from commons.store import reviews as review_store
@@ -160,7 +165,13 @@ async def _sign_lessons(store: Store, identity: Identity, network: bytes,
                if s.origin == "own" and s.record_id is None and s.lesson.scope is Scope.SHARED]
     signed: list[tuple[str, SignedRecord]] = []
     skipped: list[Skipped] = []
+    # A project's own names never leave it, even in a lesson classified shared before the name
+    # was known (a module added since, a manifest's package name).
+    names = await trio.to_thread.run_sync(project_names, await episode_store.session_workdirs(store)) if pending else ()
     for lesson in pending:
+        if names_project(" ".join((lesson.text, lesson.gist, lesson.outcome, *lesson.triggers)), names):
+            skipped.append(Skipped(lesson.id, "it names one of your projects; a project's names never leave it"))
+            continue
         try:
             made = lesson_record(lesson, identity, network, now)
             if isinstance(made, Skipped):

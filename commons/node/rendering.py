@@ -26,7 +26,7 @@ from pathlib import Path
 
 import trio
 
-from commons.core.learning import Lesson, lesson_detail, lesson_resolved
+from commons.core.learning import Lesson, lesson_detail, lesson_resolved, names_project
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Scope
 from commons.core.policy import Admitted, admit, dangerous_advice, scrub, scrub_json
@@ -138,8 +138,16 @@ async def lesson_projects(store: Store, node: NodeContext, lessons: Sequence[Les
     return found
 
 
+def _foreign(dest: Destination, names_of: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The names of the person's other projects that are not also this one's."""
+    mine = set(names_of.get(dest.project, ()))
+    return tuple(dict.fromkeys(n for key, names in names_of.items() if key != dest.project
+                               for n in names if n not in mine))
+
+
 def _layers(dest: Destination, folder_has: set[str], own: Sequence[tuple[Lesson, renderer.RenderItem]],
-            projects: dict[str, frozenset[str]], common: Sequence[renderer.RenderItem]) -> list[renderer.Layer]:
+            projects: dict[str, frozenset[str]], common: Sequence[renderer.RenderItem],
+            names_of: dict[str, tuple[str, ...]] | None = None) -> list[renderer.Layer]:
     if not dest.project:
         layers = [renderer.Layer("own", [item for _, item in own])]
     else:
@@ -147,10 +155,24 @@ def _layers(dest: Destination, folder_has: set[str], own: Sequence[tuple[Lesson,
         # A local lesson no session places (one written by hand before lessons had projects) is
         # shown everywhere rather than nowhere: what the person wrote is never silently dropped.
         shared = [item for lesson, item in own if lesson.scope is not Scope.LOCAL or not projects[lesson.id]]
+        # ...except where it names another of the person's projects: a project's names stay in it.
+        foreign = _foreign(dest, names_of or {})
+        if foreign:
+            shared = [item for item in shared if not names_project(item.text, foreign)]
+            common = [item for item in common if not names_project(item.text, foreign)]
         layers = [renderer.Layer("project", local), renderer.Layer("own", shared)]
     if common or "common" in folder_has:  # an emptied section is rewritten, not left stale
         layers.append(renderer.Layer("common", common))
     return layers
+
+
+def _names_by_project(node: NodeContext, workdirs: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    by_project: dict[str, list[str]] = {}
+    for w in workdirs:
+        key = node.target.project_of(w)
+        if key:
+            by_project.setdefault(key, []).append(w)
+    return {key: project_names(ws) for key, ws in by_project.items()}
 
 
 def _with_risk(lesson: Lesson) -> str:
@@ -213,6 +235,7 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
     known = {node.target.project_of(w) for w in await episode_store.session_workdirs(store)}
     known |= {p for keys in projects.values() for p in keys}
     destinations = await trio.to_thread.run_sync(node.target.destinations, sorted(k for k in known if k))
+    names_of = await trio.to_thread.run_sync(_names_by_project, node, await episode_store.session_workdirs(store))
 
     previous = await ls.rendered(store)
     rows: list[ls.Rendered] = []
@@ -223,7 +246,7 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
     for dest in destinations:
         here = [r for r in previous if r.folder == str(dest.folder)]
         has = {name for name in ("project", "own", "common") if renderer.has_section(dest.folder, name)}
-        layers = _layers(dest, has, own, projects, common)
+        layers = _layers(dest, has, own, projects, common, names_of)
         result = await trio.to_thread.run_sync(partial(node.target.write, dest, layers, [r.file for r in here]))
         since = {r.lesson_id: r.since for r in here}
         rows += [ls.Rendered(lid, layer, str(dest.folder), name, since.get(lid, now), dest.project)

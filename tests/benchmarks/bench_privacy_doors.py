@@ -1,4 +1,5 @@
-"""Formats caught per door, and false positives: `make privacy-report` (the table in docs/privacy.md).
+"""Formats caught per door, false positives, and personal details per door: `make privacy-report`
+(the tables in docs/privacy.md).
 
 Plants every format of tests/privacy/corpus.py in real Claude Code transcripts (a failed command's
 output, the agent's statement, the person's correction; tests/privacy/doors.py) in a fresh home,
@@ -6,6 +7,9 @@ then ingest, one night (render, report, auto-publish with `commons publish on`),
 tools and export. A format is caught at a door when no 8 characters of its value reach that door's
 text. False positives: the benign strings of the corpus that the scrubber changes at all, and the
 placeholders that reach each door from a second home planted with the benign strings only.
+Personal details (tests/privacy/personal.py: names, addresses, national ids, bank details, internal
+hosts, ``user@host``, command-line passwords; in error output, fix commands and the person's words)
+are planted in a third home the same way; a case reaches a door when 8 characters of its value do.
 
     .venv/bin/python -m tests.benchmarks.bench_privacy_doors          # the table
     .venv/bin/python -m tests.benchmarks.bench_privacy_doors --json   # for a script
@@ -31,6 +35,7 @@ from commons.core.policy.scrubber import PLACEHOLDER, scrub  # noqa: E402
 from commons.home import Home  # noqa: E402
 from tests.privacy import doors  # noqa: E402
 from tests.privacy.corpus import BENIGN, FORMATS  # noqa: E402
+from tests.privacy.personal import CASES  # noqa: E402
 from tests.transcripts import session  # noqa: E402
 
 
@@ -85,6 +90,10 @@ def measure(root: Path) -> dict:
     placeholders = {door: sum(1 for m in PLACEHOLDER.findall(text) if m != "<host>") for door, text in benign_texts.items()}
     hosts = {door: text.count("<host>") for door, text in benign_texts.items()}
     changed = [b for b in BENIGN if scrub(b) != b]
+    with _home(root / "personal") as home:
+        doors.personal_home(_run, root / "personal-sessions")
+        personal_texts = doors.door_texts(_run, home, doors.personal_queries())
+    reached = {c.name: [d for d, t in personal_texts.items() if doors.leaks(c.value, t)] for c in CASES}
     return {
         "formats": len(FORMATS),
         "caught_per_door": {door: len(names) for door, names in caught.items()},
@@ -95,6 +104,9 @@ def measure(root: Path) -> dict:
         "false_positive_rate": round(len(changed) / len(BENIGN), 4),
         "placeholders_per_door_from_benign_home": placeholders,
         "host_placeholders_per_door_from_benign_home": hosts,
+        "personal_cases": len(CASES),
+        "personal_reaching_per_door": {door: sum(1 for w in reached.values() if door in w) for door in doors.DOORS},
+        "personal_reaching_any_door": sorted(n for n, w in reached.items() if w),
         "seconds": round(time.perf_counter() - started, 1),
     }
 
@@ -117,6 +129,14 @@ def main(argv: list[str] | None = None) -> int:
               f"| {result['host_placeholders_per_door_from_benign_home'][door]} |")
     print(f"\nbenign strings the scrubber changes: {result['benign_changed_by_scrubber']} / "
           f"{result['benign_strings']} (false-positive rate {result['false_positive_rate']:.1%})")
+    p = result["personal_cases"]
+    print(f"\n{p} personal-details cases (error output, fix commands, the person's words)\n")
+    print("| door | cases reaching it |")
+    print("|---|---|")
+    for door, count in result["personal_reaching_per_door"].items():
+        print(f"| {door} | {count} / {p} |")
+    print(f"\ncases reaching any door: {len(result['personal_reaching_any_door'])} / {p}"
+          + (f" ({', '.join(result['personal_reaching_any_door'])})" if result["personal_reaching_any_door"] else ""))
     missed = {d: m for d, m in result["missed_per_door"].items() if m}
     if missed:
         print(f"missed: {missed}")

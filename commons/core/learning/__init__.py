@@ -55,7 +55,7 @@ from commons.core.learning.predictions import (
 from commons.core.learning.predictions import named_fix as fix_named_in_text
 from commons.core.learning.evidence import (Call, Evidence, OpenFailure, Resolution, Resolved, StepKind, advance, goal_of, is_proven,
                                             fix_outcome, named_fix, opened, shows_fix, step_kind)
-from commons.core.learning.scope import SHELL_TOOLS, classify, command_head
+from commons.core.learning.scope import SHELL_TOOLS, classify, command_head, names_project
 from commons.core.learning.sleep import (
     ArchiveReason,
     EpisodeArchived,
@@ -133,6 +133,7 @@ __all__ = [
     "is_resolved",
     "lesson_detail",
     "lesson_id",
+    "names_project",
     "lesson_resolved",
     "named_fix",
     "not_a_failure",

@@ -154,6 +154,21 @@ class ScopeDecision:
     reason: str  # one line a morning report can show next to the lesson
 
 
+def names_project(text: str, project_names: Iterable[str]) -> str | None:
+    """The first of ``project_names`` that ``text`` names, or None. A project's own names (its
+    folder, its repository, its package and module names) never leave it (docs/privacy.md)."""
+    words = set(tokenize(text))
+    for name in project_names:
+        low = name.lower()
+        if not name or low in VOCABULARY:
+            continue
+        # "SpotterWeb" is the project "spotter" in module case: a word that begins with a
+        # project name of four letters or more names it too.
+        if low in words or (len(low) >= 4 and any(w.startswith(low) for w in words)):
+            return name
+    return None
+
+
 def classify(text: str, heads: Iterable[str] = (), *, project_names: Iterable[str] = ()) -> ScopeDecision:
     """Decide whether a lesson is local or shared, and which topics it concerns.
 
@@ -170,15 +185,9 @@ def classify(text: str, heads: Iterable[str] = (), *, project_names: Iterable[st
     marker = _LOCAL_MARKERS.search(text)
     if marker:
         return ScopeDecision(Scope.LOCAL, found, f"about this person or project ({marker.group(0)!r})")
-    words = set(tokenize(text))
-    for name in project_names:
-        low = name.lower()
-        if not name or low in VOCABULARY:
-            continue
-        # "SpotterWeb" is the project "spotter" in module case: a word that begins with a
-        # project name of four letters or more names it too.
-        if low in words or (len(low) >= 4 and any(w.startswith(low) for w in words)):
-            return ScopeDecision(Scope.LOCAL, found, f"names the project {name!r}")
+    named = names_project(text, project_names)
+    if named:
+        return ScopeDecision(Scope.LOCAL, found, f"names the project {named!r}")
     if not any(t in VOCABULARY for t in found):
         return ScopeDecision(Scope.LOCAL, found, "names no tool, library or platform anyone may meet")
     return ScopeDecision(Scope.SHARED, found, "about " + ", ".join(t for t in found if t in VOCABULARY))

@@ -10,7 +10,8 @@ the report, export) asks :func:`admit`. docs/trust.md "One policy at every door"
    and control characters) are removed: they hide words from a person and split them for a
    pattern (``Ig\\u200bnore``), and a bidi override makes a file read differently in an editor.
 2. Line breaks become spaces: a lesson is one line, and a newline is where structure (a heading,
-   a fence, a list) begins.
+   a fence, a list) begins. A commons section marker (``<!-- commons:end own -->``) is refused:
+   it would forge the bounds of the section a render manages.
 3. The instruction check (:mod:`commons.core.policy.instruction`: words addressed to the agent in
    their many forms and languages, read on the NFKC form so fullwidth letters count) and the
    observation check (:func:`commons.core.policy.observation.imperative_sentences`).
@@ -25,6 +26,8 @@ commons signs.
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass
 
 from commons.core.policy.instruction import addressed_to_agent, fold, strongly_addressed, visible
@@ -60,11 +63,16 @@ def one_line(text: str) -> str:
     return " ".join(visible(text).split())
 
 
+# A managed section's marker (commons.render): text that carries one forges the section's bounds.
+_MARKER = re.compile(r"<!--\s*/?\s*commons\s*:", re.IGNORECASE)
+
+
 def _addressed(form: str) -> Refused:
     return Refused(f"the text speaks to the AI agent ({form}); a lesson reports what happened, to be read as "
                    "data, never tells the agent what to do", form)
 
 
+@functools.lru_cache(maxsize=1 << 14)  # pure; every door out asks again about the same few thousand texts
 def admit(text: str) -> Admitted | Refused:
     """Whether ``text`` may be a lesson here: :class:`Admitted` with the text to keep, or
     :class:`Refused` with the reason. Pure; the same answer at every door."""
@@ -72,6 +80,9 @@ def admit(text: str) -> Admitted | Refused:
     if not line:
         return Refused("a lesson needs a text: one or two sentences saying what happened", "empty")
     folded = fold(line)
+    if _MARKER.search(folded):
+        return Refused("the text holds a commons section marker (`<!-- commons:… -->`); in a memory file it would "
+                       "end or open the managed section, so no lesson may carry one", "section marker")
     strong = strongly_addressed(line) or injection_match(folded)
     if strong:
         return _addressed(strong)

@@ -64,7 +64,9 @@ _MIXED_WORD = re.compile(r"\w*[a-zA-Z]\w*")
 
 def fold(text: str) -> str:
     """The form the check reads: :func:`visible`, NFKC, one space for each run of white space."""
-    text = unicodedata.normalize("NFKC", visible(text))
+    text = visible(text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
     return " ".join(text.split())
 
 
@@ -79,7 +81,7 @@ def _latin(text: str) -> str:
 _AGENT_NAMES = r"(?:claude(?:\s+code)?|chat\s?gpt|gpt-?\d[\w.]*|copilot|gemini|codex|cursor|aider|devin|cody|llama|bard)"
 _AGENT = (rf"(?:{_AGENT_NAMES}|(?:the|an?|any|all|every|each|this|our|your)\s+(?:ai|llm|coding|code)\s+"
           r"(?:agents?|assistants?|models?|bots?)|ai\s+(?:agents?|assistants?|models?|bots?)|llms?"
-          r"|(?:the|an?|any|all|every|each|this)\s+(?:agents?|assistants?|ai|model|bot)"
+          r"|(?:the|an?|any|all|every|each|this)\s+(?:agents?|assistants?|ai)"  # not "the model": ML errors say "the model must be compiled"
           r"|agents|assistants|language\s+models?)")
 # An agent named for what it is, never the generic "the agent" every correction lesson mentions.
 _NAMED = (rf"(?:{_AGENT_NAMES}|(?:the|an?|any|all|every|each|this|our|your)\s+(?:ai|llm)(?:\s+(?:agents?|assistants?|models?|bots?))?"
@@ -100,7 +102,8 @@ _WISH = (r"(?:wants?|wanted|wishes|would\s+like|'d\s+like|expects?|needs?|requir
          r"|instructs?|instructed|prefers?|insists?|requests?|requested|orders?|ordered|directs?|permits?"
          r"|authori[sz]es|allows?|trusts?)")
 _WISHER = r"(?:person|user|human|developer|owner|maintainer|team|operator|admin(?:istrator)?|boss|customer|client)"
-_EMPHASIS = (r"(?:important|critical|crucial|mandatory|urgent|attention|reminder|importante|atenci[oó]n|aviso"
+_EMPHASIS = (r"(?:important|critical|crucial|mandatory|urgent|attention|reminder|pro\s?tip|heads\s+up|psa|fyi"
+             r"|best\s+practice|importante|atenci[oó]n|aviso"
              r"|obligatorio|urgente|atten[cç][aã]o|obrigat[oó]rio|remarque|avertissement|wichtig|achtung|hinweis"
              r"|dringend|pflicht|важно|внимание|примечание|срочно|обязательно|重要|注意|警告|提示|紧急|必读)")
 
@@ -114,7 +117,8 @@ _ALWAYS = [
                         r"(?:instructions?|prompts?|messages?|directions?|directives?|rules|context|guidelines|guidance"
                         r"|policies|constraints|orders|commands|memory|memories|lessons)"
                         r"|\b(?:ignore|disregard|forget)\s+(?:everything|all)\s+(?:above|before|else|previous|prior|you)"),
-    ("identity", r"\byou\s+are\s+now\b|\byou\s+are\s+(?:a|an|the)\s+(?:helpful|unrestricted|new|different)\b"
+    ("identity", r"\byou\s+are\s+now\s+(?:in|a|an|the|dan|free|unrestricted|my|our|acting|operating|going|allowed"
+                 r"|permitted|authori[sz]ed|jailbroken|released|liberated|no\s+longer)\b|\byou\s+are\s+(?:a|an|the)\s+(?:helpful|unrestricted|new|different)\b"
                  r"|\bact\s+as\s+(?:if\s+you|an?\s+(?:unrestricted|different|new|ai|assistant|agent))\b|\bpretend\s+(?:to\s+be|you)\b|\b(?:developer|god|dan|jailbreak)\s+mode\b"
                  r"|\bdo\s+anything\s+now\b|\bjailbreak"),
     ("new instructions", r"\bnew\s+(?:system\s+)?(?:instructions?|rules|directives?|orders)\s*[:!]|\bsystem\s+prompt\b"
@@ -128,7 +132,7 @@ _ALWAYS = [
                                rf"|agent|{_AGENT_NAMES})\b|\bas\s+an?\s+(?:ai|llm|language\s+model|assistant|agent)\b"
                                rf"|\b(?:ai|llm|agent|assistant)s?\s+(?:reading|processing|parsing|seeing|viewing)\s+th(?:is|ese)\b"
                                rf"|\b(?:reading|processing|parsing)\s+this\s+(?:file|memory|lesson|text)\b"),
-    ("agent told how to behave", rf"\b{_AGENT}\s+(?:{_MODALS}|always|never|usually|normally|generally|habitually"
+    ("agent told how to behave", rf"(?:^|[.!?]\s)\W*(?:agent|assistant|ai)\s+(?:{_MODALS}|always|never)\b|\b{_AGENT}\s+(?:{_MODALS}|always|never|usually|normally|generally|habitually"
                                  r"|is\s+(?:told|instructed|asked|permitted|authori[sz]ed|allowed))\b"
                                  rf"|\b{_NAMED}\s+(?:[\w-]+\s+){{1,3}}?(?:{_MODALS}|is\s+(?:told|instructed|asked|allowed))\b"
                                  rf"|\b{_NAMED}\s+(?:runs|uses|prefers|executes|installs|pushes|commits|deletes|sends"
@@ -188,8 +192,66 @@ _UNQUOTED = [
                          r"(?:to|that)\s+(?:you|the\s+agent|always|never|run|use)\b|\bplease\s+" + _BASE_VERBS + r"\b"),
 ]
 
-_COMPILED_ALWAYS = [(name, re.compile(p, re.IGNORECASE | re.MULTILINE)) for name, p in _ALWAYS]
-_COMPILED_UNQUOTED = [(name, re.compile(p, re.IGNORECASE | re.MULTILINE)) for name, p in _UNQUOTED]
+# The literal words (lower case) without one of which a form cannot match: a substring check
+# over the lower-cased text decides whether its pattern runs at all, which keeps the check fast
+# on the ordinary lesson. None: the pattern always runs (it is cheap, or opens with punctuation).
+_NEEDS: dict[str, tuple[str, ...] | None] = {
+    "role tag": None, "identity": None, "new instructions": None, "emphasis": None, "wish relayed": None,
+    "ignore previous": ("ignore", "disregard", "forget", "override", "bypass", "skip", "drop", "discard", "abandon"),
+    "addressed to the agent": ("ai", "agent", "assistant", "model", "bot", "llm", "claude", "gpt", "copilot",
+                               "gemini", "codex", "cursor", "aider", "devin", "cody", "llama", "bard", "reading",
+                               "processing", "parsing", "you"),
+    "agent told how to behave": ("ai", "agent", "assistant", "model", "bot", "llm", "claude", "gpt", "copilot",
+                                 "gemini", "codex", "cursor", "aider", "devin", "cody", "llama", "bard"),
+    "spanish": ("ignora", "olvida", "descarta", "usuari", "persona", "desarrollador", "debes", "tienes", "deber",
+                "hay que", "siempre", "nunca", "jam", "ejecuta", "usa", "utiliza", "instala", "borra", "elimina",
+                "env", "haz", "no "),
+    "french": ("ignore", "oublie", "utilisat", "personne", "veloppeur", "dois", "devez", "faut", "devras", "devrez",
+               "toujours", "jamais", "cute", "utilise", "lance", "installe", "supprime"),
+    "german": ("ignorier", "vergiss", "missacht", "benutzer", "nutzer", "person", "entwickler", "musst", "sollst",
+               "müssen", "mussen", "sollen", "führe", "fuhre", "verwende", "benutze", "nutze", "installiere",
+               "lösche", "losche", "sende", "immer", "nie"),
+    "portuguese": ("ignore", "esque", "descarte", "usu", "utilizador", "desenvolvedor", "voc", "deves", "sempre",
+                   "nunca", "jamais", "execute", "utilize", "instale", "rode", "apague", "não", "nao"),
+    "russian": tuple("абвгдежзийклмнопрстуфхцчшщъыьэюя"),
+    "chinese": tuple("忽无忘用使开你您总始永一绝千务请运执删"),
+    "from now on": ("from now", "going forward", "henceforth", "future", "every", "each", "subsequent"),
+    "second person": ("you", "u must"),
+    "always or never": ("always", "never", "only ever", "at all times"),
+    "imperative modal": ("we ", "one ", "everyone", "everybody", "agent", "make sure", "be sure", "remember",
+                         "not", "don't", "never", "it is", "please"),
+}
+_COMPILED_ALWAYS = [(name, re.compile(p, re.IGNORECASE | re.MULTILINE), _NEEDS[name]) for name, p in _ALWAYS]
+_COMPILED_UNQUOTED = [(name, re.compile(p, re.IGNORECASE | re.MULTILINE), _NEEDS[name]) for name, p in _UNQUOTED]
+
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+_WHOLE_WORDS = frozenset({"ai", "bot", "one"})
+
+
+class _Lower:
+    """A form's lower case, and its words: a short keyword ("ai", "you") must be a word of its own,
+    or "failed" would wake the patterns that look for "AI"."""
+
+    __slots__ = ("text", "_words")
+
+    def __init__(self, form: str):
+        self.text, self._words = form.lower(), None
+
+    def has(self, keyword: str) -> bool:
+        if keyword not in _WHOLE_WORDS:
+            return keyword in self.text
+        if keyword not in self.text:
+            return False
+        if self._words is None:
+            self._words = set(_WORD.findall(self.text))
+        return keyword in self._words or keyword + "s" in self._words
+
+
+def _may(needs: tuple[str, ...] | None, lower: _Lower) -> bool:
+    return needs is None or any(lower.has(k) for k in needs)
 
 # What a lesson quotes: "…", “…”, '…' (not an apostrophe), `…`, and after an error label to the
 # end of its sentence.
@@ -219,17 +281,23 @@ def _masked(text: str) -> str:
     return "".join(parts)
 
 
-def _reasons(folded: str) -> Iterator[str]:
+def _forms(folded: str) -> tuple[str, ...]:
+    if folded.isascii():
+        return (folded,)
     latin = _latin(folded)
-    forms = (folded, latin) if latin != folded else (folded,)
-    for form in forms:
-        for name, pattern in _COMPILED_ALWAYS:
-            if pattern.search(form):
+    return (folded, latin) if latin != folded else (folded,)
+
+
+def _reasons(folded: str) -> Iterator[str]:
+    for form in _forms(folded):
+        lower = _Lower(form)
+        for name, pattern, needs in _COMPILED_ALWAYS:
+            if _may(needs, lower) and pattern.search(form):
                 yield name
         unquoted, masked = _unquoted(form), _masked(form)
-        for name, pattern in _COMPILED_UNQUOTED:
+        for name, pattern, needs in _COMPILED_UNQUOTED:
             # an error may say "you must …"; no error says "always run …" to a reader
-            if pattern.search(unquoted if name == "always or never" else masked):
+            if _may(needs, lower) and pattern.search(unquoted if name == "always or never" else masked):
                 yield name
 
 
@@ -242,6 +310,9 @@ def strongly_addressed(text: str) -> str | None:
     """:func:`addressed_to_agent` with only the forms no tool's output has reason to print: for
     cutting injections out of a command's output before any of it is quoted ("You must be logged
     in" is npm's error, and stays)."""
-    folded = fold(text)
-    latin = _latin(folded)
-    return next((name for form in {folded, latin} for name, p in _COMPILED_ALWAYS if p.search(form)), None)
+    for form in _forms(fold(text)):
+        lower = _Lower(form)
+        for name, pattern, needs in _COMPILED_ALWAYS:
+            if _may(needs, lower) and pattern.search(form):
+                return name
+    return None

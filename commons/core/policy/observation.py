@@ -91,7 +91,7 @@ def imperative_sentences(text: str) -> list[str]:
         words = bare.split()
         if not words:
             continue
-        first = words[0].lower().rstrip(",:;.!?")
+        first = words[0].lower().strip("*_~").rstrip(",:;.!?*_~")  # "**Always** run …" is "Always run …"
         reported = any(w.lower().rstrip(",:;.!?") in _REPORTING for w in words[1:4])
         if (first in IMPERATIVE_OPENERS or _MODAL_OPENER.match(bare)
                 or (first in VERB_OR_NOUN_OPENERS and not reported)):
@@ -202,7 +202,7 @@ _INJECTION = re.compile(
             r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?"
             r"(?:previous|prior|above|earlier|preceding|system|original)\s+"
             r"(?:instructions?|prompts?|messages?|directions?|rules|context)",
-            r"\byou are now\b",
+            r"\byou are now (?!logged|signed|connected|on |using|in the|ready|up to date|subscribed|authenticated)",  # "You are now logged in" is a CLI's
             r"\bnew (?:system )?instructions?\s*:",
             r"\bsystem prompt\b",
             r"\bfrom now on,?\s+(?:you|the agent|always|never)\b",

@@ -85,7 +85,7 @@ _CODE_NAMES = frozenset("threading self this window thread asyncio contextvars w
 _CODE_AFTER = re.compile(r"\s*(?:is\b|import\b|==|!=|=[^=]|\(|\)|,|\]|\[)|:(?!\d)")
 
 
-_PRIVATE_ZONES = frozenset({"internal", "corp", "lan", "intranet", "priv", "private"})
+_PRIVATE_ZONES = frozenset({"internal", "corp", "lan", "intranet", "priv", "private", "int"})
 
 
 def _internal_host(m: re.Match[str]) -> bool:
@@ -208,8 +208,11 @@ RULES: tuple[Rule, ...] = (
     make_rule("cli-password-flag", Kind.PASSWORD,
           r"\b(?:redis-cli\b[^\n|;&]*?\s(?:-a|--pass)|ldap(?:search|add|modify|delete|passwd|whoami|compare)\b"
           r"[^\n|;&]*?\s-w|(?:zip|unzip)\b[^\n|;&]*?\s-P|mongo(?:sh|dump|restore|import|export)?\b[^\n|;&]*?\s-p"
-          r"|(?:sshpass|keytool|jarsigner)\b[^\n|;&]*?\s-(?:p|storepass|keypass))\s+(?P<q>['\"]?)"
-          + _V.format(r"[^\s'\"]{1,512}") + r"(?P=q)", "redis-cli ldap zip mongo sshpass keytool jarsigner",
+          r"|(?:sshpass|keytool|jarsigner)\b[^\n|;&]*?\s-(?:p|storepass|keypass)"
+          r"|(?:sqlcmd|bcp|mssql-cli|isql|osql)\b[^\n|;&]*?\s-P"
+          r"|\bnpm\s+config\s+set\s+\S*_auth(?:Token)?)\s+(?P<q>['\"]?)"
+          + _V.format(r"[^\s'\"]{1,512}") + r"(?P=q)",
+          "redis-cli ldap zip mongo sshpass keytool jarsigner sqlcmd bcp mssql-cli isql osql npm",
           _not_plain, after=600),
     make_rule("cli-password-attached", Kind.PASSWORD,
           r"\b(?:7z|7za|7zz|unrar|rar)\b[^\n|;&]*?\s-p" + _V.format(r"[^\s'\"]{1,512}")
@@ -287,12 +290,12 @@ RULES: tuple[Rule, ...] = (
                    r"0\d{2,4}[ \-]\d{3,4}[ \-]\d{3,4}"), after=30),
     # "db01.internal.example.com", "artifactory.corp.globex.net": a public domain's internal zone
     make_rule("internal-subdomain", Kind.HOST,
-          r"(?i)(?<![\w.\-@])(?<![\w.\-]/)" + _V.format(
-              r"(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+(?:internal|corp|intranet|lan|priv|private|local)"
+          r"(?i)(?<![\w.\-])(?<![\w.\-]/)" + _V.format(  # "git@gitlab.corp.acme.com:team/app.git" too
+              r"(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+(?:internal|corp|intranet|lan|priv|private|local|int)"
               r"(?:\.[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?)*\.(?:com|net|org|io|dev|app|cloud|tech|ai|co|biz|info"
               r"|eu|us|uk|de|fr|es|it|nl|be|ch|at|se|no|dk|fi|pl|cz|pt|ie|ru|ua|cn|jp|kr|in|br|mx|ar|au|nz|ca|za"
               r"|sg|hk|tw|il|tr|gr|ro|hu)") + r"(?![\w\-]|\.[a-z])", "",
-          _internal_host, anchors=(r"\.(?:internal|corp|intranet|lan|priv|private|local)\.[a-z]",)),
+          _internal_host, anchors=(r"\.(?:internal|corp|intranet|lan|priv|private|local|int)\.[a-z]",)),
     make_rule("internal-host", Kind.HOST,
           r"(?i)(?<![\w.\-@])(?<![\w.\-]/)" + _V.format(
               r"(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+"
