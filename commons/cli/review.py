@@ -13,6 +13,7 @@ from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import format_time
 from commons.core.records import SECONDS_PER_DAY, Lesson, LessonKind, Revocation, SignedRecord, Verification, as_plain
 from commons.core.policy import scrub_json
+from commons.core.trust import FixClaim, fix_claim
 from commons.errors import UsageError
 from commons.node import authoring, revocation, trust
 from commons.node.context import NodeContext
@@ -76,7 +77,9 @@ def _verification(held: trust.Held, signed: SignedRecord) -> dict:
     verdict = held.view.verifications.get(signed.id)
     return {
         "id": signed.id.hex(), "verifier": record.author.hex(), "mine": record.author == held.me,
-        "outcome": record.outcome.value, "naive": record.naive, "received": _day(record.received),
+        "outcome": record.outcome.value, "fix": record.fix.value if record.fix else None,
+        "counts_as": verdict.outcome.value if verdict and verdict.counted else None,
+        "naive": record.naive, "received": _day(record.received),
         "observed": _day(record.observed), "created": _day(record.created),
         "counted": bool(verdict and verdict.counted), "recent": bool(verdict and verdict.recent),
         "why_not": verdict.reason.value if verdict and verdict.reason else None,
@@ -155,7 +158,8 @@ async def why(store, node: NodeContext, text: str, now: float) -> dict:
                     supersedes=record.supersedes.hex() if record.supersedes else None,
                     superseded_by=state.superseded_by.hex() if state.superseded_by else None,
                     provenance=_provenance(held, record),
-                    verifications=[_verification(held, held.records[v.id]) for v in state.verdicts])
+                    verifications=[_verification(held, held.records[v.id]) for v in state.verdicts],
+                    named_fix=as_plain(record)["fix"], fix_claim=fix_claim(record).value)
     else:
         data.update(status="revoked" if rid in held.view.dead_ids else "live", provenance=[], verifications=[])
     data["revocation"] = _revocation(held, rid)
@@ -184,6 +188,14 @@ def why_text(d: dict) -> str:
                      f"confidence {fix['confidence']})")
         if d.get("fix_refuted"):
             lines.append("  refuted (the same failure came again after): " + "; ".join(d["fix_refuted"]))
+    claim = d.get("fix_claim")
+    if claim == FixClaim.CHECKABLE.value:
+        named = d.get("named_fix") or {}
+        step = f"`{named['step']}` for `{named['failed']}`" if named else "the fix its text names"
+        lines.append(f"  names a fix: {step}; it counts as confirmed only where that fix ran and the step then "
+                     "succeeded (fix-confirmed)")
+    elif claim == FixClaim.UNCHECKABLE.value:
+        lines.append("  quotes a step beside its fix that no verifier checks: no verification confirms it")
     if d.get("agents"):
         lines.append("  learned from: " + ", ".join(
             f"{n} {AGENT_NAMES.get(a, a)} episode{'s' * (n != 1)}" for a, n in d["agents"].items()))
@@ -208,7 +220,8 @@ def why_text(d: dict) -> str:
                      f"and {d.get('failures', 0)} failure(s) counted ({d.get('independent', 0)} independent)")
         for v in d["verifications"]:
             counted = "counted" if v["counted"] else f"not counted: {v['why_not']}"
-            lines.append(f"    {v['verifier'][:12]}{' (me)' if v['mine'] else ''} {v['outcome']} on {v['observed']} "
+            said = f"{v['outcome']}, {v['fix']}" if v.get("fix") else v["outcome"]
+            lines.append(f"    {v['verifier'][:12]}{' (me)' if v['mine'] else ''} {said} on {v['observed']} "
                          f"(received {v['received']}, {'naive' if v['naive'] else 'corroboration'}) — {counted}")
     rev = d.get("revocation")
     if rev:
