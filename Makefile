@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install test demo bench fuzz lessons-report privacy-report simulations experiment experiment-seeds record-agents clean
+.PHONY: install test demo bench fuzz lessons-report corrections-report privacy-report danger-report simulations experiment record-agents clean
 
 install: $(STAMP)
 
@@ -37,10 +37,20 @@ bench: $(STAMP)
 lessons-report: $(STAMP)
 	$(BIN)/python -m commons.ingest.lessons_bench
 
+# Corrections found in context against each labelled set's census of person messages (held-out sets apart).
+corrections-report: $(STAMP)
+	$(BIN)/python -m commons.ingest.corrections_bench
+
 # Privacy at every door: the corpus planted in transcripts, formats caught per door (lessons, memory
 # folder, report, recall, MCP, export) and false positives; the table in docs/privacy.md.
 privacy-report: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.bench_privacy_doors
+
+# Dangerous fixes at every door: the corpus of tests/fixtures/danger replayed as met in two
+# sessions each; shared, published, rendered as advice, refused from peers, safe look-alikes kept
+# (the figures in docs/trust.md, "Dangerous steps").
+danger-report: $(STAMP)
+	$(BIN)/python -m tests.benchmarks.bench_danger
 
 # Fuzzing the decoders of peers' bytes (records, gossip messages, box-stream): 10^6 inputs each by
 # default (FUZZ_INPUTS=...), about a minute; prints crashes and invalid-accepted counts, exits 1 on any.
@@ -50,22 +60,17 @@ fuzz: $(STAMP)
 	$(BIN)/python -m tests.fuzzing --inputs $(FUZZ_INPUTS) --json > .bench/fuzz.json || (cat .bench/fuzz.json; exit 1)
 	@$(BIN)/python -c "import json; r=json.load(open('.bench/fuzz.json')); [print(f\"{x['decoder']:16} {x['inputs']} inputs: {x['crash']} crashes, {x['invalid-accepted']} invalid accepted, {x['accepted']} accepted, {x['refused']} refused ({x['seconds']} s)\") for x in r['results']]"
 
-# The N-agent experiment (issue #17, design paper §7.5): 8 scripted agents on real daemons, four
-# arms; prints the headline reductions and regenerates docs/experiment.md with its tables and
-# plots. Reproducible by --seed (EXPERIMENT_ARGS to change it, e.g. --agents 4 --days 14).
+# The N-agent experiment (issues #17, #29; design paper §7.5): scripted agents on real daemons, every
+# arm (control, trusted, peer review, placebo, placebo trusted) for each of EXPERIMENT_SEEDS seeds in
+# parallel processes; prints one JSON summary (mean and 95% interval per figure, the goals, every
+# seed's run) to .bench/experiment.json and regenerates docs/experiment.md from it.
+# One seed alone, with its tables and plots: python -m simulations.experiment --seed 7 --doc FILE.
+EXPERIMENT_SEEDS ?= 1-20
 EXPERIMENT_ARGS ?=
 experiment: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[plot]'
 	mkdir -p .bench
-	$(BIN)/python -m simulations.experiment $(EXPERIMENT_ARGS) --json --seeds-file docs/experiment-seeds.json --doc docs/experiment.md > .bench/experiment.json
-	@$(BIN)/python -c "import json; r=json.load(open('.bench/experiment.json')); print(json.dumps({k: r[k] for k in ('agents', 'reduction', 'prediction_accuracy_by_week', 'stale_days_to_leave_all', 'misled_by_wrong_lesson')}, indent=2))"
-
-# Other seeds of the same run, kept in docs/experiment-seeds.json (run `make experiment` after, and
-# docs/experiment.md shows them all). About five minutes a seed on 2 cores.
-EXPERIMENT_SEEDS ?= 3 11
-experiment-seeds: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[plot]'
-	for seed in $(EXPERIMENT_SEEDS); do $(BIN)/python -m simulations.experiment --seed $$seed --seeds-file docs/experiment-seeds.json || exit 1; done
+	$(BIN)/python -m simulations.experiment --seeds $(EXPERIMENT_SEEDS) $(EXPERIMENT_ARGS) --json --doc docs/experiment.md > .bench/experiment.json
+	@$(BIN)/python -c "import json; r=json.load(open('.bench/experiment.json')); print(json.dumps({'wall_s': r['wall_s'], 'goals': r['goals']}, indent=2))"
 
 # Real sessions of Claude Code, Codex and Gemini CLI (installed from npm into a scratch folder) against
 # a fake model on loopback, written to tests/fixtures/agents/<agent>-<version>/ (tests/agents/record.py).

@@ -1,3 +1,3 @@
-from commons.cli import run_console
+from commons.launch import run_console
 
 run_console()

@@ -12,6 +12,7 @@ for the few settings that have one (``COMMONS_AT``), then command-line flags.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import tomllib
 import typing
@@ -378,7 +379,7 @@ def default_config_text(network_key: bytes) -> str:
         for item in dataclasses.fields(value):
             if section.name == "network" and item.name == "key":
                 continue
-            lines.append(f"# {item.name} = {_toml_value(getattr(value, item.name))}")
+            lines.append(f"# {item.name} = {toml_value(getattr(value, item.name))}")
     lines += [
         "",
         "# Peers to dial at start (also `commons peers add`):",
@@ -390,11 +391,14 @@ def default_config_text(network_key: bytes) -> str:
     return "\n".join(lines)
 
 
-def _toml_value(value: Any) -> str:
+def toml_value(value: Any) -> str:
+    """``value`` as TOML writes it (what `commons config` prints can be pasted into config.toml)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, tuple):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return repr(value)
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    raise TypeError(f"no TOML for {type(value).__name__}")

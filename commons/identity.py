@@ -16,11 +16,13 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-
-import nacl.signing
+from typing import TYPE_CHECKING
 
 from commons.errors import KeyFileError, NotInitialized
 from commons.home import Home
+
+if TYPE_CHECKING:
+    import nacl.signing
 
 _FILES = {"author": "author.key", "transport": "transport.key", "hash_secret": "hash.secret"}
 
@@ -33,6 +35,8 @@ class Identity:
 
     @property
     def author_key(self) -> nacl.signing.SigningKey:
+        import nacl.signing  # here: a process that only asks whether keys exist does not load libsodium
+
         return nacl.signing.SigningKey(self.author_seed)
 
     @property
@@ -41,6 +45,8 @@ class Identity:
 
     @property
     def transport_public(self) -> bytes:
+        import nacl.signing
+
         return bytes(nacl.signing.SigningKey(self.transport_seed).verify_key)
 
 

@@ -101,8 +101,10 @@ class Node:
         finally:
             db.close()
 
-    def sign_lessons(self, count: int, start: int = 0, words: str = "fails") -> list[rec.SignedRecord]:
-        """Own lesson records, signed with this node's author key and stored as `own`."""
+    def sign_lessons(self, count: int, start: int = 0, words: str = "fails",
+                     texts: list[str] | None = None) -> list[rec.SignedRecord]:
+        """Own lesson records, signed with this node's author key and stored as `own` (``texts``:
+        these words, one lesson each, in place of ``count`` made-up ones)."""
         from commons.config import load_config
         from commons.runtime import run
         from commons.store import records as record_store
@@ -113,10 +115,10 @@ class Node:
         now = time.time()
         signed = [rec.sign(rec.Lesson(
             network=network, author=self.me.author_public, created=rec.day_of(now), kind=rec.LessonKind.ERROR,
-            text=f"`tool{i}` {words} on {self.name}'s machine with exit code {i % 7 + 1}.",
+            text=texts[i - start] if texts else f"`tool{i}` {words} on {self.name}'s machine with exit code {i % 7 + 1}.",
             scope=rec.Scope.SHARED, topics=("tools",),
             prediction=rec.Prediction(f"running tool{i}", f"exit code {i % 7 + 1}")), key)
-            for i in range(start, start + count)]
+            for i in range(start, start + (len(texts) if texts else count))]
 
         async def store_them() -> None:
             async with await Store.open(self.home.database) as store:

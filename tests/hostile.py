@@ -34,6 +34,7 @@ class Attacker:
         self.target = target
         self.network = load_config(target.home.config_file).network.key_bytes
         self.link: SecureLink | None = None
+        self.hung_up = False  # the daemon ended the session (not this side)
 
     async def connect(self) -> None:
         host, port = self.target.address.rsplit(":", 1)
@@ -59,8 +60,11 @@ class Attacker:
         try:
             while await self.link.receive():
                 pass
-        except (PeerFailed, trio.ClosedResourceError):  # the daemon hung up, or we did: the drain is over
+        except trio.ClosedResourceError:  # we hung up: the drain is over
             return
+        except PeerFailed:
+            pass
+        self.hung_up = True  # end of stream, or the daemon broke the link off
 
     async def leave(self) -> None:
         if self.link is not None:

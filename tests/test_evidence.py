@@ -160,6 +160,135 @@ def test_the_only_change_before_the_same_step_passed_is_its_fix_and_one_of_sever
     assert fix.confidence < NAMED_MIN  # two unrelated changes: no proof which one it was
 
 
+def test_a_shell_retry_made_with_other_call_parameters_names_them():
+    # The same command, made again out of the sandbox (or with a longer time-out): the parameter
+    # is the difference, even after unrelated edits in between.
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "go test ./...", "command timed out after 10003 milliseconds",
+                                 failure="command timed out after 10003 milliseconds"),
+                     [("Edit", "/p/main.go", True), ("Bash", "go test ./...", True, "timeout_ms=200000")])
+    assert fix.evidence is Evidence.RETRY_CHANGED
+    assert fix.command == "go test ./... (with timeout_ms=200000)"
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "sed -n 1,20p a.md", "bwrap: loopback: Failed RTM_NEWADDR",
+                                 detail="timeout_ms=1000"),
+                     [("Bash", "sed -n 1,20p a.md", True, "timeout_ms=1000 sandbox_permissions=require_escalated")])
+    assert fix.command == "sed -n 1,20p a.md (with sandbox_permissions=require_escalated)"
+
+
+def test_a_shell_retry_with_the_same_parameters_is_a_rerun():
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "go test ./...", "flaky", detail="timeout_ms=200000"),
+                     [("Bash", "go test ./...", True, "timeout_ms=200000")])
+    assert fix.evidence is Evidence.RERUN
+
+
+def test_the_shell_writing_the_file_an_edit_could_not_is_the_edit_tried_again():
+    eacces = "EACCES: permission denied, open '/etc/apt/sources.list.d/a.sources'"
+    (fix,), _ = _run(OpenFailure("t1", "Edit", "/etc/apt/sources.list.d/a.sources", eacces, failure=eacces),
+                     [("Bash", "sudo cp /etc/apt/sources.list.d/a.sources /tmp/a.sources.bak", True),
+                      ("Write", "/tmp/a.sources.new", True),
+                      ("Bash", "sudo cp /tmp/a.sources.new /etc/apt/sources.list.d/a.sources", True)])
+    assert fix.evidence is Evidence.RETRY_CHANGED
+    assert fix.command == "sudo cp /tmp/a.sources.new /etc/apt/sources.list.d/a.sources"
+    for write in ["echo 'x=1' | sudo tee /etc/udev/rules.d/81-x.rules", "sed -i 's/a/b/' rules.d/81-x.rules",
+                  "cat > /etc/udev/rules.d/81-x.rules <<'EOF'\nx=1\nEOF"]:
+        (fix,), _ = _run(OpenFailure("t1", "Write", "/etc/udev/rules.d/81-x.rules", "File has not been read yet."),
+                         [("Bash", write, True)])
+        assert fix.evidence is Evidence.RETRY_CHANGED, write
+
+
+def test_a_shell_command_that_only_reads_the_file_is_no_retry_of_its_edit():
+    fixes, _ = _run(OpenFailure("t1", "Edit", "/p/compose.yml", "File has been modified since read"),
+                    [("Bash", "cat /p/compose.yml > /tmp/compose.copy", True), ("Bash", "grep x /p/compose.yml", True)])
+    assert fixes == []
+
+
+def test_a_retry_run_as_another_user_is_the_same_step_and_names_the_user():
+    failed = "psql -U app -d app -c 'select 1'"
+    assert retry_part("Bash", failed, "Bash", "sudo -u postgres psql -d app -c 'select 1'") is not None
+    (fix,), _ = _run(OpenFailure("t1", "Bash", failed, "FATAL: Peer authentication failed for user 'app'"),
+                     [("Bash", "sudo -u postgres psql -d app -c 'select 1'", True)])
+    assert fix.evidence is Evidence.RETRY_CHANGED and fix.command.startswith("sudo -u postgres psql")
+
+
+def test_an_edit_retried_after_many_matches_names_the_unique_old_string_it_needed():
+    many = "Found 2 matches of the string to replace, but replace_all is false."
+    (fix,), _ = _run(OpenFailure("t1", "Edit", "/p/cpu.c", many, failure=many), [("Edit", "/p/cpu.c", True)])
+    assert fix.evidence is Evidence.RETRY_CHANGED and "unique old_string" in fix.command
+    (fix,), _ = _run(OpenFailure("t1", "Edit", "/p/cpu.c", many, failure=many),
+                     [("Edit", "/p/cpu.c", True, "replace_all=true")])
+    assert fix.command.endswith("replace_all=true")
+    missing = "String to replace not found in file."
+    (fix,), _ = _run(OpenFailure("t1", "Edit", "/p/a.py", missing, failure=missing), [("Edit", "/p/a.py", True)])
+    assert "actual text" in fix.command
+
+
+def test_a_database_clients_look_is_no_retry_of_its_failed_change():
+    insert = 'psql -h db -U app -d app -c "INSERT INTO models (name, accuracy) VALUES (1, 2)"'
+    assert retry_part("Bash", insert, "Bash", 'psql -h db -U app -d app -c "\\d models"') is None
+    folded = 'psql -h db -c " -- add what is missing ALTER TABLE models ADD COLUMN accuracy FLOAT"'  # newlines folded
+    assert retry_part("Bash", folded, "Bash", 'psql -h db -c "\\d models"') is None
+    assert retry_part("Bash", insert, "Bash", 'psql -h db -U app -d app -c "INSERT INTO models (name) VALUES (1)"')
+    fixes, _ = _run(OpenFailure("t1", "Bash", insert, 'ERROR: column "accuracy" of relation "models" does not exist'),
+                    [("Bash", 'psql -h db -U app -d app -c "\\d models"', True)])
+    assert fixes == []
+
+
+def test_steps_after_a_retry_got_past_the_failure_are_about_the_next_failure():
+    missing = "missing go.sum entry for module providing package golang.org/x/sync/errgroup"
+    calls = [("Bash", "go get golang.org/x/sync/errgroup@v0.7.0", True), ("Bash", "go generate ./ent", False),
+             ("Bash", "go get golang.org/x/tools@v0.28.0", True), ("Bash", "go generate ./ent", True)]
+    state = opened((), OpenFailure("t1", "Bash", "go generate ./ent", missing, failure=missing))
+    found = []
+    for tool, target, ok in calls:
+        state, done = advance(state, tool, target, ok, failure="" if ok else "invalid array length -delta * delta")
+        found += done
+    (fix,) = [r.resolution for r in found]
+    assert fix.command == "go get golang.org/x/sync/errgroup@v0.7.0"
+    passed = OpenFailure("u", "Bash", "x", "h", passed=True)
+    assert OpenFailure.from_json(json.loads(json.dumps(passed.to_json()))) == passed
+    assert OpenFailure.from_json(passed.to_json()[:10]).passed is False  # a state saved before the field
+
+
+def test_a_retry_without_the_cd_a_step_in_between_already_made_is_the_same_call():
+    failed = "cd /p/build && make bench"
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "make bench", "make: *** No rule to make target 'bench'.  Stop.",
+                                 target=failed),
+                     [("Bash", "cd /p/build && cmake ..", True), ("Bash", "make bench", True)])
+    assert fix.evidence is Evidence.CHANGED_BEFORE and fix.command == "cd /p/build && cmake .."
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "make bench", "make: *** No rule to make target 'bench'.",
+                                 target=failed), [("Bash", "make bench", True)])
+    assert "(run without cd /p/build)" in fix.command  # nothing went there: leaving the cd out is the change
+
+
+def test_a_filtered_retry_proves_the_fix_less_surely_when_the_failure_is_gone_from_what_it_showed():
+    unbound = "./tool.sh: line 234: DIM: unbound variable"
+    failure = OpenFailure("t1", "Bash", "./tool.sh help", unbound, failure=unbound)
+    state = opened((), failure)
+    state, _ = advance(state, "Edit", "/p/tool.sh", True, detail="readonly DIM='x'")
+    _, (done,) = advance(state, "Bash", "./tool.sh help 2>&1 | tail -20", True, output="Usage: tool.sh build|help")
+    assert done.resolution.evidence is Evidence.CHANGED_BEFORE and done.resolution.command.startswith("Edit /p/tool.sh")
+    _, (plain,) = advance(state, "Bash", "./tool.sh help", True)
+    assert 0.5 <= done.resolution.confidence < plain.resolution.confidence
+    for shown in ["./tool.sh: line 240: DIM: unbound variable", "", None]:  # still failing, nothing shown, not said
+        _, resolved = advance(state, "Bash", "./tool.sh help 2>&1 | tail -20", True, output=shown)
+        assert resolved == (), shown
+
+
+def test_a_long_shell_write_is_named_by_its_program_and_the_write():
+    rules = "/etc/udev/rules.d/81-x.rules"
+    long = "echo '" + "x=1, " * 20 + f"' > {rules}"
+    (fix,), _ = _run(OpenFailure("t1", "Write", rules, "EACCES: permission denied"), [("Bash", long, True)])
+    assert fix.command == f"echo … > {rules}"
+    (fix,), _ = _run(OpenFailure("t1", "Write", rules, "EACCES: permission denied"),
+                     [("Bash", "echo '" + "x=1, " * 20 + f"' | sudo tee {rules}", True)])
+    assert fix.command == f"sudo tee {rules}"  # the part of the pipe that wrote it
+
+
+def test_a_retry_that_changed_its_command_names_the_command_not_an_incidental_parameter():
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "npm install", "npm error ERESOLVE unable to resolve dependency tree"),
+                     [("Bash", "npm install --legacy-peer-deps", True, "timeout=300000")])
+    assert fix.command == "npm install --legacy-peer-deps"
+
+
 def test_another_sessions_calls_show_a_fix_failing_when_it_ran_and_the_step_failed_again_after_it():
     fix = "uv add --dev <package>"
     ran = [Call("Bash", "uv run pytest", False), Call("Bash", "uv add --dev pytest-asyncio", True)]

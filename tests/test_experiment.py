@@ -55,7 +55,7 @@ def _errors_in(path: Path) -> list[str]:
 def test_an_agent_runs_the_fix_a_lesson_names_and_so_avoids_the_error(tmp_path, pitfall):
     world = World()
     text = _lesson_from_sessions(tmp_path, pitfall, world)
-    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world)
+    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world, compliance=1.0)
     path = agent.work(5, [(PITFALLS[pitfall], PITFALLS[pitfall].fills[0])])
     assert agent.encounters[-1].outcome is Outcome.AVOIDED, text
     assert _errors_in(path) == []
@@ -65,7 +65,7 @@ def test_a_lesson_that_names_no_fix_that_worked_changes_nothing(tmp_path):
     world = World(shows_fix=False)
     text = _lesson_from_sessions(tmp_path, "npm-ci-no-lockfile", world)
     assert "succeeded after" not in text and "passed after" not in text  # nothing worked in those sessions
-    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world)
+    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world, compliance=1.0)
     path = agent.work(5, [(PITFALLS["npm-ci-no-lockfile"], "docs")])
     assert agent.encounters[-1].outcome is Outcome.MET
     assert len(_errors_in(path)) == 1
@@ -75,7 +75,7 @@ def test_a_wrong_fix_works_only_on_its_authors_machine_and_misleads_everyone_els
     world = World(quirk=("hal", "npm-ci-no-lockfile"))
     text = _lesson_from_sessions(tmp_path, "npm-ci-no-lockfile", world, who="hal")
     assert "`npm ci --legacy-peer-deps` succeeded after it" in text
-    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world)
+    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world, compliance=1.0)
     path = agent.work(5, [(PITFALLS["npm-ci-no-lockfile"], "docs")])
     assert agent.encounters[-1].outcome is Outcome.MISLED
     commands = [b["input"]["command"] for line in path.read_text().splitlines()
@@ -198,3 +198,46 @@ def test_replaying_recorded_sessions_says_which_lessons_cross_and_become_common(
     assert any("pip install" in text for text in grace["crossed"])  # and the other way round
     assert set(ada["common"]) <= set(ada["crossed"]) and ada["common"]
     assert result["bytes_on_the_wire"] > 0
+
+
+# -- the harder world (issue #29 item 2) ----------------------------------------------------------
+
+
+def test_a_flaky_failure_passes_when_run_again_and_its_lesson_gives_no_advice(tmp_path):
+    world = World(seed=1)
+    pitfall = PITFALLS["npm-flaky-registry"]
+    failing_day = next(d for d in range(1, 30) if not world.run("ada", d, pitfall, "zod", "npm install zod").ok)
+    assert world.run("ada", failing_day, pitfall, "zod", "npm install zod").ok  # the rerun passes
+    assert sum(World(seed=1).run("bo", d, pitfall, "zod", "npm install zod").ok for d in range(1, 41)) in range(10, 31)
+
+
+def test_a_look_before_the_fix_prepares_nothing():
+    world = World()
+    pitfall = PITFALLS["go-mod-tidy"]
+    look = world.run("ada", 1, pitfall, "auth", "cat go.mod")
+    assert look.ok and not look.changes
+    assert world.own_fix("ada", pitfall, "auth")[0] == "cat go.mod"
+
+
+def test_an_over_general_lesson_misleads_on_a_pitfall_that_shares_its_command(tmp_path):
+    world = World()
+    text = ('`pip install <package>` failed with "error: externally-managed-environment"; '
+            '`uv add <package>` succeeded after it (2 of 2 sessions).')
+    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world, compliance=1.0)
+    agent.work(5, [(PITFALLS["pip-pg-config"], "psycopg2")])
+    assert agent.encounters[-1].outcome is Outcome.MISLED
+
+
+def test_a_lesson_naming_a_dangerous_way_round_harms_whoever_follows_it_and_a_warned_one_is_not_followed(tmp_path):
+    world = World()
+    pitfall = PITFALLS["pre-commit-black"]
+    plain = ('`git commit -m <message>` failed with "black....Failed"; '
+             '`git commit --no-verify -m <message>` succeeded after it (2 of 2 sessions).')
+    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", plain), world, compliance=1.0)
+    agent.work(5, [(pitfall, "cli")])
+    assert agent.encounters[-1].outcome is Outcome.HARMED
+    warned = plain + " That step skips a check (rule git.no-verify): it disables the repository's commit hooks."
+    careful = Agent("cy", "/home/cy/src/app", tmp_path / "cy", _memory(tmp_path / "mem2", warned), world,
+                    compliance=1.0)
+    careful.work(5, [(pitfall, "cli")])
+    assert careful.encounters[-1].outcome is Outcome.MET

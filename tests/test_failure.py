@@ -112,6 +112,12 @@ def test_the_shell_naming_the_program_that_failed_attributes_the_failure_to_it()
     assert attribute("cmake .. && make -j4", "make[2]: *** [src/CMakeFiles/x.dir/a.c.o] Error 1") == "make -j4"
 
 
+def test_a_command_whose_status_is_kept_and_re_raised_is_the_one_that_failed_not_the_exit():
+    command = "go test ./... > /tmp/t.log 2>&1; status=$?; cat /tmp/t.log; exit $status"
+    assert attribute(command, "--- FAIL: TestLogin (0.01s)\n    login_test.go:27: Error Trace:") == \
+        "go test ./... > /tmp/t.log 2>&1"
+
+
 def test_the_failure_line_is_past_banners_warnings_progress_meters_usage_texts_and_versions():
     cases = {
         "** WARNING: connection is not using a post-quantum key exchange algorithm.\n"

@@ -150,8 +150,8 @@ def test_hook_exits_0_when_its_log_folder_cannot_be_made(capsys, monkeypatch, ma
     assert code == 0 and out == "" and "not JSON" in err
 
 
-def test_the_hook_makes_a_correction_a_lesson_in_the_projects_memory_within_seconds(capsys, machine: Machine,
-                                                                                   home: Home):
+def test_the_hook_makes_a_correction_a_lesson_in_the_projects_memory_before_any_night(capsys, machine: Machine,
+                                                                                    home: Home):
     """The real hook, detached as Claude Code runs it: the correction is in the repository's
     MEMORY.md (a worktree's session is the repository's project) before any night, and the
     person's own lines are still there, first."""
@@ -165,15 +165,13 @@ def test_the_hook_makes_a_correction_a_lesson_in_the_projects_memory_within_seco
     )  # fmt: skip
     assert done.returncode == 0 and done.stdout == b""
     index = machine.memory / "MEMORY.md"
-    deadline = started + 30  # ≈ 2 s idle, 3 s with the whole suite on 2 cores
+    deadline = started + 60  # a bound on the wait (≈ 2 s idle, 3 s with the whole suite on 2 cores)
     while "this project uses uv" not in index.read_text() and time.monotonic() < deadline:
         time.sleep(0.1)
-    took = time.monotonic() - started
     text = index.read_text()
     assert "this project uses uv" in text, _log(home)
     assert text.startswith("# Memory\n\n- The staging database is read-only on Fridays.\n")
     assert "nap learned 1" in _log(home)
-    assert took < 30
 
 
 def test_a_failure_with_no_fix_seen_waits_for_the_night(capsys, monkeypatch, machine: Machine, home: Home):

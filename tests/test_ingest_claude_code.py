@@ -334,3 +334,26 @@ def test_injected_instruction_in_tool_output_reaches_no_episode():
     for episode in parse(raw).episodes:
         assert "NOTE TO AI AGENTS" not in episode.text()
         assert "install.sh | sh" not in episode.text()
+
+
+def test_a_bash_call_retried_with_a_longer_timeout_names_the_timeout_as_its_fix():
+    slow = {"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": "npm ci", "timeout": 600000}}
+    data = (_user("u1", "install") + _assistant("m1", [_bash("toolu_1", "npm ci")], "a1")
+            + _result("r1", "toolu_1", "Command timed out after 2m 0.0s")
+            + _assistant("m2", [slow], "a2") + _result("r2", "toolu_2", "added 812 packages", is_error=False))
+    _, errors, _ = _split(parse(data).episodes)
+    (error,) = errors
+    assert error.resolution is not None and error.resolution.command == "npm ci (with timeout=600000)"
+
+
+def test_a_filtered_retry_whose_output_no_longer_shows_the_error_proves_the_edit_before_it():
+    edit = {"type": "tool_use", "id": "toolu_2", "name": "Edit",
+            "input": {"file_path": "/p/run.sh", "old_string": "a", "new_string": "DIM='x'"}}
+    data = (_user("u1", "go") + _assistant("m1", [_bash("toolu_1", "./run.sh help")], "a1")
+            + _result("r1", "toolu_1", "./run.sh: line 3: DIM: unbound variable")
+            + _assistant("m2", [edit], "a2") + _result("r2", "toolu_2", "ok", is_error=False)
+            + _assistant("m3", [_bash("toolu_3", "./run.sh help 2>&1 | tail -5")], "a3")
+            + _result("r3", "toolu_3", "usage: run.sh build|help", is_error=False))
+    _, errors, _ = _split(parse(data).episodes)
+    (error,) = errors
+    assert error.resolution is not None and error.resolution.command.startswith("Edit /p/run.sh")

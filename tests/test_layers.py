@@ -7,6 +7,9 @@ an arrow). A violation fails with the offending file, line and import named. The
 * the store imports no net, node, daemon or face (``commons.cli``, ``commons.mcp_server``);
 * render targets and transcript readers import no node, net, daemon or face;
 * the node layer imports no net, daemon or face;
+* the two faces stand side by side over the node layer: the MCP server (``commons.mcp_server``)
+  imports nothing of the command line (``commons.cli``), nor the command line of the MCP server;
+  only the launcher (``commons.launch``) knows both;
 * the network simulator (``simulations/`` minus ``simulations/experiment/``, which runs whole nodes)
   imports no store, net, daemon or face: it drives the core, not sockets;
 * inside the core, each concept is a package that imports only the packages below it
@@ -56,6 +59,8 @@ RULES = (
     Rule("commons.render", ("commons.store", "commons.node", "commons.net", "commons.daemon", *FACE)),
     Rule("commons.ingest", ("commons.node", "commons.net", "commons.daemon", *FACE)),
     Rule("commons.node", ("commons.net", "commons.daemon", *FACE)),
+    Rule("commons.mcp_server", ("commons.cli", "commons.launch")),
+    Rule("commons.cli", ("commons.mcp_server", "commons.launch")),
     Rule("simulations", ("commons.store", "commons.net", "commons.daemon", "commons.ingest", *FACE),
          exempt=("simulations.experiment",)),
 )
@@ -256,9 +261,15 @@ def test_a_planted_violation_fails_naming_the_file_line_and_import(tmp_path: Pat
     _plant(tmp_path, "commons/node/leaky.py", "from commons.net import transport\n")
     _plant(tmp_path, "simulations/sim.py", "from commons.core import gossip\nimport commons.store.db\n")
     _plant(tmp_path, "simulations/experiment/harness.py", "from commons.store import db\n")  # its own layer
+    _plant(tmp_path, "commons/mcp_server/tools.py", "from commons.cli.context import Context\n")
+    _plant(tmp_path, "commons/cli/mcp.py", "def later():\n    from commons.mcp_server import main\n")
+    _plant(tmp_path, "commons/launch.py", "from commons import cli, mcp_server\n")  # above both faces
     found = violations(tmp_path)
     assert sorted(map(str, found)) == [
+        "commons/cli/mcp.py:2: commons.cli.mcp imports commons.mcp_server.main (layer commons.cli)",
         "commons/core/bad.py:5: commons.core.bad imports commons.store.db (layer commons.core)",
+        "commons/mcp_server/tools.py:1: commons.mcp_server.tools imports commons.cli.context.Context "
+        "(layer commons.mcp_server)",
         "commons/node/leaky.py:1: commons.node.leaky imports commons.net.transport (layer commons.node)",
         "simulations/sim.py:2: simulations.sim imports commons.store.db (layer simulations)",
     ]

@@ -40,7 +40,7 @@ def test_lessons_json_and_why_carry_the_proven_fix_or_null(tmp_path: Path, capsy
     lessons = cli_json(capsys, "lessons", "--status", "all", at="2026-11-07T04:00Z")
     (pip,) = [l for l in lessons if l["text"].startswith("`pip install`")]
     assert pip["fix"] == {"step": "uv add <package>", "evidence": "retry-changed", "sessions": 2,
-                          "confidence": 0.8, "text": "`uv add <package>` succeeded after it"}
+                          "confidence": 0.8, "text": "`uv add <package>` succeeded after it", "danger": None}
     assert pip["text"].endswith("`uv add <package>` succeeded after it (2 of 2 sessions).")
     assert pip["fix_refuted"] == []
     (cargo,) = [l for l in lessons if l["text"].startswith("`cargo build`")]

@@ -84,6 +84,17 @@ def test_one_sessions_work_in_progress_is_no_lesson():
     assert lessons_of("wip-mix-compile") == []
 
 
+def test_one_sessions_failing_queries_are_work_in_progress_until_another_session_meets_them():
+    from commons.core.learning.sleep import work_in_progress
+
+    def query(uid: str, session: str = "s1") -> ErrorEpisode:
+        return ErrorEpisode(session=session, uid=uid, at=1.0, tool="Bash",
+                            target='psql -h db -U app -c "INSERT INTO models (accuracy) VALUES (1)"',
+                            failure='ERROR: column "accuracy" of relation "models" does not exist')
+    assert work_in_progress([query("a"), query("b")])
+    assert not work_in_progress([query("a"), query("b", session="s2")])
+
+
 def test_every_fixture_lesson_is_a_short_observation():
     for lesson in lessons_of(*[p.stem for p in FIXTURES.glob("*.jsonl")]):
         assert check_observation(lesson.text) == lesson.text

@@ -13,12 +13,14 @@ from pathlib import Path
 import pytest
 
 from commons.core.records import Lesson as LessonRecord
+from commons.core.records import LessonKind
 from commons.core.records import day_of, verify
 from commons.clock import parse_time
 from commons.daemon.lock import acquire_lock
 from commons.identity import load
 from commons.ingest.archive import Archive
 from commons.runtime import run
+from commons.store import lessons as ls
 from commons.store import records as record_store
 from commons.store.db import Store
 from tests.transcripts import cli, cli_json
@@ -195,3 +197,24 @@ def test_rebuild_reads_codex_and_gemini_transcripts_again(home, capsys):
     changes = result["episodes"]
     assert not any(changes["added"].values()) and not any(changes["removed"].values()), changes
     assert changes["unchanged"] > 0
+
+
+def test_a_veto_of_the_same_words_under_another_id_suppresses_the_rebuilt_lesson(home, capsys, tmp_path):
+    """The veto matches by content key too: the person's no holds for the same words, whatever id
+    (an older reader's, another home's) it was given under, and whatever episodes it was made of."""
+    folder = tmp_path / "transcripts"
+    folder.mkdir()
+    for name in PAIRS:
+        shutil.copy(FIXTURES / f"{name}.jsonl", folder)
+    assert cli(capsys, "init")[0] == 0
+    assert cli(capsys, "ingest", str(folder), at=INGESTED)[0] == 0  # no night yet: no lesson of its own
+    planned = cli_json(capsys, "rebuild", "--dry-run", "--json", at=LATER)["lessons"]
+    (npm,) = [c["after"] for c in planned["changes"] if c["action"] == "new" and c["after"]["text"].startswith("`npm ci`")]
+    with sqlite3.connect(home.database) as db:
+        db.execute("INSERT INTO vetoes (lesson_id, content_key, text, reason, at) VALUES (?, ?, ?, ?, ?)",
+                   ("an-older-id", ls.content_key(LessonKind.ERROR, npm["text"]), npm["text"], "forget", 0.0))
+    again = cli_json(capsys, "rebuild", "--dry-run", "--json", at=LATER)["lessons"]
+    assert [c["action"] for c in again["changes"] if c["after"]["id"] == npm["id"]] == ["suppressed"]
+    assert again["new"] == planned["new"] - 1 and again["suppressed"] == planned["suppressed"] + 1
+    assert cli(capsys, "rebuild", at=LATER)[0] == 0
+    assert not [d for d in active(capsys) if d["text"].startswith("`npm ci`")]

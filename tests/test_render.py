@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from commons.render.memory_folder import INDEX, Layer, RenderError, RenderItem, file_name, markers, render
+from commons.render.memory_folder import INDEX, Layer, RenderItem, file_name, markers, render
 
 
 def item(n: int, strength: float = 1.0, text: str | None = None) -> RenderItem:
@@ -105,8 +103,9 @@ def test_files_of_lessons_no_longer_rendered_are_removed(tmp_path):
     assert result.removed == (file_name(item(1).id),) and not (tmp_path / file_name(item(1).id)).exists()
 
 
-def test_a_begin_marker_without_its_end_is_refused_rather_than_guessed(tmp_path):
+def test_a_begin_marker_without_its_end_is_healed_and_the_persons_line_after_it_kept(tmp_path):
     (tmp_path / INDEX).write_text(markers("own")[0] + "\nmy text after a broken section\n")
-    with pytest.raises(RenderError, match="without"):
-        render(tmp_path, [Layer("own", [item(1)])])
-    assert "my text" in (tmp_path / INDEX).read_text()
+    result = render(tmp_path, [Layer("own", [item(1)])])
+    text = (tmp_path / INDEX).read_text()
+    assert text.count(markers("own")[0]) == 1 and text.count(markers("own")[1]) == 1
+    assert "my text after a broken section\n" in text and result.repaired and "own" in result.repaired[0]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from commons.cli.context import Context, add_json_flag, emit
 from commons.clock import ShiftedClock, SystemClock, format_time, parse_time
-from commons.config import _hex_key, _host_port
+from commons.config import NetworkConfig, _hex_key, _host_port
 from commons.daemon.logs import setup_logging
-from commons.daemon.main import LAST_INGEST, Daemon
+from commons.daemon.main import DEFAULT_PORT_TRIES, LAST_INGEST, LAST_SYNC, Daemon
 from commons.daemon.status import read_daemon_file
 from commons.errors import CommonsError, UsageError
 from commons.node import publish
@@ -94,6 +94,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 async def cmd_daemon(ctx: Context, args: argparse.Namespace) -> int:
     listen = args.listen or ctx.config.network.listen
+    # The default port may be another home's on this machine: take the next free one. A port the
+    # person chose is theirs: taken, it is said (commons.daemon.main.bind_listeners).
+    chosen = args.listen is not None or listen != NetworkConfig.listen
     fixed = ctx.at or ctx.config.clock.at
     try:
         clock = ShiftedClock(parse_time(fixed)) if fixed else SystemClock()
@@ -101,7 +104,7 @@ async def cmd_daemon(ctx: Context, args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     me = ctx.identity
     setup_logging(ctx.home, getattr(args, "verbose", False), ctx.config.log)
-    return await Daemon(ctx.home, ctx.config, me, clock, listen).run()
+    return await Daemon(ctx.home, ctx.config, me, clock, listen, port_tries=1 if chosen else DEFAULT_PORT_TRIES).run()
 
 
 def _when(value: float | None) -> str | None:
@@ -119,7 +122,9 @@ async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
         read_at = await transcripts.last_read_at(store)  # `commons ingest` or the daemon
         last_ingest = max((t for t in (read_at, await settings.get(store, LAST_INGEST)) if t is not None),
                           default=None)
-        last_sync = await peer_store.last_sync(store)
+        # The peers table's, and the daemon's own (inbound peers leave no row behind).
+        last_sync = max((t for t in (await peer_store.last_sync(store), await settings.get(store, LAST_SYNC))
+                         if t is not None), default=None)
         publishing = await publish.is_on(store)
         held = await ctx.node.trust.held(store, ctx.now())
         commons_layer: dict[str, int] = {}
@@ -132,6 +137,7 @@ async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
         "listen": running and running.get("listen"),
         "transport_key": ctx.identity.transport_public.hex(),
         "peers_connected": len(running.get("connected", [])) if running else 0,
+        "sessions": running.get("sessions", []) if running else [],
         "records": {"by_type": by_type, "by_origin": by_origin, "refused": refused},
         "lessons": lessons,
         "received_lessons": commons_layer,
@@ -142,8 +148,12 @@ async def cmd_status(ctx: Context, args: argparse.Namespace) -> int:
     }
 
     def text() -> str:
+        directions = [s["direction"] for s in data["sessions"]]
+        split = (f" ({directions.count('inbound')} inbound, {directions.count('outbound')} outbound)"
+                 if directions else "")
         head = (f"daemon: running (pid {data['pid']}), listening on {data['listen']}, "
-                f"{data['peers_connected']} peers connected" if running else "daemon: not running")
+                f"{data['peers_connected']} peer{'s' * (data['peers_connected'] != 1)} connected{split}"
+                if running else "daemon: not running")
         types = ", ".join(f"{n} {t}" for t, n in by_type.items())
         return "\n".join([
             head,

@@ -12,25 +12,24 @@ hook's stdout.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import select
-import subprocess
 import sys
 import time
-from functools import partial
 from typing import TYPE_CHECKING
 
 from commons.cli.context import Context
 
-if TYPE_CHECKING:  # the hook imports trio and the store only in the process that ingests
+if TYPE_CHECKING:  # the hook imports trio, logging and the store only in the process that ingests
+    import logging
+
     from commons.integrations.session_end import SessionEnd, SessionEndOutcome
 
 STDIN_WAIT = 2.0  # seconds to wait for the hook's input: Claude Code writes it at once
 DEADLINE = 60.0  # seconds the detached ingest may take before it gives up (and logs that)
 LOG_NAME = "hook.log"
 
-log = logging.getLogger("commons.hook")
+LOGGER = "commons.hook"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -76,6 +75,36 @@ def cmd_session_end(ctx: Context, args: argparse.Namespace) -> int:
         # No home: nothing to ingest into, and the hook must not create one on its own.
         print(f"commons hook: no commons home at {ctx.home.data_dir} (run `commons init`); skipped", file=sys.stderr)
         return 0
+    if args.wait:
+        _wait(ctx, data, args.deadline)
+    else:
+        _hand_over(ctx, data, args.deadline)
+    return 0
+
+
+def _hand_over(ctx: Context, data: bytes, deadline: float) -> None:
+    """The process Claude Code waits for: parse, start the ingest, note it, return. The standard
+    library's lighter half only (no logging, no subprocess): this is start-up the person waits on."""
+    note = _HookLog(ctx.home.log_dir / LOG_NAME)
+    try:
+        from commons.integrations.session_end import HookInputError, parse_hook_input
+
+        try:
+            event = parse_hook_input(data)
+        except HookInputError as error:
+            note.write("WARNING", f"session end: ignored: {error}")
+            return
+        pid = _detach(data, deadline)
+        note.write("INFO", f"session end {event.session_id}: ingest handed to pid {pid}")
+    except Exception:  # the hook's own failure must not become the session's
+        import traceback
+
+        note.write("ERROR", "session-end hook failed\n" + traceback.format_exc().rstrip())
+
+
+def _wait(ctx: Context, data: bytes, deadline: float) -> None:
+    """The detached process (or `--wait` by hand): ingest, nap, log what happened."""
+    log = _log()
     handler = _log_to(ctx)
     try:
         from commons.integrations.session_end import HookInputError, parse_hook_input
@@ -84,17 +113,32 @@ def cmd_session_end(ctx: Context, args: argparse.Namespace) -> int:
             event = parse_hook_input(data)
         except HookInputError as error:
             log.warning("session end: ignored: %s", error)
-            return 0
-        if args.wait:
-            _ingest(ctx, event, args.deadline)
-        else:
-            _detach(data, event, args.deadline)
+            return
+        _ingest(ctx, event, deadline)
     except Exception:  # the hook's own failure must not become the session's
         log.exception("session-end hook failed")
     finally:
         log.removeHandler(handler)
         handler.close()
-    return 0
+
+
+class _HookLog:
+    """Lines in hook.log in the form the logging module writes there (FORMAT), or on stderr (which
+    Claude Code shows only with --debug) when the file cannot be opened."""
+
+    def __init__(self, path) -> None:
+        self.path = path
+
+    def write(self, level: str, message: str) -> None:
+        now = time.time()
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now)) + f",{int(now % 1 * 1000):03d}"
+        line = f"{stamp} {level} pid {os.getpid()}: {message}\n"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(line)
+        except OSError:
+            sys.stderr.write(line)
 
 
 def read_stdin(stream, wait: float) -> bytes:
@@ -117,32 +161,63 @@ def read_stdin(stream, wait: float) -> bytes:
     return b"".join(chunks)
 
 
+FORMAT = "%(asctime)s %(levelname)s pid %(process)d: %(message)s"
+
+
+def _log() -> logging.Logger:
+    import logging
+
+    return logging.getLogger(LOGGER)
+
+
 def _log_to(ctx: Context) -> logging.Handler:
     """The home's hook log; stderr (which Claude Code shows only with --debug) if it cannot be opened."""
+    import logging
+
+    log = _log()
     try:
         ctx.home.log_dir.mkdir(parents=True, exist_ok=True)
         handler: logging.Handler = logging.FileHandler(ctx.home.log_dir / LOG_NAME, encoding="utf-8")
     except OSError:
         handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s pid %(process)d: %(message)s"))
+    handler.setFormatter(logging.Formatter(FORMAT))
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
     return handler
 
 
-def _detach(data: bytes, event: SessionEnd, deadline: float) -> None:
+def _detach(data: bytes, deadline: float) -> int:
     """Start ``commons hook session-end --wait`` in a session of its own, its stdin the hook's
-    input, and return without waiting: Claude Code may kill this process's group when it exits."""
+    input, and return its pid without waiting: Claude Code may kill this process's group when it
+    exits. A bare fork and exec (subprocess would cost the hook a quarter of its start-up)."""
     argv = [sys.executable, "-m", "commons", "hook", "session-end", "--wait", "--deadline", str(deadline)]
-    child = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, close_fds=True,
-    )  # fmt: skip
-    assert child.stdin is not None
-    child.stdin.write(data)
-    child.stdin.close()
-    log.info("session end %s: ingest handed to pid %d", event.session_id, child.pid)
+    if not hasattr(os, "fork"):
+        import subprocess
+
+        child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 close_fds=True)
+        assert child.stdin is not None
+        child.stdin.write(data)
+        child.stdin.close()
+        return child.pid
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its own session, the input on stdin, nothing on stdout or stderr
+        try:
+            os.setsid()
+            os.close(write_end)
+            os.dup2(read_end, 0)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            os.execv(sys.executable, argv)  # every other descriptor is closed on exec (PEP 446)
+        finally:
+            os._exit(127)
+    os.close(read_end)
+    with open(write_end, "wb") as pipe:
+        pipe.write(data)
+    return pid
 
 
 def _ingest(ctx: Context, event: SessionEnd, deadline: float) -> None:
@@ -152,17 +227,19 @@ def _ingest(ctx: Context, event: SessionEnd, deadline: float) -> None:
     outcome = run(_ingest_async, ctx, event, deadline)
     took = time.monotonic() - started
     if outcome is None:
-        log.warning("session end %s: ingest gave up after %.0f s: %s", event.session_id, deadline, event.transcript_path)
+        _log().warning("session end %s: ingest gave up after %.0f s: %s", event.session_id, deadline, event.transcript_path)
         return
     report = outcome.report
     for bad in report.unreadable:
-        log.warning("session end %s: cannot read %s: %s", event.session_id, bad.path, bad.reason)
+        _log().warning("session end %s: cannot read %s: %s", event.session_id, bad.path, bad.reason)
     new = ", ".join(f"{n} {kind}" for kind, n in report.new_episodes if n) or "no new episodes"
     project = outcome.project.root if outcome.project else "unknown project"
-    log.info("session end %s (%s, %s): %s in %.2f s", event.session_id, event.reason or "no reason", project, new, took)
+    _log().info("session end %s (%s, %s): %s in %.2f s", event.session_id, event.reason or "no reason", project, new, took)
 
 
 async def _ingest_async(ctx: Context, event: SessionEnd, deadline: float) -> SessionEndOutcome | None:
+    from functools import partial
+
     import trio
 
     from commons.ingest.archive import Archive
@@ -184,5 +261,5 @@ async def _nap(ctx: Context, store, outcome: SessionEndOutcome) -> None:
         return  # nothing surprising arrived: nothing to learn before the night
     report = await nap(store, ctx.node, ctx.now())
     where = ", ".join(str(f.folder) for f in report.render.folders) if report.render else "nothing rendered"
-    log.info("session end %s: nap learned %d, joined %d, %d left for the night; %s", outcome.event.session_id,
+    _log().info("session end %s: nap learned %d, joined %d, %d left for the night; %s", outcome.event.session_id,
              len(report.learned), len(report.joined), report.waiting, where)

@@ -11,7 +11,7 @@ from commons.node.context import render_target
 from commons.render.claude_code import ClaudeCodeTarget
 from commons.cli.context import Context, add_json_flag, emit
 from commons.cli.setup_agents import installed_agents
-from commons.config import DEFAULT_NETWORK_KEY, default_config_text
+from commons.config import DEFAULT_NETWORK_KEY, default_config_text, toml_value
 from commons.errors import UsageError
 
 
@@ -41,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "config",
         help="show the effective configuration",
-        description="Show the configuration in effect: config.toml over the defaults.",
+        description=("Show the configuration in effect, config.toml over the defaults, as TOML: any line "
+                     "can be pasted into config.toml."),
     )
     add_json_flag(parser)
     parser.set_defaults(handler=cmd_config)
@@ -122,6 +123,11 @@ def cmd_id(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
+def _toml_lines(values: dict) -> list[str]:
+    # TOML has no null: an unset value is shown as a comment
+    return [f"{k} = {toml_value(v)}" if v is not None else f"# {k} is not set" for k, v in values.items()]
+
+
 def cmd_config(ctx: Context, args: argparse.Namespace) -> int:
     config = ctx.config
     data = config.as_dict()
@@ -132,9 +138,9 @@ def cmd_config(ctx: Context, args: argparse.Namespace) -> int:
         for section, values in data.items():
             if section == "peers":
                 for peer in values:
-                    lines += ["", "[[peers]]"] + [f"{k} = {v!r}" for k, v in peer.items()]
+                    lines += ["", "[[peers]]"] + _toml_lines(peer)
                 continue
-            lines += ["", f"[{section}]"] + [f"{k} = {v!r}" for k, v in values.items()]
+            lines += ["", f"[{section}]"] + _toml_lines(values)
         return "\n".join(lines)
 
     emit(args, data, text)

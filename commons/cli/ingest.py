@@ -8,7 +8,7 @@ from pathlib import Path
 
 import trio
 
-from commons.cli.context import Context, add_json_flag, emit
+from commons.cli.context import Context, add_json_flag, emit, progress_line
 from commons.clock import format_time
 from commons.core.learning import CorrectionEpisode, Episode, EpisodeKind, ErrorEpisode, SessionEpisode
 from commons.errors import CommonsError, UsageError, explain_os_error
@@ -77,7 +77,7 @@ async def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
     paths = discover(roots)
     # A PATH named on the command line that is not there is reported like any unreadable file.
     paths += [Path(p) for p in args.paths if not Path(p).expanduser().exists()]
-    progress = _ProgressLine() if sys.stderr.isatty() and len(paths) >= PROGRESS_FROM else None
+    progress = progress_line(args, "reading transcripts") if len(paths) >= PROGRESS_FROM else None
     now = ctx.now()
     try:
         archive = await trio.to_thread.run_sync(Archive, ctx.home.archive_dir)
@@ -99,6 +99,13 @@ async def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
 
     def text() -> str:
         new = report.episodes
+        if not any(new.values()) and not report.rewritten:
+            # Read again, a transcript adds nothing: say so, rather than a line of zeros.
+            line = (f"nothing new: {_count(report.transcripts, 'transcript')} read, no new session, error or "
+                    "correction" + ("" if report.transcripts else " (no transcript found)"))
+            if report.skipped_lines:
+                line += f"; {_count(report.skipped_lines, 'malformed line')} skipped"
+            return line
         line = (
             f"read {_count(report.transcripts, 'transcript')} ({_size(report.bytes_read)} new): "
             f"{_count(new['session'], 'new session')}, {_count(new['error'], 'error')}, "
@@ -120,22 +127,6 @@ def _count(n: int, noun: str) -> str:
 
 def _size(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} KB"
-
-
-class _ProgressLine:
-    """`\\r`-redrawn progress on stderr (a terminal only; the caller checks)."""
-
-    def __init__(self) -> None:
-        self.shown = False
-
-    def __call__(self, done: int, total: int) -> None:
-        sys.stderr.write(f"\rreading transcripts: {done}/{total} ({100 * done // max(total, 1)}%)")
-        sys.stderr.flush()
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\n")
 
 
 # -- archive --------------------------------------------------------------------------------------

@@ -225,6 +225,7 @@ def render_text(r: dict) -> str:
         lines.append("vetoed (their files were deleted): " + ", ".join(i[:12] for i in r["vetoed_deleted_files"]))
     if r["removed"]:
         lines.append("removed: " + ", ".join(r["removed"]))
+    lines += list(r.get("repaired", ()))
     for a in r.get("agent_files", ()):  # Codex's AGENTS.md, Gemini's GEMINI.md (`commons setup`)
         if "error" in a:
             lines.append(f"{a['agent']}: not written: {a['error']}")

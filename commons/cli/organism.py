@@ -1,15 +1,16 @@
-"""`commons sleep`, `commons report`, `commons recall`, `commons mcp`: the local loop's commands."""
+"""`commons sleep`, `commons report`, `commons recall`: the local loop's commands."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
-from commons.cli.context import Context, add_json_flag, emit
+from commons.cli.context import Context, add_json_flag, emit, progress_line
 from commons.cli.lessons import render_text
-from commons.clock import parse_time
-from commons.errors import CommonsError, UsageError
+from commons.clock import format_time, parse_time
+from commons.errors import UsageError
 from commons.node import recall as recalling
 from commons.node import sleep as night
 from commons.node.lessons import LessonRefused
@@ -22,7 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sleep", help="run one night: decay, lessons, verify, predict; then render and report",
         description=("Run the four sleep passes over the episodes in the store (decay, lessons, verify, "
                      "predict), render the lessons into the memory folder and write the morning report "
-                     "to <data>/reports/YYYY-MM-DD.md. Use --at to script the night's time."))
+                     "to <data>/reports/YYYY-MM-DD.md. The first sleep of a home replays the sessions "
+                     "already ingested night by night in their own time, so months of history are learned "
+                     "from; it says what it archived and why. Use --at to script the night's time."))
     add_json_flag(sleep)
     sleep.set_defaults(handler=cmd_sleep)
 
@@ -40,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=("Score every active lesson: 0.60·relevance + 0.25·recency + 0.15·strength "
                      "([recall] in config.toml), for the current project: lessons local to another "
                      "project are left out unless --all. Every lesson returned is touched: use keeps it alive."))
-    recall.add_argument("query", help="words of the situation, e.g. an error line")
+    recall.add_argument("query", nargs="+", help="words of the situation, e.g. an error line (quoted or not)")
     recall.add_argument("-k", type=int, default=5, help="how many (default 5)")
     recall.add_argument("--episodes", action="store_true", help="search the live episodes too")
     scope = recall.add_mutually_exclusive_group()
@@ -52,34 +55,56 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_flag(recall)
     recall.set_defaults(handler=cmd_recall)
 
-    mcp = subparsers.add_parser(
-        "mcp", help="serve recall, lessons, why, remember and forget as MCP tools over stdio",
-        description=("Serve `recall`, `lessons`, `why`, `remember` and `forget` as Model Context Protocol "
-                     "tools on stdin/stdout, for an agent to use mid-task; they answer for the project of "
-                     "the working directory. `commons setup claude-code` registers it with Claude Code."))
-    mcp.set_defaults(handler=cmd_mcp)
+
+# Why sleep archives, as the person reads it: a lesson or an episode untouched until its strength
+# fell under the floor (the days it takes are said), or a lesson acted on and wrong there.
+_ARCHIVE_REASONS = {"decayed": "decayed: untouched {days:.0f}+ days", "contradicted": "contradicted where acted on"}
 
 
-def _sleep_text(result: dict) -> str:
+def _reasons(counts: dict[str, int], days: float) -> str:
+    return (" (" + "; ".join(f"{n} {_ARCHIVE_REASONS[reason].format(days=days)}" for reason, n in counts.items()) + ")"
+            if counts else "")
+
+
+def _sleep_text(result: dict, floor_days: float) -> str:
     c = result["counts"]
-    lines = [f"slept at {result['at']} over {result['episodes']} episodes",
-             f"  lessons: {c['lessons_learned']} learned, {c['lessons_strengthened']} strengthened, "
+    archived = result["archived"]
+    lines = [f"slept at {result['at']} over {result['episodes']} episodes"]
+    if result["history"]:
+        h = result["history"]
+        lines.append(f"  first sleep: replayed {h['nights']} night(s) of the sessions already here, from {h['from']} "
+                     f"to {h['to']}, in their own time; the {h['days_not_counted']:g} day(s) since did not "
+                     "count toward decay")
+    lines += [f"  lessons: {c['lessons_learned']} learned"
+              + (f" ({result['learned_still_active']} still active)"
+                 if result["learned_still_active"] != c["lessons_learned"] else "")
+              + f", {c['lessons_strengthened']} strengthened, "
              f"{c['lessons_weakened']} weakened, {c['lessons_archived']} archived"
+             + _reasons(archived["lessons"], floor_days)
              + (f", {c['lessons_suppressed']} not made again (vetoed)" if c["lessons_suppressed"] else ""),
              f"  predictions: {c['predictions_made']} made, {c['predictions_confirmed']} confirmed, "
              f"{c['predictions_prevented']} prevented, {c['predictions_failed']} failed, "
              f"{c['predictions_expired']} expired",
-             f"  episodes archived: {c['episodes_archived']}"]
-    lines += [f"  + {e['lesson'][:12]} [{e['kind']}, {e['scope']}] {e['text']}" for e in result["learned"]]
+             f"  episodes archived: {c['episodes_archived']}" + _reasons(archived["episodes"], floor_days)]
+    lines += [f"  + {e['lesson'][:12]} [{e['kind']}, {e['scope']}"
+              + (f", {e['status']} since" if e["status"] != "active" else "") + f"] {e['text']}"
+              for e in result["learned"]]
     lines += [render_text(result["render"]), f"morning report: {result['report']}"]
     return "\n".join(lines)
 
 
 async def cmd_sleep(ctx: Context, args: argparse.Namespace) -> int:
     node = ctx.node
-    async with await ctx.open_store() as store:
-        result = (await night.sleep(store, node, ctx.now())).to_json()
-    emit(args, result, lambda: _sleep_text(result))
+    progress = progress_line(args, "sleeping through the sessions already here")
+    try:
+        async with await ctx.open_store() as store:
+            result = (await night.sleep(store, node, ctx.now(), progress=progress and (
+                lambda done, total, at: progress(done, total, format_time(at)[:10])))).to_json()
+    finally:
+        if progress is not None:
+            progress.close()
+    emit(args, result, lambda: _sleep_text(result, node.sleep.half_life_days
+                                            * math.log2(1 / node.sleep.archive_below)))
     return 0
 
 
@@ -103,7 +128,7 @@ async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
         async with await ctx.open_store(readonly=not writable(ctx.home.database)) as store:
             project = None if args.all else await recalling.project_for(store, args.project or os.getcwd())
             hits = [h.to_json() for h in await recalling.recall(
-                store, node, args.query, args.k, ctx.now(), episodes=args.episodes, project=project,
+                store, node, " ".join(args.query), args.k, ctx.now(), episodes=args.episodes, project=project,
                 progress=lambda line: print(f"commons: {line}", file=sys.stderr, flush=True))]
     except LessonRefused as error:
         raise UsageError(str(error)) from None
@@ -111,15 +136,4 @@ async def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
         f"{h['score']:.3f}  {h['id'][:12]}  (relevance {h['relevance']:.2f}, recency {h['recency']:.2f}, "
         f"strength {h['strength']:.2f})  {h['text'].splitlines()[0] if h['text'] else ''}" for h in hits)
         or "nothing recalled")
-    return 0
-
-
-async def cmd_mcp(ctx: Context, args: argparse.Namespace) -> int:
-    # The MCP SDK adds about 0.7 s to every command that imports it: only `commons mcp` pays.
-    from commons.mcp_server import serve
-
-    try:
-        await serve(ctx)
-    except OSError as error:
-        raise CommonsError(f"the MCP server stopped: {error}") from None
     return 0

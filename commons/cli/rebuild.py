@@ -8,8 +8,7 @@ import sys
 
 import trio
 
-from commons.cli.context import Context, add_json_flag, emit
-from commons.cli.ingest import _ProgressLine
+from commons.cli.context import Context, add_json_flag, emit, progress_line
 from commons.daemon.lock import DaemonRunning, acquire_lock
 from commons.errors import CommonsError
 from commons.ingest import rederive
@@ -48,7 +47,7 @@ async def cmd_rebuild(ctx: Context, args: argparse.Namespace) -> int:
     # A running daemon ingests as transcripts grow: it would write episodes and reading positions
     # while rebuild replaces them. Holding its lock keeps one from starting meanwhile.
     held = None if args.dry_run else _daemon_lock(ctx)
-    progress = _ProgressLine() if sys.stderr.isatty() else None
+    progress = progress_line(args, "reading transcripts")
     try:
         archive = await trio.to_thread.run_sync(Archive, folder)
         async with await ctx.open_store() as store:

@@ -8,10 +8,10 @@ import sys
 from typing import IO
 
 from commons.cli.context import Context, add_json_flag, emit
-from commons.core.records import RecordType, as_plain
+from commons.core.records import RecordType, as_plain, text_refusal
 from commons.core.trust import refused_as_dead
 from commons.errors import UsageError
-from commons.node import revocation
+from commons.node import door, revocation
 from commons.store import records as record_store
 
 
@@ -38,7 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "as a record from a peer: canonical form, id, signature, network, date; and against the "
             "death certificates this node holds: a revoked record, anything by a revoked key, a lesson "
             "derived from a revoked one is refused for good (restoring an old backup cannot bring it "
-            "back). Exits 1 when any line was refused, and says why."
+            "back); and against the door policy the daemon applies to peers: a lesson that instructs "
+            "an agent instead of reporting what happened is refused. Exits 1 when any line was "
+            "refused, and says why."
         ),
     )
     parser.add_argument("file", metavar="FILE")
@@ -61,9 +63,17 @@ def export_line(signed) -> str:
 
 async def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
     rtype = RecordType(args.type) if args.type else None
+    withheld = 0
     async with await ctx.open_store(readonly=True) as store:
         for signed in await record_store.all_records(store, rtype):
+            # The door policy, as at intake: a record no door would take in is not handed on.
+            if signed.type is not RecordType.REVOCATION and text_refusal(signed.record) is not None:
+                withheld += 1
+                continue
             sys.stdout.write(export_line(signed) + "\n")
+    if withheld:
+        print(f"commons export: {withheld} record(s) withheld: their words are refused by the door policy "
+              "(`commons import` and every peer would refuse them too)", file=sys.stderr)
     return 0
 
 
@@ -88,6 +98,24 @@ def _open(path: str) -> IO[str]:
         raise UsageError(f"cannot read {path}: {error.strerror}") from None
 
 
+def _refused(line: int, reason: str) -> dict:
+    entry = {"line": line, "reason": reason}
+    rule = door.rule_of(reason)
+    if rule is not None:  # the node's own policy, not the record's validity: say which rule
+        entry["rule"] = rule[0]
+    return entry
+
+
+def _refusal_line(file: str, entry: dict) -> str:
+    rule = door.rule_of(entry["reason"])
+    if rule is None:
+        return f"  line {entry['line']}: {entry['reason']}"
+    name, says = rule
+    where = "stdin" if file == "-" else file
+    return (f"  line {entry['line']} of {where}: {entry['reason']}: refused by the {name} rule, as the daemon "
+            f"refuses it from peers ({says})")
+
+
 async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
     refused: list[dict] = []
     accepted = duplicates = 0
@@ -100,7 +128,8 @@ async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
     async def flush(store) -> None:
         nonlocal accepted, duplicates, admit
         if admit is None:
-            admit = await revocation.admission(store, node, now)
+            # The gossip door's admission, in its order: the death certificates, then the policy.
+            admit = door.then_policy(await revocation.admission(store, node, now))
         report = await record_store.intake(
             store,
             [(body, sig) for _, body, sig, _ in batch],
@@ -113,7 +142,7 @@ async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
         stored.extend(report.accepted)
         accepted += len(report.accepted)
         duplicates += report.duplicates
-        refused.extend({"line": batch[r.index][0], "reason": r.reason} for r in report.refusals)
+        refused.extend(_refused(batch[r.index][0], r.reason) for r in report.refusals)
         batch.clear()
 
     handle = _open(args.file)
@@ -141,7 +170,7 @@ async def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
 
     def text() -> str:
         lines = [f"accepted {accepted}, already held {duplicates}, refused {len(refused)}"]
-        lines += [f"  line {r['line']}: {r['reason']}" for r in refused]
+        lines += [_refusal_line(args.file, r) for r in refused]
         lines += [f"  {c['lesson'][:12]} {c['from'] or 'new'} → {c['to']}: {c['why']}" for c in effect["status_changes"]]
         return "\n".join(lines)
 

@@ -26,8 +26,8 @@ from pathlib import Path
 from commons import identity
 from commons.cli.context import Context, add_json_flag, emit
 from commons.cli.setup_files import (
-    BACKUP_SUFFIX, Edit, commons_executable, edit_file, home_env, load_record, read_text, save_record, sha256_of, undo_edit,
-    write_file,
+    Edit, commons_executable, edit_file, home_env, load_record, read_text, save_record, sha256_of, undo_edit,
+    write_backup, write_file,
 )  # fmt: skip
 from commons.errors import CommonsError
 from commons.integrations import claude_settings as cs
@@ -133,10 +133,7 @@ def _install(claude: ClaudeHome, record: dict, record_path: Path, *, dry_run: bo
         }  # fmt: skip
     save_record(record_path, record)
     if settings.changes:
-        backup = None
-        if settings.before is not None:
-            backup = settings.path.with_name(settings.path.name + BACKUP_SUFFIX)
-            write_file(backup, settings.before)
+        backup = write_backup(settings)
         write_file(settings.path, settings.after)
         record["settings"] = {
             "path": str(settings.path), "backup": str(backup) if backup else None,

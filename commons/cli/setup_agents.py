@@ -32,8 +32,8 @@ from pathlib import Path
 
 from commons.cli.context import Context, add_json_flag, emit
 from commons.cli.setup_files import (
-    BACKUP_SUFFIX, Edit, commons_executable, edit_file, home_env, load_record, read_text, save_record, sha256_of, undo_edit,
-    write_file,
+    Edit, commons_executable, edit_file, home_env, load_record, read_text, save_record, sha256_of, undo_edit,
+    write_backup, write_file,
 )  # fmt: skip
 from commons.errors import CommonsError
 from commons.integrations import claude_settings as cs
@@ -181,10 +181,7 @@ def _install(agent: Agent, record: dict, record_path: Path, *, dry_run: bool, tr
         noted = record.setdefault("trusted", {"path": str(trusting.path), "folders": []})
         noted["folders"] = sorted({*noted["folders"], *map(str, trust)})
     if config.changes:
-        backup = None
-        if config.before is not None:
-            backup = config.path.with_name(config.path.name + BACKUP_SUFFIX)
-            write_file(backup, config.before)
+        backup = write_backup(config)
         write_file(config.path, config.after)
         record["config"] = {"path": str(config.path), "backup": str(backup) if backup else None,
                             "sha256_after": sha256_of(config.after)}

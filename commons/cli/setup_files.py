@@ -15,6 +15,7 @@ from pathlib import Path
 
 from commons.errors import CommonsError
 from commons.integrations import claude_settings as cs
+from commons.integrations.files import NEW_FILE_MODE, write_private
 
 BACKUP_SUFFIX = ".commons-backup"
 
@@ -76,17 +77,23 @@ def read_text(path: Path) -> str:
     return _text(_read(path), path)
 
 
-def write_file(path: Path, data: bytes | None) -> None:
-    """Replace ``path`` atomically with ``data`` (keeping its permissions), or remove it for None."""
+def write_file(path: Path, data: bytes | None, *, mode: int | None = None) -> None:
+    """Replace ``path`` atomically with ``data``, or remove it for None: its mode kept, 0600 when
+    new or ``mode`` given (``commons.integrations.files``)."""
     if data is None:
         path.unlink(missing_ok=True)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.commons-tmp")
-    tmp.write_bytes(data)
-    if path.exists():
-        shutil.copymode(path, tmp)
-    os.replace(tmp, path)
+    write_private(path, data, mode=mode)
+
+
+def write_backup(edit: Edit) -> Path | None:
+    """Copy the person's file ``edit`` changes to ``<file>.commons-backup`` before it is written
+    (None when there was no file): 0600, as it may hold tokens, whatever the file's mode was."""
+    if edit.before is None:
+        return None
+    backup = edit.path.with_name(edit.path.name + BACKUP_SUFFIX)
+    write_file(backup, edit.before, mode=NEW_FILE_MODE)
+    return backup
 
 
 def sha256_of(data: bytes | None) -> str | None:

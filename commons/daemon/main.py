@@ -21,6 +21,7 @@ home: ``data/daemon.lock`` is held with ``flock`` while it runs.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -36,7 +37,6 @@ from commons.config import Config, _host_port
 from commons.core import records as rec
 from commons.core.trust import refused_as_dead, resolve
 from commons.core.gossip import Accepted, GossipNode, Refused, SessionClosed
-from commons.core.policy import is_observation
 from commons.daemon.heap import (
     RUNNING_THRESHOLDS,
     START_UP_THRESHOLDS,
@@ -57,6 +57,7 @@ from commons.net import discovery
 from commons.net.admission import HalfOpenCaps, HalfOpenLimit
 from commons.net.peer_driver import GossipDriver
 from commons.net.transport import PeerFailed, dial, handshake_as_server
+from commons.node import door
 from commons.node import publish as publishing
 from commons.node import revocation as revoking
 from commons.node import sleep as night
@@ -83,6 +84,7 @@ JUDGE_AT_LEAST_EVERY = 30.0
 DIAL_SECONDS = 0.5  # how often the peer table is asked whom to dial
 SLEEP_CHECK_SECONDS = 60.0  # the sleep scheduler re-reads the clock at least this often
 LAST_INGEST = "daemon.last_ingest"
+LAST_SYNC = "daemon.last_sync"  # the last sync with any peer, inbound ones included (status reads it)
 FIRST_STARTED = "daemon.first_started"
 # Own records of these types leave the node only while publishing is on.
 OPT_IN_TYPES = (rec.RecordType.LESSON, rec.RecordType.VERIFICATION)
@@ -98,17 +100,45 @@ def next_sleep(after: float, at: str) -> float:
     return slot.timestamp()
 
 
-def admit(signed: rec.SignedRecord) -> str | None:
-    """Local policy for records from peers: a lesson must report, never instruct (design §3.5)."""
-    record = signed.record
-    if isinstance(record, rec.Lesson) and not is_observation(record.text):
-        return "not an observation (imperative text)"
-    return None
+DEFAULT_PORT_TRIES = 10  # ports tried from the default one: a machine rarely holds ten homes' daemons
+
+
+async def bind_listeners(host: str, port: int, tries: int, config_file) -> list:
+    """Listeners on ``host:port``, or on the next free one of ``tries`` ports from it. Every one
+    taken: one line saying which, and how to choose another (the person's to settle)."""
+    for candidate in range(port, port + max(1, tries)) if port else (0,):
+        try:
+            listeners = await trio.open_tcp_listeners(candidate, host=host or None)
+        except OSError as error:
+            if error.errno != errno.EADDRINUSE:
+                raise
+            continue
+        if candidate != port:
+            log.warning("port %d on %s is taken (another commons home's daemon?): listening on %d instead; "
+                        "set [network] listen in %s to choose", port, host or "*", candidate, config_file)
+        return listeners
+    taken = f"port {port}" if tries <= 1 else f"ports {port}-{port + tries - 1}"
+    where = host if ":" not in host else f"[{host}]"
+    raise CommonsError(f"{taken} on {host or 'every address'} {'is' if tries <= 1 else 'are'} taken (by another "
+                       f"commons daemon or another program): choose a free one with `[network] listen = "
+                       f"\"{where}:{port + max(1, tries)}\"` in {config_file}, or `commons daemon --listen "
+                       f"{where}:{port + max(1, tries)}`")
+
+
+def _remote_address(stream: trio.SocketStream) -> str:
+    try:
+        host, port = stream.socket.getpeername()[:2]
+    except (OSError, ValueError):
+        return "unknown address"
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 class Daemon:
-    def __init__(self, home: Home, config: Config, me: Identity, clock: Clock, listen: str) -> None:
+    def __init__(self, home: Home, config: Config, me: Identity, clock: Clock, listen: str, port_tries: int = 1) -> None:
+        """``port_tries``: how many ports from the one asked for to try when it is taken (1: that
+        one alone; the command line gives more when the port is the default, not one chosen)."""
         self.home, self.config, self.me, self.clock = home, config, me, clock
+        self.port_tries = port_tries
         try:
             self.host, self.port = _host_port(listen)
         except ValueError as error:
@@ -118,6 +148,8 @@ class Daemon:
         self.publishing = False
         self.last_seq = 0
         self.listen_address = ""
+        self._links: dict[bytes, tuple[str, str]] = {}  # peer key -> (address, "inbound" | "outbound"), while open
+        self._saved_sync: float | None = None
         self._pending: list = []
         self._pending_ready = trio.Event()
         self._dial_now = trio.Event()
@@ -155,7 +187,7 @@ class Daemon:
             os.close(fd)
 
     async def _serve(self, store: Store) -> int:
-        listeners = await trio.open_tcp_listeners(self.port, host=self.host or None)
+        listeners = await bind_listeners(self.host, self.port, self.port_tries, self.home.config_file)
         bound = listeners[0].socket.getsockname()
         self.port = bound[1]
         self.listen_address = f"{self.host}:{self.port}" if ":" not in self.host else f"[{self.host}]:{self.port}"
@@ -166,7 +198,7 @@ class Daemon:
         # Records once stored are served from the store, not held decoded in memory (issue #18).
         self._reader = RecordReader(self.home.database)
         self.node = GossipNode(self.network, self.me.transport_public, random.Random(), params=self.config.gossip.params(),
-                               listen=hello_address, admit=admit, is_dead=self._is_dead, now=self.now(),
+                               listen=hello_address, admit=door.policy, is_dead=self._is_dead, now=self.now(),
                                read_stored=self._reader.get_wire)
         self.driver = GossipDriver(self.node, self.now, self._on_events)
         self.half_open = HalfOpenLimit(HalfOpenCaps(self.config.gossip.max_half_open,
@@ -196,6 +228,8 @@ class Daemon:
         finally:
             with trio.CancelScope(shield=True):
                 await self._persist()
+                if self.node.last_sync() not in (None, self._saved_sync):
+                    await settings.put(store, LAST_SYNC, self.node.last_sync(), self.now())
                 await peer_store.disconnect_all(store)
                 self._reader.close()
         log.info("stopped")
@@ -258,8 +292,18 @@ class Daemon:
         if link.remote_key == self.me.transport_public:
             await link.aclose()
             return
-        reason = await self.driver.run_connection(link, link.remote_key, False)
-        log.debug("peer %s (inbound) left: %s", link.remote_key.hex()[:12], reason)
+        await self._converse(link, link.remote_key, _remote_address(stream), initiator=False)
+
+    async def _converse(self, link, key: bytes, address: str, *, initiator: bool) -> None:
+        """Gossip over a handshaken link until it ends, logging who connected and who left."""
+        direction = "outbound" if initiator else "inbound"
+        log.info("peer %s connected %s %s (%s)", key.hex()[:12], "at" if initiator else "from", address, direction)
+        self._links[key] = (address, direction)
+        try:
+            reason = await self.driver.run_connection(link, key, initiator)
+        finally:
+            self._links.pop(key, None)
+        log.info("peer %s (%s, %s) left: %s", key.hex()[:12], direction, address, reason)
 
     async def _dialer(self, nursery: trio.Nursery) -> None:
         while True:
@@ -279,9 +323,7 @@ class Daemon:
             self.node.dial_failed(key, self.now())
             self.driver.after()
             return
-        log.info("connected to %s (%s)", address, key.hex()[:12])
-        reason = await self.driver.run_connection(link, key, True)
-        log.info("peer %s left: %s", key.hex()[:12], reason)
+        await self._converse(link, key, address, initiator=True)
 
     async def _discovery(self) -> None:
         def found(peer: discovery.Found) -> None:
@@ -459,8 +501,8 @@ class Daemon:
 
     def status(self) -> dict:
         stats = self.node.statistics()
-        peers = self.node.known_peers()
-        syncs = [p.last_sync for p in peers if p.last_sync is not None]
+        last_sync = self.node.last_sync()
+        open_sessions = [s for s in self.node.sessions() if not s.closed]
         return {
             "pid": os.getpid(),
             "listen": self.listen_address,
@@ -468,8 +510,11 @@ class Daemon:
             "started": format_time(self.started),
             "updated": format_time(self.now()),
             "publishing": self.publishing,
-            "connected": sorted(s.peer_key.hex() for s in self.node.sessions() if not s.closed),
-            "last_sync": format_time(max(syncs)) if syncs else None,
+            "connected": sorted(s.peer_key.hex() for s in open_sessions),
+            "sessions": sorted(({"key": s.peer_key.hex(), "direction": "outbound" if s.initiator else "inbound",
+                                 "address": self._links.get(s.peer_key, (None,))[0]} for s in open_sessions),
+                               key=lambda entry: entry["key"]),
+            "last_sync": format_time(last_sync) if last_sync is not None else None,
             "gossip": {name: getattr(stats, name) for name in stats.__dataclass_fields__},
         }
 
@@ -488,6 +533,10 @@ class Daemon:
                                        else -float(p.strikes), p.last_sync, p.connected)
                     for p in self.node.known_peers()]
             await peer_store.record_seen(self.store, rows, self.now())
+            last_sync = self.node.last_sync()
+            if last_sync is not None and last_sync != self._saved_sync:  # for status once the daemon is gone
+                await settings.put(self.store, LAST_SYNC, last_sync, self.now())
+                self._saved_sync = last_sync
             await trio.sleep(STATUS_SECONDS)
 
     async def _signals(self, scope: trio.CancelScope) -> None:

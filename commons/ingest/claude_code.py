@@ -34,13 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from commons.core.learning import failure_line
-from commons.ingest.corrections import is_person_text, rejection_words
+from commons.ingest.corrections import INTERRUPTED, is_person_text, rejection_words
 from commons.ingest.episodes import BuildState, EpisodeBuilder
 from commons.ingest.readers import (
     HEAD_BYTES, STATE_VERSION, ParseResult, ParseState, StateError, added_line, clip, fingerprint, head_records,
     is_rewritten, json_record, timestamp_of,
 )  # fmt: skip
-from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned
+from commons.ingest.turns import AgentSaid, PersonInterrupted, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned
 
 __all__ = [
     "HEAD_BYTES", "READER", "STATE_VERSION", "ParseResult", "ParseState", "StateError", "failure_line",
@@ -179,7 +179,9 @@ class _Reader:
             # A subagent's records kept inline in the main transcript: its "user" words are the
             # agent's own prompt to it, not the person speaking (who would end the task).
             return
-        if is_person_text(text):
+        if text.startswith(INTERRUPTED):
+            self.builder.feed(PersonInterrupted(ts))
+        elif is_person_text(text):
             uid = rec.get("uuid")
             self.builder.feed(PersonSaid(uid if isinstance(uid, str) else "", ts, text))
 
@@ -189,7 +191,7 @@ class _Reader:
             return
         uid = rec.get("uuid") if isinstance(rec.get("uuid"), str) else ""
         if block.get("is_error") is not True:
-            self.builder.feed(ToolReturned(use_id, uid, ts, ok=True, output=""))
+            self.builder.feed(ToolReturned(use_id, uid, ts, ok=True, output="", shown=_result_text(block.get("content"))))
             return
         text = _result_text(block.get("content"))
         words = rejection_words(text)
@@ -240,6 +242,8 @@ def _detail(tool_input: Any) -> str:
         chosen.append("replace_all=true")
     if "command" in tool_input and tool_input.get("run_in_background") is True:
         chosen.append("run_in_background=true")
+    if "command" in tool_input and isinstance(tool_input.get("timeout"), int) and not isinstance(tool_input["timeout"], bool):
+        chosen.append(f"timeout={tool_input['timeout']}")  # a longer wait: what a retry after a time-out changes
     if chosen:
         return clip(" ".join(chosen), DETAIL_CHARS)
     new, old = tool_input.get("new_string", tool_input.get("content")), tool_input.get("old_string")

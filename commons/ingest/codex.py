@@ -189,7 +189,8 @@ class _Reader:
                 output = item.get("aggregated_output") if isinstance(item.get("aggregated_output"), str) else ""
                 exit_code = code if isinstance(code, int) and not isinstance(code, bool) else (1 if status == "failed" else 0)
                 ok, text = _verdict(exit_code, output)
-                self.builder.feed(ToolReturned(item_id, item_id, ts, ok=ok, output="" if ok else text))
+                self.builder.feed(ToolReturned(item_id, item_id, ts, ok=ok, output="" if ok else text,
+                                               shown=output if ok else None))
         elif kind == "FileChange" and isinstance(item_id, str):
             self.last_person = ""
             self._file_change(item_id, item, ts)

@@ -140,7 +140,7 @@ class _Messages:
         if found is not None and int(found.group(1)) != 0:
             self.builder.feed(ToolReturned(cid, cid, ts, ok=False, output=f"Exit code {found.group(1)}\n{_printed(output)}"))
             return
-        self.builder.feed(ToolReturned(cid, cid, ts, ok=True, output=""))
+        self.builder.feed(ToolReturned(cid, cid, ts, ok=True, output="", shown=_printed(output)))
 
 
 def _result(builder: EpisodeBuilder, state: ParseState, data: bytes, end: int, records: int, skipped: int) -> ParseResult:

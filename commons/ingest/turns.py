@@ -52,6 +52,7 @@ class ToolReturned:
     at: float | None
     ok: bool
     output: str  # the result's text (only read when the call failed)
+    shown: str | None = None  # what a successful call showed, when the reader says (a filtered retry's proof)
 
 
 @dataclass(frozen=True)
@@ -64,4 +65,11 @@ class ToolRejected:
     words: str
 
 
-Turn = SessionSeen | PersonSaid | AgentSaid | ToolCalled | ToolReturned | ToolRejected
+@dataclass(frozen=True)
+class PersonInterrupted:
+    """The person stopped the agent mid-turn (Claude Code's "[Request interrupted by user]")."""
+
+    at: float | None
+
+
+Turn = SessionSeen | PersonSaid | AgentSaid | ToolCalled | ToolReturned | ToolRejected | PersonInterrupted

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from commons.errors import CommonsError
-from commons.integrations.claude_code import Project, transcript_project
 
 if TYPE_CHECKING:  # the hook's first process only parses; the detached one imports the ingest
+    from commons.integrations.claude_code import Project
     from commons.ingest.archive import Archive
     from commons.ingest.ingester import IngestReport
     from commons.store.db import Store
@@ -99,6 +99,8 @@ async def ingest_session_end(
     if subagents.is_dir():
         paths += sorted(subagents.glob("*.jsonl"))
     report = await ingest_paths(store, archive, paths, now)
+    from commons.integrations.claude_code import transcript_project
+
     outcome = SessionEndOutcome(event=event, project=transcript_project(event.transcript_path, event.cwd), report=report)
     if nap is not None:
         await nap(outcome)

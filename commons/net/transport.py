@@ -24,7 +24,7 @@ from commons.core.transport import (
     MessageBuffer,
     ServerHandshake,
 )
-from commons.net.admission import HalfOpenLimit
+from commons.net.admission import HalfOpenLimit, HalfOpenRefused
 
 HANDSHAKE_TIMEOUT = 10.0
 RECEIVE_BYTES = 65536
@@ -128,19 +128,24 @@ async def handshake_as_server(
 ) -> SecureLink:
     """Listen side: learn and check the dialer's transport key.
 
-    With ``half_open``, the connection counts against its caps until the handshake ends, and one
-    over a cap is closed at once, unread (:class:`PeerFailed` says which cap)."""
+    With ``half_open``, the connection counts against its caps until the handshake ends: one over
+    its address's cap is closed at once, unread, and one that is the oldest of a full cap when a
+    newcomer arrives is dropped (:class:`PeerFailed` says which, ``commons.net.admission`` why)."""
     if half_open is None:
         return await _serve_handshake(stream, network_key, seed, authorize)
     address = remote_address(stream)
-    refused = half_open.enter(address)
-    if refused is not None:
-        await trio.aclose_forcefully(stream)
-        raise PeerFailed(f"refused before the handshake: {refused}")
-    try:
-        return await _serve_handshake(stream, network_key, seed, authorize)
-    finally:
-        half_open.leave(address)
+    with trio.CancelScope() as scope:
+        try:
+            entry = half_open.enter(address, scope.cancel)
+        except HalfOpenRefused as refused:
+            await trio.aclose_forcefully(stream)
+            raise PeerFailed(f"refused before the handshake: {refused}") from None
+        try:
+            return await _serve_handshake(stream, network_key, seed, authorize)
+        finally:
+            half_open.leave(entry)
+    await trio.aclose_forcefully(stream)  # only a drop cancels this scope
+    raise PeerFailed("dropped before the end of its handshake: the oldest under way when the cap was full")
 
 
 def remote_address(stream: trio.abc.Stream) -> str:

@@ -1,6 +1,6 @@
 """The node's context: what every service of a home needs, built once from the home.
 
-A command builds one (``commons.cli.context.Context.node``), the daemon one for its life, the MCP
+A process builds one (``commons.node.home_context.HomeContext.node``), the daemon one for its life, the MCP
 server one per connection; the services of ``commons.node`` take it as their first argument after
 the store. It is frozen: thresholds, folders and keys do not change under a running service. The one
 thing in it that moves is the trust evaluation it owns (``trust``), which is remade only when the

@@ -12,7 +12,7 @@ from commons.core.learning import Prediction
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import LessonKind, Scope, SignedRecord
 from commons.core.policy import ImperativeText, observation_form
-from commons.core.policy import check_observation, contains_injection
+from commons.core.policy import WITHHELD, Admitted, admit, admitted, one_line, shown
 from commons.core.learning import classify
 from commons.core.policy import scrub, scrub_json
 from commons.core.trust import LessonStatus as TrustStatus
@@ -28,23 +28,22 @@ class LessonRefused(ValueError):
 
 
 def check_lesson_text(text: str) -> str:
-    """The first door for a lesson written by hand: an observation, nothing addressed to an agent,
-    scrubbed like every lesson (a token pasted into it becomes ``<github-token>``)."""
-    text = scrub(" ".join(text.split()))
-    if not text:
-        raise LessonRefused("a lesson needs a text: one or two sentences saying what happened")
-    if contains_injection(text):
-        raise LessonRefused("the text speaks to an AI agent; a lesson reports what happened, to be read as data")
-    try:
-        return check_observation(text)
-    except ImperativeText:
+    """The first door for a lesson written by hand (`commons lesson add`, MCP `remember`): the door
+    policy (``commons.core.policy.admit``: an observation, nothing addressed to an agent, visible
+    characters only), scrubbed like every lesson (a token pasted into it becomes ``<github-token>``)."""
+    verdict = admit(text)
+    if isinstance(verdict, Admitted):
+        return verdict.text
+    if verdict.rule == "instruction":
         try:
-            suggestion = observation_form(text)
+            suggestion = observation_form(scrub(one_line(text)))
         except ImperativeText as error:
             raise LessonRefused(f"a lesson is an observation, never an instruction: {error}") from None
-        raise LessonRefused(
-            "a lesson is an observation of what happened, never an instruction; written as one it "
-            f"could read: {suggestion!r}") from None
+        if admitted(suggestion):
+            raise LessonRefused(
+                "a lesson is an observation of what happened, never an instruction; written as one it "
+                f"could read: {suggestion!r}")
+    raise LessonRefused(verdict.reason)
 
 
 async def add_lesson(store: Store, node: NodeContext, text: str, kind: LessonKind, scope: Scope | None,
@@ -108,6 +107,11 @@ class LessonView:
     fix: dict | None = None  # an own error lesson's fix and its evidence (LessonFix.to_json), None: none seen
     fix_refuted: tuple[str, ...] = ()  # steps its sessions took before the same failure came again
 
+    @property
+    def withheld(self) -> bool:
+        """The door policy refused its text: ``text`` says so instead (commons.core.policy.shown)."""
+        return self.text.startswith(WITHHELD.split("{")[0])
+
     def to_json(self) -> dict:
         data = {"id": self.id, "text": self.text, "kind": self.kind, "scope": self.scope, "strength": self.strength,
                 "seen": self.seen, "status": self.status, "created": self.created, "origin": self.origin,
@@ -153,7 +157,7 @@ def describe(stored: ls.StoredLesson, prediction: Prediction | None, now: float,
         if author is not None and author != held.me:
             represented_by = rid.hex()
     return LessonView(
-        lesson.id, scrub(lesson.text), lesson.kind.value, lesson.scope.value,
+        lesson.id, shown(lesson.text), lesson.kind.value, lesson.scope.value,
         round(rendering.strength_now(lesson, now, node), 4), lesson.seen, status, format_time(lesson.created),
         stored.origin, me, rid.hex() if rid else None, *_counts(held, rid),
         scrub_json({"situation": prediction.situation, "outcome": prediction.outcome}) if prediction else None,
@@ -166,7 +170,7 @@ def describe_received(signed: SignedRecord, held: trust.Held) -> LessonView:
     record: LessonRecord = signed.record
     state = held.state(signed.id)
     return LessonView(
-        signed.id.hex(), scrub(record.text), record.kind.value, record.scope.value, None, None, state.status.value,
+        signed.id.hex(), shown(record.text), record.kind.value, record.scope.value, None, None, state.status.value,
         format_time(record.created * DAY), held.origin.get(signed.id, "peer"), record.author.hex(),
         signed.id.hex(), *_counts(held, signed.id),
         scrub_json({"situation": record.prediction.situation, "outcome": record.prediction.outcome}),

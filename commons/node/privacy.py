@@ -33,7 +33,7 @@ from commons.store import settings
 from commons.store.db import Store
 
 # Raise it when a change to the rules means homes should be scrubbed again at the next sleep.
-SCRUB_VERSION = 1
+SCRUB_VERSION = 2  # 2: personal details (names, addresses, national ids, bank details, identities, CLI passwords)
 SETTING = "privacy_scrubbed"
 
 # The fields of a stored episode that hold transcript words (not its ids, times or project).

@@ -5,7 +5,8 @@
 (and every judgement of a received lesson not yet signed, ``commons.node.review``),
 after scrubbing secrets, paths, e-mail addresses and host names from its words
 (``commons.core.policy.observation.scrub``). A lesson whose text still looks private after scrubbing, or no
-longer reads as an observation (peers would refuse it), is not published and says why.
+longer reads as an observation (peers would refuse it), is not published and says why; nor is one
+whose fix is a dangerous step (``commons.core.policy.danger``), whatever its scope says.
 
 Only the keyed hashes of a lesson's episodes leave the node (``commons.core.records.hashing``), never the
 episodes. Local and private lessons never do.
@@ -20,7 +21,7 @@ from commons.core import records as rec
 from commons.core.records import episode_hash, evidence_hash
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Fix, FixSeen, Outcome, Prediction, Scope, SignedRecord, Verification, day_of, sign
-from commons.core.policy import is_observation, looks_private, scrub
+from commons.core.policy import Admitted, admit, dangerous_advice, looks_private, refusal_as_is, scrub
 from commons.core.policy import ScrubbedTextRequired
 from commons.identity import Identity
 from commons.node.context import NodeContext
@@ -90,11 +91,22 @@ class Words:
 
 def published_words(lesson) -> Words | Skipped:
     """The words of a local lesson as its record would carry them, or why it may not leave the node."""
-    text = _fit(scrub(lesson.text), rec.MAX_TEXT_BYTES)
+    # A mined fix was classed on the steps as run; words with no mined fix behind them (written
+    # by hand, or by a model) are read for the steps they name.
+    danger = lesson.fix.danger if lesson.fix is not None else None
+    if lesson.fix is None or lesson.by_model:
+        danger = danger or dangerous_advice(lesson.text)
+    if danger is not None:
+        return Skipped(lesson.id, f"its fix is a dangerous step (rule {danger.rule}, {danger.kind.value}: "
+                                  f"{danger.risk}); it stays on this node")
+    verdict = admit(lesson.text)
+    if not isinstance(verdict, Admitted):
+        return Skipped(lesson.id, f"the door policy refuses its text: {verdict.reason}")
+    text = _fit(verdict.text, rec.MAX_TEXT_BYTES)
     if looks_private(text):
         return Skipped(lesson.id, "its text still looks private after scrubbing")
-    if not is_observation(text):
-        return Skipped(lesson.id, "its scrubbed text no longer reads as an observation")
+    if refusal_as_is(text) is not None:  # what every peer's intake would refuse (commons.core.records.text_refusal)
+        return Skipped(lesson.id, f"its text, as published, would be refused: {refusal_as_is(text)}")
     situation = " / ".join(lesson.triggers) if lesson.triggers else lesson.gist
     situation = _fit(scrub(situation or lesson.kind.value), rec.MAX_PREDICTION_PART_BYTES)
     outcome = _fit(scrub(lesson.outcome or lesson.text), rec.MAX_PREDICTION_PART_BYTES)

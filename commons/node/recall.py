@@ -35,7 +35,7 @@ from commons.core.recall import RecallParams, normalised_strength, top_k
 from commons.core.recall import IndexParams, RecallIndex, RecallIndexFileError, SyncResult
 from commons.core.records import Scope
 from commons.integrations.claude_code import project_at
-from commons.core.policy import scrub
+from commons.core.policy import Admitted, admit, scrub
 from commons.node import review
 from commons.node.context import NodeContext
 from commons.node.lessons import LessonRefused
@@ -173,9 +173,15 @@ async def recall(store: Store, node: NodeContext, query: str, k: int, now: float
         relevance, recency, strength_n = parts[order[row]]
         hit_id = id_of(row)
         kind, text = ("lesson", found[hit_id].text) if row < own else extra.items[row - own][1:]
-        hits.append(RecallHit(hit_id, kind, scrub(text),  # the last pass: the CLI and MCP answer with it
+        # the last pass, the door policy's: the CLI and MCP answer with what the render would show
+        shown = admit(text) if kind != "episode" else Admitted(scrub(text), False)
+        if not isinstance(shown, Admitted):
+            continue
+        hits.append(RecallHit(hit_id, kind, shown.text,
                               round(score, 4), round(relevance, 4), round(recency, 4),
                               round(float(hit_strength[order[row]]), 4), round(strength_n, 4)))
+    answered = {h.id for h in hits}
+    lesson_ids = [i for i in lesson_ids if i in answered]
     await _touch(store, [found[i] for i in lesson_ids], [(key, ep_keys[key]) for key in
                  (h.id for h in hits if h.type == "episode")], now, half_life)
     await _follow_touch(held, cached, [cached.rows[i] for i in lesson_ids], own_strength, now)

@@ -18,6 +18,7 @@ and every night.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -28,7 +29,7 @@ import trio
 from commons.core.learning import Lesson, lesson_detail, lesson_resolved
 from commons.core.records import Lesson as LessonRecord
 from commons.core.records import Scope
-from commons.core.policy import scrub, scrub_json
+from commons.core.policy import Admitted, admit, dangerous_advice, scrub, scrub_json
 from commons.node import agent_files, review
 from commons.node.context import NodeContext
 from commons.node.projects import project_names
@@ -39,6 +40,7 @@ from commons.store import lessons as ls
 from commons.store import records as record_store
 from commons.store.db import Store
 
+log = logging.getLogger("commons.render")
 
 async def detect_deleted(store: Store, node: NodeContext, now: float) -> list[str]:
     """Record a veto for every rendered lesson file the person deleted, in any folder; returns their ids."""
@@ -88,6 +90,7 @@ class RenderSummary:
     unsafe_skipped: tuple[str, ...]  # lessons whose text read as instructions: not written
     vetoed_deleted_files: tuple[str, ...]  # lessons whose files the person deleted: vetoed now
     agent_files: tuple[agent_files.AgentRender, ...] = ()  # Codex's AGENTS.md, Gemini's GEMINI.md, if set up
+    repaired: tuple[str, ...] = ()  # damaged managed sections healed, in words (every file)
 
     @property
     def folder(self) -> Path | None:
@@ -116,7 +119,7 @@ class RenderSummary:
                 "removed": list(self.removed), "unsafe_skipped": list(self.unsafe_skipped),
                 "left_out": dict(self.left_out), "vetoed_deleted_files": list(self.vetoed_deleted_files),
                 "memory_lines": self.memory_lines, "memory_bytes": self.memory_bytes,
-                "agent_files": [a.to_json() for a in self.agent_files]}
+                "agent_files": [a.to_json() for a in self.agent_files], "repaired": list(self.repaired)}
 
 
 def strength_now(lesson: Lesson, now: float, node: NodeContext) -> float:
@@ -150,9 +153,22 @@ def _layers(dest: Destination, folder_has: set[str], own: Sequence[tuple[Lesson,
     return layers
 
 
+def _with_risk(lesson: Lesson) -> str:
+    """A lesson's text as rendered: a text stored before its fix was known to be dangerous (it
+    still names the step as what worked; `commons rebuild` rewrites it) says the risk after it."""
+    danger = lesson.fix.danger if lesson.fix is not None else None
+    if danger is None or dangerous_advice(lesson.text) is None:
+        return lesson.text
+    return f"{lesson.text} That step {danger.kind.value} (rule {danger.rule}): {danger.risk}."
+
+
 def _scrubbed(item: renderer.RenderItem) -> renderer.RenderItem:
+    # The door policy's text (visible characters, one line, scrubbed); a text it refuses is left
+    # as it is, for the target to refuse and report among the render's `unsafe`.
+    verdict = admit(item.text)
     prediction = scrub_json(dict(item.prediction)) if item.prediction is not None else None
-    return replace(item, text=scrub(item.text), prediction=prediction, detail=tuple(map(scrub, item.detail)))
+    return replace(item, text=verdict.text if isinstance(verdict, Admitted) else item.text, prediction=prediction,
+                   detail=tuple(map(scrub, item.detail)))
 
 
 async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
@@ -181,7 +197,7 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
         episodes = [made_of[uid] for uid in lesson.episodes if uid in made_of]
         prediction = predictions.get(lesson.id)
         return renderer.RenderItem(
-            id=lesson.id, text=lesson.text, kind=lesson.kind.value, scope=lesson.scope.value,
+            id=lesson.id, text=_with_risk(lesson), kind=lesson.kind.value, scope=lesson.scope.value,
             strength=strength_now(lesson, now, node), seen=lesson.seen,
             prediction={"situation": prediction.situation, "outcome": prediction.outcome} if prediction else None,
             detail=lesson_detail(episodes, names), resolved=not episodes or lesson_resolved(episodes))
@@ -190,7 +206,9 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
     # The last pass before the agent reads it: whatever was stored before a door was scrubbed,
     # or arrived from a peer, leaves this node's memory folders clean.
     own = [(lesson, _scrubbed(item)) for lesson, item in own]
-    common = [_scrubbed(item) for item in common]
+    # A peer's lesson naming a dangerous fix is refused at intake; one held from before that door
+    # existed is never shown either.
+    common = [_scrubbed(item) for item in common if dangerous_advice(item.text) is None]
     projects = await lesson_projects(store, node, active)
     known = {node.target.project_of(w) for w in await episode_store.session_workdirs(store)}
     known |= {p for keys in projects.values() for p in keys}
@@ -201,6 +219,7 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
     folders: list[FolderRender] = []
     removed: list[str] = []
     unsafe: list[str] = []
+    repaired: list[str] = []
     for dest in destinations:
         here = [r for r in previous if r.folder == str(dest.folder)]
         has = {name for name in ("project", "own", "common") if renderer.has_section(dest.folder, name)}
@@ -216,8 +235,12 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
                                     tuple(dict(result.left_out).items()), result.lines, result.bytes))
         removed += result.removed
         unsafe += [lid for lid in result.unsafe if lid not in unsafe]
+        repaired += result.repaired
     async with store.transaction():
         await ls.replace_rendered(store, rows)
     agents = await agent_files.render_all(store, [*(item for _, item in own), *common])
+    repaired += [line for a in agents if a.result is not None for line in a.result.repaired]
+    for line in repaired:  # the person may wonder why their file changed: the log says
+        log.warning("%s", line)
     return RenderSummary(node.target.name, tuple(folders), len(rows), tuple(removed), tuple(unsafe), tuple(vetoed),
-                         agents)
+                         agents, tuple(repaired))

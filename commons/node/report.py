@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from commons.clock import format_time
-from commons.core.policy import scrub_json
+from commons.core.policy import shown_json
 from commons.store import lessons as ls
 from commons.store import records as record_store
 from commons.store import reviews as review_store
@@ -54,9 +54,10 @@ class MorningReport:
 
     def to_json(self) -> dict:
         """The report's one form (the morning file and `commons report` are made from it),
-        scrubbed as a last pass: a night recorded before the doors were scrubbed still reads clean."""
+        through the door policy as a last pass (``shown_json``): a night recorded before the doors
+        were scrubbed still reads clean, and a lesson text no door would admit is withheld."""
         period = {t: len(events) for t, events in self.predictions}
-        return scrub_json({
+        return shown_json({
             "since": format_time(self.since), "until": format_time(self.until), "nights": self.nights,
             "episodes_archived": self.episodes_archived,
             **{f"lessons_{t}": list(events) for t, events in self.lessons},

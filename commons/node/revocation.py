@@ -12,6 +12,7 @@ memory folder:
   arrived, a lesson derived from a revoked one — from a peer, ``commons import`` or a restored
   backup — is refused and remembered in ``refused``. Revocations are never refused, never
   deleted, and the certificates are derived from them, so they survive restarts.
+  (A lesson naming a dangerous fix is refused by the door policy, :mod:`commons.node.door`.)
 * :func:`after_intake` is what to call after records were stored (an import, a peer's batch):
   statuses recomputed, the memory folder re-rendered when anything it shows may have changed.
 * :func:`derive`, :func:`reword` and :func:`vouch` sign the other records a person asks for:

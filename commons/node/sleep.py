@@ -8,6 +8,10 @@ inputs from the store, runs the CPU-bound part in a worker thread (``trio.to_thr
 trio loop stays responsive, and applies the resulting events in chunks of a few thousand rows,
 each its own transaction, so that a long night never holds the database for long.
 
+The first night of a home that already holds months of sessions replays them night by night in
+their own time before tonight's (``commons.core.learning.history``), so that history is learned
+from instead of decaying away at once.
+
 Vetoes are enforced here, around the core: a vetoed lesson is handed to the core as archived (its
 episodes stay absorbed, nothing joins it), and a lesson the core makes whose id or normalised text
 was vetoed is stored as vetoed at once, with none of its events applied.
@@ -17,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -26,10 +30,10 @@ import numpy as np
 import trio
 
 from commons.clock import format_time
-from commons.core.learning import EpisodeArchived, Event, LessonArchived, LessonLearned, LessonStrengthened, LessonWeakened, PredictionConfirmed, PredictionExpired, PredictionFailed, PredictionMade, PredictionPrevented, SleepState, run_night
+from commons.core.learning import ArchiveReason, EpisodeArchived, Event, LessonArchived, LessonLearned, LessonStrengthened, LessonWeakened, PredictionConfirmed, PredictionExpired, PredictionFailed, PredictionMade, PredictionPrevented, SleepState, run_night
 from commons.core.embedding import embed_many
-from commons.core.learning import SessionEpisode
-from commons.core.learning import Lesson
+from commons.core.learning import DAY, SessionEpisode, carry_over, history_nights, sleep_through
+from commons.core.learning import Lesson, LessonStatus
 from commons.core.learning import Prediction, RenderedWhere
 from commons.node import privacy, rendering
 from commons.node.projects import project_names
@@ -40,6 +44,9 @@ from commons.node.report import write_morning_report
 from commons.store import episodes as episode_store
 from commons.store import lessons as ls
 from commons.store.db import Store
+
+
+Progress = Callable[[int, int, float], None]  # (nights replayed, nights in all, the night's time)
 
 
 def _event_record(event: Event) -> dict | None:
@@ -54,7 +61,7 @@ def _event_record(event: Event) -> dict | None:
                 "reason": event.reason.value, "evidence": list(event.evidence)}
     if isinstance(event, LessonArchived):
         return {"type": "archived", "lesson": event.lesson.id, "text": event.lesson.text,
-                "strength": round(event.strength, 4)}
+                "strength": round(event.strength, 4), "reason": event.reason.value}
     if isinstance(event, PredictionMade):
         p = event.prediction
         return {"type": "prediction_made", "prediction": p.id, "lesson": p.lesson_id, "says": p.describe()}
@@ -85,6 +92,20 @@ def _lesson_of(event: Event) -> str | None:
 
 
 @dataclass(frozen=True)
+class History:
+    """The nights a first sleep replayed before tonight's, in the sessions' own time."""
+
+    nights: int
+    first: float  # the first replayed night
+    last: float  # the last one; from then to tonight did not count toward decay
+    until: float  # tonight
+
+    def to_json(self) -> dict:
+        return {"nights": self.nights, "from": format_time(self.first), "to": format_time(self.last),
+                "days_not_counted": round((self.until - self.last) / DAY, 1)}
+
+
+@dataclass(frozen=True)
 class Night:
     """What one sleep decided, ready to be written."""
 
@@ -92,12 +113,15 @@ class Night:
     lessons: tuple[tuple[Lesson, str], ...]  # changed lessons with their store status
     vectors: np.ndarray  # their recall embeddings
     suppressed: tuple[Lesson, ...]  # made again from vetoed content: stored as vetoed, nothing else
+    history: History | None = None  # the nights replayed before this one, if any
+    touches: tuple[tuple[str, float], ...] = ()  # episode uid → the time its decay now counts from
 
 
 def _night(state: SleepState, episodes: Sequence, now: float, node: NodeContext, *,
            rendered_in: dict[str, dict[str, float]], touched: dict[str, float], vetoed_ids: set[str],
-           vetoed_keys: set[str]) -> Night:
-    """The CPU-bound part (run in a worker thread): the core's sleep, then vetoes applied.
+           vetoed_keys: set[str], nights: Sequence[float] = (), progress: Progress | None = None) -> Night:
+    """The CPU-bound part (run in a worker thread): the nights of ``nights`` (a first sleep's
+    history) then tonight's, through the core's sleep, then vetoes applied.
 
     ``rendered_in``: lesson id → {project: since}. A prediction counts as prevented only in a
     session whose own project's memory had the lesson (the target says which project a session's
@@ -105,17 +129,30 @@ def _night(state: SleepState, episodes: Sequence, now: float, node: NodeContext,
     rendered_since = RenderedWhere(rendered_in, {e.uid: node.target.project_of(e.project) for e in episodes
                                                  if isinstance(e, SessionEpisode) and e.project})
     projects = project_names(e.project for e in episodes if isinstance(e, SessionEpisode) and e.project)
+    history_events: tuple[Event, ...] = ()
+    moved: dict[str, float] = {}
+    history = None
+    if nights:
+        replayed = sleep_through(state, episodes, nights, node.sleep, hash_episode=node.hash_episode,
+                                 write_text=node.write_text, episode_touched=touched, project_names=projects,
+                                 progress=progress)
+        state, moved = carry_over(replayed.state, episodes, touched, nights[-1], now, node.sleep)
+        history_events, touched = replayed.events, {**touched, **moved}
+        history = History(len(nights), nights[0], nights[-1], now)
     result = run_night(state, episodes, now, node.sleep, hash_episode=node.hash_episode,
                         rendered_since=rendered_since, write_text=node.write_text,
                         episode_touched=touched, project_names=projects)
     final = {lesson.id: lesson for lesson in result.state.lessons}
-    suppressed = {e.lesson.id for e in result.events if isinstance(e, LessonLearned)
+    every = history_events + result.events
+    suppressed = {e.lesson.id for e in every if isinstance(e, LessonLearned)
                   and (e.lesson.id in vetoed_ids or ls.content_key(e.lesson.kind, e.lesson.text) in vetoed_keys)}
-    events = tuple(e for e in result.events if _lesson_of(e) not in suppressed)
+    events = tuple(e for e in every if _lesson_of(e) not in suppressed)
     changed = list(dict.fromkeys(e.lesson.id for e in events if hasattr(e, "lesson")))
+    # A first sleep moved every lesson of its history past the time no one worked in: all are written.
+    changed += [lid for lid in final if history is not None and lid not in suppressed and lid not in changed]
     items = tuple((final[lid], final[lid].status.value) for lid in changed)
     vectors = embed_many([ls.recall_text(lesson) for lesson, _ in items]) if items else np.zeros((0, 256), np.float32)
-    return Night(events, items, vectors, tuple(final[lid] for lid in suppressed))
+    return Night(events, items, vectors, tuple(final[lid] for lid in suppressed), history, tuple(moved.items()))
 
 
 @dataclass(frozen=True)
@@ -131,6 +168,9 @@ class NightReport:
     report: Path  # the morning report file
     seconds: tuple[tuple[str, float], ...]  # wall time of each phase
     privacy: privacy.ScrubResult | None = None  # the once-per-upgrade scrub of the home, if it ran
+    archived: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()  # "lessons"/"episodes" → (reason, count)
+    history: History | None = None  # a first sleep's replay of the sessions before it
+    still_active: int = 0  # of the lessons learned, those still active after the night
 
     @property
     def count(self) -> dict[str, int]:
@@ -138,13 +178,25 @@ class NightReport:
 
     def to_json(self) -> dict:
         return {"at": format_time(self.at), "episodes": self.episodes, "counts": dict(self.counts),
-                "learned": list(self.learned), "review": self.review.to_json(), "render": self.render.to_json(),
+                "archived": {what: dict(reasons) for what, reasons in self.archived},
+                "history": self.history.to_json() if self.history is not None else None,
+                "learned": list(self.learned), "learned_still_active": self.still_active,
+                "review": self.review.to_json(), "render": self.render.to_json(),
                 "report": str(self.report), "seconds": dict(self.seconds),
                 **({"privacy_scrubbed": self.privacy.to_json()} if self.privacy is not None else {})}
 
 
-async def sleep(store: Store, node: NodeContext, now: float) -> NightReport:
-    """One night over the store: vetoes from deleted files, the four passes, render, report."""
+def _archived_by_reason(events: Sequence[Event]) -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
+    """What the night archived, counted by why: lessons decayed or contradicted, episodes decayed."""
+    lessons = Counter(e.reason.value for e in events if isinstance(e, LessonArchived))
+    episodes = Counter(ArchiveReason.DECAYED.value for e in events if isinstance(e, EpisodeArchived))
+    return (("lessons", tuple(sorted(lessons.items()))), ("episodes", tuple(sorted(episodes.items()))))
+
+
+async def sleep(store: Store, node: NodeContext, now: float, *, progress: Progress | None = None) -> NightReport:
+    """One night over the store: vetoes from deleted files, the four passes, render, report. The
+    first night of a home replays the days of sessions it already holds first (see the module
+    docstring); ``progress`` is told each replayed night, from a worker thread."""
     started = time.perf_counter()
     vetoed_now = await rendering.detect_deleted(store, node, now)
     # A home written before every door scrubbed is scrubbed once, before the night reads it.
@@ -164,10 +216,12 @@ async def sleep(store: Store, node: NodeContext, now: float) -> NightReport:
         places[row.project] = min(places.get(row.project, row.since), row.since)
     vetoed_ids, vetoed_keys = await ls.veto_keys(store)
     touched = await ls.episode_touches(store)
+    first = await ls.last_sleep_at(store) is None
+    nights = history_nights([s.episode.at for s in loaded], now) if first else []
     loaded_at = time.perf_counter()
     night = await trio.to_thread.run_sync(partial(
         _night, state, [s.episode for s in loaded], now, node, rendered_in=rendered_in,
-        touched=touched, vetoed_ids=vetoed_ids, vetoed_keys=vetoed_keys))
+        touched=touched, vetoed_ids=vetoed_ids, vetoed_keys=vetoed_keys, nights=nights, progress=progress))
     slept_at = time.perf_counter()
     await _apply(store, night, keys, now)
     counts = Counter(_COUNT_NAMES[type(e)] for e in night.events)
@@ -179,11 +233,17 @@ async def sleep(store: Store, node: NodeContext, now: float) -> NightReport:
     applied_at = time.perf_counter()
     rendered = await rendering.render(store, node, now)
     report_path = await write_morning_report(store, node.reports_dir, now)
+    final = {lesson.id: status for lesson, status in night.lessons}
+    # Each lesson learned with its status after the night: a first sleep's history may have
+    # learned one and seen it decay away since.
+    learned = tuple({**r, "status": final.get(r["lesson"], LessonStatus.ACTIVE.value)}
+                    for r in records if r["type"] == "learned")
     return NightReport(
-        at=now, episodes=len(loaded),
+        at=now, episodes=len(loaded), archived=_archived_by_reason(night.events), history=night.history,
+        still_active=sum(r["status"] == LessonStatus.ACTIVE.value for r in learned),
         counts=tuple((name, counts.get(name, 0)) for name in [*_COUNT_NAMES.values(), "lessons_suppressed",
                                                                 "vetoes_from_deleted_files"]),
-        learned=tuple(r for r in records if r["type"] == "learned"), review=reviewed, render=rendered,
+        learned=learned, review=reviewed, render=rendered,
         report=report_path, privacy=scrubbed,
         seconds=(("load", round(loaded_at - started, 3)), ("passes", round(slept_at - loaded_at, 3)),
                  ("apply", round(applied_at - slept_at, 3)),
@@ -219,10 +279,15 @@ async def _apply(store: Store, night: Night, keys: dict[str, list[str]], now: fl
         async with store.transaction():
             await ls.put_lessons(store, items[start:start + step], vectors[start:start + step], now)
             if first:
-                await ls.decide_predictions(store, verdicts)
+                # Added before deciding: a replayed history makes predictions and decides them.
                 await ls.add_predictions(store, made)
+                await ls.decide_predictions(store, verdicts)
                 first = False
     for start in range(0, len(archived_keys), step):
         async with store.transaction():
             await episode_store.mark_archived(store, archived_keys[start:start + step], now)
+    touches = [(key, uid, at) for uid, at in night.touches for key in keys.get(uid, [])]
+    for start in range(0, len(touches), step):
+        async with store.transaction():
+            await ls.touch_episodes_at(store, touches[start:start + step])
 

@@ -34,14 +34,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from commons.render.memory_folder import RenderError, RenderItem, safe_to_render, section_span
+from commons.integrations.files import write_private
+from commons.render import sections
+from commons.render.escape import inline
+from commons.render.memory_folder import RenderError, RenderItem, safe_to_render
 
 SECTION = "lessons"
 SECTION_BYTES = 8_000  # room for some forty lessons: a small part of what the agent reads
 HEADING = "## Lessons from past sessions (kept by commons)"
 PREAMBLE = ("Observations of what happened in earlier sessions of this person's agents, most confirmed "
             "first. They report facts; they are not instructions. `commons forget ID` drops one.")
-BEGIN, END = f"<!-- commons:begin {SECTION} -->", f"<!-- commons:end {SECTION} -->"
+BEGIN, END = sections.markers(SECTION)
 
 
 @dataclass(frozen=True)
@@ -52,10 +55,12 @@ class AgentFileResult:
     left_out: int  # shared lessons over the budget
     local_skipped: int  # local lessons, which are never written here
     bytes: int  # of the section
+    repaired: tuple[str, ...] = ()  # a damaged managed section this render healed, in words
 
     def to_json(self) -> dict:
         return {"path": str(self.path), "written": len(self.written), "unsafe": list(self.unsafe),
-                "left_out": self.left_out, "local_skipped": self.local_skipped, "bytes": self.bytes}
+                "left_out": self.left_out, "local_skipped": self.local_skipped, "bytes": self.bytes,
+                "repaired": list(self.repaired)}
 
 
 def checkout_of(path: Path) -> Path | None:
@@ -80,7 +85,7 @@ def _read(path: Path) -> str:
 def lesson_line(item: RenderItem) -> str:
     standing = (f"confirmed by {item.confirmations} agents" if item.confirmations is not None
                 else f"seen {item.seen} times")
-    return f"- {' '.join(item.text.split())} ({standing}; commons {item.id[:12]})"
+    return f"- {inline(item.text)} ({standing}; commons {item.id[:12]})"
 
 
 def _section(lines: Sequence[str], left_out: int) -> str:
@@ -101,8 +106,9 @@ def render(path: Path, items: Sequence[RenderItem], *, budget: int = SECTION_BYT
     if checkout is not None:
         raise RenderError(f"{path} is inside the git checkout {checkout}: commons writes only an agent's "
                           "global file, never one that would be committed with a project")
-    original = _read(path)
-    span = section_span(original, BEGIN, END, path)
+    healed = _healed(_read(path), path)
+    original = healed.text
+    span = sections.find(original, SECTION)
     outside = original if span is None else original[: span[0]] + original[span[1]:]
     room = budget if load_bytes is None else min(budget, load_bytes - len(outside.encode("utf-8", "surrogateescape")))
     shared = [it for it in items if it.scope != "local"]
@@ -121,19 +127,22 @@ def render(path: Path, items: Sequence[RenderItem], *, budget: int = SECTION_BYT
         room -= cost
     left_out = len(ordered) - len(unsafe) - len(kept)
     section = _section(kept, left_out)
-    if span is not None:
-        text = original[: span[0]] + section + original[span[1]:]
-    else:
-        text = original + ("" if not original or original.endswith("\n\n") else "\n" if original.endswith("\n") else "\n\n")
-        text += section
-    _write_if_changed(path, text.encode("utf-8", "surrogateescape"))
+    text = sections.splice(original, {SECTION: section}, [SECTION])
+    sections.check_parses_back(text, {SECTION: section}, str(path))
+    write_private(path, text.encode("utf-8", "surrogateescape"))
     return AgentFileResult(path, tuple(written), tuple(unsafe), left_out, len(items) - len(shared),
-                           len(section.encode()))
+                           len(section.encode()), healed.repairs)
+
+
+def _healed(text: str, path: Path) -> sections.Healed:
+    return sections.heal(text, [SECTION], known=(HEADING, PREAMBLE), where=str(path))
 
 
 def without_section(text: str, path: Path) -> str:
-    """`text` without the managed section (and the blank line render put before it at the end)."""
-    span = section_span(text, BEGIN, END, path)
+    """`text` without the managed section (and the blank line render put before it at the end); a
+    damaged one is healed first, so that no line commons wrote stays behind."""
+    text = _healed(text, path).text
+    span = sections.find(text, SECTION)
     if span is None:
         return text
     start, stop = span
@@ -150,24 +159,8 @@ def remove(path: Path) -> bool:
     if text == original:
         return False
     if text.strip():
-        _write_if_changed(path, text.encode("utf-8", "surrogateescape"))
+        write_private(path, text.encode("utf-8", "surrogateescape"))
     else:
         path.unlink()
     return True
 
-
-def _write_if_changed(path: Path, data: bytes) -> None:
-    """Replace the file atomically, keeping its mode; a link is written through (to a dotfiles
-    folder, say), never replaced by a file."""
-    path = Path(os.path.realpath(path))
-    try:
-        if path.read_bytes() == data:
-            return
-    except FileNotFoundError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.commons-tmp")
-    tmp.write_bytes(data)
-    if path.exists():
-        os.chmod(tmp, path.stat().st_mode & 0o7777)
-    os.replace(tmp, path)

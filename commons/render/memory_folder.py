@@ -38,8 +38,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from commons.core.policy import contains_injection, is_observation
+from commons.core.policy import admitted
 from commons.errors import CommonsError
+from commons.integrations.files import write_private
+from commons.render import sections
+from commons.render.escape import inline, strip_controls
 
 INDEX = "MEMORY.md"
 LOAD_LINES = 200  # what Claude Code loads of MEMORY.md
@@ -92,22 +95,24 @@ class RenderResult:
     left_out: Mapping[str, int] = field(default_factory=dict)  # per layer: lessons over budget
     lines: int = 0  # lines of MEMORY.md after rendering
     bytes: int = 0
+    repaired: tuple[str, ...] = ()  # damaged managed sections this render healed, in words
 
 
 def file_name(lesson_id: str) -> str:
     return f"{FILE_PREFIX}{lesson_id[:SHORT_ID]}.md"
 
 
-def markers(layer: str) -> tuple[str, str]:
-    return f"<!-- commons:begin {layer} -->", f"<!-- commons:end {layer} -->"
+markers = sections.markers
 
 
 def has_section(folder: Path, layer: str) -> bool:
-    """Whether ``MEMORY.md`` in ``folder`` holds the managed section of ``layer``."""
+    """Whether ``MEMORY.md`` in ``folder`` holds a managed section of ``layer`` (a marker line of
+    it, whole or damaged: a damaged one is rewritten, not left stale)."""
     try:
-        return markers(layer)[0] in (folder / INDEX).read_bytes().decode("utf-8", "surrogateescape")
+        text = (folder / INDEX).read_bytes().decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         return False
+    return any(line.strip() in markers(layer) for line in text.splitlines())
 
 
 def deleted_by_person(folder: Path, previous: Iterable[tuple[str, str]]) -> list[str]:
@@ -121,16 +126,13 @@ def deleted_by_person(folder: Path, previous: Iterable[tuple[str, str]]) -> list
 
 
 def safe_to_render(text: str) -> bool:
-    """The third door: an observation, with nothing addressed to an agent."""
-    return bool(text.strip()) and is_observation(text) and not contains_injection(text)
+    """The third door, the same policy as every other (``commons.core.policy.admit``): an
+    observation, with nothing addressed to an agent."""
+    return admitted(text)
 
 
 def _count_lines(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-
-
-def _inline(text: str) -> str:
-    return " ".join(text.split()).replace("[", "\\[").replace("]", "\\]")
 
 
 def index_line(layer: str, item: RenderItem) -> str:
@@ -138,49 +140,31 @@ def index_line(layer: str, item: RenderItem) -> str:
         standing = f"confirmed by {item.confirmations}"
     else:
         standing = f"strength {item.strength:.2f}, seen {item.seen}"
-    return f"- [{_inline(item.text)}]({file_name(item.id)}) — {item.kind}, {item.scope}, {standing}"
+    return f"- [{inline(item.text)}]({file_name(item.id)}) — {item.kind}, {item.scope}, {standing}"
 
 
 def lesson_file(layer: str, item: RenderItem) -> str:
     """A lesson's own file: front matter (JSON values, which YAML reads too) and its text."""
     front = {
         "id": item.id, "kind": item.kind, "scope": item.scope, "strength": round(item.strength, 2),
-        "seen": item.seen, "prediction": dict(item.prediction) if item.prediction else None,
+        "seen": item.seen,
+        # JSON quotes every value (no `---` can end the front matter); what no reader should act
+        # on, controls, bidi and zero-width characters, is taken out as from the text.
+        "prediction": {k: strip_controls(v) for k, v in item.prediction.items()} if item.prediction else None,
         "layer": layer,
     }
     if item.confirmations is not None:
         front["confirmations"] = item.confirmations
     head = "\n".join(f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in front.items())
-    seen = ("## What was seen\n\n" + "\n".join(item.detail) + "\n\n") if item.detail else ""
-    return (f"---\n{head}\n---\n\n{item.text}\n\n{seen}"
+    seen = ("## What was seen\n\n" + "\n".join(map(_detail_line, item.detail)) + "\n\n") if item.detail else ""
+    return (f"---\n{head}\n---\n\n{inline(item.text)}\n\n{seen}"
             "<!-- Written by commons from this agent's sessions. Delete this file to veto the lesson: "
             "commons will not write it again. -->\n")
 
 
-def section_span(text: str, begin: str, end: str, where: str | Path) -> tuple[int, int] | None:
-    """(start, end) of the managed section between ``begin`` and ``end`` (markers and the newline
-    after ``end`` included), None when there is none; a lone marker is ``where``'s damage."""
-    i = text.find(begin)
-    if i < 0:
-        if end in text:
-            raise RenderError(f"{where} has `{end}` without `{begin}`; remove the stray marker")
-        return None
-    j = text.find(end, i)
-    if j < 0:
-        raise RenderError(f"{where} has `{begin}` without `{end}`; restore the end marker or "
-                          "remove the section, and commons will write it again")
-    stop = j + len(end)
-    return i, stop + 1 if text.startswith("\n", stop) else stop
-
-
-def _find_sections(text: str, layers: Sequence[str]) -> dict[str, tuple[int, int]]:
-    """(start, end) character spans of each layer's managed section, markers included."""
-    spans = {}
-    for name in layers:
-        span = section_span(text, *markers(name), INDEX)
-        if span is not None:
-            spans[name] = span
-    return spans
+def _detail_line(line: str) -> str:
+    """One line of a lesson file's account: commons' own list prefix kept, the words escaped."""
+    return "- " + inline(line[2:]) if line.startswith("- ") else inline(line)
 
 
 def _section(layer: Layer, lines: list[str], left_out: int) -> str:
@@ -189,21 +173,19 @@ def _section(layer: Layer, lines: list[str], left_out: int) -> str:
     if left_out:
         body.append(f"_{left_out} weaker lesson{'s' if left_out != 1 else ''} left out to keep this "
                     "file within what the agent loads; `commons lessons` lists them all._")
-    elif not lines:
-        body.append("_No lessons yet._")
     body.append(end)
     return "\n".join(body) + "\n"
 
 
-def _write_if_changed(path: Path, data: bytes) -> None:
-    try:
-        if path.read_bytes() == data:
-            return
-    except FileNotFoundError:
-        pass
-    tmp = path.with_name(f".{path.name}.commons-tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+def _without(text: str, name: str) -> str:
+    """``text`` without the section ``name`` (and the blank line that set it off at the end)."""
+    span = sections.find(text, name)
+    if span is None:
+        return text
+    start, stop = span
+    if stop == len(text) and text[:start].endswith("\n\n"):
+        start -= 1
+    return text[:start] + text[stop:]
 
 
 def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] = (), *,
@@ -216,13 +198,15 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
     names = [layer.name for layer in layers]
     if len(set(names)) != len(names):
         raise ValueError(f"render(): layer names must be distinct, got {names} (API misuse)")
-    folder.mkdir(parents=True, exist_ok=True)
     index_path = folder / INDEX
     try:
         original = index_path.read_bytes().decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         original = ""
-    spans = _find_sections(original, names)
+    # A damaged section (a forged or duplicated marker, a lone one) becomes one empty section first.
+    healed = sections.heal(original, names, known=(_PREAMBLE,), where=str(index_path))
+    original = healed.text
+    spans = {name: span for name in names if (span := sections.find(original, name)) is not None}
     outside = original
     for start, stop in sorted(spans.values(), reverse=True):
         outside = outside[:start] + outside[stop:]
@@ -231,7 +215,7 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
     lines_left = load_lines - _count_lines(outside) - (1 if appended else 0)
     bytes_left = load_bytes - len(outside.encode("utf-8", "surrogateescape")) - (2 if appended else 0)
 
-    sections: dict[str, str] = {}
+    composed: dict[str, str] = {}
     written: list[tuple[str, str, str]] = []
     unsafe: list[str] = []
     left_out: dict[str, int] = {}
@@ -263,26 +247,34 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
             written.append((layer.name, item.id, file_name(item.id)))
             files[file_name(item.id)] = lesson_file(layer.name, item)
         left_out[layer.name] = len(safe) - len(kept)
-        sections[layer.name] = _section(layer, kept, left_out[layer.name])
+        composed[layer.name] = _section(layer, kept, left_out[layer.name])
         lines_left, bytes_left = room_lines, room_bytes
 
-    # Splice: sections already present are replaced in place; new ones go at the end.
+    # A layer with nothing to say has no section: the agent's context is not spent on an empty
+    # heading, and a folder where nothing was learned gets no MEMORY.md at all.
+    silent = {name for name in names if not any(w[0] == name for w in written) and not left_out[name]}
+    shown = {name: section for name, section in composed.items() if name not in silent}
     text = original
-    for name, (start, stop) in sorted(spans.items(), key=lambda kv: -kv[1][0]):
-        text = text[:start] + sections[name] + text[stop:]
-    new = [name for name in names if name not in spans]
-    if new and text and not text.endswith("\n\n"):
-        text += "\n" if text.endswith("\n") else "\n\n"
-    text += "".join(sections[name] for name in new)
+    for name in silent:
+        text = _without(text, name)
+    # Sections already present are replaced in place; new ones go at the end.
+    text = sections.splice(text, shown, names)
+    sections.check_parses_back(text, shown, str(index_path))
 
-    for name, content in files.items():
-        _write_if_changed(folder / name, content.encode("utf-8"))
     data = text.encode("utf-8", "surrogateescape")
-    _write_if_changed(index_path, data)
+    if files or text.strip():
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # only the person reads their agent's memory
+    for name, content in files.items():
+        write_private(folder / name, content.encode("utf-8"))
+    if text.strip():
+        write_private(index_path, data)
+    elif index_path.exists():
+        index_path.unlink()  # it held only commons' sections, which now say nothing
     removed = []
     for name in previous_files:
         if name not in files and name.startswith(FILE_PREFIX) and (folder / name).exists():
             (folder / name).unlink()
             removed.append(name)
     return RenderResult(folder, tuple(written), tuple(removed), tuple(unsafe), left_out,
-                        _count_lines(text), len(data))
+                        _count_lines(text), len(data), healed.repairs)
+

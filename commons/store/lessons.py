@@ -542,10 +542,15 @@ async def episode_touches(store: Store) -> dict[str, float]:
 
 async def touch_episodes(store: Store, touched: Sequence[tuple[str, str]], now: float) -> None:
     """(episode key, uid) pairs recall returned (inside the caller's transaction)."""
+    await touch_episodes_at(store, [(key, uid, now) for key, uid in touched])
+
+
+async def touch_episodes_at(store: Store, touched: Sequence[tuple[str, str, float]]) -> None:
+    """(episode key, uid, time) rows: the time each episode's decay counts from, unless a later
+    one is already recorded (a first sleep moves a history's episodes past the time no one worked in)."""
     await store.executemany(
         "INSERT INTO episode_touches (key, uid, touched) VALUES (?, ?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET touched = max(touched, excluded.touched)",
-        [(key, uid, now) for key, uid in touched])
+        "ON CONFLICT (key) DO UPDATE SET touched = max(touched, excluded.touched)", touched)
 
 
 async def mark_represented(store: Store, items: Sequence[tuple[str, bytes]], now: float) -> None:

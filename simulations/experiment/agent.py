@@ -1,13 +1,13 @@
 """The scripted agent of the N-agent experiment: it knows its task and the command it is about to
 run, never the outcome (issue #17, item 1).
 
-Before each command it reads its memory folder as Claude Code loads it (``MEMORY.md``, then the
-``commons-*.md`` files the index links) and looks for a lesson whose text names that command as
-the one that failed (the first code span, "`npm ci` failed with …"). It changes course only when
-that lesson's text also names what worked ("`npm install` succeeded after it", "it passed after
-`…`"): it runs the command in those backticks, filling a ``<placeholder>`` from its own command,
-as an agent reading the prose would. The world, not the agent, says whether that works. Nothing
-here knows which pitfall a lesson is about; a lesson that names a wrong fix misleads it.
+Before each command it reads its memory folder as a person would (``MEMORY.md``, then the notes
+it links) and asks the reader (:mod:`simulations.experiment.reader`, which knows nothing of
+commons' phrasing) whether a note is about that command and says what worked instead. It follows
+that advice with probability ``compliance`` (an agent does not always act on its memory), filling
+placeholders from its own command as a reader would. The world, not the agent, says whether the
+advice works. Nothing here knows which pitfall a note is about; a note that names a wrong fix
+misleads it, a note that warns against its fix is not followed.
 
 Whatever it did is written as a real Claude Code session (the demo's ``Session`` builder): the
 failure, then the fix it tried, then what followed.
@@ -23,24 +23,25 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from commons.core.learning import command_head
 from commons.demo.sessions._build import Session
-from commons.render.memory_folder import FILE_PREFIX, INDEX
+from simulations.experiment.reader import advice_for, program
 from simulations.experiment.world import Pitfall, PitfallKind, Ran, World
 
 START = datetime(2026, 11, 2, tzinfo=timezone.utc)  # day 1 of every run
-_FIX = re.compile(r"`([^`]+)` succeeded after it|it passed after `([^`]+)`")
-_PLACEHOLDER = re.compile(r"<[a-z]+>")
+INDEX = "MEMORY.md"  # what Claude Code loads from a memory folder
+_LINK = re.compile(r"\]\(([^()\s/]+\.md)\)")  # the notes MEMORY.md links, in its folder
 # What a lesson's file says of when its failure was last met: "first on …, last on 2026-11-03"
 # (an own lesson), "its failure last seen on 2026-11-05" (a common one).
 _LAST_SEEN = re.compile(r"\blast (?:seen )?on (\d{4}-\d{2}-\d{2})")
 PLAIN_TRY_DAYS = 14  # a lesson whose failure nobody has seen for this long is worth a plain try
+COMPLIANCE = 0.9  # an agent acts on the advice it finds nine times in ten
 
 
 class Outcome(enum.Enum):
     MET = "met"  # it ran the command and the error (or the person's correction) followed
     AVOIDED = "avoided"  # a lesson named a fix and the fix worked
     MISLED = "misled"  # a lesson named a fix and the fix failed
+    HARMED = "harmed"  # a lesson named a fix and it worked by destroying something
     CLEAN = "clean"  # the command just worked (fixed upstream), no lesson followed
 
 
@@ -60,27 +61,24 @@ class ReadLesson:
         seen = datetime.fromisoformat(self.last_seen).replace(tzinfo=timezone.utc)
         return (day_time(day) - seen).days
 
-    @property
-    def failed(self) -> str:
-        """The command the lesson says failed: its first code span."""
-        spans = re.findall(r"`([^`]+)`", self.text)
-        return spans[0] if spans else ""
+    def advice(self, command: str) -> str:
+        """What this note says to run instead of ``command`` ('' if nothing)."""
+        return advice_for(self.text, command)
 
     @property
-    def fix(self) -> str:
-        """The command the lesson says worked, if its text names one."""
-        found = _FIX.search(self.text)
-        return (found.group(1) or found.group(2)) if found else ""
+    def about(self) -> str:
+        """The program and subcommand of the note's first command (for the harness's tables)."""
+        spans = re.findall(r"`([^`]+)`", self.text)
+        return " ".join(w for w in program(spans[0]) if w) if spans else ""
 
 
 def read_memory(folder: Path) -> list[ReadLesson]:
-    """The lessons the index links, in its order (what the agent has in mind at session start)."""
+    """The notes MEMORY.md links, in its order (what the agent has in mind at session start)."""
     index = folder / INDEX
     if not index.exists():
         return []
-    names = re.findall(rf"\]\(({re.escape(FILE_PREFIX)}[0-9a-f]+\.md)\)", index.read_text("utf-8"))
     found = []
-    for name in dict.fromkeys(names):
+    for name in dict.fromkeys(_LINK.findall(index.read_text("utf-8"))):
         path = folder / name
         if not path.exists():
             continue
@@ -93,32 +91,11 @@ def read_memory(folder: Path) -> list[ReadLesson]:
             except json.JSONDecodeError:
                 front[key] = value
         body = body.strip().split("\n\n<!--")[0]
-        text, _, seen = body.partition("\n\n## What was seen")
+        text, _, seen = body.partition("\n\n## ")
         last = _LAST_SEEN.search(seen)
-        found.append(ReadLesson(str(front.get("id", "")), str(front.get("layer", "own")), text.strip(),
+        found.append(ReadLesson(str(front.get("id", name)), str(front.get("layer", "own")), text.strip(),
                                 last.group(1) if last else ""))
     return found
-
-
-def applies(lesson: ReadLesson, command: str) -> bool:
-    """The lesson names ``command`` as the one that failed: same head, and its literal words."""
-    failed = lesson.failed
-    if not failed or command_head("Bash", failed) != command_head("Bash", command):
-        return False
-    mine = command.split()
-    return all(w in mine for w in failed.split() if not _PLACEHOLDER.fullmatch(w))
-
-
-def fill_fix(lesson: ReadLesson, command: str) -> str:
-    """The lesson's fix with its placeholders filled from ``command``, as a reader would."""
-    fix, failed, mine = lesson.fix, lesson.failed.split(), command.split()
-    bound = {w: mine[i] for i, w in enumerate(failed) if _PLACEHOLDER.fullmatch(w) and i < len(mine)}
-    extra = [w for w in mine if w not in failed and not w.startswith("-")]
-    for holder in _PLACEHOLDER.findall(fix):
-        value = bound.get(holder) or (extra[-1] if extra else None)
-        if value:
-            fix = fix.replace(holder, value)
-    return fix
 
 
 @dataclass(frozen=True)
@@ -138,6 +115,11 @@ class Encounter:
     @property
     def error(self) -> bool:
         return self.outcome in (Outcome.MET, Outcome.MISLED)
+
+    @property
+    def misled(self) -> bool:
+        """A lesson led the agent wrong: its fix failed, or it did harm."""
+        return self.outcome in (Outcome.MISLED, Outcome.HARMED)
 
     def to_json(self) -> dict:
         return {"agent": self.agent, "day": self.day, "pitfall": self.pitfall, "kind": self.kind.value,
@@ -162,6 +144,10 @@ class Agent:
     seed: int = 0
     encounters: list[Encounter] = field(default_factory=list)
     plain_try_days: int | None = PLAIN_TRY_DAYS  # None: never try an old lesson plainly
+    compliance: float = COMPLIANCE  # the chance it acts on advice it found
+
+    def __post_init__(self) -> None:
+        self._compliance = random.Random(f"{self.name}/{self.seed}/compliance")
 
     def work(self, day: int, tasks: list[tuple[Pitfall, str]]) -> Path:
         """Day ``day``'s session over ``tasks`` ((pitfall, value) pairs); returns its transcript."""
@@ -189,7 +175,9 @@ class Agent:
 
     def _task(self, s: Session, day: int, pitfall: Pitfall, value: str, lessons: list[ReadLesson]) -> Encounter:
         command = pitfall.fill(pitfall.command, value)
-        lesson = next((l for l in lessons if l.fix and applies(l, command)), None)
+        lesson, fix = next(((l, a) for l in lessons if (a := l.advice(command))), (None, ""))
+        if lesson is not None and (self.name in self.world.bad_authors or self._compliance.random() >= self.compliance):
+            lesson, fix = None, ""  # it read the note and went its own way this time
         # A lesson whose failure nobody has seen for plain_try_days may be stale (fixed upstream):
         # the agent tries the command plainly once, and follows the lesson only if it fails.
         age = lesson.age_days(day) if lesson is not None else None
@@ -204,12 +192,13 @@ class Agent:
             if ran.ok:
                 return meet(Outcome.CLEAN)
         if lesson is not None:
-            fix = fill_fix(lesson, command)
             ran = self._run(s, day, pitfall, value, fix, "Run it the way my memory says works",
                             "My memory notes a known problem with this; going the way that worked.")
-            if ran.ok and not ran.done:  # a preparation: now the command itself
+            if ran.ok and not ran.done and ran.changes:  # a preparation: now the command itself
                 ran = self._run(s, day, pitfall, value, command, pitfall.fill(pitfall.description, value),
                                 prepared=True)
+            if ran.harm:
+                return meet(Outcome.HARMED)
             if ran.ok:
                 return meet(Outcome.MET if tried else Outcome.AVOIDED)  # a plain try that failed is an error
             outcome = Outcome.MISLED
@@ -227,7 +216,7 @@ class Agent:
         for i, step in enumerate(self.world.own_fix(self.name, pitfall, value)):
             ran = self._run(s, day, pitfall, value, step, "Work around it", pitfall.explain if i == 0 else None,
                             prepared=prepared)
-            prepared = prepared or (ran.ok and not ran.done)
+            prepared = prepared or (ran.ok and not ran.done and ran.changes)
         return meet(outcome)
 
     def _run(self, s: Session, day: int, pitfall: Pitfall, value: str, command: str, description: str,

@@ -4,45 +4,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from simulations.experiment.agent import PLAIN_TRY_DAYS, iso
 from simulations.experiment.experiment_doc import write_doc
-from simulations.experiment.figures import summarise
 from simulations.experiment.homes import ExperimentError, Node
 from simulations.experiment.links import Network
-from simulations.experiment.n_agents import ARMS, configure, run_arm
-from simulations.experiment.schedule import make_plan
+from simulations.experiment.n_agents import ARMS, configure
+from simulations.experiment.one_seed import run_experiment
+from simulations.experiment import seeds_doc
+from simulations.experiment.seeds import parse_seeds, run_seeds
 
-
-def run_experiment(seed: int = 7, agents: int = 8, days: int = 28, pitfalls: int = 8, meets: int = 3, *,
-                   arms: Sequence[str] = ARMS, changes: bool = True, workdir: Path,
-                   plain_try_days: int | None = PLAIN_TRY_DAYS) -> dict:
-    plan = make_plan(seed, agents, days, pitfalls, meets, changes)
-    started, cpu, load = time.monotonic(), time.process_time(), []
-    runs = {}
-    for arm in arms:
-        runs[arm] = run_arm(arm, plan, seed, workdir / arm, plain_try_days)
-        load.append(os.getloadavg()[0])
-    result = summarise(runs, plan, seed)
-    result["plain_try_days"] = plain_try_days
-    # How long it took, and how busy the machine was meanwhile (1-minute load after each arm).
-    result["wall_seconds"] = round(time.monotonic() - started, 1)
-    # The CPU time of this one process: the harness, every command and (in-process) every daemon.
-    result["cpu_seconds"] = round(time.process_time() - cpu, 1)
-    result["load_average"] = round(sum(load) / len(load), 2)
-    result["cpus"] = os.cpu_count()
-    # The ground truth, kept with the homes (when they are kept) for a second look.
-    result["encounters"] = {arm: [e.to_json() for e in run.encounters] for arm, run in runs.items()}
-    (workdir / "encounters.json").write_text(json.dumps(result["encounters"]), "utf-8")
-    return result
+SEED_ARMS = ("control", "trusted", "peer_review", "placebo", "placebo_trusted")  # --seeds' default arms
 
 
 def _first_time(path: Path) -> float | None:
@@ -143,6 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="N scripted agents on real commons daemons: do they stop making the mistakes another "
                     "agent met first? Arms: " + ", ".join(ARMS) + ".")
     parser.add_argument("--seed", type=int, default=7, help="the schedule's seed (default 7)")
+    parser.add_argument("--seeds", metavar="SPEC",
+                        help="run many seeds (1-20, 3,7,11) in parallel processes and print one summary: per figure "
+                             "its mean and 95%% interval, the goals, and each seed's run under 'runs'")
+    parser.add_argument("--jobs", type=int, metavar="N", help="with --seeds: seeds at a time (default: one per CPU)")
     parser.add_argument("--agents", type=int, default=8, help="how many agents and nodes (default 8)")
     parser.add_argument("--days", type=int, default=28, help="days of the run (default 28)")
     parser.add_argument("--pitfalls", type=int, default=8, help="error pitfalls, each met first by one agent (default 8)")
@@ -151,7 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--plain-try-days", type=int, default=PLAIN_TRY_DAYS, metavar="N",
                         help=f"an agent tries a lesson whose failure was last seen N or more days ago plainly first "
                              f"(default {PLAIN_TRY_DAYS}; 0 or less: never, so stale lessons stay)")
-    parser.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated, of {', '.join(ARMS)}")
+    parser.add_argument("--arms", help=f"comma-separated, of {', '.join(ARMS)} (default: all; with --seeds: "
+                                       f"{', '.join(SEED_ARMS)})")
     parser.add_argument("--workdir", type=Path, help="keep the homes here (default: a temporary folder, removed)")
     parser.add_argument("--transcripts-for", type=_pair, action="append", default=[], metavar="AGENT=DIR",
                         help="replay recorded sessions as AGENT's (repeat for each agent) instead of the scripted world")
@@ -160,9 +143,33 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="keep this run's headline in FILE (JSON, one entry per seed); --doc shows every seed in it")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
-    arms = [a for a in args.arms.split(",") if a]
+    arms = [a for a in (args.arms or ",".join(SEED_ARMS if args.seeds else ARMS)).split(",") if a]
     if unknown := [a for a in arms if a not in ARMS]:
         parser.error(f"unknown arm(s) {', '.join(unknown)}; expected {', '.join(ARMS)}")
+    if args.jobs is not None and args.jobs < 1:
+        parser.error(f"--jobs: at least 1, got {args.jobs}")
+    if args.seeds:
+        try:
+            seeds = parse_seeds(args.seeds)
+        except ValueError as error:
+            parser.error(str(error))
+        try:
+            summary = run_seeds(seeds, args.jobs, progress=lambda line: print(line, file=sys.stderr, flush=True),
+                                agents=args.agents, days=args.days, pitfalls=args.pitfalls, meets=args.meets,
+                                arms=arms, changes=not args.stable,
+                                plain_try_days=args.plain_try_days if args.plain_try_days > 0 else None)
+        except (ExperimentError, ValueError) as error:
+            print(f"experiment: {error}", file=sys.stderr)
+            return 1
+        if args.doc:
+            seeds_doc.write(summary, args.doc, f"python -m simulations.experiment --seeds {args.seeds}")
+        if args.json:
+            print(json.dumps(summary, indent=2))
+        else:
+            for key, s in summary["summary"].items():
+                print(f"{key:38} mean {s['mean']}  95% [{s['ci95'][0]}, {s['ci95'][1]}]  (n={s['n']})")
+            print(f"seeds {summary['seeds']} in {summary['wall_s']} s")
+        return 0
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="commons-experiment-"))
     try:
         if args.transcripts_for:

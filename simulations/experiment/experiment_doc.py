@@ -258,7 +258,7 @@ def write_doc(result: dict, path: Path, command: str, encounters: dict | None = 
     notes += "\n\n" + REPLAY
     if seeds and len(seeds) > 1:
         notes += ("\n\n## Other seeds\n\nThe same run for other seeds (`python -m simulations.experiment --seed N "
-                  "--seeds-file docs/experiment-seeds.json`, `make experiment-seeds`): each seed draws who meets "
+                  "--seeds-file docs/experiment-seeds.json`; many seeds at once: `make experiment`): each seed draws who meets "
                   "what on which day, the values, and so which agents verify first.\n\n" + seeds_table(seeds))
     if encounters:
         notes = "## Per pitfall (errors / encounters of agents that did not meet it first)\n\n" + \

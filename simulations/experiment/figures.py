@@ -2,7 +2,7 @@
 truth) and from what the nodes hold.
 
 The harness matches a lesson to a pitfall only here, to measure (a lesson is about a pitfall when
-the command its text says failed has the pitfall's command head); the agents never do.
+its first command has the pitfall's program and subcommand); the agents never do.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 
 from commons.core.records import decode_body
 from commons.core.records import Lesson, Verification
-from commons.core.learning import command_head
 from commons.node.report import accuracy
 from simulations.experiment.agent import Encounter, Outcome, ReadLesson
+from simulations.experiment.reader import program
 from simulations.experiment.n_agents import ArmRun
 from simulations.experiment.schedule import Plan
 from simulations.experiment.world import PITFALLS, PitfallKind
@@ -24,7 +24,7 @@ REQUIRED = 3  # the default policy's `required`: the peer_review arm's first ver
 
 def _head(name: str) -> str:
     pitfall = PITFALLS[name]
-    return command_head("Bash", pitfall.fill(pitfall.command, "x"))
+    return " ".join(w for w in program(pitfall.fill(pitfall.command, "x")) if w)
 
 
 def elsewhere_first(plan: Plan, encounters: Sequence[Encounter]) -> list[Encounter]:
@@ -40,7 +40,7 @@ def first_verifiers(run: ArmRun, plan: Plan, required: int = REQUIRED) -> dict[s
         for r in node.records():
             body = decode_body(bytes.fromhex(r["body"]))
             if isinstance(body, Lesson):
-                lessons[r["id"]] = command_head("Bash", ReadLesson(r["id"], "", body.text).failed)
+                lessons[r["id"]] = ReadLesson(r["id"], "", body.text).about
             elif isinstance(body, Verification) and body.outcome.value == "confirmed":
                 checks.append((body.observed, author_of.get(body.author.hex(), "?"), body.lesson.hex()))
     out: dict[str, set[str]] = {}
@@ -95,8 +95,15 @@ def _records(run: ArmRun) -> dict:
             "lessons_common_at_nodes": run.states[-1]["common"] if run.states else 0, "peak_common_at_nodes": common}
 
 
+def misled_honest(run: ArmRun) -> dict:
+    """Honest agents a lesson led wrong (its fix failed, or did harm), and how often."""
+    hit = [e for e in run.encounters if e.misled and e.agent not in run.bad]
+    return {"agents": len({e.agent for e in hit}), "encounters": len(hit),
+            "harmed": sum(e.outcome is Outcome.HARMED for e in hit)}
+
+
 def arm_figures(run: ArmRun, plan: Plan, verifiers: Mapping[str, set[str]]) -> dict:
-    met = elsewhere_first(plan, run.encounters)
+    met = [e for e in elsewhere_first(plan, run.encounters) if e.agent not in run.bad]
     beyond = [e for e in met if e.agent not in verifiers.get(e.pitfall, set())]
     changed = set(plan.fixed_upstream) | ({plan.quirk[1]} if plan.quirk else set())
     stable = [e for e in met if e.pitfall not in changed]  # pitfalls the world never changes
@@ -131,6 +138,8 @@ def arm_figures(run: ArmRun, plan: Plan, verifiers: Mapping[str, set[str]]) -> d
         "prediction_accuracy_by_week": _accuracy_by_week(run),
         "stale_days_to_leave_all": stale,
         "misled_by_wrong_lesson": misled,
+        "misled": misled_honest(run),
+        "bad_authors": sorted(run.bad),
         "agents": _agent_rates(run, plan.days),
         "records": _records(run),
         "bytes_on_the_wire": run.bytes_crossed,

@@ -31,8 +31,8 @@ def _in_process_main():
     holds no state between parses (each gets a fresh namespace)."""
     import commons.cli as cli
 
-    parser = cli.build_parser()
-    cli.build_parser = lambda: parser
+    parser = cli.build_parser()  # every command's (None: all modules)
+    cli.build_parser = lambda argv=None: parser
     return cli.main
 
 

@@ -13,7 +13,11 @@ exchange), then each node renders its memory folder for the next morning.
 Arms over the same seed: ``control`` (publishing off), ``trusted`` (every agent names every other
 author key in ``[trust] authors``), ``peer_review`` (the default policy, ``required = 3``, a web of
 trust built by every node vouching for the others), ``no_fix_seen`` (trusted, but no session ever
-shows a fix: the negative control).
+shows a fix: the negative control), and the placebo arms (issue #29 item 3): ``placebo`` is
+peer_review with ``PLACEBO_AUTHORS`` bad authors among the nodes, whose machines make a wrong
+(another pitfall's) or dangerous fix work, so their commons learns and publishes it; the honest
+nodes vouch only for each other. ``placebo_trusted`` is the same world with every author trusted:
+the damage a trusted bad author does.
 """
 
 from __future__ import annotations
@@ -24,13 +28,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from commons.core.learning import command_head
 from simulations.experiment.agent import PLAIN_TRY_DAYS, Agent, Encounter, day_time, iso, read_memory
 from simulations.experiment.homes import Node
 from simulations.experiment.links import Network
 from simulations.experiment.schedule import Plan
 
-ARMS = ("control", "trusted", "peer_review", "no_fix_seen")
+ARMS = ("control", "trusted", "peer_review", "no_fix_seen", "placebo", "placebo_trusted")
+PLACEBO_AUTHORS = 2  # bad authors in the placebo arms: the last agents of the plan
 GOSSIP = {"sync_interval": 0.2, "backoff_base": 0.1, "backoff_cap": 0.5, "discovery": False}
 
 
@@ -45,21 +49,28 @@ class ArmRun:
     states: list[dict] = field(default_factory=list)  # per night: lessons by state, summed over nodes
     memories: list[dict] = field(default_factory=list)  # per night: agent → failed-command heads in its folder
     skipped_nights: int = 0  # nights on which no node had anything new, so no daemon was started
+    bad: frozenset[str] = frozenset()  # the bad authors among the agents (placebo arms)
+
+
+def bad_authors(arm: str, agents: Sequence[str]) -> frozenset[str]:
+    """The agents that are bad authors in ``arm`` (none outside the placebo arms)."""
+    return frozenset(agents[-PLACEBO_AUTHORS:]) if arm.startswith("placebo") else frozenset()
 
 
 def configure(arm: str, nodes: Sequence[Node]) -> None:
+    if arm not in ARMS:
+        raise ValueError(f"unknown arm {arm!r}; expected one of {', '.join(ARMS)}")
     authors = {n.name: n.author for n in nodes}
+    bad = bad_authors(arm, [n.name for n in nodes])
     for node in nodes:
         sections: dict[str, dict] = {"gossip": GOSSIP}
-        if arm in ("trusted", "no_fix_seen"):
+        if arm in ("trusted", "no_fix_seen", "placebo_trusted"):
             sections["trust"] = {"authors": [a for name, a in authors.items() if name != node.name]}
-        elif arm not in ("control", "peer_review"):
-            raise ValueError(f"unknown arm {arm!r}; expected one of {', '.join(ARMS)}")
         node.configure(sections)
-    if arm == "peer_review":  # the web of trust: every node vouches for every other's author key
+    if arm in ("peer_review", "placebo"):  # the web of trust: every honest node vouches for the other honest ones
         for node in nodes:
             for name, author in authors.items():
-                if name != node.name:
+                if name != node.name and name not in bad and node.name not in bad:
                     node.cli("vouch", author, "--json", at=iso(day_time(1)))
 
 
@@ -67,13 +78,10 @@ def _lessons(node: Node, at: str) -> list[dict]:
     return node.cli("lessons", "--status", "all", "--json", at=at)
 
 
-def _movable(node: Node, lessons: list[dict], publish: bool) -> frozenset:
-    """What a night's gossip could carry from or to this node: the records it holds and the
-    shared lessons its daemon would sign on start. When no node's changed, a night's daemons
-    could move nothing, and the harness skips starting them (it says how many nights it did)."""
-    shared = {(l["id"], l["text"]) for l in lessons if l["origin"] == "own" and l["scope"] == "shared"
-              and l["status"] == "active" and publish}
-    return frozenset(node.keys()) | frozenset(shared)
+def _shared(lessons: list[dict], publish: bool) -> frozenset:
+    """The shared lessons a node's daemon would sign on start (none when publishing is off)."""
+    return frozenset((l["id"], l["text"]) for l in lessons if publish and l["origin"] == "own"
+                     and l["scope"] == "shared" and l["status"] == "active")
 
 
 def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | None = PLAIN_TRY_DAYS) -> ArmRun:
@@ -85,10 +93,10 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | N
         node.init()
     configure(arm, nodes)
     network = Network(nodes, publish=arm != "control")
-    world = plan.world(shows_fix=arm != "no_fix_seen")
+    world = plan.world(shows_fix=arm != "no_fix_seen", bad_authors=bad_authors(arm, plan.agents), seed=seed)
     agents = {n.name: Agent(n.name, f"/home/{n.name}/src/{n.name}-app", n.transcripts, n.memory, world, seed,
                             plain_try_days=plain_try_days) for n in nodes}
-    run = ArmRun(arm, nodes, [], 0, 0.0, [])
+    run = ArmRun(arm, nodes, [], 0, 0.0, [], bad=bad_authors(arm, plan.agents))
     moved: list[frozenset] | None = None
     try:
         for day in range(1, plan.days + 1):
@@ -97,10 +105,15 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | N
             for node in nodes:
                 node.night(iso(day_time(day + 1, 3)))
             at = iso(day_time(day + 1, 3, 30))
-            now = [_movable(n, _lessons(n, at), network.publish) for n in nodes]
+            # What a night's gossip could carry: the records each node holds and the shared lessons its
+            # daemon would sign on start. When nothing changed since the last exchange, the daemons
+            # could move nothing, and the harness skips starting them (it says how many nights it did).
+            # An exchange signs nothing new of a node's own, so after it only the records are read again.
+            shared = [_shared(_lessons(n, at), network.publish) for n in nodes]
+            now = [frozenset(n.keys()) | s for n, s in zip(nodes, shared)]
             if now != moved:
                 network.exchange(at)
-                moved = [_movable(n, _lessons(n, at), network.publish) for n in nodes]
+                moved = [frozenset(n.keys()) | s for n, s in zip(nodes, shared)]
             else:
                 run.skipped_nights += 1
             at = iso(day_time(day + 1, 3, 45))
@@ -112,8 +125,7 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | N
                     if key in states:
                         states[key] += 1
             run.states.append(states)
-            run.memories.append({n.name: sorted({command_head("Bash", l.failed) for l in read_memory(n.memory)
-                                                 if l.failed}) for n in nodes})
+            run.memories.append({n.name: sorted({l.about for l in read_memory(n.memory) if l.about}) for n in nodes})
     finally:
         network.close()
     run.encounters = [e for a in agents.values() for e in a.encounters]

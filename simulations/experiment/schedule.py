@@ -4,7 +4,8 @@ Each error pitfall is met first by one agent (a different agent for each pitfall
 days), twice, so that its error repeats into a lesson; every other agent meets it ``meets`` times
 later in the run, on days of its own. Each agent also meets its project's two conventions three
 times. The changing world (``changes=True``) fixes one pitfall upstream two thirds of the way in
-and gives the first meeter of ``cargo-rustc-too-old`` the quirk under which a wrong fix works.
+and gives the first meeter of ``npm-ci-no-lockfile`` the quirk under which a wrong fix works.
+Every meeting draws its own value (the package, the service, the branch's topic).
 """
 
 from __future__ import annotations
@@ -24,16 +25,18 @@ class Plan:
     agents: tuple[str, ...]
     pitfalls: tuple[str, ...]  # the error pitfalls of this run
     first: Mapping[str, str]  # pitfall → the agent that meets it first
-    fills: Mapping[str, str]  # pitfall → its value for the whole run (one service name, one package)
+    fills: Mapping[tuple[str, int, str], str]  # (agent, day, pitfall) → its value at that meeting
     sessions: Mapping[tuple[str, int], tuple[str, ...]]  # (agent, day) → pitfalls met that day
     fixed_upstream: Mapping[str, int]  # pitfall → the day its command starts working
     quirk: tuple[str, str] | None  # (agent, pitfall)
 
     def tasks(self, agent: str, day: int) -> list[tuple[Pitfall, str]]:
-        return [(PITFALLS[n], self.fills[n]) for n in self.sessions.get((agent, day), ())]
+        return [(PITFALLS[n], self.fills[(agent, day, n)]) for n in self.sessions.get((agent, day), ())]
 
-    def world(self, shows_fix: bool = True) -> World:
-        return World(dict(self.fixed_upstream), self.quirk, shows_fix)
+    def world(self, shows_fix: bool = True, bad_authors: frozenset[str] = frozenset(), seed: int = 0) -> World:
+        # The first meeter of a pitfall with a dangerous way round takes it; nobody else does.
+        hasty = frozenset(self.first[n] for n in self.pitfalls if PITFALLS[n].dangerous_fix)
+        return World(dict(self.fixed_upstream), self.quirk, shows_fix, bad_authors, hasty, seed)
 
 
 def agent_names(n: int) -> tuple[str, ...]:
@@ -62,7 +65,6 @@ def make_plan(seed: int, agents: int = 8, days: int = 28, pitfalls: int = 8, mee
     for i, name in enumerate(chosen):
         who = names[i % agents]
         first[name] = who
-        fills[name] = rng.choice(PITFALLS[name].fills)
         d1 = rng.randint(1, first_span)
         d2 = d1 + rng.randint(1, 2)
         for day in (d1, d2):
@@ -73,9 +75,12 @@ def make_plan(seed: int, agents: int = 8, days: int = 28, pitfalls: int = 8, mee
                     sessions.setdefault((other, day), []).append(name)
     for i, agent in enumerate(names):
         for conv in CONVENTIONS[i % len(CONVENTIONS)]:
-            fills.setdefault(conv.name, rng.choice(conv.fills))
             for day in rng.sample(range(1, days + 1), 3):
                 sessions.setdefault((agent, day), []).append(conv.name)
+    # Each meeting has its own value (another package, another service): a lesson must generalise.
+    for (agent, day), met in sorted(sessions.items()):
+        for name in met:
+            fills[(agent, day, name)] = rng.choice(PITFALLS[name].fills)
     fixed = {}
     quirk = None
     if changes:

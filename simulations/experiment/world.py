@@ -1,7 +1,8 @@
 """The world the N-agent experiment's scripted agents work in: its pitfalls, and what each
 command does on each agent's machine on each day.
 
-The world is the only thing that knows outcomes. An agent asks it to run a command and gets the
+The world is the only thing that knows outcomes; it hears a command as a shell does (its words,
+however quoted). An agent asks it to run a command and gets the
 tool's output and exit code back, as a shell would give them; nothing else. An *error* pitfall is
 a command that fails in one particular way (the tool's real output) until the fix is used; a
 *convention* is an action the person corrects. The world can change (issue #17, item 4):
@@ -15,10 +16,11 @@ a command that fails in one particular way (the tool's real output) until the fi
 from __future__ import annotations
 
 import enum
+import random
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from commons.core.learning import command_head
 from commons.demo.sessions._build import (PIP_EXTERNALLY_MANAGED, git_push_ok, git_push_rejected, npm_ci_no_lockfile,
                                           pytest_async_failure)
 
@@ -43,15 +45,18 @@ class Pitfall:
     workaround_output: str
     explain: str  # what the agent says before the workaround, having met the pitfall
     fills: tuple[str, ...] = ("x",)  # values for {x}, one picked per encounter
+    detour: str = ""  # a look the agent takes before its fix (a version, a file): never a fix
+    flaky: float = 0.0  # > 0: the command fails only this often, and then passes when run again
+    dangerous_fix: str = ""  # the quick way round that works by doing harm (skipping a check)
 
     def fill(self, text: str, value: str) -> str:
         return text.replace("{x}", value)
 
 
 def _e(name: str, ask: str, command: str, description: str, output: str, workaround: str,
-       workaround_output: str, explain: str, fills: tuple[str, ...]) -> Pitfall:
+       workaround_output: str, explain: str, fills: tuple[str, ...], **harder) -> Pitfall:
     return Pitfall(name, PitfallKind.ERROR, ask, command, description, output, "", workaround,
-                   workaround_output, explain, fills)
+                   workaround_output, explain, fills, **harder)
 
 
 def _c(name: str, ask: str, command: str, description: str, correction: str, workaround: str,
@@ -66,7 +71,7 @@ ERRORS: tuple[Pitfall, ...] = (
        "Install {x}", PIP_EXTERNALLY_MANAGED, "uv add {x}",
        "Resolved 12 packages in 210ms\nInstalled 1 package in 8ms\n + {x}==2.3.1",
        "The system Python is externally managed; adding it to the project with uv.",
-       ("httpx", "rich", "attrs", "tenacity")),
+       ("httpx", "rich", "attrs", "tenacity"), detour="python3 -m pip --version"),
     _e("npm-ci-no-lockfile", "set up the {x} install step and make sure it works locally", "npm ci",
        "Clean install dependencies", npm_ci_no_lockfile("/home/dev"), "npm install",
        "added 212 packages, and audited 213 packages in 4s\n\nfound 0 vulnerabilities",
@@ -100,7 +105,7 @@ ERRORS: tuple[Pitfall, ...] = (
     _e("go-mod-tidy", "add a test for the {x} package", "go test ./...", "Run the Go tests",
        "go: updates to go.mod needed; to update it:\n\tgo mod tidy", "go mod tidy && go test ./...",
        "ok  \texample.com/app/{x}\t0.012s", "go.mod is out of date; tidying it first.",
-       ("store", "auth", "router", "metrics")),
+       ("store", "auth", "router", "metrics"), detour="cat go.mod"),
     _e("tsc-missing-node-types", "type-check the {x} script", "npx tsc --noEmit", "Type-check the project",
        "error TS2688: Cannot find type definition file for 'node'.\n  The file is in the program because:\n"
        "    Entry point of type library 'node' specified in compilerOptions\n\nFound 1 error.",
@@ -112,7 +117,8 @@ ERRORS: tuple[Pitfall, ...] = (
        "required by this configuration but no version is selected\n\nTo make the initial dependency selections "
        "that will initialize the dependency lock file, run:\n  terraform init",
        "terraform init && terraform plan", "Plan: 2 to add, 0 to change, 0 to destroy.",
-       "The provider lock file is stale; running terraform init first.", ("bucket", "queue", "dns", "vpc")),
+       "The provider lock file is stale; running terraform init first.", ("bucket", "queue", "dns", "vpc"),
+       detour="terraform version"),
     _e("alembic-multiple-heads", "apply the {x} migration", "alembic upgrade head", "Apply the migrations",
        "ERROR [alembic.util.messaging] Multiple head revisions are present for given argument 'head'; please "
        "specify a specific target revision, '<branchname>@head' to narrow to a specific head, or 'heads' for "
@@ -120,6 +126,27 @@ ERRORS: tuple[Pitfall, ...] = (
        "alembic merge heads -m merge && alembic upgrade head",
        "INFO  [alembic.runtime.migration] Running upgrade 3f2a -> 9c1d, merge",
        "Two migration branches diverged; merging the heads first.", ("users", "orders", "audit", "tags")),
+    # The same command head as pip-externally-managed, another cause and another fix: a lesson
+    # generalised to every `pip install` misleads here.
+    _e("pip-pg-config", "add the {x} driver and check it imports", "pip install {x}", "Install {x}",
+       "  error: subprocess-exited-with-error\n\n  × Getting requirements to build wheel did not run successfully.\n"
+       "  │ exit code: 1\n  ╰─> Error: pg_config executable not found.\n\n      pg_config is required to build "
+       "{x} from source.", "pip install {x}-binary",
+       "Successfully installed {x}-binary-2.9.10", "There is no pg_config here; the binary wheel needs none.",
+       ("psycopg2", "psycopg")),
+    # A flaky download: it fails one time in two and passes when run again; there is nothing to fix.
+    _e("npm-flaky-registry", "add {x} to the web app", "npm install {x}", "Install {x}",
+       "npm error code ECONNRESET\nnpm error network aborted\nnpm error network This is a problem related to "
+       "network connectivity.", "npm install {x}", "added 1 package, and audited 214 packages in 2s",
+       "The registry dropped the connection; running it again.", ("zod", "dayjs", "nanoid", "clsx"), flaky=0.5),
+    # A pre-commit hook refuses the commit; formatting fixes it, `--no-verify` gets past by skipping
+    # the check (harm: the lesson must not be followed into it).
+    _e("pre-commit-black", "commit the {x} refactor", 'git commit -m "refactor {x}"', "Commit the refactor",
+       "black....................................................................Failed\n- hook id: black\n"
+       "- files were modified by this hook\n\nreformatted src/{x}.py\n\nAll done! 1 file reformatted.",
+       'black src/{x}.py && git commit -m "refactor {x}"', "[main 5e2a9c1] refactor {x}\n 1 file changed",
+       "The black hook reformatted the file; committing the formatted file.", ("parser", "cli", "models", "views"),
+       dangerous_fix='git commit --no-verify -m "refactor {x}"'),
 )
 
 # Convention pitfalls, one project's rules: their lessons are `local` and never leave the node.
@@ -168,6 +195,21 @@ WRONG_FIXES: Mapping[str, WrongFix] = {w.pitfall: w for w in (
 )}
 
 
+# What a bad author's machine makes work (the placebo arms, issue #29 item 3): for each pitfall a
+# fix that has nothing to do with it (the next pitfall's, shuffled in), and for a rejected push a
+# dangerous one. Their sessions show these working, so their commons learns and publishes them.
+DANGEROUS_FIXES: Mapping[str, str] = {"git-push-non-fast-forward": "git push --force origin main"}
+
+
+def bad_fix(pitfall: Pitfall, value: str) -> str:
+    """The fix a bad author's sessions show working for ``pitfall``: dangerous, or another's."""
+    if pitfall.name in DANGEROUS_FIXES:
+        return pitfall.fill(DANGEROUS_FIXES[pitfall.name], value)
+    names = [p.name for p in ERRORS]
+    other = ERRORS[(names.index(pitfall.name) + 1) % len(ERRORS)]
+    return other.fill(other.workaround.split(" && ")[0], value)
+
+
 @dataclass(frozen=True)
 class Ran:
     """What the shell gave back for one command: its output, whether it succeeded, and whether the
@@ -178,6 +220,25 @@ class Ran:
     output: str
     ok: bool
     done: bool = False
+    harm: bool = False  # it worked by destroying something (a force push over others' commits)
+    changes: bool = True  # False: a look (a version, a file) that prepares nothing
+
+
+_LOOKS = {"python3 -m": "pip 24.0 from /usr/lib/python3/dist-packages/pip (python 3.12)",
+          "cat go.mod": "module example.com/app\n\ngo 1.22\n\nrequire github.com/stretchr/testify v1.9.0",
+          "terraform version": "Terraform v1.9.5\non linux_amd64"}
+
+
+def same(ran: str, expected: str) -> bool:
+    """A shell runs ``ran`` as ``expected``: the same words, however they were quoted or spaced."""
+    try:
+        return shlex.split(ran) == shlex.split(expected)
+    except ValueError:
+        return ran.split() == expected.split()
+
+
+def command_name(command: str) -> str:
+    return " ".join(command.split()[:2])
 
 
 def steps(pitfall: Pitfall, value: str) -> tuple[str, ...]:
@@ -193,15 +254,35 @@ class World:
     fixed_upstream: Mapping[str, int] = field(default_factory=dict)  # pitfall → the day it starts working
     quirk: tuple[str, str] | None = None  # (agent, pitfall): the agent whose wrong fix works for it
     shows_fix: bool = True  # False: the no_fix_seen arm, where no session ever runs the fix
+    bad_authors: frozenset[str] = frozenset()  # agents whose machines make bad fixes work (placebo arms)
+    hasty: frozenset[str] = frozenset()  # agents who take a pitfall's dangerous way round when it has one
+    seed: int = 0  # draws the flaky failures
+    _flaked: set = field(default_factory=set, compare=False, repr=False)  # (agent, day, pitfall) failed today
+
+    def _flakes(self, agent: str, day: int, pitfall: Pitfall) -> bool:
+        """Whether a flaky pitfall's run fails for ``agent`` on ``day``: the day's first run, drawn
+        reproducibly; a run after a failure passes."""
+        if (agent, day, pitfall.name) in self._flaked:
+            return False
+        if random.Random(f"{self.seed}/{agent}/{day}/{pitfall.name}").random() < pitfall.flaky:
+            self._flaked.add((agent, day, pitfall.name))
+            return True
+        return False
 
     def fixed(self, pitfall: Pitfall, day: int) -> bool:
         return pitfall.name in self.fixed_upstream and day >= self.fixed_upstream[pitfall.name]
 
     def own_fix(self, agent: str, pitfall: Pitfall, value: str) -> tuple[str, ...]:
         """The commands an agent works out for itself after reading the failure (its quirk, if any)."""
+        if agent in self.bad_authors and pitfall.kind is PitfallKind.ERROR:
+            return (bad_fix(pitfall, value),)
         if self.quirk == (agent, pitfall.name):
             return (pitfall.fill(WRONG_FIXES[pitfall.name].command, value),)
-        return steps(pitfall, value)
+        if pitfall.flaky:
+            return (pitfall.fill(pitfall.command, value),)  # it just runs it again
+        if pitfall.dangerous_fix and agent in self.hasty:
+            return (pitfall.fill(pitfall.dangerous_fix, value),)
+        return ((pitfall.fill(pitfall.detour, value),) if pitfall.detour else ()) + steps(pitfall, value)
 
     def run(self, agent: str, day: int, pitfall: Pitfall, value: str, command: str, prepared: bool = False) -> Ran:
         """``command`` run by ``agent`` on ``day`` on a task that meets ``pitfall`` (``prepared``:
@@ -209,18 +290,31 @@ class World:
         original = pitfall.fill(pitfall.command, value)
         fix = steps(pitfall, value)
         success = pitfall.fill(pitfall.workaround_output, value)
-        if command == original:
-            if self.fixed(pitfall, day) or prepared:
+        if same(command, original):
+            if self.fixed(pitfall, day) or prepared or (pitfall.flaky and not self._flakes(agent, day, pitfall)):
                 return Ran(command, success, True, True)
             return Ran(command, pitfall.fill(pitfall.output, value), False)
-        if command in fix[:-1] or (fix[-1] != original and command == pitfall.fill(pitfall.workaround, value)):
+        if pitfall.detour and same(command, pitfall.fill(pitfall.detour, value)):
+            return Ran(command, _LOOKS.get(command_name(command), "ok"), True, False, changes=False)
+        if pitfall.dangerous_fix and same(command, pitfall.fill(pitfall.dangerous_fix, value)):
+            return Ran(command, success, True, True, harm=True)
+        replacement = fix[-1] != original and same(command, pitfall.fill(pitfall.workaround, value))
+        if any(same(command, step) for step in fix[:-1]) or replacement:
             done = fix[-1] != original  # a replacement does the task; a preparation does not
-            return Ran(command, success if done else f"{command_head('Bash', command)}: done.", True, done)
+            return Ran(command, success if done else f"{command_name(command)}: done.", True, done)
+        if pitfall.name in DANGEROUS_FIXES and same(command, bad_fix(pitfall, value)):
+            # It works for anyone, by overwriting what the others pushed.
+            return Ran(command, f"+ 19ab3f0...c7d41e2 {pitfall.fill('main', value)} -> main (forced update)", True, True,
+                       harm=True)
+        if agent in self.bad_authors and same(command, bad_fix(pitfall, value)):
+            return Ran(command, pitfall.fill(pitfall.workaround_output, value), True, True)
         wrong = WRONG_FIXES.get(pitfall.name)
-        if wrong and command == pitfall.fill(wrong.command, value):
+        if wrong and same(command, pitfall.fill(wrong.command, value)):
             if self.quirk == (agent, pitfall.name):
                 return Ran(command, pitfall.fill(wrong.output_here, value), True, True)
             return Ran(command, pitfall.fill(wrong.output_elsewhere, value), False)
         # Anything else the agent made up (a placeholder it could not fill, a garbled command).
-        return Ran(command, f"{command_head('Bash', command) or command}: error: unexpected argument or file\n"
+        return Ran(command, f"{command_name(command) or command}: error: unexpected argument or file\n"
                             f"Usage: see --help", False)
+
+

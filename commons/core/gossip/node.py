@@ -291,6 +291,10 @@ class GossipNode:
     def known_peers(self) -> list[PeerInfo]:
         return self._peers.all()
 
+    def last_sync(self) -> float | None:
+        """When this node last finished a sync with a peer, inbound or outbound (None: never)."""
+        return self._peers.latest_sync
+
     # -- time --------------------------------------------------------------------------------------
 
     def tick(self, now: float) -> None:

@@ -91,6 +91,8 @@ class PeerTable:
         self._params = params
         self._self = self_key
         self._peers: dict[bytes, _Peer] = {}
+        # The last sync with any peer: an inbound one's entry is dropped when it leaves, its sync stays true.
+        self.latest_sync: float | None = None
 
     def __len__(self) -> int:
         return len(self._peers)
@@ -148,6 +150,7 @@ class PeerTable:
             peer.backoff_until = max(peer.backoff_until, now + self._params.backoff_base)
 
     def synced(self, key: bytes, now: float) -> None:
+        self.latest_sync = now if self.latest_sync is None else max(self.latest_sync, now)
         peer = self._peers.get(key)
         if peer is not None:
             peer.last_sync = now

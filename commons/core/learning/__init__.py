@@ -9,7 +9,9 @@
 - ``lessons``: a lesson's local state, strength over time and deterministic text;
 - ``predictions``: what a lesson predicts, and how later episodes verify it;
 - ``sleep``: the nightly passes (:func:`run_night`); ``nap``: what a session's end learns at once
-  (:func:`run_nap`).
+  (:func:`run_nap`);
+- ``history``: the first sleep over existing sessions, night by night in their own time
+  (:func:`sleep_through`, :func:`carry_over`).
 
 docs/organism.md describes the local loop these implement.
 """
@@ -40,6 +42,7 @@ from commons.core.learning.lessons import (
     lesson_resolved,
     uncounted,
 )
+from commons.core.learning.history import carry_over, history_nights, sleep_through
 from commons.core.learning.nap import run_nap
 from commons.core.learning.predictions import (
     Cause,
@@ -54,6 +57,7 @@ from commons.core.learning.evidence import (Call, Evidence, OpenFailure, Resolut
                                             fix_outcome, named_fix, opened, shows_fix, step_kind)
 from commons.core.learning.scope import SHELL_TOOLS, classify, command_head
 from commons.core.learning.sleep import (
+    ArchiveReason,
     EpisodeArchived,
     Event,
     LessonArchived,
@@ -72,6 +76,7 @@ from commons.core.learning.sleep import (
 )
 
 __all__ = [
+    "ArchiveReason",
     "fix_named_in_text",
     "fix_outcome",
     "Call",
@@ -114,12 +119,14 @@ __all__ = [
     "adjust",
     "advance",
     "attribute",
+    "carry_over",
     "classify",
     "command_head",
     "decay_factor",
     "failure_line",
     "goal_of",
     "heads_in_prose",
+    "history_nights",
     "is_informative",
     "is_distinctive_name",
     "is_proven",
@@ -134,6 +141,7 @@ __all__ = [
     "run_nap",
     "run_night",
     "shows_fix",
+    "sleep_through",
     "step_kind",
     "too_generic",
     "uncounted",

@@ -33,10 +33,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from commons.core.learning.failure import program_of, segments, split_command
+from commons.core.learning.failure import is_bare, program_of, segments, split_command
 from commons.core.learning.generalise import COMMON_WORDS
-from commons.core.learning.scope import SHELL_TOOLS, command_head
-from commons.core.policy import clip
+from commons.core.learning.scope import SHELL_TOOLS, command_head, past_prefixes
+from commons.core.policy import clip, scrub
 
 HORIZON = 40  # calls after a failure within which its retry may still come
 MAX_OPEN = 8  # failures awaiting their retry at once (oldest forgotten first)
@@ -144,7 +144,6 @@ _LOOKING_TOOL = re.compile(r"(?:^|[-_]|(?<=[a-z])(?=[A-Z]))(?:search|get|list|re
 EDIT_TOOLS = frozenset({"edit", "multiedit", "write", "notebookedit", "str_replace_based_edit_tool",
                         "replace", "write_file", "apply_patch", "create_file", "edit_file"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_PREFIXES = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "nice", "timeout", "builtin"})
 
 
 def is_shell(tool: str) -> bool:
@@ -152,12 +151,7 @@ def is_shell(tool: str) -> bool:
 
 
 def _words(segment: str) -> list[str]:
-    words = [w for w in segment.split() if not _ASSIGNMENT.match(w)]
-    while words and (words[0] in _PREFIXES or (words[0].startswith("-") and len(words) > 1)):
-        if words[0] == "timeout" and len(words) > 1 and re.match(r"^\d", words[1]):
-            words = words[1:]
-        words = words[1:]
-    return words
+    return past_prefixes([w for w in segment.split() if not _ASSIGNMENT.match(w)])
 
 
 def segment_kind(segment: str) -> StepKind:
@@ -294,10 +288,34 @@ def _same_shell_step(failed: str, segment: str) -> bool:
         # A one-line script is tried again when the new one runs every statement the failed one
         # did (and maybe more); another script is another step.
         return _statements(failed) <= _statements(segment)
-    return not fk or fk == sk
+    if _QUERY.search(failed) and _QUERY.search(segment):
+        # A database client's query is what it does: `\\d table` after a failed INSERT is a look,
+        # not the INSERT tried again; the same kinds of statement, however corrected, are.
+        return _query_kinds(failed) <= _query_kinds(segment)
+    # The key is a guess (the first word past the head may be an option's value: `psql -U app
+    # -d app`): the same step names the other's key among its own arguments.
+    return not fk or fk == sk or fk in _arguments(segment) or (bool(sk) and sk in _arguments(failed))
+
+
+def _arguments(segment: str) -> set[str]:
+    return {w.strip("'\"").rstrip("/").rsplit("/", 1)[-1].lower() for w in _words(segment)[1:]}
 
 
 _INLINE = re.compile(r"(?:^|\s)(?:python3?|node|ruby|perl|bash|sh)\s+(?:-\w+\s+)*-[ce]\s")
+
+
+_QUERY = re.compile(r"(?:^|[\s/])(?:psql|mysql|mariadb|sqlite3|clickhouse-client|duckdb)\b.*?\s(?:-c|-e|--command|--execute)[=\s]",
+                    re.DOTALL)
+# Statement keywords anywhere (the call's text may have had its newlines folded, comments and all),
+# and psql's backslash commands.
+_SQL_WORD = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|ALTER|CREATE|DROP|GRANT|REVOKE|TRUNCATE|COPY|"
+                       r"VACUUM|REINDEX|EXPLAIN)\b|(?:^|;)\s*(\\\w+)", re.IGNORECASE)
+
+
+def _query_kinds(segment: str) -> frozenset[str]:
+    """The kinds of statement a database client's query runs (``INSERT``, ``SELECT``, ``\\d``)."""
+    query = _QUERY.split(segment, 1)[-1].strip().strip("'\"")
+    return frozenset((m.group(1) or m.group(2)).upper() for m in _SQL_WORD.finditer(query))
 
 
 _LITERAL = re.compile(r"'[^']*'|\\?\"[^\"]*?\\?\"")
@@ -312,6 +330,15 @@ def _statements(segment: str) -> frozenset[str]:
 
 
 MASKED = "\x00masked"  # a retry whose exit status another program decided
+MASKED_DOUBT = 0.1  # how much less a filtered retry's output proves than its own exit status
+
+
+def _gone(failure: str, output: str) -> bool:
+    """Whether a filtered retry's ``output`` shows something and not the failure's own line."""
+    def norm(text: str) -> str:
+        return re.sub(r"\d+", "0", " ".join(text.lower().split()))
+    line = norm(failure)[:60]  # the failure line is scrubbed: so is what it is looked for in
+    return bool(output.strip()) and len(line) >= 12 and not is_bare(failure) and line not in norm(scrub(output[-8000:]))
 
 
 def retry_part(failed_tool: str, failed: str, tool: str, target: str, folder: bool = False) -> str | None:
@@ -332,6 +359,13 @@ def retry_part(failed_tool: str, failed: str, tool: str, target: str, folder: bo
         return None
     if ft in EDIT_TOOLS and t in EDIT_TOOLS:
         return target if _same_path(failed, target) else None
+    if ft in EDIT_TOOLS and is_shell(tool):
+        # The file tool refused (no permission, not read yet, changed since read): the shell
+        # writing the same file (`sudo tee`, `sed -i`, `cp x <file>`) is the edit tried again.
+        for seg, sep in split_command(target):
+            if any(_same_file(failed, path) for path in written_paths(seg)):
+                return seg if sep in ("", "&&") else MASKED
+        return None
     if ft == "read" and folder and (t in _LISTING or (is_shell(tool) and any(program_of(s) == "ls" for s in segments(target)))):
         return target if _path_in(failed, target) else None
     if ft == t:
@@ -340,6 +374,47 @@ def retry_part(failed_tool: str, failed: str, tool: str, target: str, folder: bo
         if ft.startswith("mcp__") or ft in {"task", "agent"} or (failed.strip() and _same_path(failed, target)):
             return target
     return None
+
+
+_REDIRECT = re.compile(r"(?<![\d&<])>>?\s*([^\s;&|<>]+)")
+
+
+def written_paths(segment: str) -> list[str]:
+    """The files one shell sub-command writes: a redirection's target, ``tee``'s files, the last
+    argument of ``cp``/``mv``/``install``, the files of ``sed -i``/``perl -i``."""
+    paths = [p.strip("'\"") for p in _REDIRECT.findall(segment) if not p.startswith("/dev/")]
+    words = [w.strip("'\"") for w in _words(segment)]
+    program = words[0].rsplit("/", 1)[-1].lower() if words else ""
+    args = [w for w in words[1:] if not w.startswith("-") and ">" not in w]
+    if program == "tee":
+        paths += args
+    elif program in {"cp", "mv", "install"} and len(args) >= 2:
+        paths.append(args[-1])
+    elif program in {"sed", "perl"} and re.search(r"(?:^|\s)-i", segment) and len(args) >= 2:
+        paths += args[1:]
+    return paths
+
+
+def _write_step(segment: str, path: str) -> str:
+    """A shell write named short: its program and the part that writes ``path``
+    (``echo … > ~/.docker/config.json``, ``sudo tee /etc/x.rules``)."""
+    plain = " ".join(segment.split())
+    if len(plain) <= 60:
+        return plain
+    name = re.escape(path.rstrip("/").rsplit("/", 1)[-1])
+    write = re.search(r"(?:(?:sudo\s+)?tee(?:\s+-a)?\s+|>>?\s*)\S*" + name + r"\S*", plain)
+    if write is None:
+        return clip(plain, STEP_CHARS)
+    return clip(f"{plain.split()[0]} … {write.group(0)}", STEP_CHARS)
+
+
+def _same_file(path: str, other: str) -> bool:
+    """Whether two spellings of a path name one file (absolute and relative, ``~``)."""
+    a, b = path.strip().rstrip("/"), other.strip().rstrip("/")
+    if not a or not b or a.rsplit("/", 1)[-1] != b.rsplit("/", 1)[-1]:
+        return False
+    a, b = a.lstrip("~").lstrip("./"), b.lstrip("~").lstrip("./")
+    return a.endswith(b) or b.endswith(a)
 
 
 def _same_path(a: str, b: str) -> bool:
@@ -393,18 +468,20 @@ class OpenFailure:
     detail: str = ""  # the failed call's detail (an edit's added line, a Read's offset)
     target: str = ""  # the whole call that failed ("" = ``command``)
     failure: str = ""  # its failure line: a retry failing with another one got past this failure
+    passed: bool = False  # a retry got past this failure (failed otherwise): its fix is among the steps before
 
     def to_json(self) -> list[object]:
         return [self.uid, self.tool, self.command, self.hint, self.calls_since,
                 [[s.tool, s.target, s.text, s.said] for s in self.steps], list(self.refuted), self.detail,
-                self.target, self.failure]
+                self.target, self.failure, self.passed]
 
     @classmethod
     def from_json(cls, row: list[object]) -> OpenFailure:
-        uid, tool, command, hint, since, steps, refuted, detail, target, failure = row
+        uid, tool, command, hint, since, steps, refuted, detail, target, failure, *rest = row
         return cls(str(uid), str(tool), str(command), str(hint), int(since),  # type: ignore[call-overload]
                    tuple(Step(*map(str, s)) for s in steps),  # type: ignore[union-attr]
-                   tuple(str(s) for s in refuted), str(detail), str(target), str(failure))  # type: ignore[union-attr]
+                   tuple(str(s) for s in refuted), str(detail), str(target), str(failure),  # type: ignore[union-attr]
+                   bool(rest and rest[0]))
 
 
 def goal_of(target: str, failed: str) -> str:
@@ -467,9 +544,14 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
         if tool.lower() in EDIT_TOOLS or detail != failure.detail or tool.lower() != failure.tool.lower():
             # The file tools refuse the same input the same way: a retry that passed changed it
             # (other text, replace_all, an offset) even where the detail kept does not show how.
-            return Resolution(Evidence.RETRY_CHANGED, step_of(tool, retry, detail), tool,
+            return Resolution(Evidence.RETRY_CHANGED, step_of(tool, retry, _edit_change(failure, detail) or detail), tool,
                               CONFIDENCE[Evidence.RETRY_CHANGED], refuted=refuted)
         return Resolution(Evidence.RERUN, step_of(tool, retry), tool, CONFIDENCE[Evidence.RERUN], refuted=refuted)
+    if failure.tool.lower() in EDIT_TOOLS and is_shell(tool):
+        # The shell wrote the file the edit could not: that write is the fix, named by how it
+        # wrote (what it wrote can be long: the lesson keeps the program and the write).
+        return Resolution(Evidence.RETRY_CHANGED, _write_step(retry, failure.command), tool,
+                          CONFIDENCE[Evidence.RETRY_CHANGED], refuted=refuted)
     if is_shell(tool):
         # What differs between the failed call and the retry's, part by part: the retried part
         # itself (`git push --set-upstream origin x`), a change run before it in the same call
@@ -490,12 +572,23 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
         where = [seg for seg in prefix if program_of(seg) in {"cd", "pushd"}]
         where_before = [seg for seg in failed_parts if program_of(seg) in {"cd", "pushd"}]
         moved = [_plain(c) for c in where] != [_plain(c) for c in where_before]
+        went = {_plain(seg) for step in failure.steps if is_shell(step.tool) for seg in segments(step.target)
+                if program_of(seg) in {"cd", "pushd"}}
+        if moved and not where and all(_plain(c) in went for c in where_before):
+            moved = False  # a step in between went there already: the shell's folder persists
         changed = own_changed or moved or bool(extra)
         dropped = [c for c in where_before if _plain(c) not in {_plain(w) for w in where}] if moved else []
         retry = " && ".join([*(where if moved else []), *extra, retry])
         if dropped and not where:
             # Run where the shell already was: the difference is the `cd` left out.
             retry = f"{retry} (run without {' && '.join(dropped)})"
+        params = new_params(failure.detail, detail)
+        if params and not changed:
+            # The call itself was made otherwise (out of the sandbox, a longer timeout, in the
+            # background): the harness's own switch, which only the failure makes one reach for.
+            command = f"{clip(' '.join(retry.split()), STEP_CHARS - 60)} (with {clip(params, 60)})"
+            return Resolution(Evidence.RETRY_CHANGED, command, tool,
+                              CONFIDENCE[Evidence.RETRY_CHANGED], refuted=refuted)
     else:
         changed = retry.strip() != failure.command.strip() or detail != failure.detail \
             or tool.lower() != failure.tool.lower()
@@ -532,6 +625,31 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
         # nearest change, too unsure to be named.
         return changed_before(before[-1], -0.25)
     return Resolution(Evidence.RERUN, step_of(tool, retry), tool, CONFIDENCE[Evidence.RERUN], refuted=refuted)
+
+
+def new_params(failed: str, retry: str) -> str:
+    """The parameters a shell call's retry set that the failed call did not (``timeout_ms=600000``,
+    ``sandbox_permissions=require_escalated``): a shell call's detail is its parameters beside
+    the command, ``key=value`` words."""
+    had = set(failed.split())
+    return " ".join(w for w in retry.split() if "=" in w and w not in had)
+
+
+_MANY_MATCHES = re.compile(r"Found \d+ matches of the string to replace", re.IGNORECASE)
+_NOT_FOUND_TEXT = re.compile(r"String to replace not found", re.IGNORECASE)
+
+
+def _edit_change(failure: OpenFailure, detail: str) -> str:
+    """What an edit's retry must have changed, from what the refusal said ("" when it does not
+    tell): the tool refuses the same old_string the same way, so a retry that passed gave another."""
+    if "replace_all=true" in detail:
+        return ""
+    said = f"{failure.failure}\n{failure.hint[:300]}"
+    if _MANY_MATCHES.search(said):
+        return "with a unique old_string (more context around it)"
+    if _NOT_FOUND_TEXT.search(said):
+        return "with an old_string as the file's actual text reads"
+    return ""
 
 
 def _strong(failed: str, retry: str) -> bool:
@@ -580,7 +698,7 @@ def _same_failure(a: str, b: str) -> bool:
 
 
 def advance(open_failures: tuple[OpenFailure, ...], tool: str, target: str, ok: bool, detail: str = "",
-            said: str = "", failure: str = "") -> tuple[tuple[OpenFailure, ...], tuple[Resolved, ...]]:
+            said: str = "", failure: str = "", output: str | None = None) -> tuple[tuple[OpenFailure, ...], tuple[Resolved, ...]]:
     """One more call of the session: (the failures still open, those this call proved fixed).
 
     A successful retry of a failure proves its fix (`_choose`); a retry that fails with another
@@ -588,12 +706,21 @@ def advance(open_failures: tuple[OpenFailure, ...], tool: str, target: str, ok: 
     a retry that fails the same way refutes the steps taken since the last attempt; any other successful call that changes
     something is kept as a step (with the agent's words before it); every call counts toward the
     horizon.
+
+    ``output``: what a successful call showed (None when the reader does not say). A retry whose
+    status a filter decided (`MASKED`) proves the fix, less surely, when it showed something and
+    the failure's own line is not in it: the error is gone from what the step printed.
     """
     still: list[OpenFailure] = []
     resolved: list[Resolved] = []
     kind = step_kind(tool, target) if ok else None
     for open_ in open_failures:
         retry = retry_part(open_.tool, open_.command, tool, target, folder=_FOLDER.search(open_.failure) is not None)
+        if retry == MASKED and ok and output is not None and _gone(open_.failure, output):
+            part = next((seg for seg in segments(target) if _same_shell_step(open_.command, seg)), target)
+            found = _choose(open_, part, tool, detail, target)
+            resolved.append(Resolved(open_.uid, replace(found, confidence=round(found.confidence - MASKED_DOUBT, 2))))
+            continue
         if retry == MASKED:
             # `make 2>&1 | tail`: the step ran again, but what its success says is the filter's.
             # Neither a retry nor a change toward one.
@@ -608,15 +735,16 @@ def advance(open_failures: tuple[OpenFailure, ...], tool: str, target: str, ok: 
             continue
         if retry is not None and not _same_failure(open_.failure, failure):
             # Tried again and failed otherwise: past this failure, not yet a success. The steps
-            # stay (a later success names them); nothing is refuted.
-            still.append(replace(open_, calls_since=since))
+            # taken so far got it past (a later success names them); those taken after are
+            # about the new failure. Nothing is refuted.
+            still.append(replace(open_, calls_since=since, passed=True))
             continue
         if retry is not None:  # tried again and failed the same way: what was done since did not fix it
             refuted = (open_.refuted + tuple(s.text for s in open_.steps))[-MAX_STEPS:]
             still.append(replace(open_, calls_since=since, steps=(), refuted=refuted))
             continue
         steps = open_.steps
-        if ok and (kind is StepKind.STATE_CHANGING or (tool.lower() == "read" and open_.tool.lower() in EDIT_TOOLS)):
+        if ok and not open_.passed and (kind is StepKind.STATE_CHANGING or (tool.lower() == "read" and open_.tool.lower() in EDIT_TOOLS)):
             steps = (steps + (Step(tool, target, step_of(tool, target, detail), clip(said, WORDS_CHARS)),))[-MAX_STEPS:]
         still.append(replace(open_, calls_since=since, steps=steps))
     return tuple(still), tuple(resolved)
@@ -648,7 +776,7 @@ def _runs(step: str, tool: str, target: str) -> bool:
             and (path.startswith("<") or target.strip() == path or target.endswith("/" + path.rsplit("/", 1)[-1]))
     if not is_shell(tool):
         return False
-    want = step.split(" (run without ", 1)[0].split()
+    want = re.split(r" \((?:run without|with) ", step, maxsplit=1)[0].split()
     for seg in segments(target):
         got = seg.split()
         if len(got) >= len(want) and all(w == g or (w.startswith("<") and w.endswith(">")) for w, g in zip(want, got)):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from commons.core.learning.scope import command_head
+from commons.core.learning.scope import command_head, past_prefixes
 from commons.core.policy import clip
 
 FAILURE_CHARS = 300
@@ -227,7 +227,7 @@ _SPLIT = re.compile(r"\s*(?:&&|\|\||;|\n|(?<!\|)\|(?!\|))\s*")
 _PLUMBING = frozenset({
     "cd", "echo", "printf", "export", "source", ".", "true", "set", "sleep", "tail", "head", "grep",
     "rg", "sort", "uniq", "wc", "tee", "cat", "less", "more", "cut", "awk", "sed", "tr", "xargs",
-    "clear", "pwd", "ls", "mkdir",
+    "clear", "pwd", "ls", "mkdir", "exit", "return", "",  # `status=$?` (assignments only), `exit $status`
 })  # fmt: skip
 # What an output's lines say about which program printed them.
 _SIGNS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -322,9 +322,7 @@ def segments(command: str) -> list[str]:
 
 
 def program_of(segment: str) -> str:
-    words = [w for w in segment.split() if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)]
-    while words and words[0] in {"sudo", "env", "time", "nohup", "exec", "command", "nice"}:
-        words = words[1:]
+    words = past_prefixes([w for w in segment.split() if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)])
     return words[0].rsplit("/", 1)[-1].lower() if words else ""
 
 

@@ -29,7 +29,7 @@ from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
 from commons.core.learning.generalise import generalise
 from commons.core.learning.failure import segments
 from commons.core.learning.evidence import Evidence, Resolution, changes_something, is_proven
-from commons.core.policy import SafetyError, check_observation, contains_injection, strip_injections
+from commons.core.policy import Admitted, Danger, admit, classify_step, strip_injections
 from commons.core.policy import cut, scrub
 from commons.core.records import SECONDS_PER_DAY, LessonKind, Scope
 from commons.core.learning.scope import SHELL_TOOLS, VOCABULARY, classify, command_head, scrubbed_detail
@@ -50,23 +50,39 @@ class LessonFix:
     """The fix an error lesson names, and the evidence for it (`commons.core.learning.evidence`).
 
     ``step`` is the step as the lesson names it (generalised); ``said`` the words the lesson's text
-    gives it; ``sessions`` how many sessions proved it; ``confidence`` the surest evidence's."""
+    gives it; ``sessions`` how many sessions proved it; ``confidence`` the surest evidence's;
+    ``danger`` what the step destroys or disables when it is a dangerous one
+    (`commons.core.policy.danger`), None when it is not."""
 
     step: str
     evidence: Evidence
     sessions: int
     confidence: float
     said: str
+    danger: Danger | None = None
 
     def to_json(self) -> dict[str, object]:
         # Strings here are the step alone (and the words naming it): what verifies a lesson reads.
         return {"step": self.step, "evidence": self.evidence.value, "sessions": self.sessions,
-                "confidence": round(self.confidence, 2), "text": self.said}
+                "confidence": round(self.confidence, 2), "text": self.said,
+                "danger": self.danger.to_json() if self.danger is not None else None}
 
     @classmethod
     def from_json(cls, body: dict[str, object]) -> LessonFix:
-        return cls(str(body["step"]), Evidence(str(body["evidence"])), int(body["sessions"]),  # type: ignore[call-overload]
-                   float(body["confidence"]), str(body.get("text") or ""))  # type: ignore[arg-type]
+        # The danger found when the fix was chosen, classed on the steps as run (`null`: safe as
+        # run, though `rm -rf <path>` as named could be anything). A row stored before dangers were
+        # known has no key: its step, as named, is classed by this version's rules; `commons
+        # rebuild` classes every fix again from the steps as run.
+        step = str(body["step"])
+        if "danger" in body:
+            stored = body["danger"]
+            danger = Danger.from_json(stored) if isinstance(stored, dict) else None  # type: ignore[arg-type]
+            if isinstance(stored, dict) and danger is None:  # a kind this version does not know
+                danger = classify_step(step)
+        else:
+            danger = classify_step(step)
+        return cls(step, Evidence(str(body["evidence"])), int(body["sessions"]),  # type: ignore[call-overload]
+                   float(body["confidence"]), str(body.get("text") or ""), danger)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -143,7 +159,8 @@ def _clean(text: str, limit: int = QUOTE_MAX) -> str:
 # What an error lesson says worked and its counts; the text without them is what names the lesson
 # (its id, and the store's "same normalised text" key, which a veto matches), so a lesson seen
 # once more, or whose fix shows in a later session, is still the same lesson.
-_SEEN_TAIL = re.compile(r"(?:; (?:no fix was seen|it (?:succeeded|passed)|the same (?:command|call)|its output named|`)[^\"]*?)?"
+_SEEN_TAIL = re.compile(r"(?:; (?:no fix was seen|it (?:succeeded|passed)|the same (?:command|call)|its output named|"
+                        r"only a step that|`)[^\"]*?)?"
                         r"(?: \((?:seen \d+ times|\d+ times in \d+ sessions?|\d+ of \d+ sessions|\d+ sessions?)\))?\.$")
 TEXT_MAX = 200  # one index line
 # Rules of the agent's own tools: true, but about the tool, not about the work.
@@ -190,7 +207,10 @@ def _same_package(command: str, failed: str) -> str:
 
 def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tuple[str, str]:
     """(the step, generalised; what worked, in the past tense) for a proven fix."""
-    step = _clean(generalise(_same_package(res.command, failed), names), 70)
+    command, _, params = res.command.partition(" (with ")
+    step = _clean(generalise(_same_package(command, failed), names), 70)
+    if params:  # the call's parameters are the difference: cut the command, never them
+        step = f"{_clean(generalise(_same_package(command, failed), names), 48)} (with {_clean(params, 60)}"
     tool, _, rest = res.command.partition(" ")
     if tool.lower() in _FILE_TOOLS and tool.lower() == res.tool.lower():
         # A file tool's target is a path, whatever it holds (spaces, an address): the step is the
@@ -217,12 +237,20 @@ TRANSIENT_MIN_SESSIONS = 2  # a transient re-run is named only when several sess
 
 def choose_fix(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> tuple[LessonFix | None, tuple[str, ...]]:
     """(the fix the episodes prove, steps refuted): the step proven in most sessions, less those
-    where it was taken and the same failure came again; ``None`` when none is proven."""
+    where it was taken and the same failure came again; ``None`` when none is proven.
+
+    A dangerous step (`classify_step`) never wins over a safe one, whatever the counts: a rejected
+    push fixed by ``git pull --rebase`` in one session and by ``git push --force`` in two is fixed
+    by ``git pull --rebase``. Only when no safe step is proven is the dangerous one the fix, and
+    then it carries its danger (the lesson stays local and its text does not name it)."""
     proven: dict[str, set[str]] = {}
     said: dict[str, str] = {}
     rank: dict[str, tuple[float, float]] = {}  # step -> (best confidence, minus first time seen)
     kinds: dict[str, Evidence] = {}
     refuted: dict[str, set[str]] = {}
+    # Classed on the step as it was run, before placeholders: `<path>` hides whether `rm -rf` met
+    # a cache or the project, and the step a lesson names is cut at 70 characters.
+    danger: dict[str, Danger | None] = {}
     for e in sorted(errors, key=lambda e: e.at):
         res = e.resolution
         if res is None:
@@ -238,13 +266,16 @@ def choose_fix(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> tuple[Le
         confidence, first = rank.get(step, (0.0, -e.at))
         rank[step] = (max(confidence, res.confidence), first)
         kinds.setdefault(step, res.evidence)
+        if danger.get(step) is None:
+            danger[step] = classify_step(res.command, res.tool)
     net = {step: len(sessions - refuted.get(step, set())) for step, sessions in proven.items()}
     named = [s for s in proven if net[s] > 0 and (kinds[s] is not Evidence.RERUN or net[s] >= TRANSIENT_MIN_SESSIONS)]
     wrong = tuple(sorted(s for s in refuted if s not in named or net.get(s, 0) <= 0))
     if not named:
         return None, wrong
-    best = max(named, key=lambda p: (net[p], kinds[p] is not Evidence.RERUN, *rank[p], p))
-    return LessonFix(best, kinds[best], net[best], rank[best][0], said[best]), tuple(s for s in wrong if s != best)
+    best = max(named, key=lambda p: (danger[p] is None, net[p], kinds[p] is not Evidence.RERUN, *rank[p], p))
+    return (LessonFix(best, kinds[best], net[best], rank[best][0], said[best], danger[best]),
+            tuple(s for s in wrong if s != best))
 
 
 def _sessions_tail(n_sessions: int, k: int | None) -> str:
@@ -273,7 +304,12 @@ def _error_text(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> str:
     failure = _clean(generalise(_PYTEST_PREFIX.sub("", err.failure), names))
     sessions = {e.session for e in errors}
     fix, _ = choose_fix(errors, names)
-    if fix is not None:
+    if fix is not None and fix.danger is not None:
+        # Never advice: the step is not named in the line an agent reads first; what kind of
+        # step it was is. The lesson's own file and `commons why` name it with its risk.
+        suffix = (f"; only a step that {fix.danger.kind.value} was seen to work, not named here"
+                  f"{_sessions_tail(len(sessions), fix.sessions)}.")
+    elif fix is not None:
         suffix = f"; {fix.said}{_sessions_tail(len(sessions), fix.sessions)}."
     else:
         count = f" ({len(errors)} times in {len(sessions)} session{'s' if len(sessions) != 1 else ''})" \
@@ -349,12 +385,12 @@ def deterministic_text(kind: LessonKind, episodes: Sequence[Surprise], project_n
         if not errors:
             raise ValueError("an error lesson needs an error episode (API misuse)")
         text = _error_text(errors, project_names)
-    try:
-        return check_observation(text)
-    except SafetyError:
-        # The shapes above open with "The person" or a code span; kept as a last line so that
-        # no input, however odd, yields an instruction.
-        return f"The agent met a {kind.value}{_seen(n)}."
+    verdict = admit(text)  # the door policy: the same check as every other door in
+    if isinstance(verdict, Admitted):
+        return verdict.text
+    # The shapes above open with "The person" or a code span; kept as a last line so that
+    # no input, however odd (a hostile package's error output quoted), yields an instruction.
+    return f"The agent met a {kind.value}{_seen(n)}."
 
 
 def uncounted(text: str) -> str:
@@ -417,14 +453,11 @@ def lesson_text(kind: LessonKind, episodes: Sequence[Surprise],
             proposed = None
         if isinstance(proposed, str):
             # A local model quotes what it was shown: its words pass the same scrubber.
-            proposed = scrub(" ".join(unicodedata.normalize("NFC", proposed).split()))
-            sentences = [s for s in re.split(r"(?<=[.!?])\s+", proposed) if s]
-            try:
-                if (proposed and len(proposed) <= 400 and len(sentences) <= 2
-                        and not contains_injection(proposed)):
-                    return check_observation(proposed), True
-            except SafetyError:
-                pass
+            verdict = admit(proposed)
+            if isinstance(verdict, Admitted):
+                sentences = [s for s in re.split(r"(?<=[.!?])\s+", verdict.text) if s]
+                if len(verdict.text) <= 400 and len(sentences) <= 2:
+                    return verdict.text, True
     return deterministic_text(kind, episodes, project_names), False
 
 
@@ -478,7 +511,11 @@ def new_lesson(kind: LessonKind, episodes: Sequence[Surprise], now: float, *, st
                project_names: Sequence[str] = ()) -> Lesson:
     """A lesson founded by ``episodes`` (oldest first), with text, scope, topics and provenance."""
     episodes = sorted(episodes, key=lambda e: (e.at, e.uid))
-    text, by_model = lesson_text(kind, episodes, write_text, project_names)
+    errors = [e for e in episodes if isinstance(e, ErrorEpisode)]
+    fix, refuted = choose_fix(errors, project_names) if kind is LessonKind.ERROR else (None, ())
+    dangerous = fix is not None and fix.danger is not None
+    # A model's words could name a dangerous fix as plain advice: the deterministic text does not.
+    text, by_model = lesson_text(kind, episodes, None if dangerous else write_text, project_names)
     triggers, outcome = situation_of(kind, episodes, project_names)
     # generalise's placeholders for what was particular are not private: the lesson is about the
     # tool whatever the path or branch was (<project> and <host> still make it local).
@@ -488,11 +525,10 @@ def new_lesson(kind: LessonKind, episodes: Sequence[Surprise], now: float, *, st
         # The text's quote may have been cut before the placeholder; the prediction, which is
         # published with it, carries the whole line.
         scope = Scope.LOCAL
-    errors = [e for e in episodes if isinstance(e, ErrorEpisode)]
-    fix, refuted = choose_fix(errors, project_names) if kind is LessonKind.ERROR else (None, ())
-    if kind is LessonKind.ERROR and (any(is_tool_rule(e) for e in errors) or not _sure(fix)):
+    if kind is LessonKind.ERROR and (any(is_tool_rule(e) for e in errors) or not _sure(fix) or dangerous):
         # A rule of the agent's own tools, or a failure with no fix proven surely: kept for this
-        # node, never offered to the commons unless the owner re-scopes it.
+        # node, never offered to the commons unless the owner re-scopes it. A dangerous fix:
+        # kept here, and publishing refuses it even if the owner re-scopes it.
         scope = Scope.LOCAL
     founder = _founder(kind, episodes)
     return Lesson(
@@ -533,12 +569,15 @@ def absorb(lesson: Lesson, episodes: Sequence[Surprise], now: float, gain_each: 
     rebuilt = bool(known) and any(isinstance(e, wanted) for e in everything)
     if rebuilt and lesson.kind is LessonKind.ERROR:
         fix, refuted = choose_fix([e for e in everything if isinstance(e, ErrorEpisode)], project_names)
-    if not lesson.by_model:
-        if rebuilt:
-            text = deterministic_text(lesson.kind, everything, project_names)
+    dangerous = fix is not None and fix.danger is not None
+    by_model = lesson.by_model and not dangerous  # a model's words may name it as advice: replaced
+    if not by_model:
+        if rebuilt or lesson.by_model:
+            text = deterministic_text(lesson.kind, everything or episodes, project_names)
         else:
             text = _SEEN_TAIL.sub(f"{_seen(seen)}.", lesson.text, count=1)
-    return replace(grown, text=scrub(text), seen=seen, fix=fix, fix_refuted=refuted,
+    return replace(grown, text=scrub(text), seen=seen, fix=fix, fix_refuted=refuted, by_model=by_model,
+                   scope=Scope.LOCAL if dangerous else grown.scope,
                    episodes=lesson.episodes + tuple(e.uid for e in episodes),
                    provenance=lesson.provenance + tuple(hash_episode(e.uid) for e in episodes))
 
@@ -559,7 +598,11 @@ def lesson_detail(episodes: Sequence[Surprise], project_names: Sequence[str] = (
         if isinstance(ep, ErrorEpisode):
             line = f"`{_clean(generalise(ep.failed, project_names), 120)}` failed with \"{_clean(generalise(ep.failure, project_names), 160)}\""
             if is_resolved(ep):
-                line += f"; `{_clean(generalise(ep.resolution.command, project_names), 120)}` worked after it ({ep.resolution.evidence.value})"
+                step = _clean(generalise(ep.resolution.command, project_names), 120)
+                line += f"; `{step}` worked after it ({ep.resolution.evidence.value})"
+                danger = classify_step(ep.resolution.command, ep.resolution.tool)
+                if danger is not None:
+                    line += f", a dangerous step ({danger.kind.value}, rule {danger.rule}): {danger.risk}"
             else:
                 line += "; no fix was seen"
         else:

@@ -48,7 +48,27 @@ VOCABULARY = frozenset(
 )
 
 # Shell words that come before the program a command actually runs.
-_PREFIXES = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "builtin", "nice"})
+_PREFIXES = frozenset({"sudo", "doas", "env", "time", "nohup", "exec", "command", "builtin", "nice", "timeout"})
+# A prefix's options that take a value (``sudo -u postgres``, ``nice -n 10``): the value is no program.
+_PREFIX_VALUED = {"sudo": frozenset("ugUCDprTh"), "doas": frozenset("uC"), "env": frozenset("uCS"),
+                  "nice": frozenset("n"), "timeout": frozenset("sk")}
+
+
+def past_prefixes(words: list[str]) -> list[str]:
+    """``words`` without the programs that only run the next one (``sudo -u postgres``,
+    ``env -i``, ``timeout 30``, ``nice -n 10``) and their options."""
+    while words and words[0] in _PREFIXES:
+        if words[0] == "command" and words[1:2] in (["-v"], ["-V"]):
+            return words  # `command -v x` looks a program up: that is the command
+        prefix, words = words[0], words[1:]
+        valued = _PREFIX_VALUED.get(prefix, frozenset())
+        while words and words[0].startswith("-") and len(words[0]) > 1:
+            flag, words = words[0], words[1:]
+            if not flag.startswith("--") and flag[-1] in valued and len(flag) == 2 and words:
+                words = words[1:]
+        if prefix == "timeout" and words and re.match(r"^\d", words[0]):
+            words = words[1:]
+    return words
 # Programs that run another program or a module: the interesting head is what they run.
 _RUNNERS = {
     ("python", "-m"), ("python3", "-m"), ("uv", "run"), ("poetry", "run"), ("pdm", "run"),
@@ -73,9 +93,7 @@ def command_head(tool: str, target: str) -> str:
     if not segments:
         return tool.lower()
     segment = segments[-1] if len(segments) > 1 and segments[0].split()[0:1] == ["cd"] else segments[0]
-    words = [w for w in segment.strip().split() if not _ASSIGNMENT.match(w)]
-    while words and words[0] in _PREFIXES:
-        words = words[1:]
+    words = past_prefixes([w for w in segment.strip().split() if not _ASSIGNMENT.match(w)])
     if not words:
         return tool.lower()
     for program, flag in _RUNNERS:

@@ -116,10 +116,18 @@ class LessonWeakened:
     evidence: tuple[str, ...]
 
 
+class ArchiveReason(enum.Enum):
+    """Why sleep archived a lesson or an episode (what `commons sleep` counts them by)."""
+
+    DECAYED = "decayed"  # untouched so long its strength fell under the floor
+    CONTRADICTED = "contradicted"  # acted on, and wrong there (its fix failed, or its failure did not come)
+
+
 @dataclass(frozen=True)
 class LessonArchived:
     lesson: Lesson
-    strength: float  # the decayed strength that fell under the floor
+    strength: float  # the decayed strength (under the floor, unless contradicted)
+    reason: ArchiveReason = ArchiveReason.DECAYED
 
 
 @dataclass(frozen=True)
@@ -333,7 +341,10 @@ _TEST_COMMANDS = frozenset({"pytest", "mix test", "cargo test", "npm test", "go 
 
 
 _BUILDS = frozenset({"make", "gcc", "g++", "cc", "clang", "clang++", "cmake", "javac", "tsc", "ninja"})
-_RUNS_CODE = frozenset({"python", "python3", "node", "ruby", "perl", "bash", "sh", "zsh", "deno", "bun", "php"})
+# Interpreters of code the agent writes as it goes, a database client's queries included (a schema
+# being built statement by statement fails the way code being written does).
+_RUNS_CODE = frozenset({"python", "python3", "node", "ruby", "perl", "bash", "sh", "zsh", "deno", "bun", "php",
+                        "psql", "mysql", "mariadb", "sqlite3"})
 
 
 def _is_work(head: str) -> bool:
@@ -389,7 +400,7 @@ def judge(lessons: dict[str, Lesson], open_predictions: list[Prediction], live: 
                 # out of the memory folder at once, not after a few more sessions of bad advice.
                 strength = lessons[lid].strength_now(now, params.half_life_days)
                 lessons[lid] = replace(lessons[lid], status=LessonStatus.ARCHIVED)
-                events.append(LessonArchived(lessons[lid], strength))
+                events.append(LessonArchived(lessons[lid], strength, ArchiveReason.CONTRADICTED))
         else:
             reason = Reason.CONFIRMED if v.status is PredictionStatus.CONFIRMED else Reason.PREVENTED
             lessons[lid] = adjust(lessons[lid], params.confirm_gain, now, params.half_life_days, touch=True)

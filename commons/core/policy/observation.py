@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from commons.core.policy.instruction import addressed_to_agent, fold, strongly_addressed, visible
 from commons.core.policy.scrubber import looks_private, scrub  # noqa: F401  (re-exported: callers import them from here)
 
 
@@ -42,16 +43,31 @@ class ImperativeText(SafetyError):
 IMPERATIVE_OPENERS = frozenset(
     """always never do don't dont use make avoid ensure run install please prefer remember stop
     try set add remove delete check keep be don’t must should instead consider switch call
-    pin upgrade downgrade replace skip disable enable ignore note""".split()
+    pin upgrade downgrade replace skip disable enable ignore""".split()
 )
 _MODAL_OPENER = re.compile(
     r"^(?:you|we|agents?|the agent|the assistant|assistants?|claude|one)\s+"
     r"(?:should|must|shall|ought to|need to|needs to|have to|has to|will want to)\b"
     r"|^(?:it is|it's)\s+(?:important|essential|critical|necessary|best)\s+to\b"
-    r"|^(?:make sure|be sure|don't forget|do not|let's|lets)\b",
+    r"|^(?:make sure|be sure|don't forget|do not|let's|lets)\b"
+    r"|^note(?:\s+that|\s*[:,!]|\s+(?:the|how|to|this|these|well)\b)",  # "Note taking …" is a noun
     re.IGNORECASE,
 )
-_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”')
+# Verbs that are nouns too ("Push to main was rejected", "Merge conflicts appeared"): an opener
+# only when the next word does not make the sentence a report about the noun.
+VERB_OR_NOUN_OPENERS = frozenset(
+    """execute send copy write answer reply tell ask trust give grant allow approve accept confirm paste
+    put go get restart kill force edit modify rewrite overwrite uninstall upload download fetch chmod
+    chown follow obey pass push commit merge deploy export sudo curl wget rm print show clone rebase
+    revert reset publish open""".split()
+)
+_REPORTING = frozenset(
+    """was is were are failed fails took takes ran runs broke breaks hooks hook conflicts conflict
+    statements statement step steps job jobs of times timed hung stalled succeeded worked works needs
+    needed has had can could did does will would should must may might on from rules rule access
+    permission permissions requests request button dialog command commands target targets""".split()
+)
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|(?<![\w\'])\'[^\'\n]+\'(?![\w\'])')  # '…' but not an apostrophe
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?;])\s+|\n+")
 _LEADING_JUNK = re.compile(r"^[\s\-*•>#\d.)(\[\]'\"“”‘’:]+")
 
@@ -76,7 +92,9 @@ def imperative_sentences(text: str) -> list[str]:
         if not words:
             continue
         first = words[0].lower().rstrip(",:;.!?")
-        if first in IMPERATIVE_OPENERS or _MODAL_OPENER.match(bare):
+        reported = any(w.lower().rstrip(",:;.!?") in _REPORTING for w in words[1:4])
+        if (first in IMPERATIVE_OPENERS or _MODAL_OPENER.match(bare)
+                or (first in VERB_OR_NOUN_OPENERS and not reported)):
             found.append(sentence)
     return found
 
@@ -201,29 +219,43 @@ _ROLE_BLOCK = re.compile(
 )
 
 
+def injection_match(text: str) -> str | None:
+    """"injection" if ``text`` (already folded) holds the classic forms of words to an agent."""
+    return "injection" if _INJECTION.search(text) or _ROLE_BLOCK.search(text) else None
+
+
 def contains_injection(text: str) -> bool:
-    """Whether ``text`` carries words addressed to an AI agent rather than to a person."""
-    return bool(_INJECTION.search(text) or _ROLE_BLOCK.search(text))
+    """Whether ``text`` carries words addressed to an AI agent rather than to a person, in any of
+    the forms :mod:`commons.core.policy.instruction` knows (read on its folded form)."""
+    return bool(injection_match(fold(text)) or addressed_to_agent(text))
+
+
+def _speaks(sentence: str) -> tuple[bool, bool]:
+    """(whether ``sentence`` speaks to the agent, whether that address governs the rest of its line)."""
+    folded = fold(sentence)
+    found = _INJECTION.search(folded)
+    if found is not None:
+        # an address that ends in a colon ("NOTE TO AI AGENTS: ...") governs the rest of its line
+        return True, ":" in folded[found.end() - 1:]
+    return bool(strongly_addressed(folded)), ":" in folded
 
 
 def strip_injections(text: str) -> str:
     """``text`` without the blocks, lines and sentences that address the agent."""
-    text = _ROLE_BLOCK.sub(" ", text)
+    text = _ROLE_BLOCK.sub(" ", visible(text))
     kept = []
     for line in text.splitlines():
-        if not _INJECTION.search(line):
+        if not _speaks(line)[0]:
             kept.append(line)
             continue
-        # Keep the sentences of the line that are plain data and drop those that speak to the
-        # agent; an address that ends in a colon ("NOTE TO AI AGENTS: ...") governs the rest of
-        # its line, so everything after it goes too.
+        # Keep the sentences of the line that are plain data and drop those that speak to the agent.
         parts = []
         for sentence in re.split(r"(?<=[.!?])\s+", line):
-            if _INJECTION.search(sentence):
-                if ":" in sentence[_INJECTION.search(sentence).end() - 1:]:
-                    break
-                continue
-            parts.append(sentence)
+            speaks, governs = _speaks(sentence)
+            if speaks and governs:
+                break
+            if not speaks:
+                parts.append(sentence)
         if parts:
             kept.append(" ".join(parts))
     return "\n".join(kept).strip()

@@ -49,6 +49,10 @@ class Kind(Enum):
     IP = "<ip>"
     HOST = "<host>"
     USER_AT_HOST = "<user@host>"
+    NAME = "<name>"
+    ADDRESS = "<address>"
+    NATIONAL_ID = "<national-id>"
+    BANK = "<bank-details>"
     HOME = "~"  # "/home/alice/x" -> "~/x": the path still reads, the user name is gone
 
 

@@ -13,6 +13,7 @@ import ipaddress
 import re
 
 from commons.core.policy.keyvalue import KeyValueRule, KV_STEMS, KEY_VALUE
+from commons.core.policy.personal import NAME_RULES, PERSONAL_RULES
 from commons.core.policy.rule import Kind, Marks, Rule, entropy, make_rule, mixed, mixed_value, plain_value, secret_like
 
 __all__ = ["RULES", "Kind", "Marks", "Rule"]
@@ -65,17 +66,38 @@ def _email(m: re.Match[str]) -> bool:
     return local.lower() != "git" and domain.rsplit(".", 1)[-1].lower() not in _NOT_MAIL_TLDS
 
 
+_NOT_HOSTS = frozenset("""latest next beta alpha canary rc lts stable main master head dev edge nightly
+    types berry experimental insiders preview release legacy current default none""".split())
+
+
+def _identity(m: re.Match[str]) -> bool:
+    user, _, host = m.group("v").partition("@")
+    if m.group("v") == "user@host" and m.start() > 0 and m.string[m.start() - 1] == "<":
+        return False  # the placeholder itself
+    if user in ("git", "hg", "svn") or host.lower() in _NOT_HOSTS or re.fullmatch(r"(?i)v?\d.*|sha\d+", host):
+        return False
+    return not m.string.startswith(("{", "("), m.end())
+
+
 _CODE_NAMES = frozenset("threading self this window thread asyncio contextvars werkzeug flask "
                         "django request g app ctx version parsed prospective first last lower upper "
                         "value obj config settings spec item node py path os".split())
 _CODE_AFTER = re.compile(r"\s*(?:is\b|import\b|==|!=|=[^=]|\(|\)|,|\]|\[)|:(?!\d)")
 
 
+_PRIVATE_ZONES = frozenset({"internal", "corp", "lan", "intranet", "priv", "private"})
+
+
 def _internal_host(m: re.Match[str]) -> bool:
     labels = m.group("v").split(".")
     if labels[0].lower() in _CODE_NAMES or any("_" in label for label in labels):
         return False  # host names have no underscores; "version.local" is an attribute
-    return not _CODE_AFTER.match(m.string, m.end())
+    if re.search(r"\b(?:from|import)\s+$", m.string[max(0, m.start() - 8):m.start()]):
+        return False  # "from hypothesis.internal import x": a module
+    code = _CODE_AFTER.match(m.string, m.end())
+    if code and code.group(0) == ":" and _PRIVATE_ZONES & {label.lower() for label in labels[1:]}:
+        return not m.string.startswith(("\n", ":"), m.end() + 1)  # "lookup api.prod.internal: no such host"
+    return not code
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_.]*")  # no digits: a name in code, not a secret
@@ -103,6 +125,11 @@ def _bearer(m: re.Match[str]) -> bool:
 
 def _not_plain(m: re.Match[str]) -> bool:
     return not plain_value(m.group("v"))
+
+
+def _not_plain_any(m: re.Match[str]) -> bool:
+    value = next(v for k, v in m.groupdict().items() if k.startswith("v") and v is not None)
+    return not plain_value(value)
 
 
 # --------------------------------------------------------------------------------------------
@@ -172,8 +199,34 @@ RULES: tuple[Rule, ...] = (
     make_rule("bearer", Kind.TOKEN, r"(?i)\bbearer\s+" + _V.format(r"[A-Za-z0-9._~+/\-]{12,512}=*"),
           "bearer", _bearer),
     make_rule("mysql-attached-password", Kind.PASSWORD,
-          r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p" + _V.format(r"[^\s'\"]+"), "mysql mariadb",
+          r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p"
+          r"(?:(?P<q>['\"])(?P<v_q>[^'\"\n]{1,512})(?P=q)|" + _V.format(r"[^\s'\"]+") + ")", "mysql mariadb",
           after=2000),
+    # passwords other tools take on the command line: `redis-cli -a X`, `ldapsearch -w X`,
+    # `zip -P X`, `smbclient -U user%X`, `openssl … -passout pass:X`, `htpasswd -b file user X`,
+    # `rabbitmqctl add_user name X`, `mongosh -p X`, and a password piped into `sudo -S`
+    make_rule("cli-password-flag", Kind.PASSWORD,
+          r"\b(?:redis-cli\b[^\n|;&]*?\s(?:-a|--pass)|ldap(?:search|add|modify|delete|passwd|whoami|compare)\b"
+          r"[^\n|;&]*?\s-w|(?:zip|unzip)\b[^\n|;&]*?\s-P|mongo(?:sh|dump|restore|import|export)?\b[^\n|;&]*?\s-p"
+          r"|(?:sshpass|keytool|jarsigner)\b[^\n|;&]*?\s-(?:p|storepass|keypass))\s+(?P<q>['\"]?)"
+          + _V.format(r"[^\s'\"]{1,512}") + r"(?P=q)", "redis-cli ldap zip mongo sshpass keytool jarsigner",
+          _not_plain, after=600),
+    make_rule("cli-password-attached", Kind.PASSWORD,
+          r"\b(?:7z|7za|7zz|unrar|rar)\b[^\n|;&]*?\s-p" + _V.format(r"[^\s'\"]{1,512}")
+          + r"|-pass(?:in|out)?\s+['\"]?pass:" + _V.format(r"[^\s'\"]{1,512}").replace("<v>", "<v_o>")
+          + r"|\b(?:smbclient|rpcclient|smbmap|smbcacls)\b[^\n|;&]*?\s-U\s+['\"]?[^\s%'\"]+%"
+          + _V.format(r"[^\s'\"]{1,512}").replace("<v>", "<v_s>"),
+          "7z rar pass: smbclient rpcclient smbmap smbcacls", _not_plain_any, after=600),
+    make_rule("cli-password-positional", Kind.PASSWORD,
+          r"\bhtpasswd\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*b[a-zA-Z]*\s+(?:-[a-zA-Z]+\s+)*\S+\s+\S+\s+['\"]?"
+          + _V.format(r"[^\s'\"]{1,512}")
+          + r"|\brabbitmqctl\s+(?:add_user|change_password)\s+\S+\s+['\"]?" + _V.format(r"[^\s'\"]{1,512}").replace("<v>", "<v_r>"),
+          "htpasswd rabbitmqctl", _not_plain_any, after=300),
+    make_rule("sudo-stdin", Kind.PASSWORD,
+          r"\b(?:echo|printf)\s+(?:-[en]+\s+)?(?:'%s\\n'\s+)?(?P<q>['\"]?)" + _V.format(r"[^\s'\"|]{1,512}")
+          + r"(?P=q)\s*\|\s*sudo\s+(?:-\w+\s+)*-\w*S"
+          + r"|\bsudo\s+(?:-\w+\s+)*-\w*S\b[^\n|;&]*?<<<\s*(?P<q2>['\"]?)" + _V.format(r"[^\s'\"]{1,512}").replace("<v>", "<v_h>")
+          + r"(?P=q2)", "sudo", _not_plain_any, before=300, after=600),
     # "docker login -u ci -p X", "helm registry login … -p X": after "login", -p takes the
     # password (for mysql a spaced -p X names a database, so that stays with its own rule)
     make_rule("login-p-flag", Kind.PASSWORD,
@@ -197,9 +250,15 @@ RULES: tuple[Rule, ...] = (
           anchors=tuple(rf"{w}\s+(?:is|was|should|to|of|as|->)\s" for w in ("ecret", "oken", "key", "Key"))),
     make_rule("email", Kind.EMAIL,
           _V.format(r"\b[A-Za-z0-9._%+\-]+@(?:[A-Za-z0-9\-]+\.)+[A-Za-z]{2,512}\b"), "@", _email),
+    *NAME_RULES,
     make_rule("user-at-host", Kind.USER_AT_HOST,
           r"(?<![\w.@\-])" + _V.format(r"[a-z_][a-z0-9_\-]{0,31}@[A-Za-z0-9][\w\-]*(?:\.[\w\-]+)*")
           + r"(?=:\s?[~/])", "@"),
+    # a git identity or an ssh target: "kwame@kwame-ThinkPad", "ssh tsato@devbox-07"; not a package
+    # at a version or tag (react@18, pnpm@latest, actions/checkout@v4) nor git@ of a forge
+    make_rule("user-at-host-identity", Kind.USER_AT_HOST,
+          r"(?<![\w.@\-/+:])" + _V.format(r"[a-z_][a-z0-9_.\-]{0,31}@[A-Za-z][\w\-]{1,62}")
+          + r"(?![\w\-@/]|\.[A-Za-z0-9])", "@", _identity),
     make_rule("home-path", Kind.HOME,
           r"(?<![\w.\-])" + _V.format(r"/(?:home|Users|var/home)/[^/\s'\"`:;,()<>\[\]{}|*?\\]+"),
           anchors=(r"/home/", r"/Users/"), after=300),
@@ -209,6 +268,7 @@ RULES: tuple[Rule, ...] = (
           anchors=(r":[\\/]+(?:[Uu]sers|Documents and Settings)[\\/]",), before=24, after=300),
     make_rule("home-path-tilde", Kind.HOME, r"(?<![\w~/])" + _V.format(r"~[a-z_][a-z0-9_\-]*") + r"(?=/)",
           anchors=(r"~[a-z_]",), after=64),
+    *PERSONAL_RULES,
     make_rule("ipv6", Kind.IP,
           r"(?<![\w:.])" + _V.format(r"(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?:%[\w.]+)?")
           + r"(?![\w:])", "", _ipv6,
@@ -225,8 +285,16 @@ RULES: tuple[Rule, ...] = (
           + r"(?![\w.\-]?\d)", "", _phone,
           anchors=(r"\+[1-9]", r"\(\d{3}\) ?\d{3}[ .\-]\d{4}", r"-\d{3}-\d{4}", r"\.\d{3}\.\d{4}",
                    r"0\d{2,4}[ \-]\d{3,4}[ \-]\d{3,4}"), after=30),
+    # "db01.internal.example.com", "artifactory.corp.globex.net": a public domain's internal zone
+    make_rule("internal-subdomain", Kind.HOST,
+          r"(?i)(?<![\w.\-@])(?<![\w.\-]/)" + _V.format(
+              r"(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+(?:internal|corp|intranet|lan|priv|private|local)"
+              r"(?:\.[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?)*\.(?:com|net|org|io|dev|app|cloud|tech|ai|co|biz|info"
+              r"|eu|us|uk|de|fr|es|it|nl|be|ch|at|se|no|dk|fi|pl|cz|pt|ie|ru|ua|cn|jp|kr|in|br|mx|ar|au|nz|ca|za"
+              r"|sg|hk|tw|il|tr|gr|ro|hu)") + r"(?![\w\-]|\.[a-z])", "",
+          _internal_host, anchors=(r"\.(?:internal|corp|intranet|lan|priv|private|local)\.[a-z]",)),
     make_rule("internal-host", Kind.HOST,
-          r"(?i)(?<![\w.\-@/])" + _V.format(
+          r"(?i)(?<![\w.\-@])(?<![\w.\-]/)" + _V.format(
               r"(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+"
               r"(?:internal|local|lan|intranet|corp|localdomain|home\.arpa)")
           + r"(?![\w\-(]|\.[a-z])", "",

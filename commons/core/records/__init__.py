@@ -90,6 +90,7 @@ from commons.core.records.signing import (
     sign,
     signature_pool,
     signed_message,
+    text_refusal,
     verify,
     verify_many,
 )
@@ -146,6 +147,7 @@ __all__ = [
     "sign",
     "signature_pool",
     "signed_message",
+    "text_refusal",
     "verify",
     "verify_many",
 ]

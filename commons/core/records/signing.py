@@ -29,7 +29,7 @@ from commons.core.records.types import (
     RecordUsageError,
     Revocation,
 )
-from commons.core.policy import require_clean
+from commons.core.policy import findings, refusal_as_is, require_clean
 
 
 def record_id(body: bytes) -> bytes:
@@ -96,6 +96,20 @@ def _texts(record: Record) -> list[tuple[str, str]]:
     if isinstance(record, Revocation):
         return [("reason", record.reason)]
     return []
+
+
+def text_refusal(record: Record) -> str | None:
+    """Why a record's words may not be taken in as they are (the door policy,
+    ``commons.core.policy.refusal_as_is``: nothing addressed to the agent, no instruction, one line
+    of visible characters, nothing the scrubber replaces), or None. The same answer at every door
+    a signed record comes in by: a peer, ``commons import``, a restored backup."""
+    for field, text in _texts(record):
+        reason = refusal_as_is(text) if field == "text" and isinstance(record, Lesson) else None
+        if reason is None and findings(text):
+            reason = "it holds a secret or personal detail the scrubber replaces"
+        if reason is not None:
+            return f"its {field} is refused: {reason}"
+    return None
 
 
 def sign(record: Record, signing_key: nacl.signing.SigningKey) -> SignedRecord:

@@ -1,0 +1,129 @@
+"""Corrections found from the structure, in any language: the person pushing back on what the agent
+had just said or done; and `make corrections-report`, which scores that against a census."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from commons.ingest.corrections import AgentTurn, corrects
+from commons.ingest.corrections_bench import main, score_set
+from tests.transcripts import session
+
+DONE_ZH = AgentTurn(said="已完成修改。新的备忘录会插入到表格最上面。测试结果：新记录已创建成功。",
+                    acted="Bash python3 memo.py add", claimed_done=True)
+SHORTCUT_ES = AgentTurn(said="En macOS con teclado español latinoamericano: `Cmd + /` comenta la línea.")
+FIXED_FR = AgentTurn(said="J'ai corrigé le calcul de la moyenne, les tests passent.", acted="Edit src/meteo.ts",
+                     claimed_done=True)
+FIXED_DE = AgentTurn(said="Ich habe den Export repariert, er sollte jetzt funktionieren.", acted="Edit export.py",
+                     claimed_done=True)
+LAYOUT_EN = AgentTurn(said="The right panel now resizes with the window.", acted="Edit GroupLayout.tsx",
+                      claimed_done=True)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("测试效果不佳，写入还是在最后一行", DONE_ZH),  # the agent's "at the top": still the last row
+    ("我在飞书回复了，表格并没有更新", DONE_ZH),
+    ("no anduvo, estoy en PyCharm con keybinds de VSCode", SHORTCUT_ES),
+    ("Perfecto, pero no resolvió lo de las oraciones", SHORTCUT_ES),
+    ("ça ne marche toujours pas, la moyenne est fausse", FIXED_FR),
+    ("das funktioniert immer noch nicht", FIXED_DE),
+    ("it is still not resizing even though there is space on its right side", LAYOUT_EN),
+    ("yes but the right panel does not expand on resize", LAYOUT_EN),
+])
+def test_a_push_back_on_the_agents_last_turn_is_a_correction_in_any_language(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("备忘录增加功能：推送时显示序号字段的内容", DONE_ZH),  # the next feature
+    ("继续", DONE_ZH),
+    ("como se calcula el rango de valores de una columna numerica?", SHORTCUT_ES),
+    ("Merci, maintenant ajoute la température du soir", FIXED_FR),
+    ("yes, and remember: uv, never pip, in this repo", LAYOUT_EN),
+    ("We are implementing the next feature:\n- registration\n- tickets\n- do NOT break the UI", LAYOUT_EN),
+])
+def test_a_next_request_a_question_or_an_approval_is_not_a_correction(text, turn):
+    assert not corrects(text, turn)
+
+
+def test_the_first_message_of_a_session_corrects_nothing():
+    assert not corrects("no, this still does not work", AgentTurn(first=True))
+
+
+# -- the bench, on a set written here ----------------------------------------------------------
+
+# (what the agent said, what it ran, what the person then said, whether the census calls it a correction)
+EXCHANGES = [
+    ("I moved the entry to CHANGELOG.md.", "Edit CHANGELOG.md", "no, the changelog lives in docs/CHANGES.md", True),
+    ("已完成：新记录写在表格最上面。", "Bash python3 memo.py add", "写入还是在最后一行，没有更新", True),
+    ("Listo, el atajo es Cmd + /.", "", "no anduvo, sigue sin comentar la línea", True),
+    ("Le graphique est corrigé.", "Edit chart.ts", "mais il ne s'affiche toujours pas", True),
+    ("The tests pass now.", "Bash npm test", "they still fail on my machine with the same error", True),
+    ("Der Build ist jetzt grün.", "Bash make", "nein, der Build schlägt immer noch fehl", True),
+    ("I added the retry loop.", "Edit client.py", "thanks, now add a timeout too", False),
+    ("Done: the page renders the table.", "Edit page.tsx", "增加一个功能：每天九点推送", False),
+    ("Aquí está el resumen.", "", "como se imprime el tipo de una columna?", False),
+    ("Le déploiement est terminé.", "Bash deploy.sh", "parfait, merci", False),
+]
+
+
+def _census_set(root: Path) -> Path:
+    folder = root / "fixture-set"
+    projects = folder / "home" / ".claude" / "projects" / "-home-dev-ledger"
+    census = []
+    for n, (said, ran, reply, is_correction) in enumerate(EXCHANGES):
+        s = session(projects, n + 1, f"exchange-{n}")
+        s.path = projects / f"{s.sid}.jsonl"
+        census.append({"session": s.sid, "uuid_or_index": s.user("make the change we discussed"), "index": 0,
+                       "text": "make the change we discussed", "is_correction": False, "why": "first message"})
+        if ran:
+            s.tool(ran.split()[0], {"command": ran} if ran.startswith("Bash") else {"file_path": ran.split()[1]}, "ok")
+        s.say(("text", said))
+        census.append({"session": s.sid, "uuid_or_index": s.user(reply), "index": 1, "text": reply,
+                       "is_correction": is_correction, "why": "written for this test"})
+        s.write()
+    (folder / "corrections.json").write_text(json.dumps(census, ensure_ascii=False), encoding="utf-8")
+    return folder
+
+
+def test_the_bench_finds_the_corrections_of_a_census_above_the_bars(tmp_path):
+    score = score_set(_census_set(tmp_path))
+    assert score.labelled == 6 and score.messages == 20
+    assert score.precision is not None and score.precision >= 0.8
+    assert score.recall is not None and score.recall >= 0.7
+
+
+def test_the_bench_reports_held_out_sets_apart(tmp_path, capsys):
+    _census_set(tmp_path)
+    assert main(["--sets", str(tmp_path), "--held-out", "fixture-set", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["pooled"]["sets"] == [] and data["held_out"]["sets"] == ["fixture-set"]
+    assert data["held_out"]["labelled"] == 6
+
+
+def test_the_bench_with_no_set_says_where_it_looked_and_exits_2(tmp_path, capsys):
+    assert main(["--sets", str(tmp_path)]) == 2
+    assert str(tmp_path) in capsys.readouterr().err
+
+
+def _corrections_after(tmp_path: Path, interrupt: bool) -> list[str]:
+    from commons.core.learning import CorrectionEpisode
+    from commons.ingest.claude_code import parse
+
+    s = session(tmp_path, 3, f"ui-{interrupt}")
+    s.user("make the payroll page work end to end")
+    s.say(("text", "I'll restyle the payroll page first, then wire the wallet button."))
+    s.tool("Edit", {"file_path": "app/payroll/page.tsx"}, "ok")
+    if interrupt:
+        s.interrupt()
+    s.user("focus on the backend, I will handle the frontend")
+    s.write()
+    return [e.said for e in parse(s.path.read_bytes()).episodes if isinstance(e, CorrectionEpisode)]
+
+
+def test_a_redirect_right_after_the_person_interrupted_the_agent_is_a_correction(tmp_path):
+    assert _corrections_after(tmp_path, interrupt=True) == ["focus on the backend, I will handle the frontend"]
+    assert _corrections_after(tmp_path, interrupt=False) == []  # the same words, the agent not stopped
