@@ -16,6 +16,7 @@ one-second timers; each wait allows 90 s for what takes a few seconds alone.
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from datetime import datetime, timezone
@@ -81,7 +82,6 @@ def _attacker_lessons(node: Node) -> list[rec.SignedRecord]:
 
 
 def _lessons(node: Node, status: str, at: float) -> list[dict]:
-    import json
     return json.loads(node.cli("--at", _iso(at), "lessons", "--status", status, "--json").stdout)
 
 
@@ -119,7 +119,8 @@ def test_a_trojan_fix_goes_common_nowhere_while_the_fix_honest_nodes_ran_goes_co
     dana.cli("--at", _iso(start - 1800), "sleep")
     (dana_lesson,) = [r for r in dana.keys("lesson")]
     mallory.cli("publish", "on")
-    attack = {s.id for s in _attacker_lessons(mallory)}
+    trojan, instruction = _attacker_lessons(mallory)
+    attack = {trojan.id, instruction.id}
 
     for node in honest:
         node.cli("publish", "on")
@@ -156,5 +157,9 @@ def test_a_trojan_fix_goes_common_nowhere_while_the_fix_honest_nodes_ran_goes_co
         rendered = _rendered(node)
         assert dana_id.hex()[:12] in rendered
         assert "pep668-fix" not in rendered and not any(rid.hex()[:12] in rendered for rid in attack)
-        why = node.cli("why", sorted(attack)[0].hex(), "--json").stdout
-        assert '"status": "candidate"' in why
+        # Each honest node met the pitfall and fixed it another way: three counted failures of the trojan.
+        why = json.loads(node.cli("why", trojan.id.hex(), "--json").stdout)
+        assert why["status"] == "candidate" and why["fix_claim"] == "checkable"
+        assert sorted(v["fix"] for v in why["verifications"]) == ["other-fix"] * 3
+        assert why["confirmations"] == 0 and why["failures"] == 3
+        assert json.loads(node.cli("why", instruction.id.hex(), "--json").stdout)["fix_claim"] == "uncheckable"

@@ -160,8 +160,9 @@ async def _resolve(store, prefix: str) -> str:
 
 
 def _words_text(words: publish.Words) -> str:
+    fix = f"\n  fix:      {words.fix.step} (fixed {words.fix.tool} {words.fix.failed})" if words.fix else ""
     return (f"  text:     {words.text}\n  predicts: {words.situation} → {words.outcome}\n"
-            f"  topics:   {', '.join(words.topics) or '-'}")
+            f"  topics:   {', '.join(words.topics) or '-'}{fix}")
 
 
 def _confirmed(words: publish.Words) -> bool:

@@ -11,6 +11,7 @@ import argparse
 
 from commons.cli.context import Context, add_json_flag, emit
 from commons.core.policy import shown_json
+from commons.core.trust import FixClaim
 from commons.errors import UsageError
 from commons.ingest.readers import AGENT_NAMES
 from commons.node import authoring, revocation
@@ -77,6 +78,14 @@ def why_text(d: dict) -> str:
         if danger:
             lines.append(f"  dangerous: {danger['kind']} (rule {danger['rule']}): {danger['risk']}; "
                          "never published, and its text names no fix")
+    claim = d.get("fix_claim")
+    if claim == FixClaim.CHECKABLE.value:
+        named = d.get("named_fix") or {}
+        step = f"`{named['step']}` for `{named['failed']}`" if named else "the fix its text names"
+        lines.append(f"  names a fix: {step}; it counts as confirmed only where that fix ran and the step then "
+                     "succeeded (fix-confirmed)")
+    elif claim == FixClaim.UNCHECKABLE.value:
+        lines.append("  quotes a step beside its fix that no verifier checks: no verification confirms it")
     if d.get("agents"):
         lines.append("  learned from: " + ", ".join(
             f"{n} {AGENT_NAMES.get(a, a)} episode{'s' * (n != 1)}" for a, n in d["agents"].items()))
@@ -101,7 +110,8 @@ def why_text(d: dict) -> str:
                      f"and {d.get('failures', 0)} failure(s) counted ({d.get('independent', 0)} independent)")
         for v in d["verifications"]:
             counted = "counted" if v["counted"] else f"not counted: {v['why_not']}"
-            lines.append(f"    {v['verifier'][:12]}{' (me)' if v['mine'] else ''} {v['outcome']} on {v['observed']} "
+            said = f"{v['outcome']}, {v['fix']}" if v.get("fix") else v["outcome"]
+            lines.append(f"    {v['verifier'][:12]}{' (me)' if v['mine'] else ''} {said} on {v['observed']} "
                          f"(received {v['received']}, {'naive' if v['naive'] else 'corroboration'}) — {counted}")
     rev = d.get("revocation")
     if rev:

@@ -86,10 +86,12 @@ class Words:
     situation: str
     outcome: str
     topics: tuple[str, ...]
+    fix: Fix | None = None  # the fix it names (a version 2 record), scrubbed like the text
 
     def to_json(self) -> dict:
+        fix = None if self.fix is None else {"tool": self.fix.tool, "failed": self.fix.failed, "step": self.fix.step}
         return {"lesson": self.lesson_id, "text": self.text, "prediction": {"situation": self.situation,
-                "outcome": self.outcome}, "topics": list(self.topics)}
+                "outcome": self.outcome}, "topics": list(self.topics), "fix": fix}
 
 
 def published_words(lesson) -> Words | Skipped:
@@ -116,7 +118,7 @@ def published_words(lesson) -> Words | Skipped:
     if looks_private(situation) or looks_private(outcome):
         return Skipped(lesson.id, "its prediction still looks private after scrubbing")
     topics = sorted({t for t in lesson.topics if 0 < len(t.encode()) <= rec.MAX_TOPIC_BYTES})[: rec.MAX_TOPICS]
-    return Words(lesson.id, text, situation or "-", outcome or "-", tuple(topics))
+    return Words(lesson.id, text, situation or "-", outcome or "-", tuple(topics), published_fix(lesson))
 
 
 def published_fix(lesson) -> Fix | None:
@@ -154,7 +156,7 @@ def lesson_record(lesson, identity: Identity, network: bytes, now: float) -> Les
         topics=words.topics,
         prediction=Prediction(words.situation, words.outcome),
         episodes=tuple(episodes),
-        fix=published_fix(lesson),
+        fix=words.fix,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from commons.clock import format_time
 from commons.core.records import SECONDS_PER_DAY, Lesson, LessonKind, Revocation, SignedRecord, Verification, as_plain
+from commons.core.trust import fix_claim
 from commons.ingest.readers import agent_of_key
 from commons.node import revocation, trust
 from commons.node.context import NodeContext
@@ -24,7 +25,9 @@ def _verification(held: trust.Held, signed: SignedRecord) -> dict:
     verdict = held.view.verifications.get(signed.id)
     return {
         "id": signed.id.hex(), "verifier": record.author.hex(), "mine": record.author == held.me,
-        "outcome": record.outcome.value, "naive": record.naive, "received": _day(record.received),
+        "outcome": record.outcome.value, "fix": record.fix.value if record.fix else None,
+        "counts_as": verdict.outcome.value if verdict and verdict.counted else None,
+        "naive": record.naive, "received": _day(record.received),
         "observed": _day(record.observed), "created": _day(record.created),
         "counted": bool(verdict and verdict.counted), "recent": bool(verdict and verdict.recent),
         "why_not": verdict.reason.value if verdict and verdict.reason else None,
@@ -103,7 +106,8 @@ async def why(store, node: NodeContext, text: str, now: float) -> dict:
                     supersedes=record.supersedes.hex() if record.supersedes else None,
                     superseded_by=state.superseded_by.hex() if state.superseded_by else None,
                     provenance=_provenance(held, record),
-                    verifications=[_verification(held, held.records[v.id]) for v in state.verdicts])
+                    verifications=[_verification(held, held.records[v.id]) for v in state.verdicts],
+                    named_fix=as_plain(record)["fix"], fix_claim=fix_claim(record).value)
     else:
         data.update(status="revoked" if rid in held.view.dead_ids else "live", provenance=[], verifications=[])
     data["revocation"] = _revocation(held, rid)

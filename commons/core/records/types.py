@@ -534,7 +534,8 @@ def day_of(now: float) -> int:
 
 
 def field_names(rtype: RecordType) -> tuple[str, ...]:
-    """The dataclass fields of a record type, in wire order (for docs and the CLI)."""
+    """The dataclass fields of a record type, in wire order (for docs and the CLI); ``fix`` last,
+    which on the wire of a version 2 verification stands after ``outcome``."""
     return tuple(f.name for f in fields(RECORD_CLASSES[rtype]))
 
 

@@ -25,7 +25,8 @@ model and the reasons for the defaults; the rules, in the order they are applied
    as a confirmation only when the verifier's sessions ran that fix and saw the failing step then
    succeed (``fix-confirmed``); one resolved another way or that saw the fix fail counts against;
    meeting the failure alone (and every version 1 verification) does not count. A lesson naming
-   no fix counts every verification by its prediction.
+   no fix counts every verification by its prediction. Checked before the cap: a verification
+   that does not count takes no anchor's slot.
 6. **Status**: a lesson is common when, among its latest ``max(recent_window, required)`` counted
    outcomes, confirmations outnumber failures by at least ``required`` (one by an ``authors`` key:
    unless failures outnumber confirmations by ``required``). The same rule promotes a
