@@ -48,9 +48,9 @@ def test_forged_markers_from_a_peer_leave_one_section_over_five_renders_and_noth
         assert arrived == shown | (arrived & skipped)  # each one that came in is shown (escaped) or refused
         assert len(set(sizes)) == 1, sizes  # no growth
         markers = [line for line in text.splitlines() if line.startswith("<!-- commons:")]
-        assert markers == ["<!-- commons:begin own -->", "<!-- commons:end own -->",
-                           "<!-- commons:begin common -->", "<!-- commons:end common -->"]
-        assert text.startswith(PERSON) and text.count("<!--") == 4
+        # One common section (ada has no lessons of its own: an empty layer writes no section).
+        assert markers == ["<!-- commons:begin common -->", "<!-- commons:end common -->"]
+        assert text.startswith(PERSON) and text.count("<!--") == 2
 
         for short in shown:  # the person vetoes each by deleting its file
             (memory / f"commons-{short}.md").unlink()
