@@ -191,3 +191,16 @@ def test_a_catch_up_takes_one_reconciliation_however_many_anti_entropy_rounds_fa
         pair.run(now)
     assert len(b.record_keys()) == len(held)
     assert a.statistics().syncs_completed + b.statistics().syncs_completed == 1
+
+
+async def test_a_received_batch_says_whether_another_commit_lies_between_it_and_the_last_one_seen(aio, tmp_path):
+    # The daemon follows the CLI's commits by seq (announcing what a sleep signed while it ran): it may
+    # skip past its own batch only when nothing else was committed in between, or those are never sent.
+    async with await Store.open(tmp_path / "commons.db") as store:
+        before, seen = await record_store.add_received(store, [lesson(1), lesson(2)], NOW)
+        assert before == 0 and seen == await record_store.last_seq(store) > 0
+        await record_store.add_own(store, [lesson(3)], NOW)  # the CLI's sleep, meanwhile
+        before, after = await record_store.add_received(store, [lesson(4)], NOW)
+        assert before > seen and after > before  # the caller must not move its mark past lesson(3)
+        last, fresh = await record_store.since(store, seen, ("own", "import"))
+        assert [s.id for s in fresh] == [lesson(3).id] and last == after

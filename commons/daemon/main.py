@@ -371,7 +371,11 @@ class Daemon:
         now = self.now()
         behind = self.node.backlogged  # the readers wait for this batch to be stored: more is coming
         if received:
-            await record_store.add_received(self.store, received, now)
+            before, after = await record_store.add_received(self.store, received, now)
+            # pick_up() announces what the CLI committed after last_seq: skip past this batch only
+            # when nothing was committed between (a sleep signing verifications meanwhile).
+            if before == self.last_seq:
+                self.last_seq = after
             self.node.stored(r.key for r in received)
             log.info("received %d records", len(received))
         if refused:
@@ -389,8 +393,6 @@ class Daemon:
         elif received or died:
             # Statuses may change (a promotion, a revocation): the memory folder follows at once.
             await self._follow_statuses(now, received, died)
-        if received or refused:
-            self.last_seq = max(self.last_seq, await record_store.last_seq(self.store))
         if received:  # after trust took them in: what it holds of them is frozen with the rest
             self._heap.took_in(len(received), now)
 

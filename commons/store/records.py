@@ -295,10 +295,16 @@ async def check_invariants(store: Store, *, batch: int = 2000) -> tuple[int, lis
 
 
 
-async def add_received(store: Store, signed: Sequence[SignedRecord], now: float, origin: str = "peer") -> None:
-    """Store records the gossip layer already verified and admitted (no second verification)."""
+async def add_received(store: Store, signed: Sequence[SignedRecord], now: float,
+                       origin: str = "peer") -> tuple[int, int]:
+    """Store records the gossip layer already verified and admitted (no second verification).
+
+    Returns (the highest seq before them, the highest after), read in the same write transaction:
+    whoever follows new records by seq may skip past these only when nothing else lies between."""
     async with store.transaction():
+        before = await last_seq(store)
         await store.executemany(_INSERT, [_row(s, now, origin) for s in signed])
+        return before, await last_seq(store)
 
 
 async def add_refused(store: Store, refused: Sequence[tuple[bytes, str]], now: float) -> None:
