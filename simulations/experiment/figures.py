@@ -99,7 +99,7 @@ def misled_honest(run: ArmRun) -> dict:
     """Honest agents a lesson led wrong (its fix failed, or did harm), and how often."""
     hit = [e for e in run.encounters if e.misled and e.agent not in run.bad]
     return {"agents": len({e.agent for e in hit}), "encounters": len(hit),
-            "harmed": sum(e.outcome is Outcome.HARMED for e in hit)}
+            "harmed": sum(e.outcome is Outcome.HARMED for e in hit), "who": sorted({e.agent for e in hit})}
 
 
 def arm_figures(run: ArmRun, plan: Plan, verifiers: Mapping[str, set[str]]) -> dict:

@@ -67,8 +67,13 @@ def interval(values: Sequence[float]) -> dict:
 def seed_figures(result: dict) -> dict:
     """The figures one seed contributes to the summary."""
     arms, reduction = result["arms"], result["reduction"]
-    misled = lambda arm: arms[arm]["misled"]["agents"] if arm in arms else None
-    over = lambda arm: (misled(arm) - misled("control")) if arm in arms and "control" in arms else None
+    def over(arm: str) -> int | None:
+        """Agents misled in ``arm`` minus those misled in control, over the same (honest) agents."""
+        if arm not in arms or "control" not in arms:
+            return None
+        bad = set(arms[arm].get("bad_authors", ()))
+        return (len(set(arms[arm]["misled"]["who"]) - bad)
+                - len(set(arms["control"]["misled"]["who"]) - bad))
     reader = result.get("reader") or reader_figures(result["seed"])
     return {
         "trusted": reduction.get("trusted"),
