@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -80,9 +81,19 @@ class _Relay:
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port for one node's daemon for the whole run (it listens there each night). Drawn below
+    Linux's ephemeral range (32768-60999): an ephemeral port is free now, but between nights any
+    outgoing connection (a relay's, another seed's process) may be given it."""
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(20000, 32768)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise ExperimentError("no free port below 32768 on 127.0.0.1 for the night's daemons")
 
 
 def _crossed(held: Sequence[frozenset]) -> frozenset:
