@@ -523,7 +523,7 @@ def write_readme(out: Path) -> None:
         "holds the per-file details. Do not copy these transcripts anywhere: most repositories have no licence.",
         "",
         f"{totals[0]} of {totals[1]} files match the sha256 (16) their set's table gives, byte for byte; "
-        f"{totals[2]} of them are the source file unchanged.",
+        f"{totals[2]} of the {totals[1]} are the source file unchanged.",
         "\"labels fit\": every labelled tool_use_id, person-message id, session, text and what_failed regex",
         "occurs in the rebuilt files, every scheduled path exists and no redacted secret is left.",
         "",
