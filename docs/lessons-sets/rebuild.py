@@ -40,6 +40,7 @@ import argparse
 import datetime as dt
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -580,30 +581,44 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--out is required to rebuild")
     set_dirs = args.sets or sorted(p.parent for p in HERE.glob("*/SOURCES.md"))
     rules = load_rules(args.redactions)
+    try:
+        return _rebuild_all(set_dirs, args.out, args.mirror, rules)
+    finally:
+        write_readme(args.out)  # from every set's REBUILT.json, also when the output was cut short
+
+
+def _say(line: str) -> None:
+    """Print a line of the report; a reader that went away (| head) stops the report, not the rebuild."""
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the rest of the report goes nowhere
+
+
+def _rebuild_all(set_dirs: list[Path], out_root: Path, mirror: Path, rules: list[Rule]) -> int:
     status = 0
     for set_dir in set_dirs:
-        out = args.out / set_dir.name
+        out = out_root / set_dir.name
         out.mkdir(parents=True, exist_ok=True)
         try:
-            reports, learned = rebuild(set_dir, out, args.mirror, rules)
+            reports, learned = rebuild(set_dir, out, mirror, rules)
         except (MissingSource, SourcesError) as exc:
             print(f"{set_dir.name}: not rebuilt: {exc}", file=sys.stderr)
             status = 2
             continue
         problems = check(out, learned)
-        same = sum(r.matches for r in reports)
-        print(f"{set_dir.name}: {same} of {len(reports)} files match byte for byte; "
-              f"{'labels fit' if not problems else str(len(problems)) + ' label problems'}")
-        for rep in reports:
-            print(_report_line(rep))
-        for p in problems:
-            print("  " + p)
         (out / "REBUILT.json").write_text(json.dumps(
             {"set": set_dir.name, "files": [rep.__dict__ for rep in reports], "problems": problems},
             ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        same = sum(r.matches for r in reports)
+        _say(f"{set_dir.name}: {same} of {len(reports)} files match byte for byte; "
+              f"{'labels fit' if not problems else str(len(problems)) + ' label problems'}")
+        for rep in reports:
+            _say(_report_line(rep))
+        for p in problems:
+            _say("  " + p)
         if problems and status == 0:
             status = 1
-    write_readme(args.out)
     return status
 
 
