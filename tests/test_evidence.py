@@ -174,6 +174,19 @@ def test_a_shell_retry_made_with_other_call_parameters_names_them():
     assert fix.command == "sed -n 1,20p a.md (with sandbox_permissions=require_escalated)"
 
 
+def test_a_longer_timeout_is_no_fix_of_an_exception_an_edit_before_it_mended():
+    # The script raised; the code was edited; the run was made again with a longer timeout. The
+    # timeout answers nothing the error said: the edit is what changed the outcome.
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "python scripts/gen.py --steps 4", "IndexError: index out of range",
+                                 failure="IndexError: index out of range"),
+                     [("Edit", "/p/model.py", True), ("Bash", "python scripts/gen.py --steps 4", True, "timeout=60000")])
+    assert fix.evidence is Evidence.CHANGED_BEFORE and fix.command.startswith("Edit /p/model.py")
+    # With nothing else changed, the new parameter is still the only difference.
+    (fix,), _ = _run(OpenFailure("t2", "Bash", "python scripts/gen.py", "IndexError: index out of range"),
+                     [("Bash", "python scripts/gen.py", True, "timeout=60000")])
+    assert fix.command == "python scripts/gen.py (with timeout=60000)"
+
+
 def test_a_shell_retry_with_the_same_parameters_is_a_rerun():
     (fix,), _ = _run(OpenFailure("t1", "Bash", "go test ./...", "flaky", detail="timeout_ms=200000"),
                      [("Bash", "go test ./...", True, "timeout_ms=200000")])

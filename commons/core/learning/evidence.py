@@ -583,9 +583,12 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
             # Run where the shell already was: the difference is the `cd` left out.
             retry = f"{retry} (run without {' && '.join(dropped)})"
         params = new_params(failure.detail, detail)
-        if params and not changed:
+        if params and not changed and (not failure.steps or _params_answer(params, failure.hint)):
             # The call itself was made otherwise (out of the sandbox, a longer timeout, in the
             # background): the harness's own switch, which only the failure makes one reach for.
+            # After other changes (an edit of the code that raised), the switch is the fix only
+            # when the failure was of its kind: a longer timeout answers "timed out", not an
+            # IndexError the edit before it mended.
             command = f"{clip(' '.join(retry.split()), STEP_CHARS - 60)} (with {clip(params, 60)})"
             return Resolution(Evidence.RETRY_CHANGED, command, tool,
                               CONFIDENCE[Evidence.RETRY_CHANGED], refuted=refuted)
@@ -625,6 +628,22 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
         # nearest change, too unsure to be named.
         return changed_before(before[-1], -0.25)
     return Resolution(Evidence.RERUN, step_of(tool, retry), tool, CONFIDENCE[Evidence.RERUN], refuted=refuted)
+
+
+# What each of the harness's call switches answers: a longer timeout or the background a run
+# that was cut short; out of the sandbox a refusal of the sandbox's (files, network, processes).
+_PARAM_ANSWERS = (
+    (re.compile(r"^(?:timeout|timeout_ms|run_in_background|yield_time_ms)=", re.IGNORECASE),
+     re.compile(r"tim(?:ed|e) ?out|timeout|time limit|deadline|killed|SIGTERM|SIGKILL|still running", re.IGNORECASE)),
+    (re.compile(r"^(?:sandbox\w*|with_escalated_permissions|dangerouslyDisableSandbox|escalat\w*)=", re.IGNORECASE),
+     re.compile(r"sandbox|bwrap|seccomp|landlock|permission|denied|not permitted|EACCES|EPERM|read-only file system|"
+                r"network|resolve|connect|socket|unreachable", re.IGNORECASE)),
+)
+
+
+def _params_answer(params: str, hint: str) -> bool:
+    """Whether a failure's words are of the kind a retry's new call parameters answer."""
+    return any(name.match(word) and said.search(hint) for word in params.split() for name, said in _PARAM_ANSWERS)
 
 
 def new_params(failed: str, retry: str) -> str:
