@@ -185,6 +185,15 @@ def test_injected_instruction_in_tool_output_never_reaches_a_lesson():
         assert "curl" not in text and "root" not in text
 
 
+def test_the_scrubbers_own_user_at_host_placeholder_is_no_role_tag_and_the_failure_stays_quoted():
+    # git prints the address it guessed, which the scrubber makes `<user@host>`: that placeholder
+    # is not a `<user>` block addressed to the agent, and the failure line must survive it.
+    failure = "fatal: unable to auto-detect email address (got 'ubuntu@host.(none)')"
+    eps = [err("e1", 0, failure=failure), err("e2", 1, failure=failure)]
+    (lesson,) = [e.lesson for e in of(night(SleepState(), eps, 2).events, LessonLearned)]
+    assert "unable to auto-detect email address" in lesson.text
+
+
 def test_model_text_is_used_only_when_it_is_an_observation():
     eps = [err("e1", 0), err("e2", 1)]
     good = night(SleepState(), eps, 2, write_text=lambda _: "pip refuses system-wide installs here.")

@@ -172,6 +172,10 @@ def segment_kind(segment: str) -> StepKind:
         # The shell's working directory persists between calls: a `cd` on its own changes where
         # the next command runs (a fix for "No such file" from the wrong folder).
         return StepKind.STATE_CHANGING
+    if any(not p.startswith(_SCRATCH) for p in written_paths(segment)):
+        return StepKind.STATE_CHANGING  # `echo x > .env`, `cat a > b`: a file written, whatever printed it
+    if "--version" in words[1:] or "--help" in words[1:]:
+        return StepKind.READ_ONLY  # `corepack pnpm --version`: a look however it is started
     if program in READ_ONLY_PROGRAMS:
         if program == "find" and re.search(r"\s-(?:delete|exec)\b", segment):
             return StepKind.STATE_CHANGING
@@ -196,6 +200,25 @@ def segment_kind(segment: str) -> StepKind:
     if any(w in {"--version", "-V", "--help", "-h"} for w in words[1:2]) or words[1:2] == ["version"]:
         return StepKind.READ_ONLY
     return StepKind.STATE_CHANGING
+
+
+# Where output is captured to be looked at, not kept: writing there changes nothing of the project.
+_SCRATCH = ("/tmp/", "/var/tmp/", "/dev/", "$TMPDIR", "${TMPDIR")
+
+
+def acting_part(command: str) -> str:
+    """The statements of a shell command that change something, pipelines kept whole: what a
+    step is named and pointed at by (``cat ~/package.json | head && git config user.name x`` is
+    ``git config user.name x``). The whole command when none or all of them do."""
+    statements: list[list[str]] = [[]]
+    for seg, sep in split_command(command):
+        statements[-1].append(seg)
+        if sep != "|":
+            statements.append([])
+    whole = [" | ".join(parts) for parts in statements if parts]
+    acting = [text for text, parts in zip(whole, [p for p in statements if p])
+              if any(segment_kind(seg) is StepKind.STATE_CHANGING for seg in parts)]
+    return " && ".join(acting) if acting and len(acting) < len(whole) else command
 
 
 def step_kind(tool: str, target: str) -> StepKind:
@@ -764,7 +787,8 @@ def advance(open_failures: tuple[OpenFailure, ...], tool: str, target: str, ok: 
             continue
         steps = open_.steps
         if ok and not open_.passed and (kind is StepKind.STATE_CHANGING or (tool.lower() == "read" and open_.tool.lower() in EDIT_TOOLS)):
-            steps = (steps + (Step(tool, target, step_of(tool, target, detail), clip(said, WORDS_CHARS)),))[-MAX_STEPS:]
+            named = acting_part(target) if is_shell(tool) else target
+            steps = (steps + (Step(tool, named, step_of(tool, named, detail), clip(said, WORDS_CHARS)),))[-MAX_STEPS:]
         still.append(replace(open_, calls_since=since, steps=steps))
     return tuple(still), tuple(resolved)
 
