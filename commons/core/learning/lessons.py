@@ -26,7 +26,7 @@ import blake3
 import numpy as np
 
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
-from commons.core.learning.generalise import generalise
+from commons.core.learning.generalise import COMMON_WORDS, generalise
 from commons.core.learning.failure import segments
 from commons.core.learning.evidence import Evidence, Resolution, changes_something, is_proven
 from commons.core.policy import Admitted, Danger, admit, classify_step, strip_injections
@@ -421,13 +421,52 @@ def surprise_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
     return generalise(f"{ep.said}\n{corrected_command(ep) or ep.preceding}".strip(), project_names)
 
 
+# The words every failure line uses: a line made of these and placeholders alone ("<path>: No such
+# file or directory", "command not found") says how something failed, not what.
+_FAILURE_WORDS = frozenset("""
+error errors fatal failed failure fail fails cannot can't could not no such file directory found line bash sh zsh
+exit code command permission denied is a an the of to in for or and does exist exists unable open access
+""".split())
+
+
+def is_generic_failure(failure: str) -> bool:
+    """Whether a failure line, generalised, names nothing of its own: no word that is not a
+    placeholder, failure vocabulary or a common word (``/bin/bash: line <n>: <path>: No such file
+    or directory``, ``Exit code 1``). Such a line is one pitfall only under one command."""
+    words = {w.lower() for w in re.findall(r"(?<![<\w])[A-Za-z][\w.\-']{2,}(?![\w>])", failure)}
+    return not words - _FAILURE_WORDS - COMMON_WORDS
+
+
 def cluster_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
     """What surprises are clustered by. One pitfall, one lesson: an error by its failure and the
     family of tool that met it, not by the command that happened to carry it (one fault met under
-    49 commands is one pitfall); a correction as `surprise_text`."""
+    49 commands is one pitfall); a correction as `surprise_text`. An error whose line names nothing
+    of its own is also kept apart by its command (`cluster_block`)."""
     if isinstance(ep, ErrorEpisode):
         return generalise(f"{tool_family(ep.tool)}\n{_PYTEST_PREFIX.sub('', ep.failure)}".strip(), project_names)
     return surprise_text(ep, project_names)
+
+
+def cluster_block(ep: Surprise, project_names: Sequence[str] = ()) -> str:
+    """What a surprise may only cluster within: for an error whose failure line names nothing of
+    its own (`is_generic_failure`: a missing file, a bare exit code), the program that met it —
+    "<path>: No such file or directory" of two scripts is two pitfalls; "" for every other."""
+    if isinstance(ep, ErrorEpisode) and is_generic_failure(generalise(ep.failure, project_names)):
+        return _program(head_of(ep)) if ep.tool.lower() in SHELL_TOOLS else ep.tool.lower()
+    return ""
+
+
+def _program(head: str) -> str:
+    return head.split(None, 1)[0] if head.strip() else head
+
+
+def lesson_cluster_blocks(lesson: Lesson) -> frozenset[str]:
+    """The `cluster_block` values of a lesson's surprises (its programs, when its failure line
+    names nothing of its own; ``{""}`` for every other lesson)."""
+    if lesson.kind is not LessonKind.ERROR or not lesson.gist or not is_generic_failure(lesson.outcome):
+        return frozenset({""})
+    tool = lesson.gist.split(None, 1)[0]
+    return frozenset(map(_program, lesson.triggers)) if tool.lower() in SHELL_TOOLS else frozenset({tool.lower()})
 
 
 def lesson_cluster_text(lesson: Lesson) -> str:
