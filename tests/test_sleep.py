@@ -204,6 +204,11 @@ def test_a_failure_line_that_names_nothing_of_its_own_is_one_pitfall_only_under_
     same_script = [err("e1", 0, target="./launch.sh status", failure=missing),
                    err("e2", 1, target="./launch.sh start", failure=missing)]
     assert len(of(night(SleepState(), same_script, 2).events, LessonLearned)) == 1
+    # What was not found, and the program's own name, are no words of the pitfall: `make` and
+    # `gcc` each missing a file are two pitfalls, whatever the lines share.
+    make_missing = err("e1", 0, target="make -C build bench", failure="make: *** build: No such file or directory. Stop.")
+    gcc_missing = err("e2", 1, target="gcc t.c -o t", failure="cc1: fatal error: t.c: No such file or directory")
+    assert of(night(SleepState(), [make_missing, gcc_missing], 2).events, LessonLearned) == []
     # A line that names what failed clusters whatever command carried it.
     named = "ModuleNotFoundError: No module named 'asyncpg'"
     two_commands = [err("e1", 0, target="python app.py", failure=named), err("e2", 1, target="pytest -q", failure=named)]

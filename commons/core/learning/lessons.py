@@ -425,16 +425,27 @@ def surprise_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
 # file or directory", "command not found") says how something failed, not what.
 _FAILURE_WORDS = frozenset("""
 error errors fatal failed failure fail fails cannot can't could not no such file directory found line bash sh zsh
-exit code command permission denied is a an the of to in for or and does exist exists unable open access
+exit code command permission denied is a an the of to in for or and does exist exists unable open access stop
 """.split())
 
 
-def is_generic_failure(failure: str) -> bool:
+# The subject of a "not there" line: `./run: No such file or directory`, `cannot access 'x'`.
+_MISSING = re.compile(r"[^\s:'\"‘’`]+(?=['\"‘’`]?:\s*(?:No such file or directory|not found|Permission denied)\b)"
+                      r"|(?<=cannot access )['\"‘`]?[^\s'\"’`]+['\"’`]?|(?<=cannot stat )['\"‘`]?[^\s'\"’`]+['\"’`]?",
+                      re.IGNORECASE)
+
+
+def is_generic_failure(failure: str, command: str = "") -> bool:
     """Whether a failure line, generalised, names nothing of its own: no word that is not a
-    placeholder, failure vocabulary or a common word (``/bin/bash: line <n>: <path>: No such file
-    or directory``, ``Exit code 1``). Such a line is one pitfall only under one command."""
-    words = {w.lower() for w in re.findall(r"(?<![<\w])[A-Za-z][\w.\-']{2,}(?![\w>])", failure)}
-    return not words - _FAILURE_WORDS - COMMON_WORDS
+    placeholder, failure vocabulary, a common word or the name of the program that printed it,
+    once what was not found is taken for a path (``/bin/bash: line <n>: ./run_tests: No such file
+    or directory``, ``make: *** build: No such file or directory. Stop.``, ``Exit code 1``). Such a
+    line is one pitfall only under one program (``command``: the head that met it)."""
+    # Placeholders, and what was not found (this session's own path), say nothing of the pitfall.
+    failure = _MISSING.sub(" ", re.sub(r"<[\w@.\-]+>", " ", failure))
+    words = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", failure)}
+    own = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", command)}
+    return not words - _FAILURE_WORDS - COMMON_WORDS - own
 
 
 def cluster_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
@@ -451,7 +462,7 @@ def cluster_block(ep: Surprise, project_names: Sequence[str] = ()) -> str:
     """What a surprise may only cluster within: for an error whose failure line names nothing of
     its own (`is_generic_failure`: a missing file, a bare exit code), the program that met it —
     "<path>: No such file or directory" of two scripts is two pitfalls; "" for every other."""
-    if isinstance(ep, ErrorEpisode) and is_generic_failure(generalise(ep.failure, project_names)):
+    if isinstance(ep, ErrorEpisode) and is_generic_failure(generalise(ep.failure, project_names), head_of(ep)):
         return _program(head_of(ep)) if ep.tool.lower() in SHELL_TOOLS else ep.tool.lower()
     return ""
 
@@ -463,7 +474,8 @@ def _program(head: str) -> str:
 def lesson_cluster_blocks(lesson: Lesson) -> frozenset[str]:
     """The `cluster_block` values of a lesson's surprises (its programs, when its failure line
     names nothing of its own; ``{""}`` for every other lesson)."""
-    if lesson.kind is not LessonKind.ERROR or not lesson.gist or not is_generic_failure(lesson.outcome):
+    if lesson.kind is not LessonKind.ERROR or not lesson.gist \
+            or not is_generic_failure(lesson.outcome, " ".join(lesson.triggers)):
         return frozenset({""})
     tool = lesson.gist.split(None, 1)[0]
     return frozenset(map(_program, lesson.triggers)) if tool.lower() in SHELL_TOOLS else frozenset({tool.lower()})
