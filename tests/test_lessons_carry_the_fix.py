@@ -4,6 +4,7 @@ names what worked, joins sessions from different branches and worktrees, and inv
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
 from commons.core.learning.lessons import Lesson
 from commons.core.records import LessonKind, Scope
-from commons.core.learning.evidence import Evidence
+from commons.core.learning.evidence import Evidence, Resolution
 from commons.core.policy.observation import check_observation
 from commons.ingest.claude_code import STATE_VERSION, ParseState, StateError, parse
 from commons.ingest.lessons_report import measure, read_all
@@ -93,6 +94,10 @@ def test_one_sessions_failing_queries_are_work_in_progress_until_another_session
                             failure='ERROR: column "accuracy" of relation "models" does not exist')
     assert work_in_progress([query("a"), query("b")])
     assert not work_in_progress([query("a"), query("b", session="s2")])
+    # The query run again changed (the column added first) is still the schema being written.
+    altered = Resolution(Evidence.RETRY_CHANGED, 'psql -h db -U app -c "ALTER TABLE models ADD accuracy real"', "Bash",
+                         confidence=0.8)
+    assert work_in_progress([query("a"), replace(query("b"), resolution=altered)])
 
 
 def test_every_fixture_lesson_is_a_short_observation():

@@ -343,9 +343,16 @@ def work_in_progress(errors: Sequence[Surprise]) -> bool:
         return False
     return all(_is_work(head_of(e)) and (e.resolution is None or not fixed_by_setup(e.resolution) and (
         e.resolution.evidence in {Evidence.RERUN, Evidence.CHANGED_BEFORE}
-        # a test run again another way (a runner, a flag) after the code changed is still the work
-        or e.resolution.evidence is Evidence.RETRY_CHANGED and any(w in _TEST_COMMANDS for w in head_of(e).split())))
+        # a test run again another way (a runner, a flag) after the code changed is still the work,
+        # and so is the agent's own code run again changed (another query, another inline script)
+        or e.resolution.evidence is Evidence.RETRY_CHANGED and (any(w in _TEST_COMMANDS for w in head_of(e).split())
+                                                               or _runs_code(head_of(e)))))
         for e in errs)
+
+
+def _runs_code(head: str) -> bool:
+    words = head.split()
+    return bool(words) and (words[0] in _RUNS_CODE or words[0].endswith((".sh", ".py", ".js", ".ts", ".rb")))
 
 
 _TEST_COMMANDS = frozenset({"pytest", "mix test", "cargo test", "npm test", "go test", "jest", "vitest"})
