@@ -218,8 +218,8 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tupl
         path, _, detail = rest.partition(": ")
         shown = generalise(path, names) if path and " " not in path.strip() else "<path>"
         step = _clean(f"{tool} {shown}" + (f": {generalise(detail, names)}" if detail else ""), 70)
-    elif res.evidence is Evidence.RETRY_CHANGED and not tool.lower() in SHELL_TOOLS and ": " in rest \
-            and tool.lower() not in _FILE_TOOLS:
+    elif res.evidence is Evidence.RETRY_CHANGED and tool.lower() == res.tool.lower() and ": " in rest \
+            and tool.lower() not in SHELL_TOOLS | _FILE_TOOLS:
         # An agent or MCP tool retried with other arguments: those are the step, not its prose.
         step = _clean(f"{tool} with {generalise(rest.rpartition(': ')[2], names)}", 70)
     if res.evidence is Evidence.READ_BEFORE:
@@ -229,6 +229,15 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tupl
     if res.evidence is Evidence.RERUN:
         return step, "the same call passed when run again unchanged (transient)"
     return step, f"`{step}` succeeded after it"
+
+
+def _refuted_key(step: str, failed: str, names: Sequence[str]) -> str:
+    """A refuted step as `_fix_phrase` names the same step proven: a Read of the file is "Read
+    <path>" whatever it read of it (an offset, a limit), so a Read followed by the same refusal
+    refutes the Read another session proved."""
+    if step.partition(" ")[0].lower() == "read":
+        return "Read <path>"
+    return _clean(generalise(_same_package(step, failed), names), 70)
 
 
 # A fix must be proven in this share of the sessions that met the failure and tried it again.
@@ -256,8 +265,7 @@ def choose_fix(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> tuple[Le
         if res is None:
             continue
         for step in res.refuted:
-            key = _clean(generalise(_same_package(step, e.failed), names), 70)
-            refuted.setdefault(key, set()).add(e.session)
+            refuted.setdefault(_refuted_key(step, e.failed, names), set()).add(e.session)
         if not is_proven(res) and res.evidence is not Evidence.RERUN:
             continue
         step, phrase = _fix_phrase(res, names, e.failed)
@@ -268,7 +276,10 @@ def choose_fix(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> tuple[Le
         kinds.setdefault(step, res.evidence)
         if danger.get(step) is None:
             danger[step] = classify_step(res.command, res.tool)
-    net = {step: len(sessions - refuted.get(step, set())) for step, sessions in proven.items()}
+    # Sessions that proved a step, less those in which it was taken and the same failure came
+    # again (a session that did both, and then succeeded, proved it).
+    net = {step: len(sessions - refuted.get(step, set())) - len(refuted.get(step, set()) - sessions)
+           for step, sessions in proven.items()}
     named = [s for s in proven if net[s] > 0 and (kinds[s] is not Evidence.RERUN or net[s] >= TRANSIENT_MIN_SESSIONS)]
     wrong = tuple(sorted(s for s in refuted if s not in named or net.get(s, 0) <= 0))
     if not named:
