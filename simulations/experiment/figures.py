@@ -107,8 +107,8 @@ def arm_figures(run: ArmRun, plan: Plan, verifiers: Mapping[str, set[str]]) -> d
     fixed = plan.fixed_upstream
     stale = {}
     for name, day in fixed.items():
-        head = head(name)
-        gone = [n + 1 for n, m in enumerate(run.memories) if n + 1 >= day and not any(head in h for h in m.values())]
+        about = head(name)
+        gone = [n + 1 for n, m in enumerate(run.memories) if n + 1 >= day and not any(about in h for h in m.values())]
         stale[name] = (gone[0] - day) if gone else None
     misled = {}
     if plan.quirk:
