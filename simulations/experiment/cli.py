@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", metavar="SPEC",
                         help="run many seeds (1-20, 3,7,11) in parallel processes and print one summary: per figure "
                              "its mean and 95%% interval, the goals, and each seed's run under 'runs'")
-    parser.add_argument("--jobs", type=int, metavar="N", help="with --seeds: seeds at a time (default: one per CPU)")
+    parser.add_argument("--jobs", type=int, metavar="N", help="with --seeds: seeds at a time (default: two per CPU)")
     parser.add_argument("--agents", type=int, default=8, help="how many agents and nodes (default 8)")
     parser.add_argument("--days", type=int, default=28, help="days of the run (default 28)")
     parser.add_argument("--pitfalls", type=int, default=8, help="error pitfalls, each met first by one agent (default 8)")

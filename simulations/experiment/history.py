@@ -56,6 +56,10 @@ class Session:
     path: Path
     started: float
     ended: float
+    ids: frozenset[str] = frozenset()  # the session ids it names (and its file's name)
+
+    def holds(self, session: str) -> bool:
+        return session in self.ids or any(session in i for i in self.ids)
 
 
 def pitfalls(labels: dict) -> list[Pitfall]:
@@ -75,18 +79,27 @@ def _stamp(value: object) -> float | None:
     return None
 
 
-def span(path: Path, fallback: float) -> tuple[float, float]:
-    """The first and last timestamp a transcript's records carry (``fallback`` for both if none)."""
-    stamps = []
+def read(path: Path, fallback: float) -> tuple[float, float, frozenset[str]]:
+    """The first and last timestamp a transcript's records carry (``fallback`` for both if none),
+    and the session ids they name (Claude Code's ``sessionId``, Codex's session meta ``id``)."""
+    stamps, ids = [], {path.stem}
     with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(record, dict) and (at := _stamp(record.get("timestamp"))) is not None:
+            if not isinstance(record, dict):
+                continue
+            if (at := _stamp(record.get("timestamp"))) is not None:
                 stamps.append(at)
-    return (min(stamps), max(stamps)) if stamps else (fallback, fallback)
+            if isinstance(record.get("sessionId"), str):
+                ids.add(record["sessionId"])
+            payload = record.get("payload")
+            if record.get("type") == "session_meta" and isinstance(payload, dict) and isinstance(payload.get("id"), str):
+                ids.add(payload["id"])
+    first, last = (min(stamps), max(stamps)) if stamps else (fallback, fallback)
+    return first, last, frozenset(ids)
 
 
 def sessions(set_dir: Path) -> list[Session]:
@@ -102,7 +115,7 @@ def sessions(set_dir: Path) -> list[Session]:
             path = home / rel
             if path.is_file():
                 found.setdefault(path, at)
-    out = [Session(path, *span(path, at)) for path, at in found.items()]
+    out = [Session(path, *read(path, at)) for path, at in found.items()]
     return sorted(out, key=lambda s: (s.started, s.path.name))
 
 
@@ -199,7 +212,7 @@ def replay_set(set_dir: Path, workdir: Path) -> dict:
         lessons = node.cli("lessons", "--status", "all", "--json", at=_iso(session.started))
         node.cli("ingest", str(session.path), "--json", at=_iso(session.ended))
         if labelled:
-            mine = [l for l in lines if l.get("session") and l["session"] in session.path.name]
+            mine = [l for l in lines if l.get("session") and session.holds(l["session"])]
         else:  # no failure lines labelled: the error episodes commons made of this session
             episodes = node.cli("episodes", "--kind", "error", "--limit", "0", "--json")["episodes"]
             mine = [{"session": e["session"], "what_failed": e["failure"], "command": e["target"]}

@@ -119,8 +119,9 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | N
             # daemon would sign on start. When nothing changed since the last exchange, the daemons
             # could move nothing, and the harness skips starting them (it says how many nights it did).
             # An exchange signs nothing new of a node's own, so after it only the records are read again.
-            shared = [_shared(_lessons(n, at), network.publish) for n in nodes]
-            now = [frozenset(n.keys()) | s for n, s in zip(nodes, shared)]
+            # With publishing off nothing can cross, so no daemon is started at all (control).
+            shared = [_shared(_lessons(n, at), True) for n in nodes] if network.publish else []
+            now = [frozenset(n.keys()) | s for n, s in zip(nodes, shared)] if network.publish else moved
             if now != moved:
                 network.exchange(at)
                 moved = [frozenset(n.keys()) | s for n, s in zip(nodes, shared)]
