@@ -79,7 +79,7 @@ EXPERIMENT_SEEDS ?= 1-20
 EXPERIMENT_ARGS ?=
 experiment: $(STAMP)
 	mkdir -p .bench
-	$(BIN)/python -m simulations.experiment --seeds $(EXPERIMENT_SEEDS) $(EXPERIMENT_ARGS) --json --doc docs/experiment.md > .bench/experiment.json
+	$(BIN)/python -m simulations.experiment --seeds $(EXPERIMENT_SEEDS) --history $(EXPERIMENT_ARGS) --json --doc docs/experiment.md > .bench/experiment.json
 	@$(BIN)/python -c "import json; r=json.load(open('.bench/experiment.json')); print(json.dumps({'wall_s': r['wall_s'], 'goals': r['goals']}, indent=2))"
 
 # Real sessions of Claude Code, Codex and Gemini CLI (installed from npm into a scratch folder) against

@@ -70,7 +70,12 @@ def _error(day: int = 5, **kw) -> Encounter:
     (_error(outcome=Outcome.MISLED, lesson="x"), [], [], "misled"),
     (_error(tried=True), [], [], "plain_try"),
     (_error(declined=True, advice="go mod tidy"), [], [], "compliance"),
-    (_error(), [{}] * 3 + [{"bo": ["go test"]}], [{}] * 4, "read_no_fix"),
+    (_error(), [{}] * 3 + [{"bo": ["go test"]}], [{}] * 3 + [{"bo": [("peer", "shared", "common", "go test", True)]}],
+     "reader_missed_fix"),
+    (_error(), [{}] * 3 + [{"bo": ["go test"]}], [{}] * 3 + [{"bo": [("own", "local", "active", "go test", False)]}],
+     "rendered_without_fix"),
+    # A correction about another `go test` habit in the folder is no error lesson about this one.
+    (_error(), [{}] * 3 + [{"bo": ["go test"]}], [{}] * 4, "no_lesson_yet"),
     (_error(), [{}] * 4, [{}] * 3 + [{"bo": [("peer", "shared", "candidate", "go test", True)]}], "held_not_rendered"),
     (_error(), [{}] * 4, [{}] * 3 + [{"ada": [("own", "shared", "active", "go test", True)]}], "not_received"),
     (_error(), [{}] * 4, [{}] * 3 + [{"ada": [("own", "local", "active", "go test", False)]}], "no_fix_or_local"),

@@ -286,6 +286,15 @@ def run(sets: Sequence[Path], held_out: Sequence[str], progress=None) -> dict:
             "sets": results}
 
 
+def usable(sets: Sequence[Path]) -> list[Path]:
+    """The sets with transcripts in their ``home/``, each name once (the first found)."""
+    found: dict[str, Path] = {}
+    for s in sets:
+        if s.name not in found and (s / "home").is_dir() and any((s / "home").rglob("*.json*")):
+            found[s.name] = s
+    return list(found.values())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from commons.ingest.lessons_bench import DEFAULT_HELD_OUT, find_sets, set_roots
 
@@ -295,8 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the JSON here too")
     parser.add_argument("--json", action="store_true", help="print the JSON")
     args = parser.parse_args(argv)
-    sets = args.sets or find_sets(set_roots())
-    sets = list({s.name: s for s in reversed(sets) if (s / "home").is_dir() and any((s / "home").rglob("*.json*"))}.values())[::-1]
+    sets = usable(args.sets or find_sets(set_roots()))
     if not sets:
         print("history: no labelled set with transcripts found (LESSONS_SETS, ../shared/lessons-bench/sets, ../sets)",
               file=sys.stderr)

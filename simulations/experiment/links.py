@@ -32,7 +32,10 @@ from commons.home import Home
 from simulations.experiment.homes import REPO, ExperimentError, Node
 
 SETTLE_SECONDS = 60.0  # longest a night's exchange may take before the harness says so
-QUIET_SECONDS = 1.0  # key sets unchanged this long (at sync_interval 0.2 s: ~5 rounds per session) = settled
+# Key sets unchanged this long (at sync_interval 0.2 s: two rounds), once every daemon has synced
+# with a peer (so what it signed on start has left it) and every record that crossed is everywhere,
+# = settled. The rounds after that are what the night's CPU went on, and moved nothing.
+QUIET_SECONDS = 0.4
 POLL_SECONDS = 0.1  # how often the harness looks whether the night has settled
 
 

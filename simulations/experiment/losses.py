@@ -4,8 +4,9 @@ pitfall another agent met first, put at the first stage of the lesson's way that
 
 The stages, from the agent back to the first meeter: the agent followed a lesson and its fix failed
 (``misled``); it gave an old lesson a plain try and the failure still held (``plain_try``); it found
-the fix and went its own way this time (``compliance``); its folder held a lesson about the command
-but the reader found no fix in it (``read_no_fix``); its node held a lesson about it that was not
+the fix and went its own way this time (``compliance``); its folder held an error lesson about the
+command that names a fix and the reader found none (``reader_missed_fix``), or one that names no fix
+(``rendered_without_fix``); its node held a lesson about it that was not
 rendered (``held_not_rendered``: a candidate); some node had its own lesson about it that names a
 fix and is shared, but this node did not hold it (``not_received``: in control, publishing is off);
 some node had a lesson about it, but local or naming no fix (``no_fix_or_local``); no node had a
@@ -26,8 +27,8 @@ from simulations.experiment.reader import program
 from simulations.experiment.schedule import Plan
 from simulations.experiment.world import ERRORS, PITFALLS, PitfallKind
 
-STAGES = ("flaky", "misled", "plain_try", "compliance", "read_no_fix", "held_not_rendered", "not_received",
-          "no_fix_or_local", "no_lesson_yet")
+STAGES = ("flaky", "misled", "plain_try", "compliance", "reader_missed_fix", "rendered_without_fix",
+          "held_not_rendered", "not_received", "no_fix_or_local", "no_lesson_yet")
 
 
 def head(name: str) -> str:
@@ -69,10 +70,12 @@ def stage(e: Encounter, memories: Sequence[Mapping], held: Sequence[Mapping]) ->
     if night < 0 or night >= len(held):
         return "no_lesson_yet"
     mine = head(e.pitfall)
-    if any(mine in h for h in memories[night].get(e.agent, ())):
-        return "read_no_fix"
     about = lambda lessons: [l for l in lessons if l[3] == mine]
-    if any(status == "candidate" for _, _, status, _, _ in about(held[night].get(e.agent, ()))):
+    here = about(held[night].get(e.agent, ()))
+    rendered = [l for l in here if (l[0] == "own" and l[2] == "active") or l[2] == "common"]
+    if rendered and any(mine in h for h in memories[night].get(e.agent, ())):
+        return "reader_missed_fix" if any(fix for *_, fix in rendered) else "rendered_without_fix"
+    if any(status == "candidate" for _, _, status, _, _ in here):
         return "held_not_rendered"
     everyone = [l for lessons in held[night].values() for l in about(lessons)]
     if any(origin == "own" and scope == "shared" and fix for origin, scope, _, _, fix in everyone):
