@@ -126,6 +126,43 @@ def _losses_section(runs: list[dict]) -> list[str]:
     return lines + [""]
 
 
+def _ceiling(run: dict) -> float | None:
+    """The most of control's errors any arm could avoid in one seed's run: not the flaky ones, and
+    only as often as the agent acts on what it found (before the first meetings a lesson needs)."""
+    losses = run["arms"].get("control", {}).get("losses")
+    if not losses or not losses["errors"]:
+        return None
+    return COMPLIANCE * (1 - losses["by_stage"].get("flaky", 0) / losses["errors"])
+
+
+def _limits(summary: dict) -> list[str]:
+    """What these runs cannot say, from their own figures."""
+    runs, s = summary["runs"], summary["summary"]
+    out = []
+    ceilings = [c for r in runs if (c := _ceiling(r)) is not None]
+    if ceilings:
+        ceiling = sum(ceilings) / len(ceilings)
+        for key in ("trusted", "peer_review_beyond_verifiers"):
+            mean = s.get(key, {}).get("mean")
+            comparison, bound = GOALS[key]
+            if mean is None:
+                continue
+            where = ("above" if bound > ceiling else "below")
+            out.append(f"- {_NAMES[key]}: {_f(mean)} of a ceiling of {ceiling:.3f} (mean over the seeds; flaky "
+                       f"errors and compliance {COMPLIANCE} put it there); the goal {comparison} {bound} is {where} it"
+                       + (", so this world and agent cannot meet it whatever the product does; what the product "
+                          f"itself loses is the {max(0.0, ceiling - mean):.3f} between the figure and the ceiling."
+                          if bound > ceiling else "."))
+    peer = _losses(runs, "peer_review")
+    if peer.get("held_not_rendered"):
+        out.append(f"- Under peer review, {peer['held_not_rendered']} errors (summed over the seeds) were met while the "
+                   "agent's node held a lesson about them that was not yet common: what waiting for three "
+                   "independent confirmations of the fix costs.")
+    out.append(f"- {len(runs)} seeds of one scripted world, with one agent's reader: the intervals are over seeds of "
+               "this world only; the world's pitfalls, values and schedule were written here, not drawn from real work.")
+    return out
+
+
 def _time_section(summary: dict) -> list[str]:
     runs = summary["runs"]
     cpu = [r["cpu_seconds"] for r in runs if r.get("cpu_seconds") is not None]
@@ -191,7 +228,8 @@ def render(summary: dict, command: str) -> str:
         goal = summary["goals"].get(key)
         lines.append(f"| {_NAMES.get(key, key)} | {goal['goal'] if goal else '–'} | {_f(s[key]['mean'])} | "
                      f"{_interval(s[key])} | {s[key]['n']} | {('yes' if goal['met'] else 'no') if goal and goal['met'] is not None else '–'} |")
-    lines += ["", "## What these runs say", "", *_conclusions(s, summary["goals"], n), ""]
+    lines += ["", "## What these runs say", "", *_conclusions(s, summary["goals"], n), "",
+              "## What they cannot say", "", *_limits(summary), ""]
     lines += ["## Per seed", "", "| seed | trusted | peer review | beyond verifiers | placebo − control | "
               "placebo trusted − control | wall s |", "|---|---|---|---|---|---|---|"]
     for run in runs:
