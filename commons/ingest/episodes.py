@@ -40,7 +40,7 @@ from commons.ingest.turns import (AgentSaid, PersonInterrupted, PersonSaid, Sess
 
 # Bounds that keep the state small whatever the session's length.
 MAX_ASKED = 3  # first requests kept
-MAX_CALLS = 200  # distinct (tool, target) pairs kept for the session episode
+MAX_CALLS = 200  # (tool, target) calls kept for the session episode, in order (a call run twice in a row once)
 MAX_PENDING = 256  # tool calls awaiting their result; older ones are forgotten
 MAX_SEEN = 512  # recently seen tool-call ids (a split or repeated message is counted once)
 ASKED_CHARS = 500
@@ -133,7 +133,7 @@ class EpisodeBuilder:
         self.person_messages = s.person_messages
         self.counts = Counter(dict(s.tool_counts))
         self.calls = list(s.calls)
-        self.call_set = set(s.calls)
+        self.scrubbed = {c: c for c in s.calls}  # raw call → its scrubbed form (a repeat costs no scrub)
         self.turn_call, self.interrupted = s.turn_call, s.interrupted
         self._ended, self._turn_text, self._turn_done, self._turn_asked = s.ended, s.turn_text, s.turn_done, s.turn_asked
         # The agent's last words, raw, while newer than the field each stands for (see `ended`).
@@ -234,14 +234,15 @@ class EpisodeBuilder:
         self._remember(turn.use_id)
         self.counts[turn.tool] += 1
         call = ToolCall(turn.tool, turn.target)
-        if call not in self.call_set and len(self.calls) < MAX_CALLS:
-            # call_set holds the raw call (so a repeat costs no scrub) and the scrubbed one (what
-            # a resumed state's calls are), so neither is listed twice.
-            self.call_set.add(call)
-            clean = ToolCall(turn.tool, scrub(turn.target))
-            if clean not in self.call_set or clean == call:
+        if len(self.calls) < MAX_CALLS:
+            clean = self.scrubbed.get(call)
+            if clean is None:
+                clean = self.scrubbed[call] = ToolCall(turn.tool, scrub(turn.target))
+            # In order, and a step run again after others is listed again: whether a fix worked is
+            # read from the calls (the failing step, the fix, the step again: issue #26). The same
+            # call run twice in a row is listed once.
+            if not self.calls or self.calls[-1] != clean:
                 self.calls.append(clean)
-                self.call_set.add(clean)
         self.pending[turn.use_id] = (turn.tool, turn.target, turn.detail)
         while len(self.pending) > MAX_PENDING:
             self.pending.popitem(last=False)
