@@ -118,7 +118,7 @@ def test_a_command_whose_status_is_kept_and_re_raised_is_the_one_that_failed_not
         "go test ./... > /tmp/t.log 2>&1"
 
 
-def test_the_failure_line_is_past_banners_warnings_progress_meters_usage_texts_and_versions():
+def test_the_failure_line_is_past_banners_warnings_progress_meters_usage_texts_carets_and_summaries():
     cases = {
         "** WARNING: connection is not using a post-quantum key exchange algorithm.\n"
         "** This session may be vulnerable to \"store now, decrypt later\" attacks.\n"
@@ -137,23 +137,6 @@ def test_the_failure_line_is_past_banners_warnings_progress_meters_usage_texts_a
             "[ERROR] debootstrap not found",
         "2025-08-24 20:28:12,806 - __main__ - INFO - Verbose logging enabled\nRuntimeError: no space left":
             "RuntimeError: no space left",
-    }
-    for output, line in cases.items():
-        assert failure_line(output)[0] == line, output
-
-
-def test_a_powershell_error_record_is_its_message_not_its_position_or_category_lines():
-    record = ("Get-Content : Cannot find path 'C:\\repo\\notes.md' because it does not\r\nexist.\r\n"
-              "At line:1 char:40\r\n+ Get-Content C:\\repo\\notes.md -Tail 5\r\n+ ~~~~~~~~~~~~~~\r\n"
-              "    + CategoryInfo          : ObjectNotFound: (C:\\repo\\notes.md:String) [Get-Content], Exception\r\n"
-              "    + FullyQualifiedErrorId : PathNotFound,Microsoft.PowerShell.Commands.GetContentCommand\r\n")
-    assert failure_line(record)[0] == "Get-Content : Cannot find path 'C:\\repo\\notes.md' because it does not exist."
-    localised = "Get-Item : Не удается найти путь.\r\nстрока:2 знак:1\r\n+ Get-Item x\r\n+ ~~~~\r\n"
-    assert failure_line(localised)[0] == "Get-Item : Не удается найти путь."
-
-
-def test_the_failure_line_is_past_carets_progress_of_pulls_option_lists_and_summaries():
-    cases = {
         # gcc's caret under a warning, then the linker's error
         "t.c: In function 'main':\nt.c:25:5: warning: implicit declaration of function 'f'\n"
         "   25 |     f();\n      |     ^~~~~~~~\n/usr/bin/ld: t.o: in function `main': t.c:(.text+0x1f): "
@@ -179,6 +162,16 @@ def test_the_failure_line_is_past_carets_progress_of_pulls_option_lists_and_summ
     }
     for output, line in cases.items():
         assert failure_line(output)[0] == line, output
+
+
+def test_a_powershell_error_record_is_its_message_not_its_position_or_category_lines():
+    record = ("Get-Content : Cannot find path 'C:\\repo\\notes.md' because it does not\r\nexist.\r\n"
+              "At line:1 char:40\r\n+ Get-Content C:\\repo\\notes.md -Tail 5\r\n+ ~~~~~~~~~~~~~~\r\n"
+              "    + CategoryInfo          : ObjectNotFound: (C:\\repo\\notes.md:String) [Get-Content], Exception\r\n"
+              "    + FullyQualifiedErrorId : PathNotFound,Microsoft.PowerShell.Commands.GetContentCommand\r\n")
+    assert failure_line(record)[0] == "Get-Content : Cannot find path 'C:\\repo\\notes.md' because it does not exist."
+    localised = "Get-Item : Не удается найти путь.\r\nстрока:2 знак:1\r\n+ Get-Item x\r\n+ ~~~~\r\n"
+    assert failure_line(localised)[0] == "Get-Item : Не удается найти путь."
 
 
 def test_a_failure_line_carries_on_where_it_is_a_header_or_wrapped_and_keeps_the_end_of_a_long_chain():
