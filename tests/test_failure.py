@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from commons.core.learning.failure import attribute, failure_line, is_informative, segments
+from commons.core.learning.failure import FAILURE_CHARS, attribute, failure_line, is_informative, segments
 
 MIX_TEST = """Getting extensions in current project...
 Compiling 41 files (.ex)
@@ -118,7 +118,7 @@ def test_a_command_whose_status_is_kept_and_re_raised_is_the_one_that_failed_not
         "go test ./... > /tmp/t.log 2>&1"
 
 
-def test_the_failure_line_is_past_banners_warnings_progress_meters_usage_texts_and_versions():
+def test_the_failure_line_is_past_banners_warnings_progress_meters_usage_texts_carets_and_summaries():
     cases = {
         "** WARNING: connection is not using a post-quantum key exchange algorithm.\n"
         "** This session may be vulnerable to \"store now, decrypt later\" attacks.\n"
@@ -137,6 +137,28 @@ def test_the_failure_line_is_past_banners_warnings_progress_meters_usage_texts_a
             "[ERROR] debootstrap not found",
         "2025-08-24 20:28:12,806 - __main__ - INFO - Verbose logging enabled\nRuntimeError: no space left":
             "RuntimeError: no space left",
+        # gcc's caret under a warning, then the linker's error
+        "t.c: In function 'main':\nt.c:25:5: warning: implicit declaration of function 'f'\n"
+        "   25 |     f();\n      |     ^~~~~~~~\n/usr/bin/ld: t.o: in function `main': t.c:(.text+0x1f): "
+        "undefined reference to `sqrt'\ncollect2: error: ld returned 1 exit status":
+            "/usr/bin/ld: t.o: in function `main': t.c:(.text+0x1f): undefined reference to `sqrt'",
+        # compose pulling images, then the daemon's refusal
+        "Pulling web (nginx:alpine)...\n 9ad163d2f668 Download complete\nERROR: failed to register layer: no space "
+        "left on device": "ERROR: failed to register layer: no space left on device",
+        # argparse's usage wrapped over lines, then its error
+        "usage: tool [-h] [--transcript T]\n            [--local] [--output OUTPUT] [--quiet]\n"
+        "tool: error: unrecognized arguments: --prompt": "tool: error: unrecognized arguments: --prompt",
+        # Next.js's banner and environment list, then a type error
+        "   ▲ Next.js 15.1.0\n   - Environments: .env.local\n   Creating an optimized production build ...\n"
+        "Failed to compile.\n./app/page.tsx:12:3\nType error: Property 'x' does not exist on type 'Y'.":
+            "Type error: Property 'x' does not exist on type 'Y'.",
+        # go test's package summary before the error it summarises
+        "FAIL\tapp/internal/auth [setup failed]\n# app/internal/auth\ninternal/auth/s_test.go:16:2: no required module "
+        "provides package github.com/x/y; to add it:":
+            "internal/auth/s_test.go:16:2: no required module provides package github.com/x/y; to add it:",
+        # a program saying it could not, after a line that only warns
+        "pg_ctl: another server might be running; trying to start server anyway\npg_ctl: could not start server":
+            "pg_ctl: could not start server",
     }
     for output, line in cases.items():
         assert failure_line(output)[0] == line, output
@@ -150,3 +172,35 @@ def test_a_powershell_error_record_is_its_message_not_its_position_or_category_l
     assert failure_line(record)[0] == "Get-Content : Cannot find path 'C:\\repo\\notes.md' because it does not exist."
     localised = "Get-Item : Не удается найти путь.\r\nстрока:2 знак:1\r\n+ Get-Item x\r\n+ ~~~~\r\n"
     assert failure_line(localised)[0] == "Get-Item : Не удается найти путь."
+
+
+def test_a_failure_line_carries_on_where_it_is_a_header_or_wrapped_and_keeps_the_end_of_a_long_chain():
+    assert failure_line("Error HH8: There's one or more errors in your config file:\n\n"
+                        "  * Invalid account: #0 for network: testnet - private key too short\n")[0] == (
+        "Error HH8: There's one or more errors in your config file: Invalid account: #0 for network: testnet - "
+        "private key too short")
+    assert failure_line("Error: The virtual environment was not created successfully because ensurepip is not\n"
+                        "available.  On Debian/Ubuntu systems, you need to install the python3-venv\n")[0].endswith(
+        "because ensurepip is not available. On Debian/Ubuntu systems, you need to install the python3-venv")
+    chain = ("ERROR: for web Cannot start service web: failed to create task for container: failed to create shim "
+             "task: OCI runtime create failed: runc create failed: unable to start container process: error during "
+             "container init: unable to apply apparmor profile: apparmor failed to apply profile: open "
+             "/proc/thread-self/attr/apparmor/exec: read-only file system: unknown")
+    line = failure_line(chain)[0]
+    assert line.startswith("ERROR: for web Cannot start service web") and "apparmor failed to apply profile" in line
+    assert len(line) <= FAILURE_CHARS
+
+
+def test_windows_output_in_utf16_and_a_powershell_parser_error_are_read():
+    utf16 = "Exit code 1\n" + "Access is denied.\r\n".encode("utf-16-le").decode("latin-1")
+    assert failure_line(utf16)[0] == "Access is denied."
+    parser = ("Exit code 1\nAt line:1 char:134\n+ ... -Body (@{model='x'; stream=} | ConvertTo-Json)\n"
+              "+                                     ~\nMissing statement after '=' in hash literal.\n"
+              "    + CategoryInfo          : ParserError: (:) [], ParentContainsErrorRecordException\n")
+    assert failure_line(parser)[0] == "Missing statement after '=' in hash literal."
+
+
+def test_a_validation_error_of_a_tools_arguments_names_the_field_and_its_issue():
+    text = ("Error executing tool list_dir: 1 validation error for applyArguments\nrecursive\n"
+            "  Field required [type=missing, input_value={'path': '.'}, input_type=dict]")
+    assert failure_line(text)[0].startswith("recursive Field required")

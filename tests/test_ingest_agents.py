@@ -85,6 +85,11 @@ def test_the_fixtures_are_what_their_builder_writes(tmp_path):
     ("Process running with session ID 73\n\nOutput:\nstarted", None),
     ("exec command rejected by user", (False, "exec command rejected by user")),
     ("plain text from a tool with no exit code", (True, "")),
+    # Codex's own words when the call did not run or its patch did not apply: plain text, no code.
+    ("failed in sandbox: go: open /h/.cache/go-build/x: permission denied\n",
+     (False, "failed in sandbox: go: open /h/.cache/go-build/x: permission denied\n")),
+    ("apply_patch verification failed: Failed to find expected lines in /p/a.go:\nfunc a() {",
+     (False, "apply_patch verification failed: Failed to find expected lines in /p/a.go:\nfunc a() {")),
     ({"content": "Exit code: 3\nOutput:\nbad", "success": False}, (False, "Exit code 3\nbad")),
 ])  # fmt: skip
 def test_codex_call_outputs_say_whether_the_call_failed_in_every_shape_written(output, expected):

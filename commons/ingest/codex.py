@@ -61,6 +61,10 @@ _WRAPPERS = ("<environment_context>", "<user_instructions>", "<user_shell_comman
 _EXIT_HEADER = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\s*$", re.MULTILINE)
 _REJECTED = re.compile(r"^(?:exec command|patch) rejected by user", re.IGNORECASE)
 _RUNNING = "Process running with session ID"
+# What Codex writes, as plain text with no exit code, when the call did not get to run or its
+# patch did not apply: a failure, not an answer ("failed in sandbox: …", "apply_patch verification
+# failed: Failed to find expected lines in …").
+_FAILED_PLAIN = re.compile(r"^(?:failed in sandbox\b|apply_patch verification failed\b|execution error\b)", re.IGNORECASE)
 _CWD = re.compile(r"<cwd>([^<\n]+)</cwd>")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 CODE_MODE = "exec"  # the custom tool whose input is JavaScript calling the other tools
@@ -299,7 +303,7 @@ def read_output(output: Any) -> tuple[bool, str] | None:
         return _verdict(int(found.group(1)), rest[cut + len("\nOutput:"):] if cut >= 0 else rest)
     if output.startswith(_RUNNING):
         return None
-    if _REJECTED.match(output.strip()):
+    if _REJECTED.match(output.strip()) or _FAILED_PLAIN.match(output.lstrip()):
         return False, output
     return True, ""
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from commons.core.learning.scope import command_head, past_prefixes
-from commons.core.policy import clip
+from commons.core.policy import clip, cut, scrub
 
 FAILURE_CHARS = 300
 
@@ -49,7 +49,15 @@ _NOISE = re.compile(
       | (?:Compiling|Compiled|Checking|Generated|Resolving|Resolved|Downloading|Downloaded|Fetching|
          Installing|Building|Built|Preparing|Collecting|Using|Running|Finished|Analyzing|Loading|
          Randomized\ with\ seed|Including\ tags|Excluding\ tags|Updating|Locking|Audited|Prepared|
-         Uninstalled|Installed|Creating|Writing)\b.*
+         Uninstalled|Installed|Creating|Writing|Pulling|Pulled|Extracting|Waiting|Verifying|Starting|Stopping|
+         Recreating|Attaching|Digest:|Status:)\b.*
+      | \S+\ +(?:Pulling|Pulled|Waiting|Creating|Created|Starting|Started|Stopping|Stopped|Removing|Removed|
+                  Recreated?|Building|Built|Downloading|Extracting|Verifying|Pull\ complete|Already\ exists|
+                  Download\ complete|Pulling\ fs\ layer|Verifying\ Checksum)\b.*
+      | -\ (?:Local|Network|Environments|Experiments):\ .* | ✓\ .* | (?i:suggestion|tip):\ .*
+      | \|[\s^~|+\-]*
+      | (?:\[[^\]]*\]\s*)+
+      | FAIL\s+\S+\s+(?:\[[^\]]*\]|[\d.]+s) | FAIL
       | \#\ [\w./\-]+
       | RUN\ +v\d[\w.\-]*\b.* | (?:DEV|DONE|PASS)\ +v?\d.*
       | \[\d+/\d+\].* | \[(?:INFO|WARNING|WARN|\+)\].* | [⠿✔✘⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏].*
@@ -67,7 +75,7 @@ _NOISE = re.compile(
                                                java|openjdk|gcc|clang)\ v?\d+(?:\.\d+)+\b.*
       | (?:Wall\ time|Total\ output\ lines|Exit\ code):\ .* | Output: | Chunk\ ID:\ .*
       | %\s+Total\s+%\s+Received.* | .*--:--:--.* | \s*Dload\s+Upload.*
-      | go:\ (?:downloading|finding|extracting)\ .*
+      | go:\ (?:downloading|finding|extracting|found)\ .*
       | \+\ (?:CategoryInfo|FullyQualifiedErrorId)\s*:.* | \+\ .*
       | [⚠△].* | [+\-]\ [\w.\-\[\],]+==[\w.+\-]+
       | .*\b(?:have\ been|has\ been|will\ be|are\ being)\ ignored\b.* | .*\b(?:is|are)\ deprecated\b.*
@@ -89,11 +97,15 @@ _MARKER = re.compile(
       | \S*ERR_[A-Z][A-Z_]+\b
       | npm\ (?:ERR!|error)\s+\S
       | !\s*\[(?:remote\ )?rejected\]
-      | (?:\S+:\ )*\S+:\ (?:command\ not\ found|No\ such\ file\ or\ directory|Permission\ denied)
+      | (?:\S+:\ )*\S+:\ (?i:command\ not\ found|no\ such\ file\ or\ directory|permission\ denied)
       | \S+\(\d+,\d+\):\ (?:error|fatal)\b
       | \S+\.\w{1,5}:\d+(?::\d+)?:\ (?!warning|note)\S
       | \S+\ (?:[^\s.]+\ )*\.{3,}\s*Failed
       | \[[A-Z]\]\ [→↗↘↑]\ \S
+      | [A-Z][a-z]+\ error:\ \S
+      | [\w.\-/]+:\ (?:fatal\ )?error\b
+      | [\w.\-/]+:\ (?:could\ not|couldn't|unable\ to)\ \S
+      | .*\bundefined\ reference\ to\b | .*\berror\ while\ loading\ shared\ libraries\b
     )""",
     re.VERBOSE,
 )
@@ -111,6 +123,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]"
 
 
 def _lines(text: str) -> list[str]:
+    if "\x00" in text:  # UTF-16 read as bytes (Windows tools): the letters are there between NULs
+        text = text.replace("\x00", "")
     text = _TAGS.sub("\n", _ANSI.sub("", text))  # colours are no part of what a line says
     # Box-drawing gutters (credo's "┃", compilers' "│") frame a finding; the finding is the line.
     return [" ".join(raw.strip().lstrip("┃│").split()) for raw in text.splitlines()]
@@ -128,8 +142,21 @@ def failure_line(text: str, command: str = "") -> tuple[str, int | None]:
     lines = _lines(text)
     line = _choose(lines)
     if line:
-        return clip(line, FAILURE_CHARS), exit_code  # scrubbed, then cut: a cut first can halve a key
+        return _ends_of(line), exit_code  # scrubbed, then cut: a cut first can halve a key
     return (f"Exit code {exit_code}" if exit_code is not None else ""), exit_code
+
+
+def _ends_of(line: str) -> str:
+    """A line within `FAILURE_CHARS`: a long one keeps its head and its tail, where a chain of
+    causes ("Cannot start service x: failed to create task: … apparmor failed to apply") ends in
+    the one that says why."""
+    line = scrub(line)  # scrubbed, then cut: a cut first can halve a key
+    if len(line) <= FAILURE_CHARS:
+        return line
+    head = cut(line, 120 if line.count(": ") >= 4 else 200)  # a chain of causes: more of its end
+    tail = line[-(FAILURE_CHARS - len(head) - 1):]
+    tail = tail[tail.find(" ") + 1:] if " " in tail[:30] else tail  # from a word's start
+    return f"{head} {tail}"
 
 
 # PowerShell's error record: "Cmdlet : message" (wrapped over lines), then its position
@@ -143,9 +170,13 @@ def _powershell_record(lines: list[str]) -> str:
             start = i - 1
             while start > 0 and " : " not in lines[start] and i - start < 4 and lines[start - 1]:
                 start -= 1
-            message = " ".join(part for part in lines[start:i] if part)
+            message = " ".join(part for part in lines[start:i] if part and not _EXIT.fullmatch(part))
             if message:
                 return message
+            # A parser error gives its position first, then the code, then the message.
+            after = next((line for line in lines[i + 1:i + 8] if line and not line.startswith("+")), "")
+            if after:
+                return after
     return ""
 
 
@@ -168,13 +199,29 @@ def _choose(lines: list[str]) -> str:
         return traceback
     for k, (_, line) in enumerate(meaningful):
         if _MARKER.match(line) and not _HOOK_FAILED.match(line):
-            if _BARE_MARKER.match(line) and k + 1 < len(meaningful):
-                return f"{line} {meaningful[k + 1][1]}"
-            return line
+            if (_BARE_MARKER.match(line) or _PYDANTIC.search(line)) and k + 1 < len(meaningful):
+                return " ".join(part for _, part in meaningful[k + 1:k + 3]) if _PYDANTIC.search(line) \
+                    else f"{line} {meaningful[k + 1][1]}"
+            return _continued(line, meaningful[k + 1][1] if k + 1 < len(meaningful) else "")
     hook = _hook_finding(lines)
     if hook:
         return hook
-    return meaningful[0][1]
+    return _continued(meaningful[0][1], meaningful[1][1] if len(meaningful) > 1 else "")
+
+
+# "1 validation error for applyArguments": the field and its issue follow on the next two lines.
+_PYDANTIC = re.compile(r"\b\d+ validation errors? for \w+")
+
+
+def _continued(line: str, after: str) -> str:
+    """A line with what carries it on: a line ending in a colon is a header of what follows
+    ("There's one or more errors in your config file:"), and one that stops mid-sentence is wrapped
+    onto the next when that opens in lower case ("… because ensurepip is not" / "available.")."""
+    if not after or len(line) >= FAILURE_CHARS or after.split(None, 1)[0] == line.split(None, 1)[0]:
+        return line  # the next record of the same program ("npm error …" after "npm error …") is its own
+    if line.endswith(":") or (line[-1:].isalpha() and after[:1].islower()):
+        return f"{line} {after.lstrip('*-• ')}"
+    return line
 
 
 def _traceback_tail(lines: list[str]) -> str:
