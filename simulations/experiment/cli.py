@@ -178,7 +178,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             sets = history.usable(find_sets(set_roots()))
             summary["history"] = history.run(sets, DEFAULT_HELD_OUT) if sets else None
         if args.doc:
-            seeds_doc.write(summary, args.doc, f"python -m simulations.experiment --seeds {args.seeds}"
+            ran = (f"--from-seeds {args.from_seeds}" if args.from_seeds
+                   else f"--seeds {args.seeds}")
+            seeds_doc.write(summary, args.doc, f"python -m simulations.experiment {ran}"
                                                + (" --history" if args.history else ""))
         if args.json:
             print(json.dumps(summary, indent=2))
