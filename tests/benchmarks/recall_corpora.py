@@ -12,7 +12,7 @@ Stores (``KINDS``):
   errors, with a long tail of generated names;
 - ``errors``: short error lines, one to a dozen words, many repeated or nearly so (a few hundred
   shapes dominate, as in a real archive);
-- ``mixed``: long texts (80 to 400 words) mixing prose, commands, log lines, paths and stack frames:
+- ``mixed``: long texts (40 to 200 words) mixing prose, commands, log lines, paths and stack frames:
   dense vectors, where every dimension of the embedding is used.
 
 Queries (``QUERY_KINDS``), drawn from the store they are asked of:
@@ -195,17 +195,23 @@ class _ErrorLines:
 
 
 def _mixed(w: _Words) -> str:
-    r, parts = w.rng, []
-    while sum(len(p.split()) for p in parts) < r.randint(80, 400):
+    r, parts, words = w.rng, [], 0
+    length = r.randint(40, 200)
+    while words < length:
         pick = r.random()
         if pick < 0.45:
-            parts.append(" ".join(r.choice(PROSE) if r.random() < 0.85 else w.name() for _ in range(r.randint(8, 30))) + ".")
+            sentence = r.choices(PROSE, k=r.randint(8, 30))
+            for i in range(0, len(sentence), 7):  # a name every seventh word or so
+                if r.random() < 0.85:
+                    sentence[i] = w.name()
+            parts.append(" ".join(sentence) + ".")
         elif pick < 0.65:
             parts.append(f"$ {w.command()} --{r.choice(('verbose', 'quiet', 'json'))}")
         elif pick < 0.85:
             parts.append(w.fill(r.choice(ERRORS)))
         else:
             parts.append(w.fill('  File "{path}", line {n}, in {name}'))
+        words += parts[-1].count(" ") + 1
     return "\n".join(parts)
 
 

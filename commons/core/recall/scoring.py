@@ -55,11 +55,14 @@ def relevance(query_vec: np.ndarray, matrix: np.ndarray, *, columns: bool = Fals
     each dimension contiguous). The same row gives the same float32 bits in either, whatever rows
     are beside it.
     """
-    rows = matrix.shape[1] if columns else matrix.shape[0]
     query = np.asarray(query_vec, dtype=np.float32)
+    dims = np.flatnonzero(query)
+    if not columns:  # the query's columns, gathered in one pass over the rows (faster than strided passes)
+        matrix, dims, query = np.ascontiguousarray(matrix[:, dims].T), np.arange(len(dims)), query[dims]
+    rows = matrix.shape[1]
     out, product = np.zeros(rows, dtype=np.float32), np.empty(rows, dtype=np.float32)
-    for d in np.flatnonzero(query).tolist():
-        np.multiply(matrix[d] if columns else matrix[:, d], query[d], out=product)
+    for d in dims.tolist():
+        np.multiply(matrix[d], query[d], out=product)
         np.add(out, product, out=out)
     return np.maximum(out, 0.0, out=out)
 
