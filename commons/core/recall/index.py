@@ -18,10 +18,12 @@ The top k follow by construction:
    too (none, unless bounds were loose: a strength that decayed since the sync);
 3. any lesson left out has a score below ``U < T``, under k scored lessons: it is not in the top k.
 
-Why not an approximate index: faiss IVF-Flat over the score-shaped vectors (this module's first
-form) returned the scan's top 10 in 199 / 200 queries over the benchmark's own texts but in 105 /
-200 over lesson-shaped ones at 10^5 (``bench_recall_index.py``, 2026-12-02): the hashed embeddings
-are weakly clustered, the cells probed missed rows, and no bound on the rest could say so.
+Why not an approximate index: faiss IVF-Flat over the score-shaped vectors (this module's form
+until 2026-12-02, commit 6bad8e0) returned the scan's top 10 in 199 / 200 queries over its own
+benchmark's texts but in 105 / 200 over ``recall_corpora``'s lesson-shaped ones at 10^5 (184 / 200
+over its error lines): the hashed embeddings are weakly clustered, the cells it probed missed
+rows, and no bound on the cells left out could say so. (Measured on 2026-12-02 by running that
+commit's ``RecallIndex`` and ``top_k`` over ``corpus(kind, 100_000, 200, 1)``.)
 
 The columns are as large as the matrix (1 KB a lesson) and made by one transpose: no training, no
 file to keep. Small stores keep the scan (``IndexParams.scan_below``). Sans-I/O: arrays in, rows out.
