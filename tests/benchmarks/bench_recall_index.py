@@ -85,9 +85,8 @@ def measure(kind: str, lessons: int, queries: int, seed: int) -> dict[str, Any]:
     }
 
 
-def goals_of(runs: list[dict[str, Any]], quick_mode: bool) -> list[dict[str, Any]]:
+def goals_of(runs: list[dict[str, Any]], command: str) -> list[dict[str, Any]]:
     out = []
-    command = ("BENCH_QUICK=1 " if quick_mode else "") + COMMAND
     for size in sorted({r["lessons"] for r in runs}):
         at = [r for r in runs if r["lessons"] == size]
         label = f"10^{len(str(size)) - 1}" if str(size).strip("0") == "1" else f"{size:,}"
@@ -119,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
+    extra = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--json"]  # in the goals' command
     quick_mode = quick()
     sizes = args.lessons or ([100_000] if quick_mode else [100_000, 1_000_000])
     runs: list[dict[str, Any]] = []
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             print("  ".join(f"{k}: {v}" for k, v in runs[-1].items()), file=sys.stderr if args.json else sys.stdout,
                   flush=True)
     result = {"mode": "quick" if quick_mode else "full", "load_avg": os.getloadavg(), "runs": runs,
-              "goals": goals_of(runs, quick_mode)}
+              "goals": goals_of(runs, ("BENCH_QUICK=1 " if quick_mode else "") + " ".join([COMMAND, *extra]))}
     if args.json:
         print(json.dumps(result, indent=2))
     else:
