@@ -98,7 +98,7 @@ async def test_the_file_an_earlier_version_kept_is_removed_and_a_new_process_ans
         path.write_bytes(b"a faiss index of format 1")
         heard: list[str] = []
         await ids(store, node, query, FORCED, progress=heard.append)
-        assert not path.exists() and any("by dimension" in line for line in heard)
+        assert not path.exists() and not heard  # a build of 600 lessons is not worth a line
     # While no process held it, lessons came and went.
     rng = random.Random(6)
     async with await Store.open(tmp_path / "c.db") as other:

@@ -42,6 +42,9 @@ from commons.core.recall.scoring import RecallParams, normalised_strength, relev
 # Added to every prior bound: float32 rounding of a score is below 1e-7; this covers it many times
 # over and lets only near-ties of the k-th score be scored exactly beside the top k.
 SLACK = 1e-5
+# A build over this many lessons is said to ``progress`` (a transpose of a quarter of a GB and up:
+# a noticeable fraction of a second); smaller ones are not worth a line on every process's stderr.
+SAY_BUILD_FROM = 250_000
 
 
 class RecallIndexUsageError(ValueError):
@@ -163,7 +166,7 @@ class RecallIndex:
 
     def _build(self, ids: Sequence[str], matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray, now: float,
                reason: str, progress: Callable[[str], None] | None) -> SyncResult:
-        if progress:
+        if progress and len(ids) >= SAY_BUILD_FROM:
             progress(f"recall index: {len(ids)} lessons by dimension ({reason})")
         self._drop()
         self._columns = np.empty((self.dim, max(len(ids), 1024)), dtype=np.float32)
