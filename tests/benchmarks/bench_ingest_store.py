@@ -38,7 +38,7 @@ from commons.ingest.ingester import IngestReport, ingest_paths  # noqa: E402
 from commons.runtime import run as run_trio  # noqa: E402
 from commons.store.db import Store  # noqa: E402
 from tests.benchmarks.bench_ingest import synthesise  # noqa: E402
-from tests.benchmarks.goals import goal, quick  # noqa: E402
+from tests.benchmarks.goals import goal  # noqa: E402
 
 GOAL_MB_S = 30
 SHARED = ROOT.parent / "shared" / "transcripts"
@@ -171,8 +171,7 @@ def run(mb: int, source: str = "shared", scrubbed: bool = True, cores: int = 1, 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=int, default=20 if quick() else 100,
-                        help="megabytes of transcripts to synthesise (default 100; 20 with BENCH_QUICK=1)")
+    parser.add_argument("--mb", type=int, default=100, help="megabytes of transcripts to synthesise (default 100)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--source", choices=("shared", "demo"), default="shared",
                         help="templates: ../shared/transcripts (real sessions) or the demo's sessions")
