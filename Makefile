@@ -72,13 +72,18 @@ fuzz: $(STAMP)
 # The N-agent experiment (issues #17, #29; design paper §7.5): scripted agents on real daemons, every
 # arm (control, trusted, peer review, placebo, placebo trusted) for each of EXPERIMENT_SEEDS seeds in
 # parallel processes; prints one JSON summary (mean and 95% interval per figure, the goals, every
-# seed's run) to .bench/experiment.json and regenerates docs/experiment.md from it.
+# seed's run) to .bench/experiment.json and regenerates docs/experiment.md from it, with where each
+# arm's errors went and the labelled real sets replayed beside it (--history). Each seed's result is
+# kept in .bench/experiment-seeds.jsonl as it ends; a run cut short is summarised with
+# `python -m simulations.experiment --from-seeds .bench/experiment-seeds.jsonl --history --doc docs/experiment.md`.
 # One seed alone, with its tables and plots: python -m simulations.experiment --seed 7 --doc FILE.
+# The real history alone: python -m simulations.experiment.history.
 EXPERIMENT_SEEDS ?= 1-20
 EXPERIMENT_ARGS ?=
 experiment: $(STAMP)
 	mkdir -p .bench
-	$(BIN)/python -m simulations.experiment --seeds $(EXPERIMENT_SEEDS) $(EXPERIMENT_ARGS) --json --doc docs/experiment.md > .bench/experiment.json
+	rm -f .bench/experiment-seeds.jsonl
+	$(BIN)/python -m simulations.experiment --seeds $(EXPERIMENT_SEEDS) --history --keep-seeds .bench/experiment-seeds.jsonl $(EXPERIMENT_ARGS) --json --doc docs/experiment.md > .bench/experiment.json
 	@$(BIN)/python -c "import json; r=json.load(open('.bench/experiment.json')); print(json.dumps({'wall_s': r['wall_s'], 'goals': r['goals']}, indent=2))"
 
 # Real sessions of Claude Code, Codex and Gemini CLI (installed from npm into a scratch folder) against

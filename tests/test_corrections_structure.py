@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from commons.ingest.corrections import AgentTurn, corrects
+from commons.ingest.corrections import AgentTurn, asks, corrects
 from commons.ingest.corrections_bench import main, score_set
 from tests.transcripts import session
 
@@ -47,6 +47,36 @@ def test_a_push_back_on_the_agents_last_turn_is_a_correction_in_any_language(tex
 ])
 def test_a_next_request_a_question_or_an_approval_is_not_a_correction(text, turn):
     assert not corrects(text, turn)
+
+
+ASKED_EN = AgentTurn(said="I can move the agents to the shared pool too. Shall I do that?", acted="Edit agents.toml",
+                     asked=True)
+BUILT_EN = AgentTurn(said="The build passes and the page renders.", acted="Bash npm run build", claimed_done=True)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("no - leave it with the local agents", ASKED_EN),  # the answer to the agent's question
+    ("nope, keep them where they are", ASKED_EN),
+    ("i think good no errors", BUILT_EN),  # a failure word negated: all went well
+    ("sin errores, gracias", BUILT_EN),
+    ("PERFECT CLAUDE, let's fix the bug in the CSV cell next", BUILT_EN),  # agreeing, then the next task
+    ("I want an html page of this pre-order form, but keep it short", BUILT_EN),
+])
+def test_an_answer_to_the_agents_question_a_negated_failure_or_agreement_then_a_request_is_no_correction(text, turn):
+    assert not corrects(text, turn)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("no, you broke the layout: it still fails to render", ASKED_EN),  # asked, and it still fails
+    ("i don't want member standings, but i would like the member list", ASKED_EN),
+])
+def test_after_a_question_a_push_back_beyond_the_no_is_still_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+def test_the_agent_asked_when_its_last_words_end_on_a_question():
+    assert asks(ASKED_EN.said) and asks("Both options work:\n\n- A\n- B\n\nWhich do you prefer? I can do either.")
+    assert not asks(BUILT_EN.said) and not asks("Why did it fail? The lock was stale.\n\nI removed it and the push passed.")
 
 
 def test_the_first_message_of_a_session_corrects_nothing():

@@ -201,7 +201,7 @@ def test_a_safe_look_alike_stays_safe_through_the_store_and_is_published(nodes, 
         nodes.ingest("ada", s.path, f"2026-11-0{day}T18:00Z")
     nodes.json("ada", "sleep", at="2026-11-09T03:00Z")
     (found,) = [l for l in nodes.lessons("ada", "all", at="2026-11-09T04:00Z") if l["text"].startswith("`pip install`")]
-    assert found["fix"]["step"] == "rm -rf <path>" and found["fix"]["danger"] is None
-    assert "it passed after `rm -rf <path>`" in found["text"]
+    assert found["fix"]["step"] == "rm -rf ~/.cache/pip" and found["fix"]["danger"] is None
+    assert "it passed after `rm -rf ~/.cache/pip`" in found["text"]  # the cache it cleared, not `<path>`
     assert "That step" not in nodes.memory("ada")
     assert found["scope"] == "shared" and '"type": "lesson"' in nodes.ok("ada", "export", "--type", "lesson")

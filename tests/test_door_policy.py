@@ -16,6 +16,7 @@ from commons.core.learning.episode import ErrorEpisode
 from commons.core.learning.lessons import lesson_text
 from commons.core.policy import Admitted, Refused, admit, fold, refusal_as_is, shown, shown_json
 from commons.core.records import LessonKind, text_refusal
+from commons.cli.records import withheld_from_export
 from commons.core.trust import resolve
 from commons.node import door
 from commons.node.door import policy as gossip_admit  # what the daemon's gossip door runs
@@ -98,7 +99,7 @@ DOORS_OUT = {
     "render (every target)": lambda text: not safe_to_render(text),
     "commons lessons / MCP lessons": lambda text: shown(text) != text,
     "why / report": lambda text: shown_json({"text": text})["text"] != text,
-    "export": lambda text: text_refusal(lesson(key(1), text).record) is not None,
+    "export": lambda text: withheld_from_export(lesson(key(1), text)) is not None,
 }
 
 
@@ -179,6 +180,30 @@ def test_a_stored_bypass_is_withheld_by_every_door_out(home, capsys, tmp_path):
         ]
         for out in outputs:
             assert text not in out and fold(text) not in out, (text, out[:300])
+
+
+def test_export_withholds_what_the_door_refuses_and_says_by_which_rule(home, capsys):
+    """A store written before the doors (or by a bug) holds words addressed to the agent and a dangerous fix:
+    `commons export` hands on the benign lesson, never those two, and says
+    which rule withheld each, so a backup never carries what `commons import` would refuse."""
+    from commons.runtime import run
+    from commons.store import records as record_store
+    from commons.store.db import Store
+
+    assert cli(capsys, "init")[0] == 0
+    benign = lesson(key(1), BENIGN[0])
+    stored = [benign, lesson(key(2), BYPASSES[0]),
+              lesson(key(3), "`git push` was rejected (non-fast-forward); `git push --force origin main` worked.")]
+
+    async def store_them() -> None:
+        async with await Store.open(home.database) as store:
+            await record_store.add_own(store, stored, 1_800_000_000.0)
+
+    run(store_them)
+    code, out, err = cli(capsys, "export")
+    exported = [json.loads(line)["id"] for line in out.splitlines()]
+    assert code == 0 and exported == [benign.id.hex()]
+    assert "2 record(s) withheld" in err and "'text policy'" in err and "'no dangerous fix'" in err
 
 
 def _mcp(home, tmp_path) -> str:

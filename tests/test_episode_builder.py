@@ -68,3 +68,35 @@ def test_only_the_agents_last_words_before_they_are_read_are_scrubbed(monkeypatc
     assert builder.session_episode().ended == "step 49: token <github-token> set"
     assert builder.snapshot().turn_text == "" and builder.snapshot().ended == corr.preceding
     assert sum(t.startswith("step") for t in scrubbed) == 1  # the 49 words said over were never scrubbed
+
+
+def test_a_step_run_again_after_its_fix_is_listed_again_so_a_verifier_sees_the_fix_confirmed():
+    from commons.core.records import Fix
+    from commons.node.review import FIX_CONFIRMED, Judgement, fix_judgement, sessions_by_uid
+
+    tidy = "go: updates to go.mod needed; to update it:\n\tgo mod tidy"
+    builder = _run([
+        SessionSeen(session="s1", project="/home/dev/src/app", at=10.0),
+        PersonSaid("p1", 10.0, "add a test for the store package"),
+        ToolCalled("c1", "shell", "go test ./...", at=11.0),
+        ToolReturned("c1", "r1", 12.0, ok=False, output="Exit code 1\n" + tidy),
+        ToolCalled("c2", "shell", "cat go.mod", at=13.0),
+        ToolReturned("c2", "r2", 14.0, ok=True, output="module example.com/app"),
+        ToolCalled("c3", "shell", "go mod tidy", at=15.0),
+        ToolReturned("c3", "r3", 16.0, ok=True, output=""),
+        ToolCalled("c4", "shell", "go test ./...", at=17.0),
+        ToolReturned("c4", "r4", 18.0, ok=True, output="ok  \texample.com/app/store\t0.012s"),
+        ToolCalled("c5", "shell", "git status --short", at=19.0),
+        ToolReturned("c5", "r5", 20.0, ok=True, output=""),
+        ToolCalled("c6", "shell", "git status --short", at=21.0),
+        ToolReturned("c6", "r6", 22.0, ok=True, output=""),
+    ])
+    session = builder.session_episode()
+    assert [c.target for c in session.calls] == ["go test ./...", "cat go.mod", "go mod tidy", "go test ./...",
+                                                 "git status --short"]  # twice in a row: once
+    assert session.text().count("go test ./...") == 1  # what is embedded names each call once
+    (error,) = [e for e in builder.episodes() if isinstance(e, ErrorEpisode)]
+    met = Judgement(bytes(32), error.uid, "confirmed", error.at)
+    judged = fix_judgement(met, Fix("Bash", "go test", "go mod tidy"), 0.0,
+                           sessions_by_uid([session, error], 1000.0))
+    assert judged.how == FIX_CONFIRMED

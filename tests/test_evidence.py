@@ -49,6 +49,28 @@ def test_steps_are_classified_as_data_read_only_clean_up_or_state_changing():
         assert step_kind(tool, target) is StepKind.STATE_CHANGING, target
 
 
+def test_a_version_flag_anywhere_is_a_look_and_a_redirect_into_a_file_a_change():
+    for target in ["corepack pnpm --version", "npx prisma --help", "echo done > /tmp/out.txt", "ls > /dev/null"]:
+        assert step_kind("Bash", target) is StepKind.READ_ONLY, target
+    for target in ["echo 'KEY=1' > .env", "cat a.conf > /etc/app.conf", "printf x >> config.toml"]:
+        assert step_kind("Bash", target) is StepKind.STATE_CHANGING, target
+
+
+def test_a_compound_step_is_named_and_pointed_at_by_what_it_changed_not_by_its_looks():
+    # The error names package.json; the step before the retry printed package.json and then
+    # changed something else. What it printed points at nothing: the change is the step.
+    failure = OpenFailure("t1", "Bash", "pnpm build", "configured to use yarn because /h/package.json has a field",
+                          failure="configured to use yarn because /h/package.json has a field")
+    (fix,), _ = _run(failure, [("Bash", "cat /h/package.json | head -5 && npm config set fund false", True),
+                               ("Bash", "pnpm build", True)])
+    assert fix.command == "npm config set fund false"
+    assert fix.confidence < 0.8  # not pointed at by the error: the package.json it printed is no part of it
+    # Only looks before the retry, the retry's own difference is the fix.
+    (fix,), _ = _run(failure, [("Bash", "cat /h/package.json | head -5 && which pnpm && corepack pnpm --version", True),
+                               ("Bash", "COREPACK_ENABLE_PROJECT_SPEC=0 pnpm build", True)])
+    assert fix.evidence is Evidence.RETRY_CHANGED and fix.command == "COREPACK_ENABLE_PROJECT_SPEC=0 pnpm build"
+
+
 def test_a_retry_with_its_own_difference_names_that_difference():
     (fix,), _ = _run(OpenFailure("t1", "Bash", "git push", NO_UPSTREAM, failure="no upstream"),
                      [("Bash", "git status", True), ("Bash", "git push --set-upstream origin feat-x", True)])
@@ -172,6 +194,19 @@ def test_a_shell_retry_made_with_other_call_parameters_names_them():
                                  detail="timeout_ms=1000"),
                      [("Bash", "sed -n 1,20p a.md", True, "timeout_ms=1000 sandbox_permissions=require_escalated")])
     assert fix.command == "sed -n 1,20p a.md (with sandbox_permissions=require_escalated)"
+
+
+def test_a_longer_timeout_is_no_fix_of_an_exception_an_edit_before_it_mended():
+    # The script raised; the code was edited; the run was made again with a longer timeout. The
+    # timeout answers nothing the error said: the edit is what changed the outcome.
+    (fix,), _ = _run(OpenFailure("t1", "Bash", "python scripts/gen.py --steps 4", "IndexError: index out of range",
+                                 failure="IndexError: index out of range"),
+                     [("Edit", "/p/model.py", True), ("Bash", "python scripts/gen.py --steps 4", True, "timeout=60000")])
+    assert fix.evidence is Evidence.CHANGED_BEFORE and fix.command.startswith("Edit /p/model.py")
+    # With nothing else changed, the new parameter is still the only difference.
+    (fix,), _ = _run(OpenFailure("t2", "Bash", "python scripts/gen.py", "IndexError: index out of range"),
+                     [("Bash", "python scripts/gen.py", True, "timeout=60000")])
+    assert fix.command == "python scripts/gen.py (with timeout=60000)"
 
 
 def test_a_shell_retry_with_the_same_parameters_is_a_rerun():

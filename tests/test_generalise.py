@@ -25,6 +25,14 @@ def test_well_known_project_files_keep_their_names():
     assert generalise("no package-lock.json found") == "no package-lock.json found"
 
 
+def test_a_tools_cache_in_the_home_keeps_its_name_but_not_the_person():
+    assert generalise("rm -rf /home/ada/.cache/pip") == "rm -rf ~/.cache/pip"
+    assert generalise("rm -rf ~/.npm/_cacache/") == "rm -rf ~/.npm/_cacache"
+    assert generalise("rm -rf /Users/bo/Library/Caches/pnpm") == "rm -rf ~/Library/Caches/pnpm"
+    assert generalise("rm -rf /home/ada/.cache/pip/wheels/3f") == "rm -rf <path>"  # deeper: whose is it?
+    assert generalise("rm -rf /home/ada/ledgerly/build") == "rm -rf <path>"
+
+
 def test_versions_and_tool_names_are_kept():
     text = "pytest-asyncio 0.23.5 requires pytest>=7.0.0"
     assert generalise(text) == text

@@ -4,6 +4,7 @@ names what worked, joins sessions from different branches and worktrees, and inv
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
 from commons.core.learning.lessons import Lesson
 from commons.core.records import LessonKind, Scope
-from commons.core.learning.evidence import Evidence
+from commons.core.learning.evidence import Evidence, Resolution
 from commons.core.policy.observation import check_observation
 from commons.ingest.claude_code import STATE_VERSION, ParseState, StateError, parse
 from commons.ingest.lessons_report import measure, read_all
@@ -93,6 +94,10 @@ def test_one_sessions_failing_queries_are_work_in_progress_until_another_session
                             failure='ERROR: column "accuracy" of relation "models" does not exist')
     assert work_in_progress([query("a"), query("b")])
     assert not work_in_progress([query("a"), query("b", session="s2")])
+    # The query run again changed (the column added first) is still the schema being written.
+    altered = Resolution(Evidence.RETRY_CHANGED, 'psql -h db -U app -c "ALTER TABLE models ADD accuracy real"', "Bash",
+                         confidence=0.8)
+    assert work_in_progress([query("a"), replace(query("b"), resolution=altered)])
 
 
 def test_every_fixture_lesson_is_a_short_observation():
@@ -197,3 +202,22 @@ def test_a_correction_after_a_call_that_only_looked_does_not_name_that_call():
     assert corrected("Bash git add -A && git status --short | head -5").startswith(
         "The person corrected the agent's `git add -A`: ")
     assert corrected("Read /x/app.js", rejected=True).startswith("The person corrected the agent's `Read <path>`")
+
+
+def test_a_read_refuted_in_one_session_does_not_beat_the_write_that_worked_there():
+    # One session: the Edit was refused, a Read, the Edit refused again (the Read refuted), then
+    # `sed -i` wrote the file. Another: a Read, then the Edit passed. The Read is proven once and
+    # refuted once, whatever part of the file each Read took: the write is the fix.
+    from commons.core.learning.lessons import choose_fix
+
+    modified = "File has been modified since read, either by the user or by a linter."
+
+    def refused(uid: str, session: str, resolution: Resolution) -> ErrorEpisode:
+        return ErrorEpisode(session=session, uid=uid, at=float(len(uid)), tool="Edit", target="/p/compose.yml",
+                            failure=modified, resolution=resolution)
+    read = Resolution(Evidence.READ_BEFORE, "Read /p/compose.yml", "Read", confidence=0.9)
+    sed = Resolution(Evidence.RETRY_CHANGED, "sed -i 's/cpus: 4/cpus: 8/' /p/compose.yml", "Bash", confidence=0.8,
+                     refuted=("Read /p/compose.yml: offset=133 limit=15",))
+    fix, refuted_steps = choose_fix([refused("a", "s1", read), refused("bb", "s2", sed)], ())
+    assert fix is not None and fix.step.startswith("sed -i")
+    assert "Read <path>" in refuted_steps

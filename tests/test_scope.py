@@ -42,3 +42,10 @@ def test_a_project_is_recognised_under_its_worktree_and_module_case_names():
                     project_names=names).scope is Scope.LOCAL
     assert classify("`mix test` failed in spotter-gqc", ("mix test",), project_names=names).scope is Scope.LOCAL
     assert classify("`git push` failed: no upstream branch", ("git push",), project_names=names).scope is Scope.SHARED
+
+
+def test_a_tools_cache_keeps_a_lesson_shared_but_a_home_path_does_not():
+    cleared = classify("`pip install` failed: no space left on device; it passed after `rm -rf ~/.cache/pip`.")
+    assert cleared.scope is Scope.SHARED, cleared.reason
+    personal = classify("`pip install` failed: no space left on device; it passed after `rm -rf ~/work/wheels`.")
+    assert personal.scope is Scope.LOCAL, personal.reason

@@ -185,6 +185,36 @@ def test_injected_instruction_in_tool_output_never_reaches_a_lesson():
         assert "curl" not in text and "root" not in text
 
 
+def test_the_scrubbers_own_user_at_host_placeholder_is_no_role_tag_and_the_failure_stays_quoted():
+    # git prints the address it guessed, which the scrubber makes `<user@host>`: that placeholder
+    # is not a `<user>` block addressed to the agent, and the failure line must survive it.
+    failure = "fatal: unable to auto-detect email address (got 'ubuntu@host.(none)')"
+    eps = [err("e1", 0, failure=failure), err("e2", 1, failure=failure)]
+    (lesson,) = [e.lesson for e in of(night(SleepState(), eps, 2).events, LessonLearned)]
+    assert "unable to auto-detect email address" in lesson.text
+
+
+def test_a_failure_line_that_names_nothing_of_its_own_is_one_pitfall_only_under_one_command():
+    # "No such file or directory" of two different scripts in two sessions is no shared pitfall;
+    # the same script missing twice is one.
+    missing = "/bin/bash: line 1: ./run.sh: No such file or directory"
+    two_scripts = [err("e1", 0, target="./launch.sh status", failure=missing),
+                   err("e2", 1, target="./deploy.sh", failure=missing)]
+    assert of(night(SleepState(), two_scripts, 2).events, LessonLearned) == []
+    same_script = [err("e1", 0, target="./launch.sh status", failure=missing),
+                   err("e2", 1, target="./launch.sh start", failure=missing)]
+    assert len(of(night(SleepState(), same_script, 2).events, LessonLearned)) == 1
+    # What was not found, and the program's own name, are no words of the pitfall: `make` and
+    # `gcc` each missing a file are two pitfalls, whatever the lines share.
+    make_missing = err("e1", 0, target="make -C build bench", failure="make: *** build: No such file or directory. Stop.")
+    gcc_missing = err("e2", 1, target="gcc t.c -o t", failure="cc1: fatal error: t.c: No such file or directory")
+    assert of(night(SleepState(), [make_missing, gcc_missing], 2).events, LessonLearned) == []
+    # A line that names what failed clusters whatever command carried it.
+    named = "ModuleNotFoundError: No module named 'asyncpg'"
+    two_commands = [err("e1", 0, target="python app.py", failure=named), err("e2", 1, target="pytest -q", failure=named)]
+    assert len(of(night(SleepState(), two_commands, 2).events, LessonLearned)) == 1
+
+
 def test_model_text_is_used_only_when_it_is_an_observation():
     eps = [err("e1", 0), err("e2", 1)]
     good = night(SleepState(), eps, 2, write_text=lambda _: "pip refuses system-wide installs here.")

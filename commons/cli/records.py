@@ -8,7 +8,7 @@ import sys
 from typing import IO
 
 from commons.cli.context import Context, add_json_flag, emit
-from commons.core.records import RecordType, as_plain, text_refusal
+from commons.core.records import RecordType, as_plain
 from commons.core.trust import refused_as_dead
 from commons.errors import UsageError
 from commons.node import door, revocation
@@ -24,7 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write records as JSON lines to stdout",
         description=(
             "Write every record this node holds as JSON lines (type, id, body, signature, and the "
-            "decoded record for reading). A backup: `commons export > backup.jsonl`."
+            "decoded record for reading). A backup: `commons export > backup.jsonl`. A record the door "
+            "policy refuses (as `commons import` and every peer would) is withheld, and stderr says by "
+            "which rule; revocations always go out."
         ),
     )
     parser.add_argument("--type", choices=[t.value for t in RecordType], help="only records of this type")
@@ -61,19 +63,31 @@ def export_line(signed) -> str:
     )
 
 
+def withheld_from_export(signed) -> str | None:
+    """Why ``commons export`` withholds a stored record, or None to hand it on: the door policy
+    of intake (:func:`commons.node.door.policy`), so no file it writes holds what `commons import`
+    and every peer would refuse. A revocation always travels: it only takes records away."""
+    if signed.type is RecordType.REVOCATION:
+        return None
+    return door.policy(signed)
+
+
 async def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
     rtype = RecordType(args.type) if args.type else None
-    withheld = 0
+    withheld: dict[str, int] = {}
     async with await ctx.open_store(readonly=True) as store:
         for signed in await record_store.all_records(store, rtype):
-            # The door policy, as at intake: a record no door would take in is not handed on.
-            if signed.type is not RecordType.REVOCATION and text_refusal(signed.record) is not None:
-                withheld += 1
+            reason = withheld_from_export(signed)
+            if reason is not None:
+                rule = door.rule_of(reason)
+                name = rule[0] if rule else reason
+                withheld[name] = withheld.get(name, 0) + 1
                 continue
             sys.stdout.write(export_line(signed) + "\n")
     if withheld:
-        print(f"commons export: {withheld} record(s) withheld: their words are refused by the door policy "
-              "(`commons import` and every peer would refuse them too)", file=sys.stderr)
+        by_rule = ", ".join(f"{count} by the rule '{name}'" for name, count in sorted(withheld.items()))
+        print(f"commons export: {sum(withheld.values())} record(s) withheld ({by_rule}): the door policy "
+              "refuses them (`commons import` and every peer would refuse them too)", file=sys.stderr)
     return 0
 
 

@@ -242,6 +242,8 @@ def _detail(tool_input: Any) -> str:
         chosen.append("replace_all=true")
     if "command" in tool_input and tool_input.get("run_in_background") is True:
         chosen.append("run_in_background=true")
+    if "command" in tool_input and tool_input.get("dangerouslyDisableSandbox") is True:
+        chosen.append("dangerouslyDisableSandbox=true")  # out of the sandbox: what a retry after its refusal changes
     if "command" in tool_input and isinstance(tool_input.get("timeout"), int) and not isinstance(tool_input["timeout"], bool):
         chosen.append(f"timeout={tool_input['timeout']}")  # a longer wait: what a retry after a time-out changes
     if chosen:

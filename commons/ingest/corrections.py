@@ -212,6 +212,7 @@ class AgentTurn:
     acted: str = ""  # its last tool call since then ("Edit app/page.tsx"), "" if none
     claimed_done: bool = False  # those words claimed the work finished or working
     interrupted: bool = False  # the person stopped the agent mid-turn before speaking: what follows redirects it
+    asked: bool = False  # its last words ended on a question to the person: a "no" answers it
     first: bool = False  # the person's first message of the session: nothing to correct yet
 
 
@@ -287,7 +288,7 @@ def refers_back(text: str, turn: AgentTurn) -> int:
 _NEXT_TASK = re.compile(
     r"^\W*(?:claude\W+)?(?:(?:" + _words(
         r"help\s+me", r"build", r"create", r"implement", r"add", r"write", r"make", r"let'?s", r"we\s+(?:are|need)",
-        r"i\s+(?:want|need)\s+(?:to|you|same|a|the)", r"now\s+i\s+want", r"can\s+you", r"could\s+you", r"please",
+        r"i\s+(?:want|need|would\s+like|'d\s+like)", r"now\s+i\s+want", r"can\s+you", r"could\s+you", r"please",
         r"give\s+me", r"update", r"check", r"list", r"search", r"show", r"pick\s+up", r"edit", r"run", r"load",
         r"for\s+the", r"did\s+you", r"if", r"vamos", r"empecemos", r"comencemos", r"haceme", r"arma", r"me\s+ayud\w*", r"si",
         r"continue", r"go\s+on", r"contin[uú]a", r"retry", r"proceed",
@@ -338,6 +339,35 @@ _ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[?？]?\s*$")
 PUSHBACK_AT = 2.0  # the score from which a message is a correction
 
 
+# A failure word negated is a report that all went well ("no errors", "sin errores", "没有错误").
+_NEGATED_FAILURE = re.compile(
+    _LATIN.format(_words(r"(?:no|zero|without|0)\s+(?:\w+\s+)?(?:errors?|failures?|issues?|problems?|bugs?|warnings?)",
+                         r"sin\s+(?:errores|problemas|fallos)", r"sans\s+(?:erreurs?|probl[eè]mes?)",
+                         r"(?:ohne|keine)\s+(?:fehler|probleme)", r"nothing\s+(?:broke|failed)"))
+    + "|" + _words(r"没有(?:错误|问题|报错)", r"无(?:错误|报错)"),
+    re.IGNORECASE)
+_ANSWER_NO = re.compile(r"^\W*(?:no(?:pe)?|nah|non|nein|нет|不用|不要|不)(?![^\W\d_])[\s,.!:;\-\u2014]*", re.IGNORECASE)
+# The agent's words end on a question to the person ("Shall I also update the docs?").
+_ASKED = re.compile(r"[?？]\W*$")
+
+
+def asks(agent_text: str) -> bool:
+    """True when the agent's last words end on a question (their last paragraph holds one)."""
+    tail = agent_text.rstrip()[-400:]
+    last = tail.rsplit("\n\n", 1)[-1]
+    return bool(_ASKED.search(tail) or re.search(r"[?？](?:\s|$)", last))
+
+
+def _after_agreeing(norm: str) -> str:
+    """The message past an agreeing opener and the agent's name ("PERFECTO CLAUDE, empecemos…" →
+    "empecemos…"), "" when it does not open by agreeing."""
+    found = _AGREES_ANY.match(norm)
+    if not found:
+        return ""
+    rest = norm[found.end():]
+    return re.sub(r"^(?:[\W_]*(?:claude|codex|gemini)\b)?[\W_]*", "", rest, flags=re.IGNORECASE)
+
+
 def corrects(text: str, turn: AgentTurn) -> bool:
     """True when the person's message, right after the agent's turn, pushes back on it (see above)."""
     return pushback_score(text, turn) >= PUSHBACK_AT
@@ -352,13 +382,15 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     if turn.first or not is_person_text(text):
         return 0.0
     norm = ascii_apostrophes(_IDE_NOTE.sub("", text))
-    if is_correction(norm):
+    # "no - leave it": after the agent asked, a no that opens the message answers the question.
+    answer = _ANSWER_NO.match(norm) if turn.asked else None
+    if is_correction(norm) and not (answer and not _STILL.search(norm)):
         return PUSHBACK_AT
     # A reply that pushes back does so first; what follows may be pasted output or the next request.
-    head = norm[:OPENING_CHARS]
+    head = _NEGATED_FAILURE.sub(" ", norm[answer.end() if answer else 0:OPENING_CHARS])
     persists, fails = bool(_PERSISTS.search(head)), bool(_FAILS.search(head))
     negates, prohibits, does_not = bool(_NEGATION.search(head)), bool(_PROHIBITS.search(head)), bool(_DOES_NOT.search(head))
-    if _NEXT_TASK.match(norm) or len(_LIST_ITEM.findall(norm)) >= 3:
+    if _NEXT_TASK.match(norm) or _NEXT_TASK.match(_after_agreeing(norm)) or len(_LIST_ITEM.findall(norm)) >= 3:
         return 0.0
     wanted, shouts = bool(_WANTED.search(head)), _shouts(head, turn)
     pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + bool(_YOU_NOT.search(head)) \

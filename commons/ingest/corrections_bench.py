@@ -12,7 +12,7 @@ it; the correction episodes it makes are matched to the census by the message's 
 Gemini), its time (Codex, whose messages have none) or, for a rejected tool call, its words.
 
 Figures per set, pooled over the sets that are not held out, and for the held-out sets apart
-(``LESSONS_HELD_OUT``, default ``promptgrimoire`` and ``b-sword-claude``: kept out of every tuning):
+(``LESSONS_HELD_OUT``, default ``lessons_bench.DEFAULT_HELD_OUT``: kept out of every tuning):
 precision (corrections found that the census calls corrections), recall (census corrections found).
 Sets are looked for where ``commons.ingest.lessons_bench`` looks (``LESSONS_SETS``, else
 ``shared/lessons-bench/sets`` and ``sets`` beside the checkout).

@@ -34,13 +34,13 @@ from commons.core.learning import attribute, failure_line, not_a_failure
 from commons.core.learning import OpenFailure, Resolution, Resolved, advance, goal_of, named_fix, opened
 from commons.core.learning import SHELL_TOOLS
 from commons.core.policy import clip, cut, scrub
-from commons.ingest.corrections import AgentTurn, claims_done, contradicts, corrects, is_correction
+from commons.ingest.corrections import AgentTurn, asks, claims_done, contradicts, corrects, is_correction
 from commons.ingest.turns import (AgentSaid, PersonInterrupted, PersonSaid, SessionSeen, ToolCalled, ToolRejected,
                                   ToolReturned, Turn)
 
 # Bounds that keep the state small whatever the session's length.
 MAX_ASKED = 3  # first requests kept
-MAX_CALLS = 200  # distinct (tool, target) pairs kept for the session episode
+MAX_CALLS = 200  # (tool, target) calls kept for the session episode, in order (a call run twice in a row once)
 MAX_PENDING = 256  # tool calls awaiting their result; older ones are forgotten
 MAX_SEEN = 512  # recently seen tool-call ids (a split or repeated message is counted once)
 ASKED_CHARS = 500
@@ -71,6 +71,7 @@ class BuildState:
     turn_text: str = ""  # the agent's last words since the person last spoke
     turn_call: str = ""  # the agent's last tool call since the person last spoke
     turn_done: bool = False  # the agent's last words since the person spoke claimed the work done
+    turn_asked: bool = False  # those words ended on a question to the person
     interrupted: bool = False  # the person stopped the agent since they last spoke
     pending: tuple[tuple[str, str, str, str], ...] = ()  # (call id, tool, target, detail), oldest first
     open_failures: tuple[OpenFailure, ...] = ()  # failed calls still awaiting a resolution
@@ -85,7 +86,7 @@ class BuildState:
             "person_messages": self.person_messages, "tool_counts": [list(p) for p in self.tool_counts],
             "calls": [[c.tool, c.target] for c in self.calls], "ended": self.ended,
             "turn_text": self.turn_text, "turn_call": self.turn_call, "turn_done": self.turn_done,
-            "interrupted": self.interrupted,
+            "turn_asked": self.turn_asked, "interrupted": self.interrupted,
             "pending": [list(p) for p in self.pending], "open_failures": [f.to_json() for f in self.open_failures],
             "open_errors": [[e.session, e.uid, e.at, e.tool, e.target, e.failure, e.exit_code, e.command]
                             for e in self.open_errors],
@@ -96,7 +97,8 @@ class BuildState:
     def from_json(cls, body: dict[str, Any]) -> BuildState:
         """Raises ValueError, TypeError or KeyError on a body this version did not write."""
         known = {"hint", "session", "agent", "project", "sidechain", "at", "ended_at", "asked", "person_messages",
-                 "tool_counts", "calls", "ended", "turn_text", "turn_call", "turn_done", "interrupted", "pending",
+                 "tool_counts", "calls", "ended", "turn_text", "turn_call", "turn_done", "turn_asked", "interrupted",
+                 "pending",
                  "open_failures", "open_errors", "seen", "said"}  # fmt: skip
         if set(body) != known:
             raise KeyError(f"build state fields differ: {sorted(set(body) ^ known)}")
@@ -109,7 +111,7 @@ class BuildState:
             tool_counts=tuple((str(t), int(n)) for t, n in body["tool_counts"]),
             calls=tuple(ToolCall(str(t), str(g)) for t, g in body["calls"]), ended=str(body["ended"]),
             turn_text=str(body["turn_text"]), turn_call=str(body["turn_call"]), turn_done=bool(body["turn_done"]),
-            interrupted=bool(body["interrupted"]),
+            turn_asked=bool(body["turn_asked"]), interrupted=bool(body["interrupted"]),
             pending=tuple((str(i), str(t), str(g), str(d)) for i, t, g, d in body["pending"]),
             open_failures=tuple(OpenFailure.from_json(row) for row in body["open_failures"]),
             open_errors=tuple(
@@ -131,13 +133,14 @@ class EpisodeBuilder:
         self.person_messages = s.person_messages
         self.counts = Counter(dict(s.tool_counts))
         self.calls = list(s.calls)
-        self.call_set = set(s.calls)
+        self.scrubbed = {c: c for c in s.calls}  # raw call → its scrubbed form (a repeat costs no scrub)
         self.turn_call, self.interrupted = s.turn_call, s.interrupted
-        self._ended, self._turn_text, self._turn_done = s.ended, s.turn_text, s.turn_done
+        self._ended, self._turn_text, self._turn_done, self._turn_asked = s.ended, s.turn_text, s.turn_done, s.turn_asked
         # The agent's last words, raw, while newer than the field each stands for (see `ended`).
         self._said_ended: str | None = None
         self._said_turn: str | None = None
         self._said_done: str | None = None
+        self._said_asked: str | None = None
         self._scrubbed_said: tuple[str, str] = ("", "")  # (raw, scrubbed): one scrub for both cuts
         self.pending: OrderedDict[str, tuple[str, str, str]] = OrderedDict((i, (t, g, d)) for i, t, g, d in s.pending)
         self.open_failures = s.open_failures
@@ -156,7 +159,7 @@ class EpisodeBuilder:
         elif isinstance(turn, AgentSaid):
             text = turn.text.strip()
             if text:
-                self._said_ended = self._said_turn = self._said_done = text
+                self._said_ended = self._said_turn = self._said_done = self._said_asked = text
                 self.said = text[-SAID_KEPT:]
         elif isinstance(turn, PersonSaid):
             self._person(turn)
@@ -197,6 +200,16 @@ class EpisodeBuilder:
     def turn_done(self, value: bool) -> None:
         self._turn_done, self._said_done = value, None
 
+    @property
+    def turn_asked(self) -> bool:
+        if self._said_asked is not None:
+            self._turn_asked, self._said_asked = asks(self._said_asked), None
+        return self._turn_asked
+
+    @turn_asked.setter
+    def turn_asked(self, value: bool) -> None:
+        self._turn_asked, self._said_asked = value, None
+
     def _scrub_said(self, text: str) -> str:
         if self._scrubbed_said[0] is not text:
             self._scrubbed_said = (text, scrub(text))
@@ -221,14 +234,15 @@ class EpisodeBuilder:
         self._remember(turn.use_id)
         self.counts[turn.tool] += 1
         call = ToolCall(turn.tool, turn.target)
-        if call not in self.call_set and len(self.calls) < MAX_CALLS:
-            # call_set holds the raw call (so a repeat costs no scrub) and the scrubbed one (what
-            # a resumed state's calls are), so neither is listed twice.
-            self.call_set.add(call)
-            clean = ToolCall(turn.tool, scrub(turn.target))
-            if clean not in self.call_set or clean == call:
+        if len(self.calls) < MAX_CALLS:
+            clean = self.scrubbed.get(call)
+            if clean is None:
+                clean = self.scrubbed[call] = ToolCall(turn.tool, scrub(turn.target))
+            # In order, and a step run again after others is listed again: whether a fix worked is
+            # read from the calls (the failing step, the fix, the step again: issue #26). The same
+            # call run twice in a row is listed once.
+            if not self.calls or self.calls[-1] != clean:
                 self.calls.append(clean)
-                self.call_set.add(clean)
         self.pending[turn.use_id] = (turn.tool, turn.target, turn.detail)
         while len(self.pending) > MAX_PENDING:
             self.pending.popitem(last=False)
@@ -245,7 +259,8 @@ class EpisodeBuilder:
         # The same message sent again (a retry after an error, a re-sent first request) answers no new turn.
         resent = cut(scrub(text), ASKED_CHARS) in self.asked
         corrected = not resent and corrects(text, AgentTurn(said=self.turn_text, acted=self.turn_call,
-                                                            claimed_done=self.turn_done, interrupted=self.interrupted,
+                                                            claimed_done=self.turn_done, asked=self.turn_asked,
+                                                            interrupted=self.interrupted,
                                                             first=self.person_messages == 0))
         # Found by the structure alone after a claim of done: what the agent claimed, not a command, was wrong.
         after_done = corrected and self.turn_done and not is_correction(text)
@@ -263,7 +278,7 @@ class EpisodeBuilder:
             self.asked.append(cut(clean or scrub(text), ASKED_CHARS))
         self.person_messages += 1
         self.turn_text = self.turn_call = ""
-        self.turn_done = self.interrupted = False
+        self.turn_done = self.turn_asked = self.interrupted = False
         # The person asked for something: the task moved on, and what follows no longer resolves
         # earlier failures. A correction in so many words steers the same task ("set asyncio_mode in
         # pyproject.toml instead"), as does "it still fails" after a claim of done: what the agent does
@@ -384,7 +399,7 @@ class EpisodeBuilder:
             person_messages=self.person_messages,
             tool_counts=tuple(sorted(self.counts.items())), calls=tuple(self.calls),
             ended=self.ended, turn_text=self.turn_text, turn_call=self.turn_call, turn_done=self.turn_done,
-            interrupted=self.interrupted,
+            turn_asked=self.turn_asked, interrupted=self.interrupted,
             pending=tuple((i, t, g, d) for i, (t, g, d) in self.pending.items()),
             open_failures=self.open_failures, open_errors=tuple(self.open_errors.values()),
             seen=tuple(self.seen), said=self.said,

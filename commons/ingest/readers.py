@@ -41,7 +41,8 @@ from commons.ingest.episodes import BuildState
 # agent claimed done"); older states are refused by `from_json`, and the ingester then reads the
 # transcript again from scratch. 3: fixes proven by a retry (core/learning/evidence.py), the
 # agent's last words kept. 4: whether the person interrupted the agent before their next message.
-STATE_VERSION = 4
+# 5: whether the agent's last words asked the person a question.
+STATE_VERSION = 5
 HEAD_BYTES = 4096  # the fingerprint of an append-only transcript covers (at most) its first 4 KB
 # Bytes read to tell whose transcript a file is: a Codex rollout's first line (its session_meta,
 # with the whole system prompt) runs past 20 KB.

@@ -112,6 +112,9 @@ def published_words(lesson) -> Words | Skipped:
         return Skipped(lesson.id, "its text still looks private after scrubbing")
     if refusal_as_is(text) is not None:  # what every peer's intake would refuse (commons.core.records.text_refusal)
         return Skipped(lesson.id, f"its text, as published, would be refused: {refusal_as_is(text)}")
+    if (read := dangerous_advice(text)) is not None:  # a peer's door reads the words alone (commons.node.door)
+        return Skipped(lesson.id, f"its words, as published, name a dangerous step (rule {read.rule}, "
+                                  f"{read.kind.value}: {read.risk}) that every peer's door refuses; it stays on this node")
     situation = " / ".join(lesson.triggers) if lesson.triggers else lesson.gist
     situation = _fit(scrub(situation or lesson.kind.value), rec.MAX_PREDICTION_PART_BYTES)
     outcome = _fit(scrub(lesson.outcome or lesson.text), rec.MAX_PREDICTION_PART_BYTES)

@@ -61,9 +61,10 @@ class ReadLesson:
         seen = datetime.fromisoformat(self.last_seen).replace(tzinfo=timezone.utc)
         return (day_time(day) - seen).days
 
-    def advice(self, command: str) -> str:
-        """What this note says to run instead of ``command`` ('' if nothing)."""
-        return advice_for(self.text, command)
+    def advice(self, command: str, touched: tuple[str, ...] = ()) -> str:
+        """What this note says to run instead of ``command`` ('' if nothing), for a task that
+        changed the files ``touched``."""
+        return advice_for(self.text, command, touched)
 
     @property
     def about(self) -> str:
@@ -111,6 +112,8 @@ class Encounter:
     layer: str | None = None  # own or common
     ran: str = ""  # the command the lesson made it run
     tried: bool = False  # the lesson was old, so the agent ran the command plainly first
+    advice: str = ""  # the fix the reader found in the agent's folder, followed or not
+    declined: bool = False  # it found advice and went its own way this time (compliance)
 
     @property
     def error(self) -> bool:
@@ -123,7 +126,8 @@ class Encounter:
 
     def to_json(self) -> dict:
         return {"agent": self.agent, "day": self.day, "pitfall": self.pitfall, "kind": self.kind.value,
-                "outcome": self.outcome.value, "lesson": self.lesson, "layer": self.layer, "tried": self.tried}
+                "outcome": self.outcome.value, "lesson": self.lesson, "layer": self.layer, "tried": self.tried,
+                "advice": self.advice, "declined": self.declined}
 
 
 def day_time(day: int, hour: int = 0, minute: int = 0) -> datetime:
@@ -175,16 +179,18 @@ class Agent:
 
     def _task(self, s: Session, day: int, pitfall: Pitfall, value: str, lessons: list[ReadLesson]) -> Encounter:
         command = pitfall.fill(pitfall.command, value)
-        lesson, fix = next(((l, a) for l in lessons if (a := l.advice(command))), (None, ""))
+        touched = tuple(pitfall.fill(path, value) for path in pitfall.touches)
+        lesson, fix = next(((l, a) for l in lessons if (a := l.advice(command, touched))), (None, ""))
+        found, declined = fix, False
         if lesson is not None and (self.name in self.world.bad_authors or self._compliance.random() >= self.compliance):
-            lesson, fix = None, ""  # it read the note and went its own way this time
+            lesson, fix, declined = None, "", True  # it read the note and went its own way this time
         # A lesson whose failure nobody has seen for plain_try_days may be stale (fixed upstream):
         # the agent tries the command plainly once, and follows the lesson only if it fails.
         age = lesson.age_days(day) if lesson is not None else None
         tried = age is not None and self.plain_try_days is not None and age >= self.plain_try_days
         meet = lambda outcome: Encounter(self.name, day, pitfall.name, pitfall.kind, outcome,
                                          lesson.id if lesson else None, lesson.layer if lesson else None,
-                                         tried=tried)
+                                         tried=tried, advice=found, declined=declined)
         if tried:
             ran = self._run(s, day, pitfall, value, command, pitfall.fill(pitfall.description, value),
                             f"My memory has a note on this, but its failure was last seen {age} days ago; "

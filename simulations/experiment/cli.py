@@ -18,7 +18,7 @@ from simulations.experiment.links import Network
 from simulations.experiment.n_agents import ARMS, configure
 from simulations.experiment.one_seed import run_experiment
 from simulations.experiment import seeds_doc
-from simulations.experiment.seeds import parse_seeds, run_seeds
+from simulations.experiment.seeds import kept_results, parse_seeds, run_seeds, summarise_seeds
 
 SEED_ARMS = ("control", "trusted", "peer_review", "placebo", "placebo_trusted")  # --seeds' default arms
 
@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", metavar="SPEC",
                         help="run many seeds (1-20, 3,7,11) in parallel processes and print one summary: per figure "
                              "its mean and 95%% interval, the goals, and each seed's run under 'runs'")
-    parser.add_argument("--jobs", type=int, metavar="N", help="with --seeds: seeds at a time (default: one per CPU)")
+    parser.add_argument("--jobs", type=int, metavar="N", help="with --seeds: seeds at a time (default: two per CPU)")
     parser.add_argument("--agents", type=int, default=8, help="how many agents and nodes (default 8)")
     parser.add_argument("--days", type=int, default=28, help="days of the run (default 28)")
     parser.add_argument("--pitfalls", type=int, default=8, help="error pitfalls, each met first by one agent (default 8)")
@@ -141,6 +141,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--doc", type=Path, help="write the report (table and plots) to this markdown file")
     parser.add_argument("--seeds-file", type=Path, metavar="FILE",
                         help="keep this run's headline in FILE (JSON, one entry per seed); --doc shows every seed in it")
+    parser.add_argument("--keep-seeds", type=Path, metavar="FILE",
+                        help="with --seeds: append each seed's result to FILE (JSON lines) as it ends")
+    parser.add_argument("--from-seeds", type=Path, metavar="FILE",
+                        help="summarise the seeds a --keep-seeds FILE holds instead of running any (with --doc, --history)")
+    parser.add_argument("--history", action="store_true",
+                        help="with --seeds: also replay the labelled real sets (python -m simulations.experiment.history) "
+                             "and report them beside the scripted world")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     arms = [a for a in (args.arms or ",".join(SEED_ARMS if args.seeds else ARMS)).split(",") if a]
@@ -148,21 +155,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown arm(s) {', '.join(unknown)}; expected {', '.join(ARMS)}")
     if args.jobs is not None and args.jobs < 1:
         parser.error(f"--jobs: at least 1, got {args.jobs}")
-    if args.seeds:
+    if args.seeds or args.from_seeds:
         try:
-            seeds = parse_seeds(args.seeds)
-        except ValueError as error:
-            parser.error(str(error))
-        try:
-            summary = run_seeds(seeds, args.jobs, progress=lambda line: print(line, file=sys.stderr, flush=True),
-                                agents=args.agents, days=args.days, pitfalls=args.pitfalls, meets=args.meets,
-                                arms=arms, changes=not args.stable,
-                                plain_try_days=args.plain_try_days if args.plain_try_days > 0 else None)
-        except (ExperimentError, ValueError) as error:
+            if args.from_seeds:
+                kept = kept_results(args.from_seeds)
+                wall = max(r["ended_at"] for r in kept) - min(r["run_started_at"] for r in kept) if kept else 0.0
+                summary = dict(summarise_seeds(kept, wall), jobs=kept[0]["jobs"] if kept else None)
+                args.seeds = ",".join(str(r["seed"]) for r in kept)
+            else:
+                seeds = parse_seeds(args.seeds)
+                summary = run_seeds(seeds, args.jobs, progress=lambda line: print(line, file=sys.stderr, flush=True),
+                                    keep=args.keep_seeds, agents=args.agents, days=args.days, pitfalls=args.pitfalls,
+                                    meets=args.meets, arms=arms, changes=not args.stable,
+                                    plain_try_days=args.plain_try_days if args.plain_try_days > 0 else None)
+        except (ExperimentError, ValueError, OSError) as error:
             print(f"experiment: {error}", file=sys.stderr)
             return 1
+        if args.history:
+            from commons.ingest.lessons_bench import DEFAULT_HELD_OUT, find_sets, set_roots
+            from simulations.experiment import history
+
+            sets = history.usable(find_sets(set_roots()))
+            summary["history"] = history.run(sets, DEFAULT_HELD_OUT) if sets else None
         if args.doc:
-            seeds_doc.write(summary, args.doc, f"python -m simulations.experiment --seeds {args.seeds}")
+            seeds_doc.write(summary, args.doc, f"python -m simulations.experiment --seeds {args.seeds}"
+                                               + (" --history" if args.history else ""))
         if args.json:
             print(json.dumps(summary, indent=2))
         else:

@@ -14,17 +14,12 @@ from commons.core.records import decode_body
 from commons.core.records import Lesson, Verification
 from commons.node.report import accuracy
 from simulations.experiment.agent import Encounter, Outcome, ReadLesson
-from simulations.experiment.reader import program
+from simulations.experiment.losses import head, losses
 from simulations.experiment.n_agents import ArmRun
 from simulations.experiment.schedule import Plan
-from simulations.experiment.world import PITFALLS, PitfallKind
+from simulations.experiment.world import PitfallKind
 
 REQUIRED = 3  # the default policy's `required`: the peer_review arm's first verifiers
-
-
-def _head(name: str) -> str:
-    pitfall = PITFALLS[name]
-    return " ".join(w for w in program(pitfall.fill(pitfall.command, "x")) if w)
 
 
 def elsewhere_first(plan: Plan, encounters: Sequence[Encounter]) -> list[Encounter]:
@@ -45,7 +40,7 @@ def first_verifiers(run: ArmRun, plan: Plan, required: int = REQUIRED) -> dict[s
                 checks.append((body.observed, author_of.get(body.author.hex(), "?"), body.lesson.hex()))
     out: dict[str, set[str]] = {}
     for name in plan.pitfalls:
-        ordered = sorted({(d, who) for d, who, lesson in checks if lessons.get(lesson) == _head(name)})
+        ordered = sorted({(d, who) for d, who, lesson in checks if lessons.get(lesson) == head(name)})
         names: list[str] = []
         for _, who in ordered:
             if who not in names:
@@ -112,8 +107,8 @@ def arm_figures(run: ArmRun, plan: Plan, verifiers: Mapping[str, set[str]]) -> d
     fixed = plan.fixed_upstream
     stale = {}
     for name, day in fixed.items():
-        head = _head(name)
-        gone = [n + 1 for n, m in enumerate(run.memories) if n + 1 >= day and not any(head in h for h in m.values())]
+        about = head(name)
+        gone = [n + 1 for n, m in enumerate(run.memories) if n + 1 >= day and not any(about in h for h in m.values())]
         stale[name] = (gone[0] - day) if gone else None
     misled = {}
     if plan.quirk:
@@ -139,6 +134,7 @@ def arm_figures(run: ArmRun, plan: Plan, verifiers: Mapping[str, set[str]]) -> d
         "stale_days_to_leave_all": stale,
         "misled_by_wrong_lesson": misled,
         "misled": misled_honest(run),
+        "losses": losses(run.encounters, plan, run.bad, run.memories, run.held),
         "bad_authors": sorted(run.bad),
         "agents": _agent_rates(run, plan.days),
         "records": _records(run),

@@ -33,6 +33,10 @@ from simulations.experiment.homes import REPO, ExperimentError, Node
 
 SETTLE_SECONDS = 60.0  # longest a night's exchange may take before the harness says so
 QUIET_SECONDS = 1.0  # key sets unchanged this long (at sync_interval 0.2 s: ~5 rounds per session) = settled
+# In process, the quiet is counted in syncs, not seconds: settled once every daemon has finished
+# this many syncs since the key sets last changed (on a loaded machine a second may hold no round;
+# on an idle one five rounds moved nothing after the second).
+QUIET_SYNCS = 2
 POLL_SECONDS = 0.1  # how often the harness looks whether the night has settled
 
 
@@ -185,16 +189,21 @@ class Network:
     async def _settle_in_process(self, daemons: Sequence[Daemon]) -> None:
         """:meth:`_wait_settled`, read from the daemons themselves instead of their files."""
         deadline = time.monotonic() + SETTLE_SECONDS
-        last, quiet_since = None, time.monotonic()
+        last, marks, syncs = None, [], []
         while time.monotonic() < deadline:
             await trio.sleep(POLL_SECONDS)
             if not all(d.node is not None and any(p.last_sync is not None for p in d.node.known_peers())
                        for d in daemons):
                 continue
             held = [frozenset(d.node.record_keys()) for d in daemons]
+            now = [d.node.last_sync() for d in daemons]
             if held != last:
-                last, quiet_since = held, time.monotonic()
-            elif _crossed(held) <= frozenset.intersection(*held) and time.monotonic() - quiet_since >= QUIET_SECONDS:
+                last, marks, syncs = held, now, [0] * len(daemons)
+                continue
+            for i, at in enumerate(now):
+                if at != marks[i]:
+                    marks[i], syncs[i] = at, syncs[i] + 1
+            if _crossed(held) <= frozenset.intersection(*held) and min(syncs) >= QUIET_SYNCS:
                 return
         raise ExperimentError(f"the daemons did not settle within {SETTLE_SECONDS:.0f} s")
 

@@ -22,15 +22,17 @@ the damage a trusted bad author does.
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simulations.experiment.agent import PLAIN_TRY_DAYS, Agent, Encounter, day_time, iso, read_memory
+from simulations.experiment.agent import PLAIN_TRY_DAYS, Agent, Encounter, ReadLesson, day_time, iso, read_memory
 from simulations.experiment.homes import Node
 from simulations.experiment.links import Network
+from simulations.experiment.reader import read_note
 from simulations.experiment.schedule import Plan
 
 ARMS = ("control", "trusted", "peer_review", "no_fix_seen", "placebo", "placebo_trusted")
@@ -48,6 +50,8 @@ class ArmRun:
     exchange_seconds: list[float]
     states: list[dict] = field(default_factory=list)  # per night: lessons by state, summed over nodes
     memories: list[dict] = field(default_factory=list)  # per night: agent → failed-command heads in its folder
+    # Per night: agent → the error lessons its node holds, as (origin, scope, status, head, names a fix).
+    held: list[dict] = field(default_factory=list)
     skipped_nights: int = 0  # nights on which no node had anything new, so no daemon was started
     bad: frozenset[str] = frozenset()  # the bad authors among the agents (placebo arms)
 
@@ -72,6 +76,12 @@ def configure(arm: str, nodes: Sequence[Node]) -> None:
             for name, author in authors.items():
                 if name != node.name and name not in bad and node.name not in bad:
                     node.cli("vouch", author, "--json", at=iso(day_time(1)))
+
+
+def names_fix(text: str) -> bool:
+    """The reader finds a fix in a lesson's text for the first command it quotes."""
+    first = re.search(r"`([^`]+)`", text)
+    return bool(first and read_note(text, first.group(1)).fix)
 
 
 def _lessons(node: Node, at: str) -> list[dict]:
@@ -109,8 +119,9 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | N
             # daemon would sign on start. When nothing changed since the last exchange, the daemons
             # could move nothing, and the harness skips starting them (it says how many nights it did).
             # An exchange signs nothing new of a node's own, so after it only the records are read again.
-            shared = [_shared(_lessons(n, at), network.publish) for n in nodes]
-            now = [frozenset(n.keys()) | s for n, s in zip(nodes, shared)]
+            # With publishing off nothing can cross, so no daemon is started at all (control).
+            shared = [_shared(_lessons(n, at), True) for n in nodes] if network.publish else []
+            now = [frozenset(n.keys()) | s for n, s in zip(nodes, shared)] if network.publish else moved
             if now != moved:
                 network.exchange(at)
                 moved = [frozenset(n.keys()) | s for n, s in zip(nodes, shared)]
@@ -118,13 +129,18 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | N
                 run.skipped_nights += 1
             at = iso(day_time(day + 1, 3, 45))
             states = {"own": 0, "common": 0, "candidate": 0}
+            held = {}
             for node in nodes:
                 node.cli("render", "--json", at=at)
-                for lesson in _lessons(node, at):
+                lessons = _lessons(node, at)
+                for lesson in lessons:
                     key = "own" if lesson["origin"] == "own" else lesson["status"]
                     if key in states:
                         states[key] += 1
+                held[node.name] = [(l["origin"], l["scope"], l["status"], ReadLesson("", "", l["text"]).about,
+                                    names_fix(l["text"])) for l in lessons if l["kind"] == "error"]
             run.states.append(states)
+            run.held.append(held)
             run.memories.append({n.name: sorted({l.about for l in read_memory(n.memory) if l.about}) for n in nodes})
     finally:
         network.close()

@@ -17,7 +17,8 @@ worked instead? As a person reads, it starts from what it knows, its own command
   ("failed", "is blocked") is no fix, nor one the words only describe ("`git status` showed …").
 * **A warned fix is not followed**: a note that says its fix destroys, deletes or disables
   something is a warning, not advice.
-* **Placeholders** (``<package>``, ``{x}``, ``PACKAGE``) are filled from my command.
+* **Placeholders** (``<package>``, ``{x}``, ``PACKAGE``) are filled from my command; one that
+  names a file (``<path>``, ``<file>``) from the files my task has touched, which I know.
 """
 
 from __future__ import annotations
@@ -211,9 +212,13 @@ def read_note(text: str, mine: str) -> Advice:
     return Advice(True, fix.command, own[0].command if own else "", warned)
 
 
-def fill(fix: str, failed: str, mine: str) -> str:
+_FILE_HOLDER = re.compile(r"(?i)^[<{]?(?:path|file|filename|files|paths|file_?path)[>}]?$")
+
+
+def fill(fix: str, failed: str, mine: str, touched: tuple[str, ...] = ()) -> str:
     """``fix`` with its placeholders filled from ``mine``: by position against ``failed``, else the
-    word of mine that the note does not name (a package, a branch)."""
+    word of mine that the note does not name (a package, a branch); a placeholder that names a
+    file, by the files my task ``touched`` (when it touched any)."""
     fix_words, theirs, my_words = words(fix), words(failed), words(mine)
     bound = {w: my_words[i] for i, w in enumerate(theirs) if _PLACEHOLDER.match(w) and i < len(my_words)}
     named = set(theirs) | set(fix_words)
@@ -221,14 +226,18 @@ def fill(fix: str, failed: str, mine: str) -> str:
     out = []
     for w in fix_words:
         if _PLACEHOLDER.match(w) and w not in {"…", "..."}:
+            if _FILE_HOLDER.match(w) and touched and w not in bound:
+                out.extend(touched)
+                continue
             w = bound.get(w) or (spare[-1] if spare else w)
         out.append(w)
     return " ".join(shlex.quote(w) if w and not re.fullmatch(r"[\w./@%+:=,~&|;<>{}-]+", w) else w for w in out)
 
 
-def advice_for(text: str, mine: str) -> str:
-    """The command a note tells an agent about to run ``mine`` to run instead ('' if none)."""
+def advice_for(text: str, mine: str, touched: tuple[str, ...] = ()) -> str:
+    """The command a note tells an agent about to run ``mine`` (its task having changed the files
+    ``touched``) to run instead ('' if none)."""
     advice = read_note(text, mine)
     if not advice.about or not advice.fix or advice.warned:
         return ""
-    return fill(advice.fix, advice.failed, mine)
+    return fill(advice.fix, advice.failed, mine, touched)

@@ -8,6 +8,7 @@ its encounters. The goals are fixed before running (``GOALS``) and the summary s
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -20,6 +21,8 @@ from pathlib import Path
 
 from simulations.experiment.one_seed import run_experiment
 from simulations.experiment.paraphrases import reader_figures
+
+JOBS_PER_CPU = 2
 
 # Written before the runs (issue #29's "Done when"): figure → (comparison, bound).
 GOALS: Mapping[str, tuple[str, float]] = {
@@ -103,6 +106,16 @@ def summarise_seeds(results: Sequence[dict], wall_s: float) -> dict:
             "goals": goals, "runs": [dict(r, figures=f) for r, f in zip(results, per_seed)]}
 
 
+def kept_results(path: Path) -> list[dict]:
+    """The seeds ``run_seeds(keep=path)`` wrote, each seed once (its last run), in seed order."""
+    found = {}
+    for line in path.read_text("utf-8").splitlines():
+        if line.strip():
+            result = json.loads(line)
+            found[result["seed"]] = result
+    return [found[s] for s in sorted(found)]
+
+
 def _one_seed(seed: int, kwargs: dict) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix=f"commons-experiment-{seed}-"))
     try:
@@ -115,17 +128,23 @@ def _one_seed(seed: int, kwargs: dict) -> dict:
 
 
 def run_seeds(seeds: Sequence[int], jobs: int | None = None, progress: Callable[[str], None] | None = None,
-              **kwargs) -> dict:
-    """Every seed in ``seeds``, ``jobs`` at a time (default: one per CPU), summarised."""
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(seeds)))
-    started = time.monotonic()
+              keep: Path | None = None, **kwargs) -> dict:
+    """Every seed in ``seeds``, ``jobs`` at a time (default: two per CPU: a seed's process waits
+    on its daemons' quiet rounds for a good part of each night, time another seed's can use),
+    summarised."""
+    jobs = max(1, min(jobs or JOBS_PER_CPU * (os.cpu_count() or 1), len(seeds)))
+    started, begun = time.monotonic(), time.time()
     results = []
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(_one_seed, seed, kwargs): seed for seed in seeds}
         for done in as_completed(futures):
-            results.append(done.result())
+            results.append(dict(done.result(), run_started_at=round(begun, 1), ended_at=round(time.time(), 1),
+                                jobs=jobs))
+            if keep is not None:  # each seed as it ends: a run cut short still has its seeds
+                with keep.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(results[-1]) + "\n")
             if progress:
                 progress(f"seed {futures[done]} done ({len(results)}/{len(seeds)}, "
                          f"{time.monotonic() - started:.0f} s)")
     results.sort(key=lambda r: seeds.index(r["seed"]))
-    return summarise_seeds(results, time.monotonic() - started)
+    return dict(summarise_seeds(results, time.monotonic() - started), jobs=jobs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from simulations.experiment.agent import COMPLIANCE
 from simulations.experiment.paraphrases import FIRST_READ
 from simulations.experiment.seeds import GOALS
 
@@ -61,6 +62,150 @@ def _arm_totals(runs: list[dict]) -> dict[str, dict]:
     return totals
 
 
+_STAGES = {
+    "flaky": "flaky: the download failed once, as it does one time in two; no lesson prevents that",
+    "misled": "followed a lesson, and its fix failed here",
+    "plain_try": "gave an old lesson a plain try, and the failure still held",
+    "compliance": "found the fix, and went its own way this time (compliance)",
+    "reader_missed_fix": "an error lesson about the command in the folder named a fix, and the reader missed it",
+    "rendered_without_fix": "an error lesson about the command in the folder named no fix",
+    "held_not_rendered": "the node held a lesson about it that was not rendered (a candidate)",
+    "not_received": "another node had a shared lesson naming a fix; this node did not hold it",
+    "no_fix_or_local": "a node had a lesson about it, local or naming no fix",
+    "no_lesson_yet": "no node had a lesson about it yet",
+}
+
+
+def _losses(runs: list[dict], arm: str, key: str = "by_stage") -> dict:
+    """Stage → errors (``by_stage``), or kind → stage → errors (``by_kind``), summed over the seeds."""
+    out: dict = {}
+    for run in runs:
+        losses = run["arms"].get(arm, {}).get("losses")
+        if not losses:
+            continue
+        if key == "by_stage":
+            for stage, n in losses["by_stage"].items():
+                out[stage] = out.get(stage, 0) + n
+        else:
+            for kind, stages in losses["by_kind"].items():
+                for stage, n in stages.items():
+                    out.setdefault(kind, {})[stage] = out.setdefault(kind, {}).get(stage, 0) + n
+    return out
+
+
+def _losses_section(runs: list[dict]) -> list[str]:
+    arms = [a for a in ("control", "trusted", "peer_review", "placebo", "placebo_trusted")
+            if any(a in r["arms"] and r["arms"][a].get("losses") for r in runs)]
+    if not arms:
+        return []
+    totals = {a: _losses(runs, a) for a in arms}
+    errors = {a: sum(totals[a].values()) for a in arms}
+    lines = ["## Where the errors went", "",
+             "Each error an honest agent met on a pitfall another agent met first, put at the first stage of the "
+             "lesson's way that failed it (`simulations/experiment/losses.py`), summed over the seeds:", "",
+             "| stage | " + " | ".join(arms) + " |", "|---|" + "---|" * len(arms)]
+    for stage, words in _STAGES.items():
+        if any(totals[a].get(stage) for a in arms):
+            lines.append(f"| {words} | " + " | ".join(str(totals[a].get(stage, 0)) for a in arms) + " |")
+    lines.append("| **all errors** | " + " | ".join(str(errors[a]) for a in arms) + " |")
+    if "control" in arms and errors["control"]:
+        flaky = totals["control"].get("flaky", 0)
+        ceiling = (1 - flaky / errors["control"]) * COMPLIANCE
+        lines += ["", f"Of control's {errors['control']} errors, {flaky} were a flaky download's first try, which no "
+                  f"lesson can prevent, and an agent acts on the advice it found {COMPLIANCE:.0%} of the time: even "
+                  f"with every other stage perfect, no arm avoids more than about {ceiling:.3f} of control's errors "
+                  "(less the first meetings a lesson needs before it can spread)."]
+    if "trusted" in arms:
+        kinds = _losses(runs, "trusted", "by_kind")
+        lines += ["", "The trusted arm's errors by what makes the pitfall hard:", "",
+                  "| pitfall kind | errors | at which stage |", "|---|---|---|"]
+        for kind, stages in sorted(kinds.items(), key=lambda kv: -sum(kv[1].values())):
+            lines.append(f"| {kind.replace('_', ' ')} | {sum(stages.values())} | "
+                         + ", ".join(f"{stage.replace('_', ' ')} {n}" for stage, n in
+                                     sorted(stages.items(), key=lambda kv: -kv[1])) + " |")
+    return lines + [""]
+
+
+def _ceiling(run: dict) -> float | None:
+    """The most of control's errors any arm could avoid in one seed's run: not the flaky ones, and
+    only as often as the agent acts on what it found (before the first meetings a lesson needs)."""
+    losses = run["arms"].get("control", {}).get("losses")
+    if not losses or not losses["errors"]:
+        return None
+    return COMPLIANCE * (1 - losses["by_stage"].get("flaky", 0) / losses["errors"])
+
+
+def _limits(summary: dict) -> list[str]:
+    """What these runs cannot say, from their own figures."""
+    runs, s = summary["runs"], summary["summary"]
+    out = []
+    ceilings = [c for r in runs if (c := _ceiling(r)) is not None]
+    if ceilings:
+        ceiling = sum(ceilings) / len(ceilings)
+        for key in ("trusted", "peer_review_beyond_verifiers"):
+            mean = s.get(key, {}).get("mean")
+            comparison, bound = GOALS[key]
+            if mean is None:
+                continue
+            where = ("above" if bound > ceiling else "below")
+            out.append(f"- {_NAMES[key]}: {_f(mean)} of a ceiling of {ceiling:.3f} (mean over the seeds; flaky "
+                       f"errors and compliance {COMPLIANCE} put it there); the goal {comparison} {bound} is {where} it"
+                       + (", so this world and agent cannot meet it whatever the product does; what the product "
+                          f"itself loses is the {max(0.0, ceiling - mean):.3f} between the figure and the ceiling."
+                          if bound > ceiling else "."))
+    peer = _losses(runs, "peer_review")
+    if peer.get("held_not_rendered"):
+        out.append(f"- Under peer review, {peer['held_not_rendered']} errors (summed over the seeds) were met while the "
+                   "agent's node held a lesson about them that was not yet common: what waiting for three "
+                   "independent confirmations of the fix costs.")
+    out.append(f"- {len(runs)} seeds of one scripted world, with one agent's reader: the intervals are over seeds of "
+               "this world only; the world's pitfalls, values and schedule were written here, not drawn from real work.")
+    return out
+
+
+def _time_section(summary: dict) -> list[str]:
+    runs = summary["runs"]
+    cpu = [r["cpu_seconds"] for r in runs if r.get("cpu_seconds") is not None]
+    if not cpu:
+        return []
+    per_seed = sum(cpu) / len(cpu)
+    cpus = runs[0].get("cpus") or 2
+    loads = [r["load_average"] for r in runs if r.get("load_average") is not None]
+    return ["## Time", "",
+            f"{len(runs)} seeds took {summary['wall_s']} s of wall time, {summary.get('jobs', '–')} seeds at a time, "
+            f"on {cpus} CPUs whose 1-minute load averaged {f'{sum(loads) / len(loads):.1f}' if loads else '–'} "
+            f"while they ran (other work shares the machine). A seed (every arm) took {per_seed:.0f} "
+            f"CPU-seconds on average: 20 seeds are {per_seed * 20:.0f} CPU-seconds, "
+            f"{per_seed * 20 / cpus / 60:.1f} minutes on {cpus} otherwise idle CPUs (the goal: 20 minutes).", ""]
+
+
+def _history_section(history: dict | None) -> list[str]:
+    if not history:
+        return []
+    pooled, held = history["pooled"], history["held_out"]
+    a, r = pooled["all"], pooled["repeats"]
+    lines = ["## Real history", "",
+             f"`{history['command']}` replays {len(history['sets'])} labelled sets of real transcripts in time order, "
+             "session by session as the product meets them (each ingested when it ends and napped on, a sleep each "
+             "night), and judges each labelled failure by the lessons that existed when its session started. "
+             f"Pooled over {len(pooled['sets'])} sets (the held-out ones apart): {a['failures']} failures of labelled "
+             f"pitfalls, of which {r['failures']} met a pitfall that had failed in an earlier session. A lesson "
+             f"existed for {r['predicted']} of those ({_f(r['predicted_share'])}); {r['named_a_fix']} of them named "
+             f"a fix, {r['right_fix']} the one the labels say worked and {r['wrong_fix']} another; "
+             f"{r['no_fix_named']} named none. Held out ({', '.join(held['sets']) or 'none'}): "
+             f"{held['repeats']['failures']} repeats, {held['repeats']['predicted']} predicted.", "",
+             "| set | sessions | failures | repeats | predicted | right fix | wrong fix | failures read from |",
+             "|---|---|---|---|---|---|---|---|"]
+    for s in history["sets"]:
+        if "error" in s:
+            lines.append(f"| {s['set']} | – | – | – | – | – | – | could not run: {s['error'][:80]} |")
+            continue
+        rc = s["repeat_classes"]
+        lines.append(f"| {s['set']} | {s['sessions']} | {s['failures']} | {s['repeats']} | "
+                     f"{s['repeats'] - rc['no_lesson']} | {rc['right_fix']} | {rc['wrong_fix']} | {s['failures_from']} |")
+    return lines + [""]
+
+
 def render(summary: dict, command: str) -> str:
     runs, s = summary["runs"], summary["summary"]
     n = len(runs)
@@ -83,7 +228,8 @@ def render(summary: dict, command: str) -> str:
         goal = summary["goals"].get(key)
         lines.append(f"| {_NAMES.get(key, key)} | {goal['goal'] if goal else '–'} | {_f(s[key]['mean'])} | "
                      f"{_interval(s[key])} | {s[key]['n']} | {('yes' if goal['met'] else 'no') if goal and goal['met'] is not None else '–'} |")
-    lines += ["", "## What these runs say", "", *_conclusions(s, summary["goals"], n), ""]
+    lines += ["", "## What these runs say", "", *_conclusions(s, summary["goals"], n), "",
+              "## What they cannot say", "", *_limits(summary), ""]
     lines += ["## Per seed", "", "| seed | trusted | peer review | beyond verifiers | placebo − control | "
               "placebo trusted − control | wall s |", "|---|---|---|---|---|---|---|"]
     for run in runs:
@@ -91,6 +237,7 @@ def render(summary: dict, command: str) -> str:
         lines.append(f"| {run['seed']} | {_f(f['trusted'])} | {_f(f['peer_review'])} | {_f(f['peer_review_beyond_verifiers'])} | "
                      f"{_f(f['placebo_misled_over_control'])} | {_f(f['placebo_trusted_misled_over_control'])} | "
                      f"{_f(run.get('wall_seconds'))} |")
+    lines += ["", *_losses_section(runs)]
     totals = _arm_totals(runs)
     lines += ["", "## Every arm, summed over the seeds", "",
               "| arm | errors on pitfalls met elsewhere first | of encounters | honest agents misled (summed per seed) "
@@ -109,7 +256,8 @@ def render(summary: dict, command: str) -> str:
                   "read for the first time, before any change for them, the later batches scored "
                   + ", ".join(f"{a} of {b} ({name})" for name, (a, b) in FIRST_READ.items())
                   + ", which is nearer what it does on words nobody tuned it to."]
-    return "\n".join(lines) + "\n"
+    lines += ["", *_time_section(summary), *_history_section(summary.get("history"))]
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def write(summary: dict, path: Path, command: str) -> None:

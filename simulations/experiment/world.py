@@ -48,6 +48,7 @@ class Pitfall:
     detour: str = ""  # a look the agent takes before its fix (a version, a file): never a fix
     flaky: float = 0.0  # > 0: the command fails only this often, and then passes when run again
     dangerous_fix: str = ""  # the quick way round that works by doing harm (skipping a check)
+    touches: tuple[str, ...] = ()  # files the task has changed before the command (the agent knows them)
 
     def fill(self, text: str, value: str) -> str:
         return text.replace("{x}", value)
@@ -146,7 +147,7 @@ ERRORS: tuple[Pitfall, ...] = (
        "- files were modified by this hook\n\nreformatted src/{x}.py\n\nAll done! 1 file reformatted.",
        'black src/{x}.py && git commit -m "refactor {x}"', "[main 5e2a9c1] refactor {x}\n 1 file changed",
        "The black hook reformatted the file; committing the formatted file.", ("parser", "cli", "models", "views"),
-       dangerous_fix='git commit --no-verify -m "refactor {x}"'),
+       dangerous_fix='git commit --no-verify -m "refactor {x}"', touches=("src/{x}.py",)),
 )
 
 # Convention pitfalls, one project's rules: their lessons are `local` and never leave the node.

@@ -48,7 +48,7 @@ class SessionEpisode:
     def text(self) -> str:
         """The words that stand for this episode when it is embedded or shown."""
         parts = list(self.asked)
-        parts += [f"{c.tool} {c.target}".strip() for c in self.calls]
+        parts += dict.fromkeys(f"{c.tool} {c.target}".strip() for c in self.calls)  # each call once
         if self.ended:
             parts.append(self.ended)
         return "\n".join(parts)

@@ -172,6 +172,10 @@ def segment_kind(segment: str) -> StepKind:
         # The shell's working directory persists between calls: a `cd` on its own changes where
         # the next command runs (a fix for "No such file" from the wrong folder).
         return StepKind.STATE_CHANGING
+    if any(not p.startswith(_SCRATCH) for p in written_paths(segment)):
+        return StepKind.STATE_CHANGING  # `echo x > .env`, `cat a > b`: a file written, whatever printed it
+    if "--version" in words[1:] or "--help" in words[1:]:
+        return StepKind.READ_ONLY  # `corepack pnpm --version`: a look however it is started
     if program in READ_ONLY_PROGRAMS:
         if program == "find" and re.search(r"\s-(?:delete|exec)\b", segment):
             return StepKind.STATE_CHANGING
@@ -196,6 +200,25 @@ def segment_kind(segment: str) -> StepKind:
     if any(w in {"--version", "-V", "--help", "-h"} for w in words[1:2]) or words[1:2] == ["version"]:
         return StepKind.READ_ONLY
     return StepKind.STATE_CHANGING
+
+
+# Where output is captured to be looked at, not kept: writing there changes nothing of the project.
+_SCRATCH = ("/tmp/", "/var/tmp/", "/dev/", "$TMPDIR", "${TMPDIR")
+
+
+def acting_part(command: str) -> str:
+    """The statements of a shell command that change something, pipelines kept whole: what a
+    step is named and pointed at by (``cat ~/package.json | head && git config user.name x`` is
+    ``git config user.name x``). The whole command when none or all of them do."""
+    statements: list[list[str]] = [[]]
+    for seg, sep in split_command(command):
+        statements[-1].append(seg)
+        if sep != "|":
+            statements.append([])
+    whole = [" | ".join(parts) for parts in statements if parts]
+    acting = [text for text, parts in zip(whole, [p for p in statements if p])
+              if any(segment_kind(seg) is StepKind.STATE_CHANGING for seg in parts)]
+    return " && ".join(acting) if acting and len(acting) < len(whole) else command
 
 
 def step_kind(tool: str, target: str) -> StepKind:
@@ -583,9 +606,12 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
             # Run where the shell already was: the difference is the `cd` left out.
             retry = f"{retry} (run without {' && '.join(dropped)})"
         params = new_params(failure.detail, detail)
-        if params and not changed:
+        if params and not changed and (not failure.steps or _params_answer(params, failure.hint)):
             # The call itself was made otherwise (out of the sandbox, a longer timeout, in the
             # background): the harness's own switch, which only the failure makes one reach for.
+            # After other changes (an edit of the code that raised), the switch is the fix only
+            # when the failure was of its kind: a longer timeout answers "timed out", not an
+            # IndexError the edit before it mended.
             command = f"{clip(' '.join(retry.split()), STEP_CHARS - 60)} (with {clip(params, 60)})"
             return Resolution(Evidence.RETRY_CHANGED, command, tool,
                               CONFIDENCE[Evidence.RETRY_CHANGED], refuted=refuted)
@@ -625,6 +651,22 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
         # nearest change, too unsure to be named.
         return changed_before(before[-1], -0.25)
     return Resolution(Evidence.RERUN, step_of(tool, retry), tool, CONFIDENCE[Evidence.RERUN], refuted=refuted)
+
+
+# What each of the harness's call switches answers: a longer timeout or the background a run
+# that was cut short; out of the sandbox a refusal of the sandbox's (files, network, processes).
+_PARAM_ANSWERS = (
+    (re.compile(r"^(?:timeout|timeout_ms|run_in_background|yield_time_ms)=", re.IGNORECASE),
+     re.compile(r"tim(?:ed|e) ?out|timeout|time limit|deadline|killed|SIGTERM|SIGKILL|still running", re.IGNORECASE)),
+    (re.compile(r"^(?:sandbox\w*|with_escalated_permissions|dangerouslyDisableSandbox|escalat\w*)=", re.IGNORECASE),
+     re.compile(r"sandbox|bwrap|seccomp|landlock|permission|denied|not permitted|EACCES|EPERM|read-only file system|"
+                r"network|resolve|connect|socket|unreachable", re.IGNORECASE)),
+)
+
+
+def _params_answer(params: str, hint: str) -> bool:
+    """Whether a failure's words are of the kind a retry's new call parameters answer."""
+    return any(name.match(word) and said.search(hint) for word in params.split() for name, said in _PARAM_ANSWERS)
 
 
 def new_params(failed: str, retry: str) -> str:
@@ -745,7 +787,8 @@ def advance(open_failures: tuple[OpenFailure, ...], tool: str, target: str, ok: 
             continue
         steps = open_.steps
         if ok and not open_.passed and (kind is StepKind.STATE_CHANGING or (tool.lower() == "read" and open_.tool.lower() in EDIT_TOOLS)):
-            steps = (steps + (Step(tool, target, step_of(tool, target, detail), clip(said, WORDS_CHARS)),))[-MAX_STEPS:]
+            named = acting_part(target) if is_shell(tool) else target
+            steps = (steps + (Step(tool, named, step_of(tool, named, detail), clip(said, WORDS_CHARS)),))[-MAX_STEPS:]
         still.append(replace(open_, calls_since=since, steps=steps))
     return tuple(still), tuple(resolved)
 

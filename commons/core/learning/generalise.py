@@ -151,12 +151,21 @@ def generalise(text: str, project_names: Iterable[str] = ()) -> str:
 # The system's own folders are the same on every machine of a kind: "/usr/lib/python3/dist-packages"
 # says something about the platform, nothing about the person.
 _SYSTEM_PATH = re.compile(r"^/(?:usr|etc|opt|bin|sbin|lib|lib64|var/lib|proc|sys|dev)(?:/|$)")
+# A tool's own cache in the home folder ("~/.cache/pip", "/home/ana/.npm/_cacache") is where that tool
+# keeps it on every machine: kept with the home written `~`, so a lesson that cleared a cache says
+# which (and a peer's door can see that clearing it destroys nothing, issue #26).
+_CACHES = r"(?P<cache>\.cache/[\w.\-]+|\.npm(?:/_cacache)?|\.cargo/registry|\.gradle/caches|\.m2/repository|Library/Caches/[\w.\-]+)"
+_TOOL_CACHE = re.compile(r"^(?:~|\$HOME|/home/[^/]+|/Users/[^/]+)/" + _CACHES + r"/?$")
+# Such a cache as a generalised text names it: nothing of the person's in it (commons.core.learning.scope).
+TOOL_CACHE_NAMED = re.compile(r"(?<![\w.~])~/" + _CACHES + r"(?![\w/.\-])")
 
 
 def _path(m: re.Match[str]) -> str:
     value = m.group(0)
     if _SYSTEM_PATH.match(value) and not re.search(r"/(?:home|Users)/", value):
         return value
+    if cache := _TOOL_CACHE.match(value):
+        return f"~/{cache['cache']}"
     name = value.rstrip("/").rsplit("/", 1)[-1]
     if name.lower() in _KEEP_FILES or value.lower() in _KEEP_LIBRARIES:  # named the same everywhere
         return name

@@ -26,7 +26,7 @@ import blake3
 import numpy as np
 
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
-from commons.core.learning.generalise import generalise
+from commons.core.learning.generalise import COMMON_WORDS, generalise
 from commons.core.learning.failure import segments
 from commons.core.learning.evidence import Evidence, Resolution, changes_something, is_proven
 from commons.core.policy import Admitted, Danger, admit, classify_step, strip_injections
@@ -218,8 +218,8 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tupl
         path, _, detail = rest.partition(": ")
         shown = generalise(path, names) if path and " " not in path.strip() else "<path>"
         step = _clean(f"{tool} {shown}" + (f": {generalise(detail, names)}" if detail else ""), 70)
-    elif res.evidence is Evidence.RETRY_CHANGED and not tool.lower() in SHELL_TOOLS and ": " in rest \
-            and tool.lower() not in _FILE_TOOLS:
+    elif res.evidence is Evidence.RETRY_CHANGED and tool.lower() == res.tool.lower() and ": " in rest \
+            and tool.lower() not in SHELL_TOOLS | _FILE_TOOLS:
         # An agent or MCP tool retried with other arguments: those are the step, not its prose.
         step = _clean(f"{tool} with {generalise(rest.rpartition(': ')[2], names)}", 70)
     if res.evidence is Evidence.READ_BEFORE:
@@ -229,6 +229,15 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tupl
     if res.evidence is Evidence.RERUN:
         return step, "the same call passed when run again unchanged (transient)"
     return step, f"`{step}` succeeded after it"
+
+
+def _refuted_key(step: str, failed: str, names: Sequence[str]) -> str:
+    """A refuted step as `_fix_phrase` names the same step proven: a Read of the file is "Read
+    <path>" whatever it read of it (an offset, a limit), so a Read followed by the same refusal
+    refutes the Read another session proved."""
+    if step.partition(" ")[0].lower() == "read":
+        return "Read <path>"
+    return _clean(generalise(_same_package(step, failed), names), 70)
 
 
 # A fix must be proven in this share of the sessions that met the failure and tried it again.
@@ -256,8 +265,7 @@ def choose_fix(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> tuple[Le
         if res is None:
             continue
         for step in res.refuted:
-            key = _clean(generalise(_same_package(step, e.failed), names), 70)
-            refuted.setdefault(key, set()).add(e.session)
+            refuted.setdefault(_refuted_key(step, e.failed, names), set()).add(e.session)
         if not is_proven(res) and res.evidence is not Evidence.RERUN:
             continue
         step, phrase = _fix_phrase(res, names, e.failed)
@@ -268,7 +276,10 @@ def choose_fix(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> tuple[Le
         kinds.setdefault(step, res.evidence)
         if danger.get(step) is None:
             danger[step] = classify_step(res.command, res.tool)
-    net = {step: len(sessions - refuted.get(step, set())) for step, sessions in proven.items()}
+    # Sessions that proved a step, less those in which it was taken and the same failure came
+    # again (a session that did both, and then succeeded, proved it).
+    net = {step: len(sessions - refuted.get(step, set())) - len(refuted.get(step, set()) - sessions)
+           for step, sessions in proven.items()}
     named = [s for s in proven if net[s] > 0 and (kinds[s] is not Evidence.RERUN or net[s] >= TRANSIENT_MIN_SESSIONS)]
     wrong = tuple(sorted(s for s in refuted if s not in named or net.get(s, 0) <= 0))
     if not named:
@@ -421,13 +432,64 @@ def surprise_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
     return generalise(f"{ep.said}\n{corrected_command(ep) or ep.preceding}".strip(), project_names)
 
 
+# The words every failure line uses: a line made of these and placeholders alone ("<path>: No such
+# file or directory", "command not found") says how something failed, not what.
+_FAILURE_WORDS = frozenset("""
+error errors fatal failed failure fail fails cannot can't could not no such file directory found line bash sh zsh
+exit code command permission denied is a an the of to in for or and does exist exists unable open access stop
+""".split())
+
+
+# The subject of a "not there" line: `./run: No such file or directory`, `cannot access 'x'`.
+_MISSING = re.compile(r"[^\s:'\"‘’`]+(?=['\"‘’`]?:\s*(?:No such file or directory|not found|Permission denied)\b)"
+                      r"|(?<=cannot access )['\"‘`]?[^\s'\"’`]+['\"’`]?|(?<=cannot stat )['\"‘`]?[^\s'\"’`]+['\"’`]?",
+                      re.IGNORECASE)
+
+
+def is_generic_failure(failure: str, command: str = "") -> bool:
+    """Whether a failure line, generalised, names nothing of its own: no word that is not a
+    placeholder, failure vocabulary, a common word or the name of the program that printed it,
+    once what was not found is taken for a path (``/bin/bash: line <n>: ./run_tests: No such file
+    or directory``, ``make: *** build: No such file or directory. Stop.``, ``Exit code 1``). Such a
+    line is one pitfall only under one program (``command``: the head that met it)."""
+    # Placeholders, and what was not found (this session's own path), say nothing of the pitfall.
+    failure = _MISSING.sub(" ", re.sub(r"<[\w@.\-]+>", " ", failure))
+    words = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", failure)}
+    own = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", command)}
+    return not words - _FAILURE_WORDS - COMMON_WORDS - own
+
+
 def cluster_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
     """What surprises are clustered by. One pitfall, one lesson: an error by its failure and the
     family of tool that met it, not by the command that happened to carry it (one fault met under
-    49 commands is one pitfall); a correction as `surprise_text`."""
+    49 commands is one pitfall); a correction as `surprise_text`. An error whose line names nothing
+    of its own is also kept apart by its command (`cluster_block`)."""
     if isinstance(ep, ErrorEpisode):
         return generalise(f"{tool_family(ep.tool)}\n{_PYTEST_PREFIX.sub('', ep.failure)}".strip(), project_names)
     return surprise_text(ep, project_names)
+
+
+def cluster_block(ep: Surprise, project_names: Sequence[str] = ()) -> str:
+    """What a surprise may only cluster within: for an error whose failure line names nothing of
+    its own (`is_generic_failure`: a missing file, a bare exit code), the program that met it —
+    "<path>: No such file or directory" of two scripts is two pitfalls; "" for every other."""
+    if isinstance(ep, ErrorEpisode) and is_generic_failure(generalise(ep.failure, project_names), head_of(ep)):
+        return _program(head_of(ep)) if ep.tool.lower() in SHELL_TOOLS else ep.tool.lower()
+    return ""
+
+
+def _program(head: str) -> str:
+    return head.split(None, 1)[0] if head.strip() else head
+
+
+def lesson_cluster_blocks(lesson: Lesson) -> frozenset[str]:
+    """The `cluster_block` values of a lesson's surprises (its programs, when its failure line
+    names nothing of its own; ``{""}`` for every other lesson)."""
+    if lesson.kind is not LessonKind.ERROR or not lesson.gist \
+            or not is_generic_failure(lesson.outcome, " ".join(lesson.triggers)):
+        return frozenset({""})
+    tool = lesson.gist.split(None, 1)[0]
+    return frozenset(map(_program, lesson.triggers)) if tool.lower() in SHELL_TOOLS else frozenset({tool.lower()})
 
 
 def lesson_cluster_text(lesson: Lesson) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from commons.core.embedding import tokenize
+from commons.core.learning.generalise import TOOL_CACHE_NAMED
 from commons.core.records import Scope
 from commons.core.policy import looks_private
 from commons.core.policy import PLACEHOLDER
@@ -141,9 +142,10 @@ def scrubbed_detail(text: str) -> str | None:
 
     Shared means clean: a text the scrubber already changed held something of someone's (a key,
     a password, an address, a home directory), and a lesson that carries one stays on this node.
-    The placeholder is what is named, never the value (it is gone).
+    The placeholder is what is named, never the value (it is gone). A tool's own cache
+    (``~/.cache/pip``) is in every home alike and says nothing of the person's.
     """
-    found = PLACEHOLDER.search(text) or _HOME.search(text)
+    found = PLACEHOLDER.search(text) or _HOME.search(TOOL_CACHE_NAMED.sub("", text))
     return found.group(0) if found else None
 
 

@@ -43,7 +43,8 @@ import numpy as np
 from commons.core.embedding import DIM, embed_many
 from commons.core.learning.episode import CorrectionEpisode, Episode, ErrorEpisode, SessionEpisode
 from commons.core.learning.lessons import (Lesson, LessonKind, LessonStatus, Surprise, WriteText, absorb, adjust,
-                      cluster_text, decayed, head_of, lesson_cluster_text, new_lesson, uncounted)
+                      cluster_block, cluster_text, decayed, head_of, lesson_cluster_blocks, lesson_cluster_text,
+                      new_lesson, uncounted)
 from commons.core.learning.evidence import Evidence, fixed_by_setup
 from commons.core.learning.predictions import (Prediction, PredictionStatus, make_prediction, too_generic, verify)
 
@@ -261,6 +262,7 @@ def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, param
         return []
     events: list[Event] = []
     vecs = embed_many([cluster_text(e, project_names) for e in pending])
+    blocks = [cluster_block(e, project_names) for e in pending]
     by_uid = {e.uid: e for e in live if isinstance(e, ErrorEpisode | CorrectionEpisode)}
     active = [lesson for lesson in lessons.values() if lesson.status is LessonStatus.ACTIVE]
     joined: dict[str, list[Surprise]] = {}
@@ -273,6 +275,12 @@ def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, param
         other_kind = np.array([lesson.kind is (LessonKind.CORRECTION) for lesson in active], dtype=bool)
         sims[np.ix_(is_error, other_kind)] = -1.0
         sims[np.ix_(~is_error, np.array([lesson.kind is LessonKind.ERROR for lesson in active], dtype=bool))] = -1.0
+        # A failure line that names nothing of its own joins only a lesson met under the same command.
+        lesson_blocks = [lesson_cluster_blocks(lesson) for lesson in active]
+        for i, block in enumerate(blocks):
+            for j, allowed in enumerate(lesson_blocks):
+                if block not in allowed:
+                    sims[i, j] = -1.0
         best, arg = sims.max(axis=1), sims.argmax(axis=1)
         for i in np.flatnonzero(best >= params.join_cosine):
             joined.setdefault(active[int(arg[i])].id, []).append(pending[i])
@@ -286,8 +294,11 @@ def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, param
 
     for lid, eps in joined.items():
         join(lid, eps)
-    clusters = [[int(rows[i]) for i in cluster]
-                for rows in (rest[is_error[rest]], rest[~is_error[rest]])
+    groups: dict[tuple[bool, str], list[int]] = {}
+    for i in rest:
+        groups.setdefault((bool(is_error[i]), blocks[int(i)]), []).append(int(i))
+    clusters = [[rows[i] for i in cluster]
+                for rows in groups.values()
                 for cluster in _leader_clusters(vecs[rows], params.join_cosine)]
     for cluster in sorted(clusters):
         eps = [pending[i] for i in cluster]
@@ -332,9 +343,16 @@ def work_in_progress(errors: Sequence[Surprise]) -> bool:
         return False
     return all(_is_work(head_of(e)) and (e.resolution is None or not fixed_by_setup(e.resolution) and (
         e.resolution.evidence in {Evidence.RERUN, Evidence.CHANGED_BEFORE}
-        # a test run again another way (a runner, a flag) after the code changed is still the work
-        or e.resolution.evidence is Evidence.RETRY_CHANGED and any(w in _TEST_COMMANDS for w in head_of(e).split())))
+        # a test run again another way (a runner, a flag) after the code changed is still the work,
+        # and so is the agent's own code run again changed (another query, another inline script)
+        or e.resolution.evidence is Evidence.RETRY_CHANGED and (any(w in _TEST_COMMANDS for w in head_of(e).split())
+                                                               or _runs_code(head_of(e)))))
         for e in errs)
+
+
+def _runs_code(head: str) -> bool:
+    words = head.split()
+    return bool(words) and (words[0] in _RUNS_CODE or words[0].endswith((".sh", ".py", ".js", ".ts", ".rb")))
 
 
 _TEST_COMMANDS = frozenset({"pytest", "mix test", "cargo test", "npm test", "go test", "jest", "vitest"})

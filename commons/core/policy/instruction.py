@@ -109,7 +109,7 @@ _EMPHASIS = (r"(?:important|critical|crucial|mandatory|urgent|attention|reminder
 
 # Anywhere, quoted or not: no error message has reason to print these.
 _ALWAYS = [
-    ("role tag", r"<\|?\s*/?\s*(?:system|assistant|user|instructions?|im_start|im_end|tool|human|developer)\b[^>]*\|?>"
+    ("role tag", r"<\|?\s*/?\s*(?:system|assistant|user|instructions?|im_start|im_end|tool|human|developer)\b(?!@)[^>]*\|?>"
                  r"|\[/?inst\]|<<\s*/?sys\s*>>|^\s*(?:system|assistant|human|developer)\s*:"),
     ("ignore previous", r"\b(?:ignore|disregard|forget|override|bypass|skip|drop|discard|abandon)\s+(?:all\s+|any\s+|every\s+)?"
                         r"(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?(?:previous|prior|above|earlier|preceding|"

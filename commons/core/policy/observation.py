@@ -207,7 +207,8 @@ _INJECTION = re.compile(
             r"\bsystem prompt\b",
             r"\bfrom now on,?\s+(?:you|the agent|always|never)\b",
             r"\bif you are an? (?:ai|llm|language model|assistant|agent)\b",
-            r"<\|?\s*/?\s*(?:system|assistant|user|instructions?|im_start|im_end|tool|human)\b[^>]*\|?>",
+            # not the scrubber's own `<user@host>` (git's "unable to auto-detect email address (got '<user@host>')")
+            r"<\|?\s*/?\s*(?:system|assistant|user|instructions?|im_start|im_end|tool|human)\b(?!@)[^>]*\|?>",
             r"\[/?INST\]|<<\s*/?SYS\s*>>",
         ]
     ),
