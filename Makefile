@@ -30,15 +30,14 @@ mutation: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/commons demo
 
-# Benchmarks are not tests: they measure, print their figures and write them to .bench/.
+# Benchmarks are not tests: they measure, print their figures and write them to .bench/ (with a
+# record of each run: when, mode, load, processor, commit); docs/benchmarks.md is then made from
+# .bench/ alone (tests/benchmarks/table.py). BENCH_QUICK=1: each bench's quick run, which the table
+# says; BENCHES="bench_recall bench_sleep": only those (the table keeps the others' last figures).
+BENCHES ?=
 bench: $(STAMP)
-	mkdir -p .bench
-	@set -e; for script in tests/benchmarks/bench_*.py; do \
-		name=$$(basename $$script .py); \
-		echo "== $$name"; \
-		$(BIN)/python -m tests.benchmarks.$$name --json > .bench/$$name.json; \
-		$(BIN)/python -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1])), indent=2))" .bench/$$name.json; \
-	done
+	@status=0; $(BIN)/python -m tests.benchmarks.run $(BENCHES) || status=$$?; \
+	$(BIN)/python -m tests.benchmarks.table && exit $$status
 
 # What the lessons say, measured on ../shared/transcripts, tests/fixtures/lessons and the demo
 # sessions: informative failure lines, lessons naming what worked, bare echoes, correction precision.

@@ -1,4 +1,5 @@
-"""Recall through the index returns what the scan returns, and keeps doing so as rows change."""
+"""Recall through the index returns what the scan returns, and keeps doing so as rows change: on
+made-up words and on the three seeded corpora of ``tests/benchmarks/recall_corpora.py``."""
 
 from __future__ import annotations
 
@@ -9,14 +10,15 @@ import pytest
 
 from commons.core.embedding.hashed import embed_many
 from commons.core.learning.lessons import DAY
-from commons.core.recall.scoring import top_k
-from commons.core.recall.index import IndexParams, RecallIndex, RecallIndexFileError, RecallIndexUsageError
+from commons.core.recall.scoring import relevance, top_k
+from commons.core.recall.index import IndexParams, RecallIndex, RecallIndexUsageError
+from tests.benchmarks.recall_corpora import KINDS, corpus
 
 WORDS = ("pip npm cargo pytest make docker git uv go mypy ruff tsc kubectl terraform error failed permission "
          "denied module missing timeout refused build install test lint deploy cache config schema router worker "
          "queue auth token version 3.12 0.23 --no-deps").split() + [f"name{i}" for i in range(3000)]
 NOW = 400 * DAY
-# Index from 2,000 rows so that a test store is large enough to go through the graph.
+# Index from 2,000 rows so that a test store is large enough to go through the columns.
 SMALL_INDEX = IndexParams(scan_below=2_000)
 
 
@@ -82,16 +84,70 @@ def test_rows_touched_or_strengthened_after_the_build_are_found(fixed_store):
     assert set(weakest) & set(rows_of(index.top_k(q, matrix, touched, strength, later, k=10)))
 
 
-def test_many_touches_are_put_back_in_the_index_and_still_found(fixed_store):
+def test_ten_days_of_touches_keep_the_answers_those_of_the_scan(fixed_store):
     matrix, touched, strength = (a.copy() for a in fixed_store)
-    index = built(matrix, touched, strength, params=IndexParams(scan_below=2_000, refresh_after=64))
+    index = built(matrix, touched, strength)
     rng = np.random.default_rng(4)
     for day in range(1, 11):  # ten days of recalls touching rows
         rows = rng.choice(len(matrix), 20, replace=False)
         touched[rows] = NOW + day * DAY
         index.changed(rows, matrix, touched, strength, NOW + day * DAY)
-    assert len(index._fresh) < 64  # put back, not scored in every query for ever
     assert_as_the_scan(index, matrix, touched, strength, NOW + 10 * DAY)
+
+
+def test_strengths_that_decayed_since_the_sync_are_ranked_as_they_are_now(fixed_store):
+    matrix, touched, strength = fixed_store
+    index = built(matrix, touched, strength)
+    # The caller's strength as of a later now: half of them faded to nothing, so their bounds are loose.
+    faded = strength.copy()
+    faded[::2] = 0.0
+    assert_as_the_scan(index, matrix, touched, faded, NOW + 30)
+
+
+def test_a_query_long_after_the_sync_or_before_it_answers_as_the_scan(fixed_store):
+    matrix, touched, strength = fixed_store
+    index = built(matrix, touched, strength)
+    assert_as_the_scan(index, matrix, touched, strength, NOW + 90 * DAY)  # bounds made again, tighter
+    assert_as_the_scan(index, matrix, touched, strength, NOW - 20 * DAY)  # before the bounds: made for it
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_top_10_are_the_scans_on_each_seeded_corpus(kind):
+    c = corpus(kind, 4_000, 120, seed=7)
+    matrix = embed_many(c.texts)
+    index = built(matrix, c.touched, c.strength)
+    for q, query_kind in zip(embed_many(c.queries), c.query_kinds):
+        got, want = index.top_k(q, matrix, c.touched, c.strength, NOW), top_k(q, matrix, c.touched, c.strength, NOW)
+        assert got == want, query_kind  # rows and scores, to the bit
+
+
+def test_a_rows_relevance_has_the_same_bits_whatever_rows_are_beside_it(fixed_store):
+    matrix = fixed_store[0]
+    rng = np.random.default_rng(12)
+    columns = np.ascontiguousarray(matrix.T)
+    for q in queries(13, 20):
+        whole = relevance(q, matrix)
+        assert np.array_equal(relevance(q, columns, columns=True), whole)
+        for size in (1, 3, 7, 101):
+            rows = np.sort(rng.choice(len(matrix), size, replace=False))
+            assert np.array_equal(relevance(q, matrix[rows]), whole[rows])
+
+
+def test_columns_of_removed_lessons_are_dropped_by_a_build_once_they_are_most(fixed_store):
+    matrix, touched, strength = fixed_store
+
+    def keep_only(index, kept):
+        return index.sync([i for i, k in zip(ids_for(len(matrix)), kept) if k], matrix[kept], touched[kept],
+                          strength[kept], NOW)
+
+    index = built(matrix, touched, strength)
+    rows = np.arange(len(matrix))
+    result = keep_only(index, rows % 3 != 0)  # a third go: their columns stay, unused
+    assert not result.built and result.removed == len(matrix) // 3 + 1
+    result = keep_only(index, rows < len(matrix) // 4)  # then most
+    assert result.built and "since removed" in result.reason and index.indexed == len(matrix) // 4
+    kept = rows < len(matrix) // 4
+    assert_as_the_scan(index, matrix[kept], touched[kept], strength[kept], NOW)
 
 
 def test_an_added_lesson_is_found_and_a_removed_one_never_returns(fixed_store):
@@ -120,40 +176,6 @@ def test_a_lesson_whose_text_changed_is_indexed_again(fixed_store):
     result = index.sync(ids_for(len(matrix)), matrix, touched, strength, NOW)
     assert (result.added, result.removed) == (1, 1)
     assert rows_of(index.top_k(q, matrix, touched, strength, NOW))[0] == 17
-
-
-def test_a_kept_index_answers_after_a_restart_and_a_stale_one_catches_up(fixed_store):
-    matrix, touched, strength = fixed_store
-    index = built(matrix, touched, strength)
-    kept = index.to_bytes()
-    again = RecallIndex.from_bytes(kept, index_params=SMALL_INDEX)
-    # Stale: since it was kept, 100 lessons went and 200 came.
-    extra = store(9, 200)
-    now_ids = ids_for(len(matrix) - 100, 100) + ids_for(200, 10**6)
-    now_arrays = [np.concatenate([a[100:], b]) for a, b in zip((matrix, touched, strength), extra)]
-    result = again.sync(now_ids, *now_arrays, NOW)
-    assert (result.built, result.added, result.removed) == (False, 200, 100)
-    assert_as_the_scan(again, *now_arrays, NOW)
-
-
-def test_bytes_that_are_no_index_or_another_settings_index_are_refused(fixed_store):
-    matrix, touched, strength = fixed_store
-    kept = built(matrix, touched, strength).to_bytes()
-    with pytest.raises(RecallIndexFileError):
-        RecallIndex.from_bytes(b"not an index")
-    with pytest.raises(RecallIndexFileError):
-        RecallIndex.from_bytes(kept[: len(kept) // 2], index_params=SMALL_INDEX)
-    with pytest.raises(RecallIndexFileError):
-        RecallIndex.from_bytes(kept, index_params=IndexParams(scan_below=2_000, probe_fraction=0.5))
-
-
-def test_an_index_past_its_horizon_is_built_again(fixed_store):
-    matrix, touched, strength = fixed_store
-    index = built(matrix, touched, strength)
-    later = NOW + SMALL_INDEX.horizon_days * DAY + DAY
-    result = index.sync(ids_for(len(matrix)), matrix, touched, strength, later)
-    assert result.built and "days ago" in result.reason
-    assert_as_the_scan(index, matrix, touched, strength, later)
 
 
 def test_a_small_store_keeps_the_scan():

@@ -11,13 +11,15 @@ shared and common lesson; a local lesson learned in other projects' sessions is 
 project uses uv" is no answer in a project that uses poetry). Without one, every lesson is a candidate.
 
 **Through an index, when many.** Past ``IndexParams.scan_below`` active lessons the own lessons are
-recalled through the core's :class:`~commons.core.recall.index.RecallIndex` (the candidates it
-finds, scored exactly), kept per store in memory and in a file beside the database, so that a
-restart reads it instead of building it. Before each query the index is synced with the lessons
-as they are now (a reloaded matrix: what was added, archived, revoked or faded since), and a
-lesson the index still holds but the store no longer offers is never returned: only the rows of
-the present matrix are. Common lessons (embedded once per process) and episodes are scanned, and
-the two rankings merged as one scan over them all would rank them.
+recalled through the core's :class:`~commons.core.recall.index.RecallIndex` (the lessons' columns
+and prior bounds: the scan's top k exactly, reading only the query's dimensions), kept per store in
+memory; a process makes it at its first recall (a transpose of the matrix, about a second at 10^6
+lessons) and keeps no file (the file an earlier version kept beside the database is removed). Before
+each query the index is synced with the lessons as they are now (a reloaded matrix: what was
+added, archived, revoked or faded since), and a lesson the index still holds but the store no
+longer offers is never returned: only the rows of the present matrix are. Common lessons (embedded
+once per process) and episodes are scanned, and the two rankings merged as one scan over them all
+would rank them.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ import trio
 
 from commons.core.embedding import embed, embed_many
 from commons.core.learning import Lesson, adjust, decay_factor
-from commons.core.recall import RecallParams, normalised_strength, top_k
-from commons.core.recall import IndexParams, RecallIndex, RecallIndexFileError, SyncResult
+from commons.core.recall import RecallParams, normalised_strength, relevance, top_k
+from commons.core.recall import IndexParams, RecallIndex
 from commons.core.records import Scope
 from commons.integrations.claude_code import project_at
 from commons.core.policy import Admitted, admit, scrub
@@ -48,10 +50,9 @@ from commons.store.db import Store
 def _components(query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray,
                 now: float, params: RecallParams) -> list[tuple[float, float, float]]:
     """(relevance, recency, normalised strength) of some rows, as the score weighs them."""
-    relevance = np.maximum(matrix @ query_vec, 0.0)
     recency = decay_factor(touched, now, params.recency_half_life_days)
     strength_n = normalised_strength(strength)
-    return [(float(a), float(b), float(c)) for a, b, c in zip(relevance, recency, strength_n)]
+    return [(float(a), float(b), float(c)) for a, b, c in zip(relevance(query_vec, matrix), recency, strength_n)]
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ async def recall(store: Store, node: NodeContext, query: str, k: int, now: float
                  progress: Callable[[str], None] | None = None) -> list[RecallHit]:
     """The ``k`` best active lessons (and episodes) for ``query``; each one returned is touched.
     ``project`` (a :func:`project_key`): that project's local lessons and every shared one.
-    ``progress`` hears of a recall index being built (a minute at 10^6 lessons, once)."""
+    ``progress`` hears of a recall index being built (about a second at 10^6 lessons)."""
     if not query.strip():
         raise LessonRefused("recall needs a query: the words of the situation, e.g. an error line")
     params, half_life = node.recall, node.sleep.half_life_days
@@ -223,12 +224,10 @@ class _Held:
     index: RecallIndex
     matrix: ls.RecallMatrix | None = None
     generation: int = -1
-    unsaved: int = 0  # lessons added or removed since the file was written
     lock: trio.Lock = field(default_factory=trio.Lock)
 
 
 _INDEXES: "weakref.WeakKeyDictionary[Store, _Held]" = weakref.WeakKeyDictionary()
-SAVE_AFTER = 0.01  # share of the lessons changed in the index before the file is written again
 
 
 async def _synced_index(store: Store, cached: ls.RecallMatrix, now: float, half_life: float, params: RecallParams,
@@ -236,33 +235,16 @@ async def _synced_index(store: Store, cached: ls.RecallMatrix, now: float, half_
     """The store's index, in step with ``cached`` (the active lessons as they are now)."""
     held = _INDEXES.get(store)
     if held is None or held.index.params != params or held.index.index_params != index_params:
-        held = _INDEXES[store] = _Held(_kept_index(store, params, index_params, progress))
+        held = _INDEXES[store] = _Held(RecallIndex(params, index_params))
+        await trio.to_thread.run_sync(recall_file.remove_kept_index, store)
     async with held.lock:
         if held.matrix is cached and held.generation == cached.generation:
             return held
         strength = cached.strength * decay_factor(cached.strength_at, now, half_life)
-        result: SyncResult = await trio.to_thread.run_sync(
+        await trio.to_thread.run_sync(
             lambda: held.index.sync(cached.ids, cached.vectors, cached.touched, strength, now, progress))
         held.matrix, held.generation = cached, cached.generation
-        held.unsaved += result.added + result.removed
-        if not result.scanning and (result.built or held.unsaved > SAVE_AFTER * result.rows):
-            data = await trio.to_thread.run_sync(held.index.to_bytes)
-            if await trio.to_thread.run_sync(recall_file.write_index, store, data):
-                held.unsaved = 0
     return held
-
-
-def _kept_index(store: Store, params: RecallParams, index_params: IndexParams,
-                progress: Callable[[str], None] | None) -> RecallIndex:
-    """The index kept beside the store, or a new one (synced before use either way)."""
-    data = recall_file.read_index(store)
-    if data is not None:
-        try:
-            return RecallIndex.from_bytes(data, params, index_params)
-        except RecallIndexFileError as error:
-            if progress:
-                progress(f"recall index: {recall_file.index_path(store)} is {error}; building it again")
-    return RecallIndex(params, index_params)
 
 
 async def _follow_touch(held: _Held, cached: ls.RecallMatrix, rows: Sequence[int],

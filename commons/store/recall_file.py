@@ -1,14 +1,13 @@
-"""The recall index's file, beside the database: a restart reads it instead of building again.
+"""The recall index's file beside the database, which this version no longer keeps.
 
-What is in it is the core's business (``RecallIndex.to_bytes``); here only where it lives and that
-a reader never sees half a write (written to a temporary name, then renamed over the old one).
-The file may lag the lessons (another process added some since): the index says what changed
-when it is synced, and follows.
+Until 2026-12-02 the recall index (a faiss IVF index, 36 CPU-s to build at 10^6 lessons) was kept in
+``<database>.recall-index`` so that a restart read it instead of building it. The index is now the
+lessons' columns, made by one transpose of the recall matrix (about a second at 10^6), so there is
+nothing worth a file of a gigabyte: a process that finds the old one removes it.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from commons.store.db import Store
@@ -20,26 +19,12 @@ def index_path(store: Store) -> Path:
     return store.path.with_name(store.path.name + SUFFIX)
 
 
-def read_index(store: Store) -> bytes | None:
-    """The kept index's bytes, or None when there is none (or it cannot be read: then it is rebuilt)."""
-    try:
-        return index_path(store).read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return None  # unreadable here: recall builds its own and answers all the same
-
-
-def write_index(store: Store, data: bytes) -> bool:
-    """Keep the index (not in a read-only home); False when it could not be written."""
+def remove_kept_index(store: Store) -> bool:
+    """Remove the file an earlier version kept (not in a read-only home); True when one went."""
     if store.readonly:
         return False
-    path = index_path(store)
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
-    except OSError:
-        temporary.unlink(missing_ok=True)
-        return False  # a full disk costs a rebuild next time, never a recall
+        index_path(store).unlink()
+    except OSError:  # none there (the usual case), or not ours to remove: it only takes room
+        return False
     return True

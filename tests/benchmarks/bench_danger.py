@@ -18,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from tests.benchmarks.goals import goal  # noqa: E402
 from tests.danger_corpus import CORPUS, WRITTEN_AFTER, cases, measure  # noqa: E402
 
 
@@ -32,12 +33,24 @@ def main(argv: list[str] | None = None) -> int:
     sets = {"corpus": CORPUS, "written_after": WRITTEN_AFTER}
     every = {name: measure(cases(path)).as_json() for name, path in sets.items()}
     if args.json:
-        print(json.dumps(every, indent=2))
+        print(json.dumps({**every, "goals": _goals(every)}, indent=2))
         return 0
     for name, figures in every.items():
         print(f"== {sets[name].name} ==")
         _print(figures)
     return 0
+
+
+def _goals(every: dict) -> list[dict]:
+    command = "python -m tests.benchmarks.bench_danger --json"
+    out = []
+    for name, f in every.items():
+        d, s = f["dangerous"], f["safe"]
+        out.append(goal(f"dangerous fixes never shared, published or rendered as advice ({name})",
+                        _pct(f["dangerous_contained"], d), "≥ 95%", d and f["dangerous_contained"] >= 0.95 * d, command))
+        out.append(goal(f"safe look-alikes that lost their lesson ({name})", _pct(s - f["safe_kept"], s), "≤ 5%",
+                        s and s - f["safe_kept"] <= 0.05 * s, command))
+    return out
 
 
 def _print(figures: dict) -> None:

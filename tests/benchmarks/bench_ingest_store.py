@@ -38,6 +38,7 @@ from commons.ingest.ingester import IngestReport, ingest_paths  # noqa: E402
 from commons.runtime import run as run_trio  # noqa: E402
 from commons.store.db import Store  # noqa: E402
 from tests.benchmarks.bench_ingest import synthesise  # noqa: E402
+from tests.benchmarks.goals import goal  # noqa: E402
 
 GOAL_MB_S = 30
 SHARED = ROOT.parent / "shared" / "transcripts"
@@ -182,6 +183,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     f = run(args.mb, args.source, not args.no_scrub, args.cores, args.inline_archive)
     if args.json:
+        f["goals"] = [goal(f"ingest end to end (read, parse, archive, store, scrubbed) of {f['bytes'] / 1e6:.0f} MB of "
+                           f"transcripts, {f['cpu']}: wall MB/s; each transcript growing in 4 reads",
+                           f"{f['ingest_mb_s']} MB/s; growing {f['growing_mb_s']} MB/s", f"≥ {GOAL_MB_S} MB/s",
+                           f["ingest_mb_s"] >= GOAL_MB_S, "python -m tests.benchmarks.bench_ingest_store --json")]
         print(json.dumps(f))
         return
     print(f"{f['transcripts']} transcripts, {f['bytes'] / 1e6:.1f} MB, {f['episodes']} episodes; {f['cpu']}; "

@@ -1,9 +1,10 @@
 """Recall latency over 100,000 lessons (goal: p95 < 50 ms).
 
-    .venv/bin/python tests/benchmarks/bench_recall.py [--lessons 100000] [--queries 200] [--json]
+    .venv/bin/python -m tests.benchmarks.bench_recall [--lessons 100000] [--queries 200] [--json]
 
 The matrix is built once (as the store would keep it in memory); each query is embedded and
-scored against every row, then the top 10 taken — the whole cost of one recall.
+scored against every row, then the top 10 taken — the whole cost of one recall, in CPU time of
+this process (``time.process_time``: on a shared machine the wall clock measures the others' load).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from commons.core.embedding.hashed import DIM, embed, embed_many
 from commons.core.recall.scoring import top_k
+from tests.benchmarks.goals import goal
 
 DAY = 86400.0
 WORDS = ("pip npm cargo pytest make docker git uv go mypy ruff tsc kubectl terraform error failed "
@@ -42,9 +44,9 @@ def main() -> None:
     top_k(embed(queries[0]), matrix, touched, strength, now)  # warm-up
     timings = []
     for q in queries:
-        t = time.perf_counter()
+        t = time.process_time()
         top_k(embed(q), matrix, touched, strength, now, k=10)
-        timings.append((time.perf_counter() - t) * 1000)
+        timings.append((time.process_time() - t) * 1000)
     figures = {
         "lessons": args.lessons, "dim": DIM, "queries": args.queries,
         "matrix_build_s": round(build_s, 3),
@@ -53,11 +55,15 @@ def main() -> None:
         "max_ms": round(max(timings), 3),
         "goal_p95_ms": 50,
     }
+    figures["goals"] = [goal(f"recall by the scan over {args.lessons:,} lessons: p95 CPU per query (query embedded)",
+                             f"{figures['p95_ms']} ms", "< 50 ms", figures["p95_ms"] < 50,
+                             "python -m tests.benchmarks.bench_recall --json")]
     if args.json:
         print(json.dumps(figures))
     else:
         for key, value in figures.items():
-            print(f"{key:>16}: {value}")
+            if key != "goals":
+                print(f"{key:>16}: {value}")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.benchmarks.goals import goal  # noqa: E402
+
 BIN = Path(sys.executable).parent
 TARGET_RATIO = 3.0
 INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -126,6 +130,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     figures = measure(args.rounds, args.tree)
     if args.json:
+        labels = {"version": "`commons --version`", "mcp_initialize": "`commons mcp` answers `initialize`",
+                  "hook": "`commons hook session-end` returns"}
+        figures["goals"] = [goal(f"start-up CPU: {label}, median of {args.rounds}, ÷ `python -c pass` in the same run",
+                                 f"{figures[f'{name}_ratio']}× ({figures[f'{name}_cpu_s']} s against "
+                                 f"{figures['python_cpu_s']} s)", f"≤ {TARGET_RATIO:g}×",
+                                 figures[f"{name}_ratio"] <= TARGET_RATIO, "python -m tests.benchmarks.bench_startup --json")
+                            for name, label in labels.items()]
         print(json.dumps(figures))
         return 0
     print(f"start-up CPU, median of {args.rounds} (target: within {TARGET_RATIO:g}x of bare python):")

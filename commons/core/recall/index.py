@@ -1,90 +1,70 @@
-"""Recall through an index: the top k of ``recall.top_k`` without scoring every lesson.
+"""Recall through an index: exactly the top k of ``recall.top_k``, reading only the query's columns.
 
-A recall score is ``w_rel · cos(q, x) + w_rec · 2^((touched - now) / h) + w_str · str(x)``. The
-recency term factorises: ``2^((touched - now) / h) = 2^((touched - t_ref) / h) · 2^((t_ref - now) / h)``,
-one factor of the row, one of the query. So the whole score is an inner product of two vectors in
-258 dimensions, the row's ``[x, a, b]`` and the query's ``[w_rel · q, w_rec · 2^((t_ref - now) / h),
-w_str]``, with ``a = 2^((touched - t_ref) / h)`` and ``b`` the normalised strength (the clip of a
-negative cosine at 0 aside, which only lowers rows that are no answer). An index built once answers
-for any later ``now``: time only changes the query.
+A recall score is ``w_rel · max(q · x, 0) + w_rec · recency + w_str · str(x)``. The query's
+embedding is sparse: a few words and bigrams hashed into 256 dimensions set 5 to 30 of them (the
+median is 5 on ``bench_recall_index.py``'s queries), and ``q · x`` is a sum over those alone. So the
+index keeps the lessons' embeddings by dimension (a ``(256, n)`` float32 array: each dimension's
+column contiguous) and computes every lesson's relevance from the query's columns only, with the
+same float32 operations as the scan (``scoring.relevance``): the same bits, row by row.
 
-The index (faiss ``IndexIVFFlat``, inner product: rows in ``4·√n`` cells, the cells whose centres
-score best probed) returns the ``candidates`` best rows; they, and every *fresh* row, are scored
-exactly (``recall.scores``) and the best k returned. A row is fresh when its copy in the index
-scores it lower than it now scores: a recall touched it, its strength grew. Fresh rows are
-candidates in every query until there are ``refresh_after`` of them, when they are put in the
-index again with their present values. A row whose copy scores it higher (strength decays as
-days pass) is not fresh: it may take a candidate's place, but its exact score is what counts.
+Beside the columns it keeps each lesson's prior bound ``P = w_rec · recency + w_str · str`` as of
+the last sync or change. Both only fall as time passes (recency decays, so does strength), so for
+any later ``now`` the bound ``U = w_rel · relevance + P + slack`` is at least the lesson's score.
+The top k follow by construction:
 
-Why IVF-Flat and these settings, measured by ``tests/benchmarks/bench_recall_index.py --compare``
-(2026-12-01, 200 queries over 10^5 lesson-like texts, CPU time, each library behind these vectors
-and the same exact scoring of 100 candidates; the table is in ``docs/benchmarks.md``): the hashed
-embeddings are weakly clustered, and a graph walk misses rows a probe of the cells finds. The scan's
-top 10 came back in 87.5-92% of queries through the graphs at ef 400 (faiss HNSW, hnswlib,
-usearch), in 200 / 200 through IVF-Flat with a sixteenth of the cells probed (p95 1.9 ms, built in
-2.8 CPU-s; at 10^6, 200 / 200 too). IVF in L2 over the vectors padded to one norm was as exact
-there and faster (p95 0.7 ms), but on short queries over 8,000 rows (the tests' set) it found the
-scan's top 10 in 74% of queries where the inner product found 91%, and its padding needs every
-``a`` at most 1 (no row touched after ``t_ref``). faiss is also the best kept of these (monthly
-releases) and was already pinned.
+1. ``U`` for every lesson; the rows whose ``U`` is at least the k-th largest are scored exactly
+   (``scoring.scores``, as the scan scores them, on the caller's arrays as they are now);
+2. ``T``, the k-th best exact score among them; every lesson whose ``U`` reaches ``T`` is scored
+   too (none, unless bounds were loose: a strength that decayed since the sync);
+3. any lesson left out has a score below ``U < T``, under k scored lessons: it is not in the top k.
 
-Small stores keep the scan (``IndexParams.scan_below``): below it a scan costs about a millisecond
-and is exact. Sans-I/O: arrays in, rows out, bytes for the caller to keep (``to_bytes``).
+Why not an approximate index: faiss IVF-Flat over the score-shaped vectors (this module's form
+until 2026-12-02, commit 6bad8e0) returned the scan's top 10 in 199 / 200 queries over its own
+benchmark's texts but in 105 / 200 over ``recall_corpora``'s lesson-shaped ones at 10^5 (184 / 200
+over its error lines): the hashed embeddings are weakly clustered, the cells it probed missed
+rows, and no bound on the cells left out could say so. (Measured on 2026-12-02 by running that
+commit's ``RecallIndex`` and ``top_k`` over ``corpus(kind, 100_000, 200, 1)``.)
+
+The columns are as large as the matrix (1 KB a lesson) and made by one transpose: no training, no
+file to keep. Small stores keep the scan (``IndexParams.scan_below``). Sans-I/O: arrays in, rows out.
 """
 
 from __future__ import annotations
 
-import io
-import json
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from commons.core.learning import DAY
-from commons.core.recall.scoring import RecallParams, normalised_strength, scores, top_k
+from commons.core.learning import decay_factor
+from commons.core.recall.scoring import RecallParams, normalised_strength, relevance, scores, top_k
 
-FORMAT = 1  # of to_bytes(); a file of another format is rebuilt, not read
-_EPS = 1e-6
+# Added to every prior bound: float32 rounding of a score is below 1e-7; this covers it many times
+# over and lets only near-ties of the k-th score be scored exactly beside the top k.
+SLACK = 1e-5
+# A build over this many lessons is said to ``progress`` (a transpose of a quarter of a GB and up:
+# a noticeable fraction of a second); smaller ones are not worth a line on every process's stderr.
+SAY_BUILD_FROM = 250_000
 
 
 class RecallIndexUsageError(ValueError):
     """The caller broke the index's contract (arrays that do not match what it was synced with)."""
 
 
-class RecallIndexFileError(ValueError):
-    """Bytes that are not an index this code can use (another format, other settings, damage)."""
-
-
 @dataclass(frozen=True)
 class IndexParams:
-    # Lessons; below this recall scans (measured: a scan of 10^4 lessons, p50 0.35 ms; the index
-    # saves a fraction of a millisecond there, not worth a build and a file).
+    # Lessons; below this recall scans (a scan of 10^4 lessons takes about a millisecond; the index
+    # would double the matrix's memory to save a fraction of it).
     scan_below: int = 20_000
-    cells_per_sqrt_row: float = 4.0  # IVF cells = 4·√n (faiss's rule of thumb)
-    probe_fraction: float = 1 / 16  # share of the cells probed (measured: bench_recall_index.py)
-    # ... but at least the cells holding this many rows: a small index's cells are few and coarse,
-    # and probing 5,000 rows costs a tenth of a millisecond.
-    probe_rows: int = 5_000
-    candidates: int = 100  # rows the index returns, scored exactly
-    train_per_cell: int = 40  # training sample per cell (faiss warns below 39)
-    # t_ref is the build time; past this the index is rebuilt: rows touched since have a > 1, and
-    # the further the rows' recency factors stray from the query's scale, the worse the cells the
-    # query probes fit them (measured: t_ref 90 days off, 38 of 200 identical through L2 cells).
-    horizon_days: float = 30.0
-    refresh_after: int = 1024  # fresh rows before they are put in the index again
-    regrow: float = 4.0  # rebuild (new cells) when the rows grow or shrink by this factor
-    seed: int = 1
+    # The prior bounds are made again when a query comes this long after they were (they only
+    # loosen with time, never fail; loose bounds cost exact scores, not answers).
+    refresh_after_s: float = 3600.0
+    # Rebuilt (a transpose) when this share of the columns belongs to lessons since removed.
+    compact_dead_share: float = 0.5
 
     def __post_init__(self) -> None:
-        if min(self.scan_below, self.candidates, self.train_per_cell, self.refresh_after) < 1:
-            raise ValueError("IndexParams: sizes must be positive")
-        if not 0 < self.probe_fraction <= 1 or self.cells_per_sqrt_row <= 0 or self.regrow <= 1:
-            raise ValueError("IndexParams: probe_fraction in (0, 1], cells_per_sqrt_row > 0, regrow > 1")
-        if self.horizon_days <= 0:
-            raise ValueError("IndexParams: horizon_days must be positive")
+        if self.scan_below < 1 or self.refresh_after_s <= 0 or not 0 < self.compact_dead_share < 1:
+            raise ValueError("IndexParams: scan_below >= 1, refresh_after_s > 0, compact_dead_share in (0, 1)")
 
 
 @dataclass(frozen=True)
@@ -93,15 +73,14 @@ class SyncResult:
 
     rows: int
     scanning: bool
-    built: bool  # the index was made anew (first time past scan_below, horizon passed, regrown)
+    built: bool  # the columns were made anew (first time past scan_below, compacted)
     added: int
     removed: int
-    fresh: int
     reason: str  # why it was built, '' when it was not
 
     def to_json(self) -> dict:
         return {"rows": self.rows, "scanning": self.scanning, "built": self.built, "added": self.added,
-                "removed": self.removed, "fresh": self.fresh, "reason": self.reason}
+                "removed": self.removed, "reason": self.reason}
 
 
 # The strengths of the rows, or a function of rows giving them (computed for the rows asked only).
@@ -114,32 +93,28 @@ def _strength_of(strength: Strength) -> Callable[[np.ndarray], np.ndarray]:
 
 def _checksum(vectors: np.ndarray) -> np.ndarray:
     """A number per row that changes when its embedding does (a fixed random projection)."""
-    # float32, in place of the rows' own type: a float64 copy of 10^6 rows is 2 GB.
     probe = np.random.default_rng(20261201).standard_normal(vectors.shape[1]).astype(np.float32)
     return np.asarray(vectors, dtype=np.float32) @ probe
 
 
 class RecallIndex:
-    """The top k of a lesson matrix, through an IVF index of score-shaped vectors, when large.
+    """The top k of a lesson matrix, from its columns and prior bounds, when large.
 
     Rows are lessons, named by id; :meth:`sync` brings the index up to date with the ids and arrays
-    the caller holds now (adds, removals, changed embeddings, changed priors), and :meth:`top_k`
-    answers for exactly those arrays.
+    the caller holds now (adds, removals, changed embeddings, changed priors), :meth:`changed`
+    with rows a recall touched, and :meth:`top_k` answers for exactly those arrays.
     """
 
     def __init__(self, params: RecallParams = RecallParams(), index_params: IndexParams = IndexParams(),
                  dim: int = 256) -> None:
         self.params, self.index_params, self.dim = params, index_params, dim
-        self._ivf: Any = None  # faiss index, None while scanning
-        self._t_ref = 0.0
-        self._trained_rows = 0
-        self._ids: list[str] = []  # key -> lesson id (keys are positions, never reused until a build)
+        self._columns: np.ndarray | None = None  # (dim, capacity) float32, None while scanning
+        self._used = 0  # keys given out (columns filled)
+        self._ids: list[str] = []  # key -> lesson id (keys are column positions, reused only by a build)
         self._key_of: dict[str, int] = {}
-        self._check = np.zeros(0)  # key -> embedding checksum
-        self._a = np.zeros(0, dtype=np.float32)  # key -> the recency factor and strength its copy has
-        self._b = np.zeros(0, dtype=np.float32)
-        self._alive = np.zeros(0, dtype=bool)
-        self._fresh: set[int] = set()  # keys
+        self._check = np.zeros(0, dtype=np.float32)  # key -> embedding checksum
+        self._prior = np.zeros(0, dtype=np.float32)  # key -> prior bound (-inf: no lesson)
+        self._prior_at = 0.0  # the bounds hold for every now from this one
         self._row_of_key = np.zeros(0, dtype=np.int64)  # key -> row of the synced arrays, -1 if none
         self._key_of_row = np.zeros(0, dtype=np.int64)  # row -> key
         self._rows = 0
@@ -150,12 +125,12 @@ class RecallIndex:
 
     @property
     def scanning(self) -> bool:
-        return self._ivf is None
+        return self._columns is None
 
     @property
     def indexed(self) -> int:
-        """Lessons the index holds (those of the last sync; those of its file before one)."""
-        return int(self._alive.sum())
+        """Lessons the columns hold."""
+        return len(self._key_of)
 
     # -- keeping it up to date ---------------------------------------------------------------------
 
@@ -164,139 +139,97 @@ class RecallIndex:
         """Follow the caller's lessons as they are now: one row per id, in the caller's order."""
         self._check_arrays(matrix, touched, strength, len(ids))
         n, ip = len(ids), self.index_params
-        reason = ""
+        self._rows, self._synced = n, True
         if n < ip.scan_below:
             self._drop()
-        elif self._ivf is None:
-            reason = f"{n} lessons, the index starts at {ip.scan_below}"
-        elif now > self._t_ref + ip.horizon_days * DAY:
-            reason = f"built over {ip.horizon_days:g} days ago (recency is folded into the vectors from then)"
-        elif not self._trained_rows / ip.regrow <= n <= self._trained_rows * ip.regrow:
-            reason = f"its cells were made for {self._trained_rows} lessons, there are {n}"
-        if reason:
-            self._build(ids, matrix, touched, strength, now, progress)
-            return SyncResult(n, False, True, n, 0, 0, reason)
-        self._rows, self._synced = n, True
-        if self._ivf is None:
-            return SyncResult(n, True, False, 0, 0, 0, "")
+            return SyncResult(n, True, False, 0, 0, "")
+        if self._columns is None:
+            return self._build(ids, matrix, touched, strength, now, f"{n} lessons, the index starts at {ip.scan_below}",
+                               progress)
         keys = np.fromiter((self._key_of.get(i, -1) for i in ids), dtype=np.int64, count=n)
         known = np.flatnonzero(keys >= 0)
         moved = known[np.abs(_checksum(matrix[known]) - self._check[keys[known]]) > 1e-4]
-        present = np.zeros(len(self._ids), dtype=bool)
+        present = np.zeros(self._used, dtype=bool)
         present[keys[known]] = True
-        gone = np.flatnonzero(self._alive & ~present)
+        gone = np.flatnonzero((self._prior[: self._used] > -np.inf) & ~present)
+        dead = self._used - len(self._key_of) + len(gone) + 2 * len(moved)  # a moved one leaves a column, takes one
+        if dead > ip.compact_dead_share * (self._used + n - len(known) + len(moved)):
+            return self._build(ids, matrix, touched, strength, now,
+                               f"{dead} of its columns would be of lessons since removed or changed", progress)
         self._remove(np.concatenate([gone, keys[moved]]))
         keys[moved] = -1
         new_rows = np.flatnonzero(keys < 0)
-        keys[new_rows] = self._add([ids[r] for r in new_rows], matrix[new_rows], touched[new_rows],
-                                   strength[new_rows], now)
+        keys[new_rows] = self._add([ids[r] for r in new_rows], matrix[new_rows])
         self._map_rows(keys)
-        still = np.setdiff1d(known, moved, assume_unique=True)
-        self._mark_fresh(keys[still], touched[still], strength[still])
-        self._fresh = {k for k in self._fresh if self._row_of_key[k] >= 0}
-        return SyncResult(n, False, False, len(new_rows), len(gone) + len(moved), len(self._fresh), "")
+        self._bound_all(touched, strength, now)
+        return SyncResult(n, False, False, len(new_rows), len(gone) + len(moved), "")
+
+    def _build(self, ids: Sequence[str], matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray, now: float,
+               reason: str, progress: Callable[[str], None] | None) -> SyncResult:
+        if progress and len(ids) >= SAY_BUILD_FROM:
+            progress(f"recall index: {len(ids)} lessons by dimension ({reason})")
+        self._drop()
+        self._columns = np.empty((self.dim, max(len(ids), 1024)), dtype=np.float32)
+        self._map_rows(self._add(ids, matrix))
+        self._bound_all(touched, strength, now)
+        return SyncResult(len(ids), False, True, len(ids), 0, reason)
 
     def changed(self, rows: Sequence[int] | np.ndarray, matrix: np.ndarray, touched: np.ndarray,
                 strength: Strength, now: float) -> None:
         """These rows' last touch or strength changed (a recall touched them, a verification came)."""
         strength_of = _strength_of(strength)
         self._check_arrays(matrix, touched, touched if callable(strength) else strength, self._rows)
-        if self._ivf is None or not len(rows):
+        if self._columns is None or not len(rows):
             return
         rows = np.asarray(rows, dtype=np.int64)
-        keys = self._keys_of_rows(rows)
-        self._mark_fresh(keys, touched[rows], strength_of(rows))
-        if len(self._fresh) >= self.index_params.refresh_after:
-            # Put them in again with their present values: they stop costing every query.
-            fresh = np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh))
-            fresh_rows = self._row_of_key[fresh]
-            self._ivf.remove_ids(fresh)
-            self._insert(fresh, matrix[fresh_rows], touched[fresh_rows], strength_of(fresh_rows))
-            self._fresh.clear()
+        # Bounds as of the time the others hold from: a touch after it counts as "now" (1).
+        self._prior[self._key_of_row[rows]] = self._bounds(touched[rows], strength_of(rows), self._prior_at)
+        self._prior_at = max(self._prior_at, now)  # a strength raised now may be higher than before now
+
+    def _bound_all(self, touched: np.ndarray, strength: Strength, now: float) -> None:
+        rows = np.arange(self._rows)
+        self._prior[self._key_of_row] = self._bounds(touched, _strength_of(strength)(rows), now)
+        self._prior_at = now
+
+    def _bounds(self, touched: np.ndarray, strength: np.ndarray, now: float) -> np.ndarray:
+        p = self.params
+        recency = decay_factor(touched, now, p.recency_half_life_days).astype(np.float32)
+        return (p.recency_weight * recency + p.strength_weight * normalised_strength(strength) + SLACK).astype(np.float32)
 
     def _map_rows(self, keys: np.ndarray) -> None:
         """``keys[row]`` is the key of each row of the synced arrays."""
         self._key_of_row = keys
-        self._row_of_key = np.full(len(self._ids), -1, dtype=np.int64)
+        self._row_of_key = np.full(self._columns.shape[1], -1, dtype=np.int64)
         self._row_of_key[keys] = np.arange(len(keys))
 
-    def _keys_of_rows(self, rows: np.ndarray) -> np.ndarray:
-        return self._key_of_row[rows]
-
-    def _mark_fresh(self, keys: np.ndarray, touched: np.ndarray, strength: np.ndarray) -> None:
-        """Keys whose copy in the index scores them lower than they score now."""
-        a, b = self._prior_dims(touched, strength)
-        lower = (a > self._a[keys] + _EPS) | (b > self._b[keys] + _EPS)
-        self._fresh.update(int(k) for k in keys[lower])
-
-    def _prior_dims(self, touched: np.ndarray, strength: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        exponent = (np.asarray(touched, dtype=np.float64) - self._t_ref) / (self.params.recency_half_life_days * DAY)
-        a = np.exp2(exponent).astype(np.float32)
-        return a, normalised_strength(strength).astype(np.float32)
-
-    def _augment(self, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray) -> np.ndarray:
-        out = np.empty((len(matrix), self.dim + 2), dtype=np.float32)
-        out[:, : self.dim] = matrix
-        out[:, self.dim], out[:, self.dim + 1] = self._prior_dims(touched, strength)
-        return out
-
-    def _build(self, ids: Sequence[str], matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray,
-               now: float, progress: Callable[[str], None] | None) -> None:
-        faiss = _faiss()
-        ip, n = self.index_params, len(ids)
-        self._drop()
-        self._t_ref = now
-        cells = max(1, int(ip.cells_per_sqrt_row * math.sqrt(n)))
-        if progress:
-            progress(f"recall index: building over {n} lessons ({cells} cells); once, then kept beside the store")
-        ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(self.dim + 2), self.dim + 2, cells, faiss.METRIC_INNER_PRODUCT)
-        ivf.cp.seed = ip.seed
-        ivf.cp.min_points_per_centroid = 1  # the sample is sized on purpose; no warning
-        sample = np.random.default_rng(ip.seed).choice(n, min(n, ip.train_per_cell * cells), replace=False)
-        sample.sort()
-        ivf.train(self._augment(matrix[sample], touched[sample], strength[sample]))
-        ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # removal by id without a scan of every cell
-        ivf.nprobe = min(cells, max(math.ceil(ip.probe_fraction * cells), math.ceil(ip.probe_rows / n * cells)))
-        self._ivf, self._trained_rows = ivf, n
-        step = 50_000
-        keys = np.concatenate([self._add(list(ids[i:i + step]), matrix[i:i + step], touched[i:i + step],
-                                         strength[i:i + step], now)
-                               for i in range(0, n, step)]) if n else np.zeros(0, dtype=np.int64)
-        self._map_rows(keys)
-        self._rows, self._synced = n, True
-        if progress:
-            progress(f"recall index: built over {n} lessons")
-
-    def _add(self, ids: Sequence[str], matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray,
-             now: float) -> np.ndarray:
-        keys = np.arange(len(self._ids), len(self._ids) + len(ids), dtype=np.int64)
+    def _add(self, ids: Sequence[str], matrix: np.ndarray) -> np.ndarray:
+        start, count = self._used, len(ids)
+        if start + count > self._columns.shape[1]:
+            grown = np.empty((self.dim, max(2 * self._columns.shape[1], start + count)), dtype=np.float32)
+            grown[:, :start] = self._columns[:, :start]
+            self._columns = grown
+        step = 65_536  # transposed in slices: a copy of 10^6 rows at once would be a second GB
+        for i in range(0, count, step):
+            part = matrix[i:i + step]
+            self._columns[:, start + i:start + i + len(part)] = part.T
+        keys = np.arange(start, start + count, dtype=np.int64)
+        self._used += count
         self._ids.extend(ids)
         self._key_of.update(zip(ids, keys.tolist()))
         self._check = np.concatenate([self._check, _checksum(matrix)])
-        self._a = np.concatenate([self._a, np.zeros(len(ids), dtype=np.float32)])
-        self._b = np.concatenate([self._b, np.zeros(len(ids), dtype=np.float32)])
-        self._alive = np.concatenate([self._alive, np.ones(len(ids), dtype=bool)])
-        self._insert(keys, matrix, touched, strength)
+        prior = np.full(self._columns.shape[1], -np.inf, dtype=np.float32)
+        prior[: len(self._prior)] = self._prior[: self._columns.shape[1]]
+        self._prior = prior
         return keys
 
-    def _insert(self, keys: np.ndarray, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray) -> None:
-        vectors = self._augment(matrix, touched, strength)
-        self._a[keys], self._b[keys] = vectors[:, self.dim], vectors[:, self.dim + 1]
-        self._ivf.add_with_ids(vectors, keys)
-
     def _remove(self, keys: np.ndarray) -> None:
-        if not len(keys):
-            return
-        self._ivf.remove_ids(np.asarray(keys, dtype=np.int64))
-        self._alive[keys] = False
+        self._prior[keys] = -np.inf
         for k in keys.tolist():
             self._key_of.pop(self._ids[k], None)
-            self._fresh.discard(k)
 
     def _drop(self) -> None:
-        self._ivf, self._ids, self._key_of, self._fresh = None, [], {}, set()
-        self._check, self._alive = np.zeros(0), np.zeros(0, dtype=bool)
-        self._a = self._b = np.zeros(0, dtype=np.float32)
+        self._columns, self._used, self._ids, self._key_of = None, 0, [], {}
+        self._check = self._prior = np.zeros(0, dtype=np.float32)
         self._row_of_key = self._key_of_row = np.zeros(0, dtype=np.int64)
 
     def _check_arrays(self, matrix: np.ndarray, touched: np.ndarray, strength: np.ndarray, rows: int) -> None:
@@ -313,86 +246,31 @@ class RecallIndex:
         """What ``recall.top_k`` returns for these arguments (rows, best first), the arrays synced.
 
         ``strength`` may be a function of rows: the caller's strength as of ``now`` (it decays),
-        then computed for the candidates only, not for every lesson in every query.
+        then computed for the scored rows only, not for every lesson in every query.
         """
         if not self._synced:
             raise RecallIndexUsageError("RecallIndex: sync() with the lessons before the first query")
         strength_of = _strength_of(strength)
         self._check_arrays(matrix, touched, touched if callable(strength) else strength, self._rows)
-        wanted = max(self.index_params.candidates, 4 * k)
-        if self._ivf is None or k <= 0 or wanted > self._rows // 10:
+        if self._columns is None or k <= 0 or k * 4 > self._rows:
             return top_k(query_vec, matrix, touched, strength_of(np.arange(self._rows)), now, k, self.params)
-        p, h = self.params, self.params.recency_half_life_days * DAY
-        query = np.zeros((1, self.dim + 2), dtype=np.float32)
-        query[0, : self.dim] = p.relevance_weight * query_vec
-        query[0, self.dim] = p.recency_weight * math.exp2((self._t_ref - now) / h)
-        query[0, self.dim + 1] = p.strength_weight
-        _, found = self._ivf.search(query, wanted)
-        keys = found[0][found[0] >= 0]
-        if self._fresh:
-            keys = np.union1d(keys, np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh)))
+        if now < self._prior_at or now > self._prior_at + self.index_params.refresh_after_s:
+            self._bound_all(touched, strength_of, now)  # a query from before the bounds, or they grew loose
+        bound = relevance(query_vec, self._columns[:, : self._used], columns=True)
+        bound *= np.float32(self.params.relevance_weight)
+        bound += self._prior[: self._used]
+        first = np.flatnonzero(bound >= np.partition(bound, -k)[-k])
+        rows, exact = self._scored(first, query_vec, matrix, touched, strength_of, now)
+        kth = np.partition(exact, -k)[-k]
+        more = np.setdiff1d(np.flatnonzero(bound >= kth), first, assume_unique=True)
+        if len(more):  # bounds looser than the k-th score (a strength decayed since the sync)
+            extra_rows, extra = self._scored(more, query_vec, matrix, touched, strength_of, now)
+            rows, exact = np.concatenate([rows, extra_rows]), np.concatenate([exact, extra])
+        best = np.lexsort((rows, -exact))[:k]  # best first, ties by lower row: as top_k
+        return [(int(rows[i]), float(exact[i])) for i in best]
+
+    def _scored(self, keys: np.ndarray, query_vec: np.ndarray, matrix: np.ndarray, touched: np.ndarray,
+                strength_of: Callable[[np.ndarray], np.ndarray], now: float) -> tuple[np.ndarray, np.ndarray]:
         rows = self._row_of_key[keys]
-        rows = np.unique(rows[rows >= 0])
-        s = scores(query_vec, matrix[rows], touched[rows], strength_of(rows), now, self.params)
-        best = np.lexsort((rows, -s))[:k]  # best first, ties by lower row: as top_k
-        return [(int(rows[i]), float(s[i])) for i in best]
-
-    # -- keeping it between processes --------------------------------------------------------------
-
-    def to_bytes(self) -> bytes:
-        """Everything :meth:`from_bytes` needs to answer again without a build (no pickle)."""
-        faiss = _faiss()
-        meta = {"format": FORMAT, "dim": self.dim, "t_ref": self._t_ref, "trained_rows": self._trained_rows,
-                "params": _params_key(self.params, self.index_params)}
-        arrays: dict[str, np.ndarray] = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
-        if self._ivf is not None:
-            arrays.update(ivf=faiss.serialize_index(self._ivf), ids=np.array([i.encode() for i in self._ids], dtype=np.bytes_),
-                          check=self._check, a=self._a, b=self._b, alive=self._alive,
-                          fresh=np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh)))
-        out = io.BytesIO()
-        np.savez(out, **arrays)
-        return out.getvalue()
-
-    @classmethod
-    def from_bytes(cls, data: bytes, params: RecallParams = RecallParams(),
-                   index_params: IndexParams = IndexParams(), dim: int = 256) -> "RecallIndex":
-        """An index kept by :meth:`to_bytes`; :meth:`sync` it with the lessons before a query."""
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
-                meta = json.loads(arrays["meta"].tobytes())
-                found = {name: arrays[name] for name in arrays.files}
-        except Exception as error:  # numpy and zipfile raise many kinds for damaged bytes
-            raise RecallIndexFileError(f"not a recall index ({type(error).__name__}: {error})") from None
-        if meta.get("format") != FORMAT or meta.get("dim") != dim:
-            raise RecallIndexFileError(f"a recall index of format {meta.get('format')}, dimension {meta.get('dim')}; "
-                                       f"this code reads format {FORMAT}, dimension {dim}")
-        if meta.get("params") != _params_key(params, index_params):
-            raise RecallIndexFileError("a recall index made with other recall or index settings")
-        index = cls(params, index_params, dim)
-        if "ivf" in found:
-            index._ivf = _faiss().deserialize_index(found["ivf"])
-            index._t_ref, index._trained_rows = float(meta["t_ref"]), int(meta["trained_rows"])
-            index._ids = [i.decode() for i in found["ids"].tolist()]
-            index._check, index._a, index._b = found["check"], found["a"], found["b"]
-            index._alive = found["alive"].astype(bool)
-            index._key_of = {index._ids[k]: k for k in np.flatnonzero(index._alive).tolist()}
-            index._fresh = set(found["fresh"].tolist())
-            if not (len(index._ids) == len(index._check) == len(index._a) == len(index._b) == len(index._alive)):
-                raise RecallIndexFileError("a recall index whose arrays disagree in length (damaged)")
-        return index
-
-
-def _faiss() -> Any:
-    """faiss, loaded only by stores past scan_below, on one thread: a query is too small to share,
-    and OpenMP's idle workers spin (measured: p95 2.2 ms on one thread, 6.8 ms on two, CPU time)."""
-    import faiss
-
-    faiss.omp_set_num_threads(1)
-    return faiss
-
-
-def _params_key(params: RecallParams, index_params: IndexParams) -> list:
-    """The settings an index's vectors and cells depend on: another set means another index."""
-    return [params.relevance_weight, params.recency_weight, params.strength_weight, params.recency_half_life_days,
-            index_params.cells_per_sqrt_row, index_params.probe_fraction, index_params.probe_rows, index_params.horizon_days,
-            index_params.seed]
+        rows = rows[rows >= 0]
+        return rows, scores(query_vec, matrix[rows], touched[rows], strength_of(rows), now, self.params)
