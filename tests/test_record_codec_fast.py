@@ -1,7 +1,8 @@
 """The fast record decoder accepts exactly what the reference decoder accepts, and nothing else.
 
-``decode_body`` tries ``_decode_canonical`` (one unpack into dicts and tuples, the field rules run
-once, the map packed again) and, when it declines, the reference decoder that names the problem.
+``decode_body`` tries ``_decode_canonical`` (msgspec decodes the body into its type's Struct, the
+Struct is encoded again and compared with the body, the field rules run once) and, when it
+declines, the reference decoder (msgpack) that names the problem.
 The fast path is only safe if it never accepts a body the reference refuses, and only useful if it
 accepts every body the reference accepts: both are tested here, on the vectors and on mutations.
 """
@@ -117,6 +118,52 @@ def test_an_ill_typed_or_ruled_out_field_is_refused_by_both_paths(wire: dict) ->
     assert codec._decode_canonical(body) is None
     with pytest.raises(rec.InvalidRecord):
         rec.decode_body(body)
+
+
+def _with_fix_key(wire: dict, after: str, value) -> dict:
+    """``wire`` with a ``fix`` entry right after ``after``, where a version 2 body has it."""
+    out = {}
+    for key, item in wire.items():
+        out[key] = item
+        if key == after:
+            out["fix"] = value
+    return out
+
+
+_FIX = {"tool": "Bash", "failed": "pip install x", "step": "uv pip install x"}
+
+
+@pytest.mark.parametrize(
+    "wire",
+    [
+        _with_fix_key(_lesson(), "supersedes", _FIX),  # a fix in a version 1 lesson
+        _lesson(v=2),  # a version 2 lesson without its fix
+        _with_fix_key(_lesson(v=2), "supersedes", None),  # ... or with a nil one
+        _with_fix_key(_lesson(v=2), "supersedes", dict(reversed(list(_FIX.items())))),  # the fix's keys reordered
+        _with_fix_key(_lesson(v=2), "supersedes", {**_FIX, "more": "x"}),  # the fix with a key too many
+        _with_fix_key(_verification(), "outcome", "fix-confirmed"),  # a fix in a version 1 verification
+        _with_fix_key(_verification(v=2), "outcome", None),  # a version 2 verification with a nil fix
+        _with_fix_key(_verification(v=2), "outcome", "fixed"),  # ... or one no verification says
+        _lesson(v=3),  # a version no node speaks
+        {**_lesson(), "more": 1},  # a key the type does not have
+        {key: value for key, value in _lesson().items() if key != "scope"},  # a key missing
+    ],
+    ids=range(11),
+)
+def test_a_body_whose_version_and_fix_disagree_or_whose_keys_are_not_the_type_s_is_refused_by_both(wire) -> None:
+    body = _packed(wire)
+    assert codec._decode_canonical(body) is None
+    with pytest.raises(rec.InvalidRecord):
+        rec.decode_body(body)
+
+
+def test_a_version_2_body_with_its_fix_where_it_belongs_is_taken_by_the_fast_path() -> None:
+    body = _packed(_with_fix_key(_lesson(v=2), "supersedes", _FIX))
+    fast = codec._decode_canonical(body)
+    assert fast is not None and fast == _reference(body) and fast.fix == rec.Fix(**_FIX)
+    body = _packed(_with_fix_key(_verification(v=2), "outcome", "other-fix"))
+    fast = codec._decode_canonical(body)
+    assert fast is not None and fast == _reference(body) and fast.fix is rec.FixSeen.OTHER
 
 
 def test_a_repeated_key_is_declined_by_the_fast_path_and_named_by_the_reference() -> None:

@@ -9,12 +9,13 @@ around every limit), and a body built from such values must get the reference de
 from __future__ import annotations
 
 import msgpack
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from commons.core import records as rec
-from commons.core.records import codec, compiled
+from commons.core.records import codec, compiled, schema
 from commons.core.records.types import FIELD_SPECS, FieldProblem, Field, Kind, Relation, _field_check, wire_spec
 
 # Values of every shape msgpack decodes to, weighted towards the edges of the rules.
@@ -124,6 +125,39 @@ def test_the_generated_fix_check_of_a_version_2_lesson_holds_only_where_its_rule
     assert not _expression_holds(rule, fix=None) and not _rule_holds(rule, None)  # required in version 2
 
 
+def _typed_holds(rule: Field, value) -> bool | None:
+    """The typed check of one rule (what the decoder runs on a body's Struct) on ``value`` as
+    msgspec gives it for the field's type in the Struct; None when msgspec refuses the value."""
+    wire_type, _ = schema._wire_type(rule)
+    try:
+        typed = msgspec.convert(value, wire_type, strict=True)
+    except msgspec.ValidationError:
+        return None
+    source = compiled.check_expression(rule, typed=True)
+    return bool(eval(source, {"_lt": lambda a, b: a < b}, {f"f_{rule.name}": typed}))
+
+
+@pytest.mark.parametrize("rule", _SIMPLE_FIELDS, ids=lambda rule: rule.name)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_typed_field_check_holds_only_where_the_field_rule_holds_on_what_msgspec_lets_through(rule, data) -> None:
+    value = data.draw(_values_for(rule))
+    if _typed_holds(rule, value):
+        typed = msgspec.convert(value, schema._wire_type(rule)[0], strict=True)
+        assert _rule_holds(rule, typed), (rule, value)
+
+
+def test_msgspec_refuses_for_each_typed_kind_what_its_typed_check_no_longer_tests() -> None:
+    # The typed checks leave out the type, a key's length, a day's bounds: the Struct's types say them.
+    key = Field("author", Kind.KEY)
+    day = Field("created", Kind.DAY)
+    flag = Field("naive", Kind.BOOL)
+    for rule, value in ((key, b"x" * 31), (key, b"x" * 33), (key, "x" * 32), (day, -1), (day, 2**32), (day, True),
+                        (day, 1.0), (flag, 1), (flag, None)):
+        assert _typed_holds(rule, value) is None, (rule.name, value)
+    assert _typed_holds(Field("parents", Kind.KEYS, rec.MAX_PARENTS), [b"k" * 32] * (rec.MAX_PARENTS + 1)) is None
+
+
 def test_the_ascii_fast_check_of_a_text_says_no_to_valid_text_it_leaves_to_the_rule() -> None:
     rule = Field("text", Kind.TEXT, rec.MAX_TEXT_BYTES)
     for text in ("café", "line\nline"):  # valid, but not printable ASCII: the rule decides
@@ -183,7 +217,7 @@ def test_each_type_s_decoder_reads_every_field_its_spec_names() -> None:
         source = compiled.decoder_source(rtype, layout[2:], codec._FIELD_NAMES, version)
         for rule in wire_spec(rtype, version):
             if isinstance(rule, Field):
-                assert f"f_{rule.name} = " in source and compiled.check_expression(rule) in source
+                assert f"f_{rule.name} = " in source and compiled.check_expression(rule, typed=True) in source
 
 
 def test_an_ext_value_anywhere_is_refused_by_the_fast_path_as_by_the_reference() -> None:

@@ -22,8 +22,9 @@ so ``from commons.core import records`` is all a caller needs:
 
 - ``types``: constants, enums, errors, field rules and the four record dataclasses;
 - ``codec``: the canonical body encoding and the strict decoder (``encode_body``, ``decode_body``,
-  ``peek_type``), whose fast path runs a decoder per type that ``compiled`` generates from the
-  field specs (internal: nothing of it is re-exported);
+  ``peek_type``), whose fast path decodes a body into its type's msgspec Struct (``schema``) and
+  runs a decoder per type and version that ``compiled`` generates, both from the field specs
+  (internal: nothing of either is re-exported);
 - ``signing``: ids, keys, signatures and the receiver's check (``sign``, ``verify``,
   ``verify_many`` for a batch, on more than one core given a ``signature_pool``, ``received_key``
   to dedupe by before it);

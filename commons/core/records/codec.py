@@ -5,17 +5,18 @@ shortest form msgpack allows: there is exactly one valid body for every record, 
 :func:`decode_body` refuses any other with the :class:`~commons.core.records.types.Problem` that
 names what is wrong. Types are checked by msgpack type, never by Python equality (``True == 1``).
 
-Decoding runs once per record a peer sends, so it has a fast path: one unpack, one re-pack
-compared with the bytes received, and a decoder generated from the type's field spec
-(``compiled.py``, from ``types.FIELD_SPECS``, the specs the dataclasses' rules are made from). A body it declines is decoded again by the reference decoder, which names the
-problem; ``tests/test_record_codec_fast.py`` holds the two to the same verdicts.
+Decoding runs once per record a peer sends, so it has a fast path: msgspec decodes the body into
+its type's Struct in C (``schema.py``, made from ``types.FIELD_SPECS``, the specs the dataclasses'
+rules are made from), the Struct encoded again is compared with the bytes received, and a decoder
+generated from the same spec (``compiled.py``) runs the field rules and builds the record. A body
+it declines is decoded again by the reference decoder (msgpack), which names the problem;
+``tests/test_record_codec_fast.py`` holds the two to the same verdicts.
 """
 
 from __future__ import annotations
 
 import enum
 import threading
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import msgpack
@@ -41,6 +42,7 @@ from commons.core.records.types import (
     versions_of,
 )
 from commons.core.records.compiled import Decoder, compile_decoder
+from commons.core.records.schema import ENCODER, DecodeError, body_decoder, body_struct
 
 # Each type's body is a map whose keys appear in exactly this order. A field's wire form is the
 # dataclass value with enums as their string value and Prediction as a nested two-key map.
@@ -152,29 +154,24 @@ def decode_body(body: bytes) -> Record:
 def _decode_canonical(body: bytes) -> Record | None:
     """The record, when ``body`` is the canonical encoding of a valid one; otherwise None.
 
-    One unpack into dicts and tuples (what the record fields hold), the layout compared as a
-    tuple of keys, the decoded map packed again (a body is canonical when that gives its very
-    bytes), then the type's generated decoder (``compiled.py``: every field rule, once). The re-pack
-    refuses a repeated key (the dict keeps one, so the map packs shorter), a longer integer or
-    string header, a float32, anything msgpack can say twice; the field rules refuse a bool or a
-    float where an int belongs.
+    msgspec decodes the body into its type's Struct in C (``schema.py``: every value's msgpack
+    type, the keys' lengths, the days' bounds, the enums, no unknown or missing key, no trailing
+    byte), the Struct is encoded again (a body is canonical when that gives its very bytes: which
+    refuses a repeated key, keys out of order, a longer integer or string header, anything msgpack
+    can say twice), then the generated decoder of its version (``compiled.py``: every field rule,
+    once) builds the record.
     """
     try:
-        # msgpack's own limits follow the length of what it unpacks (at most MAX_BODY_BYTES here),
-        # which bounds every allocation; the tighter ones the reference decoder sets (arrays of 64,
-        # maps of 32, no ext type) refuse nothing the layout and the field checks below accept, and
-        # passing them cost a fifth of the unpack.
-        wire = msgpack.unpackb(body, use_list=False)
-        if type(wire) is not dict:
-            return None
-        version = wire.get("v")
-        if type(version) is not int:
-            return None
-        plan = _PLANS.get((wire.get("type"), version))
-        if plan is None or tuple(wire) != plan.layout or _pack(wire) != body:
-            return None
-        return plan.decode(wire)
-    except (FieldProblem, ValueError, TypeError, KeyError, msgpack.UnpackException):
+        # msgspec's allocations follow the length of what it decodes (at most MAX_BODY_BYTES here).
+        struct = _STRUCTS.decode(body)
+    except (DecodeError, ValueError):  # ValueError: a string that is not UTF-8 (UnicodeDecodeError)
+        return None
+    decode = _PLANS[type(struct)].get(struct.v)
+    if decode is None or _ENCODE(struct) != body:
+        return None
+    try:
+        return decode(struct)
+    except (FieldProblem, ValueError, TypeError):
         return None
 
 
@@ -278,18 +275,17 @@ _DECODERS = {
 }
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """What the fast decoder needs of one type, computed once."""
-
-    layout: tuple[str, ...]  # every key of the body, in order
-    decode: Decoder  # the decoded map -> the record (generated from the type's field spec)
-
-
 _FIELD_NAMES = {name: key for key, name in _WIRE_NAME.items()}  # dataclass field -> wire key
-_PLANS = {
-    (rtype.value, version): _Plan(layout, compile_decoder(rtype, layout[2:], _FIELD_NAMES, version))
-    for (rtype, version), layout in _LAYOUTS.items()
+# Per record type: its body's Struct (the layout of its latest version gives every key), and the
+# generated decoder of each version, by the Struct.
+_BODY_STRUCTS = {rtype: body_struct(rtype, _LAYOUTS[(rtype, max(versions_of(rtype)))][1:], _FIELD_NAMES)
+                 for rtype in RecordType}
+_STRUCTS = body_decoder(list(_BODY_STRUCTS.values()))
+_ENCODE = ENCODER.encode
+_PLANS: dict[type, dict[int, Decoder]] = {
+    _BODY_STRUCTS[rtype]: {version: compile_decoder(rtype, _LAYOUTS[(rtype, version)][2:], _FIELD_NAMES, version)
+                           for version in versions_of(rtype)}
+    for rtype in RecordType
 }
 
 

@@ -114,7 +114,8 @@ def dangerous_advice(text: str) -> Danger | None:
     text = text[:MAX_STEP_CHARS]
     # An error's words may hold backticks of their own, which pair with a span's: the spans are
     # read with the quoted error text left in, and again with it left out.
-    return _spans_advice(text) or _spans_advice(_QUOTED.sub('""', text)) or _prose_advice(text)
+    unquoted = _QUOTED.sub('""', text)  # the very text when it quotes nothing: its spans read once
+    return _spans_advice(text) or (_spans_advice(unquoted) if unquoted != text else None) or _prose_advice(text)
 
 
 def _spans_advice(text: str) -> Danger | None:
