@@ -53,8 +53,8 @@ from commons.core.reconcile import KeySet, Reconciler
 from commons.core.trust import resolve
 from simulations.sim import NOW, LinkModel
 
-_CONNECT, _HELLO, _PEERS, _ANNOUNCE, _WANT, _RECORDS, _RECONCILE, _TICK, _CHECK = range(9)
-_INITIATOR, _OPEN, _SYNCING = 1, 2, 4  # a session's flags, as its node sees it
+_CONNECT, _HELLO, _PEERS, _ANNOUNCE, _WANT, _RECORDS, _RECONCILE, _TICK, _SESSION, _BYE, _CHECK = range(11)
+_INITIATOR, _OPEN, _SYNCING, _SENT = 1, 2, 4, 8  # a session's flags, as its node sees it
 RETRANSMIT = 1.0  # memnet's: a lost frame arrives this much later, the frames behind it wait
 
 
@@ -122,6 +122,8 @@ class ModelNetwork:
         self.sessions: list[dict[int, int]] = [{} for _ in range(size)]  # peer -> flags, in opening order
         self.known: list[list[int]] = [[] for _ in range(size)]  # peers with an address (the peer table)
         self._dialing: list[set[int] | None] = [None] * size
+        self._backoff: dict[int, dict[int, float]] = {}  # node -> peer -> not dialed before (after a close)
+        self._next_rotation = array("d", [NOW + p.rotate_interval if p.rotate_interval else math.inf]) * size
         self.running = [False] * size
         self._tick_at = array("d", [math.inf]) * size
         self._next_sync = array("d", (NOW + p.sync_interval * random.Random(seed * 1_000_003 + i).random()
@@ -130,6 +132,7 @@ class ModelNetwork:
         self._sources: dict[int, dict[int, list[int]]] = {}  # node -> record -> peers that announced it
         self._resynced: dict[tuple[int, int], float] = {}
         self._last = {}  # (sender * size + receiver) -> when its last frame arrives (order is kept)
+        self._session_clock: dict[int, tuple[float, float]] = {}  # (node * size + peer) -> (opened, next Peers)
         self.bytes_out = array("q", [0]) * size
         self.bodies_received = array("q", [0]) * size
         self.duplicate_bodies = 0
@@ -158,7 +161,7 @@ class ModelNetwork:
         for i in range(self.size):
             self.running[i] = True
             self._dial(i)
-            self._schedule_tick(i, self._next_sync[i])
+            self._schedule_tick(i, min(self._next_sync[i], self._next_rotation[i]))
 
     def run(self, until: float, stop: Callable[[ModelNetwork], bool] | None = None, check_every: float = 1.0) -> bool:
         if stop is not None:
@@ -230,7 +233,8 @@ class ModelNetwork:
     def _handlers(self) -> dict[int, Callable[[int, int, int, int], None]]:
         return {_CONNECT: self._on_connect, _HELLO: self._on_hello, _PEERS: self._on_peers,
                 _ANNOUNCE: self._on_announce, _WANT: self._on_want, _RECORDS: self._on_records,
-                _RECONCILE: self._on_reconcile, _TICK: self._on_tick}
+                _RECONCILE: self._on_reconcile, _TICK: self._on_tick, _SESSION: self._on_session_timer,
+                _BYE: self._on_bye}
 
     def _push(self, t: float, kind: int, src: int, dst: int, a, b) -> None:
         self._seq += 1
@@ -239,6 +243,9 @@ class ModelNetwork:
     def _send(self, src: int, dst: int, kind: int, a, b, nbytes: int) -> None:
         """A frame from src to dst: its latency, lost and retransmitted with src's rate, in order."""
         self.bytes_out[src] += nbytes
+        flags = self.sessions[src].get(dst)
+        if flags is not None:
+            self.sessions[src][dst] = flags | _SENT
         t = self.now + self._latency(src, dst)
         if self._loss[src] and self._rng.random() < self._loss[src]:
             t += RETRANSMIT
@@ -261,8 +268,9 @@ class ModelNetwork:
         room = self.params.max_peers - len(sessions)
         if room <= 0:
             return
-        dialing = self._dialing[i]
-        candidates = [j for j in self.known[i] if j not in sessions and (dialing is None or j not in dialing)]
+        dialing, backoff, now = self._dialing[i], self._backoff.get(i), self.now
+        candidates = [j for j in self.known[i] if j not in sessions and (dialing is None or j not in dialing)
+                      and (backoff is None or backoff.get(j, 0.0) <= now)]
         if len(candidates) > room:
             candidates = self._rng.sample(candidates, room)
         if candidates and dialing is None:
@@ -282,8 +290,53 @@ class ModelNetwork:
             ready = [j for j, flags in self.sessions[i].items() if flags & _OPEN and not flags & _SYNCING]
             if ready:
                 self._start_sync(i, self._rng.choice(ready))
+        if self.now >= self._next_rotation[i]:
+            self._next_rotation[i] = self.now + p.rotate_interval
+            self._rotate(i)
         self._dial(i)
-        self._schedule_tick(i, self._next_sync[i])
+        self._schedule_tick(i, min(self._next_sync[i], self._next_rotation[i]))
+
+    def _rotate(self, i: int) -> None:
+        """``GossipNode._rotate``: with every slot taken, close one session this node dialed."""
+        sessions = self.sessions[i]
+        dialed = [j for j, flags in sessions.items() if flags & _INITIATOR and flags & _OPEN]
+        if len(sessions) >= self.params.max_peers and dialed and len(self.known[i]) > len(sessions):
+            j = self._rng.choice(dialed)
+            self._send(i, j, _BYE, 0, 0, self._sizes.bye_rotation)
+            self._closed(i, j)
+
+    def _on_bye(self, src: int, dst: int, _a, _b) -> None:
+        if src in self.sessions[dst]:
+            self._closed(dst, src)
+
+    def _closed(self, i: int, j: int) -> None:
+        """``GossipNode.session_closed`` after a clean end: its keys go to other peers, and the peer
+        is not redialed for ``backoff_base`` seconds."""
+        del self.sessions[i][j]
+        self._backoff.setdefault(i, {})[j] = self.now + self.params.backoff_base
+        fetching = self._fetching.get(i)
+        for r in [r for r, peer in fetching.items() if peer == j] if fetching else ():
+            self._release(i, j, r)
+
+    def _on_session_timer(self, i: int, j: int, _a, _b) -> None:
+        """``PeerSession.tick`` on its keepalive deadline (every ``keepalive_interval`` from its
+        opening): an empty Announce if nothing was sent meanwhile, Peers every ``pex_interval``;
+        then the node dials, as after any tick."""
+        flags = self.sessions[i].get(j)
+        if flags is None:
+            return
+        p = self.params
+        opened, pex_at = self._session_clock[i * self.size + j]
+        if not flags & _SENT:
+            self._send(i, j, _ANNOUNCE, 0, 0, self._sizes.announce(0))
+        self.sessions[i][j] &= ~_SENT
+        if self.now >= pex_at:
+            self._session_clock[i * self.size + j] = (opened, self.now + p.pex_interval)
+            entries = self._peers_for(i, j)
+            if entries:
+                self._send(i, j, _PEERS, entries, 0, self._sizes.peers(entries))
+        self._push(self.now + p.keepalive_interval, _SESSION, i, j, 0, 0)
+        self._dial(i)
 
     def _on_connect(self, i: int, j: int, _a, _b) -> None:
         """A dial completed: both ends open a session and send Hello; beyond ``max_sessions`` the
@@ -297,11 +350,16 @@ class ModelNetwork:
         if len(self.sessions[j]) >= self.params.max_sessions:
             self.bytes_out[j] += hello(j) + self._sizes.peers(self._peers_for(j, i)) + self._sizes.bye_busy
             self.bytes_out[i] += hello(i)
+            self._backoff.setdefault(i, {})[j] = self.now + self.params.backoff_base
             return
         self.sessions[i][j] = _INITIATOR
         self.sessions[j][i] = 0
+        p = self.params
         for a, b in ((i, j), (j, i)):
-            self._schedule_tick(a, self.now + self.params.hello_timeout)
+            self._schedule_tick(a, self.now + p.hello_timeout)
+            self._session_clock[a * self.size + b] = (self.now, self.now + p.pex_interval)
+            if p.keepalive_interval:
+                self._push(self.now + p.keepalive_interval, _SESSION, a, b, 0, 0)
             self._send(a, b, _HELLO, 0, 0, hello(a))
 
     def _on_hello(self, src: int, dst: int, _a, _b) -> None:
@@ -540,6 +598,7 @@ class _WireSizes:
         self._hello = len(encode(Hello(GOSSIP_VERSION, network_hash(b"\x01" * 32), "")))
         self._digits = [len(f"mem:{i}") for i in range(size)]
         self.bye_busy = len(encode(Bye("busy")))
+        self.bye_rotation = len(encode(Bye("rotation: making room to meet other peers")))
 
     def hello(self, i: int) -> int:
         return self._hello + self._digits[i]  # "mem:i" is a fixstr: one header byte whatever its length

@@ -366,6 +366,8 @@ def _linear_fit(xs: list[float], ys: list[float]) -> tuple[float, float, float]:
     return slope, intercept, 1 - ss_res / ss_tot if ss_tot else 1.0
 
 
+MODELLED = ("spread", "revoke")  # the scenarios the model engine runs
+
 SCENARIOS: dict[str, Callable[..., Result]] = {
     "spread": spread,
     "revoke": revoke,
