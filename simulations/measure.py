@@ -97,6 +97,7 @@ class Result:
     peak_rss_mb: float
     curve: tuple[float, ...] = ()
     false_promotion_rate: float | None = None
+    cpu_seconds: float | None = None  # user + system CPU of the process while the scenario ran
     details: dict[str, Any] = field(default_factory=dict)
     round_definition: str = ROUND_DEFINITION
 

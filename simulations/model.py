@@ -53,7 +53,7 @@ from commons.core.reconcile import KeySet, Reconciler
 from commons.core.trust import resolve
 from simulations.sim import NOW, LinkModel
 
-_CONNECT, _HELLO, _PEERS, _ANNOUNCE, _WANT, _RECORDS, _RECONCILE, _TICK, _SESSION, _BYE, _CHECK = range(11)
+_CONNECT, _HELLO, _PEERS, _ANNOUNCE, _WANT, _RECORDS, _RECONCILE, _TICK, _SESSIONS, _PEX, _BYE, _CHECK = range(12)
 _INITIATOR, _OPEN, _SYNCING, _SENT = 1, 2, 4, 8  # a session's flags, as its node sees it
 RETRANSMIT = 1.0  # memnet's: a lost frame arrives this much later, the frames behind it wait
 
@@ -132,7 +132,8 @@ class ModelNetwork:
         self._sources: dict[int, dict[int, list[int]]] = {}  # node -> record -> peers that announced it
         self._resynced: dict[tuple[int, int], float] = {}
         self._last = {}  # (sender * size + receiver) -> when its last frame arrives (order is kept)
-        self._session_clock: dict[int, tuple[float, float]] = {}  # (node * size + peer) -> (opened, next Peers)
+        self._timers_at = array("d", [math.inf]) * size  # a node's next round of keepalives
+        self._opened: dict[int, float] = {}  # (node * size + peer) -> when that session opened
         self.bytes_out = array("q", [0]) * size
         self.bodies_received = array("q", [0]) * size
         self.duplicate_bodies = 0
@@ -233,7 +234,7 @@ class ModelNetwork:
     def _handlers(self) -> dict[int, Callable[[int, int, int, int], None]]:
         return {_CONNECT: self._on_connect, _HELLO: self._on_hello, _PEERS: self._on_peers,
                 _ANNOUNCE: self._on_announce, _WANT: self._on_want, _RECORDS: self._on_records,
-                _RECONCILE: self._on_reconcile, _TICK: self._on_tick, _SESSION: self._on_session_timer,
+                _RECONCILE: self._on_reconcile, _TICK: self._on_tick, _SESSIONS: self._on_keepalives, _PEX: self._on_pex,
                 _BYE: self._on_bye}
 
     def _push(self, t: float, kind: int, src: int, dst: int, a, b) -> None:
@@ -313,30 +314,53 @@ class ModelNetwork:
         """``GossipNode.session_closed`` after a clean end: its keys go to other peers, and the peer
         is not redialed for ``backoff_base`` seconds."""
         del self.sessions[i][j]
+        self._opened.pop(i * self.size + j, None)
         self._backoff.setdefault(i, {})[j] = self.now + self.params.backoff_base
         fetching = self._fetching.get(i)
         for r in [r for r, peer in fetching.items() if peer == j] if fetching else ():
             self._release(i, j, r)
 
-    def _on_session_timer(self, i: int, j: int, _a, _b) -> None:
-        """``PeerSession.tick`` on its keepalive deadline (every ``keepalive_interval`` from its
-        opening): an empty Announce if nothing was sent meanwhile, Peers every ``pex_interval``;
-        then the node dials, as after any tick."""
-        flags = self.sessions[i].get(j)
-        if flags is None:
-            return
-        p = self.params
-        opened, pex_at = self._session_clock[i * self.size + j]
-        if not flags & _SENT:
-            self._send(i, j, _ANNOUNCE, 0, 0, self._sizes.announce(0))
-        self.sessions[i][j] &= ~_SENT
-        if self.now >= pex_at:
-            self._session_clock[i * self.size + j] = (opened, self.now + p.pex_interval)
-            entries = self._peers_for(i, j)
-            if entries:
-                self._send(i, j, _PEERS, entries, 0, self._sizes.peers(entries))
-        self._push(self.now + p.keepalive_interval, _SESSION, i, j, 0, 0)
+    def _on_keepalives(self, i: int, _dst: int, _a, _b) -> None:
+        """``PeerSession.tick`` on the keepalive deadlines: an empty Announce on every session that
+        sent nothing for ``keepalive_interval``; then the node dials, as after any tick. One timer
+        a node, every ``keepalive_interval`` from its first session (the core's deadlines are per
+        session; a node's sessions open within about a second of each other, and a later one's
+        keepalive is then checked up to that much early -- sent only if it sent nothing since)."""
+        sessions, keepalive = self.sessions[i], self._sizes.announce(0)
+        self._timers_at[i] = math.inf
+        for j, flags in list(sessions.items()):
+            if not flags & _SENT:
+                self._keepalive(i, j, keepalive)
+            sessions[j] = flags & ~_SENT
+        if sessions:
+            self._schedule_timers(i)
         self._dial(i)
+
+    def _on_pex(self, i: int, j: int, opened: float, _b) -> None:
+        """``PeerSession.tick`` on its peer-exchange deadline: Peers every ``pex_interval`` from
+        its opening (``opened`` tells this session from a later one with the same peer)."""
+        if self.sessions[i].get(j) is None or self._opened.get(i * self.size + j) != opened:
+            return
+        entries = self._peers_for(i, j)
+        if entries:
+            self._send(i, j, _PEERS, entries, 0, self._sizes.peers(entries))
+        self._push(self.now + self.params.pex_interval, _PEX, i, j, opened, 0)
+        self._dial(i)
+
+    def _schedule_timers(self, i: int) -> None:
+        if self.params.keepalive_interval and self._timers_at[i] == math.inf:
+            self._timers_at[i] = self.now + self.params.keepalive_interval
+            self._push(self._timers_at[i], _SESSIONS, i, i, 0, 0)
+
+    def _keepalive(self, i: int, j: int, nbytes: int) -> None:
+        """An empty Announce: counted and kept in the link's order, but never delivered, as the
+        model keeps no idle timeout for it to reset."""
+        self.bytes_out[i] += nbytes
+        link = i * self.size + j
+        t = self.now + self._latency(i, j)
+        if self._loss[i] and self._rng.random() < self._loss[i]:
+            t += RETRANSMIT
+        self._last[link] = max(self._last.get(link, 0.0), t)
 
     def _on_connect(self, i: int, j: int, _a, _b) -> None:
         """A dial completed: both ends open a session and send Hello; beyond ``max_sessions`` the
@@ -357,9 +381,9 @@ class ModelNetwork:
         p = self.params
         for a, b in ((i, j), (j, i)):
             self._schedule_tick(a, self.now + p.hello_timeout)
-            self._session_clock[a * self.size + b] = (self.now, self.now + p.pex_interval)
-            if p.keepalive_interval:
-                self._push(self.now + p.keepalive_interval, _SESSION, a, b, 0, 0)
+            self._opened[a * self.size + b] = self.now
+            self._push(self.now + p.pex_interval, _PEX, a, b, self.now, 0)
+            self._schedule_timers(a)
             self._send(a, b, _HELLO, 0, 0, hello(a))
 
     def _on_hello(self, src: int, dst: int, _a, _b) -> None:
@@ -382,7 +406,7 @@ class ModelNetwork:
 
     def _learn_peer(self, i: int, j: int) -> None:
         known = self.known[i]
-        if j != i and j not in known and len(known) < self.params.max_known_peers:
+        if len(known) < self.params.max_known_peers and j != i and j not in known:
             known.append(j)
 
     def _on_peers(self, src: int, dst: int, entries: list[int], _b) -> None:

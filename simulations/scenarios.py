@@ -77,13 +77,13 @@ def _until_all(net: SimNetwork, keys: list[bytes], until: float, nodes: list[int
 
 
 def _started(fn: Callable[..., Result]) -> Callable[..., Result]:
-    """Time the scenario and stamp wall time and peak RSS on its result."""
+    """Time the scenario and stamp wall time, CPU time and peak RSS on its result."""
 
     def run(*args, **kwargs) -> Result:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = fn(*args, **kwargs)
         return Result(**{**result.__dict__, "wall_seconds": round(time.perf_counter() - started, 2),
-                         "peak_rss_mb": peak_rss_mb()})
+                         "cpu_seconds": round(time.process_time() - cpu, 2), "peak_rss_mb": peak_rss_mb()})
 
     run.__name__, run.__doc__ = fn.__name__, fn.__doc__
     return run
@@ -112,8 +112,9 @@ def _cascade(net, first: rec.SignedRecord, derived: rec.SignedRecord, nodes: lis
 
 
 @_started
-def spread(nodes: int, seed: int, *, engine: str = "auto") -> Result:
-    """One lesson, published by one node, reaching every node."""
+def spread(nodes: int, seed: int, *, engine: str = "auto", inspect: Callable[..., None] | None = None) -> Result:
+    """One lesson, published by one node, reaching every node. ``inspect``: called with the network
+    at the end, while it is still alive (simulations/footprint.py measures it there)."""
     rng = random.Random(f"spread/{seed}")
     record = authors.lesson("spread/author", f"uv sync fails on an old lock file (seed {seed})")
     net = _spreading(nodes, seed, engine, [record])
@@ -121,6 +122,8 @@ def spread(nodes: int, seed: int, *, engine: str = "auto") -> Result:
     before, t0 = net.traffic_counters(), net.now
     net.publish_tracked(rng.randrange(nodes), record)
     _until_all(net, [record.key], t0 + HORIZON)
+    if inspect is not None:
+        inspect(net)
     everyone = list(range(nodes))
     dup, sent = traffic(net, before, everyone, 1)
     return Result.of("spread", nodes, seed, reach_of(net, [record.key], everyone, t0),
