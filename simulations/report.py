@@ -123,10 +123,15 @@ def scenario_section(result: dict[str, Any], rev: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+SCALED = ("spread", "revoke")  # the scenarios run at every size
+
+
 def scale_runs(results_dir: Path) -> list[dict[str, Any]]:
-    """The runs in ``results_dir/scale``, by scenario, then nodes, then engine."""
-    runs = [json.loads(p.read_text()) for p in sorted((results_dir / "scale").glob("*.json"))]
-    return sorted(runs, key=lambda r: (ORDER.index(r["scenario"]), r["nodes"], _engine(r)))
+    """The runs in ``results_dir/scale`` and the main spread and revoke runs, by scenario, then
+    nodes, then engine (the real one first)."""
+    paths = [*sorted((results_dir / "scale").glob("*.json")), *(results_dir / f"{s}.json" for s in SCALED)]
+    runs = [json.loads(p.read_text()) for p in paths if p.exists()]
+    return sorted(runs, key=lambda r: (ORDER.index(r["scenario"]), r["nodes"], _engine(r) != "real"))
 
 
 def _engine(result: dict[str, Any]) -> str:
