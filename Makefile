@@ -98,11 +98,19 @@ clean:
 
 # Every scenario at 10,000 nodes; figures and plots into docs/ (docs/simulations.md says how).
 SIMULATIONS := spread revoke churn partition sybil reconcile
+SIM_NODES ?= 10000
+# spread and revoke at each size and engine for docs/simulations.md's "Scale" (10^5: the model engine)
+SIM_SCALE ?= 1000:real 10000:model 100000:model
 simulations: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[plot]'
-	mkdir -p .bench/simulations
+	mkdir -p .bench/simulations/scale
 	@set -e; for s in $(SIMULATIONS); do \
 		echo "== $$s"; \
-		$(BIN)/python -m simulations $$s --nodes 10000 --seed 1 --json > .bench/simulations/$$s.json; \
+		$(BIN)/python -m simulations $$s --nodes $(SIM_NODES) --seed 1 --json > .bench/simulations/$$s.json; \
 	done
+	@set -e; for s in spread revoke; do for run in $(SIM_SCALE); do \
+		nodes=$${run%%:*}; engine=$${run##*:}; echo "== $$s at $$nodes nodes ($$engine engine)"; \
+		nice -n 10 $(BIN)/python -m simulations $$s --nodes $$nodes --engine $$engine --seed 1 --json \
+			> .bench/simulations/scale/$$s-$$nodes-$$engine.json; \
+	done; done
 	$(BIN)/python -m simulations.report .bench/simulations docs

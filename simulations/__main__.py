@@ -1,7 +1,8 @@
 """python -m simulations SCENARIO --nodes N (--seed S | --seeds 1-10) [--json] [--plot FILE.png]
 
 Scenarios: spread, revoke, churn, partition, sybil, reconcile (docs/simulations.md says what each
-models and how its figures are defined). ``--seeds`` runs the scenario once per seed and prints
+models and how its figures are defined). ``--engine``: spread and revoke run the real gossip code up
+to 30,000 nodes and the model engine (simulations/model.py) beyond, unless told. ``--seeds`` runs the scenario once per seed and prints
 each seed's figures and their mean, minimum and maximum: a round gained or lost at one seed is often
 noise (simulations/sweep.py).
 """
@@ -9,11 +10,12 @@ noise (simulations/sweep.py).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 
 from simulations.report import commit
-from simulations.scenarios import SCENARIOS
+from simulations.scenarios import ENGINES, MODEL_ABOVE, MODELLED, SCENARIOS
 from simulations.sweep import Sweep, parse_seeds, sweep
 
 
@@ -24,11 +26,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="the seed every random draw derives from (default 1)")
     parser.add_argument("--seeds", metavar="1-10",
                         help="run once per seed (a range, a list, or both: 1-3,9) and summarise; replaces --seed")
+    parser.add_argument("--engine", choices=ENGINES, default="auto",
+                        help="spread and revoke: the real gossip nodes, or the model engine that holds 10^5 "
+                             f"(default auto: real up to {MODEL_ABOVE:,} nodes)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--plot", metavar="FILE.png", help="draw the result (needs matplotlib: pip install '.[plot]')")
     args = parser.parse_args(argv)
     if args.nodes < 2:
         parser.error("--nodes must be at least 2")
+    run = SCENARIOS[args.scenario]
+    if args.engine != "auto":
+        if args.scenario not in MODELLED:
+            parser.error(f"--engine applies to {' and '.join(MODELLED)}; {args.scenario} runs the real engine only")
+        run = functools.partial(run, engine=args.engine)
     if args.seeds is not None:
         try:
             seeds = parse_seeds(args.seeds)
@@ -36,11 +46,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(error))
         if args.plot:
             parser.error("--plot draws one run: use --seed")
-        result = sweep(SCENARIOS[args.scenario], args.scenario, args.nodes, seeds)
+        result = sweep(run, args.scenario, args.nodes, seeds)
         print(json.dumps({**result.to_json(), "commit": commit()}) if args.json else _sweep_text(result))
         return 0
 
-    result = SCENARIOS[args.scenario](args.nodes, args.seed)
+    result = run(args.nodes, args.seed)
     figures = {**result.as_json(), "commit": commit()}
     if args.json:
         print(json.dumps(figures))

@@ -38,11 +38,12 @@ class Reach:
 
 
 def reach_of(net, keys: Sequence[bytes], nodes: Iterable[int], origin: float) -> Reach:
+    """``net``: a SimNetwork or a ModelNetwork (``holds(i, key)`` and a ``tracker``)."""
     nodes = list(nodes)
     total = len(nodes)
     if total == 0:
         return Reach(0.0, None, None, None, None, None, None, ())
-    holding = [i for i in nodes if all(k in net.nodes[i].keyset for k in keys)]
+    holding = [i for i in nodes if all(net.holds(i, k) for k in keys)]
     tracker = net.tracker
     hops = sorted(h for h in (tracker.node_hop(keys, i) for i in holding) if h >= 0)
     times = sorted(t - origin for t in (tracker.node_time(keys, i) for i in holding) if math.isfinite(t))
@@ -96,6 +97,7 @@ class Result:
     peak_rss_mb: float
     curve: tuple[float, ...] = ()
     false_promotion_rate: float | None = None
+    cpu_seconds: float | None = None  # user + system CPU of the process while the scenario ran
     details: dict[str, Any] = field(default_factory=dict)
     round_definition: str = ROUND_DEFINITION
 
@@ -110,15 +112,15 @@ class Result:
         return out
 
 
-def traffic(net, before: list, nodes: Iterable[int], records: int) -> tuple[float, float]:
-    """(duplicates_per_node, bytes_per_node) since ``before`` (a node_statistics() snapshot).
+def traffic(net, before: tuple, nodes: Iterable[int], records: int) -> tuple[float, float]:
+    """(duplicates_per_node, bytes_per_node) since ``before`` (a ``traffic_counters()`` snapshot).
 
     duplicates_per_node: full bodies received per node per record (1.0 is one body each); the
     33-byte announcements and reconciliation ids do not count. bytes_per_node: every gossip byte
     the nodes sent in the window (announcements, Wants, bodies, reconciliation, peer exchange).
     """
     nodes = list(nodes)
-    after = net.node_statistics()
-    bodies = sum(after[i].bodies_received - before[i].bodies_received for i in nodes)
-    sent = sum(after[i].bytes_out - before[i].bytes_out for i in nodes)
+    (bodies_before, sent_before), (bodies_after, sent_after) = before, net.traffic_counters()
+    bodies = sum(bodies_after[i] - bodies_before[i] for i in nodes)
+    sent = sum(sent_after[i] - sent_before[i] for i in nodes)
     return round(bodies / (len(nodes) * records), 4), round(sent / len(nodes), 1)

@@ -2,9 +2,11 @@
 
     python -m simulations.report RESULTS_DIR DOCS_DIR
 
-RESULTS_DIR holds one ``SCENARIO.json`` per scenario (``python -m simulations S --json``). The
-prose of the document is ``simulations/template.md``; this module fills in ``{{results}}``: one
-table per scenario with its seed, the commit, the figures, and each goal met or missed by how much.
+RESULTS_DIR holds one ``SCENARIO.json`` per scenario (``python -m simulations S --json``), and
+``scale/SCENARIO-NODES-ENGINE.json`` for the runs at other sizes (``make simulations`` writes both).
+The prose of the document is ``simulations/template.md``; this module fills in ``{{results}}``: one
+table per scenario with its seed, the commit, the figures, and each goal met or missed by how much;
+and ``{{scale}}``: the runs at every size side by side, against gossip theory (``simulations/theory.py``).
 """
 
 from __future__ import annotations
@@ -16,10 +18,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from simulations import theory
+
 ORDER = ("spread", "revoke", "churn", "partition", "sybil", "reconcile")
 TEMPLATE = Path(__file__).with_name("template.md")
 MAX_WALL_SECONDS = 600.0
 MAX_RSS_MB = 4096.0
+LARGE_NODES = 100_000  # issue #31: spread and revoke at 10^5 nodes ...
+LARGE_MAX_SECONDS = 1800.0  # ... in at most 30 minutes on 2 cores ...
+LARGE_MAX_RSS_MB = 4096.0  # ... and 4 GB
 
 Goal = tuple[str, Callable[[dict[str, Any]], Any], str, Callable[[Any], bool], Callable[[Any], str]]
 
@@ -116,6 +123,72 @@ def scenario_section(result: dict[str, Any], rev: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+SCALED = ("spread", "revoke")  # the scenarios run at every size
+
+
+def scale_runs(results_dir: Path) -> list[dict[str, Any]]:
+    """The runs in ``results_dir/scale`` and the main spread and revoke runs, by scenario, then
+    nodes, then engine (the real one first)."""
+    paths = [*sorted((results_dir / "scale").glob("*.json")), *(results_dir / f"{s}.json" for s in SCALED)]
+    runs = [json.loads(p.read_text()) for p in paths if p.exists()]
+    return sorted(runs, key=lambda r: (ORDER.index(r["scenario"]), r["nodes"], _engine(r) != "real"))
+
+
+def _engine(result: dict[str, Any]) -> str:
+    return result.get("details", {}).get("engine", "real")
+
+
+def scale_goals(result: dict[str, Any], command: str) -> list[dict[str, Any]]:
+    """Issue #31's goals for one run at LARGE_NODES, in the shape ``make bench`` tabulates."""
+    name, nodes = result["scenario"], result["nodes"]
+    wall, cpu, rss = result["wall_seconds"], result.get("cpu_seconds"), result["peak_rss_mb"]
+    cpu_text = "" if cpu is None else f" ({cpu:,.0f} CPU-s)"
+    return [
+        {"goal": f"{name} at {nodes:,} nodes: wall time, at most {LARGE_MAX_SECONDS / 60:.0f} minutes on 2 cores",
+         "figure": f"{wall:,.0f} s{cpu_text}", "target": f"<= {LARGE_MAX_SECONDS:,.0f} s",
+         "met": wall <= LARGE_MAX_SECONDS, "command": command},
+        {"goal": f"{name} at {nodes:,} nodes: peak RSS, at most 4 GB", "figure": f"{rss:,.0f} MB",
+         "target": f"<= {LARGE_MAX_RSS_MB:,.0f} MB", "met": rss <= LARGE_MAX_RSS_MB, "command": command},
+        {"goal": f"{name} at {nodes:,} nodes: every node reached", "figure": f"{result['reach']:g}",
+         "target": "1.0", "met": result["reach"] == 1.0, "command": command},
+    ]
+
+
+def scale_section(runs: list[dict[str, Any]]) -> str:
+    """The runs at every size in one table, then the rounds theory gives for those sizes."""
+    if not runs:
+        return "No runs at other sizes (`make simulations` writes them to .bench/simulations/scale).\n"
+    lines = ["| scenario | nodes | engine | commit | rounds to 50 / 99 / 99.9 / 100% | seconds to 99.9% | bytes per node"
+             " | duplicates per node | wall s | CPU s | peak RSS MB |",
+             "| --- | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in runs:
+        rounds = " / ".join(_fmt(v) for v in (theory.median_round(r["curve"]), r["rounds_to_99"],
+                                               r["rounds_to_999"], r["rounds_to_100"]))
+        lines.append(f"| {r['scenario']} | {r['nodes']:,} | {_engine(r)} | `{r.get('commit', '?')}` | {rounds} | "
+                     f"{_fmt(r['seconds_to_999'])} | {_fmt(r['bytes_per_node'])} | {_fmt(r['duplicates_per_node'])} | "
+                     f"{r['wall_seconds']:,.1f} | {_fmt(r.get('cpu_seconds'))} | {r['peak_rss_mb']:,.0f} |")
+    spreads = {}
+    for r in runs:
+        if r["scenario"] == "spread":
+            spreads.setdefault(r["nodes"], r)  # the real engine's where both ran (sorted first)
+    if spreads:
+        lines += ["", "| nodes | sessions per node | push-pull: log3 N + ln ln N | push: log2 N + ln N "
+                  "| flooding depth: ln N / ln(d - 1) | first-passage hops: (d - 1) / (d - 2) ln N | spread: rounds to 50 / 99% |",
+                  "| ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+        for nodes, r in sorted(spreads.items()):
+            degree = r["details"]["sessions_per_node"]
+            lines.append(f"| {nodes:,} | {degree:g} | {theory.push_pull(nodes):.1f} | {theory.push(nodes):.1f} | "
+                         f"{theory.flood_depth(nodes, degree):.1f} | {theory.first_passage_hops(nodes, degree):.1f} | "
+                         f"{_fmt(theory.median_round(r['curve']))} / {_fmt(r['rounds_to_99'])} |")
+    large = [r for r in runs if r["nodes"] >= LARGE_NODES]
+    if large:
+        lines += ["", "| goal | figure | target | met |", "| --- | --- | --- | --- |"]
+        for r in large:
+            for g in scale_goals(r, ""):
+                lines.append(f"| {g['goal']} | {g['figure']} | {g['target']} | {'yes' if g['met'] else 'no'} |")
+    return "\n".join(lines) + "\n"
+
+
 def write(results_dir: Path, docs_dir: Path) -> Path:
     results = {}
     for name in ORDER:
@@ -134,7 +207,8 @@ def write(results_dir: Path, docs_dir: Path) -> Path:
         plot_reach(spreading, str(docs_dir / "simulations_reach.png"))
     if "reconcile" in results:
         plot_reconcile(results["reconcile"], str(docs_dir / "simulations_reconcile.png"))
-    text = TEMPLATE.read_text().replace("{{results}}", "\n".join(sections)).replace("{{commit}}", rev)
+    text = (TEMPLATE.read_text().replace("{{results}}", "\n".join(sections)).replace("{{commit}}", rev)
+            .replace("{{scale}}", scale_section(scale_runs(results_dir))))
     out = docs_dir / "simulations.md"
     out.write_text(text)
     return out

@@ -20,6 +20,7 @@ from commons.core.reconcile import KeySet, Reconciler, make_key, run_in_memory
 from commons.core.trust import LessonStatus, TrustPolicy, evaluate
 from simulations import authors
 from simulations.measure import Reach, Result, peak_rss_mb, reach_of, traffic
+from simulations.model import ModelNetwork
 from simulations.sim import Churn, LinkChurn, SimNetwork, drive
 from simulations.webs import Web, sybil_label
 
@@ -29,19 +30,46 @@ SETTLE = 5.0  # virtual seconds run after the last node took the item, for bodie
 HORIZON = 600.0  # the longest a spread is followed (virtual seconds)
 
 
+# Above this many nodes, spread and revoke run on the model engine (simulations/model.py): the
+# real engine holds ~60 KB a node (590 MB peak at 10^4, ~1.8 GB at 3 * 10^4: docs/simulations.md).
+MODEL_ABOVE = 30_000
+ENGINES = ("auto", "real", "model")
+
+
 def _network(nodes: int, seed: int, **kwargs) -> SimNetwork:
     net = SimNetwork(nodes, seed=seed, **kwargs)
     net.random_bootstrap(BOOTSTRAP_DEGREE)
     return net
 
 
+def engine_for(nodes: int, engine: str = "auto") -> str:
+    """Which engine runs a spread or revoke of ``nodes``: ``auto`` is the real one up to MODEL_ABOVE."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    if engine == "auto":
+        return "real" if nodes <= MODEL_ABOVE else "model"
+    return engine
+
+
+def _spreading(nodes: int, seed: int, engine: str, records: list[rec.SignedRecord],
+               revocations: bool = False) -> SimNetwork | ModelNetwork:
+    """The started network a spread or revoke runs on, from either engine."""
+    if engine_for(nodes, engine) == "model":
+        net = ModelNetwork(nodes, seed=seed, records=records, revocations=revocations,
+                           bootstrap_degree=BOOTSTRAP_DEGREE)
+    else:
+        net = _network(nodes, seed, revocations=revocations)
+    net.start()
+    return net
+
+
 def _until_all(net: SimNetwork, keys: list[bytes], until: float, nodes: list[int] | None = None) -> None:
     """Run until every node (of ``nodes``) holds ``keys``, or ``until``; then SETTLE seconds more."""
-    watch = list(range(len(net.nodes))) if nodes is None else nodes
+    watch = list(range(net.size)) if nodes is None else nodes
 
     def done(n: SimNetwork) -> bool:
         nonlocal watch
-        watch = [i for i in watch if not all(k in n.nodes[i].keyset for k in keys)]
+        watch = [i for i in watch if not all(n.holds(i, k) for k in keys)]
         return not watch
 
     net.run(until, stop=done, check_every=0.1)
@@ -49,13 +77,13 @@ def _until_all(net: SimNetwork, keys: list[bytes], until: float, nodes: list[int
 
 
 def _started(fn: Callable[..., Result]) -> Callable[..., Result]:
-    """Time the scenario and stamp wall time and peak RSS on its result."""
+    """Time the scenario and stamp wall time, CPU time and peak RSS on its result."""
 
     def run(*args, **kwargs) -> Result:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = fn(*args, **kwargs)
         return Result(**{**result.__dict__, "wall_seconds": round(time.perf_counter() - started, 2),
-                         "peak_rss_mb": peak_rss_mb()})
+                         "cpu_seconds": round(time.process_time() - cpu, 2), "peak_rss_mb": peak_rss_mb()})
 
     run.__name__, run.__doc__ = fn.__name__, fn.__doc__
     return run
@@ -69,15 +97,14 @@ def _lesson_triple(tag: str) -> tuple[rec.SignedRecord, rec.SignedRecord, rec.Si
     return first, derived, authors.revocation(f"{tag}/author", first)
 
 
-def _cascade(net: SimNetwork, first: rec.SignedRecord, derived: rec.SignedRecord, nodes: list[int]) -> dict:
+def _cascade(net, first: rec.SignedRecord, derived: rec.SignedRecord, nodes: list[int]) -> dict:
     """Where neither lesson is alive (not held, refused at intake, or dead by what the node holds)."""
     down = refused = 0
     for i in nodes:
-        node = net.nodes[i]
-        dead = node.revocations().takedowns
-        if not any(node.get(r.key) is not None and r.id not in dead for r in (first, derived)):  # none alive
+        dead = net.takedowns(i)
+        if not any(net.serves(i, r.key) and r.id not in dead for r in (first, derived)):  # none alive
             down += 1
-        refused += node.keyset.is_withheld(first.key)
+        refused += net.is_withheld(i, first.key)
     return {"cascade": round(down / len(nodes), 6), "refused_at_intake": round(refused / len(nodes), 6)}
 
 
@@ -85,38 +112,40 @@ def _cascade(net: SimNetwork, first: rec.SignedRecord, derived: rec.SignedRecord
 
 
 @_started
-def spread(nodes: int, seed: int) -> Result:
-    """One lesson, published by one node, reaching every node."""
+def spread(nodes: int, seed: int, *, engine: str = "auto", inspect: Callable[..., None] | None = None) -> Result:
+    """One lesson, published by one node, reaching every node. ``inspect``: called with the network
+    at the end, while it is still alive (simulations/footprint.py measures it there)."""
     rng = random.Random(f"spread/{seed}")
-    net = _network(nodes, seed)
-    net.start()
-    net.run(net.now + WARMUP)
     record = authors.lesson("spread/author", f"uv sync fails on an old lock file (seed {seed})")
-    before, t0 = net.node_statistics(), net.now
+    net = _spreading(nodes, seed, engine, [record])
+    net.run(net.now + WARMUP)
+    before, t0 = net.traffic_counters(), net.now
     net.publish_tracked(rng.randrange(nodes), record)
     _until_all(net, [record.key], t0 + HORIZON)
+    if inspect is not None:
+        inspect(net)
     everyone = list(range(nodes))
     dup, sent = traffic(net, before, everyone, 1)
     return Result.of("spread", nodes, seed, reach_of(net, [record.key], everyone, t0),
                      duplicates_per_node=dup, bytes_per_node=sent, wall_seconds=0, peak_rss_mb=0,
                      details={"virtual_seconds": round(net.now - t0, 3),
-                              "sessions_per_node": round(net.open_sessions() / nodes, 2)})
+                              "sessions_per_node": round(net.open_sessions() / nodes, 2),
+                              "engine": engine_for(nodes, engine)})
 
 
 RACE_DELAY = 0.2  # seconds between the lessons and the revocation (about one hop)
 
 
 @_started
-def revoke(nodes: int, seed: int) -> Result:
+def revoke(nodes: int, seed: int, *, engine: str = "auto") -> Result:
     """A lesson and a lesson derived from it, then (RACE_DELAY later, from another node) the
     revocation of the first: the revocation races the lessons it takes down."""
     rng = random.Random(f"revoke/{seed}")
-    net = _network(nodes, seed, revocations=True)
-    net.start()
-    net.run(net.now + WARMUP)
     first, derived, revocation = _lesson_triple(f"revoke/{seed}")
+    net = _spreading(nodes, seed, engine, [first, derived, revocation], revocations=True)
+    net.run(net.now + WARMUP)
     a, b = rng.sample(range(nodes), 2)
-    before, t0 = net.node_statistics(), net.now
+    before, t0 = net.traffic_counters(), net.now
     net.publish_tracked(a, first, derived)
     net.run(t0 + RACE_DELAY)
     net.publish_tracked(b, revocation)
@@ -125,7 +154,8 @@ def revoke(nodes: int, seed: int) -> Result:
     everyone = list(range(nodes))
     dup, sent = traffic(net, before, everyone, 3)
     details = {**_cascade(net, first, derived, everyone), "race_delay_s": RACE_DELAY,
-               "lessons": _reach_json(reach_of(net, [first.key, derived.key], everyone, t0))}
+               "lessons": _reach_json(reach_of(net, [first.key, derived.key], everyone, t0)),
+               "engine": engine_for(nodes, engine)}
     return Result.of("revoke", nodes, seed, reach_of(net, [revocation.key], everyone, t0 + RACE_DELAY),
                      duplicates_per_node=dup, bytes_per_node=sent, wall_seconds=0, peak_rss_mb=0, details=details)
 
@@ -158,7 +188,7 @@ def churn(nodes: int, seed: int) -> Result:
 
     lesson = authors.lesson("churn/author", f"pip install hangs behind the proxy (seed {seed})")
     first, derived, revocation = _lesson_triple(f"churn/{seed}")
-    before, t0 = net.node_statistics(), net.now
+    before, t0 = net.traffic_counters(), net.now
     net.publish_tracked(publishers[0], lesson)
     net.publish_tracked(publishers[1], first, derived)
     drive(net, t0 + RACE_DELAY, [driver], step=RACE_DELAY)
@@ -210,7 +240,7 @@ def partition(nodes: int, seed: int) -> Result:
     halves = [[i for i in range(nodes) if side[i] == s] for s in (0, 1)]
     made = {s: [authors.lesson(f"partition/{s}/{k}", f"side {s} lesson {k} (seed {seed})") for k in range(PER_SIDE)]
             for s in (0, 1)}
-    before, t0 = net.node_statistics(), net.now
+    before, t0 = net.traffic_counters(), net.now
     for s in (0, 1):
         net.publish_tracked(rng.choice(halves[s]), *made[s])
     drive(net, t0 + SPLIT, [links])
@@ -256,7 +286,7 @@ def sybil(nodes: int, seed: int, *, sybils: int = SYBILS, attack_edges: int = AT
     net.start()
     net.run(net.now + WARMUP)
     honest = list(range(nodes))
-    before, t0 = net.node_statistics(), net.now
+    before, t0 = net.traffic_counters(), net.now
     net.publish_tracked(nodes, false, *confirmations)  # from the attacker's first gossip node
     keys = [false.key, *(c.key for c in confirmations)]
     _until_all(net, keys, t0 + HORIZON, honest)
@@ -338,6 +368,8 @@ def _linear_fit(xs: list[float], ys: list[float]) -> tuple[float, float, float]:
     ss_tot = sum((y - my) ** 2 for y in ys)
     return slope, intercept, 1 - ss_res / ss_tot if ss_tot else 1.0
 
+
+MODELLED = ("spread", "revoke")  # the scenarios the model engine runs
 
 SCENARIOS: dict[str, Callable[..., Result]] = {
     "spread": spread,

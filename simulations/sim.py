@@ -186,6 +186,10 @@ class SimNetwork(Network):
             observer=self.tracker,
         )
 
+    @property
+    def size(self) -> int:
+        return len(self.nodes)
+
     def index_of(self, transport_key: bytes) -> int:
         return self._index[transport_key]
 
@@ -251,6 +255,25 @@ class SimNetwork(Network):
 
     def live(self) -> list[int]:
         return [i for i, up in enumerate(self.running) if up]
+
+    def holds(self, i: int, key: bytes) -> bool:
+        """The key is in node i's key set (held, or refused and withheld)."""
+        return key in self.nodes[i].keyset
+
+    def serves(self, i: int, key: bytes) -> bool:
+        return self.nodes[i].get(key) is not None
+
+    def is_withheld(self, i: int, key: bytes) -> bool:
+        return self.nodes[i].keyset.is_withheld(key)
+
+    def takedowns(self, i: int):
+        """Ids node i's revocations take down (over what it holds and refused)."""
+        return self.nodes[i].revocations().takedowns
+
+    def traffic_counters(self) -> tuple[list[int], list[int]]:
+        """(bodies received, gossip bytes sent) per node, so far."""
+        stats = self.node_statistics()
+        return [s.bodies_received for s in stats], [s.bytes_out for s in stats]
 
     def publish_tracked(self, index: int, *signed: rec.SignedRecord) -> None:
         for record in signed:
