@@ -56,8 +56,9 @@ from commons.core.reconcile.wire4 import (
     positions_bytes,
 )
 
-FIRST_BATCH_FACTOR = 2.0  # symbols of the first batch per estimated difference (decoding needs ~1.35-1.7)
+FIRST_BATCH_FACTOR = 1.5  # symbols of the first batch per estimated difference (decoding needs ~1.35-1.7)
 FIRST_BATCH_EXTRA = 4
+MORE_FACTOR = 1.45  # symbols asked after a failed batch per difference that batch shows
 MIN_CODED_FRAME = MIN_FRAME_SIZE_LIMIT + 16  # room for a version 3 message inside a RANGES section
 _RANGES_OVERHEAD = 16
 
@@ -155,9 +156,10 @@ class CodedReconciler:
     def reconcile(self, message: bytes) -> ReconcileStep:
         if self._state is _State.DONE:
             raise ReconcileUsageError("this reconciliation session is over")
-        if not message or message[0] != VERSION:
-            raise ReconcileProtocolError(f"a reconcile version {VERSION} session got a message of version "
-                                         f"{message[0] if message else 'none'}")
+        if not message:
+            raise ReconcileProtocolError("empty reconcile message (no version byte)")
+        if message[0] != VERSION:
+            raise ReconcileProtocolError(f"a reconcile version {VERSION} session got a message of version {message[0]}")
         if len(message) > MAX_MESSAGE_SIZE:
             raise ReconcileProtocolError(f"reconcile message of {len(message)} bytes exceeds {MAX_MESSAGE_SIZE}")
         self._stats[1] += 1
@@ -350,8 +352,8 @@ class CodedReconciler:
         n = len(self._keys)
         words = riblt.items_to_words(self._keys.items_bytes(0, n))
         hashes = riblt.hash_words(words, self._salt)
-        peeled = riblt.peel(riblt.subtract(self._received, words, hashes), self._salt,
-                            max_items=n + self._plan.count + 64)
+        diff = riblt.subtract(self._received, words, hashes)
+        peeled = riblt.peel(diff, self._salt, max_items=n + self._plan.count + 64)
         writer = TurnWriter(self._limit)
         if peeled is None:
             if self._wanted >= MAX_SYMBOLS:  # give up on symbols: range reconciliation, as its initiator
@@ -360,7 +362,10 @@ class CodedReconciler:
                 writer.section(Kind.RANGES, encode_varint(len(inner)) + inner)
                 self._state = _State.RANGES
                 return self._reply(writer, step)
-            self._wanted = min(MAX_SYMBOLS, 2 * self._wanted)
+            # The failed batch tells the difference's size far better than the estimate did.
+            size = riblt.difference_size(diff)
+            enough = 4 * self._wanted if math.isinf(size) else math.ceil(MORE_FACTOR * size + 4 * math.sqrt(size)) + 8
+            self._wanted = min(MAX_SYMBOLS, max(self._wanted + 8, enough))
             writer.section(Kind.MORE, encode_varint(self._wanted))
             self._state = _State.SENT_MORE
             return self._reply(writer, step)

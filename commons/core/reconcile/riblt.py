@@ -209,6 +209,28 @@ def peel(diff: Symbols, salt: int, max_items: int) -> tuple[list[bytes], list[by
     return theirs, mine
 
 
+def difference_size(diff: Symbols) -> float:
+    """The most likely size of the difference behind these (subtracted, not yet peeled) symbols,
+    from which of them are empty: symbol i is empty with probability (1 - 1/(1 + i/2))^d. Sharp once
+    the symbols number a fair share of d (a failed batch is such a share); ``inf`` when none is empty."""
+    m = len(diff)
+    if m < 2:
+        return float("inf")
+    empty = (diff.counts == 0) & (diff.checksums == 0) & ~diff.sums.any(axis=1)
+    index = np.arange(diff.start, diff.start + m, dtype=np.float64)
+    share = 1.0 / (1.0 + index / 2.0)  # symbol 0 holds every item: never empty, tells nothing
+    keep = np.log1p(-share[share < 1.0])
+    empty = empty[share < 1.0]
+    if not empty.any():
+        return float("inf")
+    grid = np.unique(np.round(np.geomspace(1, 64.0 * (m + 16), 1200)))
+    log_keep = grid[:, None] * keep[None, :]
+    with np.errstate(divide="ignore"):
+        log_change = np.nan_to_num(np.log(-np.expm1(log_keep)), neginf=-1e300)
+    likelihood = np.where(empty[None, :], log_keep, log_change).sum(axis=1)
+    return float(grid[int(np.argmax(likelihood))])
+
+
 # -- wire form ------------------------------------------------------------------------------------
 
 
