@@ -316,3 +316,30 @@ def test_reported_keys_are_keys_of_the_difference_in_item_order():
         for keys in (step.have, step.need, step.push):
             assert keys == sorted(keys, key=lambda k: (dict(shared + a + b)[k], k))
     assert all(len(item_key(make_item(DAY, k))) == 33 for k in exchange.learned(True)[0])
+
+
+# -- over gossip ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("a_v4, b_v4", [(True, True), (True, False), (False, True)])
+def test_gossip_nodes_reconcile_in_version_4_and_a_version_3_node_keeps_working(a_v4, b_v4):
+    from commons.core.gossip.memnet import PeerPair
+    from commons.core.gossip.node import GossipParams
+    from tests.test_gossip import NOW, lesson, node
+
+    a = node(1, params=GossipParams(sync_on_open=False, reconcile_v4=a_v4))
+    b = node(2, params=GossipParams(sync_on_open=False, reconcile_v4=b_v4))
+    shared = [lesson(i) for i in range(60)]
+    a.load(shared + [lesson(i) for i in range(100, 110)])
+    b.load(shared + [lesson(i) for i in range(200, 230)])
+    pair = PeerPair(a, b, NOW)
+    pair.run(NOW)
+    versions = []
+    for _ in range(2):  # the first session offers version 4, the second starts in it
+        pair.a_session.start_sync(NOW)
+        versions.append(pair.a_session._sync._ours.version if a_v4 else 3)  # the first message it sent
+        pair.run(NOW)
+    assert a.record_keys() == b.record_keys() and len(a.record_keys()) == 100
+    assert a.statistics().syncs_completed == 2 and not pair.a_session.closed and not pair.b_session.closed
+    assert pair.a_session.misbehaved is False and pair.b_session.misbehaved is False
+    assert versions == ([3, 4] if a_v4 and b_v4 else [3, 3])
