@@ -58,6 +58,7 @@ from commons.core.reconcile.wire4 import (
 
 FIRST_BATCH_FACTOR = 1.5  # symbols of the first batch per estimated difference (decoding needs ~1.35-1.7)
 FIRST_BATCH_EXTRA = 4
+DISJOINT_SHARE = 0.5  # an estimate of at least this share of both sets' items goes to ranges
 MORE_FACTOR = 1.45  # symbols asked after a failed batch per difference that batch shows
 MIN_CODED_FRAME = MIN_FRAME_SIZE_LIMIT + 16  # room for a version 3 message inside a RANGES section
 _RANGES_OVERHEAD = 16
@@ -225,7 +226,9 @@ class CodedReconciler:
             levels = len(e.cells) // est.GROUPS
             guess = est.estimate(e.cells, est.cells(hashes, levels))
             end = MAX_SYMBOLS + 1 if math.isinf(guess) else math.ceil(FIRST_BATCH_FACTOR * max(guess, 1.0)) + FIRST_BATCH_EXTRA
-            if end > MAX_SYMBOLS:
+            # Sets that share (almost) nothing -- one of them empty, or most items differing -- cost
+            # a list or a push count with ranges, not 1.5 symbols an item.
+            if end > MAX_SYMBOLS or below == 0 or guess >= DISJOINT_SHARE * (e.count + below):
                 plan, end = Plan.RANGES, 0
             else:
                 plan = Plan.SYMBOLS
