@@ -173,6 +173,23 @@ def test_the_version_is_4_only_when_both_speak_it(initiator, responder, version)
             assert side.version == version and side.speaks_v4 == (version == VERSION)
 
 
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32), common=st.integers(0, 1500), only_a=st.integers(0, 80), only_b=st.integers(0, 80),
+       kinds=st.tuples(*[st.sampled_from(["v3", "negotiating", "knows v4"])] * 2),
+       push=st.tuples(st.booleans(), st.booleans()))
+def test_any_mix_of_versions_converges_to_the_exact_union(seed, common, only_a, only_b, kinds, push):
+    rng = random.Random(seed)
+    shared, a, b = entries(rng, common), entries(rng, only_a), entries(rng, only_b)
+    if "v3" in kinds and "knows v4" in kinds:
+        return  # a node never believes a version 3 peer speaks version 4: it learns that only from the peer
+    make = {"v3": lambda k, p: Reconciler(k, frame_size_limit=65000, ask_push=p),
+            "negotiating": lambda k, p: NegotiatedReconciler(k, frame_size_limit=65000, ask_push=p, salt=seed),
+            "knows v4": lambda k, p: NegotiatedReconciler(k, frame_size_limit=65000, ask_push=p, salt=seed,
+                                                         peer_speaks_v4=True)}
+    sides = (make[kinds[0]](KeySet(shared + a), push[0]), make[kinds[1]](KeySet(shared + b), push[1]))
+    assert exact(run_in_memory(*sides), a, b)
+
+
 def test_a_version_3_peer_reads_the_offer_as_an_empty_skip():
     rng = random.Random(13)
     keys = KeySet(entries(rng, 500))
