@@ -195,10 +195,9 @@ class Daemon:
         if hello_address is None:
             advertised = discovery.advertised_addresses(self.host)
             hello_address = f"{advertised[0]}:{self.port}" if advertised else None
-        # Records once stored are served from the store, not held decoded in memory (issue #18). The
-        # node's generator is the system's: reconcile v4 draws each session's hash salt from it.
+        # Records once stored are served from the store, not held decoded in memory (issue #18).
         self._reader = RecordReader(self.home.database)
-        self.node = GossipNode(self.network, self.me.transport_public, random.SystemRandom(), params=self.config.gossip.params(),
+        self.node = GossipNode(self.network, self.me.transport_public, random.Random(), params=self.config.gossip.params(),
                                listen=hello_address, admit=door.policy, is_dead=self._is_dead, now=self.now(),
                                read_stored=self._reader.get_wire)
         self.driver = GossipDriver(self.node, self.now, self._on_events)
