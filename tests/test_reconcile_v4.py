@@ -281,10 +281,25 @@ def test_more_symbols_than_announced_are_refused():
     assert plan_at > 2
 
 
+def test_a_turn_must_open_with_what_bounds_it_and_carry_each_header_once():
+    initiator, responder, step = responder_after_estimate()
+    plan_turn = step.replies[0]
+    tail_first = bytes([VERSION, 0, Kind.TAIL, 1]) + plan_turn[2:]
+    with pytest.raises(ReconcileProtocolError, match="opens with PLAN"):
+        initiator.reconcile(tail_first)
+    twice = CodedReconciler(KeySet(), salt=1)
+    estimate = pair([], [], [])[0].initiate()
+    with pytest.raises(ReconcileProtocolError, match="came twice"):
+        twice.reconcile(estimate + estimate[2:])
+
+
 def test_asking_for_symbols_beyond_the_limit_is_refused():
     initiator, responder, _ = responder_after_estimate()
     with pytest.raises(ReconcileProtocolError, match="above"):
         responder.reconcile(bytes([VERSION, 0, Kind.MORE]) + encode_varint(MAX_SYMBOLS + 1))
+    with pytest.raises(ReconcileUsageError):  # a protocol error ended the session
+        responder.reconcile(bytes([VERSION, 0, Kind.MORE]) + encode_varint(1))
+    initiator, responder, _ = responder_after_estimate()
     with pytest.raises(ReconcileProtocolError, match="MORE alone"):
         responder.reconcile(bytes([VERSION, 0, Kind.MORE]) + encode_varint(1))
 

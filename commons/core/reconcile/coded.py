@@ -90,6 +90,16 @@ _ACCEPTS = {
 }
 
 
+# The section a turn must open with in each state (so that what bounds the rest is read first),
+# and the sections a turn carries at most once.
+_FIRST = {
+    _State.FRESH: (Kind.ESTIMATE,),
+    _State.SENT_ESTIMATE: (Kind.PLAN,),
+    _State.SENT_SYMBOLS: (Kind.MORE, Kind.DECODED, Kind.RANGES),
+}
+_ONCE = (Kind.ESTIMATE, Kind.PLAN, Kind.TAIL, Kind.MORE, Kind.DECODED, Kind.ANSWER)
+
+
 class CodedReconciler:
     """One version 4 session over a KeySet, in either role (``initiate()`` makes it the initiator).
 
@@ -155,8 +165,17 @@ class CodedReconciler:
     # -- every message ----------------------------------------------------------------------------
 
     def reconcile(self, message: bytes) -> ReconcileStep:
+        """Take one of the peer's messages. A message that breaks the protocol ends the session
+        (``ReconcileProtocolError``; nothing in it took effect), as does the end of the exchange."""
         if self._state is _State.DONE:
             raise ReconcileUsageError("this reconciliation session is over")
+        try:
+            return self._reconcile(message)
+        except ReconcileProtocolError:
+            self._state = _State.DONE
+            raise
+
+    def _reconcile(self, message: bytes) -> ReconcileStep:
         if not message:
             raise ReconcileProtocolError("empty reconcile message (no version byte)")
         if message[0] != VERSION:
@@ -188,6 +207,11 @@ class CodedReconciler:
     def _check_bounds(self) -> None:
         """Refuse a turn growing past what the peer may send: a peer must not make us hold more."""
         turn = self._turn
+        first = _FIRST.get(self._state)
+        if first and turn.kinds and turn.kinds[0] not in first:
+            raise ReconcileProtocolError(f"reconcile v4: a turn now opens with {' or '.join(k.name for k in first)}")
+        if any(turn.kinds.count(k) > 1 for k in _ONCE):
+            raise ReconcileProtocolError("reconcile v4: a section that comes once a turn came twice")
         symbols = sum(len(s) for s in turn.symbols)
         if self._state in (_State.SENT_ESTIMATE, _State.SENT_MORE):
             announced = turn.plan.symbol_end if turn.plan is not None else None
