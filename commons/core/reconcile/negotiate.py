@@ -3,12 +3,14 @@
 A session is one reconciliation; the version is chosen by its first messages, never guessed:
 
 * An initiator that knows its peer speaks version 4 (a message of version 4, or the offer, came
-  from it earlier on the same connection) starts in version 4 (an estimate).
+  from it earlier on the same connection) starts in version 4 (an estimate), unless its set is
+  small (at most ``SMALL_SET`` items: one version 3 list says it all, cheaper than an estimate).
 * Otherwise it starts in version 3, opening its message with the *offer* (a Skip range up to
   ``OFFER_V4``, below every item: a version 3 peer passes over it and answers in version 3).
 * A responder that reads the offer answers in version 4 and takes the initiator's role in it (its
-  first message is the estimate); one that reads version 3 without the offer answers in version 3,
-  and one that reads version 4 answers in version 4.
+  first message is the estimate), unless its own set is small or the offer's message lists the
+  initiator's whole set (then version 3 settles it at once); one that reads version 3 without the
+  offer answers in version 3, and one that reads version 4 answers in version 4.
 * An initiator whose version 3 offer is answered in version 4 goes on as that session's
   responder; answered in version 3, it goes on in version 3.
 
@@ -26,10 +28,19 @@ from commons.core.reconcile.wire import OFFER_V4, PROTOCOL_VERSION, Mode, decode
 from commons.core.reconcile.wire4 import VERSION as VERSION_4
 
 
+SMALL_SET = 64  # a set this small is one version 3 list (MAX_ID_LIST): cheaper than an estimate and symbols
+
+
 def offers_v4(message: bytes) -> bool:
     """Whether a version 3 message opens with the offer of version 4 (checked whole first)."""
     ranges = decode_message(message)
     return bool(ranges) and ranges[0].mode is Mode.SKIP and ranges[0].upper == OFFER_V4
+
+
+def _lists_everything(message: bytes) -> bool:
+    """Whether a version 3 first message lists its sender's whole set (no fingerprint in it): then
+    answering it in version 3 settles the session at once."""
+    return not any(r.mode is Mode.FINGERPRINT for r in decode_message(message))
 
 
 class NegotiatedReconciler:
@@ -64,7 +75,7 @@ class NegotiatedReconciler:
     def initiate(self) -> bytes:
         if self._inner is not None:
             raise ReconcileUsageError("initiate() starts a session and may only be called first")
-        if self.speaks_v4 and self._limit >= MIN_CODED_FRAME:
+        if self.speaks_v4 and self._limit >= MIN_CODED_FRAME and len(self._keys) > SMALL_SET:
             self._inner = self._coded()
         else:
             self._inner = Reconciler(self._keys, frame_size_limit=self._limit, ask_push=self._ask_push,
@@ -78,7 +89,8 @@ class NegotiatedReconciler:
             if version == VERSION_4 and self._limit >= MIN_CODED_FRAME:
                 self.speaks_v4 = True
                 self._inner = self._coded()
-            elif version == PROTOCOL_VERSION and self._limit >= MIN_CODED_FRAME and offers_v4(message):
+            elif (version == PROTOCOL_VERSION and self._limit >= MIN_CODED_FRAME and offers_v4(message)
+                  and len(self._keys) > SMALL_SET and not _lists_everything(message)):
                 self.speaks_v4 = True
                 self._inner = self._coded()  # take the initiator's role in version 4
                 return ReconcileStep(reply=self._inner.initiate())
