@@ -98,6 +98,15 @@ def test_the_newest_records_missing_cost_one_round_trip_and_a_few_hundred_bytes(
     assert exchange.round_trips == 1 and sum(map(len, exchange.messages)) < 600
 
 
+@pytest.mark.parametrize("missing", [300, 3000])
+def test_a_responder_missing_the_newest_days_goes_by_ranges_not_symbols(missing):
+    rng = random.Random(20)
+    ordered = sorted(entries(rng, 20_000), key=lambda e: (e[1], e[0]))
+    exchange = run_in_memory(*pair([], ordered, ordered[:-missing]))  # the initiator holds them all
+    assert exact(exchange, ordered[-missing:], [])
+    assert sum(map(len, exchange.messages)) < 4000 and exchange.round_trips <= 3.5
+
+
 def test_a_busy_days_newest_cost_what_as_many_scattered_cost():
     rng = random.Random(6)
     two_days = entries(rng, 20_000, days=2)

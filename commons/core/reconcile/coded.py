@@ -28,6 +28,8 @@ import enum
 import math
 import os
 
+import numpy as np
+
 from commons.core.reconcile import estimate as est
 from commons.core.reconcile import riblt
 from commons.core.reconcile.keyset import (
@@ -47,6 +49,7 @@ from commons.core.reconcile.wire import MAX_MESSAGE_SIZE
 from commons.core.reconcile.wire4 import (
     ASK_PUSH,
     MAX_SYMBOLS,
+    NEWEST_DAYS,
     VERSION,
     Kind,
     Plan,
@@ -58,10 +61,29 @@ from commons.core.reconcile.wire4 import (
 
 FIRST_BATCH_FACTOR = 1.5  # symbols of the first batch per estimated difference (decoding needs ~1.35-1.7)
 FIRST_BATCH_EXTRA = 4
+NEWER_SHARE = 0.5  # the share of the estimate in the initiator's days newer than all mine that goes to ranges
 DISJOINT_SHARE = 0.5  # an estimate of at least this share of both sets' items goes to ranges
 MORE_FACTOR = 1.45  # symbols asked after a failed batch per difference that batch shows
 MIN_CODED_FRAME = MIN_FRAME_SIZE_LIMIT + 16  # room for a version 3 message inside a RANGES section
 _RANGES_OVERHEAD = 16
+
+
+def _newest_days_bytes(items: bytes) -> bytes:
+    """The estimate's tail: ``varint(k)`` then, for the k <= NEWEST_DAYS newest days of the items,
+    newest first, the day (the first whole, then as the gap below the one before) and its count."""
+    n = len(items) // ITEM_SIZE
+    days = np.frombuffer(items, dtype=np.uint8).reshape(n, ITEM_SIZE)[:, :TIME_SIZE].copy().view(">u4").ravel()
+    unique, counts = np.unique(days, return_counts=True)
+    newest = list(zip(unique[::-1][:NEWEST_DAYS].tolist(), counts[::-1][:NEWEST_DAYS].tolist()))
+    out, previous = bytearray(encode_varint(len(newest))), None
+    for day, count in newest:
+        out += encode_varint(day if previous is None else previous - day) + encode_varint(count)
+        previous = day
+    return bytes(out)
+
+
+def _top_day(keys: KeySet) -> int:
+    return item_time(keys.items_between(len(keys) - 1, len(keys))[0]) if len(keys) else -1
 
 
 def _just_above(item: bytes) -> bytes:
@@ -153,7 +175,7 @@ class CodedReconciler:
         payload = (encode_varint(ASK_PUSH if self._ask_push else 0) + self._salt.to_bytes(8, "big")
                    + encode_varint(n) + encode_varint(len(top)) + top
                    + self._keys.fingerprint_between(0, n) + encode_varint(levels)
-                   + est.cells_bytes(est.cells(hashes, levels)))
+                   + est.cells_bytes(est.cells(hashes, levels)) + _newest_days_bytes(items))
         writer = TurnWriter(self._limit)
         writer.section(Kind.ESTIMATE, payload)
         self._state = _State.SENT_ESTIMATE
@@ -252,7 +274,12 @@ class CodedReconciler:
             end = MAX_SYMBOLS + 1 if math.isinf(guess) else math.ceil(FIRST_BATCH_FACTOR * max(guess, 1.0)) + FIRST_BATCH_EXTRA
             # Sets that share (almost) nothing -- one of them empty, or most items differing -- cost
             # a list or a push count with ranges, not 1.5 symbols an item.
-            if end > MAX_SYMBOLS or below == 0 or guess >= DISJOINT_SHARE * (e.count + below):
+            # Most of the difference in whole days newer than my newest item (I was away, the
+            # initiator was not): ranges find those in a few fingerprints, symbols pay for each.
+            days_newer = [n for day, n in e.newest_days if below == len(keys) and day > _top_day(keys)]
+            newer = sum(days_newer) if len(days_newer) < NEWEST_DAYS else math.inf  # all listed: more lie beyond
+            if (end > MAX_SYMBOLS or below == 0 or guess >= DISJOINT_SHARE * (e.count + below)
+                    or newer >= NEWER_SHARE * guess):
                 plan, end = Plan.RANGES, 0
             else:
                 plan = Plan.SYMBOLS

@@ -8,8 +8,9 @@ A session is one reconciliation; the version is chosen by its first messages, ne
 * Otherwise it starts in version 3, opening its message with the *offer* (a Skip range up to
   ``OFFER_V4``, below every item: a version 3 peer passes over it and answers in version 3).
 * A responder that reads the offer answers in version 4 and takes the initiator's role in it (its
-  first message is the estimate), unless its own set is small or the offer's message lists the
-  initiator's whole set (then version 3 settles it at once); one that reads version 3 without the
+  first message is the estimate), unless its own set is small, the offer's message lists the
+  initiator's whole set (then version 3 settles it at once), or only its last fingerprint (up to
+  +infinity) differs (the newest missing on one side, which version 3 finds in a few fingerprints); one that reads version 3 without the
   offer answers in version 3, and one that reads version 4 answers in version 4.
 * An initiator whose version 3 offer is answered in version 4 goes on as that session's
   responder; answered in version 3, it goes on in version 3.
@@ -90,7 +91,8 @@ class NegotiatedReconciler:
                 self.speaks_v4 = True
                 self._inner = self._coded()
             elif (version == PROTOCOL_VERSION and self._limit >= MIN_CODED_FRAME and offers_v4(message)
-                  and len(self._keys) > SMALL_SET and not _lists_everything(message)):
+                  and len(self._keys) > SMALL_SET and not _lists_everything(message)
+                  and not self._differs_at_the_end_only(message)):
                 self.speaks_v4 = True
                 self._inner = self._coded()  # take the initiator's role in version 4
                 return ReconcileStep(reply=self._inner.initiate())
@@ -104,6 +106,18 @@ class NegotiatedReconciler:
             elif version != PROTOCOL_VERSION:
                 raise ReconcileProtocolError(f"the answer to a version 3 offer is of version {version}")
         return self._inner.reconcile(message)
+
+    def _differs_at_the_end_only(self, message: bytes) -> bool:
+        """Whether, of the offer's fingerprints, only the last (up to +infinity) differs from mine: the
+        newest records are missing on one side (a node back from being away), which version 3 finds
+        in a few fingerprints; coded symbols would pay for each of them."""
+        keys, differing = self._keys, []
+        for r in decode_message(message):
+            if r.mode is Mode.FINGERPRINT:
+                start, end = keys.position(r.lower), keys.position(r.upper)
+                if keys.fingerprint_between(start, end) != r.fingerprint:
+                    differing.append(r)
+        return len(differing) == 1 and differing[0].upper is None
 
     def _coded(self) -> CodedReconciler:
         return CodedReconciler(self._keys, frame_size_limit=self._limit, ask_push=self._ask_push, salt=self._salt)

@@ -36,6 +36,7 @@ MORE_FOLLOWS = 0x01  # message flag: another message of this turn follows
 SALT_SIZE = 8
 MAX_SYMBOLS = 1 << 18  # the most coded symbols a session may ask for or send (about 12 MB)
 MAX_SYMBOL_SIZE = ITEM_SIZE + CHECKSUM_SIZE + 10
+NEWEST_DAYS = 8  # the estimate's newest days of its sender, with their item counts
 
 
 class Kind(enum.IntEnum):
@@ -70,6 +71,7 @@ class Estimate:
     top: bytes | None  # the sender's highest item, None for an empty set
     fingerprint: bytes
     cells: np.ndarray
+    newest_days: tuple[tuple[int, int], ...] = ()  # (day, items) of the sender's newest days, newest first
 
 
 @dataclass(frozen=True)
@@ -184,7 +186,14 @@ def decode_message(data: bytes, turn: Turn, symbols_start: int) -> bool:
             if levels < 1 or (top is None) != (count == 0) or ask & ~ASK_PUSH:
                 raise r.fail("inconsistent estimate")
             cells = cells_from_bytes(r.take(levels * GROUPS * CELL_SIZE))
-            turn.estimate = Estimate(bool(ask & ASK_PUSH), salt, count, top, fp, cells)
+            days: list[tuple[int, int]] = []
+            for _ in range(r.varint(NEWEST_DAYS)):
+                day = r.varint(MAX_TIME) if not days else days[-1][0] - r.varint()
+                items = r.varint()
+                if day < 0 or items == 0 or (days and day >= days[-1][0]):
+                    raise r.fail("newest days not descending, or a day with nothing")
+                days.append((day, items))
+            turn.estimate = Estimate(bool(ask & ASK_PUSH), salt, count, top, fp, cells, tuple(days))
         elif kind is Kind.PLAN:
             try:
                 plan = Plan(r.varint())
