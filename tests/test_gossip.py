@@ -690,7 +690,8 @@ def test_keys_beyond_the_spill_are_named_again_by_another_reconciliation(monkeyp
     from commons.core.gossip import session as gossip_session
 
     monkeypatch.setattr(gossip_session, "SPILL_KEYS", 10)  # 8 queued, 10 spilled, 32 forgotten
-    a, b = node(1, params=GossipParams(max_queued_wants=8)), node(2)
+    # Version 3 (version 4 pushes the 50 after decoding the difference: nothing is named to forget).
+    a, b = node(1, params=GossipParams(max_queued_wants=8, reconcile_v4=False)), node(2)
     shared = [lesson(i) for i in range(100)]
     a.load(shared)
     b.load(shared + [lesson(i) for i in range(1000, 1050)])

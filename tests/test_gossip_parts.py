@@ -344,14 +344,14 @@ def test_a_session_sync_runs_whatever_reconciliation_its_factory_makes():
         def reconcile(self, message):
             return ReconcileStep(reply=b"reply:" + message, need=[key], need_items=[make_item(DAY, key)], done=True)
 
-    def factory(keyset, *, frame_size_limit, ask_push):
-        made.append((frame_size_limit, ask_push))
+    def factory(keyset, *, frame_size_limit, ask_push, peer_speaks_v4, salt):
+        made.append((frame_size_limit, ask_push, peer_speaks_v4))
         return Scripted()
 
     host = SyncHostFake(push_welcome=True)
     part = SessionSync(host, GossipParams(), KeySet(), reconciler=factory)
     part.receive(Reconcile(ReconcilePhase.START, b"hi"), NOW)
-    assert made == [(GossipParams().reconcile_frame_bytes, True)]
+    assert made == [(GossipParams().reconcile_frame_bytes, True, False)]
     assert host.outbox == [Reconcile(ReconcilePhase.RESPONDER, b"reply:hi")]
     assert host.named == [key] and host.reconciled_as == [False] and not part.running
 

@@ -13,7 +13,18 @@ plus the differences of each case:
 
 * scattered: d new items at random days, split between the sides;
 * newest missing: the initiator lacks the d newest items (a node that was away);
-* both unique: each side made d/2 items of its own since they last met (a healed partition).
+* both unique: each side made d/2 items of its own since they last met (a healed partition);
+* busy day (``--store`` items over two days, each made at a second of its day; d = 1,000 only): the
+  initiator lacks the d newest records of the second day. Commons orders by day, so within the day
+  they are scattered; negentropy gets the second as its timestamp (its own ordering, in which they
+  are one dense range) and, in ``negentropy_by_day``, the day alone, as commons has it.
+
+Commons runs in version 3 (range fingerprints, ``commons``) and version 4 (an estimate, then
+rateless coded symbols, ``commons_v4``; between two nodes that already know they both speak it --
+the first session between two version 4 nodes costs half a round trip and one version 3 message
+more, ``v4_first_session``). ``v4_beyond_ids`` is version 4's bytes less 32 a difference, per
+difference: what it costs beyond the ids themselves (issue 31: <= 100, in <= 3 round trips). The
+JSON carries ``goals`` in the shape ``make bench`` tabulates.
 
 Bytes are the reconciliation's messages alone, for both protocols. Records are transfer, not
 counted: the records a commons side pushes after a Diff (``records_pushed``, the items the peer's
@@ -48,6 +59,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from commons.core.reconcile.coded import CodedReconciler  # noqa: E402
+from commons.core.reconcile.negotiate import NegotiatedReconciler  # noqa: E402
 from commons.core.reconcile.reconciler import KeySet, Mode, Reconciler, make_key, run_in_memory  # noqa: E402
 from commons.core.reconcile.keyset import encode_varint  # noqa: E402
 from commons.core.reconcile.wire import bound_bytes, decode_message, floor_day, items_bytes, positions_bytes  # noqa: E402
@@ -66,13 +79,33 @@ def _entries(rng: random.Random, count: int, first: int, last: int) -> list[Entr
     return [(make_key(rng.randrange(4), rng.randbytes(32)), rng.randrange(first, last + 1)) for _ in range(count)]
 
 
-KINDS = ("scattered", "newest missing", "both unique")
+KINDS = ("scattered", "newest missing", "both unique", "busy day")
+BUSY = 1000  # the busy-day case's difference
+
+
+SECONDS: dict[bytes, int] = {}  # busy day: each key's second (negentropy's own timestamp)
+
+
+def busy_day(rng: random.Random, store: int, d: int) -> tuple[str, int, list[Entry], list[Entry], list[Entry]]:
+    """``store`` records over two days, each at a second; the initiator lacks the d newest of the second."""
+    made = []
+    for _ in range(store):
+        second = FIRST_DAY * 86400 + rng.randrange(2 * 86400)
+        key = make_key(rng.randrange(4), rng.randbytes(32))
+        SECONDS[key] = second
+        made.append((key, second // 86400))
+    made.sort(key=lambda e: SECONDS[e[0]])
+    return ("busy day", d, made[:-d], [], made[-d:])
 
 
 def cases(
     rng: random.Random, store: int, counts: tuple[int, ...], kinds: tuple[str, ...] = KINDS
 ) -> list[tuple[str, int, list[Entry], list[Entry], list[Entry]]]:
     """(kind, difference, shared, initiator only, responder only) for every case."""
+    if "busy day" in kinds:  # its own sets (drawn first from their own generator: the others stay as they were)
+        busy = [busy_day(random.Random(f"busy/{store}"), store, BUSY)]
+    else:
+        busy = []
     last = FIRST_DAY + DAYS - 1
     base = _entries(rng, store, FIRST_DAY, last)
     out = []
@@ -88,17 +121,24 @@ def cases(
         fresh = _entries(rng, d, last + 1, last + 2)  # made apart, after the shared history
         half = (d + 1) // 2
         out.append(("both unique", d, base, fresh[:half], fresh[half:]))
-    return [case for case in out if case[0] in kinds]
+    return [case for case in out if case[0] in kinds] + busy
 
 
 def run_commons(
-    shared: list[Entry], only_a: list[Entry], only_b: list[Entry], *, messages: bool = False, **params: int
+    shared: list[Entry], only_a: list[Entry], only_b: list[Entry], *, messages: bool = False, version: str = "3",
+    **params: int
 ) -> dict[str, Any]:
+    """One session in memory. ``version``: "3" (range fingerprints), "4" (coded symbols, both sides
+    knowing the other speaks it), "4 first" (negotiated from scratch: the offer in version 3 first)."""
     a, b = KeySet(shared + only_a), KeySet(shared + only_b)
     started = time.perf_counter()
-    exchange = run_in_memory(
-        Reconciler(a, frame_size_limit=FRAME, **params), Reconciler(b, frame_size_limit=FRAME, **params)
-    )
+    if version == "4":
+        sides = (CodedReconciler(a, frame_size_limit=FRAME, salt=1), CodedReconciler(b, frame_size_limit=FRAME, salt=2))
+    elif version == "4 first":
+        sides = (NegotiatedReconciler(a, frame_size_limit=FRAME, salt=1), NegotiatedReconciler(b, frame_size_limit=FRAME, salt=2))
+    else:
+        sides = (Reconciler(a, frame_size_limit=FRAME, **params), Reconciler(b, frame_size_limit=FRAME, **params))
+    exchange = run_in_memory(*sides)
     seconds = time.perf_counter() - started
     have, need, _ = exchange.learned(initiator=True)
     if sorted(have) != sorted(k for k, _ in only_a) or sorted(need) != sorted(k for k, _ in only_b):
@@ -106,8 +146,19 @@ def run_commons(
     if exchange.unexpected != ([], []):
         raise AssertionError("commons pushed records its peer had not been told to expect")
     out = {"round_trips": exchange.round_trips, "bytes_total": sum(map(len, exchange.messages)),
-           "records_pushed": sum(map(len, exchange.pushed)), "seconds": round(seconds, 3)}
+           "messages": len(exchange.messages), "records_pushed": sum(map(len, exchange.pushed)),
+           "seconds": round(seconds, 3)}
     return out | ({"messages": exchange.messages} if messages else {})
+
+
+def run_v4(shared: list[Entry], only_a: list[Entry], only_b: list[Entry]) -> dict[str, Any]:
+    """Version 4's figures for one case: the session, and what it costs beyond the ids."""
+    ours = run_commons(shared, only_a, only_b, version="4")
+    d = len(only_a) + len(only_b)
+    ours["beyond_ids_per_difference"] = round((ours["bytes_total"] - 32 * d) / max(1, d), 1)
+    first = run_commons(shared, only_a, only_b, version="4 first")
+    ours["first_session"] = {"bytes_total": first["bytes_total"], "round_trips": first["round_trips"]}
+    return ours
 
 
 def message_breakdown(message: bytes) -> dict[str, Any]:
@@ -147,13 +198,14 @@ def breakdown(kind: str, difference: int, store: int, seed: int, with_negentropy
     raise SystemExit(f"no case {kind!r} with difference {difference}")
 
 
-def _section(entries: list[Entry]) -> bytes:
-    return len(entries).to_bytes(4, "big") + b"".join(day.to_bytes(4, "big") + key[1:] for key, day in entries)
+def _section(entries: list[Entry], by_second: bool = False) -> bytes:
+    stamp = (lambda key, day: SECONDS[key]) if by_second else (lambda key, day: day)
+    return len(entries).to_bytes(4, "big") + b"".join(stamp(key, day).to_bytes(4, "big") + key[1:] for key, day in entries)
 
 
-def run_negentropy(shared: list[Entry], only_a: list[Entry], only_b: list[Entry]) -> dict[str, Any]:
+def run_negentropy(shared: list[Entry], only_a: list[Entry], only_b: list[Entry], by_second: bool = False) -> dict[str, Any]:
     with tempfile.NamedTemporaryFile(suffix=".bin") as sets:
-        sets.write(_section(shared) + _section(only_a) + _section(only_b))
+        sets.write(_section(shared, by_second) + _section(only_a, by_second) + _section(only_b, by_second))
         sets.flush()
         done = subprocess.run(
             ["node", str(DRIVER), str(NEGENTROPY), sets.name, str(FRAME)], capture_output=True, text=True, check=False
@@ -179,9 +231,13 @@ def measure(
 ) -> list[dict[str, Any]]:
     rows = []
     for kind, d, shared, only_a, only_b in cases(random.Random(seed), store, counts, kinds):
-        row: dict[str, Any] = {"store": store, "case": kind, "difference": d, "commons": run_commons(shared, only_a, only_b)}
+        row: dict[str, Any] = {"store": store, "case": kind, "difference": d, "commons": run_commons(shared, only_a, only_b),
+                               "commons_v4": run_v4(shared, only_a, only_b)}
         if with_negentropy:
-            neg = run_negentropy(shared, only_a, only_b)
+            neg = run_negentropy(shared, only_a, only_b, by_second=kind == "busy day")
+            if kind == "busy day":
+                by_day = run_negentropy(shared, only_a, only_b)
+                row["negentropy_by_day"] = {k: by_day[k] for k in ("round_trips", "bytes_total")}
             del neg["sizes"]
             ours = row["commons"]
             row["negentropy"] = neg
@@ -193,8 +249,41 @@ def measure(
             row["equal_knowledge"] = {"bytes_total": equal_bytes, "round_trips": equal_trips}
             row["equal_knowledge_bytes_ratio"] = round(ours["bytes_total"] / equal_bytes, 3)
             row["equal_knowledge_round_trips_over"] = ours["round_trips"] - equal_trips
+            row["v4_bytes_ratio"] = round(row["commons_v4"]["bytes_total"] / neg["bytes_total"], 3)
         rows.append(row)
     return rows
+
+
+def goals(rows: list[dict[str, Any]], large: bool) -> list[dict[str, Any]]:
+    """Issue 31's goals for reconciliation version 4, from the measured rows."""
+    command = ".venv/bin/python tests/benchmarks/bench_negentropy.py --json" + (" --large" if large else "")
+    out = []
+    for r in rows:
+        v4 = r["commons_v4"]
+        if r["case"] == "scattered":
+            out.append({
+                "goal": f"reconcile v4, {r['difference']:,} scattered in {r['store']:,}: <= 100 B each beyond the ids, <= 3 round trips",
+                "figure": f"{v4['beyond_ids_per_difference']} B a difference beyond the ids, {v4['round_trips']} round trips "
+                          f"({v4['bytes_total']:,} B; v3 {r['commons']['bytes_total']:,} B)",
+                "target": "<= 100 B beyond the ids, <= 3 round trips",
+                "met": v4["beyond_ids_per_difference"] <= 100 and v4["round_trips"] <= 3,
+                "command": command,
+            })
+    scattered = {(r["store"], r["difference"]): r for r in rows if r["case"] == "scattered"}
+    for r in rows:
+        if r["case"] == "busy day" and (r["store"], r["difference"]) in scattered:
+            v4, other = r["commons_v4"], scattered[(r["store"], r["difference"])]["commons_v4"]
+            ratio = v4["bytes_total"] / other["bytes_total"]
+            neg = r.get("negentropy", {}).get("bytes_total", "-")
+            out.append({
+                "goal": f"reconcile v4, newest {r['difference']:,} of a busy day missing ({r['store']:,} items over two days): as cheap as scattered",
+                "figure": f"{v4['bytes_total']:,} B / {v4['round_trips']} round trips, {ratio:.2f} x {r['difference']:,} scattered "
+                          f"(v3 {r['commons']['bytes_total']:,} B; negentropy by second {neg} B)",
+                "target": "<= 1.1 x the bytes of as many scattered, <= 3 round trips",
+                "met": ratio <= 1.1 and v4["round_trips"] <= 3,
+                "command": command,
+            })
+    return out
 
 
 SWEPT = (("scattered", 1), ("scattered", 1000), ("scattered", 10_000), ("newest missing", 10_000),
@@ -241,18 +330,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.large:
         rows += measure(1_000_000, (1, 1000), args.seed, missing is None, kinds=("scattered",))
     if args.json:
-        print(json.dumps({"frame_size_limit": FRAME, "negentropy": missing or "ran", "rows": rows}, indent=2))
+        print(json.dumps({"frame_size_limit": FRAME, "negentropy": missing or "ran", "rows": rows,
+                          "goals": goals(rows, args.large)}, indent=2))
         return 0
     print(f"frame limit {FRAME} bytes for both; RT = round trips")
     print(f"{'store':>8} {'case':>15} {'diff':>6} | {'commons B':>10} {'RT':>5} | {'negentropy B':>12} {'RT':>5} | "
-          f"{'B ratio':>7} {'RT +':>5} | {'equal-knowledge ratio':>21} {'RT +':>5}")
+          f"{'B ratio':>7} {'RT +':>5} | {'equal-knowledge ratio':>21} {'RT +':>5} | {'v4 B':>9} {'RT':>4} "
+          f"{'beyond ids':>10} {'v4/neg':>6} | {'v4 first B':>10} {'RT':>4}")
     for r in rows:
         c, n = r["commons"], r.get("negentropy", {})
         print(
             f"{r['store']:>8} {r['case']:>15} {r['difference']:>6} | {c['bytes_total']:>10} {c['round_trips']:>5} | "
             f"{n.get('bytes_total', '-'):>12} {n.get('round_trips', '-'):>5} | {r.get('bytes_ratio', '-'):>7} "
             f"{r.get('round_trips_over', '-'):>5} | {r.get('equal_knowledge_bytes_ratio', '-'):>21} "
-            f"{r.get('equal_knowledge_round_trips_over', '-'):>5}"
+            f"{r.get('equal_knowledge_round_trips_over', '-'):>5} | {r['commons_v4']['bytes_total']:>9} "
+            f"{r['commons_v4']['round_trips']:>4} {r['commons_v4']['beyond_ids_per_difference']:>10} "
+            f"{r.get('v4_bytes_ratio', '-'):>6} | {r['commons_v4']['first_session']['bytes_total']:>10} "
+            f"{r['commons_v4']['first_session']['round_trips']:>4}"
         )
     return 0
 

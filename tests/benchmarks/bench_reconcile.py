@@ -7,6 +7,7 @@ over a year, as records place them.
     .venv/bin/python tests/benchmarks/bench_reconcile.py            # table
     .venv/bin/python tests/benchmarks/bench_reconcile.py --json     # the same figures as JSON
     .venv/bin/python tests/benchmarks/bench_reconcile.py --frame 65536 --store 10000
+    .venv/bin/python tests/benchmarks/bench_reconcile.py --version 4   # reconcile version 4 (coded symbols)
 
 Differences are split between the sides (odd one to the initiator). Also measured: one side empty
 (dense differences: the cost per key), and the KeySet itself (build, one insert + fingerprint).
@@ -25,6 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from commons.core.reconcile.coded import CodedReconciler  # noqa: E402
 from commons.core.reconcile.reconciler import DEFAULT_FRAME_SIZE_LIMIT, KeySet, Reconciler, make_key, run_in_memory  # noqa: E402
 
 
@@ -35,10 +37,14 @@ def _keys(rng: random.Random, count: int) -> list[Entry]:
     return [(make_key(rng.randrange(4), rng.randbytes(32)), 20_000 + rng.randrange(365)) for _ in range(count)]
 
 
-def measure(shared: list[Entry], only_a: list[Entry], only_b: list[Entry], frame: int) -> dict[str, Any]:
+def measure(shared: list[Entry], only_a: list[Entry], only_b: list[Entry], frame: int, version: int = 3) -> dict[str, Any]:
     a, b = KeySet(shared + only_a), KeySet(shared + only_b)
     started = time.perf_counter()
-    exchange = run_in_memory(Reconciler(a, frame_size_limit=frame), Reconciler(b, frame_size_limit=frame))
+    if version == 4:
+        sides = (CodedReconciler(a, frame_size_limit=frame, salt=1), CodedReconciler(b, frame_size_limit=frame, salt=2))
+    else:
+        sides = (Reconciler(a, frame_size_limit=frame), Reconciler(b, frame_size_limit=frame))
+    exchange = run_in_memory(*sides)
     elapsed = time.perf_counter() - started
     a_have, a_need, _ = exchange.learned(initiator=True)
     assert sorted(a_have) == sorted(k for k, _ in only_a) and sorted(a_need) == sorted(k for k, _ in only_b), "wrong difference"
@@ -75,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", type=int, default=100_000, help="keys both sides share (default 100000)")
     parser.add_argument("--frame", type=int, default=DEFAULT_FRAME_SIZE_LIMIT, help="frame size limit in bytes")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--version", type=int, choices=(3, 4), default=3, help="reconcile version (default 3)")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     shared = _keys(rng, args.store)
@@ -82,10 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     for diff in (1, 10, 100, 1000):
         extra = _keys(rng, diff)
         half = (diff + 1) // 2
-        rows.append(measure(shared, extra[:half], extra[half:], args.frame))
-    dense = measure([], _keys(rng, 10_000), [], args.frame)
+        rows.append(measure(shared, extra[:half], extra[half:], args.frame, args.version))
+    dense = measure([], _keys(rng, 10_000), [], args.frame, args.version)
     figures = {
         "store": args.store,
+        "version": args.version,
         "frame_size_limit": args.frame,
         "rows": rows,
         "one_side_empty_10000": dense,
@@ -94,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
-    print(f"two stores of {args.store} keys, frame limit {args.frame} bytes")
+    print(f"two stores of {args.store} keys, frame limit {args.frame} bytes, reconcile version {args.version}")
     print(f"{'diff':>6} {'RTs':>6} {'i->r B':>9} {'r->i B':>9} {'B/diff':>8} {'max msg':>8} {'seconds':>8}")
     for r in [*rows, dense]:
         print(

@@ -62,6 +62,12 @@ def transport_key_of(index: int, seed: int = 0) -> bytes:
     return blake3(f"memnet/{seed}/{index}".encode()).digest()
 
 
+def _salts(seed: int, index: int) -> Callable[[], int]:
+    """Node ``index``'s reconcile v4 salts, from a generator seeded for it alone."""
+    rng = random.Random(f"salts/{seed}/{index}")
+    return lambda: rng.getrandbits(64)
+
+
 class PeerPair:
     """Two nodes joined by one link; ``run(now)`` moves frames both ways until neither has any.
 
@@ -153,6 +159,8 @@ class Network:
                 admit=admit(i) if admit else None,
                 verify=self.verifier,
                 now=start_time,
+                # Reconcile v4 salts from a generator of their own: the nodes' draws stay as they were.
+                salts=_salts(seed, i),
             )
             for i in range(size)
         ]

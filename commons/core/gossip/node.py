@@ -40,6 +40,7 @@ How a record spreads, and why this shape (``protocol/gossip.md`` has the details
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable, Iterable
 
@@ -91,6 +92,7 @@ class GossipNode:
         now: float = 0.0,
         free_rider: bool = False,
         read_stored: Callable[[bytes], Served | None] | None = None,
+        salts: Callable[[], int] | None = None,
     ) -> None:
         """``free_rider``: the node takes records but never announces one and answers every Want
         with "missing" -- a peer that does not pull its weight, for the simulator to put in a
@@ -100,7 +102,12 @@ class GossipNode:
         ``read_stored``: where the body and signature of a record the caller said is stored
         (:meth:`stored`) are read back from when a peer asks for it. Without it every record stays
         in memory decoded (~1 KB each: 1 GB at 10^6, issue #18); with it only what is not stored
-        yet does."""
+        yet does.
+
+        ``salts``: a fresh 64-bit salt for each reconcile version 4 session (by default from
+        ``os.urandom``: a salt nobody can foresee, so no record can be made to collide in one; an
+        in-memory network passes a seeded generator of its own, so that a run repeats)."""
+        self.salts = salts or (lambda: int.from_bytes(os.urandom(8), "big"))
         self.params = params or GossipParams()
         self.network = network
         self.network_hash = network_hash(network)

@@ -23,6 +23,7 @@ class GossipParams:
     max_sessions: int = 16  # sessions it holds at most (inbound beyond this get Peers, then Bye "busy")
     max_frame_bytes: int = 65536  # largest frame sent or accepted
     reconcile_frame_bytes: int = 65000  # largest reconcile message this node sends (gossip.md: <= 65,000)
+    reconcile_v4: bool = True  # offer and speak reconcile version 4 (False: version 3 alone, as before it)
     records_per_second: float = 200.0  # per peer: records we ask for / accept unsolicited / serve
     records_burst: int = 400  # token bucket depth for the three rates above
     max_outstanding: int = 64  # keys asked from one peer and not yet answered

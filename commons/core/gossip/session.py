@@ -109,7 +109,7 @@ class PeerSession:
         self.active_at = now
         # SPILL_KEYS is read here, from this module, so that a test may lower it.
         self._transfer = RecordTransfer(self, p, node.keyset, now, spill_keys=SPILL_KEYS)
-        self._sync = SessionSync(self, p, node.keyset)
+        self._sync = SessionSync(self, p, node.keyset, salts=node.salts)
         self._out: list[bytes] = []
         self._announce: list[bytes] = []
         self._hello_deadline = now + p.hello_timeout

@@ -9,19 +9,30 @@ fetch (``fetch_named``), places for records the peer pushes us (``expect_pushes`
 the peer (``push``), a reconciliation finished (``reconciled``).
 
 It is the seam for another reconciliation protocol: which :class:`Reconciliation` a session runs
-comes from the ``reconciler`` factory it is given (``commons.core.reconcile.Reconciler``, version 3,
-by default); one that speaks in ``ReconcileStep`` and raises ``ReconcileVersionError`` for a
-message of a version it does not speak needs nothing else changed here or in the session.
+comes from the ``reconciler`` factory it is given (``commons.core.reconcile.NegotiatedReconciler``
+by default: version 4 with a peer that speaks it, version 3 with any other, chosen by the first
+messages, ``protocol/reconcile.md``, Versions); one that speaks in ``ReconcileStep`` and raises
+``ReconcileVersionError`` for a message of a version it does not speak needs nothing else changed
+here or in the session. What a reconciliation learned of the peer's versions (``speaks_v4``) is
+kept for the next one on the same connection, so that it starts in version 4 at once.
 """
 
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from commons.core.gossip.messages import Message, Reconcile, ReconcilePhase
 from commons.core.gossip.state import CloseKind
-from commons.core.reconcile import Reconciler, ReconcileProtocolError, ReconcileStep, ReconcileVersionError
+from commons.core.reconcile import (
+    NegotiatedReconciler,
+    ReconcileProtocolError,
+    Reconciler,
+    ReconcileStep,
+    ReconcileVersionError,
+)
 
 if TYPE_CHECKING:
     from commons.core.gossip.peers import GossipParams
@@ -38,7 +49,14 @@ class Reconciliation(Protocol):
 class NewReconciliation(Protocol):
     """Makes a reconciliation over the node's key set (``Reconciler`` is one)."""
 
-    def __call__(self, keyset: KeySet, *, frame_size_limit: int, ask_push: bool) -> Reconciliation: ...
+    def __call__(self, keyset: KeySet, *, frame_size_limit: int, ask_push: bool,
+                 peer_speaks_v4: bool, salt: int) -> Reconciliation: ...
+
+
+def _version_3(keyset: KeySet, *, frame_size_limit: int, ask_push: bool, peer_speaks_v4: bool,
+               salt: int) -> Reconciliation:
+    """Version 3 alone, neither offering version 4 nor answering it (``reconcile_v4=False``)."""
+    return Reconciler(keyset, frame_size_limit=frame_size_limit, ask_push=ask_push)
 
 
 class SyncHost(Protocol):
@@ -58,11 +76,17 @@ class SessionSync:
     """The reconciliations of one session, at most one each way: each instance is one session's."""
 
     __slots__ = ("_host", "_params", "_keyset", "_new", "_ours", "_ours_deadline", "_ours_push",
-                 "_theirs", "_theirs_deadline", "_theirs_push", "deadline")
+                 "_theirs", "_theirs_deadline", "_theirs_push", "_peer_v4", "_salts", "deadline")
 
     def __init__(self, host: SyncHost, params: GossipParams, keyset: KeySet,
-                 reconciler: NewReconciliation = Reconciler) -> None:
-        """``keyset``: the node's, reconciled as it is (read only)."""
+                 reconciler: NewReconciliation | None = None, salts: Callable[[], int] | None = None) -> None:
+        """``keyset``: the node's, reconciled as it is (read only). ``reconciler``: by default version
+        4 when the peer speaks it (``params.reconcile_v4``), else version 3 alone. ``salts``: a fresh
+        64-bit salt for each version 4 session's hashes (by default from ``os.urandom``; simulations
+        pass their seeded generator so that a run repeats)."""
+        self._salts = salts or (lambda: int.from_bytes(os.urandom(8), "big"))
+        if reconciler is None:
+            reconciler = NegotiatedReconciler if params.reconcile_v4 else _version_3
         self._host, self._params, self._keyset, self._new = host, params, keyset, reconciler
         self._ours: Reconciliation | None = None  # the reconciliation we initiated
         self._ours_deadline = 0.0
@@ -70,6 +94,7 @@ class SessionSync:
         self._theirs: Reconciliation | None = None  # the one the peer initiated
         self._theirs_deadline = 0.0
         self._theirs_push = False
+        self._peer_v4 = False  # the peer showed it speaks reconcile version 4 (offer or message)
         # When :meth:`expire` gives up on a running one (inf: none runs). An attribute, kept by
         # _reckon on every change, because the session reads it each time the driver sleeps.
         self.deadline = math.inf
@@ -121,8 +146,10 @@ class SessionSync:
             self._drop(ours)
             host.penalise(p.penalty_malformed, f"reconcile: {error}", now)
             return
-        if step.reply is not None:
-            host.send(Reconcile(ReconcilePhase.INITIATOR if ours else ReconcilePhase.RESPONDER, step.reply))
+        self._peer_v4 = self._peer_v4 or getattr(reconciliation, "speaks_v4", False)
+        phase = ReconcilePhase.INITIATOR if ours else ReconcilePhase.RESPONDER
+        for reply in step.replies:  # version 4 may answer with a turn of several messages
+            host.send(Reconcile(phase, reply))
         if step.need:
             host.fetch_named(step.need, step.need_items)
         if step.expect:
@@ -160,4 +187,5 @@ class SessionSync:
                             math.inf if self._theirs is None else self._theirs_deadline)
 
     def _open(self, ask_push: bool) -> Reconciliation:
-        return self._new(self._keyset, frame_size_limit=self._params.reconcile_frame_bytes, ask_push=ask_push)
+        return self._new(self._keyset, frame_size_limit=self._params.reconcile_frame_bytes, ask_push=ask_push,
+                         peer_speaks_v4=self._peer_v4, salt=self._salts())

@@ -251,17 +251,22 @@ class KeySet:
         return self._located()[0][b] + _bisect(self._blocks[b], bound)
 
     def items_between(self, start: int, end: int) -> list[bytes]:
-        out: list[bytes] = []
-        if start >= min(end, self._len):
-            return out
+        data = self.items_bytes(start, end)
+        return [data[i : i + ITEM_SIZE] for i in range(0, len(data), ITEM_SIZE)]
+
+    def items_bytes(self, start: int, end: int) -> bytes:
+        """The items at positions ``start .. end - 1``, end to end (37 bytes each)."""
+        end = min(end, self._len)
+        if start >= end:
+            return b""
         b, offset = self._block_of(start)
-        need = min(end, self._len) - start
+        out, need = bytearray(), end - start
         while need > 0:
             block = self._blocks[b]
             stop = min(len(block), (offset + need) * ITEM_SIZE)
-            out.extend(bytes(block[i : i + ITEM_SIZE]) for i in range(offset * ITEM_SIZE, stop, ITEM_SIZE))
+            out += block[offset * ITEM_SIZE : stop]
             need, b, offset = need - (stop // ITEM_SIZE - offset), b + 1, 0
-        return out
+        return bytes(out)
 
     def fingerprint_between(self, start: int, end: int) -> bytes:
         return fingerprint_of_sum(self._sum_before(end) - self._sum_before(start), end - start)

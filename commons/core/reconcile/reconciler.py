@@ -71,6 +71,7 @@ from commons.core.reconcile.wire import (
     MAX_ID_LIST,
     MAX_LISTED_ITEM_SIZE,
     MAX_MESSAGE_SIZE,
+    OFFER_V4,
     PROTOCOL_VERSION,
     TAIL_SIZE,
     Mode,
@@ -120,6 +121,12 @@ class ReconcileStep:
     push: list[bytes] = field(default_factory=list)
     expect: list[Expectation] = field(default_factory=list)
     need_items: list[bytes] = field(default_factory=list)  # the items of ``need``, in its order
+    more: tuple[bytes, ...] = ()  # further messages of the reply's turn (version 4), sent after it
+
+    @property
+    def replies(self) -> tuple[bytes, ...]:
+        """Every message to send, in order: ``reply`` then ``more``."""
+        return () if self.reply is None else (self.reply, *self.more)
 
 
 @dataclass(frozen=True)
@@ -150,6 +157,7 @@ class Reconciler:
         branching: int = DEFAULT_BRANCHING,
         id_list_threshold: int = DEFAULT_ID_LIST_THRESHOLD,
         ask_push: bool = True,
+        offer_v4: bool = False,
     ) -> None:
         if not 2 <= branching <= 64:
             raise ReconcileUsageError("branching must be between 2 and 64")
@@ -177,6 +185,7 @@ class Reconciler:
         if self._reserve > room:
             raise ReconcileUsageError("frame_size_limit too small for this branching and id_list_threshold")
         self._state = _State.FRESH
+        self._offer_v4 = offer_v4  # open the first message with the version 4 offer (a Skip, reconcile.md)
         self._sent_lists: dict[bytes, list[bytes]] = {}  # IdLists of my last message, by lower bound
         self._held: list[tuple[bytes, str]] = []  # learned differences not yet released, (item, list)
         self._expect: list[Expectation] = []  # pushes announced in the message being read
@@ -195,7 +204,11 @@ class Reconciler:
         if self._state is not _State.FRESH:
             raise ReconcileUsageError("initiate() starts a session and may only be called first")
         writer = Writer(self._limit, self._list_mode)
-        self._split(writer, b"", INFINITY, 0, len(self._keys))
+        lower = b""
+        if self._offer_v4:  # an empty Skip range a version 3 peer passes over, a version 4 peer reads
+            writer.skip(OFFER_V4)
+            lower = OFFER_V4
+        self._split(writer, lower, INFINITY, 0, len(self._keys))
         self._state = _State.AWAITING_REPLY
         message = writer.finish()
         self._sent_lists = writer.lists
@@ -421,10 +434,11 @@ class Exchange:
     fetched: tuple[list[bytes], list[bytes]] = ([], [])
     received: tuple[list[bytes], list[bytes]] = ([], [])
     unexpected: tuple[list[bytes], list[bytes]] = ([], [])
+    turns: int = 0  # times the direction changed, plus one: version 4 may send several messages a turn
 
     @property
     def round_trips(self) -> float:
-        return len(self.messages) / 2
+        return (self.turns or len(self.messages)) / 2
 
     def learned(self, initiator: bool) -> tuple[list[bytes], list[bytes], list[bytes]]:
         """(have, need, withheld) keys of one side. ``have`` is what the peer fetches from it merged,
@@ -439,13 +453,15 @@ class Exchange:
         )
 
 
-def run_in_memory(initiator: Reconciler, responder: Reconciler, max_messages: int = 10_000) -> Exchange:
+def run_in_memory(initiator, responder, max_messages: int = 10_000) -> Exchange:
     """Run two reconcilers against each other without I/O (for tests, vectors and simulations).
 
-    What a side pushes is delivered once the other side has read the reply that announced it (gossip
-    sends the records after that reply) and is checked against the other side's announcements."""
+    Either may be a version 3 :class:`Reconciler` or anything with its surface (version 4 sends a
+    turn of several messages at once). What a side pushes is delivered once the other side has read
+    the turn that announced it (gossip sends the records after it) and is checked against the other
+    side's announcements."""
     sides = (initiator, responder)
-    message: bytes | None = initiator.initiate()
+    turn_messages: list[bytes] = [initiator.initiate()]
     messages: list[bytes] = []
     steps: tuple[list[ReconcileStep], list[ReconcileStep]] = ([], [])
     windows = (PushWindow(1 << 40), PushWindow(1 << 40))
@@ -458,23 +474,27 @@ def run_in_memory(initiator: Reconciler, responder: Reconciler, max_messages: in
             lists["received" if windows[to].admit(item) else "unexpected"][to].append(item)
         lists["in_flight"][1 - to].clear()
 
-    turn = 1  # 0: the initiator reads, 1: the responder reads
-    while message is not None:
-        if len(messages) >= max_messages:
-            raise ReconcileUsageError(f"no end after {max_messages} messages")
-        messages.append(message)
-        step = sides[turn].reconcile(message)
-        steps[turn].append(step)
-        windows[turn].add(step.expect)
+    turn, turns = 1, 0  # turn 0: the initiator reads, 1: the responder reads
+    while turn_messages:
+        replies: list[bytes] = []
+        for message in turn_messages:
+            if len(messages) >= max_messages:
+                raise ReconcileUsageError(f"no end after {max_messages} messages")
+            messages.append(message)
+            step = sides[turn].reconcile(message)
+            steps[turn].append(step)
+            windows[turn].add(step.expect)
+            mine, peer = sides[turn]._keys, sides[1 - turn]._keys
+            pushed = [make_item(mine.time_of(k) or 0, k) for k in step.push]
+            lists["in_flight"][turn].extend(pushed)
+            lists["pushed"][turn].extend(pushed)
+            lists["named"][turn].extend(make_item(mine.time_of(k) or 0, k) for k in step.have)
+            lists["fetched"][turn].extend(make_item(peer.time_of(k) or 0, k) for k in step.need)
+            replies.extend(step.replies)
         deliver(turn)
-        mine, peer = sides[turn]._keys, sides[1 - turn]._keys
-        pushed = [make_item(mine.time_of(k) or 0, k) for k in step.push]
-        lists["in_flight"][turn].extend(pushed)
-        lists["pushed"][turn].extend(pushed)
-        lists["named"][turn].extend(make_item(mine.time_of(k) or 0, k) for k in step.have)
-        lists["fetched"][turn].extend(make_item(peer.time_of(k) or 0, k) for k in step.need)
-        message, turn = step.reply, 1 - turn
+        turns += 1
+        turn_messages, turn = replies, 1 - turn
     deliver(0)
     deliver(1)
     return Exchange(messages, steps[0], steps[1], lists["named"], lists["pushed"], lists["fetched"],
-                    lists["received"], lists["unexpected"])
+                    lists["received"], lists["unexpected"], turns)

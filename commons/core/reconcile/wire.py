@@ -32,6 +32,10 @@ MAX_BOUND_SIZE = 2 + ITEM_SIZE  # varint(shared + 1), varint(rest): one byte eac
 MAX_LISTED_ITEM_SIZE = 5 + KEY_SIZE  # an item in an IdList or Diff: varint(day delta) then the key
 TAIL_SIZE = 1 + 1 + FINGERPRINT_SIZE  # the closing "everything else" Fingerprint range
 INFINITY = None  # the upper bound past every item
+# A version 3 message whose first range is a Skip up to this bound (below every item: a day-0
+# revocation's item starts with these five bytes and sorts above) offers version 4: a version 3
+# peer passes over it, a version 4 peer may answer in version 4 (reconcile.md, Versions).
+OFFER_V4 = bytes(5)
 
 
 class Mode(enum.IntEnum):
