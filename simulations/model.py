@@ -44,11 +44,8 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 
 from commons.core import records as rec
-from commons.core.gossip import GossipParams
-from commons.core.gossip.memnet import transport_key_of
-from commons.core.gossip.messages import GOSSIP_VERSION, Announce, Bye, Hello, Peers, Reconcile, ReconcilePhase
-from commons.core.gossip.messages import Records, Want, encode
-from commons.core.gossip.node import network_hash
+from commons.core.gossip import GOSSIP_VERSION, Announce, Bye, GossipParams, Hello, Peers, Reconcile, ReconcilePhase
+from commons.core.gossip import Records, Want, encode, network_hash, transport_key_of
 from commons.core.reconcile import KeySet, Reconciler
 from commons.core.trust import resolve
 from simulations.sim import NOW, LinkModel

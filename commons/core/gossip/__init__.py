@@ -35,3 +35,9 @@ __all__ = [
     "SessionState",
     "encode_frame",
 ]
+
+# What the network simulator's model engine re-states (simulations/model.py): the wire and the keys.
+from commons.core.gossip.memnet import transport_key_of  # noqa: E402
+from commons.core.gossip.messages import (  # noqa: E402
+    GOSSIP_VERSION, Announce, Bye, Hello, Peers, Reconcile, ReconcilePhase, Records, Want, encode)
+from commons.core.gossip.node import network_hash  # noqa: E402
