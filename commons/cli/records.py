@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from typing import IO
 
 from commons.cli.context import Context, add_json_flag, emit
@@ -74,19 +75,18 @@ def withheld_from_export(signed) -> str | None:
 
 async def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
     rtype = RecordType(args.type) if args.type else None
-    withheld: dict[str, int] = {}
+    withheld: Counter[str] = Counter()  # by the rule that withheld them
     async with await ctx.open_store(readonly=True) as store:
         for signed in await record_store.all_records(store, rtype):
             reason = withheld_from_export(signed)
             if reason is not None:
                 rule = door.rule_of(reason)
-                name = rule[0] if rule else reason
-                withheld[name] = withheld.get(name, 0) + 1
+                withheld[rule[0] if rule else reason] += 1
                 continue
             sys.stdout.write(export_line(signed) + "\n")
     if withheld:
         by_rule = ", ".join(f"{count} by the rule '{name}'" for name, count in sorted(withheld.items()))
-        print(f"commons export: {sum(withheld.values())} record(s) withheld ({by_rule}): the door policy "
+        print(f"commons export: {withheld.total()} record(s) withheld ({by_rule}): the door policy "
               "refuses them (`commons import` and every peer would refuse them too)", file=sys.stderr)
     return 0
 

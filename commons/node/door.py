@@ -48,9 +48,13 @@ def names_dangerous_fix(signed: SignedRecord) -> str | None:
     rule, its kind and what the step destroys or disables (the reason `commons import` prints and
     the daemon logs)."""
     record = signed.record
-    if not isinstance(record, Lesson):
-        return None
-    danger = dangerous_advice(record.text)
+    return words_name_dangerous_fix(record.text) if isinstance(record, Lesson) else None
+
+
+def words_name_dangerous_fix(text: str) -> str | None:
+    """Why a lesson with these words is refused for naming a dangerous step, or None: what every
+    peer's door reads in the words alone (publishing asks it too, so nothing is sent that peers refuse)."""
+    danger = dangerous_advice(text)
     if danger is None:
         return None
     return f"{DANGEROUS_FIX} (rule {danger.rule}, {danger.kind.value}: {danger.risk})"

@@ -27,6 +27,7 @@ from commons.core.policy import Admitted, admit, dangerous_advice, looks_private
 from commons.core.policy import ScrubbedTextRequired
 from commons.core.learning import names_project
 from commons.identity import Identity
+from commons.node import door
 from commons.node.context import NodeContext
 from commons.node.projects import project_names
 from commons.store import episodes as episode_store
@@ -110,11 +111,10 @@ def published_words(lesson) -> Words | Skipped:
     text = _fit(verdict.text, rec.MAX_TEXT_BYTES)
     if looks_private(text):
         return Skipped(lesson.id, "its text still looks private after scrubbing")
-    if refusal_as_is(text) is not None:  # what every peer's intake would refuse (commons.core.records.text_refusal)
-        return Skipped(lesson.id, f"its text, as published, would be refused: {refusal_as_is(text)}")
-    if (read := dangerous_advice(text)) is not None:  # a peer's door reads the words alone (commons.node.door)
-        return Skipped(lesson.id, f"its words, as published, name a dangerous step (rule {read.rule}, "
-                                  f"{read.kind.value}: {read.risk}) that every peer's door refuses; it stays on this node")
+    # What every peer's door would refuse: the text policy (commons.core.records.text_refusal), then
+    # a dangerous step named in the words alone (commons.node.door).
+    if (refused := refusal_as_is(text) or door.words_name_dangerous_fix(text)) is not None:
+        return Skipped(lesson.id, f"its text, as published, would be refused: {refused}")
     situation = " / ".join(lesson.triggers) if lesson.triggers else lesson.gist
     situation = _fit(scrub(situation or lesson.kind.value), rec.MAX_PREDICTION_PART_BYTES)
     outcome = _fit(scrub(lesson.outcome or lesson.text), rec.MAX_PREDICTION_PART_BYTES)

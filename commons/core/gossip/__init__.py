@@ -15,29 +15,38 @@
 trio driver.
 """
 
-from commons.core.gossip.memnet import HANGUP, Network
+from commons.core.gossip.memnet import HANGUP, Network, transport_key_of
 from commons.core.gossip.messages import FrameDecoder, GossipProtocolError, encode_frame
-from commons.core.gossip.node import Accepted, Event, GossipNode, GossipParams, Refused, SessionClosed
+# The wire messages, for the network simulator's model engine (simulations/model.py), which re-states them.
+from commons.core.gossip.messages import (
+    GOSSIP_VERSION, Announce, Bye, Hello, Peers, Reconcile, ReconcilePhase, Records, Want, encode)
+from commons.core.gossip.node import Accepted, Event, GossipNode, GossipParams, Refused, SessionClosed, network_hash
 from commons.core.gossip.session import PeerSession, SessionState
 
 __all__ = [
     "Accepted",
+    "Announce",
+    "Bye",
     "Event",
     "FrameDecoder",
+    "GOSSIP_VERSION",
     "GossipNode",
     "GossipParams",
     "GossipProtocolError",
     "HANGUP",
+    "Hello",
     "Network",
     "PeerSession",
+    "Peers",
+    "Reconcile",
+    "ReconcilePhase",
+    "Records",
     "Refused",
     "SessionClosed",
     "SessionState",
+    "Want",
+    "encode",
     "encode_frame",
+    "network_hash",
+    "transport_key_of",
 ]
-
-# What the network simulator's model engine re-states (simulations/model.py): the wire and the keys.
-from commons.core.gossip.memnet import transport_key_of  # noqa: E402
-from commons.core.gossip.messages import (  # noqa: E402
-    GOSSIP_VERSION, Announce, Bye, Hello, Peers, Reconcile, ReconcilePhase, Records, Want, encode)
-from commons.core.gossip.node import network_hash  # noqa: E402

@@ -67,8 +67,8 @@ def above(item: bytes, bound: bytes | None) -> bool:
     return bound is not None and item >= bound
 
 
-class _Reader:
-    """Decodes one message; every failure is the peer's."""
+class Reader:
+    """Decodes one message; every failure is the peer's (version 4's reader builds on it: wire4)."""
 
     def __init__(self, data: bytes) -> None:
         self.data, self.pos = data, 0
@@ -149,7 +149,7 @@ def decode_message(data: bytes) -> list[Range]:
             f"peer speaks reconcile protocol version {data[0]}, this node speaks only {PROTOCOL_VERSION}"
             + (": the peer must upgrade" if data[0] < PROTOCOL_VERSION else ": this node must upgrade")
         )
-    r = _Reader(data)
+    r = Reader(data)
     r.pos = 1
     ranges: list[Range] = []
     lower: bytes | None = b""

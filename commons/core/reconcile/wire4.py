@@ -26,7 +26,7 @@ from commons.core.reconcile.keyset import (
     encode_varint,
 )
 from commons.core.reconcile.riblt import CHECKSUM_SIZE, WORDS, Symbols, unzigzag
-from commons.core.reconcile.wire import _Reader as _RangeReader
+from commons.core.reconcile.wire import Reader as RangeReader
 from commons.core.reconcile.wire import positions_bytes
 
 __all__ = ["Kind", "Plan", "Turn", "TurnWriter", "decode_message", "items_bytes", "positions_bytes"]
@@ -100,7 +100,7 @@ class Turn:
     ranges: list[bytes] = field(default_factory=list)
 
 
-class _Reader(_RangeReader):
+class _Reader(RangeReader):
     """Decodes one version 4 message; every failure is the peer's."""
 
     def __init__(self, data: bytes, pos: int) -> None:
