@@ -39,7 +39,7 @@ def test_steps_are_classified_as_data_read_only_clean_up_or_state_changing():
     for tool, target in [("Bash", "ls -la build"), ("Bash", "cat pyproject.toml"), ("Bash", "git status"),
                          ("Bash", "git log --oneline -5"), ("Bash", "node --version"), ("Bash", "which pnpm"),
                          ("Bash", "uv run pytest -q"), ("Bash", "python -c 'import numpy; print(numpy.__version__)'"),
-                         ("Bash", "ruff check src"), ("Read", "/p/a.py"), ("Grep", "TODO"), ("Bash", "echo $PATH")]:
+                         ("Bash", "ruff check src"), ("Bash", "sed -n '1,40p' a.py"), ("Read", "/p/a.py"), ("Grep", "TODO"), ("Bash", "echo $PATH")]:
         assert step_kind(tool, target) is StepKind.READ_ONLY, target
     for target in ["git rebase --abort", "git merge --abort", "git stash", "rm -f /tmp/build.log"]:
         assert step_kind("Bash", target) is StepKind.CLEAN_UP, target
@@ -337,3 +337,23 @@ def test_another_sessions_calls_show_a_fix_failing_when_it_ran_and_the_step_fail
     assert fix_outcome([Call("Bash", "uv run pytest", False), Call("Bash", "pip install x", True)], "Bash",
                        "uv run pytest", fix) is None
     assert fix_outcome(ran, "Bash", "uv run pytest", fix) is None
+
+
+def test_an_edit_whose_text_was_stale_is_mended_by_a_look_at_the_file_in_the_shell():
+    # Codex's apply_patch and Claude Code's Edit refuse a hunk whose lines are not the file's; the
+    # agent printed the file (`sed -n`) and the next patch applied: the look is the fix, not the
+    # patch itself (which differs from the failed one only because the look showed the real text).
+    failure = OpenFailure("p1", "Edit", "/p/internal/config.go",
+                          "apply_patch verification failed: Failed to find expected lines in /p/internal/config.go",
+                          failure="apply_patch verification failed: Failed to find expected lines in /p/internal/config.go")
+    (fix,), _ = _run(failure, [("Bash", "rg -n TODO /p/README.md", True),
+                               ("Bash", "sed -n '1,80p' internal/config.go", True),
+                               ("Edit", "/p/internal/config.go", True)])
+    assert fix.evidence is Evidence.READ_BEFORE and fix.command == "sed -n '1,80p' internal/config.go"
+    # A look at another file is no look at this one: the patch's own difference, as before.
+    (fix,), _ = _run(failure, [("Bash", "sed -n '1,80p' internal/server.go", True), ("Edit", "/p/internal/config.go", True)])
+    assert fix.evidence is Evidence.RETRY_CHANGED
+    # A refusal that wants the Read tool itself is not met by a shell look.
+    unread = OpenFailure("p2", "Edit", "/p/a.py", "File has not been read yet.", failure="File has not been read yet.")
+    (fix,), _ = _run(unread, [("Bash", "cat /p/a.py", True), ("Read", "/p/a.py", True), ("Edit", "/p/a.py", True)])
+    assert fix.command == "Read /p/a.py"

@@ -204,3 +204,24 @@ def test_a_validation_error_of_a_tools_arguments_names_the_field_and_its_issue()
     text = ("Error executing tool list_dir: 1 validation error for applyArguments\nrecursive\n"
             "  Field required [type=missing, input_value={'path': '.'}, input_type=dict]")
     assert failure_line(text)[0].startswith("recursive Field required")
+
+
+def test_a_non_zero_exit_the_sandbox_reported_as_a_denial_is_judged_on_what_the_command_printed():
+    from commons.core.learning.failure import not_a_failure, sandboxed_output
+
+    def wrapped(code: int, text: str) -> str:
+        body = text.replace("\n", "\\n")
+        return ("failed in sandbox LinuxSeccomp with execution error: Denied { output: ExecToolCallOutput { "
+                f'exit_code: {code}, stdout: StreamOutput {{ text: "{body}", truncated_after_lines: None }}, '
+                f'stderr: StreamOutput {{ text: "", truncated_after_lines: None }}, aggregated_output: StreamOutput '
+                f'{{ text: "{body}", truncated_after_lines: None }}, duration: 62.8ms, timed_out: false }} }}')
+
+    # rg that matched nothing: exit 1, nothing printed — a probe, not a sandbox failure.
+    no_match = wrapped(1, "")
+    assert sandboxed_output(no_match) == ""
+    assert not_a_failure("Bash", "rg -n DefaultFunc internal", no_match, no_match[:140])
+    # The command's own error inside the wrapper is still a failure, and its lines are the output's.
+    build = wrapped(2, "# app/internal\ninternal/x.go:3:2: undefined: Foo")
+    assert sandboxed_output(build) == "# app/internal\ninternal/x.go:3:2: undefined: Foo"
+    assert not_a_failure("Bash", "go build ./...", build, build[:140]) == ""
+    assert sandboxed_output("Error: Operation not permitted") is None

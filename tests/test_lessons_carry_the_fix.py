@@ -221,3 +221,13 @@ def test_a_read_refuted_in_one_session_does_not_beat_the_write_that_worked_there
     fix, refuted_steps = choose_fix([refused("a", "s1", read), refused("bb", "s2", sed)], ())
     assert fix is not None and fix.step.startswith("sed -i")
     assert "Read <path>" in refuted_steps
+
+
+def test_a_stale_edit_mended_by_a_shell_look_names_the_look():
+    from commons.core.learning.lessons import _fix_phrase
+
+    look = Resolution(Evidence.READ_BEFORE, "sed -n '1,40p' internal/config.go", "Bash", confidence=0.9)
+    step, phrase = _fix_phrase(look, ())
+    assert "sed -n '1,40p'" in step and phrase.startswith("it succeeded after the file was read again (`sed -n")
+    read = Resolution(Evidence.READ_BEFORE, "Read /p/compose.yml", "Read", confidence=0.9)
+    assert _fix_phrase(read, ()) == ("Read <path>", "it succeeded after a Read of the file")

@@ -184,6 +184,8 @@ def segment_kind(segment: str) -> StepKind:
         return StepKind.READ_ONLY
     if re.search(r"(?:^|\s)-i\b", rest) and program in {"sed", "perl"}:
         return StepKind.STATE_CHANGING
+    if program == "sed" and re.search(r"(?:^|\s)-n\b", rest):
+        return StepKind.READ_ONLY  # `sed -n '1,40p' x`: prints lines of a file
     if program in {"python", "python3", "node", "ruby", "perl", "bash", "sh"} and re.match(r"^-c\b|^-e\b", rest) \
             and not re.search(r"open\([^)]*['\"][wa]|write|\.save|mkdir|remove|unlink|install|rename", rest):
         return StepKind.READ_ONLY  # a one-line script that looks (prints an import, a version)
@@ -560,9 +562,10 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
     if failure.tool.lower() in EDIT_TOOLS | {"read"} and tool.lower() in EDIT_TOOLS | {"read"}:
         # A file tool refused (not read yet, text not found, too large): a Read of the file before
         # the retry, else the retry's own difference (other text, an offset).
-        reads = [s for s in failure.steps if s.tool.lower() == "read" and _same_path(s.target, failure.command)]
+        reads = [s for s in failure.steps if s.tool.lower() == "read" and _same_path(s.target, failure.command)
+                 or is_shell(s.tool) and _reads_file(failure, s.target)]
         if reads and tool.lower() in EDIT_TOOLS:
-            return Resolution(Evidence.READ_BEFORE, reads[-1].text, "Read", CONFIDENCE[Evidence.READ_BEFORE],
+            return Resolution(Evidence.READ_BEFORE, reads[-1].text, reads[-1].tool, CONFIDENCE[Evidence.READ_BEFORE],
                               retry=step_of(tool, retry), refuted=refuted)
         if tool.lower() in EDIT_TOOLS or detail != failure.detail or tool.lower() != failure.tool.lower():
             # The file tools refuse the same input the same way: a retry that passed changed it
@@ -677,6 +680,23 @@ def new_params(failed: str, retry: str) -> str:
     return " ".join(w for w in retry.split() if "=" in w and w not in had)
 
 
+# An edit whose old text is not the file's (Claude Code's "String to replace not found", Codex's
+# apply_patch "Failed to find expected lines", a hunk without its context): the agent's own idea of
+# the file was stale, and a look at the file in the shell (`sed -n`, `cat`, `rg`) mends it as a Read
+# does. Refusals that want the Read tool itself ("not read yet", "modified since read") are not met so.
+_STALE_TEXT = re.compile(r"String to replace not found|Failed to find expected lines|apply_patch verification failed"
+                         r"|Expected update hunk|invalid hunk", re.IGNORECASE)
+
+
+def _reads_file(failure: OpenFailure, target: str) -> bool:
+    """Whether a shell call only looked at the file an edit could not change, its text being stale."""
+    if failure.tool.lower() not in EDIT_TOOLS or not _STALE_TEXT.search(f"{failure.failure}\n{failure.hint[:300]}"):
+        return False
+    parts = segments(target)
+    return bool(parts) and all(segment_kind(seg) is StepKind.READ_ONLY for seg in parts) \
+        and any(_same_file(failure.command, word.strip("'\"")) for seg in parts for word in seg.split())
+
+
 _MANY_MATCHES = re.compile(r"Found \d+ matches of the string to replace", re.IGNORECASE)
 _NOT_FOUND_TEXT = re.compile(r"String to replace not found", re.IGNORECASE)
 
@@ -786,7 +806,8 @@ def advance(open_failures: tuple[OpenFailure, ...], tool: str, target: str, ok: 
             still.append(replace(open_, calls_since=since, steps=(), refuted=refuted))
             continue
         steps = open_.steps
-        if ok and not open_.passed and (kind is StepKind.STATE_CHANGING or (tool.lower() == "read" and open_.tool.lower() in EDIT_TOOLS)):
+        if ok and not open_.passed and (kind is StepKind.STATE_CHANGING or (tool.lower() == "read" and open_.tool.lower() in EDIT_TOOLS)
+                                        or is_shell(tool) and _reads_file(open_, target)):
             named = acting_part(target) if is_shell(tool) else target
             steps = (steps + (Step(tool, named, step_of(tool, named, detail), clip(said, WORDS_CHARS)),))[-MAX_STEPS:]
         still.append(replace(open_, calls_since=since, steps=steps))

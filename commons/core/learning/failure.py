@@ -481,6 +481,10 @@ def not_a_failure(tool: str, command: str, output: str, failure: str) -> str:
     head = output[:2000]
     if _NOT_RUN.search(head):
         return "not run"
+    inner = sandboxed_output(output)
+    if inner is not None:
+        # The sandbox reported the command's own non-zero exit as a denial: judged on what it printed.
+        output, failure = inner, failure_line(inner, command)[0] if inner.strip() else ""
     if tool.lower() == "read" and _READ_MISSING.match(output.strip()):
         return "probe"
     if tool.lower() in _SHELLS and is_probe(command, output):
@@ -488,6 +492,23 @@ def not_a_failure(tool: str, command: str, output: str, failure: str) -> str:
     if is_bare(failure):
         return "bare"
     return ""
+
+
+# Codex (2025) wrapped a command's own non-zero exit in the sandbox's words: "failed in sandbox
+# LinuxSeccomp with execution error: Denied { output: ExecToolCallOutput { exit_code: 1, stdout: …,
+# aggregated_output: StreamOutput { text: "…" …": nothing was denied; the exit and the text are the command's.
+_SANDBOX_WRAPPED = re.compile(r"Denied \{ output: ExecToolCallOutput \{ exit_code: -?\d+,.*?"
+                              r'aggregated_output: StreamOutput \{ text: \\?"(?P<text>(?:[^"\\]|\\.)*?)\\?", truncated',
+                              re.S)
+
+
+def sandboxed_output(output: str) -> str | None:
+    """What a command printed, when the sandbox reported its non-zero exit as a denial; else None."""
+    m = _SANDBOX_WRAPPED.search(output[:20000])
+    if m is None:
+        return None
+    text = m.group("text").replace("\\\\n", "\n").replace("\\n", "\n").replace('\\"', '"')
+    return text
 
 
 def is_bare(line: str) -> bool:

@@ -222,6 +222,9 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tupl
             and tool.lower() not in SHELL_TOOLS | _FILE_TOOLS:
         # An agent or MCP tool retried with other arguments: those are the step, not its prose.
         step = _clean(f"{tool} with {generalise(rest.rpartition(': ')[2], names)}", 70)
+    if res.evidence is Evidence.READ_BEFORE and res.tool.lower() in SHELL_TOOLS:
+        # The file looked at in the shell: the look is the step (`sed -n '1,40p' <path>`).
+        return step, f"it succeeded after the file was read again (`{step}`)"
     if res.evidence is Evidence.READ_BEFORE:
         return "Read <path>", "it succeeded after a Read of the file"
     if res.evidence is Evidence.CHANGED_BEFORE:
