@@ -100,6 +100,29 @@ def test_one_sessions_failing_queries_are_work_in_progress_until_another_session
     assert work_in_progress([query("a"), replace(query("b"), resolution=altered)])
 
 
+def test_failures_one_session_mended_only_by_editing_its_own_code_are_work_in_progress():
+    from commons.core.learning.sleep import work_in_progress
+
+    def gen(uid: str, resolution: Resolution | None, session: str = "s1", tool: str = "Bash") -> ErrorEpisode:
+        return ErrorEpisode(session=session, uid=uid, at=1.0, tool=tool, target="go generate ./internal/ent",
+                            failure='entc/gen: edge-field "org_id" was set as Immutable, but edge "org" is not',
+                            resolution=resolution)
+    edit = Resolution(Evidence.CHANGED_BEFORE, "Edit internal/ent/schema/user.go: field.UUID(...)", "Edit", confidence=0.7)
+    fmt = Resolution(Evidence.CHANGED_BEFORE, "gofmt -w internal/ent/schema/user.go", "Bash", confidence=0.8)
+    # `go generate` is no test or compile run, but what mended it was the schema being written.
+    assert work_in_progress([gen("a", edit), gen("b", None), gen("c", fmt)])
+    # Met in another session too: a pitfall.
+    assert not work_in_progress([gen("a", edit), gen("b", edit, session="s2")])
+    # A manifest or configuration edited, or a dependency added, is the project set up: a pitfall.
+    config = Resolution(Evidence.CHANGED_BEFORE, "Write package.json", "Write", confidence=0.8)
+    get = Resolution(Evidence.CHANGED_BEFORE, "go get golang.org/x/tools@v0.28.0", "Bash", confidence=0.8)
+    assert not work_in_progress([gen("a", config), gen("b", None)])
+    assert not work_in_progress([gen("a", edit), gen("b", get)])
+    # No fix at all says nothing of what the failure was; the agent's file tools are mended by a Read.
+    assert not work_in_progress([gen("a", None), gen("b", None)])
+    assert not work_in_progress([gen("a", edit, tool="Edit"), gen("b", edit, tool="Edit")])
+
+
 def test_every_fixture_lesson_is_a_short_observation():
     for lesson in lessons_of(*[p.stem for p in FIXTURES.glob("*.jsonl")]):
         assert check_observation(lesson.text) == lesson.text

@@ -45,7 +45,8 @@ from commons.core.learning.episode import CorrectionEpisode, Episode, ErrorEpiso
 from commons.core.learning.lessons import (Lesson, LessonKind, LessonStatus, Surprise, WriteText, absorb, adjust,
                       cluster_block, cluster_text, decayed, head_of, lesson_cluster_blocks, lesson_cluster_text,
                       new_lesson, uncounted)
-from commons.core.learning.evidence import Evidence, fixed_by_setup
+from commons.core.learning.evidence import EDIT_TOOLS, Evidence, fixed_by_setup, is_setup_step
+from commons.core.learning.scope import command_head
 from commons.core.learning.predictions import (Prediction, PredictionStatus, make_prediction, too_generic, verify)
 
 
@@ -341,6 +342,8 @@ def work_in_progress(errors: Sequence[Surprise]) -> bool:
     errs = [e for e in errors if isinstance(e, ErrorEpisode)]
     if not errs or len({e.session for e in errs}) > 1:
         return False
+    if _mended_by_own_code(errs):
+        return True
     return all(_is_work(head_of(e)) and (e.resolution is None or not fixed_by_setup(e.resolution) and (
         e.resolution.evidence in {Evidence.RERUN, Evidence.CHANGED_BEFORE}
         # a test run again another way (a runner, a flag) after the code changed is still the work,
@@ -348,6 +351,23 @@ def work_in_progress(errors: Sequence[Surprise]) -> bool:
         or e.resolution.evidence is Evidence.RETRY_CHANGED and (any(w in _TEST_COMMANDS for w in head_of(e).split())
                                                                or _runs_code(head_of(e)))))
         for e in errs)
+
+
+# Formatting the project's own files: a change of its code, whichever tool made it.
+_FORMATTERS = frozenset({"gofmt", "go fmt", "rustfmt", "cargo fmt", "black", "prettier", "ruff format", "mix format"})
+
+
+def _mended_by_own_code(errs: Sequence[ErrorEpisode]) -> bool:
+    """Whether, in one session, the only fixes its failures were shown are changes of the project's
+    own code (an edit of a source file, not of a manifest or configuration; a formatter run), at
+    least one of them: whatever command met the failure (`go generate`, `go get`), what mended it
+    was the code being written. A failure of the agent's own file tools is not (a Read mends it)."""
+    if any(e.tool.lower() in EDIT_TOOLS | {"read"} for e in errs):
+        return False
+    fixes = [e.resolution for e in errs if e.resolution is not None]
+    return bool(fixes) and all(
+        r.evidence is Evidence.CHANGED_BEFORE and not is_setup_step(r.command)
+        and (r.tool.lower() in EDIT_TOOLS or command_head("bash", r.command) in _FORMATTERS) for r in fixes)
 
 
 def _runs_code(head: str) -> bool:
