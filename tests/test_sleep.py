@@ -215,6 +215,23 @@ def test_a_failure_line_that_names_nothing_of_its_own_is_one_pitfall_only_under_
     assert len(of(night(SleepState(), two_commands, 2).events, LessonLearned)) == 1
 
 
+def test_a_line_naming_nothing_of_its_own_met_in_one_session_and_never_mended_is_a_one_off():
+    # The same script missing twice in one session, nothing mended it: nothing to learn from.
+    missing = "Error: /usr/bin/python3: can't open file '/home/u/app/director.py': [Errno 2] No such file or directory"
+    once = [replace(err("e1", 0, target="claude-agent director", failure=missing), session="s1"),
+            replace(err("e2", 0, target="claude-agent director --plan", failure=missing), session="s1")]
+    assert of(night(SleepState(), once, 1).events, LessonLearned) == []
+    # Met in two sessions it is a pitfall of that program, as is a one-session one a step mended.
+    twice = [once[0], replace(once[1], session="s2", at=DAY)]
+    assert len(of(night(SleepState(), twice, 2).events, LessonLearned)) == 1
+    mended = Resolution(Evidence.RETRY_CHANGED, "claude-agent director --dir /home/u/app", "Bash", confidence=0.8)
+    fixed = [once[0], replace(once[1], resolution=mended)]
+    assert len(of(night(SleepState(), fixed, 1).events, LessonLearned)) == 1
+    # A line that names what failed is a lesson from one session too.
+    one_session = [replace(err(f"e{i}", 0), session="s1") for i in (1, 2)]
+    assert len(of(night(SleepState(), one_session, 1).events, LessonLearned)) == 1
+
+
 def test_model_text_is_used_only_when_it_is_an_observation():
     eps = [err("e1", 0), err("e2", 1)]
     good = night(SleepState(), eps, 2, write_text=lambda _: "pip refuses system-wide installs here.")

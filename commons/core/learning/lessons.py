@@ -440,7 +440,10 @@ def surprise_text(ep: Surprise, project_names: Sequence[str] = ()) -> str:
 _FAILURE_WORDS = frozenset("""
 error errors fatal failed failure fail fails cannot can't could not no such file directory found line bash sh zsh
 exit code command permission denied is a an the of to in for or and does exist exists unable open access stop
+errno
 """.split())
+# The program that printed a line, named by its path at the line's head (`/usr/bin/python3: can't open…`).
+_PROGRAM_PATH = re.compile(r"(?:^|(?<=\s))/(?:usr/)?(?:local/)?s?bin/\S+?:(?=\s)")
 
 
 # The subject of a "not there" line: `./run: No such file or directory`, `cannot access 'x'`.
@@ -456,7 +459,7 @@ def is_generic_failure(failure: str, command: str = "") -> bool:
     or directory``, ``make: *** build: No such file or directory. Stop.``, ``Exit code 1``). Such a
     line is one pitfall only under one program (``command``: the head that met it)."""
     # Placeholders, and what was not found (this session's own path), say nothing of the pitfall.
-    failure = _MISSING.sub(" ", re.sub(r"<[\w@.\-]+>", " ", failure))
+    failure = _MISSING.sub(" ", _PROGRAM_PATH.sub(" ", re.sub(r"<[\w@.\-]+>", " ", failure)))
     words = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", failure)}
     own = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", command)}
     return not words - _FAILURE_WORDS - COMMON_WORDS - own

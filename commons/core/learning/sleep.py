@@ -45,7 +45,7 @@ from commons.core.learning.episode import CorrectionEpisode, Episode, ErrorEpiso
 from commons.core.learning.lessons import (Lesson, LessonKind, LessonStatus, Surprise, WriteText, absorb, adjust,
                       cluster_block, cluster_text, decayed, head_of, lesson_cluster_blocks, lesson_cluster_text,
                       new_lesson, uncounted)
-from commons.core.learning.evidence import EDIT_TOOLS, Evidence, fixed_by_setup, is_setup_step
+from commons.core.learning.evidence import EDIT_TOOLS, Evidence, fixed_by_setup, is_proven, is_setup_step
 from commons.core.learning.scope import command_head
 from commons.core.learning.predictions import (Prediction, PredictionStatus, make_prediction, too_generic, verify)
 
@@ -308,6 +308,8 @@ def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, param
             continue  # an error must repeat before it is a lesson
         if not has_correction and work_in_progress(eps):
             continue  # the failures of one session's unfinished work are not yet a pitfall
+        if not has_correction and blocks[cluster[0]] and nothing_to_learn(eps):
+            continue  # a line naming nothing of its own, one session's, mended by nothing: a one-off
         kind = LessonKind.CORRECTION if has_correction else LessonKind.ERROR
         lesson = new_lesson(kind, eps, now,
                             strength=params.new_lesson_strength + params.join_gain * (len(eps) - 1),
@@ -351,6 +353,15 @@ def work_in_progress(errors: Sequence[Surprise]) -> bool:
         or e.resolution.evidence is Evidence.RETRY_CHANGED and (any(w in _TEST_COMMANDS for w in head_of(e).split())
                                                                or _runs_code(head_of(e)))))
         for e in errs)
+
+
+def nothing_to_learn(errors: Sequence[Surprise]) -> bool:
+    """Whether a cluster whose failure line names nothing of its own (`is_generic_failure`: a
+    missing file of this session's, a bare exit) was met in one session only and no step mended
+    it: a lesson would say only that something of that session's was missing. Met in another
+    session, or mended, it is a pitfall of that program."""
+    errs = [e for e in errors if isinstance(e, ErrorEpisode)]
+    return bool(errs) and len({e.session for e in errs}) == 1 and not any(is_proven(e.resolution) for e in errs)
 
 
 # Formatting the project's own files: a change of its code, whichever tool made it.
