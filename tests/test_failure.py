@@ -225,3 +225,15 @@ def test_a_non_zero_exit_the_sandbox_reported_as_a_denial_is_judged_on_what_the_
     assert sandboxed_output(build) == "# app/internal\ninternal/x.go:3:2: undefined: Foo"
     assert not_a_failure("Bash", "go build ./...", build, build[:140]) == ""
     assert sandboxed_output("Error: Operation not permitted") is None
+
+
+def test_a_stylesheet_or_minified_code_a_request_printed_is_no_failure_line():
+    from commons.core.learning.failure import failure_line
+
+    css = (".tracking-wider{--tw-tracking:var(--tracking-wider);letter-spacing:var(--tracking-wider)}"
+           ".hyphens-auto{-webkit-hyphens:auto;hyphens:auto}.whitespace-nowrap{white-space:nowrap}")
+    said = "Invoke-WebRequest : The remote server returned an error: (403) Forbidden."
+    assert failure_line(f"{css}\n{said}")[0] == said
+    # An error object with a sentence in it is a message, braces or not.
+    api = '{"error":{"code":403,"message":"The caller does not have permission","status":"PERMISSION_DENIED"}}'
+    assert failure_line(api)[0] == api

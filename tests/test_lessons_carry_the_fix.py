@@ -123,6 +123,19 @@ def test_failures_one_session_mended_only_by_editing_its_own_code_are_work_in_pr
     assert not work_in_progress([gen("a", edit, tool="Edit"), gen("b", edit, tool="Edit")])
 
 
+def test_one_sessions_compose_and_image_builds_are_the_project_being_built():
+    from commons.core.learning.sleep import work_in_progress
+
+    def up(uid: str, session: str = "s1", target: str = "docker-compose -f docker-compose.prod.yml up -d") -> ErrorEpisode:
+        return ErrorEpisode(session=session, uid=uid, at=1.0, tool="Bash", target=target,
+                            failure="ERROR: for web Cannot start service web: failed to create task for container")
+    assert work_in_progress([up("a"), up("b", target="docker compose up -d --build"), up("c", target="docker build -t web .")])
+    assert not work_in_progress([up("a"), up("b", session="s2")])
+    # A setup step (an install) that mended it makes it a pitfall of the machine, not the project's work.
+    apt = Resolution(Evidence.CHANGED_BEFORE, "sudo apt-get install docker-compose-plugin", "Bash", confidence=0.8)
+    assert not work_in_progress([up("a"), replace(up("b"), resolution=apt)])
+
+
 def test_every_fixture_lesson_is_a_short_observation():
     for lesson in lessons_of(*[p.stem for p in FIXTURES.glob("*.jsonl")]):
         assert check_observation(lesson.text) == lesson.text

@@ -31,7 +31,8 @@ _EXIT = re.compile(r"^(?:Error: )?Exit code (-?\d+)\s*$", re.MULTILINE)
 _TAGS = re.compile(r"</?tool_use_error>")
 
 # Lines that carry no meaning of their own: exit codes, rules, pytest headers, traceback frames,
-# npm's code/path lines, git hints, and the preambles and progress build tools print.
+# npm's code/path lines, git hints, the preambles and progress build tools print, and markup or
+# minified code a request printed (a stylesheet's `a{x:1;y:2}b{z:3}`: braces and colons, no sentence).
 _NOISE = re.compile(
     r"""^(?:
         (?:Error:\s*)?Exit\ code\ -?\d+
@@ -83,6 +84,7 @@ _NOISE = re.compile(
       | .*\s-\s(?:INFO|DEBUG|WARNING|WARN)\s-\s.* | \S+:\d+:\ \S*Warning:.*
       | \s*\d+\s*[|│].*
       | [A-Za-z_]+\.(?:py|ex|exs|js|ts|rs|go)\ [.FEsx]+\s*(?:\[\s*\d+%\])?
+      | (?=(?:[^{}]*[{}]){4})(?=(?:[^:]*:){3})(?!.*\s\w+\s+\w+\s).*
     )$""",
     re.VERBOSE,
 )

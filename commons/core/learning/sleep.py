@@ -333,7 +333,10 @@ _WORK_COMMANDS = frozenset({"pytest", "mix test", "mix compile", "cargo build", 
                             "npm test", "go build", "go test", "tsc", "jest", "vitest",
                             "mix credo", "mix dialyzer", "mypy", "pyright", "ruff check", "make", "gcc", "g++",
                             "cc", "clang", "cmake", "javac", "swift build", "swiftc", "dotnet build", "go vet",
-                            "npm run", "next build", "mvn compile", "gradle build"})
+                            "npm run", "next build", "mvn compile", "gradle build",
+                            # the project's own images and services, built and brought up from its
+                            # Dockerfile and compose file as `make` builds from its Makefile
+                            "docker-compose", "docker compose", "docker build", "docker buildx"})
 
 
 def work_in_progress(errors: Sequence[Surprise]) -> bool:
