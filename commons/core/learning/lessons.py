@@ -224,7 +224,7 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tupl
         step = _clean(f"{tool} with {generalise(rest.rpartition(': ')[2], names)}", 70)
     if res.evidence is Evidence.READ_BEFORE and res.tool.lower() in SHELL_TOOLS:
         # The file looked at in the shell: the look is the step (`sed -n '1,40p' <path>`).
-        return step, f"it succeeded after the file was read again (`{step}`)"
+        return step, f"it succeeded after the file was re-read (`{step}`)"
     if res.evidence is Evidence.READ_BEFORE:
         return "Read <path>", "it succeeded after a Read of the file"
     if res.evidence is Evidence.CHANGED_BEFORE:
