@@ -136,6 +136,23 @@ def test_one_sessions_compose_and_image_builds_are_the_project_being_built():
     assert not work_in_progress([up("a"), replace(up("b"), resolution=apt)])
 
 
+def test_one_sessions_failures_of_the_projects_own_program_are_work_in_progress():
+    from commons.core.learning.generalise import project_aliases
+    from commons.core.learning.sleep import work_in_progress
+
+    names = project_aliases(["/home/u/src/spotter"])
+
+    def run(uid: str, target: str, session: str = "s1") -> ErrorEpisode:
+        return ErrorEpisode(session=session, uid=uid, at=1.0, tool="Bash", target=target,
+                            failure="Error: Both --input and --session must be provided together")
+    own = [run("a", "spotter-cli --input x.json"), run("b", "spotter-cli --session 12")]
+    assert work_in_progress(own, names)
+    assert not work_in_progress(own)  # without the project's names, a program like any other
+    assert not work_in_progress([own[0], run("b", "spotter-cli --session 12", session="s2")], names)
+    # A tool named by no part of the project's name is a tool.
+    assert not work_in_progress([run("a", "gh pr create"), run("b", "gh pr create --fill")], names)
+
+
 def test_every_fixture_lesson_is_a_short_observation():
     for lesson in lessons_of(*[p.stem for p in FIXTURES.glob("*.jsonl")]):
         assert check_observation(lesson.text) == lesson.text

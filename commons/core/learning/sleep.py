@@ -306,7 +306,7 @@ def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, param
         has_correction = any(isinstance(e, CorrectionEpisode) for e in eps)
         if not has_correction and len(eps) < params.error_min_repeats:
             continue  # an error must repeat before it is a lesson
-        if not has_correction and work_in_progress(eps):
+        if not has_correction and work_in_progress(eps, project_names):
             continue  # the failures of one session's unfinished work are not yet a pitfall
         if not has_correction and blocks[cluster[0]] and nothing_to_learn(eps):
             continue  # a line naming nothing of its own, one session's, mended by nothing: a one-off
@@ -339,23 +339,39 @@ _WORK_COMMANDS = frozenset({"pytest", "mix test", "mix compile", "cargo build", 
                             "docker-compose", "docker compose", "docker build", "docker buildx"})
 
 
-def work_in_progress(errors: Sequence[Surprise]) -> bool:
+def work_in_progress(errors: Sequence[Surprise], project_names: Sequence[str] = ()) -> bool:
     """Whether a cluster of errors is one session's work in progress: every failure a test or
-    compile run, in a single session, with no fix that names another command or sets the project
-    up (a dependency added, a configuration file edited: a pitfall of the setup, not of the work). It becomes a lesson
-    when the same failure recurs in another session."""
+    compile run, or a run of the project's own code or program (one named like the project:
+    `claude-research-transcript` in `transcript-hook`), in a single session, with no fix that
+    names another command or sets the project up (a dependency added, a configuration file
+    edited: a pitfall of the setup, not of the work). It becomes a lesson when the same failure
+    recurs in another session."""
     errs = [e for e in errors if isinstance(e, ErrorEpisode)]
     if not errs or len({e.session for e in errs}) > 1:
         return False
     if _mended_by_own_code(errs):
         return True
-    return all(_is_work(head_of(e)) and (e.resolution is None or not fixed_by_setup(e.resolution) and (
+
+    def own(head: str) -> bool:
+        return _runs_code(head) or _own_program(head, project_names)
+    return all((_is_work(head_of(e)) or own(head_of(e))) and (e.resolution is None or not fixed_by_setup(e.resolution) and (
         e.resolution.evidence in {Evidence.RERUN, Evidence.CHANGED_BEFORE}
         # a test run again another way (a runner, a flag) after the code changed is still the work,
         # and so is the agent's own code run again changed (another query, another inline script)
         or e.resolution.evidence is Evidence.RETRY_CHANGED and (any(w in _TEST_COMMANDS for w in head_of(e).split())
-                                                               or _runs_code(head_of(e)))))
+                                                               or own(head_of(e)))))
         for e in errs)
+
+
+def _own_program(head: str, project_names: Sequence[str]) -> bool:
+    """Whether the program a command ran is the project's own: its name shares a part with the
+    project's distinctive names (`project_aliases`: never a common word)."""
+    words = head.split()
+    if not words or not project_names:
+        return False
+    program = words[0].rsplit("/", 1)[-1].lower()
+    pieces = {program, *(p for p in re.split(r"[-_.]", program) if len(p) >= 4)}
+    return any(name.lower() in pieces for name in project_names)
 
 
 def nothing_to_learn(errors: Sequence[Surprise]) -> bool:
