@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from commons.core.learning.episode import ErrorEpisode, SessionEpisode
+from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from commons.ingest import codex, gemini
 from commons.ingest.archive import Archive
 from commons.ingest.codex import read_output
@@ -145,6 +145,46 @@ def test_a_refused_codex_command_is_no_error():
     ]  # fmt: skip
     data = "".join(json.dumps(line) + "\n" for line in lines).encode()
     assert [e for e in codex.parse(data).episodes if isinstance(e, ErrorEpisode)] == []
+
+
+def _rollout(*records: tuple[str, str, dict]) -> bytes:
+    """A rollout of envelope records (time, type, payload), after a session_meta."""
+    lines = [{"timestamp": "2026-11-04T09:00:00.000Z", "type": "session_meta", "payload": {"id": "s1", "cwd": "/p"}}]
+    lines += [{"timestamp": at, "type": kind, "payload": payload} for at, kind, payload in records]
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def _said(at: str, text: str, kind: str = "user_message") -> tuple[str, str, dict]:
+    return at, "event_msg", {"type": kind, "message": text}
+
+
+IDE_CONTEXT = ("# Context from my IDE setup:\n\n## Active file: cmd/api/main.go\n\n## Open tabs:\n- main.go: cmd/api/main.go\n"
+               "- .env: .env\n\n## My request for Codex:\n")
+
+
+def test_a_codex_message_from_the_ide_is_the_persons_request_past_the_editors_context():
+    data = _rollout(
+        _said("2026-11-04T09:00:01.000Z", IDE_CONTEXT + "fais un frontend en Go pur"),
+        _said("2026-11-04T09:00:05.000Z", "C'est fait : le frontend React est prêt.", "agent_message"),
+        _said("2026-11-04T09:00:09.000Z", IDE_CONTEXT + "Tu ne dois pas faire un frontend en react. Pas de JavaScript."),
+    )  # fmt: skip
+    result = codex.parse(data)
+    assert result.session is not None and result.session.asked[0] == "fais un frontend en Go pur"
+    (correction,) = [e for e in result.episodes if isinstance(e, CorrectionEpisode)]
+    assert correction.said.startswith("Tu ne dois pas")
+
+
+def test_a_codex_turn_the_person_stopped_is_an_interrupt_not_their_words():
+    stopped = (_said("2026-11-04T09:00:01.000Z", "add the export button"),
+               _said("2026-11-04T09:00:03.000Z", "I'll add it to the toolbar.", "agent_message"))
+    follow = _said("2026-11-04T09:00:06.000Z", "in the sidebar, not the toolbar")
+    aborted = ("2026-11-04T09:00:04.000Z", "event_msg", {"type": "turn_aborted", "reason": "interrupted"})
+    plain = codex.parse(_rollout(*stopped, follow))
+    interrupted = codex.parse(_rollout(*stopped, aborted, follow))
+    assert [e for e in plain.episodes if isinstance(e, CorrectionEpisode)] == []  # a reply, said with no push-back
+    (correction,) = [e for e in interrupted.episodes if isinstance(e, CorrectionEpisode)]
+    assert correction.said.startswith("in the sidebar")
+    assert interrupted.session is not None and len(interrupted.session.asked) == 2  # no "<turn_aborted>" message
 
 
 # -- Gemini -------------------------------------------------------------------------------------
