@@ -226,6 +226,30 @@ def test_a_half_written_gemini_chat_consumes_nothing():
     assert (result.consumed_bytes, result.episodes, result.state.offset) == (0, (), 0)
 
 
+def _messages(*messages: tuple[str, object]) -> bytes:
+    """A Gemini chat of (type, content) messages, a second apart."""
+    return json.dumps({"sessionId": "g2", "projectHash": "h", "startTime": "2026-11-04T09:00:00.000Z", "messages": [
+        {"id": f"m{i}", "timestamp": f"2026-11-04T09:00:{i:02d}.000Z", "type": kind, "content": content}
+        for i, (kind, content) in enumerate(messages, 1)]}).encode()  # fmt: skip
+
+
+def test_what_the_gemini_cli_and_ide_write_as_the_users_is_not_the_persons_words():
+    data = _messages(
+        ("user", [{"text": "@codebase_investigator"}, {"text": "\n<system_note>\nThe user has explicitly selected the "
+                                                               "following agent(s): codebase_investigator.\n</system_note>\n"}]),
+        ("gemini", "The resize handle is fixed and works now."),
+        ("user", [{"text": "System: Please continue."}]),
+        ("user", "User has manually exited Plan Mode. Switching to Default mode (edits will require confirmation)."),
+        ("user", "the panel still does not expand\n\nUser Selected Files:\n- c:\\Users\\dev\\app\\Panel.tsx\n"),
+    )  # fmt: skip
+    result = gemini.parse(data)
+    assert result.session is not None
+    assert result.session.asked == ("@codebase_investigator", "the panel still does not expand")
+    (correction,) = [e for e in result.episodes if isinstance(e, CorrectionEpisode)]
+    assert correction.said == "the panel still does not expand" and correction.after_done is False
+    assert correction.preceding.startswith("The resize handle is fixed")  # the CLI's messages did not end the turn
+
+
 # -- finding and ingesting ------------------------------------------------------------------------
 
 
