@@ -19,6 +19,8 @@ FIXED_FR = AgentTurn(said="J'ai corrigé le calcul de la moyenne, les tests pass
                      claimed_done=True)
 FIXED_DE = AgentTurn(said="Ich habe den Export repariert, er sollte jetzt funktionieren.", acted="Edit export.py",
                      claimed_done=True)
+MOVED_EN = AgentTurn(said="The installer is blocked in Downloads. I'll move it to the temp folder and run it from there.",
+                     acted="Bash Move-Item -Path Downloads/setup.exe -Destination $env:TEMP")
 LAYOUT_EN = AgentTurn(said="The right panel now resizes with the window.", acted="Edit GroupLayout.tsx",
                       claimed_done=True)
 
@@ -33,6 +35,8 @@ LAYOUT_EN = AgentTurn(said="The right panel now resizes with the window.", acted
     ("it is still not resizing even though there is space on its right side", LAYOUT_EN),
     ("yes but the right panel does not expand on resize", LAYOUT_EN),
     ("same error again when I resize it", LAYOUT_EN),  # a repetition beside a failure
+    ("this is fundamentally WRONG, check the documentation", MOVED_EN),  # one push-back word, shouted
+    ("I ALREADY pointed you at the exe in the repo root", MOVED_EN),  # what the person had already said
 ])
 def test_a_push_back_on_the_agents_last_turn_is_a_correction_in_any_language(text, turn):
     assert corrects(text, turn)

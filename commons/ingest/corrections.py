@@ -235,7 +235,7 @@ _NEGATION = re.compile(
     )) + "|" + _words(r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"別|别", r"未", r"并非", r"ない", r"ません", r"違う", r"않", r"아니"),
     re.IGNORECASE)
 _PERSISTS = re.compile(
-    _LATIN.format(_words(r"still", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"noch", r"ещё|еще"))
+    _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"noch", r"ещё|еще"))
     + "|" + _words(r"还是", r"仍", r"依然", r"まだ"),
     re.IGNORECASE)
 # Repetition: a push-back only beside a negation or a failure ("the same error again", "又失败了"); alone
@@ -325,9 +325,10 @@ _AGENT_NAMES = {"CLAUDE", "CODEX", "GEMINI"}  # the agent called by its name, in
 
 def _shouts(text: str, turn: AgentTurn) -> bool:
     """Words in capitals, as a person raises their voice: two or more, not counting the names the
-    agent's turn wrote in capitals too (an acronym, a constant)."""
+    agent's turn wrote in capitals too (an acronym, a constant), or one push-back word ("WRONG")."""
     named = set(_SHOUT.findall(f"{turn.said}\n{turn.acted}")) | _AGENT_NAMES
-    return len(set(_SHOUT.findall(text)) - named) >= 2
+    shouted = set(_SHOUT.findall(text)) - named
+    return len(shouted) >= 2 or any(_NEGATION.fullmatch(w) or _FAILS.fullmatch(w) or _PERSISTS.fullmatch(w) for w in shouted)
 
 
 # Agreement as it opens a message, in a few languages ("yes, and…", "perfecto,", "好的", "对").
