@@ -204,3 +204,33 @@ def test_a_validation_error_of_a_tools_arguments_names_the_field_and_its_issue()
     text = ("Error executing tool list_dir: 1 validation error for applyArguments\nrecursive\n"
             "  Field required [type=missing, input_value={'path': '.'}, input_type=dict]")
     assert failure_line(text)[0].startswith("recursive Field required")
+
+
+def test_a_codex_sandbox_frame_docker_progress_and_a_logged_warning_give_way_to_what_failed():
+    sandboxed = ("failed in sandbox: # ./...\npattern ./...: open /home/dev/.cache/go-build/26/2645-d: permission denied\n"
+                 "go: failed to trim cache: open /home/dev/.cache/go-build/trim.txt: permission denied\n")
+    assert failure_line(sandboxed)[0].startswith("pattern ./...: open ~/.cache/go-build/26/2645-d: permission denied")
+    assert failure_line("failed in sandbox: ")[0] == "failed in sandbox:"  # nothing printed: the frame is all it says
+    compose = ("Exit code 1\ntime=\"2025-10-06T11:12:52+02:00\" level=warning msg=\"the attribute `version` is obsolete\"\n"
+               " minio Pulling \n 9824c27679d3 Pulling fs layer \n 9824c27679d3 Verifying Checksum \n minio Pulled \n"
+               "fork/exec /usr/local/lib/docker/cli-plugins/docker-buildx: no such file or directory")
+    assert failure_line(compose)[0] == "fork/exec /usr/local/lib/docker/cli-plugins/docker-buildx: no such file or directory"
+
+
+def test_a_powershell_console_captured_without_line_ends_and_a_record_holding_a_web_page_are_read():
+    pad = " " * 60
+    expand = ("Exit code 1\n\n    Directory: C:\\Users\\dev\\Documents" + pad + "Mode                 LastWriteTime"
+              "         Length Name" + pad + "d-----          4/3/2026   3:10 AM                extracted" + pad +
+              "Expand-Archive : .exe is not a supported archive file format. .zip is the only supported archive file "
+              "format." + pad + "At line:1 char:91" + pad + "+ ... _extracted; Expand-Archive -Path \"C:\\setup.exe\" ..."
+              + pad + "+                 ~~~~~~~~~~~~~~~~~~~~" + pad + "+ CategoryInfo          : InvalidArgument: (.exe:"
+              "String) [Expand-Archive], IOException" + pad)
+    assert failure_line(expand)[0].startswith("Expand-Archive : .exe is not a supported archive file format.")
+    page = "\n".join(["Exit code 1", "Invoke-WebRequest : <!DOCTYPE html><html lang=\"en\"><head><meta charSet=\"utf-8\"/>"]
+                     + [f".c{n}{{color:#00000{n % 10}}}" for n in range(40)]
+                     + ["At line:1 char:1", "+ Invoke-WebRequest -Uri \"https://example.com/setup.exe\" ...",
+                        "+ ~~~~~~~~~~~~~~~~~", "    + CategoryInfo          : InvalidOperation: (:) [Invoke-WebRequest], WebException"])
+    assert failure_line(page)[0].startswith("Invoke-WebRequest : <!DOCTYPE html>")
+    caret = ("Exit code 1\nAt line:1 char:134\r\n+ ... -Body (@{model='llama3.2:3b'; stream=} | Conv ...\r\n+" + " " * 60
+             + "~\r\nMissing statement after '=' in hash literal.\r\n    + CategoryInfo          : ParserError: (:) []")
+    assert failure_line(caret)[0] == "Missing statement after '=' in hash literal."
