@@ -234,3 +234,20 @@ def test_a_powershell_console_captured_without_line_ends_and_a_record_holding_a_
     caret = ("Exit code 1\nAt line:1 char:134\r\n+ ... -Body (@{model='llama3.2:3b'; stream=} | Conv ...\r\n+" + " " * 60
              + "~\r\nMissing statement after '=' in hash literal.\r\n    + CategoryInfo          : ParserError: (:) []")
     assert failure_line(caret)[0] == "Missing statement after '=' in hash literal."
+
+
+def test_apt_and_wget_progress_and_buildkit_step_prefixes_give_way_to_the_error():
+    apt = ("Exit code 100\nWARNING: apt does not have a stable CLI interface. Use with caution in scripts.\n\n"
+           "Hit:1 http://archive.ubuntu.com/ubuntu jammy InRelease\nGet:2 http://archive.ubuntu.com/ubuntu jammy-updates "
+           "InRelease [119 kB]\nFetched 119 kB in 1s (150 kB/s)\nReading package lists... Done\nBuilding dependency tree...\n"
+           "Reading state information...\nE: Unable to locate package libfoo-dev")
+    assert failure_line(apt)[0] == "E: Unable to locate package libfoo-dev"
+    wget = ("Exit code 8\n--2025-01-01 10:00:00--  https://example.com/x.tar.gz\nResolving example.com (example.com)... "
+            "93.184.216.34\nConnecting to example.com (example.com)|93.184.216.34|:443... connected.\n"
+            "HTTP request sent, awaiting response... 404 Not Found\n2025-01-01 10:00:01 ERROR 404: Not Found.")
+    assert failure_line(wget)[0] == "HTTP request sent, awaiting response... 404 Not Found"
+    build = ('Exit code 1\n#0 building with "default" instance using docker driver\n#1 [internal] load build definition '
+             "from Dockerfile\n#1 transferring dockerfile: 32B done\n#5 [2/4] RUN pip install -r requirements.txt\n"
+             "#5 2.345 ERROR: Could not find a version that satisfies the requirement foo==9\n"
+             '#5 ERROR: process "/bin/sh -c pip install -r requirements.txt" did not complete successfully: exit code: 1')
+    assert failure_line(build)[0] == "ERROR: Could not find a version that satisfies the requirement foo==9"

@@ -77,6 +77,13 @@ _NOISE = re.compile(
       | %\s+Total\s+%\s+Received.* | .*--:--:--.* | \s*Dload\s+Upload.*
       | go:\ (?:downloading|finding|extracting|found)\ .*
       | time="[^"]*"\ level=(?:warning|info|debug|trace)\b.*
+      | (?:Hit|Get|Ign):\d+\ .* | [WN]:\ .* | Fetched\ .* | Reading\ (?:package\ lists|state\ information|database)\b.*
+      | \(Reading\ database\ .* | Selecting\ previously\ unselected\ .* | (?:Unpacking|Setting\ up|Processing\ triggers\ for)\ .*
+      | debconf:\ .* | Need\ to\ get\ .* | After\ this\ operation,.* | \d+\ upgraded,\ \d+\ newly\ installed\b.*
+      | The\ following\ (?:NEW\ |additional\ )?packages\ will\ be\ .*
+      | --\d{4}-\d\d-\d\d\ [\d:]+--\s+\S+ | Connecting\ to\ \S+.*\.\.\.\ connected\. | Length:\ \d+.* | Saving\ to:\ .*
+      | building\ with\ ".*"\ instance\b.* | transferring\ \w+:.* | (?:DONE|CACHED)(?:\ [\d.]+s)? | resolve\ \S+.* | sha256:\S+.*
+      | (?:\[internal\]|\[[\w\s.-]*\d+/\d+\])\ .*
       | \+\ (?:CategoryInfo|FullyQualifiedErrorId)\s*:.* | \+\ .*
       | [⚠△].* | [+\-]\ [\w.\-\[\],]+==[\w.+\-]+
       | .*\b(?:have\ been|has\ been|will\ be|are\ being)\ ignored\b.* | .*\b(?:is|are)\ deprecated\b.*
@@ -101,6 +108,7 @@ _MARKER = re.compile(
       | (?:\S+:\ )*\S+:\ (?i:command\ not\ found|no\ such\ file\ or\ directory|permission\ denied)
       | .*\S:\ (?i:command\ not\ found|no\ such\ file\ or\ directory|permission\ denied)$
       | time="[^"]*"\ level=(?:error|fatal)\b
+      | E:\ \S
       | \S+\(\d+,\d+\):\ (?:error|fatal)\b
       | \S+\.\w{1,5}:\d+(?::\d+)?:\ (?!warning|note)\S
       | \S+\ (?:[^\s.]+\ )*\.{3,}\s*Failed
@@ -130,6 +138,8 @@ _SANDBOX_FRAME = re.compile(r"^failed in sandbox: (?=\S)", re.MULTILINE)
 # A console's rows padded with spaces to its width, captured with no line ends between them
 # (PowerShell under Gemini CLI): a run this long parts two rows, never two columns of a table.
 _ROW_PADDING = re.compile(r" {30,}")
+# BuildKit's prefix of each line of a step, its number and the seconds into it ("#5 2.345 ERROR: …").
+_BUILDKIT_STEP = re.compile(r"^#\d+ (?:\d+\.\d+ )?", re.MULTILINE)
 _CARETS = re.compile(r"^\s*\+?\s*[~^]+\s*$")  # a line pointing at a column ("+      ~"): its spaces are its point
 
 
@@ -137,7 +147,7 @@ def _lines(text: str) -> list[str]:
     if "\x00" in text:  # UTF-16 read as bytes (Windows tools): the letters are there between NULs
         text = text.replace("\x00", "")
     text = _TAGS.sub("\n", _ANSI.sub("", text))  # colours are no part of what a line says
-    text = _SANDBOX_FRAME.sub("", text)
+    text = _BUILDKIT_STEP.sub("", _SANDBOX_FRAME.sub("", text))
     rows = [row for raw in text.splitlines() for row in ((raw,) if _CARETS.match(raw) else _ROW_PADDING.split(raw))]
     # Box-drawing gutters (credo's "┃", compilers' "│") frame a finding; the finding is the line.
     return [" ".join(raw.strip().lstrip("┃│").split()) for raw in rows]
