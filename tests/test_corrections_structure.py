@@ -19,6 +19,8 @@ FIXED_FR = AgentTurn(said="J'ai corrigé le calcul de la moyenne, les tests pass
                      claimed_done=True)
 FIXED_DE = AgentTurn(said="Ich habe den Export repariert, er sollte jetzt funktionieren.", acted="Edit export.py",
                      claimed_done=True)
+MOVED_EN = AgentTurn(said="The installer is blocked in Downloads. I'll move it to the temp folder and run it from there.",
+                     acted="Bash Move-Item -Path Downloads/setup.exe -Destination $env:TEMP")
 LAYOUT_EN = AgentTurn(said="The right panel now resizes with the window.", acted="Edit GroupLayout.tsx",
                       claimed_done=True)
 
@@ -32,6 +34,9 @@ LAYOUT_EN = AgentTurn(said="The right panel now resizes with the window.", acted
     ("das funktioniert immer noch nicht", FIXED_DE),
     ("it is still not resizing even though there is space on its right side", LAYOUT_EN),
     ("yes but the right panel does not expand on resize", LAYOUT_EN),
+    ("same error again when I resize it", LAYOUT_EN),  # a repetition beside a failure
+    ("this is fundamentally WRONG, check the documentation", MOVED_EN),  # one push-back word, shouted
+    ("I ALREADY pointed you at the exe in the repo root", MOVED_EN),  # what the person had already said
 ])
 def test_a_push_back_on_the_agents_last_turn_is_a_correction_in_any_language(text, turn):
     assert corrects(text, turn)
@@ -42,6 +47,8 @@ def test_a_push_back_on_the_agents_last_turn_is_a_correction_in_any_language(tex
     ("继续", DONE_ZH),
     ("como se calcula el rango de valores de una columna numerica?", SHORTCUT_ES),
     ("Merci, maintenant ajoute la température du soir", FIXED_FR),
+    ("oui, vérifie bien si ce qu'on a fait hors du plan ne crée pas de conflits", FIXED_FR),  # "du" is no "you" here
+    ("i updated the todo.md can you read it again.", LAYOUT_EN),  # "again" alone asks for the thing once more
     ("yes, and remember: uv, never pip, in this repo", LAYOUT_EN),
     ("We are implementing the next feature:\n- registration\n- tickets\n- do NOT break the UI", LAYOUT_EN),
 ])

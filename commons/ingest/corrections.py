@@ -202,7 +202,8 @@ def rejection_words(result_text: str) -> str | None:
 # the task the agent lost ("I only asked whether…"). What is structural: the message follows an agent
 # turn, refers back to what that turn said or did (words of it quoted again, "you", "it"), and
 # carries a push-back marker. The markers are the small closed words every language has for
-# negation, persistence ("still", "又", "todavía") and contrast ("but", "pero", "但"), not phrases.
+# negation, persistence ("still", "还是", "todavía"), repetition beside a failure ("again", "又") and
+# contrast ("but", "pero", "但"), not phrases.
 
 @dataclass(frozen=True)
 class AgentTurn:
@@ -234,9 +235,14 @@ _NEGATION = re.compile(
     )) + "|" + _words(r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"別|别", r"未", r"并非", r"ない", r"ません", r"違う", r"않", r"아니"),
     re.IGNORECASE)
 _PERSISTS = re.compile(
-    _LATIN.format(_words(r"still", r"again", r"same", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"otra\s+vez",
-                         r"de\s+nuevo", r"ainda", r"toujours", r"encore", r"noch", r"wieder", r"ещё|еще|опять"))
-    + "|" + _words(r"还是", r"仍", r"又", r"依然", r"再次", r"まだ", r"また"),
+    _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"noch", r"ещё|еще"))
+    + "|" + _words(r"还是", r"仍", r"依然", r"まだ"),
+    re.IGNORECASE)
+# Repetition: a push-back only beside a negation or a failure ("the same error again", "又失败了"); alone
+# it is a request to do a thing once more ("read the todo again").
+_REPEATS = re.compile(
+    _LATIN.format(_words(r"again", r"same", r"otra\s+vez", r"de\s+nuevo", r"encore", r"wieder", r"опять"))
+    + "|" + _words(r"又", r"再次", r"また"),
     re.IGNORECASE)
 _FAILS = re.compile(
     _LATIN.format(_words(r"fail\w*", r"errors?", r"erroring", r"broken?", r"broke", r"wrong", r"bug\w*", r"crash\w*",
@@ -260,7 +266,7 @@ _WANTED = re.compile(
                          r"(?:i|it)\s+should", r"deber[ií]a", r"sollte", r"devrait"))
     + "|" + _words(r"清空", r"删除", r"撤销", r"停", r"务必", r"我要的是", r"只要", r"应该"),
     re.IGNORECASE)
-_ADDRESSES = re.compile(_LATIN.format(_words(r"you", r"your", r"u", r"te", r"vos", r"tu", r"vous", r"du", r"dein\w*",
+_ADDRESSES = re.compile(_LATIN.format(_words(r"you", r"your", r"u", r"te", r"vos", r"tu", r"vous", r"dein\w*",
                                              r"ты", r"вы")) + "|你|您", re.IGNORECASE)
 _TOKEN = re.compile(r"[^\W\d_][\w.=/-]{3,}|[\u4e00-\u9fff]{2,}")
 _STOP = frozenset("this that with from have what when then them they there their here were will would should could "
@@ -291,7 +297,8 @@ _NEXT_TASK = re.compile(
         r"i\s+(?:want|need|would\s+like|'d\s+like)", r"now\s+i\s+want", r"can\s+you", r"could\s+you", r"please",
         r"give\s+me", r"update", r"check", r"list", r"search", r"show", r"pick\s+up", r"edit", r"run", r"load",
         r"for\s+the", r"did\s+you", r"if", r"vamos", r"empecemos", r"comencemos", r"haceme", r"arma", r"me\s+ayud\w*", r"si",
-        r"continue", r"go\s+on", r"contin[uú]a", r"retry", r"proceed",
+        r"continue", r"go\s+on", r"go\s+ahead", r"contin[uú]a", r"retry", r"proceed", r"vas[\s-]y", r"allez",
+        r"adelante", r"mach\s+weiter",
         r"/[a-z][\w-]*",  # a slash command: a request of its own
     ) + r")(?![^\W\d_])|" + _words(r"增加", r"加上", r"添加", r"新增", r"创建", r"实现", r"帮我", r"请", r"如果",
                                     r"继续", r"快点") + ")",
@@ -318,9 +325,10 @@ _AGENT_NAMES = {"CLAUDE", "CODEX", "GEMINI"}  # the agent called by its name, in
 
 def _shouts(text: str, turn: AgentTurn) -> bool:
     """Words in capitals, as a person raises their voice: two or more, not counting the names the
-    agent's turn wrote in capitals too (an acronym, a constant)."""
+    agent's turn wrote in capitals too (an acronym, a constant), or one push-back word ("WRONG")."""
     named = set(_SHOUT.findall(f"{turn.said}\n{turn.acted}")) | _AGENT_NAMES
-    return len(set(_SHOUT.findall(text)) - named) >= 2
+    shouted = set(_SHOUT.findall(text)) - named
+    return len(shouted) >= 2 or any(_NEGATION.fullmatch(w) or _FAILS.fullmatch(w) or _PERSISTS.fullmatch(w) for w in shouted)
 
 
 # Agreement as it opens a message, in a few languages ("yes, and…", "perfecto,", "好的", "对").
@@ -388,8 +396,9 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
         return PUSHBACK_AT
     # A reply that pushes back does so first; what follows may be pasted output or the next request.
     head = _NEGATED_FAILURE.sub(" ", norm[answer.end() if answer else 0:OPENING_CHARS])
-    persists, fails = bool(_PERSISTS.search(head)), bool(_FAILS.search(head))
+    fails = bool(_FAILS.search(head))
     negates, prohibits, does_not = bool(_NEGATION.search(head)), bool(_PROHIBITS.search(head)), bool(_DOES_NOT.search(head))
+    persists = bool(_PERSISTS.search(head) or (negates or fails or does_not) and _REPEATS.search(head))
     if _NEXT_TASK.match(norm) or _NEXT_TASK.match(_after_agreeing(norm)) or len(_LIST_ITEM.findall(norm)) >= 3:
         return 0.0
     wanted, shouts = bool(_WANTED.search(head)), _shouts(head, turn)
