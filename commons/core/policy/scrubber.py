@@ -26,6 +26,7 @@ docs/privacy.md says how to add one.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -121,6 +122,7 @@ def _candidates(text: str) -> list[tuple[int, int, int, Kind]]:
     return out
 
 
+@functools.lru_cache(maxsize=1 << 14)  # pure (the rules are fixed); a door asks about one text several times
 def findings(text: str) -> tuple[Finding, ...]:
     """The secrets and personal details in ``text``, in order, without overlaps.
 
