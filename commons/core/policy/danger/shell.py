@@ -15,6 +15,7 @@ Pure and total: any text gives a (maybe empty) tuple of `Command`, never an exce
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -36,7 +37,7 @@ class Command:
     inner: bool = False  # it runs inside a substitution or a -c string
     fed: tuple[Command, ...] = field(default=(), compare=False)  # commands whose output became its words
 
-    @property
+    @functools.cached_property  # every rule asks it of every command: made once (a frozen dataclass's __dict__)
     def program(self) -> str:
         """The program, as a name: its folder and ``.exe`` dropped, lower case."""
         if not self.words:
