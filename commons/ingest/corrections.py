@@ -215,6 +215,7 @@ class AgentTurn:
     interrupted: bool = False  # the person stopped the agent mid-turn before speaking: what follows redirects it
     asked: bool = False  # its last words ended on a question to the person: a "no" answers it
     first: bool = False  # the person's first message of the session: nothing to correct yet
+    shouts_as_a_habit: bool = False  # the person's messages so far were mostly in capitals: no raised voice
 
 
 def _words(*alternatives: str) -> str:
@@ -323,9 +324,25 @@ _SHOUT = re.compile(r"(?<![A-Za-z])[A-Z]{3,}(?:'?[A-Z]+)?(?![A-Za-z])")
 _AGENT_NAMES = {"CLAUDE", "CODEX", "GEMINI"}  # the agent called by its name, in capitals: addressed, not shouted at
 
 
+def writes_in_capitals(text: str) -> bool:
+    """The message has a word in capitals beside the agent's names ("PING", "WHY", an acronym)."""
+    return len(set(_SHOUT.findall(text[:OPENING_CHARS])) - _AGENT_NAMES) >= 1
+
+
+HABIT_AFTER = 3  # messages of the person's before capitals can be their habit
+
+
+def shouts_as_a_habit(shouted: int, messages: int) -> bool:
+    """Capitals are how this person writes, not a raised voice: most of their messages so far had them."""
+    return messages >= HABIT_AFTER and 2 * shouted >= messages
+
+
 def _shouts(text: str, turn: AgentTurn) -> bool:
     """Words in capitals, as a person raises their voice: two or more, not counting the names the
-    agent's turn wrote in capitals too (an acronym, a constant), or one push-back word ("WRONG")."""
+    agent's turn wrote in capitals too (an acronym, a constant), or one push-back word ("WRONG");
+    never from a person who writes in capitals as a habit."""
+    if turn.shouts_as_a_habit:
+        return False
     named = set(_SHOUT.findall(f"{turn.said}\n{turn.acted}")) | _AGENT_NAMES
     shouted = set(_SHOUT.findall(text)) - named
     return len(shouted) >= 2 or any(_NEGATION.fullmatch(w) or _FAILS.fullmatch(w) or _PERSISTS.fullmatch(w) for w in shouted)
