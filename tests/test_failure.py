@@ -231,9 +231,13 @@ def test_a_stylesheet_or_minified_code_a_request_printed_is_no_failure_line():
     from commons.core.learning.failure import failure_line
 
     css = (".tracking-wider{--tw-tracking:var(--tracking-wider);letter-spacing:var(--tracking-wider)}"
-           ".hyphens-auto{-webkit-hyphens:auto;hyphens:auto}.whitespace-nowrap{white-space:nowrap}")
+           ".hyphens-auto{-webkit-hyphens:auto;hyphens:auto}.whitespace-nowrap{white-space:nowrap}"
+           ".font-sans{font-family:ui-sans-serif, system-ui, Segoe UI Emoji, Noto Color Emoji}")
     said = "Invoke-WebRequest : The remote server returned an error: (403) Forbidden."
     assert failure_line(f"{css}\n{said}")[0] == said
+    assert failure_line(f".whitespace-nowrap{{white-space:nowrap}}.whitespace-pre{{white-space:pre}}\n{said}")[0] == said
     # An error object with a sentence in it is a message, braces or not.
     api = '{"error":{"code":403,"message":"The caller does not have permission","status":"PERMISSION_DENIED"}}'
     assert failure_line(api)[0] == api
+    c_error = "src/a.c:3:1: error: expected ';' before '}' token"
+    assert failure_line(f"{c_error}\n  for (i = 0; i < n; i++) {{ x; }}")[0].startswith(c_error)

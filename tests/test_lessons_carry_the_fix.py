@@ -111,6 +111,12 @@ def test_failures_one_session_mended_only_by_editing_its_own_code_are_work_in_pr
     fmt = Resolution(Evidence.CHANGED_BEFORE, "gofmt -w internal/ent/schema/user.go", "Bash", confidence=0.8)
     # `go generate` is no test or compile run, but what mended it was the schema being written.
     assert work_in_progress([gen("a", edit), gen("b", None), gen("c", fmt)])
+    # Codex patching through the shell is an edit too, of the files its patch names.
+    patch = Resolution(Evidence.CHANGED_BEFORE, "apply_patch <<'PATCH' *** Begin Patch *** Update File: cmd/api/main.go",
+                       "Bash", confidence=0.8)
+    manifest = replace(patch, command="apply_patch <<'PATCH' *** Begin Patch *** Update File: go.mod")
+    assert work_in_progress([gen("a", edit), gen("b", patch)])
+    assert not work_in_progress([gen("a", edit), gen("b", manifest)])
     # Met in another session too: a pitfall.
     assert not work_in_progress([gen("a", edit), gen("b", edit, session="s2")])
     # A manifest or configuration edited, or a dependency added, is the project set up: a pitfall.

@@ -32,7 +32,8 @@ _TAGS = re.compile(r"</?tool_use_error>")
 
 # Lines that carry no meaning of their own: exit codes, rules, pytest headers, traceback frames,
 # npm's code/path lines, git hints, the preambles and progress build tools print, and markup or
-# minified code a request printed (a stylesheet's `a{x:1;y:2}b{z:3}`: braces and colons, no sentence).
+# minified code a request printed (a stylesheet's `a{x:1;y:2}b{z:3}`: braces and colons, and semicolons or no
+# sentence; an error object's JSON has no semicolons and says a sentence).
 _NOISE = re.compile(
     r"""^(?:
         (?:Error:\s*)?Exit\ code\ -?\d+
@@ -75,6 +76,7 @@ _NOISE = re.compile(
       | v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)? | (?i:node|npm|pnpm|yarn|bun|deno|python|go\ version|git\ version|ruby|rustc|cargo|
                                                java|openjdk|gcc|clang)\ v?\d+(?:\.\d+)+\b.*
       | (?:Wall\ time|Total\ output\ lines|Exit\ code):\ .* | Output: | Chunk\ ID:\ .*
+      | Output\ too\ large\.\ Showing\ .*
       | %\s+Total\s+%\s+Received.* | .*--:--:--.* | \s*Dload\s+Upload.*
       | go:\ (?:downloading|finding|extracting|found)\ .*
       | time="[^"]*"\ level=(?:warning|info|debug|trace)\b.*
@@ -92,7 +94,7 @@ _NOISE = re.compile(
       | .*\s-\s(?:INFO|DEBUG|WARNING|WARN)\s-\s.* | \S+:\d+:\ \S*Warning:.*
       | \s*\d+\s*[|│].*
       | [A-Za-z_]+\.(?:py|ex|exs|js|ts|rs|go)\ [.FEsx]+\s*(?:\[\s*\d+%\])?
-      | (?=(?:[^{}]*[{}]){4})(?=(?:[^:]*:){3})(?!.*\s\w+\s+\w+\s).*
+      | (?=(?:[^{}]*[{}]){4})(?=(?:[^:]*:){2})(?:(?=(?:[^;]*;){2})|(?!.*\s\w+\s+\w+\s)).*
     )$""",
     re.VERBOSE,
 )
@@ -205,8 +207,9 @@ def _powershell_record(lines: list[str]) -> str:
                              if _PS_HEAD.match(lines[k]) or lines[k].startswith("+ ")), None)
                 if head is not None and _PS_HEAD.match(lines[head]):
                     return lines[head]
-            message = " ".join(part for part in lines[start:i] if part and not _EXIT.fullmatch(part))
-            if message:
+            parts = [part for part in lines[start:i] if part and not _EXIT.fullmatch(part)]
+            message = " ".join(part for part in parts if not _NOISE.match(part))
+            if message or parts:  # the record's message, or only the markup a request printed
                 return message
             # A parser error gives its position first, then the code, then the message.
             after = next((line for line in lines[i + 1:i + 8] if line and not line.startswith("+")), "")

@@ -397,7 +397,17 @@ def _mended_by_own_code(errs: Sequence[ErrorEpisode]) -> bool:
     fixes = [e.resolution for e in errs if e.resolution is not None]
     return bool(fixes) and all(
         r.evidence is Evidence.CHANGED_BEFORE and not is_setup_step(r.command)
-        and (r.tool.lower() in EDIT_TOOLS or command_head("bash", r.command) in _FORMATTERS) for r in fixes)
+        and (r.tool.lower() in EDIT_TOOLS or command_head("bash", r.command) in _FORMATTERS or _patches_code(r.command))
+        for r in fixes)
+
+
+def _patches_code(command: str) -> bool:
+    """A patch applied through the shell (Codex's `apply_patch <<'PATCH' *** Update File: x`) that
+    touches source files only, no manifest or configuration."""
+    if command_head("bash", command) != "apply_patch":
+        return False
+    files = re.findall(r"\*\*\* (?:Update|Add) File: (\S+)", command)
+    return bool(files) and not any(is_setup_step(f"Edit {path}") for path in files)
 
 
 def _runs_code(head: str) -> bool:
