@@ -164,3 +164,25 @@ def _corrections_after(tmp_path: Path, interrupt: bool) -> list[str]:
 def test_a_redirect_right_after_the_person_interrupted_the_agent_is_a_correction(tmp_path):
     assert _corrections_after(tmp_path, interrupt=True) == ["focus on the backend, I will handle the frontend"]
     assert _corrections_after(tmp_path, interrupt=False) == []  # the same words, the agent not stopped
+
+
+SUPERVISED_EN = AgentTurn(said="I will keep supervising BROTHER and SISTER; the quarantine plan is done.", claimed_done=True)
+
+
+@pytest.mark.parametrize("text", [
+    "SISTER SAYS: I've confirmed the flag is real, with one important correction: template.md is not deleted",
+    "Codex wrote: no, the branch still fails its checks",
+    "From the reviewer: this is wrong, the PR is not closed",
+    "> no, it still fails\n> the tests do not build",  # quoted lines only
+])
+def test_another_partys_words_the_person_passes_on_are_not_their_correction(text):
+    assert not corrects(text, SUPERVISED_EN)
+
+
+@pytest.mark.parametrize("text", [
+    "I said: no quarantine, it still fails",  # the person restating their own words
+    "you said it was done, but it still fails",
+    "no, this is wrong. The reviewer says: keep the PR open",  # the person's words first, a quote after
+])
+def test_the_persons_own_words_beside_a_quote_still_correct(text):
+    assert corrects(text, SUPERVISED_EN)

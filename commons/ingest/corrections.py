@@ -393,6 +393,22 @@ def _after_agreeing(norm: str) -> str:
     return re.sub(r"^(?:[\W_]*(?:claude|codex|gemini)\b)?[\W_]*", "", rest, flags=re.IGNORECASE)
 
 
+# Another party's words the person passes on: a message opening with a speaker's label ("SISTER SAYS:",
+# "Codex wrote:", "From the reviewer:") or made only of quoted lines ("> …"). What it holds pushes
+# back, if at all, for whoever wrote it (another agent, a reviewer), not for the person; "I said:",
+# "you said:" are the person's own, restating or quoting the agent back to it.
+_RELAYED = re.compile(r"\A[\W_]*(?:(?:from|message\s+from)\s+)?(?:the\s+)?(?!(?:i|we|you|u)\s)[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?"
+                      r"\s+(?:says|said|writes|wrote|replied|reports|answered)\s*:|\A[\W_]*from\s+[^\W\d_][\w-]*"
+                      r"(?:\s+[^\W\d_][\w-]*)?\s*:", re.IGNORECASE)
+_QUOTED_LINE = re.compile(r"^\s*>", re.MULTILINE)
+
+
+def relays(text: str) -> bool:
+    """True when the message passes on another party's words instead of the person's own."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return bool(_RELAYED.match(text)) or bool(lines) and all(_QUOTED_LINE.match(line) for line in lines)
+
+
 def corrects(text: str, turn: AgentTurn) -> bool:
     """True when the person's message, right after the agent's turn, pushes back on it (see above)."""
     return pushback_score(text, turn) >= PUSHBACK_AT
@@ -407,6 +423,8 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     if turn.first or not is_person_text(text):
         return 0.0
     norm = ascii_apostrophes(_IDE_NOTE.sub("", text))
+    if relays(norm):
+        return 0.0
     # "no - leave it": after the agent asked, a no that opens the message answers the question.
     answer = _ANSWER_NO.match(norm) if turn.asked else None
     if is_correction(norm) and not (answer and not _STILL.search(norm)):
