@@ -350,3 +350,22 @@ def test_a_codex_prompt_expansion_is_the_persons_words_inside_its_user_input_blo
     assert result.session is not None and result.session.asked[0] == "Phase 1"
     (correction,) = [e for e in result.episodes if isinstance(e, CorrectionEpisode)]
     assert correction.said.startswith("no, phase 1 still fails")
+
+
+def _subagent_chat(kind: str | None) -> bytes:
+    head = {"sessionId": "g2", "projectHash": "h", "startTime": "2026-11-04T09:00:00.000Z",
+            "lastUpdated": "2026-11-04T09:00:09.000Z"} | ({"kind": kind} if kind else {})
+    return json.dumps(head | {"messages": [
+        {"id": "m1", "timestamp": "2026-11-04T09:00:01.000Z", "type": "user", "content": "investigate the vault layout"},
+        {"id": "m2", "timestamp": "2026-11-04T09:00:02.000Z", "type": "gemini", "content": "Done: the layout is mapped."},
+        {"id": "m3", "timestamp": "2026-11-04T09:00:03.000Z", "type": "user",
+         "content": "no, that is wrong: you still did not read the templates folder"},
+    ]}).encode()  # fmt: skip
+
+
+def test_a_gemini_subagents_user_words_are_its_parent_agents_and_correct_nothing():
+    def corrections(data: bytes) -> list[CorrectionEpisode]:
+        return [e for e in gemini.parse(data).episodes if isinstance(e, CorrectionEpisode)]
+
+    assert len(corrections(_subagent_chat(None))) == 1  # the person's chat: a correction
+    assert corrections(_subagent_chat("subagent")) == []  # the parent agent prompting its subagent
