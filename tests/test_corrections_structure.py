@@ -186,3 +186,14 @@ def test_another_partys_words_the_person_passes_on_are_not_their_correction(text
 ])
 def test_the_persons_own_words_beside_a_quote_still_correct(text):
     assert corrects(text, SUPERVISED_EN)
+
+
+ASKED_TRANSCRIPT = AgentTurn(said="I could not fetch the transcript. Is it visible on the video's page? If it is, let me know.",
+                             asked=True)
+
+
+def test_capitals_joined_into_one_name_are_no_raised_voice():
+    assert not corrects("Store what YouTube gives you in the IDAHO-VAULT repo, named like the Adobe files",
+                        ASKED_TRANSCRIPT)
+    assert not corrects("set MAX_RETRIES in the CONFIG_FILE you read", ASKED_TRANSCRIPT)
+    assert corrects("this is fundamentally WRONG, check the documentation", MOVED_EN)  # still one push-back word

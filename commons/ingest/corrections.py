@@ -318,7 +318,9 @@ _DOES_NOT = re.compile(_LATIN.format(_words(r"(?:does|did|is|are|was|were)\s*n[o
 OPENING_CHARS = 250  # what of a message is read for its push-back
 # The agent addressed and negated in one clause: "you don't need…", "你没有…", "no me hiciste caso".
 _YOU_NOT = re.compile(r"(?:" + _ADDRESSES.pattern + r")[^.,;:!?，。；：！？\n]{0,24}?(?:" + _NEGATION.pattern + ")", re.IGNORECASE)
-_SHOUT = re.compile(r"(?<![A-Za-z])[A-Z]{3,}(?:'?[A-Z]+)?(?![A-Za-z])")
+# A word in capitals; capitals joined by "-" or "_" ("IDAHO-VAULT", "MAX_RETRIES") are one name, not
+# two words shouted.
+_SHOUT = re.compile(r"(?<![A-Za-z0-9_-])[A-Z]{3,}(?:'?[A-Z]+)?(?:[-_][A-Z0-9]+)*(?![A-Za-z0-9_-])")
 
 
 _AGENT_NAMES = {"CLAUDE", "CODEX", "GEMINI"}  # the agent called by its name, in capitals: addressed, not shouted at
