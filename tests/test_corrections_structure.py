@@ -197,3 +197,24 @@ def test_capitals_joined_into_one_name_are_no_raised_voice():
                         ASKED_TRANSCRIPT)
     assert not corrects("set MAX_RETRIES in the CONFIG_FILE you read", ASKED_TRANSCRIPT)
     assert corrects("this is fundamentally WRONG, check the documentation", MOVED_EN)  # still one push-back word
+
+
+COMPOSED_EN = AgentTurn(said="Run it again from the repo root:\n\n```bash\ndocker compose up --build\n```", acted="Edit compose.yaml")
+
+
+@pytest.mark.parametrize("text", [
+    "dependency failed to start: container lms-go-minio-1 has no healthcheck configured",
+    "Refused to apply style from 'https://cdn.example/tailwind.min.css' because its MIME type is not a supported "
+    "stylesheet MIME type",
+    "Error: ENOENT: no such file or directory, mkdir '/home/dev/.claude/plugins'",
+])
+def test_a_programs_failure_pasted_alone_is_one_failure_not_the_person_negating(text):
+    assert not corrects(text, COMPOSED_EN)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("no, it still says t.serialize is not a function", COMPOSED_EN),  # the person's own no, beside the program's
+    ("the build does not work: module not found", COMPOSED_EN),
+])
+def test_a_programs_failure_beside_the_persons_own_push_back_still_corrects(text, turn):
+    assert corrects(text, turn)

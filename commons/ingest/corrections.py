@@ -373,6 +373,17 @@ _NEGATED_FAILURE = re.compile(
                          r"(?:ohne|keine)\s+(?:fehler|probleme)", r"nothing\s+(?:broke|failed)"))
     + "|" + _words(r"没有(?:错误|问题|报错)", r"无(?:错误|报错)"),
     re.IGNORECASE)
+# How programs word their failures ("no such file or directory", "is not a function", "has no
+# healthcheck configured", "command not found"): a failure reported, whoever pasted it; its "no" and
+# "not" are the program's, not the person negating what the agent said or did.
+_ERROR_TEXT = re.compile(
+    r"""\b(?:no\s+such\s+(?:file|directory|host|module|command|table|column|key|process)(?:\s+or\s+directory)?
+      | (?:command\s+|module\s+|file\s+)?not\s+found | no\s+module\s+named | cannot\s+find\s+(?:module|name|symbol)
+      | is\s+not\s+(?:a\s+(?:function|constructor|valid|supported|recognized|directory|file)|defined|recognized|allowed|permitted)
+      | has\s+no\s+(?:attribute|member|\w+\s+configured) | (?:does|do)\s+not\s+exist | permission\s+denied
+      | (?:could|can)\s*n[o']?t\s+(?:be\s+)?(?:found|resolved|resolve|connect|open|load|find|locate)
+    )\b""",
+    re.IGNORECASE | re.VERBOSE)
 _ANSWER_NO = re.compile(r"^\W*(?:no(?:pe)?|nah|non|nein|нет|不用|不要|不)(?![^\W\d_])[\s,.!:;\-\u2014]*", re.IGNORECASE)
 # The agent's words end on a question to the person ("Shall I also update the docs?").
 _ASKED = re.compile(r"[?？]\W*$")
@@ -433,6 +444,8 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
         return PUSHBACK_AT
     # A reply that pushes back does so first; what follows may be pasted output or the next request.
     head = _NEGATED_FAILURE.sub(" ", norm[answer.end() if answer else 0:OPENING_CHARS])
+    if _may_hold(head, ("no", "can", "n't", "denied")):
+        head = _ERROR_TEXT.sub(" error ", head)
     fails = bool(_FAILS.search(head))
     negates, prohibits, does_not = bool(_NEGATION.search(head)), bool(_PROHIBITS.search(head)), bool(_DOES_NOT.search(head))
     persists = bool(_PERSISTS.search(head) or (negates or fails or does_not) and _REPEATS.search(head))
