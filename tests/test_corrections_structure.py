@@ -164,3 +164,57 @@ def _corrections_after(tmp_path: Path, interrupt: bool) -> list[str]:
 def test_a_redirect_right_after_the_person_interrupted_the_agent_is_a_correction(tmp_path):
     assert _corrections_after(tmp_path, interrupt=True) == ["focus on the backend, I will handle the frontend"]
     assert _corrections_after(tmp_path, interrupt=False) == []  # the same words, the agent not stopped
+
+
+SUPERVISED_EN = AgentTurn(said="I will keep supervising BROTHER and SISTER; the quarantine plan is done.", claimed_done=True)
+
+
+@pytest.mark.parametrize("text", [
+    "SISTER SAYS: I've confirmed the flag is real, with one important correction: template.md is not deleted",
+    "Codex wrote: no, the branch still fails its checks",
+    "From the reviewer: this is wrong, the PR is not closed",
+    "> no, it still fails\n> the tests do not build",  # quoted lines only
+])
+def test_another_partys_words_the_person_passes_on_are_not_their_correction(text):
+    assert not corrects(text, SUPERVISED_EN)
+
+
+@pytest.mark.parametrize("text", [
+    "I said: no quarantine, it still fails",  # the person restating their own words
+    "you said it was done, but it still fails",
+    "no, this is wrong. The reviewer says: keep the PR open",  # the person's words first, a quote after
+])
+def test_the_persons_own_words_beside_a_quote_still_correct(text):
+    assert corrects(text, SUPERVISED_EN)
+
+
+ASKED_TRANSCRIPT = AgentTurn(said="I could not fetch the transcript. Is it visible on the video's page? If it is, let me know.",
+                             asked=True)
+
+
+def test_capitals_joined_into_one_name_are_no_raised_voice():
+    assert not corrects("Store what YouTube gives you in the IDAHO-VAULT repo, named like the Adobe files",
+                        ASKED_TRANSCRIPT)
+    assert not corrects("set MAX_RETRIES in the CONFIG_FILE you read", ASKED_TRANSCRIPT)
+    assert corrects("this is fundamentally WRONG, check the documentation", MOVED_EN)  # still one push-back word
+
+
+COMPOSED_EN = AgentTurn(said="Run it again from the repo root:\n\n```bash\ndocker compose up --build\n```", acted="Edit compose.yaml")
+
+
+@pytest.mark.parametrize("text", [
+    "dependency failed to start: container lms-go-minio-1 has no healthcheck configured",
+    "Refused to apply style from 'https://cdn.example/tailwind.min.css' because its MIME type is not a supported "
+    "stylesheet MIME type",
+    "Error: ENOENT: no such file or directory, mkdir '/home/dev/.claude/plugins'",
+])
+def test_a_programs_failure_pasted_alone_is_one_failure_not_the_person_negating(text):
+    assert not corrects(text, COMPOSED_EN)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("no, it still says t.serialize is not a function", COMPOSED_EN),  # the person's own no, beside the program's
+    ("the build does not work: module not found", COMPOSED_EN),
+])
+def test_a_programs_failure_beside_the_persons_own_push_back_still_corrects(text, turn):
+    assert corrects(text, turn)

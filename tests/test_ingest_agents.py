@@ -331,3 +331,41 @@ def test_an_invalid_byte_in_a_codex_line_costs_the_byte_not_the_line():
     damaged = codex_reader.parse(data[:at] + b"\xe9" + data[at:])
     assert damaged.skipped_lines == clean.skipped_lines == 0
     assert [e.kind for e in damaged.episodes] == [e.kind for e in clean.episodes]
+
+
+SPECKIT = "\n## User Input\n\n```text\n{}\n```\n\nYou **MUST** consider the user input before proceeding (if not empty).\n\n" \
+          "## Outline\n\n1. Run `.specify/scripts/bash/check-prerequisites.sh` and do not stop until every task is done.\n"
+
+
+def test_a_codex_prompt_expansion_is_the_persons_words_inside_its_user_input_block():
+    assert codex.person_words(SPECKIT.format("Phase 2, but not the CLI yet")) == "Phase 2, but not the CLI yet"
+    empty = SPECKIT.format("")
+    assert codex.person_words(empty) == empty.strip()  # the command alone: nothing typed beside it
+    data = _rollout(
+        _said("2026-11-04T09:00:01.000Z", SPECKIT.format("Phase 1")),
+        _said("2026-11-04T09:00:05.000Z", "Phase 1 is done: all tasks pass.", "agent_message"),
+        _said("2026-11-04T09:00:09.000Z", SPECKIT.format("no, phase 1 still fails: the tests do not build")),
+    )  # fmt: skip
+    result = codex.parse(data)
+    assert result.session is not None and result.session.asked[0] == "Phase 1"
+    (correction,) = [e for e in result.episodes if isinstance(e, CorrectionEpisode)]
+    assert correction.said.startswith("no, phase 1 still fails")
+
+
+def _subagent_chat(kind: str | None) -> bytes:
+    head = {"sessionId": "g2", "projectHash": "h", "startTime": "2026-11-04T09:00:00.000Z",
+            "lastUpdated": "2026-11-04T09:00:09.000Z"} | ({"kind": kind} if kind else {})
+    return json.dumps(head | {"messages": [
+        {"id": "m1", "timestamp": "2026-11-04T09:00:01.000Z", "type": "user", "content": "investigate the vault layout"},
+        {"id": "m2", "timestamp": "2026-11-04T09:00:02.000Z", "type": "gemini", "content": "Done: the layout is mapped."},
+        {"id": "m3", "timestamp": "2026-11-04T09:00:03.000Z", "type": "user",
+         "content": "no, that is wrong: you still did not read the templates folder"},
+    ]}).encode()  # fmt: skip
+
+
+def test_a_gemini_subagents_user_words_are_its_parent_agents_and_correct_nothing():
+    def corrections(data: bytes) -> list[CorrectionEpisode]:
+        return [e for e in gemini.parse(data).episodes if isinstance(e, CorrectionEpisode)]
+
+    assert len(corrections(_subagent_chat(None))) == 1  # the person's chat: a correction
+    assert corrections(_subagent_chat("subagent")) == []  # the parent agent prompting its subagent

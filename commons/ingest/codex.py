@@ -69,6 +69,10 @@ _WRAPPERS = ("<environment_context>", "<user_instructions>", "<user_shell_comman
 # selection): the person typed only what follows this heading.
 _IDE_CONTEXT = "# Context from my IDE setup:"
 _IDE_REQUEST = re.compile(r"^## My request for Codex:[ \t]*\n?", re.MULTILINE)
+# A prompt file's expansion (Speckit's slash commands: "## User Input", a ```text block holding what
+# the person typed after the command, then the command's own instructions): the person's words are
+# the block's text alone.
+_PROMPT_INPUT = re.compile(r"\A#+[ \t]*User Input[ \t]*\n\s*```[\w-]*[ \t]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 # What Codex writes as a user message when the person stopped a turn (Escape): an interrupt, not words.
 _ABORTED = "<turn_aborted>"
 _EXIT_HEADER = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\s*$", re.MULTILINE)
@@ -299,8 +303,13 @@ class _Reader:
 
 def person_words(text: str) -> str:
     """What the person typed of a user message: past the IDE's context when the extension sent it
-    (the whole text when it has no request heading: nothing of it is known to be theirs alone)."""
+    (the whole text when it has no request heading: nothing of it is known to be theirs alone); the
+    text of the "User Input" block of a prompt file's expansion (the whole expansion when the block
+    is empty: the person ran the command and typed nothing beside it)."""
     text = text.strip()
+    expanded = _PROMPT_INPUT.match(text)
+    if expanded is not None:
+        return expanded.group(1).strip() or text
     if text.startswith(_IDE_CONTEXT):
         found = _IDE_REQUEST.search(text)
         if found is not None:

@@ -318,7 +318,9 @@ _DOES_NOT = re.compile(_LATIN.format(_words(r"(?:does|did|is|are|was|were)\s*n[o
 OPENING_CHARS = 250  # what of a message is read for its push-back
 # The agent addressed and negated in one clause: "you don't need…", "你没有…", "no me hiciste caso".
 _YOU_NOT = re.compile(r"(?:" + _ADDRESSES.pattern + r")[^.,;:!?，。；：！？\n]{0,24}?(?:" + _NEGATION.pattern + ")", re.IGNORECASE)
-_SHOUT = re.compile(r"(?<![A-Za-z])[A-Z]{3,}(?:'?[A-Z]+)?(?![A-Za-z])")
+# A word in capitals; capitals joined by "-" or "_" ("IDAHO-VAULT", "MAX_RETRIES") are one name, not
+# two words shouted.
+_SHOUT = re.compile(r"(?<![A-Za-z0-9_-])[A-Z]{3,}(?:'?[A-Z]+)?(?:[-_][A-Z0-9]+)*(?![A-Za-z0-9_-])")
 
 
 _AGENT_NAMES = {"CLAUDE", "CODEX", "GEMINI"}  # the agent called by its name, in capitals: addressed, not shouted at
@@ -371,6 +373,17 @@ _NEGATED_FAILURE = re.compile(
                          r"(?:ohne|keine)\s+(?:fehler|probleme)", r"nothing\s+(?:broke|failed)"))
     + "|" + _words(r"没有(?:错误|问题|报错)", r"无(?:错误|报错)"),
     re.IGNORECASE)
+# How programs word their failures ("no such file or directory", "is not a function", "has no
+# healthcheck configured", "command not found"): a failure reported, whoever pasted it; its "no" and
+# "not" are the program's, not the person negating what the agent said or did.
+_ERROR_TEXT = re.compile(
+    r"""\b(?:no\s+such\s+(?:file|directory|host|module|command|table|column|key|process)(?:\s+or\s+directory)?
+      | (?:command\s+|module\s+|file\s+)?not\s+found | no\s+module\s+named | cannot\s+find\s+(?:module|name|symbol)
+      | is\s+not\s+(?:a\s+(?:function|constructor|valid|supported|recognized|directory|file)|defined|recognized|allowed|permitted)
+      | has\s+no\s+(?:attribute|member|\w+\s+configured) | (?:does|do)\s+not\s+exist | permission\s+denied
+      | (?:could|can)\s*n[o']?t\s+(?:be\s+)?(?:found|resolved|resolve|connect|open|load|find|locate)
+    )\b""",
+    re.IGNORECASE | re.VERBOSE)
 _ANSWER_NO = re.compile(r"^\W*(?:no(?:pe)?|nah|non|nein|нет|不用|不要|不)(?![^\W\d_])[\s,.!:;\-\u2014]*", re.IGNORECASE)
 # The agent's words end on a question to the person ("Shall I also update the docs?").
 _ASKED = re.compile(r"[?？]\W*$")
@@ -393,6 +406,22 @@ def _after_agreeing(norm: str) -> str:
     return re.sub(r"^(?:[\W_]*(?:claude|codex|gemini)\b)?[\W_]*", "", rest, flags=re.IGNORECASE)
 
 
+# Another party's words the person passes on: a message opening with a speaker's label ("SISTER SAYS:",
+# "Codex wrote:", "From the reviewer:") or made only of quoted lines ("> …"). What it holds pushes
+# back, if at all, for whoever wrote it (another agent, a reviewer), not for the person; "I said:",
+# "you said:" are the person's own, restating or quoting the agent back to it.
+_RELAYED = re.compile(r"\A[\W_]*(?:(?:from|message\s+from)\s+)?(?:the\s+)?(?!(?:i|we|you|u)\s)[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?"
+                      r"\s+(?:says|said|writes|wrote|replied|reports|answered)\s*:|\A[\W_]*from\s+[^\W\d_][\w-]*"
+                      r"(?:\s+[^\W\d_][\w-]*)?\s*:", re.IGNORECASE)
+_QUOTED_LINE = re.compile(r"^\s*>", re.MULTILINE)
+
+
+def relays(text: str) -> bool:
+    """True when the message passes on another party's words instead of the person's own."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return bool(_RELAYED.match(text)) or bool(lines) and all(_QUOTED_LINE.match(line) for line in lines)
+
+
 def corrects(text: str, turn: AgentTurn) -> bool:
     """True when the person's message, right after the agent's turn, pushes back on it (see above)."""
     return pushback_score(text, turn) >= PUSHBACK_AT
@@ -407,12 +436,16 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     if turn.first or not is_person_text(text):
         return 0.0
     norm = ascii_apostrophes(_IDE_NOTE.sub("", text))
+    if relays(norm):
+        return 0.0
     # "no - leave it": after the agent asked, a no that opens the message answers the question.
     answer = _ANSWER_NO.match(norm) if turn.asked else None
     if is_correction(norm) and not (answer and not _STILL.search(norm)):
         return PUSHBACK_AT
     # A reply that pushes back does so first; what follows may be pasted output or the next request.
     head = _NEGATED_FAILURE.sub(" ", norm[answer.end() if answer else 0:OPENING_CHARS])
+    if _may_hold(head, ("no", "can", "n't", "denied")):
+        head = _ERROR_TEXT.sub(" error ", head)
     fails = bool(_FAILS.search(head))
     negates, prohibits, does_not = bool(_NEGATION.search(head)), bool(_PROHIBITS.search(head)), bool(_DOES_NOT.search(head))
     persists = bool(_PERSISTS.search(head) or (negates or fails or does_not) and _REPEATS.search(head))

@@ -262,7 +262,9 @@ class EpisodeBuilder:
         uid = turn.uid or f"{self.session}#{self.person_messages}"
         # The same message sent again (a retry after an error, a re-sent first request) answers no new turn.
         resent = cut(scrub(text), ASKED_CHARS) in self.asked
-        corrected = not resent and corrects(text, AgentTurn(said=self.turn_text, acted=self.turn_call,
+        # A subagent's "user" words are its parent agent's prompts (a Claude Code sidechain, a Gemini
+        # subagent chat): the person is not speaking there, and corrects nothing.
+        corrected = not resent and not self.sidechain and corrects(text, AgentTurn(said=self.turn_text, acted=self.turn_call,
                                                             claimed_done=self.turn_done, asked=self.turn_asked,
                                                             interrupted=self.interrupted,
                                                             first=self.person_messages == 0,
