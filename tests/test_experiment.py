@@ -241,3 +241,14 @@ def test_a_lesson_naming_a_dangerous_way_round_harms_whoever_follows_it_and_a_wa
                     compliance=1.0)
     careful.work(5, [(pitfall, "cli")])
     assert careful.encounters[-1].outcome is Outcome.MET
+
+
+def test_a_port_another_program_listens_on_is_not_taken_for_a_night_and_a_closed_one_is():
+    import socket
+
+    from simulations.experiment.links import _bindable, _free_port
+
+    port = _free_port()
+    with socket.create_server(("127.0.0.1", port)):
+        assert not _bindable(port, reuse=True) and not _bindable(port)
+    assert _bindable(port, reuse=True)

@@ -134,11 +134,16 @@ def _remote_address(stream: trio.SocketStream) -> str:
 
 
 class Daemon:
-    def __init__(self, home: Home, config: Config, me: Identity, clock: Clock, listen: str, port_tries: int = 1) -> None:
+    def __init__(self, home: Home, config: Config, me: Identity, clock: Clock, listen: str, port_tries: int = 1,
+                 *, inline_store: bool = False) -> None:
         """``port_tries``: how many ports from the one asked for to try when it is taken (1: that
-        one alone; the command line gives more when the port is the default, not one chosen)."""
+        one alone; the command line gives more when the port is the default, not one chosen).
+        ``inline_store``: its SQLite statements on the loop's thread (``commons.store.db``), for a
+        process that runs many daemons in one loop (the experiment's nights); ``commons daemon``
+        keeps them on the store's thread, so that a long statement never stalls its gossip."""
         self.home, self.config, self.me, self.clock = home, config, me, clock
         self.port_tries = port_tries
+        self.inline_store = inline_store
         try:
             self.host, self.port = _host_port(listen)
         except ValueError as error:
@@ -176,7 +181,7 @@ class Daemon:
         fd = acquire_lock(self.home)
         set_malloc_thresholds(START_UP_THRESHOLDS)  # start-up's big transients handed back (daemon/heap.py)
         try:
-            async with await Store.open(self.home.database) as store:
+            async with await Store.open(self.home.database, inline=self.inline_store) as store:
                 self.store = store
                 return await self._serve(store)
         finally:
