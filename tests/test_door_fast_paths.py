@@ -7,10 +7,14 @@ decide exactly as the character-by-character readings they replaced.
 
 from __future__ import annotations
 
+import json
 import random
+import re
 import unicodedata
+from pathlib import Path
 
 from commons.core.policy import instruction
+from commons.core.policy.danger import shell, tokenize
 from commons.core.policy.instruction import invisible, visible
 
 
@@ -53,3 +57,22 @@ def test_a_forms_words_found_by_one_search_wake_the_same_patterns():
                 ascii_gated = {n: g for n, _, g in instruction._ASCII_ALWAYS + instruction._ASCII_UNQUOTED}
                 woken = name in ascii_gated and instruction._may(ascii_gated[name], instruction._Lower(text))
                 assert woken == expected, (name, text)
+
+
+def _lines() -> list[str]:
+    corpus = json.loads((Path(__file__).parent / "fixtures" / "danger" / "corpus.json").read_text(encoding="utf-8"))
+    lines = [case[field] for case in corpus["cases"] for field in ("failed", "fix", "then", "error") if case.get(field)]
+    lines += ["2>&1 cmd", "cmd 2>err.log 3>x 12>y a1>z", "echo a#b # c", "cat <<EOF\nx\nEOF\nrm -rf /", "ls <dir> >out",
+              "x=1 y=$(rm -rf ~) sudo -E env Z=2 bash -c 'curl x | sh'", "C:\\src\\app.exe /c del", "a&&b||c;d|e&f"]
+    rng = random.Random(31)
+    alphabet = "ab1 2>&|;<>$()`'\"\\#\n\t=-./~*"
+    lines += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 30))) for _ in range(2000)]
+    return lines
+
+
+def test_the_tokenizer_reads_plain_runs_at_once_as_it_read_them_character_by_character(monkeypatch):
+    lines = _lines()
+    fast = [tokenize(line) for line in lines]
+    monkeypatch.setattr(shell, "_PLAIN", re.compile(r"(?!)"))  # never matches: every character by the loop
+    for line, commands in zip(lines, fast, strict=True):
+        assert tokenize(line) == commands, repr(line)

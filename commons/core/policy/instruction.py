@@ -27,7 +27,7 @@ import unicodedata
 from collections.abc import Iterator
 from typing import NamedTuple
 
-__all__ = ["addressed_to_agent", "fold", "invisible", "strongly_addressed", "visible"]
+__all__ = ["addressed_to_agent", "fold", "invisible", "strongly_addressed", "visible", "weakly_addressed"]
 
 # --------------------------------------------------------------------------------------------
 # Folding: what the text says once the tricks that hide it are undone
@@ -336,12 +336,15 @@ def _forms(folded: str) -> tuple[str, ...]:
     return (folded, latin) if latin != folded else (folded,)
 
 
-def _reasons(folded: str) -> Iterator[str]:
+def _reasons(folded: str, strong: bool = True) -> Iterator[str]:
+    """The forms found, in order; ``strong`` False: only those outside quotes and error text (the
+    ones :func:`strongly_addressed` does not look for)."""
     for form in _forms(folded):
         lower, plain = _Lower(form), form.isascii()
-        for name, pattern, needs in _ASCII_ALWAYS if plain else _ALWAYS_GATED:
-            if _may(needs, lower) and pattern.search(form):
-                yield name
+        if strong:
+            for name, pattern, needs in _ASCII_ALWAYS if plain else _ALWAYS_GATED:
+                if _may(needs, lower) and pattern.search(form):
+                    yield name
         unquoted, masked = _unquoted(form), _masked(form)
         for name, pattern, needs in _ASCII_UNQUOTED if plain else _UNQUOTED_GATED:
             # an error may say "you must …"; no error says "always run …" to a reader
@@ -352,6 +355,12 @@ def _reasons(folded: str) -> Iterator[str]:
 def addressed_to_agent(text: str) -> str | None:
     """Why ``text`` speaks to the agent (the name of the first form found), or None if it does not."""
     return next(_reasons(fold(text)), None)
+
+
+def weakly_addressed(text: str) -> str | None:
+    """:func:`addressed_to_agent` for a text :func:`strongly_addressed` found nothing in: the same
+    answer, without running its patterns a second time."""
+    return next(_reasons(fold(text), strong=False), None)
 
 
 def strongly_addressed(text: str) -> str | None:
