@@ -375,17 +375,21 @@ class Daemon:
         refused = [(e.key, e.reason) for e in pending if isinstance(e, Refused)]
         now = self.now()
         behind = self.node.backlogged  # the readers wait for this batch to be stored: more is coming
-        if received:
-            before, after = await record_store.add_received(self.store, received, now)
-            # pick_up() announces what the CLI committed after last_seq: skip past this batch only
-            # when nothing was committed between (a sleep signing verifications meanwhile).
-            if before == self.last_seq:
-                self.last_seq = after
-            self.node.stored(r.key for r in received)
-            log.info("received %d records", len(received))
-        if refused:
-            await record_store.add_refused(self.store, refused, now)
-            log.info("refused %d records by local policy", len(refused))
+        # The batch is out of _pending now: cancelled before its commit (SIGTERM while the persister
+        # waits on the store), it would be lost, though the node served it and its peers count it
+        # delivered. Storing it is not cut short; what follows it may be.
+        with trio.CancelScope(shield=True):
+            if received:
+                before, after = await record_store.add_received(self.store, received, now)
+                # pick_up() announces what the CLI committed after last_seq: skip past this batch only
+                # when nothing was committed between (a sleep signing verifications meanwhile).
+                if before == self.last_seq:
+                    self.last_seq = after
+                self.node.stored(r.key for r in received)
+                log.info("received %d records", len(received))
+            if refused:
+                await record_store.add_refused(self.store, refused, now)
+                log.info("refused %d records by local policy", len(refused))
         # A revocation, or a newly dead id (it kills what was derived from it, even what came
         # first), changes the death certificates.
         died = any(refused_as_dead(reason) for _, reason in refused)

@@ -116,6 +116,15 @@ def _crossed(held: Sequence[frozenset]) -> frozenset:
         h - frozenset().union(*(o for j, o in enumerate(held) if j != i)) for i, h in enumerate(held)))
 
 
+def everywhere(served: Sequence[frozenset], known: Sequence[frozenset]) -> bool:
+    """Every record a node serves is known to every node: held, or refused (a refused or dead key
+    stays in a node's key set, withheld). A new own record that has not crossed yet counts too: a
+    lesson signed at sleep must reach every node the night it is made, not when two quiet rounds
+    happened to pass it by (seed 1: a lesson reached two nodes the night it was made, the others
+    one to five nights later)."""
+    return frozenset().union(*served) <= frozenset.intersection(*known)
+
+
 def _synced(node: Node, pid: int) -> bool:
     """This night's daemon of ``node`` is up and has synced with a peer at least once."""
     try:
@@ -220,7 +229,7 @@ class Network:
             for i, at in enumerate(now):
                 if at != marks[i]:
                     marks[i], syncs[i] = at, syncs[i] + 1
-            if _crossed(held) <= frozenset.intersection(*held) and min(syncs) >= QUIET_SYNCS:
+            if everywhere(held, [frozenset(d.node.keys()) for d in daemons]) and min(syncs) >= QUIET_SYNCS:
                 return
         raise ExperimentError(f"the daemons did not settle within {SETTLE_SECONDS:.0f} s")
 
