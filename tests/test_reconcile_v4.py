@@ -141,6 +141,19 @@ def test_too_few_symbols_ask_for_more_and_still_converge(monkeypatch):
     assert len(mores) == 2 and mores[0][3] == 0 and mores[1][3] != 0 and exchange.round_trips == 4
 
 
+@pytest.mark.parametrize("made", [200, 2000])
+def test_records_both_sides_made_since_they_met_cost_about_what_version_3_pays(made):
+    rng = random.Random(23)
+    shared = entries(rng, 20_000)
+    fresh = entries(rng, made, days=2, first=DAY + 365)  # after the shared history, on both sides
+    exchange = run_in_memory(*pair(shared, fresh[: made // 2], fresh[made // 2 :]))
+    assert exact(exchange, fresh[: made // 2], fresh[made // 2 :])
+    v3 = run_in_memory(Reconciler(KeySet(shared + fresh[: made // 2]), frame_size_limit=65000),
+                       Reconciler(KeySet(shared + fresh[made // 2 :]), frame_size_limit=65000))
+    assert any(m[2:4] == bytes([Kind.PLAN, coded_module.Plan.LIST]) for m in exchange.messages[1::2])
+    assert sum(map(len, exchange.messages)) <= 1.3 * sum(map(len, v3.messages)) and exchange.round_trips <= 3
+
+
 def test_a_small_difference_decodes_from_the_first_batch_or_from_symbol_0():
     rng = random.Random(21)
     shared, extra = entries(rng, 20_000), entries(rng, 11)

@@ -140,6 +140,9 @@ EXCHANGES: list[dict[str, Any]] = [
     {"id": 12, "comment": "60 differences: the first batch falls short, the estimator's cells size the next",
      "initiator": [_group(2, "common", 300, days=30), _group(2, "only-i", 30, days=30)],
      "responder": [_group(2, "common", 300, days=30), _group(3, "only-r", 30, days=30)], "sides": ["v4", "v4"]},
+    {"id": 13, "comment": "both sides made 30 since they met: below the newest day where they agree, the responder lists the rest",
+     "initiator": [_group(2, "common", 300, days=30), _group(2, "since-i", 30, day=DAY + 31)],
+     "responder": [_group(2, "common", 300, days=30), _group(2, "since-r", 30, day=DAY + 31)], "sides": ["v4", "v4"]},
 ]
 
 SALTS = (11, 22)

@@ -36,6 +36,7 @@ from commons.core.reconcile import estimate as est
 from commons.core.reconcile import riblt
 from commons.core.reconcile.keyset import (
     ITEM_SIZE,
+    KEY_SIZE,
     MAX_TIME,
     TIME_SIZE,
     KeySet,
@@ -52,6 +53,9 @@ from commons.core.reconcile.wire4 import (
     ASK_PUSH,
     MAX_SYMBOLS,
     BOUND_SIZE,
+    DAY_FINGERPRINT_SIZE,
+    NEWEST_DAYS,
+    SYMBOL_SIZE,
     VERSION,
     Kind,
     Plan,
@@ -67,6 +71,7 @@ FIRST_BATCH_FACTOR = 1.75  # symbols of a batch sized by the estimate, per estim
 # the estimate is above 0.8 of the truth 19 times in 20)
 FIRST_BATCH_EXTRA = 8
 DISJOINT_SHARE = 0.5  # an estimate of at least this share of both sets' items goes to ranges
+LIST_SHARE = 0.7  # list the items from the newest day below which the sets agree when that costs this share of symbols
 MORE_FACTOR = 1.45  # symbols asked after a failed batch per difference that batch shows
 MIN_CODED_FRAME = MIN_FRAME_SIZE_LIMIT + 16  # room for a version 3 message inside a RANGES section
 _RANGES_OVERHEAD = 16
@@ -82,6 +87,25 @@ def _position_after(keys: KeySet, bound: bytes) -> int:
     if after >> 8 * BOUND_SIZE:
         return len(keys)
     return keys.position(after.to_bytes(BOUND_SIZE, "big") + bytes(ITEM_SIZE - BOUND_SIZE))
+
+
+def _day_bound(day: int) -> bytes:
+    return day.to_bytes(TIME_SIZE, "big")
+
+
+def _below_days_bytes(keys: KeySet, coded: int) -> bytes:
+    """MORE 0's days: ``varint(k)`` then, for the k <= NEWEST_DAYS newest days of my first ``coded``
+    items, newest first, the day (the first whole, then as the gap below the one before) and the
+    first DAY_FINGERPRINT_SIZE bytes of the fingerprint of my items below that day."""
+    items = keys.items_bytes(0, coded)
+    days = np.frombuffer(items, dtype=np.uint8).reshape(coded, ITEM_SIZE)[:, :TIME_SIZE].copy().view(">u4").ravel()
+    newest = np.unique(days)[::-1][:NEWEST_DAYS].tolist()
+    out, previous = bytearray(encode_varint(len(newest))), None
+    for day in newest:
+        fp = keys.fingerprint_between(0, keys.position(_day_bound(day)))[:DAY_FINGERPRINT_SIZE]
+        out += encode_varint(day if previous is None else previous - day) + fp
+        previous = day
+    return bytes(out)
 
 
 def _just_above(item: bytes) -> bytes:
@@ -104,7 +128,7 @@ _ACCEPTS = {
     _State.FRESH: {Kind.ESTIMATE},
     _State.SENT_ESTIMATE: {Kind.PLAN, Kind.TAIL, Kind.LISTED, Kind.SYMBOLS, Kind.RANGES, Kind.DECODED, Kind.LACKING},
     _State.SENT_SYMBOLS: {Kind.MORE, Kind.DECODED, Kind.LISTED, Kind.LACKING, Kind.RANGES},
-    _State.SENT_MORE: {Kind.SYMBOLS, Kind.PLAN, Kind.RANGES},
+    _State.SENT_MORE: {Kind.SYMBOLS, Kind.PLAN, Kind.RANGES, Kind.REGION},
     _State.SENT_DECODED: {Kind.ANSWER},
     _State.RANGES: {Kind.RANGES},
 }
@@ -244,12 +268,12 @@ class CodedReconciler:
             limit = announced if announced is not None else self._wanted - received if self._wanted else 0
             if symbols > limit:
                 raise ReconcileProtocolError("more coded symbols than announced or asked for")
-        if len(turn.kinds) > 1 + symbols + len(turn.listed) + len(turn.lacking) + len(turn.ranges) + 8:
+        if len(turn.kinds) > 1 + symbols + len(turn.listed) + len(turn.lacking) + len(turn.ranges) + len(turn.region) + 8:
             raise ReconcileProtocolError("a turn of sections that carry nothing")
         if len(turn.ranges) > 1:
             raise ReconcileProtocolError("more than one range message in a turn")
         peer_count = self._estimate.count if self._estimate is not None else self._plan.count if self._plan else None
-        if peer_count is not None and (len(turn.listed) > peer_count or len(turn.lacking) > len(self._keys)):
+        if peer_count is not None and (max(len(turn.listed), len(turn.region)) > peer_count or len(turn.lacking) > len(self._keys)):
             raise ReconcileProtocolError("lists longer than the sets they come from")
         if self._state is _State.SENT_ESTIMATE and turn.plan is not None and len(turn.listed) > turn.plan.count:
             raise ReconcileProtocolError("a tail longer than the set it comes from")
@@ -305,10 +329,13 @@ class CodedReconciler:
             self._state = _State.DONE
         return self._reply(writer, step)
 
-    def _plan_bytes(self, plan: Plan, end: int) -> bytes:
-        """A PLAN's payload; a plan of symbols bounds them by my highest item they code."""
+    def _plan_bytes(self, plan: Plan, end: int, day: int | None = None) -> bytes:
+        """A PLAN's payload; a plan of symbols bounds them by my highest item they code, a plan of
+        a list gives the day it lists from."""
         out = (encode_varint(plan) + encode_varint(ASK_PUSH if self._ask_push else 0)
                + encode_varint(len(self._keys)) + encode_varint(end))
+        if plan is Plan.LIST:
+            out += encode_varint(day)  # type: ignore[arg-type]
         if plan is Plan.SYMBOLS:
             out += _bound_of(self._keys.items_between(len(self._encoding[0]) - 1, len(self._encoding[0]))[0])  # type: ignore[index]
         return out
@@ -318,21 +345,31 @@ class CodedReconciler:
         writer.symbols(riblt.symbol_bytes(riblt.encode(words, hashes, start, end)))
         self._sent_symbols = end
 
-    def _sized_batch(self, size_me: SizeMe) -> tuple[Plan, int]:
-        """The plan and batch end for a decoder that sent its estimator cells (MORE 0)."""
+    def _sized_batch(self, size_me: SizeMe) -> tuple[Plan, int, int | None]:
+        """The plan, batch end and listing day for a decoder that sent its estimator cells (MORE 0)."""
         e = self._estimate
         assert e is not None
         words, hashes = self._encoding  # type: ignore[misc]
         levels = len(size_me.cells) // est.GROUPS
         guess = est.estimate(size_me.cells, est.cells(hashes, levels))
         if math.isinf(guess):
-            return Plan.RANGES, 0
+            return Plan.RANGES, 0, None
         end = max(self._sent_symbols + 8, math.ceil(FIRST_BATCH_FACTOR * guess) + FIRST_BATCH_EXTRA)
+        # Both sides made records since they last agreed (a healed partition): below the newest day
+        # where our fingerprints agree the sets are equal, and my items from that day on, listed,
+        # cost less than symbols for each difference.
+        keys = self._keys
+        for day, fp in size_me.below_days:
+            at = keys.position(_day_bound(day))
+            if at <= len(words) and keys.fingerprint_between(0, at)[:DAY_FINGERPRINT_SIZE] == fp:
+                if (KEY_SIZE + 1) * (len(words) - at) < LIST_SHARE * SYMBOL_SIZE * (end - self._sent_symbols):
+                    return Plan.LIST, 0, day
+                break
         # Sets that share (almost) nothing -- most items differing -- cost a list or a push count
         # with ranges, not 1.5 symbols an item.
         if end > MAX_SYMBOLS or guess >= DISJOINT_SHARE * (e.count + len(words)):
-            return Plan.RANGES, 0
-        return Plan.SYMBOLS, end
+            return Plan.RANGES, 0, None
+        return Plan.SYMBOLS, end, None
 
     def _on_decoder(self, turn: Turn) -> ReconcileStep:
         e = self._estimate
@@ -352,10 +389,14 @@ class CodedReconciler:
                 self._send_symbols(writer, self._sent_symbols, turn.more)
                 return self._reply(writer, step)
             assert turn.size_me is not None
-            plan, end = self._sized_batch(turn.size_me)
-            writer.section(Kind.PLAN, self._plan_bytes(plan, end))
+            plan, end, day = self._sized_batch(turn.size_me)
+            writer.section(Kind.PLAN, self._plan_bytes(plan, end, day))
             if plan is Plan.RANGES:
                 return self._start_ranges(writer, step, initiator=True, tail_sent=True)
+            if plan is Plan.LIST:
+                at = self._keys.position(_day_bound(day))  # type: ignore[arg-type]
+                writer.listed(Kind.REGION, self._keys.items_between(at, len(self._encoding[0])))  # type: ignore[index]
+                return self._reply(writer, step)
             self._send_symbols(writer, self._sent_symbols, end)
             return self._reply(writer, step)
         if turn.pushed_days is None:
@@ -517,12 +558,28 @@ class CodedReconciler:
             assert plan is not None
             if plan.plan is Plan.RANGES:
                 return self._ranges_planned(turn, _Report())
+            if plan.plan is Plan.LIST:
+                return self._on_region(turn, plan.day)  # type: ignore[arg-type]
             if plan.plan is not Plan.SYMBOLS or plan.symbol_end <= len(self._received) or set(turn.kinds) != {Kind.PLAN, Kind.SYMBOLS}:
                 raise ReconcileProtocolError("a sized batch is a PLAN of more symbols, then the symbols")
             self._wanted = plan.symbol_end
         elif turn.plan is not None:
             raise ReconcileProtocolError("a PLAN answering a MORE that gave the batch's end")
         return self._take_symbols(turn, _Report())
+
+    def _on_region(self, turn: Turn, day: int) -> ReconcileStep:
+        """The responder listed every item it codes from ``day`` on (below it our sets agree): the
+        difference is that list against mine from that day on."""
+        if set(turn.kinds) - {Kind.PLAN, Kind.REGION}:
+            raise ReconcileProtocolError("a plan of a list carries REGION sections only")
+        coded = len(self._encoding[0])  # type: ignore[index]
+        at = min(coded, self._keys.position(_day_bound(day)))
+        listed = set(turn.region)
+        if any(item_time(i) < day for i in turn.region[:1]):
+            raise ReconcileProtocolError("a region item before the region's day")
+        mine = [i for i in self._keys.items_between(at, coded) if i not in listed]
+        theirs = [i for i in turn.region if self._keys.time_of(item_key(i)) != item_time(i)]
+        return self._decoded(TurnWriter(self._limit), _Report(), theirs, mine, self._known)
 
     def _take_symbols(self, turn: Turn, step: _Report) -> ReconcileStep:
         assert self._received is not None
@@ -547,7 +604,8 @@ class CodedReconciler:
             else:
                 levels = est.levels_for(len(self._keys))
                 writer.section(Kind.MORE, encode_varint(0) + encode_varint(levels)
-                               + est.cells_bytes(est.cells(self._encoding[1], levels)))  # type: ignore[index]
+                               + est.cells_bytes(est.cells(self._encoding[1], levels))  # type: ignore[index]
+                               + _below_days_bytes(self._keys, len(self._encoding[0])))  # type: ignore[index]
                 self._wanted = 0
                 self._sized = True
             self._state = _State.SENT_MORE

@@ -35,6 +35,8 @@ MORE_FOLLOWS = 0x01  # message flag: another message of this turn follows
 SALT_SIZE = 8
 MAX_SYMBOLS = 1 << 18  # the most coded symbols a session may ask for or send (about 12 MB)
 SYMBOL_SIZE = ITEM_SIZE + CHECKSUM_SIZE + 1  # sum, checksum, count modulo 256
+NEWEST_DAYS = 8  # MORE 0: the decoder's newest days, each with a fingerprint of its coded items below it
+DAY_FINGERPRINT_SIZE = 8
 BOUND_SIZE = 12  # a plan of symbols bounds what it codes by its highest item's day and first 8 key bytes
 
 
@@ -51,6 +53,7 @@ class Kind(enum.IntEnum):
     LACKING = 8  # decoder: items you hold that I lack, by their salted hash
     ANSWER = 9  # responder: which of the lacking items it withholds, how many it pushes
     RANGES = 10  # a version 3 message: the session goes on by range fingerprints
+    REGION = 11  # responder, plan LIST: every item it codes from the plan's day on
 
 
 class Plan(enum.IntEnum):
@@ -58,6 +61,7 @@ class Plan(enum.IntEnum):
     SYMBOLS = 1  # coded symbols of my items up to your highest item follow
     RANGES = 2  # too large a difference for coded symbols: range reconciliation follows
     DECODED = 3  # your symbol 0 decoded (one item differs): DECODED, LISTED and LACKING follow
+    LIST = 4  # our sets are equal below a day: my items from that day on follow (REGION)
 
 
 ASK_PUSH = 0x01  # flag of ESTIMATE and PLAN: push me the records I lack instead of naming them
@@ -77,6 +81,7 @@ class SizeMe:
     """MORE with end 0: the decoder's estimator cells, for the encoder to size the batch."""
 
     cells: np.ndarray
+    below_days: tuple[tuple[int, bytes], ...] = ()  # (day, fingerprint of my coded items below it), newest first
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,7 @@ class PlanSection:
     count: int  # the sender's items
     symbol_end: int  # symbols of this batch: indices 0 .. symbol_end - 1
     bound: bytes | None = None  # plan SYMBOLS: the first BOUND_SIZE bytes of the sender's highest item it codes
+    day: int | None = None  # plan LIST: the day from which the sender lists what it codes
 
 
 @dataclass
@@ -105,6 +111,7 @@ class Turn:
     lacking: list[int] = field(default_factory=list)  # salted hashes of the items
     answer: tuple[int, list[int]] | None = None  # (pushed, withheld positions in the lacking list)
     ranges: list[bytes] = field(default_factory=list)
+    region: list[bytes] = field(default_factory=list)
 
 
 class _Reader(RangeReader):
@@ -205,7 +212,8 @@ def decode_message(data: bytes, turn: Turn, symbols_start: int) -> bool:
             if (plan is Plan.SYMBOLS) != (end > 0):
                 raise r.fail("a plan of coded symbols announces how many, and only it")
             bound = r.take(BOUND_SIZE) if plan is Plan.SYMBOLS else None
-            turn.plan = PlanSection(plan, bool(ask & ASK_PUSH), count, end, bound)
+            day = r.varint(MAX_TIME) if plan is Plan.LIST else None
+            turn.plan = PlanSection(plan, bool(ask & ASK_PUSH), count, end, bound, day)
         elif kind is Kind.SYMBOLS:
             start = symbols_start + sum(len(s) for s in turn.symbols)
             turn.symbols.append(_symbols(r, start))
@@ -224,7 +232,14 @@ def decode_message(data: bytes, turn: Turn, symbols_start: int) -> bool:
                 levels = r.varint(MAX_LEVELS)
                 if levels < 1:
                     raise r.fail("an estimate of no level")
-                turn.size_me = SizeMe(cells_from_bytes(r.take(levels * GROUPS * CELL_SIZE)))
+                cells = cells_from_bytes(r.take(levels * GROUPS * CELL_SIZE))
+                days: list[tuple[int, bytes]] = []
+                for _ in range(r.varint(NEWEST_DAYS)):
+                    day = r.varint(MAX_TIME) if not days else days[-1][0] - r.varint()
+                    if day < 0 or (days and day >= days[-1][0]):
+                        raise r.fail("days not descending")
+                    days.append((day, r.take(DAY_FINGERPRINT_SIZE)))
+                turn.size_me = SizeMe(cells, tuple(days))
         elif kind is Kind.DECODED:
             days, day = [], 0
             for _ in range(r.varint(MAX_TIME + 1)):
@@ -234,6 +249,11 @@ def decode_message(data: bytes, turn: Turn, symbols_start: int) -> bool:
                     raise r.fail("pushed days not ascending, or a day with nothing")
                 days.append((day, count))
             turn.pushed_days = days
+        elif kind is Kind.REGION:
+            items = r.items()
+            if turn.region and items and items[0] <= turn.region[-1]:
+                raise r.fail("region items not strictly ascending")
+            turn.region += items
         elif kind is Kind.LACKING:
             count = r.varint()
             if count * CHECKSUM_SIZE > len(r.data) - r.pos:
