@@ -1,4 +1,4 @@
-"""Reconciliation version 4: an estimate, then rateless coded symbols; negotiated with version 3 peers.
+"""Reconciliation version 4: rateless coded symbols (symbol 0 in the opening); negotiated with version 3 peers.
 
 Both sides always end knowing exactly the difference, whatever its size or where it lies in time;
 a peer's malformed, oversized or inconsistent turn is refused as the peer's fault."""

@@ -19,7 +19,7 @@ plus the differences of each case:
   they are scattered; negentropy gets the second as its timestamp (its own ordering, in which they
   are one dense range) and, in ``negentropy_by_day``, the day alone, as commons has it.
 
-Commons runs in version 3 (range fingerprints, ``commons``) and version 4 (an estimate, then
+Commons runs in version 3 (range fingerprints, ``commons``) and version 4 (symbol 0 in the opening, then
 rateless coded symbols, ``commons_v4``; between two nodes that already know they both speak it --
 the first session between two version 4 nodes costs half a round trip and one version 3 message
 more, ``v4_first_session``). ``v4_beyond_ids`` is version 4's bytes less 32 a difference, per
