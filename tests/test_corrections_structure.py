@@ -26,7 +26,8 @@ LAYOUT_EN = AgentTurn(said="The right panel now resizes with the window.", acted
 
 
 @pytest.mark.parametrize("text, turn", [
-    ("测试效果不佳，写入还是在最后一行", DONE_ZH),  # the agent's "at the top": still the last row
+    ("测试效果不佳，写入还是在最后一行", DONE_ZH),
+    ("别改表格的位置，写入还是在最后一行", DONE_ZH),  # 别 "don't" opening the clause  # the agent's "at the top": still the last row
     ("我在飞书回复了，表格并没有更新", DONE_ZH),
     ("no anduvo, estoy en PyCharm con keybinds de VSCode", SHORTCUT_ES),
     ("Perfecto, pero no resolvió lo de las oraciones", SHORTCUT_ES),
@@ -45,6 +46,7 @@ def test_a_push_back_on_the_agents_last_turn_is_a_correction_in_any_language(tex
 @pytest.mark.parametrize("text, turn", [
     ("备忘录增加功能：推送时显示序号字段的内容", DONE_ZH),  # the next feature
     ("继续", DONE_ZH),
+    ("我把文档主名字改为：Twork助手文档，备忘录表格名字不变。注意识别", DONE_ZH),  # 识别 "recognise": no 别 "don't"
     ("como se calcula el rango de valores de una columna numerica?", SHORTCUT_ES),
     ("Merci, maintenant ajoute la température du soir", FIXED_FR),
     ("oui, vérifie bien si ce qu'on a fait hors du plan ne crée pas de conflits", FIXED_FR),  # "du" is no "you" here
