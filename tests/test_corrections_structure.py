@@ -174,7 +174,7 @@ SUPERVISED_EN = AgentTurn(said="I will keep supervising BROTHER and SISTER; the 
 @pytest.mark.parametrize("text", [
     "SISTER SAYS: I've confirmed the flag is real, with one important correction: template.md is not deleted",
     "Codex wrote: no, the branch still fails its checks",
-    "From the reviewer: this is wrong, the PR is not closed",
+    "Message from Codex: this is wrong, the PR is not closed",
     "> no, it still fails\n> the tests do not build",  # quoted lines only
 ])
 def test_another_partys_words_the_person_passes_on_are_not_their_correction(text):
@@ -185,6 +185,9 @@ def test_another_partys_words_the_person_passes_on_are_not_their_correction(text
     "I said: no quarantine, it still fails",  # the person restating their own words
     "you said it was done, but it still fails",
     "no, this is wrong. The reviewer says: keep the PR open",  # the person's words first, a quote after
+    "from now on: never say it is done while it still fails",  # "from …:" opens no quote
+    "it says: permission denied, it still fails",  # a program's words, reported by the person
+    "the terminal says: still the same error",
 ])
 def test_the_persons_own_words_beside_a_quote_still_correct(text):
     assert corrects(text, SUPERVISED_EN)

@@ -407,12 +407,13 @@ def _after_agreeing(norm: str) -> str:
 
 
 # Another party's words the person passes on: a message opening with a speaker's label ("SISTER SAYS:",
-# "Codex wrote:", "From the reviewer:") or made only of quoted lines ("> …"). What it holds pushes
+# "Codex wrote:", "Message from Codex:") or made only of quoted lines ("> …"). What it holds pushes
 # back, if at all, for whoever wrote it (another agent, a reviewer), not for the person; "I said:",
-# "you said:" are the person's own, restating or quoting the agent back to it.
-_RELAYED = re.compile(r"\A[\W_]*(?:(?:from|message\s+from)\s+)?(?:the\s+)?(?!(?:i|we|you|u)\s)[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?"
-                      r"\s+(?:says|said|writes|wrote|replied|reports|answered)\s*:|\A[\W_]*from\s+[^\W\d_][\w-]*"
-                      r"(?:\s+[^\W\d_][\w-]*)?\s*:", re.IGNORECASE)
+# "you said:" are the person's own, restating or quoting the agent back to it, and "it says:", "the
+# terminal says:" the person's report of what a program printed: the speaker is named (in capitals).
+_SPEAKER = r"(?:the\s+)?(?:[^\W\d_][\w-]*\s+)?(?!(?:i|we|you|u|it|this|that|he|she|they)\s)(?-i:[A-Z])[\w-]*"
+_RELAYED = re.compile(r"\A[\W_]*(?:message\s+from\s+" + _SPEAKER + r"\s*:|" + _SPEAKER
+                      + r"\s+(?:says|said|writes|wrote|replied|reports|answered)\s*:)", re.IGNORECASE)
 _QUOTED_LINE = re.compile(r"^\s*>", re.MULTILINE)
 
 
