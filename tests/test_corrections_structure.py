@@ -26,7 +26,8 @@ LAYOUT_EN = AgentTurn(said="The right panel now resizes with the window.", acted
 
 
 @pytest.mark.parametrize("text, turn", [
-    ("测试效果不佳，写入还是在最后一行", DONE_ZH),  # the agent's "at the top": still the last row
+    ("测试效果不佳，写入还是在最后一行", DONE_ZH),
+    ("别改表格的位置，写入还是在最后一行", DONE_ZH),  # 别 "don't" opening the clause  # the agent's "at the top": still the last row
     ("我在飞书回复了，表格并没有更新", DONE_ZH),
     ("no anduvo, estoy en PyCharm con keybinds de VSCode", SHORTCUT_ES),
     ("Perfecto, pero no resolvió lo de las oraciones", SHORTCUT_ES),
@@ -45,6 +46,7 @@ def test_a_push_back_on_the_agents_last_turn_is_a_correction_in_any_language(tex
 @pytest.mark.parametrize("text, turn", [
     ("备忘录增加功能：推送时显示序号字段的内容", DONE_ZH),  # the next feature
     ("继续", DONE_ZH),
+    ("我把文档主名字改为：Twork助手文档，备忘录表格名字不变。注意识别", DONE_ZH),  # 识别 "recognise": no 别 "don't"
     ("como se calcula el rango de valores de una columna numerica?", SHORTCUT_ES),
     ("Merci, maintenant ajoute la température du soir", FIXED_FR),
     ("oui, vérifie bien si ce qu'on a fait hors du plan ne crée pas de conflits", FIXED_FR),  # "du" is no "you" here
@@ -172,7 +174,7 @@ SUPERVISED_EN = AgentTurn(said="I will keep supervising BROTHER and SISTER; the 
 @pytest.mark.parametrize("text", [
     "SISTER SAYS: I've confirmed the flag is real, with one important correction: template.md is not deleted",
     "Codex wrote: no, the branch still fails its checks",
-    "From the reviewer: this is wrong, the PR is not closed",
+    "Message from Codex: this is wrong, the PR is not closed",
     "> no, it still fails\n> the tests do not build",  # quoted lines only
 ])
 def test_another_partys_words_the_person_passes_on_are_not_their_correction(text):
@@ -183,6 +185,9 @@ def test_another_partys_words_the_person_passes_on_are_not_their_correction(text
     "I said: no quarantine, it still fails",  # the person restating their own words
     "you said it was done, but it still fails",
     "no, this is wrong. The reviewer says: keep the PR open",  # the person's words first, a quote after
+    "from now on: never say it is done while it still fails",  # "from …:" opens no quote
+    "it says: permission denied, it still fails",  # a program's words, reported by the person
+    "the terminal says: still the same error",
 ])
 def test_the_persons_own_words_beside_a_quote_still_correct(text):
     assert corrects(text, SUPERVISED_EN)

@@ -233,7 +233,7 @@ _NEGATION = re.compile(
         r"ne", r"pas", r"non", r"jamais", r"rien",  # fr, it
         r"nicht", r"nein", r"kein\w*", r"nie",  # de
         r"не", r"нет", r"ни",  # ru
-    )) + "|" + _words(r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"別|别", r"未", r"并非", r"ない", r"ません", r"違う", r"않", r"아니"),
+    )) + "|" + _words(r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"(?<![识區区特分级級类類告个個差性辨鉴識])(?:別|别)", r"未", r"并非", r"ない", r"ません", r"違う", r"않", r"아니"),
     re.IGNORECASE)
 _PERSISTS = re.compile(
     _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"noch", r"ещё|еще"))
@@ -407,12 +407,13 @@ def _after_agreeing(norm: str) -> str:
 
 
 # Another party's words the person passes on: a message opening with a speaker's label ("SISTER SAYS:",
-# "Codex wrote:", "From the reviewer:") or made only of quoted lines ("> …"). What it holds pushes
+# "Codex wrote:", "Message from Codex:") or made only of quoted lines ("> …"). What it holds pushes
 # back, if at all, for whoever wrote it (another agent, a reviewer), not for the person; "I said:",
-# "you said:" are the person's own, restating or quoting the agent back to it.
-_RELAYED = re.compile(r"\A[\W_]*(?:(?:from|message\s+from)\s+)?(?:the\s+)?(?!(?:i|we|you|u)\s)[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?"
-                      r"\s+(?:says|said|writes|wrote|replied|reports|answered)\s*:|\A[\W_]*from\s+[^\W\d_][\w-]*"
-                      r"(?:\s+[^\W\d_][\w-]*)?\s*:", re.IGNORECASE)
+# "you said:" are the person's own, restating or quoting the agent back to it, and "it says:", "the
+# terminal says:" the person's report of what a program printed: the speaker is named (in capitals).
+_SPEAKER = r"(?:the\s+)?(?:[^\W\d_][\w-]*\s+)?(?!(?:i|we|you|u|it|this|that|he|she|they)\s)(?-i:[A-Z])[\w-]*"
+_RELAYED = re.compile(r"\A[\W_]*(?:message\s+from\s+" + _SPEAKER + r"\s*:|" + _SPEAKER
+                      + r"\s+(?:says|said|writes|wrote|replied|reports|answered)\s*:)", re.IGNORECASE)
 _QUOTED_LINE = re.compile(r"^\s*>", re.MULTILINE)
 
 
