@@ -20,6 +20,14 @@ def test_a_bench_that_fails_leaves_its_error_and_no_earlier_figures(tmp_path, mo
     assert json.loads((tmp_path / "bench_gone.run.json").read_text())["bench"] == "bench_gone"
 
 
+@pytest.mark.parametrize("quick, passed", [("", ["--large"]), ("1", [])])
+def test_a_full_run_gives_a_bench_its_full_arguments_and_a_quick_one_does_not(tmp_path, monkeypatch, quick, passed):
+    monkeypatch.setenv("BENCH_QUICK", quick)
+    monkeypatch.setitem(run.FULL_ARGUMENTS, "bench_gone", ("--large",))
+    record = run.run_one("bench_gone", tmp_path)
+    assert record["arguments"] == passed and record["mode"] == ("quick" if quick else "full")
+
+
 def test_a_name_that_is_no_bench_is_refused_before_anything_runs(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         run.main(["bench_nothing", "--out", str(tmp_path)])
