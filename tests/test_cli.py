@@ -181,3 +181,14 @@ def test_an_empty_listing_names_the_status_asked_for_and_all_reads_as_none_yet(h
     run(capsys, "init")
     assert run(capsys, "lessons", "--status", "all")[1].strip() == "no lessons yet"
     assert run(capsys, "lessons", "--status", "candidate")[1].strip() == "no candidate lessons"
+
+
+def test_only_the_daemon_command_opens_the_asyncio_bridge():
+    """A command's store runs inline, so it runs in plain trio; `commons daemon` reaches aiosqlite's
+    thread and zeroconf, which need trio-asyncio's loop."""
+    import commons.cli as cli
+
+    parser = cli.build_parser()
+    assert parser.parse_args(["daemon"]).asyncio_bridge is True
+    for argv in (["lessons"], ["sleep"], ["ingest"], ["render"], ["peers", "add", "127.0.0.1:1", "00"]):
+        assert getattr(parser.parse_args(argv), "asyncio_bridge", False) is False

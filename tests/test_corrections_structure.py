@@ -19,6 +19,8 @@ FIXED_FR = AgentTurn(said="J'ai corrigé le calcul de la moyenne, les tests pass
                      claimed_done=True)
 FIXED_DE = AgentTurn(said="Ich habe den Export repariert, er sollte jetzt funktionieren.", acted="Edit export.py",
                      claimed_done=True)
+MOVED_EN = AgentTurn(said="The installer is blocked in Downloads. I'll move it to the temp folder and run it from there.",
+                     acted="Bash Move-Item -Path Downloads/setup.exe -Destination $env:TEMP")
 LAYOUT_EN = AgentTurn(said="The right panel now resizes with the window.", acted="Edit GroupLayout.tsx",
                       claimed_done=True)
 
@@ -32,6 +34,9 @@ LAYOUT_EN = AgentTurn(said="The right panel now resizes with the window.", acted
     ("das funktioniert immer noch nicht", FIXED_DE),
     ("it is still not resizing even though there is space on its right side", LAYOUT_EN),
     ("yes but the right panel does not expand on resize", LAYOUT_EN),
+    ("same error again when I resize it", LAYOUT_EN),  # a repetition beside a failure
+    ("this is fundamentally WRONG, check the documentation", MOVED_EN),  # one push-back word, shouted
+    ("I ALREADY pointed you at the exe in the repo root", MOVED_EN),  # what the person had already said
 ])
 def test_a_push_back_on_the_agents_last_turn_is_a_correction_in_any_language(text, turn):
     assert corrects(text, turn)
@@ -42,6 +47,8 @@ def test_a_push_back_on_the_agents_last_turn_is_a_correction_in_any_language(tex
     ("继续", DONE_ZH),
     ("como se calcula el rango de valores de una columna numerica?", SHORTCUT_ES),
     ("Merci, maintenant ajoute la température du soir", FIXED_FR),
+    ("oui, vérifie bien si ce qu'on a fait hors du plan ne crée pas de conflits", FIXED_FR),  # "du" is no "you" here
+    ("i updated the todo.md can you read it again.", LAYOUT_EN),  # "again" alone asks for the thing once more
     ("yes, and remember: uv, never pip, in this repo", LAYOUT_EN),
     ("We are implementing the next feature:\n- registration\n- tickets\n- do NOT break the UI", LAYOUT_EN),
 ])
@@ -157,3 +164,57 @@ def _corrections_after(tmp_path: Path, interrupt: bool) -> list[str]:
 def test_a_redirect_right_after_the_person_interrupted_the_agent_is_a_correction(tmp_path):
     assert _corrections_after(tmp_path, interrupt=True) == ["focus on the backend, I will handle the frontend"]
     assert _corrections_after(tmp_path, interrupt=False) == []  # the same words, the agent not stopped
+
+
+SUPERVISED_EN = AgentTurn(said="I will keep supervising BROTHER and SISTER; the quarantine plan is done.", claimed_done=True)
+
+
+@pytest.mark.parametrize("text", [
+    "SISTER SAYS: I've confirmed the flag is real, with one important correction: template.md is not deleted",
+    "Codex wrote: no, the branch still fails its checks",
+    "From the reviewer: this is wrong, the PR is not closed",
+    "> no, it still fails\n> the tests do not build",  # quoted lines only
+])
+def test_another_partys_words_the_person_passes_on_are_not_their_correction(text):
+    assert not corrects(text, SUPERVISED_EN)
+
+
+@pytest.mark.parametrize("text", [
+    "I said: no quarantine, it still fails",  # the person restating their own words
+    "you said it was done, but it still fails",
+    "no, this is wrong. The reviewer says: keep the PR open",  # the person's words first, a quote after
+])
+def test_the_persons_own_words_beside_a_quote_still_correct(text):
+    assert corrects(text, SUPERVISED_EN)
+
+
+ASKED_TRANSCRIPT = AgentTurn(said="I could not fetch the transcript. Is it visible on the video's page? If it is, let me know.",
+                             asked=True)
+
+
+def test_capitals_joined_into_one_name_are_no_raised_voice():
+    assert not corrects("Store what YouTube gives you in the IDAHO-VAULT repo, named like the Adobe files",
+                        ASKED_TRANSCRIPT)
+    assert not corrects("set MAX_RETRIES in the CONFIG_FILE you read", ASKED_TRANSCRIPT)
+    assert corrects("this is fundamentally WRONG, check the documentation", MOVED_EN)  # still one push-back word
+
+
+COMPOSED_EN = AgentTurn(said="Run it again from the repo root:\n\n```bash\ndocker compose up --build\n```", acted="Edit compose.yaml")
+
+
+@pytest.mark.parametrize("text", [
+    "dependency failed to start: container lms-go-minio-1 has no healthcheck configured",
+    "Refused to apply style from 'https://cdn.example/tailwind.min.css' because its MIME type is not a supported "
+    "stylesheet MIME type",
+    "Error: ENOENT: no such file or directory, mkdir '/home/dev/.claude/plugins'",
+])
+def test_a_programs_failure_pasted_alone_is_one_failure_not_the_person_negating(text):
+    assert not corrects(text, COMPOSED_EN)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("no, it still says t.serialize is not a function", COMPOSED_EN),  # the person's own no, beside the program's
+    ("the build does not work: module not found", COMPOSED_EN),
+])
+def test_a_programs_failure_beside_the_persons_own_push_back_still_corrects(text, turn):
+    assert corrects(text, turn)

@@ -100,3 +100,21 @@ def test_a_step_run_again_after_its_fix_is_listed_again_so_a_verifier_sees_the_f
     judged = fix_judgement(met, Fix("Bash", "go test", "go mod tidy"), 0.0,
                            sessions_by_uid([session, error], 1000.0))
     assert judged.how == FIX_CONFIRMED
+
+
+def _shouted_reply_after(openers: list[str]) -> list:
+    """The person's messages, each answered by the agent, then a reply in capitals to its claim."""
+    turns: list = [SessionSeen(session="s-caps", project="/home/dev/vault", at=1.0)]
+    for n, text in enumerate(openers):
+        turns += [PersonSaid(f"p{n}", 2.0 + 2 * n, text), AgentSaid(3.0 + 2 * n, "Understood. I will proceed.")]
+    turns += [AgentSaid(40.0, "Done: the report is written to reports/levelset.md."),
+              PersonSaid("last", 41.0, "SO WHO WILL READ THE REPORT THERE")]
+    return turns
+
+
+def test_capitals_are_a_raised_voice_only_from_a_person_who_does_not_write_in_them():
+    calm = _run(_shouted_reply_after(["please write the levelset report", "use the usual template", "thanks, go on"]))
+    habit = _run(_shouted_reply_after(["PING", "RUN THE LEVELSET PROTOCOL", "ECHO: TRIUNE"]))
+    assert [e.uid for e in calm.episodes() if isinstance(e, CorrectionEpisode)] == ["last"]
+    assert [e for e in habit.episodes() if isinstance(e, CorrectionEpisode)] == []
+    assert BuildState.from_json(json.loads(json.dumps(habit.snapshot().to_json()))).person_shouted == 4

@@ -241,3 +241,37 @@ def test_a_lesson_naming_a_dangerous_way_round_harms_whoever_follows_it_and_a_wa
                     compliance=1.0)
     careful.work(5, [(pitfall, "cli")])
     assert careful.encounters[-1].outcome is Outcome.MET
+
+
+def test_a_port_another_program_listens_on_is_not_taken_for_a_night_and_a_closed_one_is():
+    import socket
+
+    from simulations.experiment.links import _bindable, _free_port
+
+    port = _free_port()
+    with socket.create_server(("127.0.0.1", port)):
+        assert not _bindable(port, reuse=True) and not _bindable(port)
+    assert _bindable(port, reuse=True)
+
+
+def test_a_lesson_signed_at_sleep_reaches_every_node_the_night_it_is_made(tmp_path):
+    """A night's exchange is settled only when what any node serves is at every node: a lesson
+    signed at 03:00 is at each of the others by that night's render, not a night or five later."""
+    import sqlite3
+
+    plan = make_plan(SEED, agents=6, days=6, pitfalls=2, meets=1, changes=False)
+    run = run_arm("trusted", plan, SEED, tmp_path / "trusted")
+    received, refused = {}, {}  # a record a peer's policy refuses stays there, refused: it went as far as it may
+    for node in run.nodes:
+        db = sqlite3.connect(node.home / "data" / "commons.db")
+        received[node.name] = dict(db.execute("SELECT key, received_at FROM records WHERE type = 'lesson'"))
+        refused[node.name] = {key for (key,) in db.execute("SELECT key FROM refused")}
+        db.close()
+    made = {key: at for node in run.nodes for key, at in received[node.name].items()
+            if key not in set().union(*(received[o.name] for o in run.nodes if o is not node))
+            or at == min(received[o.name].get(key, at) for o in run.nodes)}
+    assert len(made) >= 2, "fewer than two lessons were signed: nothing was tested"
+    for key, at in made.items():
+        late = {n: received[n].get(key) for n in received if not (received[n].get(key) or 1e18) - at < 3600
+                and key not in refused[n]}
+        assert not late, f"a lesson signed at {at} reached {sorted(late)} only later: {late}"

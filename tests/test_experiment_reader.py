@@ -62,3 +62,10 @@ def test_the_reader_imports_nothing_of_commons():
                 if isinstance(node, (ast.Import, ast.ImportFrom))
                 for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])}
     assert not {name for name in imported if name.split(".")[0] == "commons"}, imported
+
+
+def test_a_file_placeholder_is_filled_from_the_files_touched_and_never_from_other_words():
+    note = "`git commit` failed with \"hook black failed: files were modified by this hook\"; it passed after `black <path>`."
+    assert advice_for(note, 'git commit -m "refactor cli"', ("src/cli.py",)) == "black src/cli.py"
+    # A commit with no file formatted in the task: the commit message is not a file to run black on.
+    assert advice_for(note, 'git commit -am "fix stuff"') == ""

@@ -45,3 +45,30 @@ def test_the_doc_says_where_the_errors_went_and_the_ceiling_the_world_puts_on_ev
     assert "a ceiling of 0.720" in doc and "cannot meet it whatever the product does" in doc
     assert "Under peer review, 6 errors" in doc
     assert "A seed (every arm) took 100 CPU-seconds on average: 20 seeds are 2000 CPU-seconds, 16.7 minutes" in doc
+
+
+def test_the_ceiling_counts_declined_advice_on_every_encounter_not_only_on_control_errors():
+    # Control's agents learn from their own sessions: 10 errors of 20 encounters. With every lesson
+    # perfect, an agent still declines 1 in 10 of its 18 advisable encounters, plus 2 flaky errors:
+    # 3.8 errors at best, so the most any arm avoids is 1 - 3.8 / 10 = 0.62, not 0.9 * 0.8 = 0.72.
+    runs = [_seed(1, 3), _seed(2, 4)]
+    for run in runs:
+        run["arms"]["control"]["fewest_errors_met_elsewhere_first"] = 3.8
+    doc = render(dict(summarise_seeds(runs, 600.0), jobs=4), "python -m simulations.experiment --seeds 1-2")
+    assert "a ceiling of 0.620" in doc and "avoids at most 0.620 of control's" in doc
+
+
+def test_fewest_errors_are_the_flaky_ones_and_the_declined_share_of_what_still_fails():
+    from simulations.experiment.agent import Encounter, Outcome
+    from simulations.experiment.figures import fewest_errors
+    from simulations.experiment.schedule import make_plan
+    from simulations.experiment.world import PitfallKind
+
+    plan = make_plan(1)
+    (fixed, day), = plan.fixed_upstream.items()
+    meet = lambda pitfall, d, outcome=Outcome.MET: Encounter("x", d, pitfall, PitfallKind.ERROR, outcome)
+    encounters = ([meet("npm-flaky-registry", 5), meet("npm-flaky-registry", 6, Outcome.CLEAN)]
+                  + [meet("go-mod-tidy", d, Outcome.AVOIDED) for d in range(5, 15)]
+                  + [meet(fixed, day - 1), meet(fixed, day, Outcome.CLEAN), meet(fixed, day + 1, Outcome.CLEAN)])
+    # One flaky error; 11 encounters whose command still fails (the fixed one only before its day).
+    assert fewest_errors(encounters, plan) == round(1 + 0.1 * 11, 1)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from commons.core.learning.episode import ErrorEpisode, SessionEpisode
+from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from commons.ingest import codex, gemini
 from commons.ingest.archive import Archive
 from commons.ingest.codex import read_output
@@ -147,6 +147,46 @@ def test_a_refused_codex_command_is_no_error():
     assert [e for e in codex.parse(data).episodes if isinstance(e, ErrorEpisode)] == []
 
 
+def _rollout(*records: tuple[str, str, dict]) -> bytes:
+    """A rollout of envelope records (time, type, payload), after a session_meta."""
+    lines = [{"timestamp": "2026-11-04T09:00:00.000Z", "type": "session_meta", "payload": {"id": "s1", "cwd": "/p"}}]
+    lines += [{"timestamp": at, "type": kind, "payload": payload} for at, kind, payload in records]
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def _said(at: str, text: str, kind: str = "user_message") -> tuple[str, str, dict]:
+    return at, "event_msg", {"type": kind, "message": text}
+
+
+IDE_CONTEXT = ("# Context from my IDE setup:\n\n## Active file: cmd/api/main.go\n\n## Open tabs:\n- main.go: cmd/api/main.go\n"
+               "- .env: .env\n\n## My request for Codex:\n")
+
+
+def test_a_codex_message_from_the_ide_is_the_persons_request_past_the_editors_context():
+    data = _rollout(
+        _said("2026-11-04T09:00:01.000Z", IDE_CONTEXT + "fais un frontend en Go pur"),
+        _said("2026-11-04T09:00:05.000Z", "C'est fait : le frontend React est prêt.", "agent_message"),
+        _said("2026-11-04T09:00:09.000Z", IDE_CONTEXT + "Tu ne dois pas faire un frontend en react. Pas de JavaScript."),
+    )  # fmt: skip
+    result = codex.parse(data)
+    assert result.session is not None and result.session.asked[0] == "fais un frontend en Go pur"
+    (correction,) = [e for e in result.episodes if isinstance(e, CorrectionEpisode)]
+    assert correction.said.startswith("Tu ne dois pas")
+
+
+def test_a_codex_turn_the_person_stopped_is_an_interrupt_not_their_words():
+    stopped = (_said("2026-11-04T09:00:01.000Z", "add the export button"),
+               _said("2026-11-04T09:00:03.000Z", "I'll add it to the toolbar.", "agent_message"))
+    follow = _said("2026-11-04T09:00:06.000Z", "in the sidebar, not the toolbar")
+    aborted = ("2026-11-04T09:00:04.000Z", "event_msg", {"type": "turn_aborted", "reason": "interrupted"})
+    plain = codex.parse(_rollout(*stopped, follow))
+    interrupted = codex.parse(_rollout(*stopped, aborted, follow))
+    assert [e for e in plain.episodes if isinstance(e, CorrectionEpisode)] == []  # a reply, said with no push-back
+    (correction,) = [e for e in interrupted.episodes if isinstance(e, CorrectionEpisode)]
+    assert correction.said.startswith("in the sidebar")
+    assert interrupted.session is not None and len(interrupted.session.asked) == 2  # no "<turn_aborted>" message
+
+
 # -- Gemini -------------------------------------------------------------------------------------
 
 
@@ -184,6 +224,30 @@ def test_a_half_written_gemini_chat_consumes_nothing():
     data = _chat([_call("c1", "success", "ok")])
     result = gemini.parse(data[:-10])
     assert (result.consumed_bytes, result.episodes, result.state.offset) == (0, (), 0)
+
+
+def _messages(*messages: tuple[str, object]) -> bytes:
+    """A Gemini chat of (type, content) messages, a second apart."""
+    return json.dumps({"sessionId": "g2", "projectHash": "h", "startTime": "2026-11-04T09:00:00.000Z", "messages": [
+        {"id": f"m{i}", "timestamp": f"2026-11-04T09:00:{i:02d}.000Z", "type": kind, "content": content}
+        for i, (kind, content) in enumerate(messages, 1)]}).encode()  # fmt: skip
+
+
+def test_what_the_gemini_cli_and_ide_write_as_the_users_is_not_the_persons_words():
+    data = _messages(
+        ("user", [{"text": "@codebase_investigator"}, {"text": "\n<system_note>\nThe user has explicitly selected the "
+                                                               "following agent(s): codebase_investigator.\n</system_note>\n"}]),
+        ("gemini", "The resize handle is fixed and works now."),
+        ("user", [{"text": "System: Please continue."}]),
+        ("user", "User has manually exited Plan Mode. Switching to Default mode (edits will require confirmation)."),
+        ("user", "the panel still does not expand\n\nUser Selected Files:\n- c:\\Users\\dev\\app\\Panel.tsx\n"),
+    )  # fmt: skip
+    result = gemini.parse(data)
+    assert result.session is not None
+    assert result.session.asked == ("@codebase_investigator", "the panel still does not expand")
+    (correction,) = [e for e in result.episodes if isinstance(e, CorrectionEpisode)]
+    assert correction.said == "the panel still does not expand" and correction.after_done is False
+    assert correction.preceding.startswith("The resize handle is fixed")  # the CLI's messages did not end the turn
 
 
 # -- finding and ingesting ------------------------------------------------------------------------
@@ -267,3 +331,41 @@ def test_an_invalid_byte_in_a_codex_line_costs_the_byte_not_the_line():
     damaged = codex_reader.parse(data[:at] + b"\xe9" + data[at:])
     assert damaged.skipped_lines == clean.skipped_lines == 0
     assert [e.kind for e in damaged.episodes] == [e.kind for e in clean.episodes]
+
+
+SPECKIT = "\n## User Input\n\n```text\n{}\n```\n\nYou **MUST** consider the user input before proceeding (if not empty).\n\n" \
+          "## Outline\n\n1. Run `.specify/scripts/bash/check-prerequisites.sh` and do not stop until every task is done.\n"
+
+
+def test_a_codex_prompt_expansion_is_the_persons_words_inside_its_user_input_block():
+    assert codex.person_words(SPECKIT.format("Phase 2, but not the CLI yet")) == "Phase 2, but not the CLI yet"
+    empty = SPECKIT.format("")
+    assert codex.person_words(empty) == empty.strip()  # the command alone: nothing typed beside it
+    data = _rollout(
+        _said("2026-11-04T09:00:01.000Z", SPECKIT.format("Phase 1")),
+        _said("2026-11-04T09:00:05.000Z", "Phase 1 is done: all tasks pass.", "agent_message"),
+        _said("2026-11-04T09:00:09.000Z", SPECKIT.format("no, phase 1 still fails: the tests do not build")),
+    )  # fmt: skip
+    result = codex.parse(data)
+    assert result.session is not None and result.session.asked[0] == "Phase 1"
+    (correction,) = [e for e in result.episodes if isinstance(e, CorrectionEpisode)]
+    assert correction.said.startswith("no, phase 1 still fails")
+
+
+def _subagent_chat(kind: str | None) -> bytes:
+    head = {"sessionId": "g2", "projectHash": "h", "startTime": "2026-11-04T09:00:00.000Z",
+            "lastUpdated": "2026-11-04T09:00:09.000Z"} | ({"kind": kind} if kind else {})
+    return json.dumps(head | {"messages": [
+        {"id": "m1", "timestamp": "2026-11-04T09:00:01.000Z", "type": "user", "content": "investigate the vault layout"},
+        {"id": "m2", "timestamp": "2026-11-04T09:00:02.000Z", "type": "gemini", "content": "Done: the layout is mapped."},
+        {"id": "m3", "timestamp": "2026-11-04T09:00:03.000Z", "type": "user",
+         "content": "no, that is wrong: you still did not read the templates folder"},
+    ]}).encode()  # fmt: skip
+
+
+def test_a_gemini_subagents_user_words_are_its_parent_agents_and_correct_nothing():
+    def corrections(data: bytes) -> list[CorrectionEpisode]:
+        return [e for e in gemini.parse(data).episodes if isinstance(e, CorrectionEpisode)]
+
+    assert len(corrections(_subagent_chat(None))) == 1  # the person's chat: a correction
+    assert corrections(_subagent_chat("subagent")) == []  # the parent agent prompting its subagent

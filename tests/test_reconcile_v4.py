@@ -1,4 +1,4 @@
-"""Reconciliation version 4: an estimate, then rateless coded symbols; negotiated with version 3 peers.
+"""Reconciliation version 4: rateless coded symbols (symbol 0 in the opening); negotiated with version 3 peers.
 
 Both sides always end knowing exactly the difference, whatever its size or where it lies in time;
 a peer's malformed, oversized or inconsistent turn is refused as the peer's fault."""
@@ -99,12 +99,12 @@ def test_the_newest_records_missing_cost_one_round_trip_and_a_few_hundred_bytes(
 
 
 @pytest.mark.parametrize("missing", [300, 3000])
-def test_a_responder_missing_the_newest_days_goes_by_ranges_not_symbols(missing):
+def test_a_responder_missing_the_newest_codes_up_to_its_highest_and_is_pushed_the_rest(missing):
     rng = random.Random(20)
     ordered = sorted(entries(rng, 20_000), key=lambda e: (e[1], e[0]))
     exchange = run_in_memory(*pair([], ordered, ordered[:-missing]))  # the initiator holds them all
     assert exact(exchange, ordered[-missing:], [])
-    assert sum(map(len, exchange.messages)) < 4000 and exchange.round_trips <= 3.5
+    assert sum(map(len, exchange.messages)) < 1500 and exchange.round_trips == 1.5
 
 
 def test_a_busy_days_newest_cost_what_as_many_scattered_cost():
@@ -135,8 +135,34 @@ def test_too_few_symbols_ask_for_more_and_still_converge(monkeypatch):
     shared, extra = entries(rng, 3000), entries(rng, 300)
     exchange = run_in_memory(*pair(shared, extra[:150], extra[150:]))
     assert exact(exchange, extra[:150], extra[150:])
-    kinds = {m[2] for m in exchange.messages[2::2] if len(m) > 2}
-    assert Kind.MORE in kinds and exchange.round_trips == 3
+    mores = [m for m in exchange.messages[2::2] if m[2:3] == bytes([Kind.MORE])]
+    # the unsized first batch falls short (the estimator's cells size the next), so does the sized
+    # one (what it shows sizes the third), which decodes
+    assert len(mores) == 2 and mores[0][3] == 0 and mores[1][3] != 0 and exchange.round_trips == 4
+
+
+@pytest.mark.parametrize("made", [200, 2000])
+def test_records_both_sides_made_since_they_met_cost_about_what_version_3_pays(made):
+    rng = random.Random(23)
+    shared = entries(rng, 20_000)
+    fresh = entries(rng, made, days=2, first=DAY + 365)  # after the shared history, on both sides
+    exchange = run_in_memory(*pair(shared, fresh[: made // 2], fresh[made // 2 :]))
+    assert exact(exchange, fresh[: made // 2], fresh[made // 2 :])
+    v3 = run_in_memory(Reconciler(KeySet(shared + fresh[: made // 2]), frame_size_limit=65000),
+                       Reconciler(KeySet(shared + fresh[made // 2 :]), frame_size_limit=65000))
+    assert any(m[2:4] == bytes([Kind.PLAN, coded_module.Plan.LIST]) for m in exchange.messages[1::2])
+    assert sum(map(len, exchange.messages)) <= 1.3 * sum(map(len, v3.messages)) and exchange.round_trips <= 3
+
+
+def test_a_small_difference_decodes_from_the_first_batch_or_from_symbol_0():
+    rng = random.Random(21)
+    shared, extra = entries(rng, 20_000), entries(rng, 11)
+    one = run_in_memory(*pair(shared, extra[:1], []))  # the responder decodes the initiator's symbol 0
+    assert exact(one, extra[:1], []) and one.round_trips == 1.5 and sum(map(len, one.messages)) - 32 <= 100
+    assert one.messages[1][2:4] == bytes([Kind.PLAN, coded_module.Plan.DECODED])
+    ten = run_in_memory(*pair(shared, extra[1:6], extra[6:]))
+    assert exact(ten, extra[1:6], extra[6:]) and ten.round_trips == 2
+    assert (sum(map(len, ten.messages)) - 32 * 10) / 10 <= 100
 
 
 def test_a_difference_beyond_the_estimate_goes_on_by_ranges():
@@ -252,6 +278,38 @@ def test_the_estimate_is_within_a_factor_of_two(difference):
     assert difference / 2 <= max(guess, 1) <= 2 * difference
 
 
+@pytest.mark.parametrize("difference", [200, 2000])
+def test_the_estimate_is_rarely_far_below_the_truth(difference):
+    """A batch sized by the estimate falls short (a round trip more) when the estimate is low: at 16
+    groups it is at least 0.75 of the truth in 19 draws of 20, and 1.75 symbols an estimated
+    difference cover that."""
+    rng = np.random.default_rng(difference)
+    levels = est.levels_for(50_000)
+    ratios = []
+    for _ in range(20):
+        shared = rng.integers(0, 2**63, size=50_000, dtype=np.uint64)
+        extra = rng.integers(0, 2**63, size=difference, dtype=np.uint64)
+        half = difference // 2
+        a, b = np.concatenate([shared, extra[:half]]), np.concatenate([shared, extra[half:]])
+        ratios.append(est.estimate(est.cells(a, levels), est.cells(b, levels)) / difference)
+    assert sum(r >= 0.75 for r in ratios) >= 19 and 0.85 <= float(np.median(ratios)) <= 1.15
+    assert coded_module.FIRST_BATCH_FACTOR * 0.75 >= 1.3
+
+
+def test_counts_modulo_256_still_decode_a_difference_of_hundreds_on_one_side():
+    rng = random.Random(22)
+    shared, theirs = [rng.randbytes(37) for _ in range(1000)], [rng.randbytes(37) for _ in range(300)]
+    words = riblt.items_to_words(b"".join(shared + theirs))
+    hashes = riblt.hash_words(words, 9)
+    sent = riblt.encode(words, hashes, 0, 700)
+    wire = b"".join(riblt.symbol_bytes(sent))
+    assert len(wire) == 700 * (37 + 8 + 1) and sent.counts[0] == 1300  # 1300 travels as 20
+    mine = riblt.items_to_words(b"".join(shared))
+    received = riblt.Symbols(0, sent.sums, sent.checksums, sent.counts & 255)
+    got_theirs, got_mine = riblt.peel(riblt.subtract(received, mine, riblt.hash_words(mine, 9)), 9, 10_000)
+    assert sorted(got_theirs) == sorted(theirs) and got_mine == []
+
+
 # -- strictness: the peer's fault, bounded -------------------------------------------------------
 
 
@@ -271,7 +329,8 @@ def responder_after_estimate(rng_seed: int = 16):
     (bytes([VERSION, 0x00, 99]), "unknown section kind"),
     (bytes([VERSION, 0x00, Kind.ESTIMATE, 0]), "truncated"),
     (bytes([VERSION, 0x00, Kind.PLAN, 0, 0, 0, 0]), "not expected now"),
-    (bytes([VERSION, 0x00, Kind.ESTIMATE, 0]) + bytes(8) + bytes([0, 5]) + bytes(5), "highest item"),
+    (bytes([VERSION, 0x00, Kind.ESTIMATE, 0]) + bytes(8) + bytes([5]) + bytes(5), "highest item"),
+    (bytes([VERSION, 0x00, Kind.ESTIMATE, 0]) + bytes(8) + bytes([0, 3]) + bytes(45) + b"\x03", "inconsistent estimate"),
     (bytes([VERSION, 0x00, Kind.ESTIMATE, 0x80, 0x00]), "shortest form"),
 ])
 def test_a_malformed_first_turn_is_the_peers_fault(message, why):
@@ -315,8 +374,7 @@ def test_asking_for_symbols_beyond_the_limit_is_refused():
 
 def test_a_decoder_naming_an_item_we_do_not_hold_is_refused():
     initiator, responder, _ = responder_after_estimate()
-    stranger = make_item(DAY, make_key(2, bytes(32)))
-    lacking = bytes([Kind.LACKING]) + encode_varint(1) + encode_varint(DAY) + stranger[4:]
+    lacking = bytes([Kind.LACKING]) + encode_varint(1) + bytes(8)  # a hash none of its items has
     with pytest.raises(ReconcileProtocolError, match="does not hold"):
         responder.reconcile(bytes([VERSION, 0, Kind.DECODED, 0]) + lacking)
 

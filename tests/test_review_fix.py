@@ -50,3 +50,25 @@ def test_the_named_fix_run_and_the_step_failing_after_it_is_fix_failed():
 
 def test_a_failure_met_and_not_resolved_stays_the_prediction_alone():
     assert _judge(CURL, ["pip install httpx"], resolution=None).how == "confirmed"
+
+
+NPM = Fix("Bash", "npm ci", "npm install")
+
+
+def _later_session(calls: list[str], errors: list[ErrorEpisode]):
+    """A session after receipt that did not meet the lesson's failure: what it shows of the fix alone."""
+    unwarned = Judgement(LESSON, "", "none", 0.0)
+    return fix_judgement(unwarned, NPM, 50.0, sessions_by_uid([_session("s2", 100.0, calls), *errors], 1000.0))
+
+
+def test_a_fix_that_failed_once_and_passed_when_run_again_unchanged_did_not_fail():
+    # `npm install clsx` dropped by the network, then run again as it was: the fix works; no fix-failed
+    # for a lesson about `npm ci` whose fix is `npm install`.
+    flaky = ErrorEpisode(session="s2", uid="s2/npm", at=101.0, tool="Bash", target="npm install clsx",
+                         failure="npm error network aborted", exit_code=1,
+                         resolution=Resolution(Evidence.RERUN, "npm install clsx", "Bash", 0.3))
+    assert _later_session(["npm install clsx", "git status --short"], [flaky]).how == "none"
+    # The same fix failing for good is still its failure.
+    broken = ErrorEpisode(session="s2", uid="s2/npm", at=101.0, tool="Bash", target="npm install clsx",
+                          failure="npm error code E404", exit_code=1)
+    assert _later_session(["npm install clsx", "git status --short"], [broken]).how == FIX_FAILED

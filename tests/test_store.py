@@ -28,9 +28,11 @@ def lesson(key: nacl.signing.SigningKey, text: str):
     )
 
 
-@pytest.fixture
-async def store(aio, tmp_path):
-    opened = await Store.open(tmp_path / "commons.db")
+@pytest.fixture(params=[False, True], ids=["threaded", "inline"])
+async def store(aio, tmp_path, request):
+    """Every test over both ways to reach SQLite: aiosqlite's thread (the daemon's) and inline
+    (a command's): the same statements, the same results."""
+    opened = await Store.open(tmp_path / "commons.db", inline=request.param)
     yield opened
     await opened.close()
 
@@ -116,6 +118,27 @@ async def test_reopening_keeps_data_and_schema(aio, tmp_path):
         await record_store.add_own(first, [lesson(KEY, "kept")], NOW)
     async with await Store.open(path) as second:
         assert (await record_store.counts_by_type(second))["lesson"] == 1
+
+
+async def test_a_read_only_inline_store_reads_what_the_threaded_one_wrote_and_refuses_writes(aio, tmp_path):
+    path = tmp_path / "commons.db"
+    async with await Store.open(path) as writer:
+        await record_store.add_own(writer, [lesson(KEY, "kept")], NOW)
+    async with await Store.open(path, readonly=True, inline=True) as reader:
+        assert reader.readonly and (await record_store.counts_by_type(reader))["lesson"] == 1
+        with pytest.raises(StoreError, match="read-only"):
+            await reader.write("DELETE FROM records")
+
+
+def test_a_command_runs_its_store_inline_and_a_server_context_does_not(tmp_path, monkeypatch):
+    import argparse
+
+    from commons.cli.context import Context
+    from commons.node.home_context import HomeContext
+
+    monkeypatch.setenv("COMMONS_HOME", str(tmp_path))
+    assert Context.from_args(argparse.Namespace(at=None)).inline_store
+    assert not HomeContext.from_environment().inline_store
 
 
 async def test_database_from_a_newer_commons_is_refused(aio, tmp_path):

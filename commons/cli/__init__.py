@@ -157,7 +157,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _is_async(handler):
             from commons.runtime import run  # trio: only for the commands that run async
 
-            code = run(handler, ctx, args)
+            # A command's store runs inline (cli.context); only a command that says it reaches an
+            # asyncio library (the daemon: its store's thread, zeroconf) gets the bridge.
+            code = run(handler, ctx, args, bridge=getattr(args, "asyncio_bridge", False))
         else:
             code = handler(ctx, args)
         return 0 if code is None else int(code)

@@ -14,7 +14,11 @@ from commons.node.home_context import HomeContext
 class Context(HomeContext):
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Context:
-        return cls.from_environment(getattr(args, "at", None))
+        """A command's context: its store's statements run inline (it is one short task; the
+        daemon, started by `commons daemon`, opens its own store on a thread)."""
+        ctx = cls.from_environment(getattr(args, "at", None))
+        ctx.inline_store = True
+        return ctx
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

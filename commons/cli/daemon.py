@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help=("where to accept peers (default: [network] listen, 127.0.0.1:7346: this machine only). "
               "0.0.0.0:PORT accepts peers from every network this machine is on and turns on LAN "
               "discovery; port 0 picks a free port (`commons status` shows it)."))
-    daemon.set_defaults(handler=cmd_daemon)
+    daemon.set_defaults(handler=cmd_daemon, asyncio_bridge=True)  # aiosqlite's thread, zeroconf
 
     status = subparsers.add_parser(
         "status", help="what the node and its daemon are doing",

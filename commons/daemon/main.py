@@ -134,11 +134,16 @@ def _remote_address(stream: trio.SocketStream) -> str:
 
 
 class Daemon:
-    def __init__(self, home: Home, config: Config, me: Identity, clock: Clock, listen: str, port_tries: int = 1) -> None:
+    def __init__(self, home: Home, config: Config, me: Identity, clock: Clock, listen: str, port_tries: int = 1,
+                 *, inline_store: bool = False) -> None:
         """``port_tries``: how many ports from the one asked for to try when it is taken (1: that
-        one alone; the command line gives more when the port is the default, not one chosen)."""
+        one alone; the command line gives more when the port is the default, not one chosen).
+        ``inline_store``: its SQLite statements on the loop's thread (``commons.store.db``), for a
+        process that runs many daemons in one loop (the experiment's nights); ``commons daemon``
+        keeps them on the store's thread, so that a long statement never stalls its gossip."""
         self.home, self.config, self.me, self.clock = home, config, me, clock
         self.port_tries = port_tries
+        self.inline_store = inline_store
         try:
             self.host, self.port = _host_port(listen)
         except ValueError as error:
@@ -176,7 +181,7 @@ class Daemon:
         fd = acquire_lock(self.home)
         set_malloc_thresholds(START_UP_THRESHOLDS)  # start-up's big transients handed back (daemon/heap.py)
         try:
-            async with await Store.open(self.home.database) as store:
+            async with await Store.open(self.home.database, inline=self.inline_store) as store:
                 self.store = store
                 return await self._serve(store)
         finally:
@@ -370,17 +375,21 @@ class Daemon:
         refused = [(e.key, e.reason) for e in pending if isinstance(e, Refused)]
         now = self.now()
         behind = self.node.backlogged  # the readers wait for this batch to be stored: more is coming
-        if received:
-            before, after = await record_store.add_received(self.store, received, now)
-            # pick_up() announces what the CLI committed after last_seq: skip past this batch only
-            # when nothing was committed between (a sleep signing verifications meanwhile).
-            if before == self.last_seq:
-                self.last_seq = after
-            self.node.stored(r.key for r in received)
-            log.info("received %d records", len(received))
-        if refused:
-            await record_store.add_refused(self.store, refused, now)
-            log.info("refused %d records by local policy", len(refused))
+        # The batch is out of _pending now: cancelled before its commit (SIGTERM while the persister
+        # waits on the store), it would be lost, though the node served it and its peers count it
+        # delivered. Storing it is not cut short; what follows it may be.
+        with trio.CancelScope(shield=True):
+            if received:
+                before, after = await record_store.add_received(self.store, received, now)
+                # pick_up() announces what the CLI committed after last_seq: skip past this batch only
+                # when nothing was committed between (a sleep signing verifications meanwhile).
+                if before == self.last_seq:
+                    self.last_seq = after
+                self.node.stored(r.key for r in received)
+                log.info("received %d records", len(received))
+            if refused:
+                await record_store.add_refused(self.store, refused, now)
+                log.info("refused %d records by local policy", len(refused))
         # A revocation, or a newly dead id (it kills what was derived from it, even what came
         # first), changes the death certificates.
         died = any(refused_as_dead(reason) for _, reason in refused)

@@ -19,6 +19,11 @@ is ``~/.codex`` unless moved) while a session runs. Two layouts are in use:
 - older files: a first line ``{id, timestamp, instructions}``, then the bare response items and
   ``{"record_type": "state"}`` lines; there the ``message`` items are the only words.
 
+What the person typed is a user message past Codex's own words: the IDE extension opens it with
+``# Context from my IDE setup:`` (active file, open tabs, a selection) and puts the person's words
+after ``## My request for Codex:``; a turn the person stopped is a ``turn_aborted`` event (or a
+``<turn_aborted>`` user message), an interrupt and not words.
+
 A call's failure comes from its output in the shapes Codex writes: a JSON string
 ``{"output": …, "metadata": {"exit_code": N}}`` (the ``shell`` tool), or text whose header gives
 the exit code (``Exit code: N`` / ``Process exited with code N``, then ``Output:``). The turns use
@@ -46,7 +51,9 @@ from commons.ingest.readers import (
     HEAD_BYTES, ParseResult, ParseState, added_line, clip, fingerprint, head_records, is_rewritten, json_record,
     timestamp_of,
 )  # fmt: skip
-from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned
+from commons.ingest.turns import (
+    AgentSaid, PersonInterrupted, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned,
+)  # fmt: skip
 
 NAME = "codex"
 TARGET_CHARS = 300
@@ -58,6 +65,16 @@ EDIT_NAMES = frozenset({"apply_patch"})
 _ENVELOPE = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 # The words Codex itself puts in a user message: its context, the AGENTS.md it read, its instructions.
 _WRAPPERS = ("<environment_context>", "<user_instructions>", "<user_shell_command>", "# AGENTS.md instructions")
+# The IDE extension sends the person's words after what the editor shows (active file, open tabs, a
+# selection): the person typed only what follows this heading.
+_IDE_CONTEXT = "# Context from my IDE setup:"
+_IDE_REQUEST = re.compile(r"^## My request for Codex:[ \t]*\n?", re.MULTILINE)
+# A prompt file's expansion (Speckit's slash commands: "## User Input", a ```text block holding what
+# the person typed after the command, then the command's own instructions): the person's words are
+# the block's text alone.
+_PROMPT_INPUT = re.compile(r"\A#+[ \t]*User Input[ \t]*\n\s*```[\w-]*[ \t]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
+# What Codex writes as a user message when the person stopped a turn (Escape): an interrupt, not words.
+_ABORTED = "<turn_aborted>"
 _EXIT_HEADER = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\s*$", re.MULTILINE)
 _REJECTED = re.compile(r"^(?:exec command|patch) rejected by user", re.IGNORECASE)
 _RUNNING = "Process running with session ID"
@@ -151,6 +168,9 @@ class _Reader:
 
     def _event(self, payload: dict[str, Any], ts: float | None) -> None:
         kind, message = payload.get("type"), payload.get("message")
+        if kind == "turn_aborted":
+            self._aborted(payload, ts)
+            return
         if not isinstance(message, str) or not message.strip():
             return
         if kind == "user_message":
@@ -158,8 +178,15 @@ class _Reader:
         elif kind == "agent_message":
             self._agent(message, ts)
 
+    def _aborted(self, payload: dict[str, Any], ts: float | None) -> None:
+        if payload.get("reason", "interrupted") == "interrupted":
+            self.builder.feed(PersonInterrupted(ts))
+
     def _person(self, text: str, ts: float | None, uid: str = "") -> None:
-        text = text.strip()
+        text = person_words(text)
+        if text.startswith(_ABORTED):
+            self.builder.feed(PersonInterrupted(ts))
+            return
         if text.startswith(_WRAPPERS):
             cwd = _CWD.search(text)  # an older file names its folder only here
             if cwd is not None:
@@ -272,6 +299,22 @@ class _Reader:
             self.builder.feed(ToolRejected(call_id, call_id, ts, ""))
             return
         self.builder.feed(ToolReturned(call_id, call_id, ts, ok=ok, output="" if ok else text))
+
+
+def person_words(text: str) -> str:
+    """What the person typed of a user message: past the IDE's context when the extension sent it
+    (the whole text when it has no request heading: nothing of it is known to be theirs alone); the
+    text of the "User Input" block of a prompt file's expansion (the whole expansion when the block
+    is empty: the person ran the command and typed nothing beside it)."""
+    text = text.strip()
+    expanded = _PROMPT_INPUT.match(text)
+    if expanded is not None:
+        return expanded.group(1).strip() or text
+    if text.startswith(_IDE_CONTEXT):
+        found = _IDE_REQUEST.search(text)
+        if found is not None:
+            return text[found.end():].strip()
+    return text
 
 
 # -- a call's output ----------------------------------------------------------------------------

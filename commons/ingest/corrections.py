@@ -202,7 +202,8 @@ def rejection_words(result_text: str) -> str | None:
 # the task the agent lost ("I only asked whether…"). What is structural: the message follows an agent
 # turn, refers back to what that turn said or did (words of it quoted again, "you", "it"), and
 # carries a push-back marker. The markers are the small closed words every language has for
-# negation, persistence ("still", "又", "todavía") and contrast ("but", "pero", "但"), not phrases.
+# negation, persistence ("still", "还是", "todavía"), repetition beside a failure ("again", "又") and
+# contrast ("but", "pero", "但"), not phrases.
 
 @dataclass(frozen=True)
 class AgentTurn:
@@ -214,6 +215,7 @@ class AgentTurn:
     interrupted: bool = False  # the person stopped the agent mid-turn before speaking: what follows redirects it
     asked: bool = False  # its last words ended on a question to the person: a "no" answers it
     first: bool = False  # the person's first message of the session: nothing to correct yet
+    shouts_as_a_habit: bool = False  # the person's messages so far were mostly in capitals: no raised voice
 
 
 def _words(*alternatives: str) -> str:
@@ -234,9 +236,14 @@ _NEGATION = re.compile(
     )) + "|" + _words(r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"別|别", r"未", r"并非", r"ない", r"ません", r"違う", r"않", r"아니"),
     re.IGNORECASE)
 _PERSISTS = re.compile(
-    _LATIN.format(_words(r"still", r"again", r"same", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"otra\s+vez",
-                         r"de\s+nuevo", r"ainda", r"toujours", r"encore", r"noch", r"wieder", r"ещё|еще|опять"))
-    + "|" + _words(r"还是", r"仍", r"又", r"依然", r"再次", r"まだ", r"また"),
+    _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"noch", r"ещё|еще"))
+    + "|" + _words(r"还是", r"仍", r"依然", r"まだ"),
+    re.IGNORECASE)
+# Repetition: a push-back only beside a negation or a failure ("the same error again", "又失败了"); alone
+# it is a request to do a thing once more ("read the todo again").
+_REPEATS = re.compile(
+    _LATIN.format(_words(r"again", r"same", r"otra\s+vez", r"de\s+nuevo", r"encore", r"wieder", r"опять"))
+    + "|" + _words(r"又", r"再次", r"また"),
     re.IGNORECASE)
 _FAILS = re.compile(
     _LATIN.format(_words(r"fail\w*", r"errors?", r"erroring", r"broken?", r"broke", r"wrong", r"bug\w*", r"crash\w*",
@@ -260,7 +267,7 @@ _WANTED = re.compile(
                          r"(?:i|it)\s+should", r"deber[ií]a", r"sollte", r"devrait"))
     + "|" + _words(r"清空", r"删除", r"撤销", r"停", r"务必", r"我要的是", r"只要", r"应该"),
     re.IGNORECASE)
-_ADDRESSES = re.compile(_LATIN.format(_words(r"you", r"your", r"u", r"te", r"vos", r"tu", r"vous", r"du", r"dein\w*",
+_ADDRESSES = re.compile(_LATIN.format(_words(r"you", r"your", r"u", r"te", r"vos", r"tu", r"vous", r"dein\w*",
                                              r"ты", r"вы")) + "|你|您", re.IGNORECASE)
 _TOKEN = re.compile(r"[^\W\d_][\w.=/-]{3,}|[\u4e00-\u9fff]{2,}")
 _STOP = frozenset("this that with from have what when then them they there their here were will would should could "
@@ -291,7 +298,8 @@ _NEXT_TASK = re.compile(
         r"i\s+(?:want|need|would\s+like|'d\s+like)", r"now\s+i\s+want", r"can\s+you", r"could\s+you", r"please",
         r"give\s+me", r"update", r"check", r"list", r"search", r"show", r"pick\s+up", r"edit", r"run", r"load",
         r"for\s+the", r"did\s+you", r"if", r"vamos", r"empecemos", r"comencemos", r"haceme", r"arma", r"me\s+ayud\w*", r"si",
-        r"continue", r"go\s+on", r"contin[uú]a", r"retry", r"proceed",
+        r"continue", r"go\s+on", r"go\s+ahead", r"contin[uú]a", r"retry", r"proceed", r"vas[\s-]y", r"allez",
+        r"adelante", r"mach\s+weiter",
         r"/[a-z][\w-]*",  # a slash command: a request of its own
     ) + r")(?![^\W\d_])|" + _words(r"增加", r"加上", r"添加", r"新增", r"创建", r"实现", r"帮我", r"请", r"如果",
                                     r"继续", r"快点") + ")",
@@ -310,17 +318,36 @@ _DOES_NOT = re.compile(_LATIN.format(_words(r"(?:does|did|is|are|was|were)\s*n[o
 OPENING_CHARS = 250  # what of a message is read for its push-back
 # The agent addressed and negated in one clause: "you don't need…", "你没有…", "no me hiciste caso".
 _YOU_NOT = re.compile(r"(?:" + _ADDRESSES.pattern + r")[^.,;:!?，。；：！？\n]{0,24}?(?:" + _NEGATION.pattern + ")", re.IGNORECASE)
-_SHOUT = re.compile(r"(?<![A-Za-z])[A-Z]{3,}(?:'?[A-Z]+)?(?![A-Za-z])")
+# A word in capitals; capitals joined by "-" or "_" ("IDAHO-VAULT", "MAX_RETRIES") are one name, not
+# two words shouted.
+_SHOUT = re.compile(r"(?<![A-Za-z0-9_-])[A-Z]{3,}(?:'?[A-Z]+)?(?:[-_][A-Z0-9]+)*(?![A-Za-z0-9_-])")
 
 
 _AGENT_NAMES = {"CLAUDE", "CODEX", "GEMINI"}  # the agent called by its name, in capitals: addressed, not shouted at
 
 
+def writes_in_capitals(text: str) -> bool:
+    """The message has a word in capitals beside the agent's names ("PING", "WHY", an acronym)."""
+    return len(set(_SHOUT.findall(text[:OPENING_CHARS])) - _AGENT_NAMES) >= 1
+
+
+HABIT_AFTER = 3  # messages of the person's before capitals can be their habit
+
+
+def shouts_as_a_habit(shouted: int, messages: int) -> bool:
+    """Capitals are how this person writes, not a raised voice: most of their messages so far had them."""
+    return messages >= HABIT_AFTER and 2 * shouted >= messages
+
+
 def _shouts(text: str, turn: AgentTurn) -> bool:
     """Words in capitals, as a person raises their voice: two or more, not counting the names the
-    agent's turn wrote in capitals too (an acronym, a constant)."""
+    agent's turn wrote in capitals too (an acronym, a constant), or one push-back word ("WRONG");
+    never from a person who writes in capitals as a habit."""
+    if turn.shouts_as_a_habit:
+        return False
     named = set(_SHOUT.findall(f"{turn.said}\n{turn.acted}")) | _AGENT_NAMES
-    return len(set(_SHOUT.findall(text)) - named) >= 2
+    shouted = set(_SHOUT.findall(text)) - named
+    return len(shouted) >= 2 or any(_NEGATION.fullmatch(w) or _FAILS.fullmatch(w) or _PERSISTS.fullmatch(w) for w in shouted)
 
 
 # Agreement as it opens a message, in a few languages ("yes, and…", "perfecto,", "好的", "对").
@@ -346,6 +373,17 @@ _NEGATED_FAILURE = re.compile(
                          r"(?:ohne|keine)\s+(?:fehler|probleme)", r"nothing\s+(?:broke|failed)"))
     + "|" + _words(r"没有(?:错误|问题|报错)", r"无(?:错误|报错)"),
     re.IGNORECASE)
+# How programs word their failures ("no such file or directory", "is not a function", "has no
+# healthcheck configured", "command not found"): a failure reported, whoever pasted it; its "no" and
+# "not" are the program's, not the person negating what the agent said or did.
+_ERROR_TEXT = re.compile(
+    r"""\b(?:no\s+such\s+(?:file|directory|host|module|command|table|column|key|process)(?:\s+or\s+directory)?
+      | (?:command\s+|module\s+|file\s+)?not\s+found | no\s+module\s+named | cannot\s+find\s+(?:module|name|symbol)
+      | is\s+not\s+(?:a\s+(?:function|constructor|valid|supported|recognized|directory|file)|defined|recognized|allowed|permitted)
+      | has\s+no\s+(?:attribute|member|\w+\s+configured) | (?:does|do)\s+not\s+exist | permission\s+denied
+      | (?:could|can)\s*n[o']?t\s+(?:be\s+)?(?:found|resolved|resolve|connect|open|load|find|locate)
+    )\b""",
+    re.IGNORECASE | re.VERBOSE)
 _ANSWER_NO = re.compile(r"^\W*(?:no(?:pe)?|nah|non|nein|нет|不用|不要|不)(?![^\W\d_])[\s,.!:;\-\u2014]*", re.IGNORECASE)
 # The agent's words end on a question to the person ("Shall I also update the docs?").
 _ASKED = re.compile(r"[?？]\W*$")
@@ -368,6 +406,22 @@ def _after_agreeing(norm: str) -> str:
     return re.sub(r"^(?:[\W_]*(?:claude|codex|gemini)\b)?[\W_]*", "", rest, flags=re.IGNORECASE)
 
 
+# Another party's words the person passes on: a message opening with a speaker's label ("SISTER SAYS:",
+# "Codex wrote:", "From the reviewer:") or made only of quoted lines ("> …"). What it holds pushes
+# back, if at all, for whoever wrote it (another agent, a reviewer), not for the person; "I said:",
+# "you said:" are the person's own, restating or quoting the agent back to it.
+_RELAYED = re.compile(r"\A[\W_]*(?:(?:from|message\s+from)\s+)?(?:the\s+)?(?!(?:i|we|you|u)\s)[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?"
+                      r"\s+(?:says|said|writes|wrote|replied|reports|answered)\s*:|\A[\W_]*from\s+[^\W\d_][\w-]*"
+                      r"(?:\s+[^\W\d_][\w-]*)?\s*:", re.IGNORECASE)
+_QUOTED_LINE = re.compile(r"^\s*>", re.MULTILINE)
+
+
+def relays(text: str) -> bool:
+    """True when the message passes on another party's words instead of the person's own."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return bool(_RELAYED.match(text)) or bool(lines) and all(_QUOTED_LINE.match(line) for line in lines)
+
+
 def corrects(text: str, turn: AgentTurn) -> bool:
     """True when the person's message, right after the agent's turn, pushes back on it (see above)."""
     return pushback_score(text, turn) >= PUSHBACK_AT
@@ -382,14 +436,19 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     if turn.first or not is_person_text(text):
         return 0.0
     norm = ascii_apostrophes(_IDE_NOTE.sub("", text))
+    if relays(norm):
+        return 0.0
     # "no - leave it": after the agent asked, a no that opens the message answers the question.
     answer = _ANSWER_NO.match(norm) if turn.asked else None
     if is_correction(norm) and not (answer and not _STILL.search(norm)):
         return PUSHBACK_AT
     # A reply that pushes back does so first; what follows may be pasted output or the next request.
     head = _NEGATED_FAILURE.sub(" ", norm[answer.end() if answer else 0:OPENING_CHARS])
-    persists, fails = bool(_PERSISTS.search(head)), bool(_FAILS.search(head))
+    if _may_hold(head, ("no", "can", "n't", "denied")):
+        head = _ERROR_TEXT.sub(" error ", head)
+    fails = bool(_FAILS.search(head))
     negates, prohibits, does_not = bool(_NEGATION.search(head)), bool(_PROHIBITS.search(head)), bool(_DOES_NOT.search(head))
+    persists = bool(_PERSISTS.search(head) or (negates or fails or does_not) and _REPEATS.search(head))
     if _NEXT_TASK.match(norm) or _NEXT_TASK.match(_after_agreeing(norm)) or len(_LIST_ITEM.findall(norm)) >= 3:
         return 0.0
     wanted, shouts = bool(_WANTED.search(head)), _shouts(head, turn)

@@ -34,7 +34,9 @@ from commons.core.learning import attribute, failure_line, not_a_failure
 from commons.core.learning import OpenFailure, Resolution, Resolved, advance, goal_of, named_fix, opened
 from commons.core.learning import SHELL_TOOLS
 from commons.core.policy import clip, cut, scrub
-from commons.ingest.corrections import AgentTurn, asks, claims_done, contradicts, corrects, is_correction
+from commons.ingest.corrections import (
+    AgentTurn, asks, claims_done, contradicts, corrects, is_correction, shouts_as_a_habit, writes_in_capitals,
+)  # fmt: skip
 from commons.ingest.turns import (AgentSaid, PersonInterrupted, PersonSaid, SessionSeen, ToolCalled, ToolRejected,
                                   ToolReturned, Turn)
 
@@ -65,6 +67,7 @@ class BuildState:
     ended_at: float | None = None
     asked: tuple[str, ...] = ()
     person_messages: int = 0
+    person_shouted: int = 0  # of those, the messages that had words in capitals: the person's habit
     tool_counts: tuple[tuple[str, int], ...] = ()
     calls: tuple[ToolCall, ...] = ()
     ended: str = ""
@@ -83,7 +86,7 @@ class BuildState:
         return {
             "hint": self.hint, "session": self.session, "agent": self.agent, "project": self.project,
             "sidechain": self.sidechain, "at": self.at, "ended_at": self.ended_at, "asked": list(self.asked),
-            "person_messages": self.person_messages, "tool_counts": [list(p) for p in self.tool_counts],
+            "person_messages": self.person_messages, "person_shouted": self.person_shouted, "tool_counts": [list(p) for p in self.tool_counts],
             "calls": [[c.tool, c.target] for c in self.calls], "ended": self.ended,
             "turn_text": self.turn_text, "turn_call": self.turn_call, "turn_done": self.turn_done,
             "turn_asked": self.turn_asked, "interrupted": self.interrupted,
@@ -100,7 +103,7 @@ class BuildState:
                  "tool_counts", "calls", "ended", "turn_text", "turn_call", "turn_done", "turn_asked", "interrupted",
                  "pending",
                  "open_failures", "open_errors", "seen", "said"}  # fmt: skip
-        if set(body) != known:
+        if set(body) - {"person_shouted"} != known:  # a state written before the field was added has none
             raise KeyError(f"build state fields differ: {sorted(set(body) ^ known)}")
         return cls(
             hint=str(body["hint"]), session=str(body["session"]), agent=str(body["agent"]),
@@ -108,6 +111,7 @@ class BuildState:
             at=None if body["at"] is None else float(body["at"]),
             ended_at=None if body["ended_at"] is None else float(body["ended_at"]),
             asked=tuple(str(a) for a in body["asked"]), person_messages=int(body["person_messages"]),
+            person_shouted=int(body.get("person_shouted", 0)),
             tool_counts=tuple((str(t), int(n)) for t, n in body["tool_counts"]),
             calls=tuple(ToolCall(str(t), str(g)) for t, g in body["calls"]), ended=str(body["ended"]),
             turn_text=str(body["turn_text"]), turn_call=str(body["turn_call"]), turn_done=bool(body["turn_done"]),
@@ -130,7 +134,7 @@ class EpisodeBuilder:
         self.session, self.agent, self.project, self.sidechain = s.session, s.agent, s.project, s.sidechain
         self.at, self.ended_at = s.at, s.ended_at
         self.asked = list(s.asked)
-        self.person_messages = s.person_messages
+        self.person_messages, self.person_shouted = s.person_messages, s.person_shouted
         self.counts = Counter(dict(s.tool_counts))
         self.calls = list(s.calls)
         self.scrubbed = {c: c for c in s.calls}  # raw call → its scrubbed form (a repeat costs no scrub)
@@ -258,10 +262,14 @@ class EpisodeBuilder:
         uid = turn.uid or f"{self.session}#{self.person_messages}"
         # The same message sent again (a retry after an error, a re-sent first request) answers no new turn.
         resent = cut(scrub(text), ASKED_CHARS) in self.asked
-        corrected = not resent and corrects(text, AgentTurn(said=self.turn_text, acted=self.turn_call,
+        # A subagent's "user" words are its parent agent's prompts (a Claude Code sidechain, a Gemini
+        # subagent chat): the person is not speaking there, and corrects nothing.
+        corrected = not resent and not self.sidechain and corrects(text, AgentTurn(said=self.turn_text, acted=self.turn_call,
                                                             claimed_done=self.turn_done, asked=self.turn_asked,
                                                             interrupted=self.interrupted,
-                                                            first=self.person_messages == 0))
+                                                            first=self.person_messages == 0,
+                                                            shouts_as_a_habit=shouts_as_a_habit(
+                                                                self.person_shouted, self.person_messages)))
         # Found by the structure alone after a claim of done: what the agent claimed, not a command, was wrong.
         after_done = corrected and self.turn_done and not is_correction(text)
         clean = ""
@@ -277,6 +285,7 @@ class EpisodeBuilder:
         if len(self.asked) < MAX_ASKED:
             self.asked.append(cut(clean or scrub(text), ASKED_CHARS))
         self.person_messages += 1
+        self.person_shouted += writes_in_capitals(text)
         self.turn_text = self.turn_call = ""
         self.turn_done = self.turn_asked = self.interrupted = False
         # The person asked for something: the task moved on, and what follows no longer resolves
@@ -396,7 +405,7 @@ class EpisodeBuilder:
             self.s,
             session=self.session, agent=self.agent, project=self.project, sidechain=self.sidechain,
             at=self.at, ended_at=self.ended_at, asked=tuple(self.asked),
-            person_messages=self.person_messages,
+            person_messages=self.person_messages, person_shouted=self.person_shouted,
             tool_counts=tuple(sorted(self.counts.items())), calls=tuple(self.calls),
             ended=self.ended, turn_text=self.turn_text, turn_call=self.turn_call, turn_done=self.turn_done,
             turn_asked=self.turn_asked, interrupted=self.interrupted,

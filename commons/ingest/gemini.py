@@ -24,7 +24,10 @@ Messages are ``{id, timestamp, type, content}`` with ``type`` ``user`` (the pers
 agent, its ``toolCalls`` inline: ``{id, name, args, result, status}``), or ``info`` / ``error`` /
 ``warning`` (the CLI's own notices, passed over). A user message that opens with
 ``<session_context>`` or ``<hook_context>`` is Gemini's, not the person's; the session context names
-the workspace folder, which becomes the session's project. A call failed when its ``status`` is
+the workspace folder, which becomes the session's project. So are "System: Please continue." (the
+CLI's nudge when the model stopped mid-turn) and "User has manually exited Plan Mode…"; the
+``<system_note>`` the CLI adds after an ``@agent`` and the selected files the IDE companion appends
+are cut from the person's words. A call failed when its ``status`` is
 ``error``, or when a shell call that completed reports a non-zero ``Exit Code:`` (Gemini marks those
 ``success``: the command ran). A ``cancelled`` call was refused or stopped: no failure. The turns use
 the neutral tool names the core knows (``Bash`` for ``run_shell_command``, ``Edit`` for ``replace``,
@@ -71,6 +74,13 @@ _META = re.compile(r"^(?:Command|Directory|Exit Code|Exit code|Signal|Background
                    r"|^Error: \(none\)$|^</?untrusted_context>$")
 _STREAM = re.compile(r"^(?:Output|Stdout|Stderr): ")
 _GEMINI_WRAPPERS = ("<session_context>", "<hook_context>")  # user messages the CLI writes itself
+# Messages the CLI sends as the user's with no context in them: its nudge when the model stopped
+# mid-turn, its note that the person left plan mode. Not the person's words, and no turn of theirs.
+_CLI_SAID = re.compile(r"^(?:System: Please continue\.$|User has manually exited Plan Mode\b)")
+# What the CLI or the IDE adds to the person's words: a note on the agent they picked with "@", the
+# files selected in the editor and the chat history the IDE companion appends.
+_ADDED_NOTE = re.compile(r"<system_note>.*?</system_note>", re.DOTALL)
+_IDE_TAIL = re.compile(r"\n\s*(?:User Selected Files:|PRIOR CHAT HISTORY:)")
 _WORKSPACE = re.compile(r"\*\*Workspace Directories:\*\*\s*\n\s*- (/[^\n]+)")
 # How each format opens (JSON.stringify puts the keys in the order Gemini builds them).
 _CHAT_OPENING = re.compile(rb'^\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:')
@@ -105,6 +115,7 @@ class _Messages:
             return
         self.builder.feed(SessionSeen(at=ts))
         if kind == "user":
+            text = person_words(text)
             if text and not text.startswith("/") and is_person_text(text):  # "/" opens a CLI command
                 mid = message.get("id")
                 self.builder.feed(PersonSaid(mid if isinstance(mid, str) else "", ts, text))
@@ -297,6 +308,16 @@ def _printed(output: str) -> str:
     """A shell result's printed lines, without the lines that describe the call."""
     lines = [_STREAM.sub("", line) for line in output.splitlines() if not _META.match(line)]
     return "\n".join(line for line in lines if line.strip() != "(empty)")
+
+
+def person_words(text: str) -> str:
+    """What the person typed of a user message's text: "" for the CLI's own messages, and without
+    the notes the CLI and the IDE add to theirs."""
+    if _CLI_SAID.match(text):
+        return ""
+    text = _ADDED_NOTE.sub("", text)
+    found = _IDE_TAIL.search(text)
+    return (text[:found.start()] if found else text).strip()
 
 
 def _text(content: Any) -> str:

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 class HomeContext:
     home: Home
     at: str | None  # --at, else COMMONS_AT
+    # Run the store's statements on this thread (commons.store.db): for a one-shot command, whose
+    # loop has nothing else to do while it waits; a server keeps them on the store's thread.
+    inline_store: bool = False
 
     @classmethod
     def from_environment(cls, at: str | None = None) -> HomeContext:
@@ -89,4 +92,4 @@ class HomeContext:
         from commons.store.db import Store
 
         self.require_initialised()
-        return await Store.open(self.home.database, readonly=readonly)
+        return await Store.open(self.home.database, readonly=readonly, inline=self.inline_store)

@@ -38,7 +38,7 @@ from functools import partial
 import trio
 
 from commons.clock import format_day
-from commons.core.learning import Call, Cause, Prediction, PredictionStatus, too_generic, verify
+from commons.core.learning import Call, Cause, Evidence, Prediction, PredictionStatus, too_generic, verify
 from commons.core.learning import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from commons.core.learning import fix_named_in_text, fix_outcome, is_proven
 from commons.core.learning import Lesson as LocalLesson
@@ -196,6 +196,15 @@ def sessions_by_uid(episodes: Sequence, now: float) -> list[SessionCalls]:
     return out
 
 
+def _past_transient(found: SessionCalls) -> tuple[Call, ...]:
+    """The session's calls, a call that failed and then passed when run again unchanged counted as
+    passing: a transient failure (a download the network dropped) says nothing of whether a fix
+    works. A flaky ``npm install clsx`` in a session that never ran ``npm ci`` was judged the failure
+    of every received lesson whose fix is ``npm install``, and kept them from ever being common."""
+    transient = {e.target for e in found.errors if e.resolution is not None and e.resolution.evidence is Evidence.RERUN}
+    return tuple(replace(c, ok=True) if not c.ok and c.target in transient else c for c in found.calls)
+
+
 def fix_judgement(judgement: Judgement, fix: Fix, since: float, sessions: Sequence[SessionCalls]) -> Judgement:
     """``judgement`` of a lesson naming ``fix``, with what this node's sessions show of that fix by
     the miner's evidence rules (`fix_outcome`). Where the judgement met the failure, its session
@@ -207,7 +216,7 @@ def fix_judgement(judgement: Judgement, fix: Fix, since: float, sessions: Sequen
     for found in sessions:
         if found.session.at <= since:
             continue
-        seen = fix_outcome(found.calls, fix.tool, fix.failed, fix.step)
+        seen = fix_outcome(_past_transient(found), fix.tool, fix.failed, fix.step)
         met = [e for e in found.errors if e.uid == judgement.evidence]
         if met and judgement.how == "confirmed":
             if seen is not None:

@@ -38,8 +38,8 @@ COMMENT = (
     "{tag, label, count, day, days, withheld} build the sets here the same way. hashes: an item's salted "
     "64-bit hash (h = salt; h = mix64(h XOR w) over its five little-endian words, the item zero-padded to "
     "40 bytes) and the symbols below 'end' it maps to. symbols: the first coded symbols of a set, each as "
-    "sent (37-byte sum, 8-byte little-endian checksum, zigzag varint count). estimates: the estimator's "
-    "cells (one byte each, level-major, 8 groups a level) of a set for a salt. exchanges: both sides build "
+    "sent (37-byte sum, 8-byte little-endian checksum, count modulo 256 in one byte). estimates: the estimator's "
+    "cells (one byte each, level-major, 16 groups a level) of a set for a salt. exchanges: both sides build "
     "their sets, use the salts and flags given (version 4 from the start, or negotiated: 'negotiate' sides "
     "start in version 3 with the offer, a 'v3' side is a version 3 node), and the messages are in wire "
     "order with, per side, what each call to reconcile() reported. invalid: messages that a version 4 "
@@ -106,7 +106,7 @@ def estimate_vectors() -> list[dict[str, Any]]:
 
 
 EXCHANGES: list[dict[str, Any]] = [
-    {"id": 1, "comment": "two empty sets: the estimate, answered by a final plan (equal)",
+    {"id": 1, "comment": "two empty sets: the opening, answered by a final plan (equal)",
      "initiator": [], "responder": [], "sides": ["v4", "v4"]},
     {"id": 2, "comment": "identical sets: the plan says equal, one round trip",
      "initiator": [_group(2, "same", 50, days=4)], "responder": [_group(2, "same", 50, days=4)], "sides": ["v4", "v4"]},
@@ -123,14 +123,26 @@ EXCHANGES: list[dict[str, Any]] = [
     {"id": 6, "comment": "withheld keys on both sides: listed as withheld, never pushed",
      "initiator": [_group(2, "common", 100, days=10), _group(2, "refused-i", 2, withheld=True), _group(2, "mine", 1)],
      "responder": [_group(2, "common", 100, days=10), _group(2, "refused-r", 3, withheld=True)], "sides": ["v4", "v4"]},
-    {"id": 7, "comment": "8 items against 2000 others: beyond what the estimate sees, range reconciliation follows",
+    {"id": 7, "comment": "8 items against 2000 others: the first batch falls short, the estimate sees no end: range reconciliation follows",
      "initiator": [_group(2, "few", 8)], "responder": [_group(2, "many", 2000, days=50)], "sides": ["v4", "v4"]},
-    {"id": 8, "comment": "two negotiating nodes: a version 3 message with the offer, answered by the estimate",
+    {"id": 8, "comment": "two negotiating nodes: a version 3 message with the offer, answered by the opening",
      "initiator": [_group(2, "common", 100, days=10), _group(2, "only-i", 3)],
      "responder": [_group(2, "common", 100, days=10), _group(3, "only-r", 2)], "sides": ["negotiate", "negotiate"]},
     {"id": 9, "comment": "a negotiating node and a version 3 node: the offer is passed over, version 3 throughout",
      "initiator": [_group(2, "common", 100, days=10), _group(2, "only-i", 3)],
      "responder": [_group(2, "common", 100, days=10), _group(3, "only-r", 2)], "sides": ["negotiate", "v3"]},
+    {"id": 10, "comment": "one item differs: symbol 0 of the opening decodes, the responder names and pushes",
+     "initiator": [_group(2, "common", 200, days=20), _group(2, "only-i", 1, days=20)],
+     "responder": [_group(2, "common", 200, days=20)], "sides": ["v4", "v4"]},
+    {"id": 11, "comment": "the responder lacks the 12 newest: it codes up to its highest, the initiator pushes the rest",
+     "initiator": [_group(2, "history", 200, days=20), _group(2, "today", 12, day=DAY + 20)],
+     "responder": [_group(2, "history", 200, days=20)], "sides": ["v4", "v4"]},
+    {"id": 12, "comment": "60 differences: the first batch falls short, the estimator's cells size the next",
+     "initiator": [_group(2, "common", 300, days=30), _group(2, "only-i", 30, days=30)],
+     "responder": [_group(2, "common", 300, days=30), _group(3, "only-r", 30, days=30)], "sides": ["v4", "v4"]},
+    {"id": 13, "comment": "both sides made 30 since they met: below the newest day where they agree, the responder lists the rest",
+     "initiator": [_group(2, "common", 300, days=30), _group(2, "since-i", 30, day=DAY + 31)],
+     "responder": [_group(2, "common", 300, days=30), _group(2, "since-r", 30, day=DAY + 31)], "sides": ["v4", "v4"]},
 ]
 
 SALTS = (11, 22)
@@ -174,17 +186,19 @@ def invalid_vectors() -> list[dict[str, Any]]:
         ("unknown section kind 11", v + bytes([11]), None),
         ("a plan before any estimate", v + bytes([Kind.PLAN, 0, 0, 0, 0]), None),
         ("an estimate truncated after its flags", v + bytes([Kind.ESTIMATE, 0]), None),
-        ("an estimate whose highest item is 5 bytes", v + bytes([Kind.ESTIMATE, 0]) + bytes(8) + bytes([0, 5]) + bytes(5), None),
-        ("an estimate of 41 levels", v + bytes([Kind.ESTIMATE, 0]) + bytes(8) + bytes([1, 37]) + bytes(37 + 16) + bytes([41]), None),
-        ("an estimate's flags with an unknown bit", v + bytes([Kind.ESTIMATE, 2]) + bytes(8) + bytes([0, 0]) + bytes(16) + bytes([4]) + bytes(32), None),
+        ("an estimate whose highest item is 5 bytes", v + bytes([Kind.ESTIMATE, 0]) + bytes(8) + bytes([5]) + bytes(5), None),
+        ("an estimate whose symbol 0 counts other than its count",
+         v + bytes([Kind.ESTIMATE, 0]) + bytes(8) + bytes([37]) + bytes(37) + bytes([3]) + bytes(45) + bytes([2]), None),
+        ("an estimate's flags with an unknown bit", v + bytes([Kind.ESTIMATE, 2]) + bytes(8) + bytes([0, 0]) + bytes(46), None),
         ("varint not in its shortest form", v + bytes([Kind.ESTIMATE, 0x80, 0x00]), None),
         ("two estimates' worth: a second section after the estimate", estimate + bytes([Kind.MORE, 1]), None),
         ("more symbols asked than the limit", v + bytes([Kind.MORE]) + encode_varint(MAX_SYMBOLS + 1), estimate),
         ("more symbols asked than were already sent", v + bytes([Kind.MORE, 1]), estimate),
+        ("a batch to size from an estimate of 41 levels", v + bytes([Kind.MORE, 0, 41]) + bytes(41 * est.GROUPS), estimate),
         ("a pushed day with a count of 0 (decoded turn)",
          v + bytes([Kind.DECODED]) + encode_varint(1) + encode_varint(DAY) + encode_varint(0), estimate),
-        ("lacking an item the holder does not hold",
-         v + bytes([Kind.DECODED, 0, Kind.LACKING]) + encode_varint(1) + encode_varint(DAY) + bytes([2]) + bytes(32), estimate),
+        ("lacking an item the holder does not hold (a hash none of its items has)",
+         v + bytes([Kind.DECODED, 0, Kind.LACKING]) + encode_varint(1) + bytes(8), estimate),
         ("listed items not ascending",
          v + bytes([Kind.DECODED, 0, Kind.LISTED, 2]) + encode_varint(DAY) + bytes([2]) + b"\x09" * 32 + b"\x00"
          + bytes([2]) + b"\x01" * 32 + b"\x00", estimate),

@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from commons.core.records import decode_body
 from commons.core.records import Lesson, Verification
 from commons.node.report import accuracy
-from simulations.experiment.agent import Encounter, Outcome, ReadLesson
+from simulations.experiment.agent import COMPLIANCE, Encounter, Outcome, ReadLesson
 from simulations.experiment.losses import head, losses
 from simulations.experiment.n_agents import ArmRun
 from simulations.experiment.schedule import Plan
-from simulations.experiment.world import PitfallKind
+from simulations.experiment.world import PITFALLS, PitfallKind
 
 REQUIRED = 3  # the default policy's `required`: the peer_review arm's first verifiers
 
@@ -97,6 +97,17 @@ def misled_honest(run: ArmRun) -> dict:
             "harmed": sum(e.outcome is Outcome.HARMED for e in hit), "who": sorted({e.agent for e in hit})}
 
 
+def fewest_errors(encounters: Sequence[Encounter], plan: Plan, compliance: float = COMPLIANCE) -> float:
+    """The errors of ``encounters`` no lesson could take away, with every lesson perfect and at
+    every node: each flaky error, and of every other encounter whose command still fails that day,
+    the share the agent goes its own way on (1 - ``compliance``): it declines advice on any
+    encounter it has advice for, not only on those control's agents erred on."""
+    flaky = sum(e.error for e in encounters if PITFALLS[e.pitfall].flaky)
+    failing = sum(not PITFALLS[e.pitfall].flaky and e.day < plan.fixed_upstream.get(e.pitfall, plan.days + 1)
+                  for e in encounters)
+    return round(flaky + (1 - compliance) * failing, 1)
+
+
 def arm_figures(run: ArmRun, plan: Plan, verifiers: Mapping[str, set[str]]) -> dict:
     met = [e for e in elsewhere_first(plan, run.encounters) if e.agent not in run.bad]
     beyond = [e for e in met if e.agent not in verifiers.get(e.pitfall, set())]
@@ -122,6 +133,8 @@ def arm_figures(run: ArmRun, plan: Plan, verifiers: Mapping[str, set[str]]) -> d
         "errors_on_stable_pitfalls": sum(e.error for e in stable),
         "encounters_on_stable_pitfalls": len(stable),
         "errors_beyond_verifiers_on_stable_pitfalls": sum(e.error for e in beyond if e.pitfall not in changed),
+        "fewest_errors_met_elsewhere_first": fewest_errors(met, plan),
+        "fewest_errors_beyond_verifiers": fewest_errors(beyond, plan),
         "avoided_via_common": sum(e.outcome is Outcome.AVOIDED and e.layer == "common" for e in met),
         # What the stale-lesson mechanism costs: plain tries of old lessons, and those that met the
         # error because the lesson still held (every such error on a stable pitfall is pure cost).

@@ -89,7 +89,10 @@ class Node:
         for path in (self.home, self.transcripts, self.memory):
             path.mkdir(parents=True, exist_ok=True)
         self.cli("init", "--json")
-        self.configure({"ingest": {"roots": [str(self.transcripts)], "poll_seconds": 0.5},
+        # The night's `commons ingest` has read every session before the daemons start, and no
+        # session is written while they run: a daemon's watch finds nothing new after its first look
+        # at start-up, so it looks again only at the product's default interval, not every half second.
+        self.configure({"ingest": {"roots": [str(self.transcripts)]},
                         "render": {"folder": str(self.memory)}})
         ids = self.cli("id", "--json")
         self.author = ids["author"]

@@ -84,6 +84,19 @@ class _Relay:
         self.listener.close()
 
 
+def _bindable(port: int, reuse: bool = False) -> bool:
+    """Whether ``port`` on 127.0.0.1 is free; with ``reuse``, as a listener binds it (SO_REUSEADDR:
+    the connections a node's own daemon closed last night, in TIME_WAIT there, do not count)."""
+    with socket.socket() as s:
+        if reuse:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
 def _free_port() -> int:
     """A port for one node's daemon for the whole run (it listens there each night). Drawn below
     Linux's ephemeral range (32768-60999): an ephemeral port is free now, but between nights any
@@ -91,11 +104,7 @@ def _free_port() -> int:
     rng = random.SystemRandom()
     for _ in range(200):
         port = rng.randrange(20000, 32768)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
+        if _bindable(port):
             return port
     raise ExperimentError("no free port below 32768 on 127.0.0.1 for the night's daemons")
 
@@ -105,6 +114,15 @@ def _crossed(held: Sequence[frozenset]) -> frozenset:
     records never leave it, so "everywhere" is judged on these)."""
     return frozenset().union(*held) - frozenset().union(*(
         h - frozenset().union(*(o for j, o in enumerate(held) if j != i)) for i, h in enumerate(held)))
+
+
+def everywhere(served: Sequence[frozenset], known: Sequence[frozenset]) -> bool:
+    """Every record a node serves is known to every node: held, or refused (a refused or dead key
+    stays in a node's key set, withheld). A new own record that has not crossed yet counts too: a
+    lesson signed at sleep must reach every node the night it is made, not when two quiet rounds
+    happened to pass it by (seed 1: a lesson reached two nodes the night it was made, the others
+    one to five nights later)."""
+    return frozenset().union(*served) <= frozenset.intersection(*known)
 
 
 def _synced(node: Node, pid: int) -> bool:
@@ -140,6 +158,13 @@ class Network:
 
     def exchange(self, at: str) -> None:
         """Start every daemon ``--at`` the night, let them gossip until nothing moves, stop them."""
+        # Between nights another run's daemon on this machine may have drawn a node's port and be
+        # listening there ("port … is taken": the whole seed lost): such a node moves to a new port
+        # (its relay with it; peers that learnt its old address by exchange find it through its relay).
+        for name, port in self.ports.items():
+            if not _bindable(port, reuse=True):
+                self.ports[name] = _free_port()
+                self.relays[name].target = ("127.0.0.1", self.ports[name])
         if not self.processes:
             started = time.monotonic()
             # N daemons in one loop each open a receiver for SIGINT/SIGTERM; closed in whatever
@@ -178,8 +203,9 @@ class Network:
         daemons = []
         for node in self.nodes:
             home = Home(config_dir=node.home, data_dir=node.home / "data")
+            # Their statements run inline: the loop is theirs alone, and a night is short.
             daemons.append(Daemon(home, load_config(home.config_file), identity.load(home), clock,
-                                  f"127.0.0.1:{self.ports[node.name]}"))
+                                  f"127.0.0.1:{self.ports[node.name]}", inline_store=True))
         async with trio.open_nursery() as nursery:
             for daemon in daemons:
                 nursery.start_soon(daemon.run)
@@ -203,7 +229,7 @@ class Network:
             for i, at in enumerate(now):
                 if at != marks[i]:
                     marks[i], syncs[i] = at, syncs[i] + 1
-            if _crossed(held) <= frozenset.intersection(*held) and min(syncs) >= QUIET_SYNCS:
+            if everywhere(held, [frozenset(d.node.keys()) for d in daemons]) and min(syncs) >= QUIET_SYNCS:
                 return
         raise ExperimentError(f"the daemons did not settle within {SETTLE_SECONDS:.0f} s")
 

@@ -124,7 +124,11 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | N
             now = [frozenset(n.keys()) | s for n, s in zip(nodes, shared)] if network.publish else moved
             if now != moved:
                 network.exchange(at)
-                moved = [frozenset(n.keys()) | s for n, s in zip(nodes, shared)]
+                keys = [frozenset(n.keys()) for n in nodes]
+                # A night that left a record short of some node is not one to skip after: the next
+                # night exchanges again (a refused record keeps this so; it costs a night's daemons).
+                moved = ([k | s for k, s in zip(keys, shared)]
+                         if frozenset().union(*keys) == frozenset.intersection(*keys) else None)
             else:
                 run.skipped_nights += 1
             at = iso(day_time(day + 1, 3, 45))

@@ -18,7 +18,8 @@ worked instead? As a person reads, it starts from what it knows, its own command
 * **A warned fix is not followed**: a note that says its fix destroys, deletes or disables
   something is a warning, not advice.
 * **Placeholders** (``<package>``, ``{x}``, ``PACKAGE``) are filled from my command; one that
-  names a file (``<path>``, ``<file>``) from the files my task has touched, which I know.
+  names a file (``<path>``, ``<file>``) from the files my task has touched, which I know, or a
+  file my command names; with neither, I have no file to give it, and the fix is nothing I can run.
 """
 
 from __future__ import annotations
@@ -213,12 +214,15 @@ def read_note(text: str, mine: str) -> Advice:
 
 
 _FILE_HOLDER = re.compile(r"(?i)^[<{]?(?:path|file|filename|files|paths|file_?path)[>}]?$")
+_FILE = re.compile(r"^[\w.~-]*[/\w-]+\.\w{1,5}$|/")  # a word that names a file: tests/test_x.py, src/, go.mod
 
 
 def fill(fix: str, failed: str, mine: str, touched: tuple[str, ...] = ()) -> str:
     """``fix`` with its placeholders filled from ``mine``: by position against ``failed``, else the
     word of mine that the note does not name (a package, a branch); a placeholder that names a
-    file, by the files my task ``touched`` (when it touched any)."""
+    file, by the files my task ``touched``, else by the words of mine that name files. With none,
+    a file placeholder has nothing to stand for (a commit message is no file to format): '' (no
+    fix I can run)."""
     fix_words, theirs, my_words = words(fix), words(failed), words(mine)
     bound = {w: my_words[i] for i, w in enumerate(theirs) if _PLACEHOLDER.match(w) and i < len(my_words)}
     named = set(theirs) | set(fix_words)
@@ -226,8 +230,11 @@ def fill(fix: str, failed: str, mine: str, touched: tuple[str, ...] = ()) -> str
     out = []
     for w in fix_words:
         if _PLACEHOLDER.match(w) and w not in {"…", "..."}:
-            if _FILE_HOLDER.match(w) and touched and w not in bound:
-                out.extend(touched)
+            if _FILE_HOLDER.match(w) and w not in bound:
+                files = touched or tuple(x for x in spare if _FILE.search(x))
+                if not files:
+                    return ""
+                out.extend(files)
                 continue
             w = bound.get(w) or (spare[-1] if spare else w)
         out.append(w)

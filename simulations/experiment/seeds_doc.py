@@ -110,11 +110,20 @@ def _losses_section(runs: list[dict]) -> list[str]:
     lines.append("| **all errors** | " + " | ".join(str(errors[a]) for a in arms) + " |")
     if "control" in arms and errors["control"]:
         flaky = totals["control"].get("flaky", 0)
-        ceiling = (1 - flaky / errors["control"]) * COMPLIANCE
-        lines += ["", f"Of control's {errors['control']} errors, {flaky} were a flaky download's first try, which no "
-                  f"lesson can prevent, and an agent acts on the advice it found {COMPLIANCE:.0%} of the time: even "
-                  f"with every other stage perfect, no arm avoids more than about {ceiling:.3f} of control's errors "
-                  "(less the first meetings a lesson needs before it can spread)."]
+        fewest = [r["arms"]["control"].get("fewest_errors_met_elsewhere_first") for r in runs if "control" in r["arms"]]
+        if fewest and None not in fewest:
+            ceiling = 1 - sum(fewest) / errors["control"]
+            lines += ["", f"Of control's {errors['control']} errors, {flaky} were a flaky download's first try, which "
+                      f"no lesson can prevent, and an agent acts on the advice it found {COMPLIANCE:.0%} of the time, "
+                      "on every encounter it has advice for (control's agents, learning only from their own "
+                      f"sessions, had none on most): even with every other stage perfect, an arm meets about "
+                      f"{sum(fewest):.0f} errors, so avoids at most {ceiling:.3f} of control's."]
+        else:  # seeds kept before the floor was a figure
+            ceiling = (1 - flaky / errors["control"]) * COMPLIANCE
+            lines += ["", f"Of control's {errors['control']} errors, {flaky} were a flaky download's first try, which "
+                      f"no lesson can prevent, and an agent acts on the advice it found {COMPLIANCE:.0%} of the time: "
+                      f"even with every other stage perfect, no arm avoids more than about {ceiling:.3f} of control's "
+                      "errors (less the first meetings a lesson needs before it can spread)."]
     if "trusted" in arms:
         kinds = _losses(runs, "trusted", "by_kind")
         lines += ["", "The trusted arm's errors by what makes the pitfall hard:", "",
@@ -126,10 +135,17 @@ def _losses_section(runs: list[dict]) -> list[str]:
     return lines + [""]
 
 
-def _ceiling(run: dict) -> float | None:
+def _ceiling(run: dict, key: str = "trusted") -> float | None:
     """The most of control's errors any arm could avoid in one seed's run: not the flaky ones, and
-    only as often as the agent acts on what it found (before the first meetings a lesson needs)."""
-    losses = run["arms"].get("control", {}).get("losses")
+    only as often as the agent acts on what it found (``figures.fewest_errors``; seeds kept before
+    that figure: control's errors less the flaky ones, times the compliance)."""
+    control = run["arms"].get("control", {})
+    beyond = key == "peer_review_beyond_verifiers"
+    fewest = control.get("fewest_errors_beyond_verifiers" if beyond else "fewest_errors_met_elsewhere_first")
+    errors = control.get("errors_beyond_verifiers" if beyond else "errors_met_elsewhere_first")
+    if fewest is not None and errors:
+        return 1 - fewest / errors
+    losses = control.get("losses")
     if not losses or not losses["errors"]:
         return None
     return COMPLIANCE * (1 - losses["by_stage"].get("flaky", 0) / losses["errors"])
@@ -139,10 +155,10 @@ def _limits(summary: dict) -> list[str]:
     """What these runs cannot say, from their own figures."""
     runs, s = summary["runs"], summary["summary"]
     out = []
-    ceilings = [c for r in runs if (c := _ceiling(r)) is not None]
-    if ceilings:
-        ceiling = sum(ceilings) / len(ceilings)
-        for key in ("trusted", "peer_review_beyond_verifiers"):
+    for key in ("trusted", "peer_review_beyond_verifiers"):
+        ceilings = [c for r in runs if (c := _ceiling(r, key)) is not None]
+        if ceilings:
+            ceiling = sum(ceilings) / len(ceilings)
             mean = s.get(key, {}).get("mean")
             comparison, bound = GOALS[key]
             if mean is None:

@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/benchmarks/bench_negentropy.py           # table (10^5 items)
     .venv/bin/python tests/benchmarks/bench_negentropy.py --json    # the same figures as JSON
-    .venv/bin/python tests/benchmarks/bench_negentropy.py --large   # also 10^6 items (minutes)
+    .venv/bin/python tests/benchmarks/bench_negentropy.py --large   # also 10^6 items, scattered 1/10/1,000 (minutes, ~2 GB)
     .venv/bin/python tests/benchmarks/bench_negentropy.py --sweep   # commons alone, branching x threshold
     .venv/bin/python tests/benchmarks/bench_negentropy.py --breakdown "both unique" 1000
                                        # where the bytes go: each message by range mode, both protocols
@@ -19,7 +19,7 @@ plus the differences of each case:
   they are scattered; negentropy gets the second as its timestamp (its own ordering, in which they
   are one dense range) and, in ``negentropy_by_day``, the day alone, as commons has it.
 
-Commons runs in version 3 (range fingerprints, ``commons``) and version 4 (an estimate, then
+Commons runs in version 3 (range fingerprints, ``commons``) and version 4 (symbol 0 in the opening, then
 rateless coded symbols, ``commons_v4``; between two nodes that already know they both speak it --
 the first session between two version 4 nodes costs half a round trip and one version 3 message
 more, ``v4_first_session``). ``v4_beyond_ids`` is version 4's bytes less 32 a difference, per
@@ -269,6 +269,18 @@ def goals(rows: list[dict[str, Any]], large: bool) -> list[dict[str, Any]]:
                 "met": v4["beyond_ids_per_difference"] <= 100 and v4["round_trips"] <= 3,
                 "command": command,
             })
+    for r in rows:
+        if r["case"] == "both unique" and r["difference"] >= 100:
+            v4, v3 = r["commons_v4"], r["commons"]
+            ratio = v4["bytes_total"] / v3["bytes_total"]
+            out.append({
+                "goal": f"reconcile v4, both sides made {r['difference']:,} since they met ({r['store']:,} shared): no dearer than v3",
+                "figure": f"{v4['bytes_total']:,} B / {v4['round_trips']} round trips, {ratio:.2f} x v3 ({v3['bytes_total']:,} B / "
+                          f"{v3['round_trips']} round trips)",
+                "target": "<= 1.5 x v3's bytes, <= 3 round trips",
+                "met": ratio <= 1.5 and v4["round_trips"] <= 3,
+                "command": command,
+            })
     scattered = {(r["store"], r["difference"]): r for r in rows if r["case"] == "scattered"}
     for r in rows:
         if r["case"] == "busy day" and (r["store"], r["difference"]) in scattered:
@@ -309,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--store", type=int, default=100_000, help="shared items (default 100000)")
-    parser.add_argument("--large", action="store_true", help="also 10^6 items with 1 and 1,000 differences")
+    parser.add_argument("--large", action="store_true", help="also 10^6 items with 1, 10 and 1,000 scattered differences")
     parser.add_argument("--sweep", action="store_true", help="commons alone over branching x id-list threshold")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--breakdown", nargs=2, metavar=("CASE", "DIFFERENCE"),
@@ -328,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"negentropy skipped: {missing}; commons alone", file=sys.stderr)
     rows = measure(args.store, COUNTS, args.seed, missing is None)
     if args.large:
-        rows += measure(1_000_000, (1, 1000), args.seed, missing is None, kinds=("scattered",))
+        rows += measure(1_000_000, (1, 10, 1000), args.seed, missing is None, kinds=("scattered",))
     if args.json:
         print(json.dumps({"frame_size_limit": FRAME, "negentropy": missing or "ran", "rows": rows,
                           "goals": goals(rows, args.large)}, indent=2))

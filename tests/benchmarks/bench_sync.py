@@ -137,8 +137,8 @@ def sync_once(root: Path, count: int, profile: Path | None = None, workload: str
 
     run(store_them)
     raw = max(raw_verify_rate(records[: min(count, 20_000)]) for _ in range(2))
-    a.start(timeout=max(20.0, count / 500))  # A loads every record it holds before it listens
-    b.start()
+    a.start(timeout=max(120.0, count / 500))  # A loads every record it holds before it listens
+    b.start(timeout=120.0)  # a shared, loaded machine starts a daemon slowly
     try:
         spy = None
         if profile is not None:  # py-spy samples B's daemon while it catches up (collapsed stacks)

@@ -79,6 +79,14 @@ _NOISE = re.compile(
       | Output\ too\ large\.\ Showing\ .*
       | %\s+Total\s+%\s+Received.* | .*--:--:--.* | \s*Dload\s+Upload.*
       | go:\ (?:downloading|finding|extracting|found)\ .*
+      | time="[^"]*"\ level=(?:warning|info|debug|trace)\b.*
+      | (?:Hit|Get|Ign):\d+\ .* | [WN]:\ .* | Fetched\ .* | Reading\ (?:package\ lists|state\ information|database)\b.*
+      | \(Reading\ database\ .* | Selecting\ previously\ unselected\ .* | (?:Unpacking|Setting\ up|Processing\ triggers\ for)\ .*
+      | debconf:\ .* | Need\ to\ get\ .* | After\ this\ operation,.* | \d+\ upgraded,\ \d+\ newly\ installed\b.*
+      | The\ following\ (?:NEW\ |additional\ )?packages\ will\ be\ .*
+      | --\d{4}-\d\d-\d\d\ [\d:]+--\s+\S+ | Connecting\ to\ \S+.*\.\.\.\ connected\. | Length:\ \d+.* | Saving\ to:\ .*
+      | building\ with\ ".*"\ instance\b.* | transferring\ \w+:.* | (?:DONE|CACHED)(?:\ [\d.]+s)? | resolve\ \S+.* | sha256:\S+.*
+      | (?:\[internal\]|\[[\w\s.-]*\d+/\d+\])\ .*
       | \+\ (?:CategoryInfo|FullyQualifiedErrorId)\s*:.* | \+\ .*
       | [⚠△].* | [+\-]\ [\w.\-\[\],]+==[\w.+\-]+
       | .*\b(?:have\ been|has\ been|will\ be|are\ being)\ ignored\b.* | .*\b(?:is|are)\ deprecated\b.*
@@ -102,6 +110,9 @@ _MARKER = re.compile(
       | npm\ (?:ERR!|error)\s+\S
       | !\s*\[(?:remote\ )?rejected\]
       | (?:\S+:\ )*\S+:\ (?i:command\ not\ found|no\ such\ file\ or\ directory|permission\ denied)
+      | .*\S:\ (?i:command\ not\ found|no\ such\ file\ or\ directory|permission\ denied)$
+      | time="[^"]*"\ level=(?:error|fatal)\b
+      | E:\ \S
       | \S+\(\d+,\d+\):\ (?:error|fatal)\b
       | \S+\.\w{1,5}:\d+(?::\d+)?:\ (?!warning|note)\S
       | \S+\ (?:[^\s.]+\ )*\.{3,}\s*Failed
@@ -126,12 +137,24 @@ _HOOK_FINDING = re.compile(r"^-\s+(?!hook id:|exit code:|duration:)(.+)$")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]")
 
 
+# Codex's words before what a command printed when its sandbox ran it: framing, not the output.
+_SANDBOX_FRAME = re.compile(r"^failed in sandbox: (?=\S)", re.MULTILINE)
+# A console's rows padded with spaces to its width, captured with no line ends between them
+# (PowerShell under Gemini CLI): a run this long parts two rows, never two columns of a table.
+_ROW_PADDING = re.compile(r" {30,}")
+# BuildKit's prefix of each line of a step, its number and the seconds into it ("#5 2.345 ERROR: …").
+_BUILDKIT_STEP = re.compile(r"^#\d+ (?:\d+\.\d+ )?", re.MULTILINE)
+_CARETS = re.compile(r"^\s*\+?\s*[~^]+\s*$")  # a line pointing at a column ("+      ~"): its spaces are its point
+
+
 def _lines(text: str) -> list[str]:
     if "\x00" in text:  # UTF-16 read as bytes (Windows tools): the letters are there between NULs
         text = text.replace("\x00", "")
     text = _TAGS.sub("\n", _ANSI.sub("", text))  # colours are no part of what a line says
+    text = _BUILDKIT_STEP.sub("", _SANDBOX_FRAME.sub("", text))
+    rows = [row for raw in text.splitlines() for row in ((raw,) if _CARETS.match(raw) else _ROW_PADDING.split(raw))]
     # Box-drawing gutters (credo's "┃", compilers' "│") frame a finding; the finding is the line.
-    return [" ".join(raw.strip().lstrip("┃│").split()) for raw in text.splitlines()]
+    return [" ".join(raw.strip().lstrip("┃│").split()) for raw in rows]
 
 
 def exit_code_of(text: str) -> int | None:
@@ -168,12 +191,22 @@ def _ends_of(line: str) -> str:
 _PS_POSITION = re.compile(r"^(?:At )?\S+:\d+ \S+:\d+$")
 
 
+# The head of a record: the cmdlet and its message ("Invoke-WebRequest : <!DOCTYPE html>…").
+_PS_HEAD = re.compile(r"^[A-Z][\w.]*(?:-[A-Z]\w*)? : \S")
+PS_RECORD_LINES = 2000  # how far back a record's head is looked for: a message can be a whole web page
+
+
 def _powershell_record(lines: list[str]) -> str:
     for i, line in enumerate(lines):
         if i and _PS_POSITION.match(line) and i + 1 < len(lines) and lines[i + 1].startswith("+ "):
             start = i - 1
             while start > 0 and " : " not in lines[start] and i - start < 4 and lines[start - 1]:
                 start -= 1
+            if " : " not in lines[start]:  # a long message: its head, cmdlet and first words, says it
+                head = next((k for k in range(i - 1, max(i - PS_RECORD_LINES, 0) - 1, -1)
+                             if _PS_HEAD.match(lines[k]) or lines[k].startswith("+ ")), None)
+                if head is not None and _PS_HEAD.match(lines[head]):
+                    return lines[head]
             parts = [part for part in lines[start:i] if part and not _EXIT.fullmatch(part)]
             message = " ".join(part for part in parts if not _NOISE.match(part))
             if message or parts:  # the record's message, or only the markup a request printed

@@ -30,7 +30,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from commons.core.policy.instruction import addressed_to_agent, fold, strongly_addressed, visible
+from commons.core.policy.instruction import fold, strongly_addressed, visible, weakly_addressed
 from commons.core.policy.observation import imperative_sentences, injection_match
 from commons.core.policy.scrubber import findings, scrub
 
@@ -90,7 +90,7 @@ def admit(text: str) -> Admitted | Refused:
     if bad:
         return Refused(f"the text gives an instruction ({bad[0]!r}); a lesson is an observation of what "
                        "happened, e.g. '`pip install` failed with ...', never 'Always use uv'", "instruction")
-    weak = addressed_to_agent(line)
+    weak = weakly_addressed(line)  # strongly_addressed found nothing: only the other forms are left
     if weak:
         return _addressed(weak)
     clean = scrub(line)

@@ -21,11 +21,13 @@ a relayed wish, emphasis words) apply everywhere, quoted or not.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
+from typing import NamedTuple
 
-__all__ = ["addressed_to_agent", "fold", "invisible", "strongly_addressed", "visible"]
+__all__ = ["addressed_to_agent", "fold", "invisible", "strongly_addressed", "visible", "weakly_addressed"]
 
 # --------------------------------------------------------------------------------------------
 # Folding: what the text says once the tricks that hide it are undone
@@ -41,11 +43,20 @@ def invisible(ch: str) -> bool:
     return unicodedata.category(ch) in ("Cf", "Cc", "Co", "Cn", "Cs")
 
 
+_BREAKS = re.compile(r"\r\n?|[\u2028\u2029\x85\x0b\x0c]")
+# The ASCII characters :func:`invisible` names once the line breaks are newlines: the controls
+# but tab and newline (and \r, \v, \f, already newlines). An ASCII text is read by this one
+# pattern, not character by character in Python (each lesson a peer sends is read several times).
+_ASCII_INVISIBLE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+
+
+@functools.lru_cache(maxsize=1 << 14)  # pure; a door reads the same text several times over
 def visible(text: str) -> str:
     """``text`` without ANSI escapes and invisible characters; ``\\r`` and other line breaks
     (U+2028, U+2029, U+0085) become newlines, NFC."""
-    text = _ANSI.sub("", text)
-    text = re.sub(r"\r\n?|[\u2028\u2029\x85\x0b\x0c]", "\n", text)
+    text = _BREAKS.sub("\n", _ANSI.sub("", text))
+    if text.isascii():  # NFC leaves ASCII as it is
+        return _ASCII_INVISIBLE.sub("", text)
     return unicodedata.normalize("NFC", "".join(ch for ch in text if not invisible(ch)))
 
 
@@ -62,6 +73,7 @@ _CONFUSABLE = str.maketrans({
 _MIXED_WORD = re.compile(r"\w*[a-zA-Z]\w*")
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def fold(text: str) -> str:
     """The form the check reads: :func:`visible`, NFKC, one space for each run of white space."""
     text = visible(text)
@@ -225,10 +237,44 @@ _COMPILED_ALWAYS = [(name, re.compile(p, re.IGNORECASE | re.MULTILINE), _NEEDS[n
 _COMPILED_UNQUOTED = [(name, re.compile(p, re.IGNORECASE | re.MULTILINE), _NEEDS[name]) for name, p in _UNQUOTED]
 
 
+_WHOLE_WORDS = frozenset({"ai", "bot", "one"})  # words that must stand alone (see _Lower)
+
+
+class _Needs(NamedTuple):
+    """A form's words, as one search: ``plain``, an alternation of the words that may sit inside
+    another word (one pass of the regex engine, not a substring check in Python for each), and
+    ``whole``, the short ones that must be words of their own (:class:`_Lower`)."""
+
+    plain: re.Pattern[str] | None
+    whole: tuple[str, ...]
+
+
+def _needs(words: tuple[str, ...]) -> _Needs:
+    plain = [w for w in words if w not in _WHOLE_WORDS]
+    return _Needs(re.compile("|".join(map(re.escape, plain))) if plain else None,
+                  tuple(w for w in words if w in _WHOLE_WORDS))
+
+
+def _gated(compiled: list, ascii_only: bool) -> list[tuple[str, re.Pattern[str], _Needs | None]]:
+    """The patterns with their words made one search each. ``ascii_only``: as an ASCII text needs
+    them: a word that is not ASCII is never in its lower case, so it is not looked for, and a form
+    whose every word is not (Russian, Chinese) never runs."""
+    out = []
+    for name, pattern, needs in compiled:
+        if needs is not None and ascii_only:
+            needs = tuple(k for k in needs if k.isascii())
+            if not needs:
+                continue
+        out.append((name, pattern, None if needs is None else _needs(needs)))
+    return out
+
+
+_ALWAYS_GATED, _UNQUOTED_GATED = _gated(_COMPILED_ALWAYS, False), _gated(_COMPILED_UNQUOTED, False)
+_ASCII_ALWAYS, _ASCII_UNQUOTED = _gated(_COMPILED_ALWAYS, True), _gated(_COMPILED_UNQUOTED, True)
+
+
 _WORD = re.compile(r"[^\W\d_]+")
 
-
-_WHOLE_WORDS = frozenset({"ai", "bot", "one"})
 
 
 class _Lower:
@@ -250,8 +296,10 @@ class _Lower:
         return keyword in self._words or keyword + "s" in self._words
 
 
-def _may(needs: tuple[str, ...] | None, lower: _Lower) -> bool:
-    return needs is None or any(lower.has(k) for k in needs)
+def _may(needs: _Needs | None, lower: _Lower) -> bool:
+    if needs is None or (needs.plain is not None and needs.plain.search(lower.text) is not None):
+        return True
+    return any(lower.has(k) for k in needs.whole)
 
 # What a lesson quotes: "…", “…”, '…' (not an apostrophe), `…`, and after an error label to the
 # end of its sentence.
@@ -288,14 +336,17 @@ def _forms(folded: str) -> tuple[str, ...]:
     return (folded, latin) if latin != folded else (folded,)
 
 
-def _reasons(folded: str) -> Iterator[str]:
+def _reasons(folded: str, strong: bool = True) -> Iterator[str]:
+    """The forms found, in order; ``strong`` False: only those outside quotes and error text (the
+    ones :func:`strongly_addressed` does not look for)."""
     for form in _forms(folded):
-        lower = _Lower(form)
-        for name, pattern, needs in _COMPILED_ALWAYS:
-            if _may(needs, lower) and pattern.search(form):
-                yield name
+        lower, plain = _Lower(form), form.isascii()
+        if strong:
+            for name, pattern, needs in _ASCII_ALWAYS if plain else _ALWAYS_GATED:
+                if _may(needs, lower) and pattern.search(form):
+                    yield name
         unquoted, masked = _unquoted(form), _masked(form)
-        for name, pattern, needs in _COMPILED_UNQUOTED:
+        for name, pattern, needs in _ASCII_UNQUOTED if plain else _UNQUOTED_GATED:
             # an error may say "you must …"; no error says "always run …" to a reader
             if _may(needs, lower) and pattern.search(unquoted if name == "always or never" else masked):
                 yield name
@@ -306,13 +357,19 @@ def addressed_to_agent(text: str) -> str | None:
     return next(_reasons(fold(text)), None)
 
 
+def weakly_addressed(text: str) -> str | None:
+    """:func:`addressed_to_agent` for a text :func:`strongly_addressed` found nothing in: the same
+    answer, without running its patterns a second time."""
+    return next(_reasons(fold(text), strong=False), None)
+
+
 def strongly_addressed(text: str) -> str | None:
     """:func:`addressed_to_agent` with only the forms no tool's output has reason to print: for
     cutting injections out of a command's output before any of it is quoted ("You must be logged
     in" is npm's error, and stays)."""
     for form in _forms(fold(text)):
         lower = _Lower(form)
-        for name, pattern, needs in _COMPILED_ALWAYS:
+        for name, pattern, needs in _ASCII_ALWAYS if form.isascii() else _ALWAYS_GATED:
             if _may(needs, lower) and pattern.search(form):
                 return name
     return None

@@ -1,23 +1,25 @@
-"""Reconciliation version 4: an estimate, then rateless coded symbols (range fingerprints when the
-difference is too large for them).
+"""Reconciliation version 4: rateless coded symbols, sized by how far the first ones fall short
+(range fingerprints when the difference is too large for them).
 
-The initiator sends an *estimate* of its set (``estimate``: count, highest item, fingerprint and
-a few hundred bytes of cells). The responder
+The initiator *opens* (ESTIMATE: its salt, highest item, count and coded symbol 0 of its set,
+about 100 bytes). The responder
 
 * takes its items above the initiator's highest item as a known difference (the *tail*: a node
   that was away lacks the newest records; pushed or named at once, whatever their number);
-* compares the rest: equal fingerprints end the session; otherwise it sends coded symbols of its
-  items (``riblt``), as many as the estimated difference needs, or -- for a difference beyond
-  what coded symbols carry cheaply (the estimate cannot see its end) -- starts a version 3 range
-  reconciliation (``reconciler``) inside this session.
+* subtracts its own symbol 0 over the rest: zero ends the session (equal); a symbol that decodes
+  (one item differs) lets it answer at once as the decoder; otherwise it sends a first batch of
+  ``FIRST_BATCH`` coded symbols (``riblt``), bounded by its highest item they code.
 
-The initiator subtracts its own symbols and peels: it then knows the whole difference. It asks
-for more symbols if they did not suffice (rateless: none sent is wasted), and otherwise says what
-it pushes (a count a day), names what it withholds or will not push, and lists what it lacks; the
-responder answers which of those it withholds and pushes the others if asked. Where the
-differences lie in item order changes nothing: a thousand newest records of one busy day cost
-what a thousand scattered over a year cost. Usually 2 round trips; 3 when the first batch of
-symbols fell short. ``protocol/reconcile.md`` (version 4) is the normative description.
+The initiator takes its own items above that bound as a known difference too, subtracts its
+symbols and peels. Decoded, it knows the whole difference. Not decoded, it asks for more: sized by
+the failed batch while a fair share of it is empty, else by its estimator cells (``estimate``), from
+which the responder sizes the batch -- or, for a difference beyond what coded symbols carry cheaply,
+starts a version 3 range reconciliation (``reconciler``) inside this session. The decoder says what
+it pushes (a count a day), names what it withholds or will not push, and lists by salted hash what it
+lacks; the other side answers which of those it withholds and pushes the others if asked. Where the
+differences lie in item order changes nothing: a thousand newest records of one busy day cost what a
+thousand scattered over a year cost. 1.5 round trips for one difference, 2 for a few (up to about
+ten), 3 beyond; ``protocol/reconcile.md`` (version 4) is the normative description.
 
 Sans-I/O: bytes in, bytes out. The salt comes from the caller (gossip: from ``os.urandom``).
 """
@@ -34,6 +36,7 @@ from commons.core.reconcile import estimate as est
 from commons.core.reconcile import riblt
 from commons.core.reconcile.keyset import (
     ITEM_SIZE,
+    KEY_SIZE,
     MAX_TIME,
     TIME_SIZE,
     KeySet,
@@ -49,41 +52,60 @@ from commons.core.reconcile.wire import MAX_MESSAGE_SIZE
 from commons.core.reconcile.wire4 import (
     ASK_PUSH,
     MAX_SYMBOLS,
+    BOUND_SIZE,
+    DAY_FINGERPRINT_SIZE,
     NEWEST_DAYS,
+    SYMBOL_SIZE,
     VERSION,
     Kind,
     Plan,
+    SizeMe,
     Turn,
     TurnWriter,
     decode_message,
     positions_bytes,
 )
 
-FIRST_BATCH_FACTOR = 1.5  # symbols of the first batch per estimated difference (decoding needs ~1.35-1.7)
-FIRST_BATCH_EXTRA = 4
-NEWER_SHARE = 0.5  # the share of the estimate in the initiator's days newer than all mine that goes to ranges
+FIRST_BATCH = 24  # symbols of the responder's first batch (unsized: 10 differences decode 9 times in 10)
+FIRST_BATCH_FACTOR = 1.75  # symbols of a batch sized by the estimate, per estimated difference (~1.35-1.7 needed;
+# the estimate is above 0.8 of the truth 19 times in 20)
+FIRST_BATCH_EXTRA = 8
 DISJOINT_SHARE = 0.5  # an estimate of at least this share of both sets' items goes to ranges
+LIST_SHARE = 0.7  # list the items from the newest day below which the sets agree when that costs this share of symbols
 MORE_FACTOR = 1.45  # symbols asked after a failed batch per difference that batch shows
 MIN_CODED_FRAME = MIN_FRAME_SIZE_LIMIT + 16  # room for a version 3 message inside a RANGES section
 _RANGES_OVERHEAD = 16
 
 
-def _newest_days_bytes(items: bytes) -> bytes:
-    """The estimate's tail: ``varint(k)`` then, for the k <= NEWEST_DAYS newest days of the items,
-    newest first, the day (the first whole, then as the gap below the one before) and its count."""
-    n = len(items) // ITEM_SIZE
-    days = np.frombuffer(items, dtype=np.uint8).reshape(n, ITEM_SIZE)[:, :TIME_SIZE].copy().view(">u4").ravel()
-    unique, counts = np.unique(days, return_counts=True)
-    newest = list(zip(unique[::-1][:NEWEST_DAYS].tolist(), counts[::-1][:NEWEST_DAYS].tolist()))
+def _bound_of(item: bytes) -> bytes:
+    return item[:BOUND_SIZE]
+
+
+def _position_after(keys: KeySet, bound: bytes) -> int:
+    """How many items have their first BOUND_SIZE bytes at or below ``bound``."""
+    after = int.from_bytes(bound, "big") + 1
+    if after >> 8 * BOUND_SIZE:
+        return len(keys)
+    return keys.position(after.to_bytes(BOUND_SIZE, "big") + bytes(ITEM_SIZE - BOUND_SIZE))
+
+
+def _day_bound(day: int) -> bytes:
+    return day.to_bytes(TIME_SIZE, "big")
+
+
+def _below_days_bytes(keys: KeySet, coded: int) -> bytes:
+    """MORE 0's days: ``varint(k)`` then, for the k <= NEWEST_DAYS newest days of my first ``coded``
+    items, newest first, the day (the first whole, then as the gap below the one before) and the
+    first DAY_FINGERPRINT_SIZE bytes of the fingerprint of my items below that day."""
+    items = keys.items_bytes(0, coded)
+    days = np.frombuffer(items, dtype=np.uint8).reshape(coded, ITEM_SIZE)[:, :TIME_SIZE].copy().view(">u4").ravel()
+    newest = np.unique(days)[::-1][:NEWEST_DAYS].tolist()
     out, previous = bytearray(encode_varint(len(newest))), None
-    for day, count in newest:
-        out += encode_varint(day if previous is None else previous - day) + encode_varint(count)
+    for day in newest:
+        fp = keys.fingerprint_between(0, keys.position(_day_bound(day)))[:DAY_FINGERPRINT_SIZE]
+        out += encode_varint(day if previous is None else previous - day) + fp
         previous = day
     return bytes(out)
-
-
-def _top_day(keys: KeySet) -> int:
-    return item_time(keys.items_between(len(keys) - 1, len(keys))[0]) if len(keys) else -1
 
 
 def _just_above(item: bytes) -> bytes:
@@ -104,9 +126,9 @@ class _State(enum.Enum):
 # What each state accepts as the peer's turn (in any order, each kind at most as the turn allows).
 _ACCEPTS = {
     _State.FRESH: {Kind.ESTIMATE},
-    _State.SENT_ESTIMATE: {Kind.PLAN, Kind.TAIL, Kind.LISTED, Kind.SYMBOLS, Kind.RANGES},
+    _State.SENT_ESTIMATE: {Kind.PLAN, Kind.TAIL, Kind.LISTED, Kind.SYMBOLS, Kind.RANGES, Kind.DECODED, Kind.LACKING},
     _State.SENT_SYMBOLS: {Kind.MORE, Kind.DECODED, Kind.LISTED, Kind.LACKING, Kind.RANGES},
-    _State.SENT_MORE: {Kind.SYMBOLS},
+    _State.SENT_MORE: {Kind.SYMBOLS, Kind.PLAN, Kind.RANGES, Kind.REGION},
     _State.SENT_DECODED: {Kind.ANSWER},
     _State.RANGES: {Kind.RANGES},
 }
@@ -144,15 +166,19 @@ class CodedReconciler:
         self._messages_in_turn = 0
         self._stats = [0, 0, 0, 0]
         self._ranges: Reconciler | None = None
+        # (words, hashes) of the items the symbols cover: the initiator's whole set, the responder's
+        # items up to the initiator's highest (hashed with the session's salt, the initiator's)
+        self._encoding: tuple | None = None
+        self._lacking: list[bytes] = []  # decoder: the peer's items I lack, as I listed them
+        self._peer_push = False  # the peer asked to be pushed what it lacks
         # initiator
         self._plan = None
         self._received: riblt.Symbols | None = None
-        self._wanted = 0  # symbols asked for so far
-        self._lacking: list[bytes] = []  # items the peer holds that I lack, as I listed them
-        self._peer_push = False
+        self._wanted = 0  # symbols asked for so far (0 after asking the responder to size the batch)
+        self._sized = False  # the responder was asked to size a batch
+        self._known: list[bytes] = []  # my items above the responder's highest it codes
         # responder
         self._estimate = None
-        self._encoding: tuple | None = None  # (words, hashes) of my items below the initiator's top
         self._sent_symbols = 0
 
     @property
@@ -169,13 +195,12 @@ class CodedReconciler:
             raise ReconcileUsageError("initiate() starts a session and may only be called first")
         n = len(self._keys)
         items = self._keys.items_bytes(0, n)
-        hashes = riblt.hash_words(riblt.items_to_words(items), self._salt)
-        levels = est.levels_for(n)
+        words = riblt.items_to_words(items)
+        self._encoding = (words, riblt.hash_words(words, self._salt))
         top = items[-ITEM_SIZE:] if n else b""
+        first = riblt.symbol_bytes(riblt.encode(*self._encoding, 0, 1))[0]
         payload = (encode_varint(ASK_PUSH if self._ask_push else 0) + self._salt.to_bytes(8, "big")
-                   + encode_varint(n) + encode_varint(len(top)) + top
-                   + self._keys.fingerprint_between(0, n) + encode_varint(levels)
-                   + est.cells_bytes(est.cells(hashes, levels)) + _newest_days_bytes(items))
+                   + encode_varint(len(top)) + top + encode_varint(n) + first)
         writer = TurnWriter(self._limit)
         writer.section(Kind.ESTIMATE, payload)
         self._state = _State.SENT_ESTIMATE
@@ -230,24 +255,26 @@ class CodedReconciler:
         """Refuse a turn growing past what the peer may send: a peer must not make us hold more."""
         turn = self._turn
         first = _FIRST.get(self._state)
+        if self._state is _State.SENT_MORE:
+            first = (Kind.PLAN,) if self._wanted == 0 else (Kind.SYMBOLS,)
         if first and turn.kinds and turn.kinds[0] not in first:
             raise ReconcileProtocolError(f"reconcile v4: a turn now opens with {' or '.join(k.name for k in first)}")
         if any(turn.kinds.count(k) > 1 for k in _ONCE):
             raise ReconcileProtocolError("reconcile v4: a section that comes once a turn came twice")
         symbols = sum(len(s) for s in turn.symbols)
         if self._state in (_State.SENT_ESTIMATE, _State.SENT_MORE):
-            announced = turn.plan.symbol_end if turn.plan is not None else None
-            limit = (self._wanted - (len(self._received) if self._received is not None else 0)
-                     if self._state is _State.SENT_MORE else announced if announced is not None else MAX_SYMBOLS)
+            received = len(self._received) if self._received is not None else 0
+            announced = max(0, turn.plan.symbol_end - received) if turn.plan is not None else None
+            limit = announced if announced is not None else self._wanted - received if self._wanted else 0
             if symbols > limit:
                 raise ReconcileProtocolError("more coded symbols than announced or asked for")
-        if len(turn.kinds) > 1 + symbols + len(turn.listed) + len(turn.lacking) + len(turn.ranges) + 8:
+        if len(turn.kinds) > 1 + symbols + len(turn.listed) + len(turn.lacking) + len(turn.ranges) + len(turn.region) + 8:
             raise ReconcileProtocolError("a turn of sections that carry nothing")
         if len(turn.ranges) > 1:
             raise ReconcileProtocolError("more than one range message in a turn")
-        if self._state is _State.SENT_SYMBOLS and self._estimate is not None:
-            if len(turn.listed) > self._estimate.count or len(turn.lacking) > len(self._keys):
-                raise ReconcileProtocolError("lists longer than the sets they come from")
+        peer_count = self._estimate.count if self._estimate is not None else self._plan.count if self._plan else None
+        if peer_count is not None and (max(len(turn.listed), len(turn.region)) > peer_count or len(turn.lacking) > len(self._keys)):
+            raise ReconcileProtocolError("lists longer than the sets they come from")
         if self._state is _State.SENT_ESTIMATE and turn.plan is not None and len(turn.listed) > turn.plan.count:
             raise ReconcileProtocolError("a tail longer than the set it comes from")
 
@@ -258,40 +285,32 @@ class CodedReconciler:
         if e is None or turn.kinds != [Kind.ESTIMATE]:
             raise ReconcileProtocolError("a version 4 session starts with an estimate alone")
         self._estimate = e
+        self._salt = e.salt
+        self._peer_push = e.ask_push
         keys = self._keys
         below = 0 if e.top is None else keys.position(_just_above(e.top))
         tail = keys.items_between(below, len(keys))
         writer = TurnWriter(self._limit)
         step = _Report()
-        if below == 0 and e.count == 0 or keys.fingerprint_between(0, below) == e.fingerprint:
+        words = riblt.items_to_words(keys.items_bytes(0, below))
+        self._encoding = (words, riblt.hash_words(words, e.salt))
+        # Symbol 0 holds every item: it is zero when the sets are equal up to the initiator's highest
+        # item, and decodes when they differ by one item.
+        peeled = riblt.peel(riblt.subtract(e.first, *self._encoding), e.salt, max_items=1) if e.count else ([], [])
+        if peeled == ([], []):
             plan, end = Plan.EQUAL, 0
+        elif peeled is not None:
+            plan, end = Plan.DECODED, 0
+        elif below == 0:  # I hold nothing up to its highest item: a list or a push count in ranges
+            plan, end = Plan.RANGES, 0
         else:
-            items = keys.items_bytes(0, below)
-            words = riblt.items_to_words(items)
-            hashes = riblt.hash_words(words, e.salt)
-            levels = len(e.cells) // est.GROUPS
-            guess = est.estimate(e.cells, est.cells(hashes, levels))
-            end = MAX_SYMBOLS + 1 if math.isinf(guess) else math.ceil(FIRST_BATCH_FACTOR * max(guess, 1.0)) + FIRST_BATCH_EXTRA
-            # Sets that share (almost) nothing -- one of them empty, or most items differing -- cost
-            # a list or a push count with ranges, not 1.5 symbols an item.
-            # Most of the difference in whole days newer than my newest item (I was away, the
-            # initiator was not): ranges find those in a few fingerprints, symbols pay for each.
-            days_newer = [n for day, n in e.newest_days if below == len(keys) and day > _top_day(keys)]
-            newer = sum(days_newer) if len(days_newer) < NEWEST_DAYS else math.inf  # all listed: more lie beyond
-            if (end > MAX_SYMBOLS or below == 0 or guess >= DISJOINT_SHARE * (e.count + below)
-                    or newer >= NEWER_SHARE * guess):
-                plan, end = Plan.RANGES, 0
-            else:
-                plan = Plan.SYMBOLS
-                self._encoding = (words, hashes)
-        writer.section(Kind.PLAN, encode_varint(plan) + encode_varint(ASK_PUSH if self._ask_push else 0)
-                       + encode_varint(len(keys)) + encode_varint(end))
+            plan, end = Plan.SYMBOLS, FIRST_BATCH
+        writer.section(Kind.PLAN, self._plan_bytes(plan, end))
         if plan is Plan.RANGES:
-            self._ranges = Reconciler(keys, frame_size_limit=self._limit - _RANGES_OVERHEAD, ask_push=self._ask_push)
-            inner = self._ranges.initiate()
-            writer.section(Kind.RANGES, encode_varint(len(inner)) + inner)
-            self._state = _State.RANGES
-            return self._reply(writer, step)
+            return self._start_ranges(writer, step, initiator=True)
+        if plan is Plan.DECODED:
+            theirs, mine = peeled  # type: ignore[misc]
+            return self._decoded(writer, step, theirs, mine, tail)
         # The tail: items above the initiator's highest, which it cannot hold.
         withheld = {i for i in tail if keys.is_withheld(item_key(i))}
         sendable = [i for i in tail if i not in withheld]
@@ -310,10 +329,47 @@ class CodedReconciler:
             self._state = _State.DONE
         return self._reply(writer, step)
 
+    def _plan_bytes(self, plan: Plan, end: int, day: int | None = None) -> bytes:
+        """A PLAN's payload; a plan of symbols bounds them by my highest item they code, a plan of
+        a list gives the day it lists from."""
+        out = (encode_varint(plan) + encode_varint(ASK_PUSH if self._ask_push else 0)
+               + encode_varint(len(self._keys)) + encode_varint(end))
+        if plan is Plan.LIST:
+            out += encode_varint(day)  # type: ignore[arg-type]
+        if plan is Plan.SYMBOLS:
+            out += _bound_of(self._keys.items_between(len(self._encoding[0]) - 1, len(self._encoding[0]))[0])  # type: ignore[index]
+        return out
+
     def _send_symbols(self, writer: TurnWriter, start: int, end: int) -> None:
         words, hashes = self._encoding  # type: ignore[misc]
         writer.symbols(riblt.symbol_bytes(riblt.encode(words, hashes, start, end)))
         self._sent_symbols = end
+
+    def _sized_batch(self, size_me: SizeMe) -> tuple[Plan, int, int | None]:
+        """The plan, batch end and listing day for a decoder that sent its estimator cells (MORE 0)."""
+        e = self._estimate
+        assert e is not None
+        words, hashes = self._encoding  # type: ignore[misc]
+        levels = len(size_me.cells) // est.GROUPS
+        guess = est.estimate(size_me.cells, est.cells(hashes, levels))
+        if math.isinf(guess):
+            return Plan.RANGES, 0, None
+        end = max(self._sent_symbols + 8, math.ceil(FIRST_BATCH_FACTOR * guess) + FIRST_BATCH_EXTRA)
+        # Both sides made records since they last agreed (a healed partition): below the newest day
+        # where our fingerprints agree the sets are equal, and my items from that day on, listed,
+        # cost less than symbols for each difference.
+        keys = self._keys
+        for day, fp in size_me.below_days:
+            at = keys.position(_day_bound(day))
+            if at <= len(words) and keys.fingerprint_between(0, at)[:DAY_FINGERPRINT_SIZE] == fp:
+                if (KEY_SIZE + 1) * (len(words) - at) < LIST_SHARE * SYMBOL_SIZE * (end - self._sent_symbols):
+                    return Plan.LIST, 0, day
+                break
+        # Sets that share (almost) nothing -- most items differing -- cost a list or a push count
+        # with ranges, not 1.5 symbols an item.
+        if end > MAX_SYMBOLS or guess >= DISJOINT_SHARE * (e.count + len(words)):
+            return Plan.RANGES, 0, None
+        return Plan.SYMBOLS, end, None
 
     def _on_decoder(self, turn: Turn) -> ReconcileStep:
         e = self._estimate
@@ -323,111 +379,45 @@ class CodedReconciler:
         if turn.ranges:  # the initiator gave up on symbols: it starts range reconciliation
             if turn.kinds != [Kind.RANGES]:
                 raise ReconcileProtocolError("a turn that starts ranges carries nothing else")
-            self._ranges = Reconciler(self._keys, frame_size_limit=self._limit - _RANGES_OVERHEAD, ask_push=self._ask_push)
-            self._state = _State.RANGES
-            return self._on_ranges(turn)
+            return self._start_ranges(writer, step, initiator=False, turn=turn, tail_sent=True)
         if turn.more is not None:
-            if turn.kinds != [Kind.MORE] or not self._sent_symbols < turn.more <= MAX_SYMBOLS:
+            if turn.kinds != [Kind.MORE] or not (turn.more == 0 or self._sent_symbols < turn.more <= MAX_SYMBOLS):
                 raise ReconcileProtocolError("MORE alone, asking for more symbols than were sent, within the limit")
-            self._send_symbols(writer, self._sent_symbols, turn.more)
+            if turn.more:
+                if turn.size_me is not None or turn.more <= self._sent_symbols:
+                    raise ReconcileProtocolError("MORE asking for more symbols than were sent")
+                self._send_symbols(writer, self._sent_symbols, turn.more)
+                return self._reply(writer, step)
+            assert turn.size_me is not None
+            plan, end, day = self._sized_batch(turn.size_me)
+            writer.section(Kind.PLAN, self._plan_bytes(plan, end, day))
+            if plan is Plan.RANGES:
+                return self._start_ranges(writer, step, initiator=True, tail_sent=True)
+            if plan is Plan.LIST:
+                at = self._keys.position(_day_bound(day))  # type: ignore[arg-type]
+                writer.listed(Kind.REGION, self._keys.items_between(at, len(self._encoding[0])))  # type: ignore[index]
+                return self._reply(writer, step)
+            self._send_symbols(writer, self._sent_symbols, end)
             return self._reply(writer, step)
         if turn.pushed_days is None:
             raise ReconcileProtocolError("the decoder's turn needs DECODED")
-        if turn.pushed_days and not self._ask_push:
-            raise ReconcileProtocolError("pushes announced to a side that did not ask for them")
-        for day, count in turn.pushed_days:
-            upper = None if day == MAX_TIME else (day + 1).to_bytes(TIME_SIZE, "big")
-            step.expect.append(Expectation(day.to_bytes(TIME_SIZE, "big"), upper, count))
-        marked = set(turn.listed_withheld)
-        for i, item in enumerate(turn.listed):
-            if item_key(item) not in self._keys:
-                (step.withheld if i in marked else step.need).append(item)
-        withheld, sendable = [], []
-        for p, item in enumerate(turn.lacking):
-            if self._keys.time_of(item_key(item)) != item_time(item):
-                raise ReconcileProtocolError("the peer lacks an item this node does not hold")
-            if self._keys.is_withheld(item_key(item)):
-                withheld.append(p)
-            else:
-                sendable.append(item)
-        if turn.lacking:
-            pushing = e.ask_push
-            writer.section(Kind.ANSWER, encode_varint(len(sendable) if pushing else 0) + positions_bytes(withheld))
-            (step.push if pushing else step.have).extend(sendable)
-        self._state = _State.DONE
-        return self._reply(writer, step) if turn.lacking else self._finish(step)
-
-    # -- initiator --------------------------------------------------------------------------------
-
-    def _on_plan(self, turn: Turn) -> ReconcileStep:
-        plan = turn.plan
-        if plan is None:
-            raise ReconcileProtocolError("the responder's first turn needs a PLAN")
-        self._plan = plan
-        self._peer_push = plan.ask_push
-        step = _Report()
-        if plan.plan is Plan.RANGES:
-            if turn.kinds != [Kind.PLAN, Kind.RANGES]:
-                raise ReconcileProtocolError("a plan of ranges carries one range message and nothing else")
-            self._ranges = Reconciler(self._keys, frame_size_limit=self._limit - _RANGES_OVERHEAD, ask_push=self._ask_push)
-            self._state = _State.RANGES
-            return self._on_ranges(turn)
-        if turn.ranges:
-            raise ReconcileProtocolError("range messages without a plan of ranges")
-        top = self._top
-        if turn.tail_pushed:
-            if not self._ask_push:
-                raise ReconcileProtocolError("pushes announced to a side that did not ask for them")
-            step.expect.append(Expectation(b"" if top is None else _just_above(top), None, turn.tail_pushed))
-        marked = set(turn.listed_withheld)
-        for i, item in enumerate(turn.listed):
-            if top is not None and item <= top:
-                raise ReconcileProtocolError("a tail item at or below my highest item")
-            if item_key(item) not in self._keys:
-                (step.withheld if i in marked else step.need).append(item)
-        if plan.plan is Plan.EQUAL:
-            if turn.symbols:
-                raise ReconcileProtocolError("coded symbols after a plan that says the sets are equal")
+        self._take_decoded(turn, step)
+        if not turn.lacking:
             self._state = _State.DONE
             return self._finish(step)
-        self._wanted = plan.symbol_end
-        self._received = riblt.Symbols.empty(0, 0)
-        return self._take_symbols(turn, step)
+        return self._answer(turn, writer, step)
 
-    def _on_more_symbols(self, turn: Turn) -> ReconcileStep:
-        return self._take_symbols(turn, _Report())
+    # -- either side: the decoder's turn and its answer -------------------------------------------
 
-    def _take_symbols(self, turn: Turn, step: _Report) -> ReconcileStep:
-        assert self._received is not None
-        for batch in turn.symbols:
-            self._received.extend(batch)
-        if len(self._received) != self._wanted:
-            raise ReconcileProtocolError(f"{len(self._received)} coded symbols, {self._wanted} announced or asked for")
-        n = len(self._keys)
-        words = riblt.items_to_words(self._keys.items_bytes(0, n))
-        hashes = riblt.hash_words(words, self._salt)
-        diff = riblt.subtract(self._received, words, hashes)
-        peeled = riblt.peel(diff, self._salt, max_items=n + self._plan.count + 64)
-        writer = TurnWriter(self._limit)
-        if peeled is None:
-            if self._wanted >= MAX_SYMBOLS:  # give up on symbols: range reconciliation, as its initiator
-                self._ranges = Reconciler(self._keys, frame_size_limit=self._limit - _RANGES_OVERHEAD, ask_push=self._ask_push)
-                inner = self._ranges.initiate()
-                writer.section(Kind.RANGES, encode_varint(len(inner)) + inner)
-                self._state = _State.RANGES
-                return self._reply(writer, step)
-            # The failed batch tells the difference's size far better than the estimate did.
-            size = riblt.difference_size(diff)
-            enough = 4 * self._wanted if math.isinf(size) else math.ceil(MORE_FACTOR * size + 4 * math.sqrt(size)) + 8
-            self._wanted = min(MAX_SYMBOLS, max(self._wanted + 8, enough))
-            writer.section(Kind.MORE, encode_varint(self._wanted))
-            self._state = _State.SENT_MORE
-            return self._reply(writer, step)
-        theirs, mine = peeled
+    def _decoded(self, writer: TurnWriter, step: _Report, theirs: list[bytes], mine: list[bytes],
+                 known: list[bytes] = ()) -> ReconcileStep:  # type: ignore[assignment]
+        """The decoder's turn, after the PLAN (responder) or as the whole turn (initiator): what I push
+        (a count a day), what I name, and the peer's items I lack (by hash). ``known``: items of mine
+        the peer cannot hold whatever the symbols say (the responder's tail)."""
         for item in mine:
             if self._keys.time_of(item_key(item)) != item_time(item):
                 raise ReconcileProtocolError("coded symbols decode to an item of mine that I do not hold")
-        mine.sort()
+        mine = sorted(mine + list(known))
         lacking = sorted(i for i in theirs if item_key(i) not in self._keys)
         withheld = {i for i in mine if self._keys.is_withheld(item_key(i))}
         sendable = [i for i in mine if i not in withheld]
@@ -448,9 +438,46 @@ class CodedReconciler:
         if listed:
             writer.listed(Kind.LISTED, listed, withheld)
         if lacking:
-            writer.listed(Kind.LACKING, lacking)
+            writer.symbols([riblt.hash_item(i, self._salt).to_bytes(8, "little") for i in lacking], Kind.LACKING)
         self._lacking = lacking
         self._state = _State.SENT_DECODED if lacking else _State.DONE
+        return self._reply(writer, step)
+
+    def _take_decoded(self, turn: Turn, step: _Report) -> None:
+        """What the decoder's DECODED and LISTED tell: the records it pushes me, those it names."""
+        if turn.pushed_days is None:
+            raise ReconcileProtocolError("the decoder's turn needs DECODED")
+        if turn.pushed_days and not self._ask_push:
+            raise ReconcileProtocolError("pushes announced to a side that did not ask for them")
+        for day, count in turn.pushed_days:
+            upper = None if day == MAX_TIME else (day + 1).to_bytes(TIME_SIZE, "big")
+            step.expect.append(Expectation(day.to_bytes(TIME_SIZE, "big"), upper, count))
+        marked = set(turn.listed_withheld)
+        for i, item in enumerate(turn.listed):
+            if item_key(item) not in self._keys:
+                (step.withheld if i in marked else step.need).append(item)
+
+    def _answer(self, turn: Turn, writer: TurnWriter, step: _Report) -> ReconcileStep:
+        """ANSWER the decoder's LACKING (hashes of items I must hold): which I withhold, how many I push."""
+        words, hashes = self._encoding  # type: ignore[misc]
+        wanted = np.array(turn.lacking, dtype=np.uint64)
+        order = np.argsort(hashes, kind="stable")
+        ranked = hashes[order]
+        at = np.searchsorted(ranked, wanted)
+        found = (at < len(ranked)) & (ranked[np.minimum(at, len(ranked) - 1)] == wanted) if len(ranked) else at < 0
+        if not found.all() or len(set(turn.lacking)) != len(turn.lacking):
+            raise ReconcileProtocolError("the peer lacks an item this node does not hold (or names one twice)")
+        withheld, sendable = [], []
+        for p, index in enumerate(order[at].tolist()):
+            item = self._keys.items_between(index, index + 1)[0]
+            if self._keys.is_withheld(item_key(item)):
+                withheld.append(p)
+            else:
+                sendable.append(item)
+        pushing = self._peer_push
+        writer.section(Kind.ANSWER, encode_varint(len(sendable) if pushing else 0) + positions_bytes(withheld))
+        (step.push if pushing else step.have).extend(sendable)
+        self._state = _State.DONE
         return self._reply(writer, step)
 
     def _on_answer(self, turn: Turn) -> ReconcileStep:
@@ -471,7 +498,141 @@ class CodedReconciler:
         self._state = _State.DONE
         return self._finish(step)
 
+    # -- initiator --------------------------------------------------------------------------------
+
+    def _on_plan(self, turn: Turn) -> ReconcileStep:
+        plan = turn.plan
+        if plan is None:
+            raise ReconcileProtocolError("the responder's first turn needs a PLAN")
+        self._plan = plan
+        self._peer_push = plan.ask_push
+        step = _Report()
+        if plan.plan is Plan.RANGES:
+            return self._ranges_planned(turn, step)
+        if turn.ranges:
+            raise ReconcileProtocolError("range messages without a plan of ranges")
+        if plan.plan is Plan.DECODED:
+            if any(k in (Kind.SYMBOLS, Kind.TAIL) for k in turn.kinds):
+                raise ReconcileProtocolError("a decoded plan carries DECODED, LISTED and LACKING only")
+            self._take_decoded(turn, step)
+            if not turn.lacking:
+                self._state = _State.DONE
+                return self._finish(step)
+            return self._answer(turn, TurnWriter(self._limit), step)
+        if turn.pushed_days is not None or turn.lacking:
+            raise ReconcileProtocolError("DECODED or LACKING after a plan that decoded nothing")
+        top = self._top
+        if turn.tail_pushed:
+            if not self._ask_push:
+                raise ReconcileProtocolError("pushes announced to a side that did not ask for them")
+            step.expect.append(Expectation(b"" if top is None else _just_above(top), None, turn.tail_pushed))
+        marked = set(turn.listed_withheld)
+        for i, item in enumerate(turn.listed):
+            if top is not None and item <= top:
+                raise ReconcileProtocolError("a tail item at or below my highest item")
+            if item_key(item) not in self._keys:
+                (step.withheld if i in marked else step.need).append(item)
+        if plan.plan is Plan.EQUAL:
+            if turn.symbols:
+                raise ReconcileProtocolError("coded symbols after a plan that says the sets are equal")
+            self._state = _State.DONE
+            return self._finish(step)
+        # My items above the responder's highest it codes (up to mine) are mine alone: I code the rest.
+        assert plan.bound is not None
+        coded = _position_after(self._keys, plan.bound)
+        words, hashes = self._encoding  # type: ignore[misc]
+        self._encoding = (words[:coded], hashes[:coded])
+        self._known = self._keys.items_between(coded, len(self._keys))
+        self._wanted = plan.symbol_end
+        self._received = riblt.Symbols.empty(0, 0)
+        return self._take_symbols(turn, step)
+
+    def _ranges_planned(self, turn: Turn, step: _Report) -> ReconcileStep:
+        if turn.kinds != [Kind.PLAN, Kind.RANGES]:
+            raise ReconcileProtocolError("a plan of ranges carries one range message and nothing else")
+        return self._start_ranges(TurnWriter(self._limit), step, initiator=False, turn=turn)
+
+    def _on_more_symbols(self, turn: Turn) -> ReconcileStep:
+        if self._wanted == 0:  # I asked the responder to size the batch: its PLAN says how
+            plan = turn.plan
+            assert plan is not None
+            if plan.plan is Plan.RANGES:
+                return self._ranges_planned(turn, _Report())
+            if plan.plan is Plan.LIST:
+                return self._on_region(turn, plan.day)  # type: ignore[arg-type]
+            if plan.plan is not Plan.SYMBOLS or plan.symbol_end <= len(self._received) or set(turn.kinds) != {Kind.PLAN, Kind.SYMBOLS}:
+                raise ReconcileProtocolError("a sized batch is a PLAN of more symbols, then the symbols")
+            self._wanted = plan.symbol_end
+        elif turn.plan is not None:
+            raise ReconcileProtocolError("a PLAN answering a MORE that gave the batch's end")
+        return self._take_symbols(turn, _Report())
+
+    def _on_region(self, turn: Turn, day: int) -> ReconcileStep:
+        """The responder listed every item it codes from ``day`` on (below it our sets agree): the
+        difference is that list against mine from that day on."""
+        if set(turn.kinds) - {Kind.PLAN, Kind.REGION}:
+            raise ReconcileProtocolError("a plan of a list carries REGION sections only")
+        coded = len(self._encoding[0])  # type: ignore[index]
+        at = min(coded, self._keys.position(_day_bound(day)))
+        listed = set(turn.region)
+        if any(item_time(i) < day for i in turn.region[:1]):
+            raise ReconcileProtocolError("a region item before the region's day")
+        mine = [i for i in self._keys.items_between(at, coded) if i not in listed]
+        theirs = [i for i in turn.region if self._keys.time_of(item_key(i)) != item_time(i)]
+        return self._decoded(TurnWriter(self._limit), _Report(), theirs, mine, self._known)
+
+    def _take_symbols(self, turn: Turn, step: _Report) -> ReconcileStep:
+        assert self._received is not None
+        for batch in turn.symbols:
+            self._received.extend(batch)
+        if len(self._received) != self._wanted:
+            raise ReconcileProtocolError(f"{len(self._received)} coded symbols, {self._wanted} announced or asked for")
+        diff = riblt.subtract(self._received, *self._encoding)  # type: ignore[misc]
+        peeled = riblt.peel(diff, self._salt, max_items=len(self._keys) + self._plan.count + 64)
+        writer = TurnWriter(self._limit)
+        if peeled is None:
+            if self._wanted >= MAX_SYMBOLS:  # give up on symbols: range reconciliation, as its initiator
+                return self._start_ranges(writer, step, initiator=True)
+            # The failed batch tells the difference's size far better than an estimate does, once
+            # it was sized or while a fair share of its symbols is empty; otherwise (the unsized
+            # first batch fell far short) the responder sizes the next from my estimator cells.
+            size = riblt.difference_size(diff)
+            if self._sized or size <= len(diff):
+                enough = 4 * len(diff) if math.isinf(size) else math.ceil(MORE_FACTOR * size + 4 * math.sqrt(size)) + 8
+                self._wanted = min(MAX_SYMBOLS, max(len(diff) + 8, enough))
+                writer.section(Kind.MORE, encode_varint(self._wanted))
+            else:
+                levels = est.levels_for(len(self._keys))
+                writer.section(Kind.MORE, encode_varint(0) + encode_varint(levels)
+                               + est.cells_bytes(est.cells(self._encoding[1], levels))  # type: ignore[index]
+                               + _below_days_bytes(self._keys, len(self._encoding[0])))  # type: ignore[index]
+                self._wanted = 0
+                self._sized = True
+            self._state = _State.SENT_MORE
+            return self._reply(writer, step)
+        theirs, mine = peeled
+        return self._decoded(writer, step, theirs, mine, self._known)
+
     # -- ranges -----------------------------------------------------------------------------------
+
+    def _start_ranges(self, writer: TurnWriter, step: _Report, initiator: bool, turn: Turn | None = None,
+                      tail_sent: bool = False) -> ReconcileStep:
+        """Go on by version 3 ranges: as their initiator (its first message after what ``writer``
+        holds), or as their responder to the range message in ``turn``. A responder that already
+        sent its tail reconciles only its items up to the initiator's highest."""
+        keys = self._keys
+        if tail_sent:
+            below = self._keys.items_between(0, len(self._encoding[0]))  # type: ignore[index]
+            keys = KeySet([(item_key(i), item_time(i)) for i in below if not self._keys.is_withheld(item_key(i))],
+                          [(item_key(i), item_time(i)) for i in below if self._keys.is_withheld(item_key(i))])
+        self._ranges = Reconciler(keys, frame_size_limit=self._limit - _RANGES_OVERHEAD, ask_push=self._ask_push)
+        self._state = _State.RANGES
+        if not initiator:
+            assert turn is not None
+            return self._on_ranges(turn)
+        inner = self._ranges.initiate()
+        writer.section(Kind.RANGES, encode_varint(len(inner)) + inner)
+        return self._reply(writer, step)
 
     def _on_ranges(self, turn: Turn) -> ReconcileStep:
         if not turn.ranges:

@@ -10,7 +10,7 @@ the *difference* of the two sets; when ``m`` is about 1.35-2 times the differenc
 item of the difference and which side holds it. Nothing depends on where the differences lie in
 item order: a newest thousand records of one day cost what a thousand scattered over a year cost.
 
-Every symbol is 37 bytes of item sum, 8 bytes of hash sum and a signed count
+Every symbol is 37 bytes of item sum, 8 bytes of hash sum and its count modulo 256
 (``protocol/reconcile.md``, version 4). Hashes are salted by the session (``salt``): an item's
 cells and checksum cannot be chosen ahead of a session, so records cannot be ground to collide.
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from commons.core.reconcile.keyset import ITEM_SIZE, ReconcileProtocolError, encode_varint
+from commons.core.reconcile.keyset import ITEM_SIZE, ReconcileProtocolError
 
 WORDS = 5  # an item as 64-bit words: 37 bytes, zero-padded to 40
 _PADDED = 8 * WORDS
@@ -153,7 +153,14 @@ def subtract(theirs: Symbols, words: np.ndarray, hashes: np.ndarray) -> Symbols:
     """The peer's symbols minus mine over the same indices: the symbols of the difference
     (count +1: an item only the peer holds; -1: only I hold)."""
     mine = encode(words, hashes, theirs.start, theirs.start + len(theirs))
-    return Symbols(theirs.start, theirs.sums ^ mine.sums, theirs.checksums ^ mine.checksums, theirs.counts - mine.counts)
+    return Symbols(theirs.start, theirs.sums ^ mine.sums, theirs.checksums ^ mine.checksums,
+                   wrap_count(theirs.counts - mine.counts))
+
+
+def wrap_count(counts):
+    """Counts modulo 256 as signed bytes (-128 .. 127): a symbol carries its count modulo 256, which
+    is all peeling needs (a pure symbol also passes its checksum, an empty one has zero sums)."""
+    return ((counts + 128) & 255) - 128
 
 
 def words_to_item(words: tuple[int, ...] | list[int]) -> bytes:
@@ -201,7 +208,7 @@ def peel(diff: Symbols, salt: int, max_items: int) -> tuple[list[bytes], list[by
             for w in range(WORDS):
                 cell[w] ^= words[w]
             checks[j] ^= h
-            counts[j] -= sign
+            counts[j] = ((counts[j] - sign + 128) & 255) - 128
             if pure(j):
                 queue.append(j)
     if any(counts) or any(checks) or any(any(row) for row in sums):
@@ -234,17 +241,8 @@ def difference_size(diff: Symbols) -> float:
 # -- wire form ------------------------------------------------------------------------------------
 
 
-def zigzag(value: int) -> int:
-    return (value << 1) ^ (value >> 63) if value < 0 else value << 1
-
-
-def unzigzag(value: int) -> int:
-    return (value >> 1) ^ -(value & 1)
-
-
 def symbol_bytes(symbols: Symbols) -> list[bytes]:
-    """Each symbol as sent: its 37-byte sum, 8-byte little-endian checksum, zigzag varint count."""
+    """Each symbol as sent: its 37-byte sum, 8-byte little-endian checksum, count modulo 256 (1 byte)."""
     sums = symbols.sums.astype("<u8").view(np.uint8).reshape(len(symbols), _PADDED)[:, :ITEM_SIZE]
     checks = symbols.checksums.astype("<u8").view(np.uint8).reshape(len(symbols), CHECKSUM_SIZE)
-    return [s.tobytes() + c.tobytes() + encode_varint(zigzag(n))
-            for s, c, n in zip(sums, checks, symbols.counts.tolist())]
+    return [s.tobytes() + c.tobytes() + bytes([n & 255]) for s, c, n in zip(sums, checks, symbols.counts.tolist())]

@@ -17,7 +17,6 @@ import numpy as np
 
 from commons.core.reconcile.estimate import CELL_SIZE, GROUPS, MAX_LEVELS, cells_from_bytes
 from commons.core.reconcile.keyset import (
-    FINGERPRINT_SIZE,
     ITEM_SIZE,
     KEY_SIZE,
     MAX_TIME,
@@ -25,39 +24,44 @@ from commons.core.reconcile.keyset import (
     ReconcileProtocolError,
     encode_varint,
 )
-from commons.core.reconcile.riblt import CHECKSUM_SIZE, WORDS, Symbols, unzigzag
+from commons.core.reconcile.riblt import CHECKSUM_SIZE, WORDS, Symbols
 from commons.core.reconcile.wire import Reader as RangeReader
 from commons.core.reconcile.wire import positions_bytes
 
-__all__ = ["Kind", "Plan", "Turn", "TurnWriter", "decode_message", "items_bytes", "positions_bytes"]
+__all__ = ["Kind", "Plan", "SizeMe", "Turn", "TurnWriter", "decode_message", "items_bytes", "positions_bytes"]
 
 VERSION = 0x04
 MORE_FOLLOWS = 0x01  # message flag: another message of this turn follows
 SALT_SIZE = 8
 MAX_SYMBOLS = 1 << 18  # the most coded symbols a session may ask for or send (about 12 MB)
-MAX_SYMBOL_SIZE = ITEM_SIZE + CHECKSUM_SIZE + 10
-NEWEST_DAYS = 8  # the estimate's newest days of its sender, with their item counts
+SYMBOL_SIZE = ITEM_SIZE + CHECKSUM_SIZE + 1  # sum, checksum, count modulo 256
+NEWEST_DAYS = 8  # MORE 0: the decoder's newest days, each with a fingerprint of its coded items below it
+DAY_FINGERPRINT_SIZE = 8
+BOUND_SIZE = 12  # a plan of symbols bounds what it codes by its highest item's day and first 8 key bytes
 
 
 class Kind(enum.IntEnum):
     """What a section of a version 4 turn says."""
 
-    ESTIMATE = 1  # initiator, first turn: my count, highest item, fingerprint and estimator cells
-    PLAN = 2  # responder: how it answers (equal / coded symbols / ranges), its count and flags
+    ESTIMATE = 1  # initiator, first turn: my salt, highest item and coded symbol 0 (my count, sums)
+    PLAN = 2  # responder: how it answers (equal / decoded / coded symbols / ranges), its count and flags
     SYMBOLS = 3  # coded symbols, continuing from the last one sent
     TAIL = 4  # responder: records above the initiator's highest item it pushes (a count)
     LISTED = 5  # items the sender holds that the receiver lacks, named (withheld, or not pushed)
-    MORE = 6  # decoder: the symbols did not decode; send them up to this index
+    MORE = 6  # decoder: the symbols did not decode; send them up to this index (0: size it by my estimate)
     DECODED = 7  # decoder: what I push you, by day (the lists follow in LISTED / LACKING)
-    LACKING = 8  # decoder: items you hold that I lack
+    LACKING = 8  # decoder: items you hold that I lack, by their salted hash
     ANSWER = 9  # responder: which of the lacking items it withholds, how many it pushes
     RANGES = 10  # a version 3 message: the session goes on by range fingerprints
+    REGION = 11  # responder, plan LIST: every item it codes from the plan's day on
 
 
 class Plan(enum.IntEnum):
     EQUAL = 0  # our sets are equal up to your highest item: only the tail differs
     SYMBOLS = 1  # coded symbols of my items up to your highest item follow
     RANGES = 2  # too large a difference for coded symbols: range reconciliation follows
+    DECODED = 3  # your symbol 0 decoded (one item differs): DECODED, LISTED and LACKING follow
+    LIST = 4  # our sets are equal below a day: my items from that day on follow (REGION)
 
 
 ASK_PUSH = 0x01  # flag of ESTIMATE and PLAN: push me the records I lack instead of naming them
@@ -69,9 +73,15 @@ class Estimate:
     salt: int
     count: int
     top: bytes | None  # the sender's highest item, None for an empty set
-    fingerprint: bytes
+    first: Symbols  # coded symbol 0 of the sender's whole set
+
+
+@dataclass(frozen=True)
+class SizeMe:
+    """MORE with end 0: the decoder's estimator cells, for the encoder to size the batch."""
+
     cells: np.ndarray
-    newest_days: tuple[tuple[int, int], ...] = ()  # (day, items) of the sender's newest days, newest first
+    below_days: tuple[tuple[int, bytes], ...] = ()  # (day, fingerprint of my coded items below it), newest first
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,8 @@ class PlanSection:
     ask_push: bool
     count: int  # the sender's items
     symbol_end: int  # symbols of this batch: indices 0 .. symbol_end - 1
+    bound: bytes | None = None  # plan SYMBOLS: the first BOUND_SIZE bytes of the sender's highest item it codes
+    day: int | None = None  # plan LIST: the day from which the sender lists what it codes
 
 
 @dataclass
@@ -94,10 +106,12 @@ class Turn:
     listed: list[bytes] = field(default_factory=list)
     listed_withheld: list[int] = field(default_factory=list)  # positions in ``listed``
     more: int | None = None
+    size_me: SizeMe | None = None  # with more == 0
     pushed_days: list[tuple[int, int]] | None = None  # DECODED: (day, count) I push
-    lacking: list[bytes] = field(default_factory=list)
+    lacking: list[int] = field(default_factory=list)  # salted hashes of the items
     answer: tuple[int, list[int]] | None = None  # (pushed, withheld positions in the lacking list)
     ranges: list[bytes] = field(default_factory=list)
+    region: list[bytes] = field(default_factory=list)
 
 
 class _Reader(RangeReader):
@@ -141,8 +155,8 @@ def items_bytes(items: list[bytes]) -> bytes:
     return bytes(out)
 
 
-def _symbols(r: _Reader, start: int) -> Symbols:
-    count = r.varint(MAX_SYMBOLS)
+def _symbols(r: _Reader, start: int, count: int | None = None) -> Symbols:
+    count = r.varint(MAX_SYMBOLS) if count is None else count
     if count * (ITEM_SIZE + CHECKSUM_SIZE + 1) > len(r.data) - r.pos:
         raise r.fail("truncated coded symbols")
     sums = np.zeros((count, 8 * WORDS), dtype=np.uint8)
@@ -151,7 +165,7 @@ def _symbols(r: _Reader, start: int) -> Symbols:
     for i in range(count):
         sums[i, :ITEM_SIZE] = np.frombuffer(r.take(ITEM_SIZE), dtype=np.uint8)
         checks[i] = int.from_bytes(r.take(CHECKSUM_SIZE), "little")
-        counts[i] = unzigzag(r.varint())
+        counts[i] = r.take(1)[0]
     return Symbols(start, sums.view("<u8").reshape(count, WORDS).astype(np.uint64), checks, counts)
 
 
@@ -176,24 +190,15 @@ def decode_message(data: bytes, turn: Turn, symbols_start: int) -> bool:
         if kind is Kind.ESTIMATE:
             ask = r.varint()
             salt = int.from_bytes(r.take(SALT_SIZE), "big")
-            count = r.varint()
             top_size = r.varint()
             if top_size not in (0, ITEM_SIZE):
                 raise r.fail("the highest item is 0 or 37 bytes")
             top = r.take(top_size) or None
-            fp = r.take(FINGERPRINT_SIZE)
-            levels = r.varint(MAX_LEVELS)
-            if levels < 1 or (top is None) != (count == 0) or ask & ~ASK_PUSH:
+            count = r.varint()
+            first = _symbols(r, 0, 1)
+            if (top is None) != (count == 0) or first.counts[0] != count & 255 or ask & ~ASK_PUSH:
                 raise r.fail("inconsistent estimate")
-            cells = cells_from_bytes(r.take(levels * GROUPS * CELL_SIZE))
-            days: list[tuple[int, int]] = []
-            for _ in range(r.varint(NEWEST_DAYS)):
-                day = r.varint(MAX_TIME) if not days else days[-1][0] - r.varint()
-                items = r.varint()
-                if day < 0 or items == 0 or (days and day >= days[-1][0]):
-                    raise r.fail("newest days not descending, or a day with nothing")
-                days.append((day, items))
-            turn.estimate = Estimate(bool(ask & ASK_PUSH), salt, count, top, fp, cells, tuple(days))
+            turn.estimate = Estimate(bool(ask & ASK_PUSH), salt, count, top, first)
         elif kind is Kind.PLAN:
             try:
                 plan = Plan(r.varint())
@@ -206,7 +211,9 @@ def decode_message(data: bytes, turn: Turn, symbols_start: int) -> bool:
             end = r.varint(MAX_SYMBOLS)
             if (plan is Plan.SYMBOLS) != (end > 0):
                 raise r.fail("a plan of coded symbols announces how many, and only it")
-            turn.plan = PlanSection(plan, bool(ask & ASK_PUSH), count, end)
+            bound = r.take(BOUND_SIZE) if plan is Plan.SYMBOLS else None
+            day = r.varint(MAX_TIME) if plan is Plan.LIST else None
+            turn.plan = PlanSection(plan, bool(ask & ASK_PUSH), count, end, bound, day)
         elif kind is Kind.SYMBOLS:
             start = symbols_start + sum(len(s) for s in turn.symbols)
             turn.symbols.append(_symbols(r, start))
@@ -221,6 +228,18 @@ def decode_message(data: bytes, turn: Turn, symbols_start: int) -> bool:
             turn.listed += items
         elif kind is Kind.MORE:
             turn.more = r.varint(MAX_SYMBOLS)
+            if turn.more == 0:
+                levels = r.varint(MAX_LEVELS)
+                if levels < 1:
+                    raise r.fail("an estimate of no level")
+                cells = cells_from_bytes(r.take(levels * GROUPS * CELL_SIZE))
+                days: list[tuple[int, bytes]] = []
+                for _ in range(r.varint(NEWEST_DAYS)):
+                    day = r.varint(MAX_TIME) if not days else days[-1][0] - r.varint()
+                    if day < 0 or (days and day >= days[-1][0]):
+                        raise r.fail("days not descending")
+                    days.append((day, r.take(DAY_FINGERPRINT_SIZE)))
+                turn.size_me = SizeMe(cells, tuple(days))
         elif kind is Kind.DECODED:
             days, day = [], 0
             for _ in range(r.varint(MAX_TIME + 1)):
@@ -230,11 +249,16 @@ def decode_message(data: bytes, turn: Turn, symbols_start: int) -> bool:
                     raise r.fail("pushed days not ascending, or a day with nothing")
                 days.append((day, count))
             turn.pushed_days = days
-        elif kind is Kind.LACKING:
+        elif kind is Kind.REGION:
             items = r.items()
-            if turn.lacking and items and items[0] <= turn.lacking[-1]:
-                raise r.fail("lacking items not strictly ascending")
-            turn.lacking += items
+            if turn.region and items and items[0] <= turn.region[-1]:
+                raise r.fail("region items not strictly ascending")
+            turn.region += items
+        elif kind is Kind.LACKING:
+            count = r.varint()
+            if count * CHECKSUM_SIZE > len(r.data) - r.pos:
+                raise r.fail("truncated list of hashes")
+            turn.lacking += [int.from_bytes(r.take(CHECKSUM_SIZE), "little") for _ in range(count)]
         elif kind is Kind.ANSWER:
             pushed = r.varint()
             turn.answer = (pushed, list(r.positions(1 << 35)))
@@ -286,7 +310,8 @@ class TurnWriter:
             self.section(kind, payload)
             at += len(taken)
 
-    def symbols(self, encoded: list[bytes]) -> None:
+    def symbols(self, encoded: list[bytes], kind: Kind = Kind.SYMBOLS) -> None:
+        """Encoded symbols (or 8-byte hashes, as LACKING) as ``varint(n)`` sections, as many a section as fit."""
         at = 0
         while at < len(encoded):
             room = self.room() - 1 - 5
@@ -298,7 +323,7 @@ class TurnWriter:
             if not taken:
                 self.messages.append(bytearray())
                 continue
-            self.section(Kind.SYMBOLS, encode_varint(taken) + b"".join(encoded[at : at + taken]))
+            self.section(kind, encode_varint(taken) + b"".join(encoded[at : at + taken]))
             at += taken
 
     def finish(self) -> list[bytes]:

@@ -20,6 +20,7 @@ Pure and total: no I/O, and any text gives a `Danger` or None, never an exceptio
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -78,6 +79,7 @@ def _shell(line: str) -> Danger | None:
     return None
 
 
+@functools.lru_cache(maxsize=1 << 14)  # pure; lessons name the same few steps (`git push`, `npm ci`) again and again
 def classify(step: str, tool: str = "") -> Danger | None:
     """The danger of a step as a lesson names it (a shell command, or ``Edit <path>: <text>``),
     or None for a step none of the rules class. ``tool``: the tool that ran it, when known."""

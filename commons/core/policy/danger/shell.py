@@ -15,6 +15,7 @@ Pure and total: any text gives a (maybe empty) tuple of `Command`, never an exce
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -36,7 +37,7 @@ class Command:
     inner: bool = False  # it runs inside a substitution or a -c string
     fed: tuple[Command, ...] = field(default=(), compare=False)  # commands whose output became its words
 
-    @property
+    @functools.cached_property  # every rule asks it of every command: made once (a frozen dataclass's __dict__)
     def program(self) -> str:
         """The program, as a name: its folder and ``.exe`` dropped, lower case."""
         if not self.words:
@@ -98,6 +99,10 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "ash"})
 # What bash's backslash is written before outside quotes; before anything else it is a Windows path.
 _ESCAPABLE = frozenset(" \t'\"$`\\|&;()<>*?#![]{}~")
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+# A run of characters each of which is only a word's (no quote, escape, substitution, comment,
+# operator, redirection or white space; a digit only when no ``>`` follows it, as in ``2>``): read
+# as one piece, not one turn of the lexer's loop each, which slices the rest of the line twice.
+_PLAIN = re.compile(r"(?:[^\s\\'\"$<>`#&|;\d]|\d(?!>))+")
 _PS_ENV = re.compile(r"^\$env:([A-Za-z_][A-Za-z0-9_]*)(?:=(.*))?$", re.IGNORECASE | re.DOTALL)
 
 
@@ -169,6 +174,12 @@ def _lex(line: str, depth: int) -> list[tuple[str, _Raw]]:
         has_word = True
 
     while i < n:
+        plain = _PLAIN.match(line, i)
+        if plain is not None:  # what the last branch below would add one character at a time
+            word.append(plain.group())
+            has_word = True
+            i = plain.end()
+            continue
         c = line[i]
         if c == "\\" and i + 1 < n:
             if line[i + 1] == "\n":
