@@ -29,7 +29,10 @@ A call's failure comes from its output in the shapes Codex writes: a JSON string
 the exit code (``Exit code: N`` / ``Process exited with code N``, then ``Output:``). The turns use
 the neutral tool names the core knows (``Bash`` for every shell tool, ``Edit`` for apply_patch) and
 a failure's output opens with ``Exit code N``, so a Codex failure is the same episode as a Claude
-Code one. A call the person refused ("rejected by user") is no failure.
+Code one. A call the person refused ("rejected by user") is no failure. A program that keeps running
+past its ``exec_command`` ("Process running with session ID N") is polled or typed into with
+``write_stdin``: a poll returns what the program printed so far and is no call of its own; the exit a
+poll finally returns is the ``exec_command``'s, its command the target.
 
 Sans-I/O, as `commons.ingest.claude_code` is (it says how a caller uses `parse`); transcripts are
 data, nothing in them is run. Bad lines are counted and skipped.
