@@ -83,6 +83,8 @@ def test_the_fixtures_are_what_their_builder_writes(tmp_path):
      "bash: foo: command not found", (False, "Exit code 127\nbash: foo: command not found")),
     ("Process exited with code 0\n\nOutput:\nok", (True, "")),
     ("Process running with session ID 73\n\nOutput:\nstarted", None),
+    ("Chunk ID: 04a3b5\nWall time: 1.0025 seconds\nProcess running with session ID 2909\nOriginal token count: 9\n"
+     "Output:\n> next dev --port 3001\n", None),
     ("exec command rejected by user", (False, "exec command rejected by user")),
     ("plain text from a tool with no exit code", (True, "")),
     # Codex's own words when the call did not run or its patch did not apply: plain text, no code.
@@ -152,6 +154,50 @@ def _rollout(*records: tuple[str, str, dict]) -> bytes:
     lines = [{"timestamp": "2026-11-04T09:00:00.000Z", "type": "session_meta", "payload": {"id": "s1", "cwd": "/p"}}]
     lines += [{"timestamp": at, "type": kind, "payload": payload} for at, kind, payload in records]
     return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def _exec(at: str, cid: str, name: str, arguments: dict) -> tuple[str, str, dict]:
+    return at, "response_item", {"type": "function_call", "name": name, "call_id": cid, "arguments": json.dumps(arguments)}
+
+
+def _exec_output(at: str, cid: str, header: str, output: str) -> tuple[str, str, dict]:
+    text = f"Chunk ID: 1f\nWall time: 1.0 seconds\n{header}\nOriginal token count: 9\nOutput:\n{output}"
+    return at, "response_item", {"type": "function_call_output", "call_id": cid, "output": text}
+
+
+RUNNING_SESSION = (  # a dev server started, polled twice (its log so far), then exiting 1
+    _exec("2026-11-04T09:00:01.000Z", "c1", "exec_command", {"cmd": "npm run dev -- --port 3001"}),
+    _exec_output("2026-11-04T09:00:02.000Z", "c1", "Process running with session ID 2909", "> next dev\n"),
+    _exec("2026-11-04T09:00:03.000Z", "p1", "write_stdin", {"session_id": 2909, "chars": ""}),
+    _exec_output("2026-11-04T09:00:04.000Z", "p1", "Process running with session ID 2909", "error: warming up\n"),
+    _exec("2026-11-04T09:00:05.000Z", "p2", "write_stdin", {"session_id": 2909, "chars": "", "yield_time_ms": 1000}),
+    _exec_output("2026-11-04T09:00:06.000Z", "p2", "Process exited with code 1",
+                 "Unable to acquire lock at /p/.next/dev/lock, is another instance of next dev running?\n"),
+)
+
+
+def test_a_poll_of_a_running_codex_program_is_no_call_and_its_exit_is_the_starting_commands():
+    data = _rollout(*RUNNING_SESSION)
+    result = codex.parse(data)
+    (error,) = [e for e in result.episodes if isinstance(e, ErrorEpisode)]
+    assert (error.tool, error.target, error.exit_code) == ("Bash", "npm run dev -- --port 3001", 1)
+    assert error.uid == "p2"  # the poll that carried the exit
+    assert "Unable to acquire lock" in error.failure
+    assert result.session is not None and "write_stdin" not in dict(result.session.tool_counts)
+    # Read in pieces, cut between any two records, the same: the running program waits in the state.
+    cuts = [i + 1 for i, byte in enumerate(data) if byte == ord("\n")][:-1]
+    for cut in cuts:
+        first = codex.parse(data[:cut])
+        rest = codex.parse(data[first.state.offset:], first.state)
+        assert [e.uid for e in first.episodes + rest.episodes if isinstance(e, ErrorEpisode)] == ["p2"]
+
+
+def test_a_codex_program_still_running_or_exiting_zero_makes_no_error():
+    still = _rollout(*RUNNING_SESSION[:4])
+    assert [e for e in codex.parse(still).episodes if isinstance(e, ErrorEpisode)] == []
+    unknown = _rollout(RUNNING_SESSION[0], _exec("2026-11-04T09:00:03.000Z", "p9", "write_stdin", {"session_id": 7}),
+                       _exec_output("2026-11-04T09:00:04.000Z", "p9", "Process exited with code 2", "bye\n"))
+    assert [e for e in codex.parse(unknown).episodes if isinstance(e, ErrorEpisode)] == []  # not seen starting
 
 
 def _said(at: str, text: str, kind: str = "user_message") -> tuple[str, str, dict]:

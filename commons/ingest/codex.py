@@ -29,7 +29,10 @@ A call's failure comes from its output in the shapes Codex writes: a JSON string
 the exit code (``Exit code: N`` / ``Process exited with code N``, then ``Output:``). The turns use
 the neutral tool names the core knows (``Bash`` for every shell tool, ``Edit`` for apply_patch) and
 a failure's output opens with ``Exit code N``, so a Codex failure is the same episode as a Claude
-Code one. A call the person refused ("rejected by user") is no failure.
+Code one. A call the person refused ("rejected by user") is no failure. A program that keeps running
+past its ``exec_command`` ("Process running with session ID N") is polled or typed into with
+``write_stdin``: a poll returns what the program printed so far and is no call of its own; the exit a
+poll finally returns is the ``exec_command``'s, its command the target.
 
 Sans-I/O, as `commons.ingest.claude_code` is (it says how a caller uses `parse`); transcripts are
 data, nothing in them is run. Bad lines are counted and skipped.
@@ -78,6 +81,10 @@ _ABORTED = "<turn_aborted>"
 _EXIT_HEADER = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\s*$", re.MULTILINE)
 _REJECTED = re.compile(r"^(?:exec command|patch) rejected by user", re.IGNORECASE)
 _RUNNING = "Process running with session ID"
+_RUNNING_ID = re.compile(r"^Process running with session ID (\d+)\s*$", re.MULTILINE)
+# The tool that polls (or types into) a program an ``exec_command`` left running, by its session id:
+# what it returns is the program's output so far, or its exit once it ended.
+POLL_NAME = "write_stdin"
 # What Codex writes, as plain text with no exit code, when the call did not get to run or its
 # patch did not apply: a failure, not an answer ("failed in sandbox: …", "apply_patch verification
 # failed: Failed to find expected lines in …").
@@ -124,6 +131,7 @@ class _Reader:
         # both the `user_message` event and the `UserMessage` item says them once.
         self.last_person = ""
         self.wrappers: set[str] = set()  # call ids of code-mode `exec` scripts, whose output is no tool's
+        self.polls: set[str] = set()  # call ids of polls of a program not seen starting: their output is no tool's
 
     def feed(self, body: bytes) -> None:
         for line in body.split(b"\n"):
@@ -280,7 +288,9 @@ class _Reader:
         argv = arguments.get("command")
         if name in SHELL_NAMES and isinstance(argv, list) and len(argv) == 2 and argv[0] == "apply_patch":
             name, arguments = "apply_patch", {"input": argv[1]}  # older versions patched through the shell
-        if name in SHELL_NAMES:
+        if name == POLL_NAME:
+            self._poll(call_id, arguments.get("session_id"))
+        elif name in SHELL_NAMES:
             self.builder.feed(ToolCalled(call_id, "Bash", _command(arguments), _shell_detail(arguments), ts))
         elif name in EDIT_NAMES:
             patch = arguments.get("input") if isinstance(arguments.get("input"), str) else ""
@@ -288,11 +298,22 @@ class _Reader:
         else:
             self.builder.feed(ToolCalled(call_id, name, _first_string(arguments), "", ts))
 
+    def _poll(self, call_id: str, session: Any) -> None:
+        """A poll of a running program is no tool call of its own: the ``exec_command`` that started
+        it awaits its result under this poll's id, so the exit a poll returns is that command's
+        (its tool and target, this poll's id). A poll of a program not seen starting returns nothing."""
+        if isinstance(session, bool) or not isinstance(session, (int, str)) or \
+                not self.builder.hand_over(_running(session), call_id):
+            self.polls.add(call_id)
+
     def _output(self, call_id: Any, output: Any, ts: float | None) -> None:
-        if not isinstance(call_id, str) or call_id in self.wrappers:
+        if not isinstance(call_id, str) or call_id in self.wrappers or call_id in self.polls:
             return
         verdict = read_output(output)
-        if verdict is None:  # a command still running: its result comes with a later call
+        if verdict is None:  # a program still running: its exit comes with a later poll of its session
+            running = _RUNNING_ID.search(_output_text(output)[:2000].split("\nOutput:", 1)[0])
+            if running is not None:
+                self.builder.hand_over(call_id, _running(running.group(1)))
             return
         ok, text = verdict
         if not ok and _REJECTED.match(text.strip()):  # the person said no: not a failure of the tool
@@ -344,11 +365,22 @@ def read_output(output: Any) -> tuple[bool, str] | None:
         rest = output[found.end():]
         cut = rest.find("\nOutput:")
         return _verdict(int(found.group(1)), rest[cut + len("\nOutput:"):] if cut >= 0 else rest)
-    if output.startswith(_RUNNING):
-        return None
+    if output.startswith(_RUNNING) or _RUNNING_ID.search(head.split("\nOutput:", 1)[0]):
+        return None  # the header of a program still running (``Chunk ID``, ``Wall time``, then this)
     if _REJECTED.match(output.strip()) or _FAILED_PLAIN.match(output.lstrip()):
         return False, output
     return True, ""
+
+
+def _running(session: int | str) -> str:
+    """The key a running program's starting call awaits its exit under, between two polls."""
+    return f"codex-session:{str(session).strip()}"
+
+
+def _output_text(output: Any) -> str:
+    if isinstance(output, dict):
+        output = output.get("content", output.get("output", ""))
+    return output if isinstance(output, str) else _content_text(output)
 
 
 def _verdict(code: int | None, text: str) -> tuple[bool, str]:

@@ -252,6 +252,15 @@ class EpisodeBuilder:
             self.pending.popitem(last=False)
         self.turn_call = f"{turn.tool} {turn.target}".strip()
 
+    def hand_over(self, use_id: str, to: str) -> bool:
+        """The pending call `use_id` now awaits its result under `to` (a program that keeps running
+        past its call: its exit comes with a later call polling it). False when none is pending."""
+        entry = self.pending.pop(use_id, None)
+        if entry is None:
+            return False
+        self.pending[to] = entry
+        return True
+
     def _remember(self, key: str) -> None:
         self.seen[key] = None
         while len(self.seen) > MAX_SEEN:
