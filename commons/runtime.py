@@ -26,7 +26,7 @@ def run(async_fn: Callable[..., Awaitable[T]], *args: Any, bridge: bool = True) 
             return await async_fn(*args)
 
     try:
-        return trio.run(main if bridge else async_fn, *(() if bridge else args))
+        return trio.run(main) if bridge else trio.run(async_fn, *args)
     except BaseExceptionGroup as group:
         raise _single(group) from None
 

@@ -210,11 +210,13 @@ def test_findings_of_a_short_text_are_kept_and_a_long_text_is_scanned_each_time(
     from commons.core.policy import scrubber
 
     short = "curl -H 'Authorization: Bearer ghp_" + "a" * 36 + "' https://api.github.com/user"
-    long = short + " " + "x" * scrubber.CACHED_CHARS
-    before = scrubber._findings_cached.cache_info()
+    from commons.core.policy import memo
+
+    long = short + " " + "x" * memo.CHARS
+    before = scrubber.findings.cache_info()
     first, again = scrubber.findings(short), scrubber.findings(short)
-    assert first == again == scrubber._findings(short) and first  # the token is found, cached or not
-    assert scrubber._findings_cached.cache_info().hits >= before.hits + 1
-    size = scrubber._findings_cached.cache_info().currsize
-    assert scrubber.findings(long) == scrubber._findings(long) and scrubber.findings(long)
-    assert scrubber._findings_cached.cache_info().currsize == size
+    assert first == again == scrubber.findings.__wrapped__(short) and first  # the token is found, cached or not
+    assert scrubber.findings.cache_info().hits >= before.hits + 1
+    size = scrubber.findings.cache_info().currsize
+    assert scrubber.findings(long) == scrubber.findings.__wrapped__(long) and scrubber.findings(long)
+    assert scrubber.findings.cache_info().currsize == size

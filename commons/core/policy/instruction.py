@@ -21,11 +21,12 @@ a relayed wish, emphasis words) apply everywhere, quoted or not.
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections.abc import Iterator
 from typing import NamedTuple
+
+from commons.core.policy.memo import short_texts
 
 __all__ = ["addressed_to_agent", "fold", "invisible", "strongly_addressed", "visible", "weakly_addressed"]
 
@@ -50,7 +51,7 @@ _BREAKS = re.compile(r"\r\n?|[\u2028\u2029\x85\x0b\x0c]")
 _ASCII_INVISIBLE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 
 
-@functools.lru_cache(maxsize=1 << 14)  # pure; a door reads the same text several times over
+@short_texts  # a door reads the same text several times over
 def visible(text: str) -> str:
     """``text`` without ANSI escapes and invisible characters; ``\\r`` and other line breaks
     (U+2028, U+2029, U+0085) become newlines, NFC."""
@@ -73,7 +74,7 @@ _CONFUSABLE = str.maketrans({
 _MIXED_WORD = re.compile(r"\w*[a-zA-Z]\w*")
 
 
-@functools.lru_cache(maxsize=1 << 14)
+@short_texts
 def fold(text: str) -> str:
     """The form the check reads: :func:`visible`, NFKC, one space for each run of white space."""
     text = visible(text)
@@ -274,7 +275,6 @@ _ASCII_ALWAYS, _ASCII_UNQUOTED = _gated(_COMPILED_ALWAYS, True), _gated(_COMPILE
 
 
 _WORD = re.compile(r"[^\W\d_]+")
-
 
 
 class _Lower:

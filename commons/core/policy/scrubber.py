@@ -26,11 +26,11 @@ docs/privacy.md says how to add one.
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from dataclasses import dataclass
 
+from commons.core.policy.memo import short_texts
 from commons.core.policy.rule import Kind, Marks, lead
 from commons.core.policy.rules import RULES
 
@@ -124,12 +124,9 @@ def _candidates(text: str) -> list[tuple[int, int, int, Kind]]:
 
 # The same short texts are scrubbed again and again in one process: a lesson's lines each time its
 # file is rendered, the failures it quotes each night (a daemon or a process driving many commands
-# lives through many). Their findings are kept; a long text (a tool's output) is scanned each time,
-# so the cache holds at most about CACHED_ENTRIES × CACHED_CHARS characters.
-CACHED_CHARS = 512
-CACHED_ENTRIES = 4096
-
-
+# lives through many). Their findings are kept (commons.core.policy.memo); a long text (a tool's
+# output) is scanned each time.
+@short_texts
 def findings(text: str) -> tuple[Finding, ...]:
     """The secrets and personal details in ``text``, in order, without overlaps.
 
@@ -137,19 +134,12 @@ def findings(text: str) -> tuple[Finding, ...]:
     formats (a PEM block, a ``ghp_`` token) come before generic ones (``key=value``), so the
     placeholder says as much as can be known.
     """
-    return _findings_cached(text) if len(text) <= CACHED_CHARS else _findings(text)
-
-
-def _findings(text: str) -> tuple[Finding, ...]:
     taken: list[Finding] = []
     for _rank, start, end, kind in sorted(_candidates(text)):
         if any(start < f.end and f.start < end for f in taken):
             continue
         taken.append(Finding(start, end, kind))
     return tuple(sorted(taken))
-
-
-_findings_cached = functools.lru_cache(maxsize=CACHED_ENTRIES)(_findings)
 
 
 def _apply(text: str, found: tuple[Finding, ...]) -> str:

@@ -20,13 +20,13 @@ Pure and total: no I/O, and any text gives a `Danger` or None, never an exceptio
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 
 from commons.core.policy.danger.rule import Kind, Rule, Step
 from commons.core.policy.danger.rules import EDIT_RULES, RULES, SHELLISH
 from commons.core.policy.danger.system import deletes_files
+from commons.core.policy.memo import short_texts
 from commons.core.policy.danger.shell import Command, tokenize
 
 MAX_STEP_CHARS = 4000  # a step longer than this is read this far (a lesson's step is ≤ 120)
@@ -79,7 +79,7 @@ def _shell(line: str) -> Danger | None:
     return None
 
 
-@functools.lru_cache(maxsize=1 << 14)  # pure; lessons name the same few steps (`git push`, `npm ci`) again and again
+@short_texts  # lessons name the same few steps (`git push`, `npm ci`) again and again
 def classify(step: str, tool: str = "") -> Danger | None:
     """The danger of a step as a lesson names it (a shell command, or ``Edit <path>: <text>``),
     or None for a step none of the rules class. ``tool``: the tool that ran it, when known."""
