@@ -311,9 +311,9 @@ class _Reader:
             return
         verdict = read_output(output)
         if verdict is None:  # a program still running: its exit comes with a later poll of its session
-            running = _RUNNING_ID.search(_output_text(output)[:2000].split("\nOutput:", 1)[0])
-            if running is not None:
-                self.builder.hand_over(call_id, _running(running.group(1)))
+            session = _running_session(_output_text(output))
+            if session is not None:
+                self.builder.hand_over(call_id, _running(session))
             return
         ok, text = verdict
         if not ok and _REJECTED.match(text.strip()):  # the person said no: not a failure of the tool
@@ -345,13 +345,12 @@ def read_output(output: Any) -> tuple[bool, str] | None:
     """Whether a call succeeded, and (when it failed) its output in the turn stream's form: opening
     with ``Exit code N`` when Codex gave one. None for a command that is still running."""
     if isinstance(output, dict):  # newer writers: {"content": …, "success": …}
-        content = output.get("content", output.get("output", ""))
-        verdict = read_output(content if isinstance(content, str) else _content_text(content))
+        verdict = read_output(_output_text(output))
         if output.get("success") is False and verdict is not None and verdict[0]:
             return False, verdict[1]
         return verdict
     if isinstance(output, list):
-        return read_output(_content_text(output))
+        return read_output(_output_text(output))
     if not isinstance(output, str):
         return True, ""
     body = _json_object(output)
@@ -365,7 +364,7 @@ def read_output(output: Any) -> tuple[bool, str] | None:
         rest = output[found.end():]
         cut = rest.find("\nOutput:")
         return _verdict(int(found.group(1)), rest[cut + len("\nOutput:"):] if cut >= 0 else rest)
-    if output.startswith(_RUNNING) or _RUNNING_ID.search(head.split("\nOutput:", 1)[0]):
+    if output.startswith(_RUNNING) or _running_session(output) is not None:
         return None  # the header of a program still running (``Chunk ID``, ``Wall time``, then this)
     if _REJECTED.match(output.strip()) or _FAILED_PLAIN.match(output.lstrip()):
         return False, output
@@ -377,7 +376,16 @@ def _running(session: int | str) -> str:
     return f"codex-session:{str(session).strip()}"
 
 
+def _running_session(output: str) -> str | None:
+    """The session id in the header of a program still running (``Chunk ID``, ``Wall time``, then
+    ``Process running with session ID N``, before any ``Output:``), else None."""
+    found = _RUNNING_ID.search(output[:2000].split("\nOutput:", 1)[0])
+    return None if found is None else found.group(1)
+
+
 def _output_text(output: Any) -> str:
+    """A call's output as text, whichever shape the writer gave it (a string, content items, or
+    ``{"content": …}``)."""
     if isinstance(output, dict):
         output = output.get("content", output.get("output", ""))
     return output if isinstance(output, str) else _content_text(output)

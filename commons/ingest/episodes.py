@@ -103,8 +103,9 @@ class BuildState:
                  "tool_counts", "calls", "ended", "turn_text", "turn_call", "turn_done", "turn_asked", "interrupted",
                  "pending",
                  "open_failures", "open_errors", "seen", "said"}  # fmt: skip
-        if set(body) - {"person_shouted"} != known:  # a state written before the field was added has none
-            raise KeyError(f"build state fields differ: {sorted(set(body) ^ known)}")
+        later = {"person_shouted"}  # fields added since: a state written before them has none
+        if not known <= set(body) <= known | later:
+            raise KeyError(f"build state fields differ: {sorted((set(body) - later) ^ known)}")
         return cls(
             hint=str(body["hint"]), session=str(body["session"]), agent=str(body["agent"]),
             project=str(body["project"]), sidechain=bool(body["sidechain"]),

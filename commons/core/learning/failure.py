@@ -545,8 +545,7 @@ def sandboxed_output(output: str) -> str | None:
     m = _SANDBOX_WRAPPED.search(output[:20000])
     if m is None:
         return None
-    text = m.group("text").replace("\\\\n", "\n").replace("\\n", "\n").replace('\\"', '"')
-    return text
+    return m.group("text").replace("\\\\n", "\n").replace("\\n", "\n").replace('\\"', '"')
 
 
 def is_bare(line: str) -> bool:
