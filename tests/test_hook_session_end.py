@@ -167,9 +167,8 @@ def test_the_hook_makes_a_correction_a_lesson_in_the_projects_memory_before_any_
     index = machine.memory / "MEMORY.md"
     deadline = started + 60  # a bound on the wait (≈ 2 s idle, 3 s with the whole suite on 2 cores)
     # the detached ingest renders the memory first and logs its outcome after: wait for both
-    while not ("this project uses uv" in index.read_text() and "nap learned" in _log(home)):
-        if time.monotonic() > deadline:
-            break
+    while not ("this project uses uv" in index.read_text() and "nap learned" in _log(home)) \
+            and time.monotonic() < deadline:
         time.sleep(0.1)
     text = index.read_text()
     assert "this project uses uv" in text, _log(home)
