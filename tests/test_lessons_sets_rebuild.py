@@ -100,6 +100,20 @@ def test_check_names_a_labelled_id_the_files_do_not_hold(tmp_path: Path) -> None
     assert any("other.jsonl is not in home/" in p for p in problems)
 
 
+def test_a_message_with_neither_id_nor_time_is_named_by_its_session_and_number(tmp_path: Path) -> None:
+    # An older Codex rollout: a session line, then bare items; commons names its messages <session>#<n>.
+    data = (json.dumps({"id": "sess-1", "timestamp": "2025-08-28T12:05:24.389Z", "instructions": None}) + "\n"
+            + json.dumps({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "そこじゃない"}]})
+            + "\n").encode()
+    mirror, commit = _mirror(tmp_path, {"r.jsonl": data})
+    target = ".codex/sessions/2025/08/28/rollout-r.jsonl"
+    labels = {"corrections.json": [{"session": "sess-1", "uuid_or_index": "sess-1#0", "text": "そこじゃない"},
+                                   {"session": "sess-2", "uuid_or_index": "sess-2#0", "text": "そこじゃない"}]}
+    set_dir = _set(tmp_path, "s", [(target, "r.jsonl", _sha(data), "unchanged")], commit, labels)
+    rebuild.rebuild(set_dir, tmp_path / "out" / "s", mirror, [])
+    assert rebuild.check(tmp_path / "out" / "s") == ["corrections.json: person message sess-2#0 is not in the set"]
+
+
 def test_a_learned_secret_is_replaced_in_every_file_of_the_set(tmp_path: Path) -> None:
     one = (_rec("u1", "2026-01-01T10:00:00Z", "PGPASSWORD='hunter22' psql") + "\n").encode()
     two = (_rec("u2", "2026-01-01T11:00:00Z", "the .env says DB=hunter22") + "\n").encode()
