@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from commons.ingest.corrections import AgentTurn, asks, corrects
+from commons.ingest.corrections import AgentTurn, asks, claims_done, corrects
 from commons.ingest.corrections_bench import main, score_set
 from tests.transcripts import session
 
@@ -81,6 +81,46 @@ def test_an_answer_to_the_agents_question_a_negated_failure_or_agreement_then_a_
 ])
 def test_after_a_question_a_push_back_beyond_the_no_is_still_a_correction(text, turn):
     assert corrects(text, turn)
+
+
+DONE_JA = AgentTurn(said="検索ボックスを修正しました。これで都市名と国名の両方でヒットします。", acted="Edit scripts/search.js",
+                   claimed_done=True)
+DONE_KO = AgentTurn(said="로그인 버튼을 수정했습니다. 이제 정상적으로 동작합니다.", acted="Edit login.tsx", claimed_done=True)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("変わってないみたい", DONE_JA),  # the claimed change did not happen
+    ("まだヒットしないね", DONE_JA),
+    ("そこじゃない。戻して", DONE_JA),  # an undo, in so many words
+    ("ボタンの文字がはみ出してるんだけど", DONE_JA),  # a failure, with the "but" a complaint ends on
+    ("この枠いらないね", DONE_JA),  # not wanted, pointing at what the agent made
+    ("この文字、大きすぎるね", DONE_JA),  # too much, of what the agent made
+    ("아직 안 돼요", DONE_KO),
+    ("revert that, the old layout was better", DONE_JA),
+])
+def test_a_push_back_after_a_claim_in_japanese_or_korean_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("地図をズームできないかな", DONE_JA),  # "can't you…?": a request
+    ("ここに曜日も追加できない？", DONE_JA),
+    ("色の塗りだけではなくて、数字も30分ずらして", DONE_JA),  # "not only… but": an addition
+    ("この数字をもう少し大きくして", DONE_JA),
+])
+def test_a_negated_question_that_asks_or_a_not_only_addition_is_not_a_correction(text, turn):
+    assert not corrects(text, turn)
+
+
+@pytest.mark.parametrize("said", ["設定画面を修正しました。", "已修复登录问题。", "Listo, ya quedó arreglado el filtro.",
+                                  "J'ai corrigé le calcul.", "Der Fehler ist behoben.", "버그를 수정했습니다."])
+def test_an_agent_claims_done_in_other_languages(said):
+    assert claims_done(said)
+
+
+@pytest.mark.parametrize("said", ["どちらの方式にしましょうか？", "ファイルを読み込んでいます", "¿Querés que lo pruebe?"])
+def test_a_question_or_work_under_way_claims_nothing(said):
+    assert not claims_done(said)
 
 
 def test_the_agent_asked_when_its_last_words_end_on_a_question():

@@ -166,9 +166,29 @@ _DONE_WORDS = ("done", "fixed", "pass", "green", "work", "resolved", "implemente
                "successfully", "ready", "updated", "added", "moved", "changed", "created", "renamed", "removed")
 
 
+# The same claim in the languages an agent answers its person in: a finished verb ("修正しました",
+# "已修复", "listo", "corrigé", "behoben", "완료했습니다"). A Japanese report of what was done ends
+# its sentences on ました; a question ("しましょうか", "ましたか") claims nothing.
+_DONE_ELSEWHERE = re.compile(
+    r"(?<![^\W\d_])(?:listo|arreglad[oa]s?|corregid[oa]s?|solucionad[oa]s?|resuelt[oa]s?|implementad[oa]s?"
+    r"|actualizad[oa]s?|terminad[oa]s?|funciona(?:\s+ahora)?|corrigid[oa]s?|resolvid[oa]s?|conclu[ií]d[oa]s?|pronto"
+    r"|corrig[ée]e?s?|r[ée]solue?s?|termin[ée]e?s?|fonctionne|behoben|erledigt|fertig|funktioniert|aktualisiert"
+    r"|implementiert|исправлен\w*|готово|работает)(?![^\W\d_])"
+    r"|ました(?![かがけ])|完了|済み|解消|反映し|対応し|已(?:修复|完成|更新|添加|修改|解决|实现|删除|改)|完成了|修复了|搞定"
+    r"|완료|수정했|해결했|추가했|변경했|했습니다",
+    re.IGNORECASE)
+# What every Latin-script alternative of _DONE_ELSEWHERE holds: an ASCII text with none of these claims nothing there.
+_DONE_ELSEWHERE_LATIN = ("listo", "arregl", "corregid", "solucionad", "resuelt", "implementad", "actualizad", "terminad",
+                         "funciona", "corrigid", "resolvid", "conclu", "pronto", "corrig", "resolu", "termin",
+                         "fonctionne", "behoben", "erledigt", "fertig", "funktioniert", "aktualisiert", "implementiert")
+
+
 def claims_done(agent_text: str) -> bool:
-    """True when the agent's words claim the work finished or working."""
-    return _may_hold(agent_text, _DONE_WORDS) and bool(_DONE.search(ascii_apostrophes(agent_text)))
+    """True when the agent's words claim the work finished or working, in English or another language."""
+    if _may_hold(agent_text, _DONE_WORDS) and _DONE.search(ascii_apostrophes(agent_text)):
+        return True
+    return (not agent_text.isascii() or _may_hold(agent_text, _DONE_ELSEWHERE_LATIN)) \
+        and bool(_DONE_ELSEWHERE.search(agent_text))
 
 
 def contradicts(person_text: str) -> bool:
@@ -233,11 +253,11 @@ _NEGATION = re.compile(
         r"ne", r"pas", r"non", r"jamais", r"rien",  # fr, it
         r"nicht", r"nein", r"kein\w*", r"nie",  # de
         r"не", r"нет", r"ни",  # ru
-    )) + "|" + _words(r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"(?<![识區区特分级級类類告个個差性辨鉴識])(?:別|别)", r"未", r"并非", r"ない", r"ません", r"違う", r"않", r"아니"),
+    )) + "|" + _words(r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"(?<![识區区特分级級类類告个個差性辨鉴識])(?:別|别)", r"未", r"并非", r"ない", r"ません", r"なく(?![しすさ])", r"違う", r"ダメ", r"だめ", r"않", r"아니", r"못"),
     re.IGNORECASE)
 _PERSISTS = re.compile(
     _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"noch", r"ещё|еще"))
-    + "|" + _words(r"还是", r"仍", r"依然", r"まだ"),
+    + "|" + _words(r"还是", r"仍", r"依然", r"まだ", r"相変わらず", r"やっぱり", r"やはり", r"아직", r"여전히"),
     re.IGNORECASE)
 # Repetition: a push-back only beside a negation or a failure ("the same error again", "又失败了"); alone
 # it is a request to do a thing once more ("read the todo again").
@@ -248,27 +268,43 @@ _REPEATS = re.compile(
 _FAILS = re.compile(
     _LATIN.format(_words(r"fail\w*", r"errors?", r"erroring", r"broken?", r"broke", r"wrong", r"bug\w*", r"crash\w*",
                          r"mess", r"issues?", r"falla\w*", r"mal", r"roto", r"raro", r"incorrect\w*", r"erreur",
-                         r"fehler\w*", r"falsch", r"kaputt", r"errad[oa]", r"ошибк\w*")) + "|"
-    + _words(r"失败", r"错", r"问题", r"不佳", r"卡住", r"未通过", r"乱", r"空白", r"エラー", r"失敗"),
+                         r"fehler\w*", r"falsch", r"kaputt", r"errad[oa]", r"ошибк\w*",
+                         r"too\s+(?:much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"demasiad[oa]s?", r"trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)")) + "|"
+    + _words(r"失败", r"错", r"问题", r"不佳", r"卡住", r"未通过", r"乱", r"空白", r"エラー", r"失敗", r"間違", r"おかし", r"はみ出", r"すぎ", r"過ぎ", r"太多", r"过于", r"見にく", r"見づら", r"崩れ", r"ずれて", r"足りな", r"バグ", r"오류", r"에러", r"실패"),
     re.IGNORECASE)
 _CONTRAST = re.compile(
     _LATIN.format(_words(r"but", r"however", r"though", r"instead", r"only\s+thing", r"rather",
                          r"pero", r"sino", r"en\s+vez", r"en\s+cambio", r"mas", r"por[ée]m", r"mais", r"plut[ôo]t",
                          r"aber", r"sondern", r"stattdessen", r"но", r"вместо"))
-    + "|" + _words(r"但", r"不过", r"而是", r"でも", r"しかし"),
+    + "|" + _words(r"但", r"不过", r"而是", r"でも", r"しかし", r"けど", r"のに", r"그런데", r"하지만"),
     re.IGNORECASE)
 _WHY = re.compile(_LATIN.format(_words(r"why", r"por\s+qu[ée]", r"porqu[ée]", r"xq", r"pourquoi", r"warum", r"почему"))
-                  + "|" + _words(r"为什么", r"为何", r"なぜ", r"どうして"), re.IGNORECASE)
+                  + "|" + _words(r"为什么", r"为何", r"なぜ", r"どうして", r"なんで", r"왜"), re.IGNORECASE)
 # Words a person uses to restate what they asked for, or to stop the agent.
 _WANTED = re.compile(
     _LATIN.format(_words(r"i\s+(?:only|just)\s+(?:want\w*|asked|said|need\w*)", r"i\s+wanted", r"i\s+said", r"i\s+meant",
                          r"i\s+asked", r"stop", r"undo", r"revert", r"clean\s+up", r"focus\s+on", r"solo\s+pregunt\w*",
                          r"te\s+dije", r"quiero", r"je\s+voulais", r"ich\s+wollte", r"to\s+be\s+clear",
                          r"(?:i|it)\s+should", r"deber[ií]a", r"sollte", r"devrait"))
-    + "|" + _words(r"清空", r"删除", r"撤销", r"停", r"务必", r"我要的是", r"只要", r"应该"),
+    + "|" + _words(r"清空", r"删除", r"撤销", r"回滚", r"还原", r"停", r"务必", r"我要的是", r"只要", r"应该", r"やめて", r"私が言って", r"言ったのに"),
+    re.IGNORECASE)
+# An imperative to undo what the agent did ("戻して", "撤销", "revert it", "deshacé eso"): push-back in itself.
+_UNDO = re.compile(
+    _LATIN.format(_words(r"undo", r"revert\w*", r"roll\s*back", r"put\s+it\s+back", r"deshac\w*", r"deshaz", r"revi[ée]rt\w*",
+                         r"annule\w*", r"r[üu]ckg[äa]ngig", r"desfa[zç]\w*"))
+    + "|" + _words(r"戻して", r"元に戻", r"取り消して", r"撤销", r"回滚", r"还原", r"恢复原", r"되돌려", r"원래대로"),
     re.IGNORECASE)
 _ADDRESSES = re.compile(_LATIN.format(_words(r"you", r"your", r"u", r"te", r"vos", r"tu", r"vous", r"dein\w*",
                                              r"ты", r"вы")) + "|你|您", re.IGNORECASE)
+# Pointing at what the agent made ("これいらない", "这个不对"): how Chinese and Japanese refer back where
+# English says "you" or "it".
+_POINTS = re.compile(r"これ|この|ここ|それ|その|そこ|这个|这里|那个|这样")
+# A negated question that asks for something ("ズームできないかな", "can't you add…?", "¿no podés…?") is a request.
+_NEGATED_ASK = re.compile(r"(?:でき|くれ|もらえ|られ)(?:ない|ません)(?:か|かな|でしょうか)?\W*$|^\W*(?:can'?t|couldn'?t|won'?t)\s+you\b"
+                          r"|^\W*¿?\s*no\s+(?:pod[ée]s|puedes|podr[ií]as)\b|能不能|可不可以", re.IGNORECASE)
+# "not only X but Y" ("だけではなく", "不仅", "no solo"): an addition, not a negation.
+_NOT_ONLY = re.compile(r"だけ(?:で|じゃ)?は?なく(?:て)?|不仅|不只|(?<![^\W\d_])(?:not\s+only|not\s+just|no\s+s[oó]lo|nicht\s+nur|pas\s+seulement)(?![^\W\d_])",
+                       re.IGNORECASE)
 _TOKEN = re.compile(r"[^\W\d_][\w.=/-]{3,}|[\u4e00-\u9fff]{2,}")
 _STOP = frozenset("this that with from have what when then them they there their here were will would should could "
                   "about also just like into only some more make want need does done your yours para como esto esta "
@@ -313,7 +349,7 @@ _PROHIBITS = re.compile(r"(?:^|[,.;:!?，。；：！？]\s*)(?:" + _words(r"don
 # "does not expand", "没有更新", "no anduvo": what the agent made does not do what it should.
 _DOES_NOT = re.compile(_LATIN.format(_words(r"(?:does|did|is|are|was|were)\s*n[o']?t\s+\w+", r"not\s+\w+ing",
                                             r"no\s+(?:anduvo|funciona\w*|sirve|resolvi\w*|anda)", r"n[ãa]o\s+funciona"))
-                       + "|" + _words(r"没有(?:更新|变化|生效|成功|反应)", r"并没有", r"没(?:更新|用|反应)", r"未(?:通过|更新|生效)"),
+                       + "|" + _words(r"没有(?:更新|变化|生效|成功|反应)", r"并没有", r"没(?:更新|用|反应)", r"未(?:通过|更新|生效)", r"[てで]い?な(?:い|く)", r"[てで]い?ません", r"ませんでした", r"(?:し|でき|見え|動か|効か|変わら|入ら)な(?:い|く)", r"안\s?(?:돼|되|나와)"),
                        re.IGNORECASE)
 OPENING_CHARS = 250  # what of a message is read for its push-back
 # The agent addressed and negated in one clause: "you don't need…", "你没有…", "no me hiciste caso".
@@ -444,20 +480,22 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     if is_correction(norm) and not (answer and not _STILL.search(norm)):
         return PUSHBACK_AT
     # A reply that pushes back does so first; what follows may be pasted output or the next request.
-    head = _NEGATED_FAILURE.sub(" ", norm[answer.end() if answer else 0:OPENING_CHARS])
+    head = _NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", norm[answer.end() if answer else 0:OPENING_CHARS]))
     if _may_hold(head, ("no", "can", "n't", "denied")):
         head = _ERROR_TEXT.sub(" error ", head)
     fails = bool(_FAILS.search(head))
     negates, prohibits, does_not = bool(_NEGATION.search(head)), bool(_PROHIBITS.search(head)), bool(_DOES_NOT.search(head))
+    if _NEGATED_ASK.search(head):
+        negates = does_not = False  # "can't you…?": a request, not a denial
     persists = bool(_PERSISTS.search(head) or (negates or fails or does_not) and _REPEATS.search(head))
     if _NEXT_TASK.match(norm) or _NEXT_TASK.match(_after_agreeing(norm)) or len(_LIST_ITEM.findall(norm)) >= 3:
         return 0.0
-    wanted, shouts = bool(_WANTED.search(head)), _shouts(head, turn)
-    pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + bool(_YOU_NOT.search(head)) \
+    wanted, shouts, undoes = bool(_WANTED.search(head)), _shouts(head, turn), bool(_UNDO.search(head))
+    pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + 2 * undoes + bool(_YOU_NOT.search(head)) \
         + (turn.claimed_done and contradicts(norm))
     contrast, why = bool(_CONTRAST.search(head)), bool(_WHY.search(head))
     score = pushback + (contrast and pushback > 0) + (why and (negates or fails)) \
-        + min(refers_back(head, turn), 2) * 0.5 + bool(_ADDRESSES.search(head)) * 0.5 + turn.claimed_done * 0.5 \
+        + min(refers_back(head, turn), 2) * 0.5 + bool(_ADDRESSES.search(head) or _POINTS.search(head)) * 0.5 + turn.claimed_done * 0.5 \
         + turn.interrupted
     if len(norm) > 2 * OPENING_CHARS and not (persists or fails or does_not):
         score -= 1.5  # a new specification, not a reply to the last turn
