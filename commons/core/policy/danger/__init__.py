@@ -21,10 +21,11 @@ Pure and total: no I/O, and any text gives a `Danger` or None, never an exceptio
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from commons.core.policy.danger.rule import Kind, Rule, Step
-from commons.core.policy.danger.rules import EDIT_RULES, RULES, SHELLISH
+from commons.core.policy.danger.rules import EDIT_RULES, INDEX, RULES, SHELLISH
 from commons.core.policy.danger.system import deletes_files
 from commons.core.policy.memo import short_texts
 from commons.core.policy.danger.shell import Command, tokenize
@@ -69,11 +70,13 @@ def _edit(tool: str, path: str, text: str) -> Danger | None:
     return None
 
 
-def _shell(line: str) -> Danger | None:
+def _shell(line: str, rules_of: Callable[[Command], Sequence[Rule]] = INDEX.of) -> Danger | None:
+    """The first rule of the table that is true of a command of the line, the commands in order.
+    ``rules_of``: the rules a command meets (its program's and any program's; a test passes every rule)."""
     commands = tokenize(line)
     step = Step(line, commands)
     for command in commands:
-        for rule in RULES:
+        for rule in rules_of(command):
             if rule.test(command, step):
                 return Danger(rule.id, rule.kind, rule.risk)
     return None

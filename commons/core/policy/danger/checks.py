@@ -7,7 +7,7 @@ import re
 
 from commons.core.policy.danger.shell import Command
 from commons.core.policy.danger.git import git_settings
-from commons.core.policy.danger.rule import FETCHERS, RUNS_TEXT, Step, env_of, lowered
+from commons.core.policy.danger.rule import FETCHERS, RUNS_TEXT, Step, applies_to, env_of, lowered
 
 
 _TLS_ENV = {"NODE_TLS_REJECT_UNAUTHORIZED": {"0"}, "GIT_SSL_NO_VERIFY": None, "PYTHONHTTPSVERIFY": {"0"},
@@ -47,11 +47,14 @@ _TLS_SETTINGS = re.compile(r"^(?:http\.sslverify|http\.[^.]+\.sslverify|strict-s
                            r"install\.trusted-host|tls-verify|insecure-skip-tls-verify)$")
 
 
+_TLS_CONFIG_PROGRAMS = ("git", "npm", "pnpm", "yarn", "pip", "pip3", "poetry", "conda", "composer", "bundle", "gem", "uv",
+                        "helm", "kubectl", "cargo", "bun", "pdm", "mamba", "micromamba")
+
+
+@applies_to(*_TLS_CONFIG_PROGRAMS)
 def tls_config(command: Command, step: Step) -> bool:
     args = [a.lower() for a in command.positional()]
-    program = command.program
-    if program in ("git", "npm", "pnpm", "yarn", "pip", "pip3", "poetry", "conda", "composer", "bundle", "gem", "uv",
-                   "helm", "kubectl", "cargo", "bun", "pdm", "mamba", "micromamba"):
+    if command.program in _TLS_CONFIG_PROGRAMS:
         for i, a in enumerate(args):
             key = a.split("=", 1)[0].lstrip("-")
             if _TLS_SETTINGS.match(key):
@@ -150,6 +153,7 @@ def protection_off(command: Command, step: Step) -> bool:
     return program == "kubectl" and command.sub == "create" and "clusterrolebinding" in low
 
 
+@applies_to("chmod")
 def docker_socket(command: Command, step: Step) -> bool:
     return command.program == "chmod" and any("docker.sock" in a for a in command.args)
 
@@ -157,6 +161,8 @@ def docker_socket(command: Command, step: Step) -> bool:
 # --------------------------------------------------------------------------------------------
 # Checks skipped
 
+@applies_to("pytest", "py.test", "python", "python3", "jest", "vitest", "mocha", "go", "cargo", "mvn", "mvnw", "gradle",
+            "gradlew")
 def test_deselect(command: Command, step: Step) -> bool:
     program, args = command.program, command.args
     runner = program in ("pytest", "py.test") or (program in ("python", "python3") and "pytest" in args[:2])
@@ -189,6 +195,7 @@ def test_deselect(command: Command, step: Step) -> bool:
     return False
 
 
+@applies_to("true", ":", "exit", "echo")
 def or_true(command: Command, step: Step) -> bool:
     if command.joined != "||":
         return False
@@ -208,6 +215,8 @@ def exit_zero(command: Command, step: Step) -> bool:
         "npm", "pnpm", "yarn", "nx", "turbo", "lerna")
 
 
+@applies_to("eslint", "ruff", "flake8", "pylint", "mypy", "pyright", "golangci-lint", "rubocop", "shellcheck", "stylelint",
+            "cargo")
 def lint_off(command: Command, step: Step) -> bool:
     program, args = command.program, command.args
     if program == "eslint":

@@ -7,9 +7,12 @@ import re
 
 from commons.core.policy.danger.shell import Command, tokenize
 from commons.core.policy.danger.git import git_sub, is_git
-from commons.core.policy.danger.rule import DB_FILE, PKG_MANAGERS, Step, TEST_FILE, lowered, regenerable, targets_of
+from commons.core.policy.danger.rule import (
+    DB_FILE, PKG_MANAGERS, TEST_FILE, Step, applies_to, lowered, regenerable, targets_of,
+)
 
 
+@applies_to("rm", "remove-item", "ri", "del", "rmdir", "rd", "erase", "find", "shred", "wipefs", "mkfs", "dd")
 def rm_tree(command: Command, step: Step) -> bool:
     program, args = command.program, command.args
     if program == "rm" and (command.flag("--recursive", "r", "R")):
@@ -29,6 +32,7 @@ def rm_tree(command: Command, step: Step) -> bool:
     return program in ("shred", "wipefs", "mkfs", "dd") and (program != "dd" or any(a.startswith("of=/dev/") for a in args))
 
 
+@applies_to("rm", "remove-item", "del", "unlink", "ri", "erase", "git")
 def rm_data(command: Command, step: Step) -> bool:
     """A database file, the repository's own history, or everything in a folder."""
     if command.program not in ("rm", "remove-item", "del", "unlink", "ri", "erase") and not is_git(command, "rm"):
@@ -48,12 +52,14 @@ def deletes_files(line: str) -> bool:
                for c in tokenize(line))
 
 
+@applies_to("rm", "remove-item", "del", "unlink", "ri", "git")
 def rm_test(command: Command, step: Step) -> bool:
     if command.program not in ("rm", "remove-item", "del", "unlink", "ri") and not is_git(command, "rm"):
         return False
     return any(TEST_FILE.search(t) and not regenerable(t) for t in targets_of(command) if t.lower() != "rm")
 
 
+@applies_to("chmod", "icacls")
 def world_writable(command: Command, step: Step) -> bool:
     if command.program == "chmod":
         modes = [a for a in command.args if not a.startswith("-") or re.fullmatch(r"-[rwxXst]+", a)]
@@ -70,6 +76,7 @@ def world_writable(command: Command, step: Step) -> bool:
     return False
 
 
+@applies_to("chown", "chgrp", "takeown")
 def owns_system(command: Command, step: Step) -> bool:
     if command.program in ("chown", "chgrp") and command.flag("--recursive", "R"):
         return any(re.match(r"^/(?:usr|etc|var|opt|bin|lib|Library|System)?/?$|^/usr/", t) for t in targets_of(command)[1:])
@@ -104,6 +111,7 @@ def sudoers(command: Command, step: Step) -> bool:
     return command.program in ("setcap",) or "NOPASSWD" in " ".join(command.args)
 
 
+@applies_to("start-process", "runas", "su")
 def elevate(command: Command, step: Step) -> bool:
     low = lowered(command)
     if command.program == "start-process" and "-verb" in low and "runas" in low:
