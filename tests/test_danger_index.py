@@ -12,6 +12,7 @@ from pathlib import Path
 
 from commons.core.policy import danger
 from commons.core.policy.danger import RULES, Command, tokenize
+from commons.core.policy.danger import shell
 from commons.core.policy.danger.rule import Step
 from tests.test_danger import SAFE_LOOK_ALIKES
 
@@ -146,3 +147,16 @@ def test_a_command_of_no_declared_program_meets_only_the_rules_of_any_program():
     assert {r.id for r in danger.INDEX.of(git)} >= {"git.push-force", "git.reset-hard"}
     assert "docker.prune" not in {r.id for r in danger.INDEX.of(git)}
     assert [r.id for r in danger.INDEX.of(git)] == [r.id for r in RULES if r in danger.INDEX.of(git)]  # the table's order
+
+
+def test_a_line_of_words_and_blanks_is_read_as_the_lexer_reads_it_a_character_at_a_time():
+    rng = random.Random(5)
+    pieces = ["git", "push", "-rf", "--force", "x=1", "a1", "2", "9x", "/usr/bin/env", "C:/x", "*.py", "~", "(", ")",
+              "{a,b}", "é", "!", "?", "%TEMP%", "@ts", "+main", " ", "  ", "\t", "\r", "\x0b", "\x1c", "\xa0", "\u2003",
+              "\n", "#", "'", "$", ">", "2>", "<", "|", "&", ";", "\\", "`"]
+    lines = corpus_steps() + ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(3000)]
+    plain = 0
+    for line in lines:
+        assert shell._lex(line, 0) == shell._lex_characters(line, 0), repr(line)
+        plain += shell._SPECIAL.search(line) is None
+    assert plain > 300

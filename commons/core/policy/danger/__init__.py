@@ -107,8 +107,10 @@ _STARTS = re.compile(r"(?<![\w./-])(?:sudo|curl|wget|iwr|irm|iex|git|rm|chmod|ch
                      r"cargo|docker|kubectl|terraform|export|set|setx|\$env:|psql|mysql|python3?|node|Remove-Item|"
                      r"Set-ExecutionPolicy|Invoke-WebRequest|Invoke-Expression|rd|del|NODE_TLS_REJECT_UNAUTHORIZED|"
                      r"GIT_SSL_NO_VERIFY|PIP_\w+|prisma|alembic|rails|helm)(?![\w-])")
+_CLAUSES = re.compile(r"(?<=[.;,!?])\s+|\s+(?:before|after|then|and then|or)\s+")
 
 
+@short_texts  # the door reads a peer's lesson, and the render and publishing the same words again
 def dangerous_advice(text: str) -> Danger | None:
     """The danger of a step a lesson's text names as what worked, or None.
 
@@ -143,7 +145,9 @@ def _spans_advice(text: str) -> Danger | None:
 
 def _prose_advice(text: str) -> Danger | None:
     prose = _SPAN.sub(" ", _QUOTED.sub(" ", text))
-    for clause in re.split(r"(?<=[.;,!?])\s+|\s+(?:before|after|then|and then|or)\s+", prose):
+    if _STARTS.search(prose) is None:  # a word a clause's command starts from is one of the prose's
+        return None
+    for clause in _CLAUSES.split(prose):
         for start in _STARTS.finditer(clause):
             danger = classify(clause[start.start():].rstrip(".,;!? "))
             if danger is not None:

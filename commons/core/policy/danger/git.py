@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from commons.core.policy.danger.shell import Command
-from commons.core.policy.danger.rule import SHARED_BRANCHES, Step, applies_to, env_of, lowered
+from commons.core.policy.danger.rule import SHARED_BRANCHES, Step, applies_to, env_of
 
 
 def is_git(command: Command, *subs: str) -> bool:
@@ -75,7 +75,7 @@ def history_rewrite(command: Command, step: Step) -> bool:
         return True
     if is_git(command, "filter-branch", "filter-repo", "replace"):
         return True
-    if is_git(command, "reflog") and "expire" in lowered(command):
+    if is_git(command, "reflog") and "expire" in command.lowered:
         return True
     if is_git(command, "gc") and any(a.startswith("--prune=now") for a in command.args):
         return True
@@ -93,7 +93,7 @@ def no_verify(command: Command, step: Step) -> bool:
         return any(c.startswith("core.hookspath=") for c in git_settings(command))
     if command.program == "pre-commit" and command.sub == "uninstall":
         return True
-    if command.program == "git" and git_sub(command) == "config" and "core.hookspath" in lowered(command):
+    if command.program == "git" and git_sub(command) == "config" and "core.hookspath" in command.lowered:
         return True
     return False
 
@@ -102,5 +102,5 @@ def no_verify(command: Command, step: Step) -> bool:
 def no_sign(command: Command, step: Step) -> bool:
     if command.program == "git" and (command.flag("--no-gpg-sign") or "commit.gpgsign=false" in git_settings(command)):
         return True
-    low = lowered(command)
+    low = command.lowered
     return is_git(command, "config") and any(k in low for k in ("commit.gpgsign", "tag.gpgsign")) and "false" in low

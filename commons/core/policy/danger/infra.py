@@ -6,14 +6,14 @@ from __future__ import annotations
 import re
 
 from commons.core.policy.danger.shell import Command
-from commons.core.policy.danger.rule import DB_CLIENTS, SQL_DESTROYS, Step, applies_to, lowered
+from commons.core.policy.danger.rule import DB_CLIENTS, SQL_DESTROYS, Step, applies_to
 
 
 @applies_to("docker", "podman")
 def docker_prune(command: Command, step: Step) -> bool:
     if command.program not in ("docker", "podman"):
         return False
-    low = lowered(command)
+    low = command.lowered
     if low[:2] in (("system", "prune"),):
         return command.flag("--all", "a", "--volumes")
     if low[:2] == ("volume", "prune"):
@@ -29,14 +29,14 @@ def docker_prune(command: Command, step: Step) -> bool:
 @applies_to("docker-compose", "docker", "podman")
 def compose_down(command: Command, step: Step) -> bool:
     compose = command.program == "docker-compose" or (command.program in ("docker", "podman") and command.sub == "compose")
-    return compose and "down" in lowered(command) and command.flag("--volumes", "v")
+    return compose and "down" in command.lowered and command.flag("--volumes", "v")
 
 
 @applies_to("kubectl", "oc", "k")
 def kubectl_delete(command: Command, step: Step) -> bool:
     if command.program not in ("kubectl", "oc", "k"):
         return False
-    low = lowered(command)
+    low = command.lowered
     if command.sub != "delete":
         return command.sub in ("drain",) and any(a.startswith("--delete-emptydir-data") or a == "--delete-local-data"
                                                   for a in low) or (command.sub == "replace" and "--force" in low)
@@ -58,7 +58,7 @@ def helm_uninstall(command: Command, step: Step) -> bool:
 def terraform(command: Command, step: Step) -> bool:
     if command.program not in ("terraform", "tofu", "terragrunt", "pulumi", "cdktf"):
         return False
-    low = lowered(command)
+    low = command.lowered
     sub = command.sub
     if sub in ("destroy",) or (sub == "apply" and "-destroy" in low) or (command.program == "pulumi" and sub == "destroy"):
         return True
@@ -73,7 +73,7 @@ def terraform(command: Command, step: Step) -> bool:
 def terraform_skip(command: Command, step: Step) -> bool:
     if command.program not in ("terraform", "tofu", "terragrunt", "pulumi"):
         return False
-    low = lowered(command)
+    low = command.lowered
     if command.sub == "force-unlock":
         return True
     return any(a in ("-lock=false", "--lock=false") for a in low) or (
@@ -95,7 +95,7 @@ def sql(command: Command, step: Step) -> bool:
 
 @applies_to("dropdb", "dropuser", "mysqladmin")
 def drop_tools(command: Command, step: Step) -> bool:
-    return command.program in ("dropdb", "dropuser", "mysqladmin") and (command.program != "mysqladmin" or "drop" in lowered(command))
+    return command.program in ("dropdb", "dropuser", "mysqladmin") and (command.program != "mysqladmin" or "drop" in command.lowered)
 
 
 _MANAGE = re.compile(r"(?:^|/)manage\.py$|^<path>$")  # a lesson's placeholder may stand for manage.py
@@ -115,7 +115,7 @@ def _django(command: Command) -> bool:
 @applies_to(*_DJANGO_PROGRAMS, "prisma", "rails", "rake", "alembic", "sequelize", "sequelize-cli", "knex", "typeorm",
             "typeorm-ts-node-commonjs", "mix", "php", "artisan", "diesel", "sqlx", "supabase", "flyway", "liquibase")
 def migration_destroys(command: Command, step: Step) -> bool:
-    program, low = command.program, lowered(command)
+    program, low = command.program, command.lowered
     if _django(command):
         rest = list(low[next((i for i, a in enumerate(low) if a in _DJANGO_COMMANDS), 0):])
         if rest[:1] in (["flush"], ["reset_db"], ["sqlflush"]):
@@ -153,7 +153,7 @@ def migration_destroys(command: Command, step: Step) -> bool:
 
 @applies_to(*_DJANGO_PROGRAMS, "alembic", "flask", "prisma")
 def migration_fake(command: Command, step: Step) -> bool:
-    program, low = command.program, lowered(command)
+    program, low = command.program, command.lowered
     if _django(command) and "migrate" in low and any(a in ("--fake", "--fake-initial") for a in low):
         return True
     if program == "alembic" and low[:1] == ("stamp",):

@@ -112,10 +112,6 @@ SQL_DESTROYS = re.compile(r"\b(?:DROP\s+(?:TABLE|DATABASE|SCHEMA|KEYSPACE|COLLEC
                            r"FLUSHALL|FLUSHDB|dropDatabase\(|\.drop\(\))", re.IGNORECASE)
 
 
-def lowered(command: Command) -> tuple[str, ...]:
-    return tuple(a.lower() for a in command.args)
-
-
 def env_of(command: Command, step: Step) -> dict[str, str]:
     """Variables the command runs with: its own, and those exported earlier in the step."""
     found: dict[str, str] = {}
