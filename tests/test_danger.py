@@ -54,7 +54,7 @@ def test_the_worst_fixes_of_the_issue_are_each_classed():
     assert {step: rule(step) for step in cases} == cases
 
 
-@pytest.mark.parametrize("step", [
+SAFE_LOOK_ALIKES = [
     "rm -rf node_modules", "rm -rf node_modules package-lock.json && npm install", "rm -rf .venv && uv sync",
     "rm -rf dist build *.egg-info", "rm -rf target", "rm -rf ~/.cache/pip", "rm -rf .next", "rm -f .git/index.lock",
     "rm -rf tests/__pycache__ .pytest_cache", "Remove-Item -Recurse -Force node_modules", "rd /s /q node_modules",
@@ -68,7 +68,10 @@ def test_the_worst_fixes_of_the_issue_are_each_classed():
     "npm install --legacy-peer-deps", "python manage.py migrate", "npx prisma migrate dev", "alembic upgrade head",
     "export PATH=$HOME/.local/bin:$PATH", "pytest -p no:cacheprovider -q", "npm cache clean --force",
     "docker volume rm app_build-cache", "sudo docker volume rm app-gen_build-cache-zfs",
-])
+]
+
+
+@pytest.mark.parametrize("step", SAFE_LOOK_ALIKES)
 def test_safe_look_alikes_are_not_classed(step):
     assert classify_step(step) is None, classify_step(step)
 

@@ -21,10 +21,11 @@ Pure and total: no I/O, and any text gives a `Danger` or None, never an exceptio
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from commons.core.policy.danger.rule import Kind, Rule, Step
-from commons.core.policy.danger.rules import EDIT_RULES, RULES, SHELLISH
+from commons.core.policy.danger.rules import EDIT_RULES, INDEX, RULES, SHELLISH
 from commons.core.policy.danger.system import deletes_files
 from commons.core.policy.memo import short_texts
 from commons.core.policy.danger.shell import Command, tokenize
@@ -69,11 +70,13 @@ def _edit(tool: str, path: str, text: str) -> Danger | None:
     return None
 
 
-def _shell(line: str) -> Danger | None:
+def _shell(line: str, rules_of: Callable[[Command], Sequence[Rule]] = INDEX.of) -> Danger | None:
+    """The first rule of the table that is true of a command of the line, the commands in order.
+    ``rules_of``: the rules a command meets (its program's and any program's; a test passes every rule)."""
     commands = tokenize(line)
     step = Step(line, commands)
     for command in commands:
-        for rule in RULES:
+        for rule in rules_of(command):
             if rule.test(command, step):
                 return Danger(rule.id, rule.kind, rule.risk)
     return None
@@ -104,8 +107,10 @@ _STARTS = re.compile(r"(?<![\w./-])(?:sudo|curl|wget|iwr|irm|iex|git|rm|chmod|ch
                      r"cargo|docker|kubectl|terraform|export|set|setx|\$env:|psql|mysql|python3?|node|Remove-Item|"
                      r"Set-ExecutionPolicy|Invoke-WebRequest|Invoke-Expression|rd|del|NODE_TLS_REJECT_UNAUTHORIZED|"
                      r"GIT_SSL_NO_VERIFY|PIP_\w+|prisma|alembic|rails|helm)(?![\w-])")
+_CLAUSES = re.compile(r"(?<=[.;,!?])\s+|\s+(?:before|after|then|and then|or)\s+")
 
 
+@short_texts  # the door reads a peer's lesson, and the render and publishing the same words again
 def dangerous_advice(text: str) -> Danger | None:
     """The danger of a step a lesson's text names as what worked, or None.
 
@@ -140,7 +145,9 @@ def _spans_advice(text: str) -> Danger | None:
 
 def _prose_advice(text: str) -> Danger | None:
     prose = _SPAN.sub(" ", _QUOTED.sub(" ", text))
-    for clause in re.split(r"(?<=[.;,!?])\s+|\s+(?:before|after|then|and then|or)\s+", prose):
+    if _STARTS.search(prose) is None:  # a word a clause's command starts from is one of the prose's
+        return None
+    for clause in _CLAUSES.split(prose):
         for start in _STARTS.finditer(clause):
             danger = classify(clause[start.start():].rstrip(".,;!? "))
             if danger is not None:

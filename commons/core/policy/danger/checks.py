@@ -7,7 +7,7 @@ import re
 
 from commons.core.policy.danger.shell import Command
 from commons.core.policy.danger.git import git_settings
-from commons.core.policy.danger.rule import FETCHERS, RUNS_TEXT, Step, env_of, lowered
+from commons.core.policy.danger.rule import FETCHERS, RUNS_TEXT, Step, applies_to, env_of
 
 
 _TLS_ENV = {"NODE_TLS_REJECT_UNAUTHORIZED": {"0"}, "GIT_SSL_NO_VERIFY": None, "PYTHONHTTPSVERIFY": {"0"},
@@ -47,11 +47,14 @@ _TLS_SETTINGS = re.compile(r"^(?:http\.sslverify|http\.[^.]+\.sslverify|strict-s
                            r"install\.trusted-host|tls-verify|insecure-skip-tls-verify)$")
 
 
+_TLS_CONFIG_PROGRAMS = ("git", "npm", "pnpm", "yarn", "pip", "pip3", "poetry", "conda", "composer", "bundle", "gem", "uv",
+                        "helm", "kubectl", "cargo", "bun", "pdm", "mamba", "micromamba")
+
+
+@applies_to(*_TLS_CONFIG_PROGRAMS)
 def tls_config(command: Command, step: Step) -> bool:
     args = [a.lower() for a in command.positional()]
-    program = command.program
-    if program in ("git", "npm", "pnpm", "yarn", "pip", "pip3", "poetry", "conda", "composer", "bundle", "gem", "uv",
-                   "helm", "kubectl", "cargo", "bun", "pdm", "mamba", "micromamba"):
+    if command.program in _TLS_CONFIG_PROGRAMS:
         for i, a in enumerate(args):
             key = a.split("=", 1)[0].lstrip("-")
             if _TLS_SETTINGS.match(key):
@@ -67,7 +70,7 @@ def tls_config(command: Command, step: Step) -> bool:
 
 
 def tls_flags(command: Command, step: Step) -> bool:
-    program, low = command.program, lowered(command)
+    program, low = command.program, command.lowered
     if program == "curl" and (command.flag("--insecure", "k")):
         return True
     if program == "wget" and "--no-check-certificate" in low:
@@ -88,14 +91,17 @@ def tls_flags(command: Command, step: Step) -> bool:
             a.startswith(("--index-url=http://", "--extra-index-url=http://", "--registry=http://", "http://"))
             for a in low) and ("install" in low or "config" in low or "set" in low):
         return True
-    text = " ".join(command.words)
-    return bool(re.search(r"verify\s*=\s*False|ssl\._create_unverified_context|CERT_NONE|rejectUnauthorized\s*[:=]\s*false|"
-                          r"InsecureSkipVerify\s*:\s*true|danger_accept_invalid_certs", text)) and program in (
-        "python", "python3", "py", "node", "go", "ruby", "deno", "bun")
+    return program in ("python", "python3", "py", "node", "go", "ruby", "deno", "bun") and bool(
+        _TLS_OFF_IN_CODE.search(" ".join(command.words)))
+
+
+_TLS_OFF_IN_CODE = re.compile(r"verify\s*=\s*False|ssl\._create_unverified_context|CERT_NONE|rejectUnauthorized\s*[:=]\s*false|"
+                              r"InsecureSkipVerify\s*:\s*true|danger_accept_invalid_certs")
+_SIGNATURES_OFF_IN_CONFIG = re.compile(r"\[trusted=yes\]|gpgcheck\s*=\s*0|SigLevel\s*=\s*Never", re.IGNORECASE)
 
 
 def signatures_off(command: Command, step: Step) -> bool:
-    low = lowered(command)
+    low = command.lowered
     if command.program in ("apt", "apt-get", "aptitude") and any(
             a in ("--allow-unauthenticated", "--force-yes", "--allow-insecure-repositories") for a in low):
         return True
@@ -106,12 +112,11 @@ def signatures_off(command: Command, step: Step) -> bool:
         return True
     if command.program in ("cosign",) and any("insecure" in a for a in low):
         return True
-    text = " ".join(command.args) + " " + " ".join(command.redirects)
-    return bool(re.search(r"\[trusted=yes\]|gpgcheck\s*=\s*0|SigLevel\s*=\s*Never", text, re.IGNORECASE))
+    return bool(_SIGNATURES_OFF_IN_CONFIG.search(" ".join(command.args) + " " + " ".join(command.redirects)))
 
 
 def protection_off(command: Command, step: Step) -> bool:
-    program, low = command.program, lowered(command)
+    program, low = command.program, command.lowered
     if program in ("pip", "pip3", "uv") and "--break-system-packages" in low:
         return True
     if "PIP_BREAK_SYSTEM_PACKAGES" in env_of(command, step) and program in ("pip", "pip3", "python", "python3", "uv"):
@@ -150,6 +155,7 @@ def protection_off(command: Command, step: Step) -> bool:
     return program == "kubectl" and command.sub == "create" and "clusterrolebinding" in low
 
 
+@applies_to("chmod")
 def docker_socket(command: Command, step: Step) -> bool:
     return command.program == "chmod" and any("docker.sock" in a for a in command.args)
 
@@ -157,6 +163,8 @@ def docker_socket(command: Command, step: Step) -> bool:
 # --------------------------------------------------------------------------------------------
 # Checks skipped
 
+@applies_to("pytest", "py.test", "python", "python3", "jest", "vitest", "mocha", "go", "cargo", "mvn", "mvnw", "gradle",
+            "gradlew")
 def test_deselect(command: Command, step: Step) -> bool:
     program, args = command.program, command.args
     runner = program in ("pytest", "py.test") or (program in ("python", "python3") and "pytest" in args[:2])
@@ -174,21 +182,22 @@ def test_deselect(command: Command, step: Step) -> bool:
         return False
     if program in ("jest", "vitest", "mocha") and any(a.startswith(("--testpathignorepatterns", "--exclude", "--ignore",
                                                                      "--modulepathignorepatterns"))
-                                                       for a in lowered(command)):
+                                                       for a in command.lowered):
         return True
     if program == "go" and command.sub == "test" and any(a.startswith("-skip") for a in args):
         return True
     if program == "cargo" and command.sub in ("test", "nextest") and ("--skip" in args or "--exclude" in args):
         return True
     if program in ("mvn", "mvnw", "./mvnw", "gradle", "gradlew", "./gradlew"):
-        low = lowered(command)
+        low = command.lowered
         return any(a.startswith(("-dskiptests", "-dmaven.test.skip", "-dskipits")) for a in low) or any(
             low[i:i + 2] in (("-x", "test"), ("-x", "check"), ("--exclude-task", "test")) for i in range(len(low)))
-    if program in ("npm", "pnpm", "yarn") and any(a in ("--passwithnotests", "--no-tests") for a in lowered(command)):
+    if program in ("npm", "pnpm", "yarn") and any(a in ("--passwithnotests", "--no-tests") for a in command.lowered):
         return False  # a run with no test to run is no skip of a failing one
     return False
 
 
+@applies_to("true", ":", "exit", "echo")
 def or_true(command: Command, step: Step) -> bool:
     if command.joined != "||":
         return False
@@ -198,7 +207,7 @@ def or_true(command: Command, step: Step) -> bool:
 
 
 def exit_zero(command: Command, step: Step) -> bool:
-    low = lowered(command)
+    low = command.lowered
     if any(a in ("--exit-zero", "--exit-zero-even-if-changed", "--no-fail-on-error", "--max-warnings=-1", "--force-exclusion")
            for a in low) and command.program not in ("git",):
         return "--force-exclusion" not in low
@@ -208,6 +217,8 @@ def exit_zero(command: Command, step: Step) -> bool:
         "npm", "pnpm", "yarn", "nx", "turbo", "lerna")
 
 
+@applies_to("eslint", "ruff", "flake8", "pylint", "mypy", "pyright", "golangci-lint", "rubocop", "shellcheck", "stylelint",
+            "cargo")
 def lint_off(command: Command, step: Step) -> bool:
     program, args = command.program, command.args
     if program == "eslint":
@@ -217,7 +228,7 @@ def lint_off(command: Command, step: Step) -> bool:
                 return True
         return False
     if program in ("ruff", "flake8", "pylint", "mypy", "pyright", "golangci-lint", "rubocop", "shellcheck", "stylelint"):
-        low = lowered(command)
+        low = command.lowered
         return any(a.startswith(("--ignore=", "--extend-ignore=", "--disable=", "--ignore-errors", "--exclude=")) and
                    re.search(r"=(?:all|e,|e$|\*|.{0,3}$)|ignore-errors", a) for a in low) or "--disable-all" in low
     if program == "cargo" and command.sub == "clippy":

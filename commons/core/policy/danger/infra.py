@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 
 from commons.core.policy.danger.shell import Command
-from commons.core.policy.danger.rule import DB_CLIENTS, SQL_DESTROYS, Step, lowered
+from commons.core.policy.danger.rule import DB_CLIENTS, SQL_DESTROYS, Step, applies_to
 
 
+@applies_to("docker", "podman")
 def docker_prune(command: Command, step: Step) -> bool:
     if command.program not in ("docker", "podman"):
         return False
-    low = lowered(command)
+    low = command.lowered
     if low[:2] in (("system", "prune"),):
         return command.flag("--all", "a", "--volumes")
     if low[:2] == ("volume", "prune"):
@@ -25,15 +26,17 @@ def docker_prune(command: Command, step: Step) -> bool:
     return False
 
 
+@applies_to("docker-compose", "docker", "podman")
 def compose_down(command: Command, step: Step) -> bool:
     compose = command.program == "docker-compose" or (command.program in ("docker", "podman") and command.sub == "compose")
-    return compose and "down" in lowered(command) and command.flag("--volumes", "v")
+    return compose and "down" in command.lowered and command.flag("--volumes", "v")
 
 
+@applies_to("kubectl", "oc", "k")
 def kubectl_delete(command: Command, step: Step) -> bool:
     if command.program not in ("kubectl", "oc", "k"):
         return False
-    low = lowered(command)
+    low = command.lowered
     if command.sub != "delete":
         return command.sub in ("drain",) and any(a.startswith("--delete-emptydir-data") or a == "--delete-local-data"
                                                   for a in low) or (command.sub == "replace" and "--force" in low)
@@ -46,14 +49,16 @@ def kubectl_delete(command: Command, step: Step) -> bool:
                          "deployment", "deploy", "node", "nodes"}) or "-f" in low and not what
 
 
+@applies_to("helm")
 def helm_uninstall(command: Command, step: Step) -> bool:
     return command.program == "helm" and command.sub in ("uninstall", "delete", "del")
 
 
+@applies_to("terraform", "tofu", "terragrunt", "pulumi", "cdktf")
 def terraform(command: Command, step: Step) -> bool:
     if command.program not in ("terraform", "tofu", "terragrunt", "pulumi", "cdktf"):
         return False
-    low = lowered(command)
+    low = command.lowered
     sub = command.sub
     if sub in ("destroy",) or (sub == "apply" and "-destroy" in low) or (command.program == "pulumi" and sub == "destroy"):
         return True
@@ -64,10 +69,11 @@ def terraform(command: Command, step: Step) -> bool:
     return sub in ("apply", "up") and any(a.startswith("-replace") for a in low)
 
 
+@applies_to("terraform", "tofu", "terragrunt", "pulumi")
 def terraform_skip(command: Command, step: Step) -> bool:
     if command.program not in ("terraform", "tofu", "terragrunt", "pulumi"):
         return False
-    low = lowered(command)
+    low = command.lowered
     if command.sub == "force-unlock":
         return True
     return any(a in ("-lock=false", "--lock=false") for a in low) or (
@@ -75,6 +81,7 @@ def terraform_skip(command: Command, step: Step) -> bool:
                                                for a in low))
 
 
+@applies_to(*DB_CLIENTS, "echo", "cat", "printf")
 def sql(command: Command, step: Step) -> bool:
     if command.program not in DB_CLIENTS and not (command.program in ("echo", "cat", "printf") and command.joined != "|"):
         return False
@@ -86,11 +93,13 @@ def sql(command: Command, step: Step) -> bool:
     return bool(SQL_DESTROYS.search(text)) and not re.search(r"\bIF\s+EXISTS\b.*\bCREATE\b", text, re.IGNORECASE | re.DOTALL)
 
 
+@applies_to("dropdb", "dropuser", "mysqladmin")
 def drop_tools(command: Command, step: Step) -> bool:
-    return command.program in ("dropdb", "dropuser", "mysqladmin") and (command.program != "mysqladmin" or "drop" in lowered(command))
+    return command.program in ("dropdb", "dropuser", "mysqladmin") and (command.program != "mysqladmin" or "drop" in command.lowered)
 
 
 _MANAGE = re.compile(r"(?:^|/)manage\.py$|^<path>$")  # a lesson's placeholder may stand for manage.py
+_DJANGO_PROGRAMS = ("django-admin", "python", "python3", "py", "manage.py", "<path>")  # what `_django` can be true of
 _DJANGO_COMMANDS = frozenset({"migrate", "flush", "reset_db", "sqlflush", "loaddata", "makemigrations", "runserver",
                               "dbshell", "shell", "test", "collectstatic", "createsuperuser"})
 
@@ -103,8 +112,10 @@ def _django(command: Command) -> bool:
     return len(words) > at + 1 and bool(_MANAGE.search(words[at])) and words[at + 1] in _DJANGO_COMMANDS
 
 
+@applies_to(*_DJANGO_PROGRAMS, "prisma", "rails", "rake", "alembic", "sequelize", "sequelize-cli", "knex", "typeorm",
+            "typeorm-ts-node-commonjs", "mix", "php", "artisan", "diesel", "sqlx", "supabase", "flyway", "liquibase")
 def migration_destroys(command: Command, step: Step) -> bool:
-    program, low = command.program, lowered(command)
+    program, low = command.program, command.lowered
     if _django(command):
         rest = list(low[next((i for i, a in enumerate(low) if a in _DJANGO_COMMANDS), 0):])
         if rest[:1] in (["flush"], ["reset_db"], ["sqlflush"]):
@@ -140,8 +151,9 @@ def migration_destroys(command: Command, step: Step) -> bool:
     return False
 
 
+@applies_to(*_DJANGO_PROGRAMS, "alembic", "flask", "prisma")
 def migration_fake(command: Command, step: Step) -> bool:
-    program, low = command.program, lowered(command)
+    program, low = command.program, command.lowered
     if _django(command) and "migrate" in low and any(a in ("--fake", "--fake-initial") for a in low):
         return True
     if program == "alembic" and low[:1] == ("stamp",):

@@ -1,4 +1,5 @@
-"""The machinery of the rules: a danger's `Kind`, the `Step` a rule reads, a `Rule`, and what
+"""The machinery of the rules: a danger's `Kind`, the `Step` a rule reads, a `Rule`, the programs
+a rule's test can be true of (`applies_to`) and the table indexed by them (`RuleIndex`), and what
 several families of rules read (shared branches, folders a tool makes again, the programs that
 fetch, run text or install)."""
 
@@ -6,7 +7,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from commons.core.policy.danger.shell import Command
@@ -33,12 +34,48 @@ class Step:
     edit_text: str = ""  # and the text it writes
 
 
+Test = Callable[[Command, Step], bool]
+
+
+def applies_to(*programs: str) -> Callable[[Test], Test]:
+    """Declare that a rule's test is false of every command whose `Command.program` is none of
+    ``programs``: a command meets only the rules of its program and those that declare none
+    (the rules about pipes, redirections, variables and flags of any program)."""
+
+    def declare(test: Test) -> Test:
+        setattr(test, "programs", frozenset(programs))
+        return test
+
+    return declare
+
+
 @dataclass(frozen=True)
 class Rule:
     id: str
     kind: Kind
     risk: str  # what it destroys or disables, in a plain clause a person reads
-    test: Callable[[Command, Step], bool]
+    test: Test
+
+    @property
+    def programs(self) -> frozenset[str] | None:
+        """The programs its test can be true of (`applies_to`); None when it may be true of any."""
+        return getattr(self.test, "programs", None)
+
+
+class RuleIndex:
+    """A table of rules by the program they can apply to: what :meth:`of` gives a command is the
+    rules its program declares and those of any program, in the table's order (the first that
+    matches names the danger, so the order is the table's whatever the index)."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self.any_program = tuple(r for r in rules if r.programs is None)
+        named = {p for r in rules for p in r.programs or ()}
+        self._by_program = {p: tuple(r for r in rules if r.programs is None or p in r.programs) for p in named}
+
+    def of(self, command: Command) -> tuple[Rule, ...]:
+        # A pattern's `$` also matches before a final newline (`_MANAGE` of a word `manage.py\n`):
+        # such a program meets the rules of the name without it too.
+        return self._by_program.get(command.program.removesuffix("\n"), self.any_program)
 
 
 # --------------------------------------------------------------------------------------------
@@ -73,10 +110,6 @@ DB_CLIENTS = frozenset({"psql", "mysql", "mariadb", "sqlite3", "sqlcmd", "cockro
 SQL_DESTROYS = re.compile(r"\b(?:DROP\s+(?:TABLE|DATABASE|SCHEMA|KEYSPACE|COLLECTION|OWNED)|TRUNCATE(?:\s+TABLE)?\s+\w|"
                            r"ALTER\s+TABLE\s+\S+\s+DROP\s+(?:COLUMN\s+)?\w|DELETE\s+FROM\s+[\w.\"`]+\s*(?:;|$|'|\")|"
                            r"FLUSHALL|FLUSHDB|dropDatabase\(|\.drop\(\))", re.IGNORECASE)
-
-
-def lowered(command: Command) -> tuple[str, ...]:
-    return tuple(a.lower() for a in command.args)
 
 
 def env_of(command: Command, step: Step) -> dict[str, str]:

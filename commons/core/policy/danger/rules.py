@@ -39,7 +39,7 @@ from commons.core.policy.danger.infra import (
     compose_down, docker_prune, drop_tools, helm_uninstall, kubectl_delete, migration_destroys, migration_fake,
     sql, terraform, terraform_skip,
 )
-from commons.core.policy.danger.rule import Kind, Rule
+from commons.core.policy.danger.rule import Kind, Rule, RuleIndex
 from commons.core.policy.danger.system import (
     elevate, global_config, owns_system, rc_files, rm_data, rm_test, rm_tree, sudo_tools, sudoers, world_writable,
 )
@@ -115,6 +115,9 @@ RULES: tuple[Rule, ...] = (
     Rule("config.global", Kind.GLOBAL_CONFIG,
          "it changes a tool's configuration for every project of this user (or the whole machine)", global_config),
 )
+# A command meets the rules of its program and those of any program (each test declares the
+# programs it can be true of, `applies_to`), not the ~40 of the table: the same answers, fewer asked.
+INDEX = RuleIndex(RULES)
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,12 +15,40 @@ Pure and total: any text gives a (maybe empty) tuple of `Command`, never an exce
 
 from __future__ import annotations
 
-import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar, overload
 
 MAX_DEPTH = 4  # substitutions and -c strings inside each other, read this deep
 OPERATORS = ("&&", "||", "|&", ";", "|", "&", "\n")
+
+T = TypeVar("T")
+
+
+class _made_once(Generic[T]):
+    """A property made at its first reading and kept in the instance's ``__dict__`` (a frozen
+    dataclass's too): every rule asks a command's program, most its arguments in lower case.
+    ``functools.cached_property`` takes a lock on each first reading (Python 3.11), which costs
+    more than most of what is made."""
+
+    def __init__(self, make: Callable[[Any], T]) -> None:
+        self._make = make
+        self.__doc__ = make.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> _made_once[T]: ...
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, instance: object, owner: type | None = None) -> T | _made_once[T]:
+        if instance is None:
+            return self
+        value = instance.__dict__[self._name] = self._make(instance)
+        return value
 
 
 @dataclass(frozen=True)
@@ -37,7 +65,7 @@ class Command:
     inner: bool = False  # it runs inside a substitution or a -c string
     fed: tuple[Command, ...] = field(default=(), compare=False)  # commands whose output became its words
 
-    @functools.cached_property  # every rule asks it of every command: made once (a frozen dataclass's __dict__)
+    @_made_once
     def program(self) -> str:
         """The program, as a name: its folder and ``.exe`` dropped, lower case."""
         if not self.words:
@@ -48,6 +76,11 @@ class Command:
     @property
     def args(self) -> tuple[str, ...]:
         return self.words[1:]
+
+    @_made_once
+    def lowered(self) -> tuple[str, ...]:
+        """The arguments in lower case."""
+        return tuple(a.lower() for a in self.words[1:])
 
     def positional(self) -> tuple[str, ...]:
         """The arguments that are no flags."""
@@ -90,11 +123,12 @@ _PREFIXES = frozenset({"nohup", "time", "command", "builtin", "exec", "stdbuf", 
                        "unbuffer", "catchsegv", "torsocks", "proxychains", "proxychains4"})
 _PRIVILEGE = frozenset({"sudo", "doas", "pkexec", "gsudo"})
 _SUDO_VALUED = frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group"})
-# Runners whose next word is the program they start: (runner, sub-command) pairs.
-_RUNNERS = {("npx", ""), ("bunx", ""), ("pnpx", ""), ("uvx", ""), ("pipx", "run"), ("uv", "run"), ("poetry", "run"),
-            ("pipenv", "run"), ("pdm", "run"), ("hatch", "run"), ("rye", "run"), ("bundle", "exec"), ("pnpm", "exec"),
-            ("pnpm", "dlx"), ("yarn", "dlx"), ("npm", "exec"), ("conda", "run"), ("mise", "exec"), ("rtx", "exec"),
-            ("dotenv", ""), ("xargs", "")}
+# Runners whose next word is the program they start, and the sub-commands that start it ("": the
+# runner itself does).
+_RUNNERS = {"npx": {""}, "bunx": {""}, "pnpx": {""}, "uvx": {""}, "pipx": {"run"}, "uv": {"run"}, "poetry": {"run"},
+            "pipenv": {"run"}, "pdm": {"run"}, "hatch": {"run"}, "rye": {"run"}, "bundle": {"exec"}, "pnpm": {"exec", "dlx"},
+            "yarn": {"dlx"}, "npm": {"exec"}, "conda": {"run"}, "mise": {"exec"}, "rtx": {"exec"}, "dotenv": {""},
+            "xargs": {""}}
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish", "ash"})
 # What bash's backslash is written before outside quotes; before anything else it is a Windows path.
 _ESCAPABLE = frozenset(" \t'\"$`\\|&;()<>*?#![]{}~")
@@ -103,6 +137,9 @@ _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 # operator, redirection or white space; a digit only when no ``>`` follows it, as in ``2>``): read
 # as one piece, not one turn of the lexer's loop each, which slices the rest of the line twice.
 _PLAIN = re.compile(r"(?:[^\s\\'\"$<>`#&|;\d]|\d(?!>))+")
+# What makes a line more than words between blanks (" ", tab, carriage return): a quote, an
+# escape, a substitution, a comment, an operator, a redirection, a placeholder or another blank.
+_SPECIAL = re.compile(r"[\\'\"$<>`#&|;]|(?![ \t\r])\s")
 _PS_ENV = re.compile(r"^\$env:([A-Za-z_][A-Za-z0-9_]*)(?:=(.*))?$", re.IGNORECASE | re.DOTALL)
 
 
@@ -139,6 +176,14 @@ def _closing(text: str, start: int, open_: str, close: str) -> int:
 
 def _lex(line: str, depth: int) -> list[tuple[str, _Raw]]:
     """(operator before it, raw command) pairs of one line."""
+    if _SPECIAL.search(line) is None:  # `npm ci`, `git push origin main`: words and blanks only
+        words = line.split()
+        return [("", _Raw(words))] if words else []
+    return _lex_characters(line, depth)
+
+
+def _lex_characters(line: str, depth: int) -> list[tuple[str, _Raw]]:
+    """:func:`_lex`, a character (or a run of plain ones) at a time: what any line needs."""
     out: list[tuple[str, _Raw]] = []
     raw, word, has_word, joined = _Raw(), [], False, ""
     pending_redirect = False
@@ -362,9 +407,10 @@ def _unwrap(words: list[str], env: list[tuple[str, str]]) -> tuple[list[str], bo
                     words = words[1:]
                 words = words[1:]
             continue
-        runner = next(((r, s) for r, s in _RUNNERS if r == low and (not s or (len(words) > 1 and words[1] == s))), None)
-        if runner is not None and len(words) > 1 + bool(runner[1]):
-            words = words[1 + bool(runner[1]):]
+        subs = _RUNNERS.get(low, ())
+        sub = "" if "" in subs else words[1] if len(words) > 1 and words[1] in subs else None
+        if sub is not None and len(words) > 1 + bool(sub):
+            words = words[1 + bool(sub):]
             while words and words[0].startswith("-"):
                 value = words[0] in ("-p", "--package", "--with", "-I", "-n", "-L", "-P", "--from", "-a", "-d", "-s",
                                      "-E", "--arg-file", "--delimiter")

@@ -7,9 +7,12 @@ import re
 
 from commons.core.policy.danger.shell import Command, tokenize
 from commons.core.policy.danger.git import git_sub, is_git
-from commons.core.policy.danger.rule import DB_FILE, PKG_MANAGERS, Step, TEST_FILE, lowered, regenerable, targets_of
+from commons.core.policy.danger.rule import (
+    DB_FILE, PKG_MANAGERS, TEST_FILE, Step, applies_to, regenerable, targets_of,
+)
 
 
+@applies_to("rm", "remove-item", "ri", "del", "rmdir", "rd", "erase", "find", "shred", "wipefs", "mkfs", "dd")
 def rm_tree(command: Command, step: Step) -> bool:
     program, args = command.program, command.args
     if program == "rm" and (command.flag("--recursive", "r", "R")):
@@ -29,6 +32,7 @@ def rm_tree(command: Command, step: Step) -> bool:
     return program in ("shred", "wipefs", "mkfs", "dd") and (program != "dd" or any(a.startswith("of=/dev/") for a in args))
 
 
+@applies_to("rm", "remove-item", "del", "unlink", "ri", "erase", "git")
 def rm_data(command: Command, step: Step) -> bool:
     """A database file, the repository's own history, or everything in a folder."""
     if command.program not in ("rm", "remove-item", "del", "unlink", "ri", "erase") and not is_git(command, "rm"):
@@ -48,12 +52,14 @@ def deletes_files(line: str) -> bool:
                for c in tokenize(line))
 
 
+@applies_to("rm", "remove-item", "del", "unlink", "ri", "git")
 def rm_test(command: Command, step: Step) -> bool:
     if command.program not in ("rm", "remove-item", "del", "unlink", "ri") and not is_git(command, "rm"):
         return False
     return any(TEST_FILE.search(t) and not regenerable(t) for t in targets_of(command) if t.lower() != "rm")
 
 
+@applies_to("chmod", "icacls")
 def world_writable(command: Command, step: Step) -> bool:
     if command.program == "chmod":
         modes = [a for a in command.args if not a.startswith("-") or re.fullmatch(r"-[rwxXst]+", a)]
@@ -66,14 +72,15 @@ def world_writable(command: Command, step: Step) -> bool:
         return False
     if command.program == "icacls":
         return any(re.match(r"(?:everyone|\*s-1-1-0|users):", a, re.IGNORECASE) for a in command.args) \
-            and "/grant" in lowered(command)
+            and "/grant" in command.lowered
     return False
 
 
+@applies_to("chown", "chgrp", "takeown")
 def owns_system(command: Command, step: Step) -> bool:
     if command.program in ("chown", "chgrp") and command.flag("--recursive", "R"):
         return any(re.match(r"^/(?:usr|etc|var|opt|bin|lib|Library|System)?/?$|^/usr/", t) for t in targets_of(command)[1:])
-    return command.program in ("takeown",) and "/r" in lowered(command)
+    return command.program in ("takeown",) and "/r" in command.lowered
 
 
 def sudo_tools(command: Command, step: Step) -> bool:
@@ -97,15 +104,16 @@ def sudoers(command: Command, step: Step) -> bool:
         return True
     if command.program == "tee" and any(a.startswith("/etc/sudoers") for a in command.args):
         return True
-    if command.program == "usermod" and any(g in lowered(command) for g in ("sudo", "wheel", "root", "admin")):
+    if command.program == "usermod" and any(g in command.lowered for g in ("sudo", "wheel", "root", "admin")):
         return True
-    if command.program in ("net", "net1") and "localgroup" in lowered(command) and "administrators" in lowered(command):
+    if command.program in ("net", "net1") and "localgroup" in command.lowered and "administrators" in command.lowered:
         return True
     return command.program in ("setcap",) or "NOPASSWD" in " ".join(command.args)
 
 
+@applies_to("start-process", "runas", "su")
 def elevate(command: Command, step: Step) -> bool:
-    low = lowered(command)
+    low = command.lowered
     if command.program == "start-process" and "-verb" in low and "runas" in low:
         return True
     return command.program == "runas" or (command.program == "su" and not command.privileged)
@@ -133,7 +141,7 @@ def rc_files(command: Command, step: Step) -> bool:
 
 
 def global_config(command: Command, step: Step) -> bool:
-    program, low = command.program, lowered(command)
+    program, low = command.program, command.lowered
     reading = {"--get", "--get-all", "--list", "-l", "get", "list", "ls", "--show-origin", "--get-regexp", "--show",
                "show", "--unset-all", "--edit"}
     if program == "git" and git_sub(command) == "config":
