@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from commons.home import Home
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -46,10 +47,18 @@ class Node:
     ingest_counts: list[dict] = field(default_factory=list)  # per night: episodes by kind
     night_counts: list[dict] = field(default_factory=list)  # per night: sleep's counts
     author: str = ""  # its author key (hex), known after init
+    # Its secrets derived from this text (``f"{seed}/{name}"``: the same keys, so the same record ids,
+    # on every run of a seed); None: fresh ones, as `commons init` makes.
+    secrets_from: str | None = None
 
     @property
     def home(self) -> Path:
         return self.root / "home"
+
+    @property
+    def paths(self) -> Home:
+        """Its home's folders, as ``COMMONS_HOME`` makes them (for what runs in this process)."""
+        return Home.from_environment({"COMMONS_HOME": str(self.home)})
 
     @property
     def transcripts(self) -> Path:
@@ -88,6 +97,10 @@ class Node:
         """Create the home, pointed at its transcripts and memory folders; its ids."""
         for path in (self.home, self.transcripts, self.memory):
             path.mkdir(parents=True, exist_ok=True)
+        if self.secrets_from is not None:  # written first: `commons init` keeps keys it finds
+            from commons import identity
+
+            identity.create(self.paths, identity.derived(self.secrets_from))
         self.cli("init", "--json")
         # The night's `commons ingest` has read every session before the daemons start, and no
         # session is written while they run: a daemon's watch finds nothing new after its first look

@@ -28,7 +28,6 @@ from commons import identity, runtime
 from commons.clock import ShiftedClock, parse_time
 from commons.config import load_config
 from commons.daemon.main import Daemon
-from commons.home import Home
 from simulations.experiment.homes import REPO, ExperimentError, Node
 
 SETTLE_SECONDS = 60.0  # longest a night's exchange may take before the harness says so
@@ -202,7 +201,7 @@ class Network:
         clock = ShiftedClock(parse_time(at))
         daemons = []
         for node in self.nodes:
-            home = Home(config_dir=node.home, data_dir=node.home / "data")
+            home = node.paths
             # Their statements run inline: the loop is theirs alone, and a night is short.
             daemons.append(Daemon(home, load_config(home.config_file), identity.load(home), clock,
                                   f"127.0.0.1:{self.ports[node.name]}", inline_store=True))

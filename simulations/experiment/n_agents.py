@@ -98,7 +98,7 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | N
     started = time.monotonic()
     if root.exists():
         shutil.rmtree(root)
-    nodes = [Node(name, root / name) for name in plan.agents]
+    nodes = [Node(name, root / name, secrets_from=f"{seed}/{name}") for name in plan.agents]
     for node in nodes:
         node.init()
     configure(arm, nodes)
