@@ -134,12 +134,28 @@ class Node:
         text = self.cli("export", parse=False)
         return [json.loads(line) for line in text.splitlines() if line.strip()]
 
-    def keys(self) -> set[bytes]:
-        """Record keys this node holds, read straight from SQLite (as another process would)."""
+    def _query(self, sql: str) -> set[bytes]:
+        """The first column of ``sql`` over this node's store, read straight from SQLite (as another
+        process would, while its daemon runs)."""
         import sqlite3
 
         db = sqlite3.connect(f"file:{self.home / 'data' / 'commons.db'}?mode=ro", uri=True, timeout=10)
         try:
-            return {row[0] for row in db.execute("SELECT key FROM records")}
+            return {row[0] for row in db.execute(sql)}
         finally:
             db.close()
+
+    def keys(self) -> set[bytes]:
+        """Record keys this node holds."""
+        return self._query("SELECT key FROM records")
+
+    def served(self, publish: bool) -> set[bytes]:
+        """Record keys its daemon serves to peers: all it holds, less its own lessons and
+        verifications while publishing is off (they leave a node only by opt-in)."""
+        if publish:
+            return self.keys()
+        return self._query("SELECT key FROM records WHERE NOT (origin = 'own' AND type IN ('lesson', 'verification'))")
+
+    def known(self) -> set[bytes]:
+        """Record keys it would not fetch again: those it holds and those its policy refused."""
+        return self._query("SELECT key FROM records UNION SELECT key FROM refused")

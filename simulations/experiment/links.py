@@ -108,13 +108,6 @@ def _free_port() -> int:
     raise ExperimentError("no free port below 32768 on 127.0.0.1 for the night's daemons")
 
 
-def _crossed(held: Sequence[frozenset]) -> frozenset:
-    """Keys held by more than one node: those that crossed at least once (a node's unpublished own
-    records never leave it, so "everywhere" is judged on these)."""
-    return frozenset().union(*held) - frozenset().union(*(
-        h - frozenset().union(*(o for j, o in enumerate(held) if j != i)) for i, h in enumerate(held)))
-
-
 def everywhere(served: Sequence[frozenset], known: Sequence[frozenset]) -> bool:
     """Every record a node serves is known to every node: held, or refused (a refused or dead key
     stays in a node's key set, withheld). A new own record that has not crossed yet counts too: a
@@ -233,12 +226,9 @@ class Network:
         raise ExperimentError(f"the daemons did not settle within {SETTLE_SECONDS:.0f} s")
 
     def _wait_settled(self, procs: Sequence[subprocess.Popen]) -> None:
-        """Until every record held anywhere is held everywhere it may go, and nothing moved for a while.
-
-        Every daemon must have finished one sync with a peer first (its ``daemon.json`` says so). A
-        node's unpublished own records never leave it, so "everywhere" is judged on what has
-        crossed at least once: every key some node received from a peer must be at every node, and
-        the key sets must stay the same for ``QUIET_SECONDS`` (many anti-entropy rounds)."""
+        """:meth:`_settle_in_process`'s rule, read from the nodes' stores: every daemon has synced
+        with a peer (its ``daemon.json`` says so), every record a node serves is known to every node
+        (:func:`everywhere`), and the key sets stayed the same for ``QUIET_SECONDS``."""
         deadline = time.monotonic() + SETTLE_SECONDS
         last, quiet_since = None, time.monotonic()
         while time.monotonic() < deadline:
@@ -247,12 +237,14 @@ class Network:
                     raise ExperimentError(f"node {node.name}'s daemon exited {proc.returncode}; "
                                           f"see {node.root / 'daemon.log'}")
             if not all(_synced(node, proc.pid) for node, proc in zip(self.nodes, procs)):
-                time.sleep(0.25)
+                time.sleep(POLL_SECONDS)
                 continue
             held = [frozenset(n.keys()) for n in self.nodes]
             if held != last:
                 last, quiet_since = held, time.monotonic()
-            elif _crossed(held) <= frozenset.intersection(*held) and time.monotonic() - quiet_since >= QUIET_SECONDS:
+            elif (time.monotonic() - quiet_since >= QUIET_SECONDS
+                  and everywhere([frozenset(n.served(self.publish)) for n in self.nodes],
+                                 [frozenset(n.known()) for n in self.nodes])):
                 return
             time.sleep(POLL_SECONDS)
         raise ExperimentError(f"the daemons did not settle within {SETTLE_SECONDS:.0f} s")
