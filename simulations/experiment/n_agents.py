@@ -105,7 +105,7 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | N
     for node in nodes:
         node.init()
     configure(arm, nodes)
-    network = Network(nodes, publish=arm != "control", processes=processes)
+    network = Network(nodes, publish=arm != "control", processes=processes, seed=seed)
     world = plan.world(shows_fix=arm != "no_fix_seen", bad_authors=bad_authors(arm, plan.agents), seed=seed)
     agents = {n.name: Agent(n.name, f"/home/{n.name}/src/{n.name}-app", n.transcripts, n.memory, world, seed,
                             plain_try_days=plain_try_days) for n in nodes}
