@@ -12,6 +12,7 @@ sign in this node's name.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     import nacl.signing
 
 _FILES = {"author": "author.key", "transport": "transport.key", "hash_secret": "hash.secret"}
+_FIELDS = {"author": "author_seed", "transport": "transport_seed", "hash_secret": "hash_secret"}
 
 
 @dataclass(frozen=True)
@@ -58,18 +60,28 @@ def exists(home: Home) -> bool:
     return any(path.exists() for path in key_paths(home).values())
 
 
-def create(home: Home) -> Identity:
-    """Make fresh secrets for a home. Existing key files are never overwritten."""
+def derived(text: str) -> Identity:
+    """Secrets anyone who knows ``text`` can rebuild: a simulation's node (``f"{seed}/{name}"``) made
+    the same on every run, so that a seed's run is reproducible. Never for a real home."""
+    def secret(name: str) -> bytes:
+        return hashlib.blake2b(text.encode("utf-8"), digest_size=32, person=b"commons-derived",
+                               salt=name.encode("ascii")).digest()
+    return Identity(secret("author"), secret("transport"), secret("hash_secret"))
+
+
+def create(home: Home, secrets: Identity | None = None) -> Identity:
+    """Write a home's secrets: fresh ones, or ``secrets`` (:func:`derived`, for simulations).
+    Existing key files are never overwritten."""
     paths = key_paths(home)
     present = [str(p) for p in paths.values() if p.exists()]
     if present:
         raise KeyFileError(f"keys already exist ({', '.join(present)}); commons never overwrites a key")
     home.keys_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(home.keys_dir, 0o700)
-    secrets = {name: os.urandom(32) for name in paths}
+    made = secrets or Identity(os.urandom(32), os.urandom(32), os.urandom(32))
     for name, path in paths.items():
-        _write_secret(path, secrets[name])
-    return Identity(secrets["author"], secrets["transport"], secrets["hash_secret"])
+        _write_secret(path, getattr(made, _FIELDS[name]))
+    return made
 
 
 def load(home: Home) -> Identity:

@@ -16,17 +16,19 @@ import trio_asyncio
 T = TypeVar("T")
 
 
-def run(async_fn: Callable[..., Awaitable[T]], *args: Any, bridge: bool = True) -> T:
+def run(async_fn: Callable[..., Awaitable[T]], *args: Any, bridge: bool = True,
+        clock: trio.abc.Clock | None = None) -> T:
     """Run ``async_fn(*args)`` in trio, with the asyncio bridge open; ``bridge=False`` for a
     program that reaches no asyncio library (a command whose store runs inline: opening the bridge
-    is two thirds of an empty trio program's start)."""
+    is two thirds of an empty trio program's start). ``clock``: the loop's clock (None: the real
+    one; a simulation's nights run under ``trio.testing.MockClock``, in virtual time)."""
 
     async def main() -> T:
         async with trio_asyncio.open_loop():
             return await async_fn(*args)
 
     try:
-        return trio.run(main) if bridge else trio.run(async_fn, *args)
+        return trio.run(main, clock=clock) if bridge else trio.run(async_fn, *args, clock=clock)
     except BaseExceptionGroup as group:
         raise _single(group) from None
 

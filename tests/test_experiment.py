@@ -275,3 +275,14 @@ def test_a_lesson_signed_at_sleep_reaches_every_node_the_night_it_is_made(tmp_pa
         late = {n: received[n].get(key) for n in received if not (received[n].get(key) or 1e18) - at < 3600
                 and key not in refused[n]}
         assert not late, f"a lesson signed at {at} reached {sorted(late)} only later: {late}"
+
+
+def test_daemons_as_processes_settle_a_night_only_when_every_record_served_is_at_every_node(tmp_path):
+    """The subprocess path (one ``commons daemon`` per node) ends a night by the in-process rule:
+    after it, what any node serves is known to every node, and a lesson crossed."""
+    plan = make_plan(SEED, agents=3, days=4, pitfalls=1, meets=1, changes=False)
+    run = run_arm("trusted", plan, SEED, tmp_path / "trusted", processes=True)
+    served = frozenset().union(*(n.served(True) for n in run.nodes))
+    assert all(n.known() >= served for n in run.nodes)
+    received = [r for n in run.nodes for r in n.records() if r["type"] == "lesson" and r["record"]["author"] != n.author]
+    assert received, "no lesson crossed: nothing was tested"

@@ -1,8 +1,10 @@
+import json
 import os
 
 import pytest
 
 from commons import identity
+from commons.cli import main
 from commons.errors import KeyFileError, NotInitialized
 
 
@@ -41,3 +43,17 @@ def test_garbled_key_file_is_refused(home):
     path.write_text("not hex\n")
     with pytest.raises(KeyFileError, match="32-byte secret"):
         identity.load(home)
+
+
+def test_derived_secrets_are_the_same_for_the_same_text_and_differ_by_text_and_by_key():
+    one, again, other = identity.derived("3/ada"), identity.derived("3/ada"), identity.derived("3/bo")
+    assert one == again and one != other
+    assert len({one.author_seed, one.transport_seed, one.hash_secret}) == 3
+
+
+def test_init_keeps_keys_written_before_it_and_makes_the_rest_of_the_home(home, capsys):
+    written = identity.create(home, identity.derived("7/ada"))
+    assert main(["init", "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    assert made["already_initialised"] is False and made["author"] == written.author_public.hex()
+    assert home.config_file.exists() and identity.load(home) == written

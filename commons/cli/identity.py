@@ -63,9 +63,12 @@ def _network_key(text: str | None) -> bytes:
 async def cmd_init(ctx: Context, args: argparse.Namespace) -> int:
     network_key = _network_key(args.network_key)
     paths = identity.key_paths(ctx.home).values()
-    if all(path.exists() for path in paths):  # a second `init` changes nothing and says so
+    keys_only = all(path.exists() for path in paths)
+    if keys_only and ctx.home.config_file.exists():  # a second `init` changes nothing and says so
         return _already_initialised(ctx, args)
-    created = identity.create(ctx.home)
+    # Keys written before the rest of the home (restored from a backup, or a simulation's derived
+    # ones) are kept: init makes the config and the store around them.
+    created = ctx.identity if keys_only else identity.create(ctx.home)
     config_written = False
     if not ctx.home.config_file.exists():
         ctx.home.config_dir.mkdir(parents=True, exist_ok=True)

@@ -135,12 +135,15 @@ def _remote_address(stream: trio.SocketStream) -> str:
 
 class Daemon:
     def __init__(self, home: Home, config: Config, me: Identity, clock: Clock, listen: str, port_tries: int = 1,
-                 *, inline_store: bool = False) -> None:
+                 *, inline_store: bool = False, rng: random.Random | None = None) -> None:
         """``port_tries``: how many ports from the one asked for to try when it is taken (1: that
         one alone; the command line gives more when the port is the default, not one chosen).
         ``inline_store``: its SQLite statements on the loop's thread (``commons.store.db``), for a
         process that runs many daemons in one loop (the experiment's nights); ``commons daemon``
-        keeps them on the store's thread, so that a long statement never stalls its gossip."""
+        keeps them on the store's thread, so that a long statement never stalls its gossip.
+        ``rng``: the gossip core's randomness (whom to dial and sync with, jitter, reconciliation
+        salts), for a simulation that must run the same twice; None: a fresh one, and salts from
+        ``os.urandom`` that nobody can foresee."""
         self.home, self.config, self.me, self.clock = home, config, me, clock
         self.port_tries = port_tries
         self.inline_store = inline_store
@@ -165,6 +168,7 @@ class Daemon:
         self._added: set[bytes] = set()  # peers the person added with `commons peers add`
         self._judged_at = float("-inf")  # when statuses last followed what arrived (daemon clock)
         self._heap = HeapFreezer()  # keeps the collector off the records held (daemon/heap.py)
+        self._rng = rng
 
     def now(self) -> float:
         return self.clock.now()
@@ -202,9 +206,11 @@ class Daemon:
             hello_address = f"{advertised[0]}:{self.port}" if advertised else None
         # Records once stored are served from the store, not held decoded in memory (issue #18).
         self._reader = RecordReader(self.home.database)
-        self.node = GossipNode(self.network, self.me.transport_public, random.Random(), params=self.config.gossip.params(),
+        rng = self._rng or random.Random()
+        self.node = GossipNode(self.network, self.me.transport_public, rng, params=self.config.gossip.params(),
                                listen=hello_address, admit=door.policy, is_dead=self._is_dead, now=self.now(),
-                               read_stored=self._reader.get_wire)
+                               read_stored=self._reader.get_wire,
+                               salts=(lambda: rng.getrandbits(64)) if self._rng else None)
         self.driver = GossipDriver(self.node, self.now, self._on_events)
         self.half_open = HalfOpenLimit(HalfOpenCaps(self.config.gossip.max_half_open,
                                                     self.config.gossip.max_half_open_per_address))

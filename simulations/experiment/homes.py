@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from commons.home import Home
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -46,10 +47,18 @@ class Node:
     ingest_counts: list[dict] = field(default_factory=list)  # per night: episodes by kind
     night_counts: list[dict] = field(default_factory=list)  # per night: sleep's counts
     author: str = ""  # its author key (hex), known after init
+    # Its secrets derived from this text (``f"{seed}/{name}"``: the same keys, so the same record ids,
+    # on every run of a seed); None: fresh ones, as `commons init` makes.
+    secrets_from: str | None = None
 
     @property
     def home(self) -> Path:
         return self.root / "home"
+
+    @property
+    def paths(self) -> Home:
+        """Its home's folders, as ``COMMONS_HOME`` makes them (for what runs in this process)."""
+        return Home.from_environment({"COMMONS_HOME": str(self.home)})
 
     @property
     def transcripts(self) -> Path:
@@ -88,6 +97,10 @@ class Node:
         """Create the home, pointed at its transcripts and memory folders; its ids."""
         for path in (self.home, self.transcripts, self.memory):
             path.mkdir(parents=True, exist_ok=True)
+        if self.secrets_from is not None:  # written first: `commons init` keeps keys it finds
+            from commons import identity
+
+            identity.create(self.paths, identity.derived(self.secrets_from))
         self.cli("init", "--json")
         # The night's `commons ingest` has read every session before the daemons start, and no
         # session is written while they run: a daemon's watch finds nothing new after its first look
@@ -121,12 +134,28 @@ class Node:
         text = self.cli("export", parse=False)
         return [json.loads(line) for line in text.splitlines() if line.strip()]
 
-    def keys(self) -> set[bytes]:
-        """Record keys this node holds, read straight from SQLite (as another process would)."""
+    def _query(self, sql: str) -> set[bytes]:
+        """The first column of ``sql`` over this node's store, read straight from SQLite (as another
+        process would, while its daemon runs)."""
         import sqlite3
 
         db = sqlite3.connect(f"file:{self.home / 'data' / 'commons.db'}?mode=ro", uri=True, timeout=10)
         try:
-            return {row[0] for row in db.execute("SELECT key FROM records")}
+            return {row[0] for row in db.execute(sql)}
         finally:
             db.close()
+
+    def keys(self) -> set[bytes]:
+        """Record keys this node holds."""
+        return self._query("SELECT key FROM records")
+
+    def served(self, publish: bool) -> set[bytes]:
+        """Record keys its daemon serves to peers: all it holds, less its own lessons and
+        verifications while publishing is off (they leave a node only by opt-in)."""
+        if publish:
+            return self.keys()
+        return self._query("SELECT key FROM records WHERE NOT (origin = 'own' AND type IN ('lesson', 'verification'))")
+
+    def known(self) -> set[bytes]:
+        """Record keys it would not fetch again: those it holds and those its policy refused."""
+        return self._query("SELECT key FROM records UNION SELECT key FROM refused")

@@ -5,8 +5,12 @@ By default the night's N daemons run in this one process, in one trio loop: each
 ``commons.daemon.main.Daemon`` that ``commons daemon`` runs (its own home, lock, store, identity and
 ``--at`` clock, its own TCP listener and dialer through the relays), so the bytes on the wire and
 what crosses are the same; what is saved is starting N Python processes every night (about a
-second of CPU each, on 2 cores the largest part of a night). ``processes=True`` starts one
-``commons daemon`` process per node instead, as before."""
+second of CPU each, on 2 cores the largest part of a night). The loop runs in virtual time
+(``trio.testing.MockClock``: when every task waits, the clock jumps to the next timer), so gossip
+intervals, quiet rounds and timeouts cost no real sleeping, and a night takes the CPU it needs and
+no more; the relays are tasks of the same loop and each daemon's gossip draws from a generator
+seeded by the run's seed, the night and the node. ``processes=True`` starts one ``commons daemon``
+process per node instead, in real time."""
 
 from __future__ import annotations
 
@@ -18,18 +22,20 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 
 import trio
+import trio.testing
+import trio.to_thread
 
 from commons import identity, runtime
-from commons.clock import ShiftedClock, parse_time
+from commons.clock import parse_time
 from commons.config import load_config
 from commons.daemon.main import Daemon
-from commons.home import Home
 from simulations.experiment.homes import REPO, ExperimentError, Node
+from simulations.experiment.relay import Relay
 
 SETTLE_SECONDS = 60.0  # longest a night's exchange may take before the harness says so
 QUIET_SECONDS = 1.0  # key sets unchanged this long (at sync_interval 0.2 s: ~5 rounds per session) = settled
@@ -40,48 +46,35 @@ QUIET_SYNCS = 2
 POLL_SECONDS = 0.1  # how often the harness looks whether the night has settled
 
 
-class _Relay:
-    """A loopback TCP relay that counts the bytes it carries: the wire between the two daemons."""
+@contextlib.contextmanager
+def _threads_inline() -> Iterator[None]:
+    """``trio.to_thread.run_sync`` runs its function in the loop's own thread meanwhile. In virtual
+    time the clock jumps whenever every task waits, a task waiting on a worker thread included: by
+    how far depends on how long the thread took, and a night would differ from run to run (the
+    daemons' start-up signing and their review of what arrived go through threads)."""
+    async def inline(fn, *args, **_options):
+        await trio.lowlevel.checkpoint()
+        return fn(*args)
 
-    def __init__(self, target: tuple[str, int]):
-        self.target = target
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.address = self.listener.getsockname()
-        self.bytes = 0
-        self.connections = 0
-        self._lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
+    threaded = trio.to_thread.run_sync
+    trio.to_thread.run_sync = inline
+    try:
+        yield
+    finally:
+        trio.to_thread.run_sync = threaded
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            self.connections += 1
-            try:
-                upstream = socket.create_connection(self.target, timeout=5)
-            except OSError:
-                conn.close()
-                continue
-            for src, dst in ((conn, upstream), (upstream, conn)):
-                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while data := src.recv(65536):
-                with self._lock:
-                    self.bytes += len(data)
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                with contextlib.suppress(OSError):
-                    s.shutdown(socket.SHUT_RDWR)
+@dataclass(frozen=True)
+class LoopClock:
+    """The daemons' clock on a night in process: starts at ``at`` and runs at the trio loop's time
+    (virtual under ``MockClock``), so "now" moves exactly as far as the timers the daemons wait on.
+    Made inside the loop."""
 
-    def close(self) -> None:
-        self.listener.close()
+    at: float
+    started: float = field(default_factory=trio.current_time)
+
+    def now(self) -> float:
+        return self.at + (trio.current_time() - self.started)
 
 
 def _bindable(port: int, reuse: bool = False) -> bool:
@@ -109,13 +102,6 @@ def _free_port() -> int:
     raise ExperimentError("no free port below 32768 on 127.0.0.1 for the night's daemons")
 
 
-def _crossed(held: Sequence[frozenset]) -> frozenset:
-    """Keys held by more than one node: those that crossed at least once (a node's unpublished own
-    records never leave it, so "everywhere" is judged on these)."""
-    return frozenset().union(*held) - frozenset().union(*(
-        h - frozenset().union(*(o for j, o in enumerate(held) if j != i)) for i, h in enumerate(held)))
-
-
 def everywhere(served: Sequence[frozenset], known: Sequence[frozenset]) -> bool:
     """Every record a node serves is known to every node: held, or refused (a refused or dead key
     stays in a node's key set, withheld). A new own record that has not crossed yet counts too: a
@@ -141,12 +127,15 @@ class Network:
 
     kind = "daemon"
 
-    def __init__(self, nodes: Sequence[Node], publish: bool, processes: bool = False):
+    def __init__(self, nodes: Sequence[Node], publish: bool, processes: bool = False, seed: int | str = 0):
+        """``seed``: what the daemons' gossip randomness is drawn from, each night and node its own
+        (in process; a daemon in a process of its own draws from the system)."""
         self.nodes = list(nodes)
         self.publish = publish
         self.processes = processes
+        self.seed = seed
         self.ports = {n.name: _free_port() for n in self.nodes}
-        self.relays = {n.name: _Relay(("127.0.0.1", self.ports[n.name])) for n in self.nodes}
+        self.relays = {n.name: Relay(("127.0.0.1", self.ports[n.name])) for n in self.nodes}
         self.seconds: list[float] = []
         ids = {n.name: n.cli("id", "--json") for n in self.nodes}
         for i, node in enumerate(self.nodes):
@@ -172,13 +161,17 @@ class Network:
             # the ones this process had.
             saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
             try:
-                runtime.run(self._exchange_in_process, at)
+                with _threads_inline():
+                    runtime.run(self._exchange_in_process, at, bridge=False,
+                                clock=trio.testing.MockClock(autojump_threshold=0))
             finally:
                 for sig, handler in saved.items():
                     signal.signal(sig, handler)
             self.seconds.append(time.monotonic() - started)
             return
         started = time.monotonic()
+        for relay in self.relays.values():
+            relay.start_threads()
         procs = []
         try:
             for node in self.nodes:
@@ -199,14 +192,20 @@ class Network:
         self.seconds.append(time.monotonic() - started)
 
     async def _exchange_in_process(self, at: str) -> None:
-        clock = ShiftedClock(parse_time(at))
+        # trio runs a batch of ready tasks in a random order (so that no code comes to depend on
+        # one); its generator is the one Hypothesis seeds to replay a run, and so is it here.
+        trio._core._run._r.seed(f"{self.seed}/{at}")
+        clock = LoopClock(parse_time(at))
         daemons = []
         for node in self.nodes:
-            home = Home(config_dir=node.home, data_dir=node.home / "data")
+            home = node.paths
             # Their statements run inline: the loop is theirs alone, and a night is short.
             daemons.append(Daemon(home, load_config(home.config_file), identity.load(home), clock,
-                                  f"127.0.0.1:{self.ports[node.name]}", inline_store=True))
+                                  f"127.0.0.1:{self.ports[node.name]}", inline_store=True,
+                                  rng=random.Random(f"{self.seed}/{at}/{node.name}")))
         async with trio.open_nursery() as nursery:
+            for relay in self.relays.values():
+                nursery.start_soon(relay.serve)
             for daemon in daemons:
                 nursery.start_soon(daemon.run)
             await self._settle_in_process(daemons)
@@ -214,9 +213,9 @@ class Network:
 
     async def _settle_in_process(self, daemons: Sequence[Daemon]) -> None:
         """:meth:`_wait_settled`, read from the daemons themselves instead of their files."""
-        deadline = time.monotonic() + SETTLE_SECONDS
+        deadline = trio.current_time() + SETTLE_SECONDS
         last, marks, syncs = None, [], []
-        while time.monotonic() < deadline:
+        while trio.current_time() < deadline:
             await trio.sleep(POLL_SECONDS)
             if not all(d.node is not None and any(p.last_sync is not None for p in d.node.known_peers())
                        for d in daemons):
@@ -234,12 +233,9 @@ class Network:
         raise ExperimentError(f"the daemons did not settle within {SETTLE_SECONDS:.0f} s")
 
     def _wait_settled(self, procs: Sequence[subprocess.Popen]) -> None:
-        """Until every record held anywhere is held everywhere it may go, and nothing moved for a while.
-
-        Every daemon must have finished one sync with a peer first (its ``daemon.json`` says so). A
-        node's unpublished own records never leave it, so "everywhere" is judged on what has
-        crossed at least once: every key some node received from a peer must be at every node, and
-        the key sets must stay the same for ``QUIET_SECONDS`` (many anti-entropy rounds)."""
+        """:meth:`_settle_in_process`'s rule, read from the nodes' stores: every daemon has synced
+        with a peer (its ``daemon.json`` says so), every record a node serves is known to every node
+        (:func:`everywhere`), and the key sets stayed the same for ``QUIET_SECONDS``."""
         deadline = time.monotonic() + SETTLE_SECONDS
         last, quiet_since = None, time.monotonic()
         while time.monotonic() < deadline:
@@ -248,12 +244,14 @@ class Network:
                     raise ExperimentError(f"node {node.name}'s daemon exited {proc.returncode}; "
                                           f"see {node.root / 'daemon.log'}")
             if not all(_synced(node, proc.pid) for node, proc in zip(self.nodes, procs)):
-                time.sleep(0.25)
+                time.sleep(POLL_SECONDS)
                 continue
             held = [frozenset(n.keys()) for n in self.nodes]
             if held != last:
                 last, quiet_since = held, time.monotonic()
-            elif _crossed(held) <= frozenset.intersection(*held) and time.monotonic() - quiet_since >= QUIET_SECONDS:
+            elif (time.monotonic() - quiet_since >= QUIET_SECONDS
+                  and everywhere([frozenset(n.served(self.publish)) for n in self.nodes],
+                                 [frozenset(n.known()) for n in self.nodes])):
                 return
             time.sleep(POLL_SECONDS)
         raise ExperimentError(f"the daemons did not settle within {SETTLE_SECONDS:.0f} s")

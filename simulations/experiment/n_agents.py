@@ -94,15 +94,18 @@ def _shared(lessons: list[dict], publish: bool) -> frozenset:
                      and l["scope"] == "shared" and l["status"] == "active")
 
 
-def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | None = PLAIN_TRY_DAYS) -> ArmRun:
+def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | None = PLAIN_TRY_DAYS, *,
+            processes: bool = False) -> ArmRun:
+    """One arm over ``plan``; ``processes``: each night's daemons as ``commons daemon`` processes
+    (:class:`~simulations.experiment.links.Network`), not in this process."""
     started = time.monotonic()
     if root.exists():
         shutil.rmtree(root)
-    nodes = [Node(name, root / name) for name in plan.agents]
+    nodes = [Node(name, root / name, secrets_from=f"{seed}/{name}") for name in plan.agents]
     for node in nodes:
         node.init()
     configure(arm, nodes)
-    network = Network(nodes, publish=arm != "control")
+    network = Network(nodes, publish=arm != "control", processes=processes, seed=seed)
     world = plan.world(shows_fix=arm != "no_fix_seen", bad_authors=bad_authors(arm, plan.agents), seed=seed)
     agents = {n.name: Agent(n.name, f"/home/{n.name}/src/{n.name}-app", n.transcripts, n.memory, world, seed,
                             plain_try_days=plain_try_days) for n in nodes}
