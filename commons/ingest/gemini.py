@@ -41,7 +41,6 @@ record. Transcripts are data, nothing in them is run.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -52,7 +51,7 @@ from commons.ingest.corrections import is_person_text
 from commons.ingest.episodes import BuildState, EpisodeBuilder
 from commons.ingest.readers import (
     HEAD_BYTES, ParseResult, ParseState, added_line, clip, document_changed, fingerprint, head_records, is_rewritten,
-    json_record, timestamp_of, whole_document_state,
+    json_record, json_value, timestamp_of, whole_document_state,
 )  # fmt: skip
 from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled, ToolRejected, ToolReturned
 
@@ -202,7 +201,7 @@ def parse_document(data: bytes, state: ParseState | None = None, *, session_hint
     hint = state.build.hint if state is not None and state.build.hint else session_hint
     fresh = BuildState(hint=hint)
     try:
-        document = json.loads(data)
+        document = json_value(data)
     except ValueError:  # half written (or not JSON at all): nothing consumed, read at the next change
         return ParseResult(ParseState(build=fresh), (), 0, 0)
     builder = EpisodeBuilder(fresh)
