@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from commons.core.policy.literals import gate
+from commons.core.policy.literals import any_of, gate
 
 # Each construct the reading knows, and the ones it must give up on.
 _PATTERNS = [
@@ -69,3 +69,9 @@ def test_ignorecase_letters_beyond_ascii_that_match_ascii_ones_give_no_literal()
 def test_a_pattern_no_ascii_text_matches_has_no_alternatives():
     found = gate(re.compile(r"(?:игнорируй|забудь)\s+все", re.IGNORECASE))
     assert found is not None and found.alternatives == ()
+
+
+@settings(max_examples=300, database=None, deadline=None)
+@given(strings=st.lists(st.text(alphabet="ab.c( ", max_size=4), max_size=8), text=st.text(alphabet="ab.c( x", max_size=30))
+def test_a_trie_of_strings_finds_one_exactly_where_one_occurs(strings, text):
+    assert (any_of(strings).search(text) is not None) == any(s in text for s in strings)

@@ -26,7 +26,7 @@ import unicodedata
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from commons.core.policy.literals import Gate, gate
+from commons.core.policy.literals import Gate, any_of, gate
 from commons.core.policy.memo import short_texts
 
 __all__ = ["addressed_to_agent", "fold", "invisible", "strongly_addressed", "visible", "weakly_addressed"]
@@ -253,7 +253,7 @@ class _Needs(NamedTuple):
 
 def _needs(words: tuple[str, ...]) -> _Needs:
     plain = [w for w in words if w not in _WHOLE_WORDS]
-    return _Needs(re.compile("|".join(map(re.escape, plain))) if plain else None,
+    return _Needs(any_of(plain) if plain else None,
                   tuple(w for w in words if w in _WHOLE_WORDS))
 
 

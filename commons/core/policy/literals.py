@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - Python < 3.11
     import sre_constants as _c  # type: ignore[no-redef]
     import sre_parse as _parser  # type: ignore[no-redef]
 
-__all__ = ["Gate", "gate"]
+__all__ = ["Gate", "any_of", "gate"]
 
 _CAP = 64  # the most strings a clause or an exact set holds: beyond it a clause costs more than it saves
 _CLASS_CAP = 8  # the most characters of a class (``[,:!]``) spelt out as strings
@@ -65,10 +65,33 @@ class Gate:
 
 
 def _search(strings: Strings):
-    """One search for any of ``strings`` (the longest first, so none hides in another's place)."""
-    if not strings:
-        return lambda _text: None
-    return re.compile("|".join(re.escape(s) for s in sorted(strings, key=lambda s: (-len(s), s)))).search
+    """One search for any of ``strings``."""
+    return any_of(strings).search
+
+
+def any_of(strings) -> re.Pattern[str]:
+    """A pattern that finds whether any of ``strings`` occurs, written as a trie (``a(?:gent|i)|bot``):
+    the regex engine tries alternatives one after another at each position, so sharing their
+    prefixes makes a search of many words several times faster than their plain alternation. A
+    string that holds another at its start is left out: where it occurs, so does the shorter one."""
+    tree: dict = {}
+    for s in sorted(strings, key=len):
+        node = tree
+        for ch in s:
+            if "" in node:
+                break
+            node = node.setdefault(ch, {})
+        else:
+            node.clear()
+            node[""] = {}
+    return re.compile(_trie(tree) if tree else "(?!)")  # no strings: found nowhere
+
+
+def _trie(node: dict) -> str:
+    branches = [re.escape(ch) + _trie(child) for ch, child in sorted(node.items()) if ch]
+    if len(branches) <= 1:
+        return "".join(branches)
+    return "(?:" + "|".join(branches) + ")"
 
 
 def gate(pattern: re.Pattern[str], spaces: bool = True) -> Gate | None:
