@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from commons.core.policy.literals import any_of, gate
+from commons.core.policy.literals import Gate, Gates, any_of, gate
 
 # Each construct the reading knows, and the ones it must give up on.
 _PATTERNS = [
@@ -75,3 +75,18 @@ def test_a_pattern_no_ascii_text_matches_has_no_alternatives():
 @given(strings=st.lists(st.text(alphabet="ab.c( ", max_size=4), max_size=8), text=st.text(alphabet="ab.c( x", max_size=30))
 def test_a_trie_of_strings_finds_one_exactly_where_one_occurs(strings, text):
     assert (any_of(strings).search(text) is not None) == any(s in text for s in strings)
+
+
+_CLAUSE = st.frozensets(st.text(alphabet="abc.", min_size=1, max_size=4), min_size=1, max_size=4)
+_GATE = st.lists(st.lists(_CLAUSE, min_size=1, max_size=2).map(tuple), min_size=1, max_size=3).map(lambda a: Gate(tuple(a)))
+
+
+@settings(max_examples=400, database=None, deadline=None)
+@given(gates=st.lists(_GATE, min_size=1, max_size=4), text=st.text(alphabet="abc.x", max_size=24))
+def test_gates_read_in_one_pass_answer_as_each_gate_read_alone(gates, text):
+    """Strings of several gates overlap in a text and hold one another ("ab" in "abc"): the one
+    pass must still see each of them."""
+    admitted = Gates(gates).admitted(text)
+    for i, g in enumerate(gates):
+        alone = any(all(any(s in text for s in clause) for clause in clauses) for clauses in g.alternatives)
+        assert bool(admitted >> i & 1) == alone, (g, text)

@@ -26,7 +26,7 @@ import unicodedata
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from commons.core.policy.literals import Gate, any_of, gate
+from commons.core.policy.literals import Gate, Gates, any_of, gate
 from commons.core.policy.memo import short_texts
 
 __all__ = ["addressed_to_agent", "fold", "invisible", "strongly_addressed", "visible", "weakly_addressed"]
@@ -278,6 +278,7 @@ class _Both(NamedTuple):
 
     words: _Needs | None
     literals: Gate
+    bit: int = 0  # its gate's among all the ASCII forms' (_GATES)
 
 
 def _ascii_gated(compiled: list, quotes_blanked: bool) -> list[tuple[str, re.Pattern[str], _Needs | _Both | None]]:
@@ -299,6 +300,28 @@ _ALWAYS_GATED, _UNQUOTED_GATED = _gated(_COMPILED_ALWAYS, False), _gated(_COMPIL
 _ASCII_ALWAYS, _ASCII_UNQUOTED = _ascii_gated(_COMPILED_ALWAYS, False), _ascii_gated(_COMPILED_UNQUOTED, True)
 
 
+def _numbered(*lists: list) -> list[list]:
+    """The forms with their bits among the gates of all of them (:class:`Gates`, one pass a text)."""
+    out, bit = [], 0
+    for forms in lists:
+        numbered = []
+        for name, pattern, needs in forms:
+            if isinstance(needs, _Both):
+                needs, bit = needs._replace(bit=1 << bit), bit + 1
+            numbered.append((name, pattern, needs))
+        out.append(numbered)
+    return out
+
+
+_ASCII_ALWAYS, _ASCII_UNQUOTED = _numbered(_ASCII_ALWAYS, _ASCII_UNQUOTED)
+_GATES = Gates([needs.literals for _, _, needs in _ASCII_ALWAYS + _ASCII_UNQUOTED if isinstance(needs, _Both)])
+
+
+@short_texts  # strongly_addressed and weakly_addressed read the same text
+def _admitted(lower: str) -> int:
+    return _GATES.admitted(lower)
+
+
 _WORD = re.compile(r"[^\W\d_]+")
 
 
@@ -306,10 +329,17 @@ class _Lower:
     """A form's lower case, and its words: a short keyword ("ai", "you") must be a word of its own,
     or "failed" would wake the patterns that look for "AI"."""
 
-    __slots__ = ("text", "_words")
+    __slots__ = ("text", "_words", "_admitted")
 
     def __init__(self, form: str):
-        self.text, self._words = form.lower(), None
+        self.text, self._words, self._admitted = form.lower(), None, None
+
+    @property
+    def admitted(self) -> int:
+        """The bits of the forms whose derived literals the text holds (an ASCII text's only)."""
+        if self._admitted is None:
+            self._admitted = _admitted(self.text)
+        return self._admitted
 
     def has(self, keyword: str) -> bool:
         if keyword not in _WHOLE_WORDS:
@@ -323,7 +353,7 @@ class _Lower:
 
 def _may(needs: _Needs | _Both | None, lower: _Lower) -> bool:
     if isinstance(needs, _Both):
-        return _may(needs.words, lower) and needs.literals.admits(lower.text)
+        return bool(lower.admitted & needs.bit) and _may(needs.words, lower)
     if needs is None or (needs.plain is not None and needs.plain.search(lower.text) is not None):
         return True
     return any(lower.has(k) for k in needs.whole)

@@ -25,11 +25,12 @@ except ImportError:  # pragma: no cover - Python < 3.11
     import sre_constants as _c  # type: ignore[no-redef]
     import sre_parse as _parser  # type: ignore[no-redef]
 
-__all__ = ["Gate", "any_of", "gate"]
+__all__ = ["Gate", "Gates", "any_of", "gate"]
 
 _CAP = 64  # the most strings a clause or an exact set holds: beyond it a clause costs more than it saves
 _CLASS_CAP = 8  # the most characters of a class (``[,:!]``) spelt out as strings
 _CLAUSES = 2  # clauses kept per alternative: the most selective ones
+_ARMS = 32  # the most alternatives a gate opens its pattern into
 
 Strings = frozenset[str]
 _EMPTY: Strings = frozenset({""})
@@ -37,36 +38,86 @@ _NONE: Strings = frozenset()  # what a piece matches on an ASCII text when it ma
 
 
 class Gate:
-    """``alternatives``: each a tuple of clauses; each clause a set of lower-case strings. Each
-    clause is read as one search of its strings, and the first clauses of all alternatives as one
-    more, so a text that holds none of them costs one search."""
+    """``alternatives``: each a tuple of clauses; each clause a set of lower-case strings. A text
+    may match when, for some alternative, each of its clauses has a string in the text."""
 
-    __slots__ = ("alternatives", "_first", "_searches")
+    __slots__ = ("alternatives", "strings", "_alone")
 
     def __init__(self, alternatives: tuple[tuple[Strings, ...], ...]):
         self.alternatives = alternatives
-        self._first = _search(frozenset().union(*(clauses[0] for clauses in alternatives)))
-        self._searches = tuple(tuple(_search(c) for c in clauses) for clauses in alternatives)
+        self.strings: Strings = frozenset().union(*(c for clauses in alternatives for c in clauses))
+        self._alone: Gates | None = None
 
     def admits(self, lower: str) -> bool:
         """Whether the pattern may match an ASCII text whose lower case is ``lower`` (False: it cannot)."""
-        if self._first(lower) is None:
-            return False
-        for clauses in self._searches:
-            for search in clauses:
-                if search(lower) is None:
-                    break
-            else:
-                return True
-        return False
+        if self._alone is None:
+            self._alone = Gates((self,))
+        return self._alone.admitted(lower) == 1
 
     def __repr__(self) -> str:
         return f"Gate({[[sorted(c) for c in clauses] for clauses in self.alternatives]!r})"
 
 
-def _search(strings: Strings):
-    """One search for any of ``strings``."""
-    return any_of(strings).search
+class Gates:
+    """Many gates read in one pass of the regex engine over a text: at each position a lookahead
+    takes the longest of their strings that starts there (a trie, so a position costs a few
+    steps); the strings that are its prefixes start there too. Each clause is a bit, each string
+    the bits of the clauses that hold it, so a gate is read in a few integer operations."""
+
+    __slots__ = ("_pattern", "_bits", "_gates")
+
+    def __init__(self, gates):
+        strings = sorted(frozenset().union(*(g.strings for g in gates)))
+        clause_bit: dict[Strings, int] = {}
+        for g in gates:
+            for clauses in g.alternatives:
+                for clause in clauses:
+                    clause_bit.setdefault(clause, 1 << len(clause_bit))
+        holds = {s: 0 for s in strings}
+        for clause, bit in clause_bit.items():
+            for string in clause:
+                holds[string] |= bit
+        # where a string is the longest one starting somewhere, so are its prefixes: all their bits
+        self._bits = {s: _or(holds.get(s[:i], 0) for i in range(1, len(s) + 1)) for s in strings}
+        tree: dict = {}
+        for string in strings:
+            node = tree
+            for ch in string:
+                node = node.setdefault(ch, {})
+            node[""] = {}
+        self._pattern = re.compile(f"(?=({_longest(tree)}))") if tree else re.compile("(?!)")
+        self._gates = tuple((1 << i, _or(clause_bit[clauses[0]] for clauses in g.alternatives),
+                             tuple(_or(clause_bit[c] for c in clauses) for clauses in g.alternatives)) for i, g in enumerate(gates))
+
+    def admitted(self, lower: str) -> int:
+        """Which gates admit the ASCII text whose lower case is ``lower``: bit i for the i-th gate."""
+        found, bits = 0, self._bits
+        for string in set(self._pattern.findall(lower)):
+            found |= bits[string]
+        out = 0
+        for bit, first, alternatives in self._gates:
+            if found & first:
+                for needed in alternatives:
+                    if found & needed == needed:
+                        out |= bit
+                        break
+        return out
+
+
+def _or(bits) -> int:
+    out = 0
+    for bit in bits:
+        out |= bit
+    return out
+
+
+def _longest(node: dict) -> str:
+    """The trie below ``node`` as a pattern that, where several of its strings match, takes the longest."""
+    branches = [re.escape(ch) + _longest(child) for ch, child in sorted(node.items()) if ch]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    return f"(?:{body})?" if "" in node else body
 
 
 def any_of(strings) -> re.Pattern[str]:
@@ -99,18 +150,47 @@ def gate(pattern: re.Pattern[str], spaces: bool = True) -> Gate | None:
     ``spaces`` False: no string of the gate holds a space, so it holds too for the text with some
     of its characters made spaces (quotes blanked out before the pattern reads it)."""
     tree = _parser.parse(pattern.pattern, pattern.flags)
-    top = list(tree)
-    branches = [list(alt) for alt in top[0][1][1]] if len(top) == 1 and top[0][0] is _c.BRANCH else [top]
     ignore = bool(tree.state.flags & re.IGNORECASE)
     alternatives = []
-    for items in branches:
+    for items in _arms(list(tree)):
         part = _Reading(ignore, spaces).sequence(items)
         if part.exact == _NONE:
             continue  # this alternative never matches an ASCII text
         if not part.clauses:
             return None
         alternatives.append(part.clauses)
-    return Gate(tuple(alternatives))
+    return Gate(_fewest(list(dict.fromkeys(alternatives))))
+
+
+def _fewest(alternatives: list[tuple[Strings, ...]]) -> tuple[tuple[Strings, ...], ...]:
+    """``alternatives`` without those another admits whenever they do (``your`` beside ``you``)."""
+    def implies(a: tuple[Strings, ...], b: tuple[Strings, ...]) -> bool:
+        return all(any(all(any(t in s for t in cb) for s in ca) for ca in a) for cb in b)
+
+    kept: list[tuple[Strings, ...]] = []
+    for i, a in enumerate(alternatives):
+        if not any(implies(a, b) and (not implies(b, a) or j < i) for j, b in enumerate(alternatives) if j != i):
+            kept.append(a)
+    return tuple(kept)
+
+
+def _arms(items: list, budget: int = _ARMS) -> list[list]:
+    """``items`` as the sequences one of which any match follows: its first alternation opened
+    (``a(?:b|c)d`` is ``abd`` or ``acd``, each with clauses of its own, where one clause for the
+    alternation would hold ``b`` or ``c``), then the alternations after it, while they are few.
+    The parser lifts the common start out of an alternation (``\\bx|\\by`` is ``\\b(?:x|y)``),
+    which is why the alternation the pattern was written as is often not at its top."""
+    for at, (op, av) in enumerate(items):
+        if op is _c.SUBPATTERN and not av[1] and not av[2]:  # a group that sets no flags: its items in its place
+            return _arms(items[:at] + list(av[3]) + items[at + 1:], budget)
+        if op is _c.BRANCH:
+            if len(av[1]) > budget:
+                return [items]
+            out: list[list] = []
+            for arm in av[1]:
+                out += _arms(items[:at] + list(arm) + items[at + 1:], max(1, budget // len(av[1])))
+            return out
+    return [items]
 
 
 @dataclass(frozen=True)
