@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from commons.core.policy import instruction
+from commons.core.policy import instruction, observation
 from commons.core.policy.danger import shell, tokenize
 from commons.core.policy.instruction import invisible, visible
 
@@ -143,12 +143,14 @@ def test_a_text_that_matches_a_form_anywhere_passes_its_gate(name, data):
 @settings(max_examples=120, suppress_health_check=list(HealthCheck), database=None, deadline=None)
 @given(data=st.data())
 def test_a_text_whose_unquoted_words_match_a_form_passes_its_gate(name, data):
-    """The form reads the text with its quotes blanked; its gate reads the text itself, so the text is
-    drawn as a match with some of its blanks made back into the quotes they may have been."""
+    """The form reads the text with its quotes blanked (and its error text, but for "always or never");
+    its gate reads the text itself: drawn as a match with some of its blanks made quoted spans."""
     pattern, gated = next((p, g) for n, p, g in instruction._ASCII_UNQUOTED if n == name)
     blanked = instruction.fold(data.draw(st.from_regex(pattern, alphabet=_ASCII)))
-    text = "".join(data.draw(st.sampled_from(" \"'`x")) if ch == " " else ch for ch in blanked)
-    if pattern.search(blanked):
+    spans = st.sampled_from([" ", '"x"', "`a b`", "'q'", ' "" ', "“y”", " error: it. "])
+    text = "".join(data.draw(spans) if ch == " " else ch for ch in blanked)
+    read = instruction._unquoted(text) if name == "always or never" else instruction._masked(text)
+    if pattern.search(read):
         assert instruction._may(gated, instruction._Lower(text)), (blanked, text)
 
 
@@ -178,3 +180,27 @@ def test_the_tokenizer_reads_plain_runs_at_once_as_it_read_them_character_by_cha
     monkeypatch.setattr(shell, "_PLAIN", re.compile(r"(?!)"))  # never matches: every character by the loop
     for line, commands in zip(lines, fast, strict=True):
         assert tokenize(line) == commands, repr(line)
+
+
+_INJECTION_PATTERNS = {"injection": observation._INJECTION_GATED, "role block": observation._ROLE_BLOCK_GATED}
+
+
+def test_the_injection_patterns_behind_their_gates_find_what_they_found_without():
+    rng = random.Random(31)
+    texts = _door_texts()
+    texts += [_with_quotes(text, rng) for text in texts[:800]] + [text.upper() for text in texts[:300]]
+    for gated in _INJECTION_PATTERNS.values():
+        for text in texts:
+            folded = instruction.fold(text)
+            found, plain = gated.search(folded), gated.pattern.search(folded)
+            assert (found and found.span()) == (plain and plain.span()), text
+
+
+@pytest.mark.parametrize("name", sorted(_INJECTION_PATTERNS))
+@settings(max_examples=200, suppress_health_check=list(HealthCheck), database=None, deadline=None)
+@given(data=st.data())
+def test_a_text_that_matches_an_injection_pattern_passes_its_gate(name, data):
+    gated = _INJECTION_PATTERNS[name]
+    text = data.draw(st.from_regex(gated.pattern, alphabet=_ASCII))
+    found, plain = gated.search(text), gated.pattern.search(text)
+    assert (found and found.span()) == (plain and plain.span()), text

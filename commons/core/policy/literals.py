@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - Python < 3.11
     import sre_constants as _c  # type: ignore[no-redef]
     import sre_parse as _parser  # type: ignore[no-redef]
 
-__all__ = ["Gate", "Gates", "any_of", "gate"]
+__all__ = ["Gate", "Gated", "Gates", "any_of", "gate"]
 
 _CAP = 64  # the most strings a clause or an exact set holds: beyond it a clause costs more than it saves
 _CLASS_CAP = 8  # the most characters of a class (``[,:!]``) spelt out as strings
@@ -41,18 +41,37 @@ class Gate:
     """``alternatives``: each a tuple of clauses; each clause a set of lower-case strings. A text
     may match when, for some alternative, each of its clauses has a string in the text."""
 
-    __slots__ = ("alternatives", "strings", "_alone")
+    __slots__ = ("alternatives", "strings", "_first", "_alone")
 
     def __init__(self, alternatives: tuple[tuple[Strings, ...], ...]):
         self.alternatives = alternatives
         self.strings: Strings = frozenset().union(*(c for clauses in alternatives for c in clauses))
+        self._first = any_of(frozenset().union(*(clauses[0] for clauses in alternatives))).search
         self._alone: Gates | None = None
 
     def admits(self, lower: str) -> bool:
-        """Whether the pattern may match an ASCII text whose lower case is ``lower`` (False: it cannot)."""
+        """Whether the pattern may match an ASCII text whose lower case is ``lower`` (False: it cannot).
+        A text without any alternative's first clause costs one search."""
+        if self._first(lower) is None:
+            return False
         if self._alone is None:
             self._alone = Gates((self,))
         return self._alone.admitted(lower) == 1
+
+
+class Gated:
+    """A compiled pattern behind its :func:`gate`: :meth:`search` answers as ``pattern.search``,
+    without running the pattern on an ASCII text the gate turns away."""
+
+    __slots__ = ("pattern", "gate")
+
+    def __init__(self, pattern: re.Pattern[str]):
+        self.pattern, self.gate = pattern, gate(pattern)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        if self.gate is not None and text.isascii() and not self.gate.admits(text.lower()):
+            return None
+        return self.pattern.search(text)
 
     def __repr__(self) -> str:
         return f"Gate({[[sorted(c) for c in clauses] for clauses in self.alternatives]!r})"
