@@ -37,7 +37,10 @@ _EMPTY: Strings = frozenset({""})
 _NONE: Strings = frozenset()  # what a piece matches on an ASCII text when it matches none (a Cyrillic word)
 _SPACE: Strings = frozenset({" "})
 _WHITE = ("any", "single", "blanked")
-_OTHER_WHITE = re.compile(r"[^\S ]|  ")  # what a folded text never holds
+_NOT_FOLDED = re.compile(r"[^\S ]|  |\x00")  # what a folded text never holds
+# A gate reads a text with this before it, which a folded text never holds: where a match must
+# start at the text's start (``^``), this is a literal of it, so "ai" in "fails" is not ``^ai``.
+_START = "\x00"
 
 
 class Gate:
@@ -55,7 +58,7 @@ class Gate:
     def admits(self, lower: str) -> bool:
         """Whether the pattern may match an ASCII text whose lower case is ``lower`` (False: it cannot).
         A text without any alternative's first clause costs one search."""
-        if self._first(lower) is None:
+        if self._first(_START + lower) is None:
             return False
         if self._alone is None:
             self._alone = Gates((self,))
@@ -75,8 +78,9 @@ class Gated:
         self.pattern, self.gate = pattern, gate(pattern, "single")
 
     def search(self, text: str) -> re.Match[str] | None:
-        """``pattern.search(text)``; a text with other white space than single spaces is read by the pattern."""
-        if (self.gate is not None and text.isascii() and _OTHER_WHITE.search(text) is None
+        """``pattern.search(text)``. A text that is not folded (other white space than single
+        spaces, a NUL) is read by the pattern itself."""
+        if (self.gate is not None and text.isascii() and _NOT_FOLDED.search(text) is None
                 and not self.gate.admits(text.lower())):
             return None
         return self.pattern.search(text)
@@ -111,12 +115,13 @@ class Gates:
             node[""] = {}
         self._pattern = re.compile(f"(?=({_longest(tree)}))") if tree else re.compile("(?!)")
         self._gates = tuple((1 << i, _or(clause_bit[clauses[0]] for clauses in g.alternatives),
-                             tuple(_or(clause_bit[c] for c in clauses) for clauses in g.alternatives)) for i, g in enumerate(gates))
+                             tuple(_or(clause_bit[c] for c in clauses) for clauses in g.alternatives))
+                            for i, g in enumerate(gates))
 
     def admitted(self, lower: str) -> int:
         """Which gates admit the ASCII text whose lower case is ``lower``: bit i for the i-th gate."""
         found, bits = 0, self._bits
-        for string in set(self._pattern.findall(lower)):
+        for string in set(self._pattern.findall(_START + lower)):
             found |= bits[string]
         out = 0
         for bit, first, alternatives in self._gates:
@@ -290,6 +295,8 @@ class _Reading:
             return _Part(None, ()) if _meets_ascii(ch) else _IMPOSSIBLE
         if op is _c.IN:
             return _Part(self._class(av), ())
+        if op is _c.AT and av in (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING) and self.white == "single":
+            return _Part(frozenset({_START}), ())  # a folded text holds no line break: its start
         if op in (_c.AT, _c.ASSERT_NOT, _c.ASSERT):
             return _Part(_EMPTY, ())  # zero width: no text of the match's own
         if op is _c.SUBPATTERN:
