@@ -38,11 +38,29 @@ def test_a_gate_without_spaces_holds_for_the_text_before_its_blanks(pattern, dat
     """The door reads some patterns on a text whose quotes were made spaces; the gate reads the text
     as it was, so a blank the pattern matched may have been any character there."""
     compiled = re.compile(pattern, re.IGNORECASE | re.MULTILINE)
-    found = gate(compiled, spaces=False)
+    found = gate(compiled, "blanked")
     blanked = data.draw(st.from_regex(compiled, alphabet=st.characters(codec="ascii")))
     original = "".join(data.draw(st.sampled_from(" \"'`x")) if ch == " " else ch for ch in blanked)
     if found is not None and compiled.search(blanked):
         assert found.admits(original.lower()), (pattern, blanked, original, found)
+
+
+@pytest.mark.parametrize("pattern", _PATTERNS + [r"a\s+b", r"x\s*,?\s+y", r"^\s*(?:system|user)\s*:", r"[\s,]z"])
+@settings(max_examples=100, suppress_health_check=list(HealthCheck), database=None, deadline=None)
+@given(data=st.data())
+def test_a_gate_for_single_spaced_texts_holds_on_every_folded_match(pattern, data):
+    """On a text whose only white space is single spaces (the door's folded form) a run of white
+    space is one space, which the gate may hold as a literal."""
+    compiled = re.compile(pattern, re.IGNORECASE | re.MULTILINE)
+    found = gate(compiled, "single")
+    folded = " ".join(data.draw(st.from_regex(compiled, alphabet=st.characters(codec="ascii"))).split())
+    if found is not None and compiled.search(folded):
+        assert found.admits(folded.lower()), (pattern, folded, found)
+
+
+def test_a_gate_asked_for_texts_it_does_not_know_says_so():
+    with pytest.raises(ValueError, match="white space"):
+        gate(re.compile("x"), "double")
 
 
 @pytest.mark.parametrize("pattern", [r"\d+", r"[a-z]+", r"(?:make\s+)?sure|\w", r"x?y?", r".*"])

@@ -287,7 +287,7 @@ def _ascii_gated(compiled: list, quotes_blanked: bool) -> list[tuple[str, re.Pat
     (Russian, Chinese) is left out."""
     out = []
     for name, pattern, needs in compiled:
-        derived = gate(pattern, spaces=not quotes_blanked)
+        derived = gate(pattern, "blanked" if quotes_blanked else "single")  # a form reads a folded text
         words = None if needs is None else _words(needs, quotes_blanked, True)
         if (derived is not None and not derived.alternatives) or words == ():
             continue

@@ -35,6 +35,12 @@ _ARMS = 32  # the most alternatives a gate opens its pattern into
 Strings = frozenset[str]
 _EMPTY: Strings = frozenset({""})
 _NONE: Strings = frozenset()  # what a piece matches on an ASCII text when it matches none (a Cyrillic word)
+_SPACE: Strings = frozenset({" "})
+_WHITE = ("any", "single", "blanked")
+_NOT_FOLDED = re.compile(r"[^\S ]|  |\x00")  # what a folded text never holds
+# A gate reads a text with this before it, which a folded text never holds: where a match must
+# start at the text's start (``^``), this is a literal of it, so "ai" in "fails" is not ``^ai``.
+_START = "\x00"
 
 
 class Gate:
@@ -52,11 +58,14 @@ class Gate:
     def admits(self, lower: str) -> bool:
         """Whether the pattern may match an ASCII text whose lower case is ``lower`` (False: it cannot).
         A text without any alternative's first clause costs one search."""
-        if self._first(lower) is None:
+        if self._first(_START + lower) is None:
             return False
         if self._alone is None:
             self._alone = Gates((self,))
         return self._alone.admitted(lower) == 1
+
+    def __repr__(self) -> str:
+        return f"Gate({[[sorted(c) for c in clauses] for clauses in self.alternatives]!r})"
 
 
 class Gated:
@@ -66,15 +75,15 @@ class Gated:
     __slots__ = ("pattern", "gate")
 
     def __init__(self, pattern: re.Pattern[str]):
-        self.pattern, self.gate = pattern, gate(pattern)
+        self.pattern, self.gate = pattern, gate(pattern, "single")
 
     def search(self, text: str) -> re.Match[str] | None:
-        if self.gate is not None and text.isascii() and not self.gate.admits(text.lower()):
+        """``pattern.search(text)``. A text that is not folded (other white space than single
+        spaces, a NUL) is read by the pattern itself."""
+        if (self.gate is not None and text.isascii() and _NOT_FOLDED.search(text) is None
+                and not self.gate.admits(text.lower())):
             return None
         return self.pattern.search(text)
-
-    def __repr__(self) -> str:
-        return f"Gate({[[sorted(c) for c in clauses] for clauses in self.alternatives]!r})"
 
 
 class Gates:
@@ -106,12 +115,13 @@ class Gates:
             node[""] = {}
         self._pattern = re.compile(f"(?=({_longest(tree)}))") if tree else re.compile("(?!)")
         self._gates = tuple((1 << i, _or(clause_bit[clauses[0]] for clauses in g.alternatives),
-                             tuple(_or(clause_bit[c] for c in clauses) for clauses in g.alternatives)) for i, g in enumerate(gates))
+                             tuple(_or(clause_bit[c] for c in clauses) for clauses in g.alternatives))
+                            for i, g in enumerate(gates))
 
     def admitted(self, lower: str) -> int:
         """Which gates admit the ASCII text whose lower case is ``lower``: bit i for the i-th gate."""
         found, bits = 0, self._bits
-        for string in set(self._pattern.findall(lower)):
+        for string in set(self._pattern.findall(_START + lower)):
             found |= bits[string]
         out = 0
         for bit, first, alternatives in self._gates:
@@ -164,15 +174,20 @@ def _trie(node: dict) -> str:
     return "(?:" + "|".join(branches) + ")"
 
 
-def gate(pattern: re.Pattern[str], spaces: bool = True) -> Gate | None:
+def gate(pattern: re.Pattern[str], white: str = "any") -> Gate | None:
     """The :class:`Gate` of ``pattern``, or None when some match need hold no literal at all.
-    ``spaces`` False: no string of the gate holds a space, so it holds too for the text with some
-    of its characters made spaces (quotes blanked out before the pattern reads it)."""
+    ``white`` says what texts the gate is read on: ``"any"``; ``"single"``, texts whose only white
+    space is single spaces (:func:`commons.core.policy.instruction.fold`'s), where ``\\s+`` is
+    one space and can be a literal; ``"blanked"``, such a text with some of its characters then
+    made spaces (quotes blanked out before the pattern reads it): no string of the gate holds a
+    space, so it holds for the text before its blanks."""
+    if white not in _WHITE:
+        raise ValueError(f"gate reads texts of white space {'/'.join(_WHITE)}, was asked for {white!r}")
     tree = _parser.parse(pattern.pattern, pattern.flags)
     ignore = bool(tree.state.flags & re.IGNORECASE)
     alternatives = []
     for items in _arms(list(tree)):
-        part = _Reading(ignore, spaces).sequence(items)
+        part = _Reading(ignore, white).sequence(items)
         if part.exact == _NONE:
             continue  # this alternative never matches an ASCII text
         if not part.clauses:
@@ -229,15 +244,20 @@ def _score(clause: Strings) -> tuple[int, int]:
 
 
 def _best(clauses: list[Strings]) -> tuple[Strings, ...]:
-    useful = {c for c in clauses if c and len(c) <= _CAP and min(map(len, c)) > 0}
+    useful = {_least(c) for c in clauses if c and len(c) <= _CAP and min(map(len, c)) > 0}
     return tuple(sorted(useful, key=_score, reverse=True)[:_CLAUSES])
+
+
+def _least(clause: Strings) -> Strings:
+    """``clause`` without the strings that hold another of it: where "note to" is, "note" is too."""
+    return frozenset(s for s in clause if not any(t != s and t in s for t in clause))
 
 
 class _Reading:
     """One pass over a parsed pattern, knowing whether IGNORECASE is on where it reads."""
 
-    def __init__(self, ignore: bool, spaces: bool):
-        self.ignore, self.spaces = ignore, spaces
+    def __init__(self, ignore: bool, white: str):
+        self.ignore, self.white = ignore, white
 
     def sequence(self, items: list) -> _Part:
         clauses: list[Strings] = []
@@ -267,7 +287,7 @@ class _Reading:
     def item(self, op, av) -> _Part:
         if op is _c.LITERAL:
             ch = chr(av)
-            if ch == " " and not self.spaces:
+            if ch == " " and self.white == "blanked":
                 return _Part(None, ())
             if ch.isascii() or not self.ignore:
                 return _Part(frozenset({ch.lower()}), ())
@@ -275,11 +295,13 @@ class _Reading:
             return _Part(None, ()) if _meets_ascii(ch) else _IMPOSSIBLE
         if op is _c.IN:
             return _Part(self._class(av), ())
+        if op is _c.AT and av in (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING) and self.white == "single":
+            return _Part(frozenset({_START}), ())  # a folded text holds no line break: its start
         if op in (_c.AT, _c.ASSERT_NOT, _c.ASSERT):
             return _Part(_EMPTY, ())  # zero width: no text of the match's own
         if op is _c.SUBPATTERN:
             _group, add, remove, items = av
-            inner = _Reading((self.ignore or bool(add & re.IGNORECASE)) and not remove & re.IGNORECASE, self.spaces)
+            inner = _Reading((self.ignore or bool(add & re.IGNORECASE)) and not remove & re.IGNORECASE, self.white)
             return inner.sequence(list(items))
         if op is getattr(_c, "ATOMIC_GROUP", None):
             return self.sequence(list(av))
@@ -299,6 +321,8 @@ class _Reading:
             inner = self.sequence(list(items))
             if inner.exact == _NONE:
                 return _Part(_EMPTY, ()) if low == 0 else _IMPOSSIBLE
+            if self.white == "single" and inner.exact == _SPACE:  # a run of white space is one space there
+                return _Part(_SPACE | _EMPTY if low == 0 else _SPACE, ())
             if low == 0:
                 exact = inner.exact | _EMPTY if high == 1 and inner.exact is not None else None
                 return _Part(exact, ())
@@ -315,13 +339,15 @@ class _Reading:
         for op, value in av:
             if op is _c.LITERAL:
                 chars.add(chr(value))
+            elif op is _c.CATEGORY and value is _c.CATEGORY_SPACE and self.white == "single":
+                chars.add(" ")  # the only white space there
             elif op is _c.RANGE and value[1] - value[0] < _CLASS_CAP:
                 chars.update(map(chr, range(value[0], value[1] + 1)))
             else:  # a negation, a category (\d, \s, \w), a wide range
                 return None
             if len(chars) > _CLASS_CAP:
                 return None
-        if " " in chars and not self.spaces:
+        if " " in chars and self.white == "blanked":
             return None
         if self.ignore:
             if any(_meets_ascii(ch) for ch in chars if not ch.isascii()):
