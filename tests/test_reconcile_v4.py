@@ -280,20 +280,21 @@ def test_the_estimate_is_within_a_factor_of_two(difference):
 
 @pytest.mark.parametrize("difference", [200, 2000])
 def test_the_estimate_is_rarely_far_below_the_truth(difference):
-    """A batch sized by the estimate falls short (a round trip more) when the estimate is low: at 16
-    groups it is at least 0.75 of the truth in 19 draws of 20, and 1.75 symbols an estimated
-    difference cover that."""
+    """A batch sized by the estimate falls short (a round trip more) when the estimate is low: at 32
+    groups it is at least 0.8 of the truth in 38 draws of 40 and never below 0.75 (16 groups were
+    below 0.75 in 3 of these 40 at 2,000), and 1.75 symbols an estimated difference cover 0.8."""
     rng = np.random.default_rng(difference)
     levels = est.levels_for(50_000)
     ratios = []
-    for _ in range(20):
+    for _ in range(40):
         shared = rng.integers(0, 2**63, size=50_000, dtype=np.uint64)
         extra = rng.integers(0, 2**63, size=difference, dtype=np.uint64)
         half = difference // 2
         a, b = np.concatenate([shared, extra[:half]]), np.concatenate([shared, extra[half:]])
         ratios.append(est.estimate(est.cells(a, levels), est.cells(b, levels)) / difference)
-    assert sum(r >= 0.75 for r in ratios) >= 19 and 0.85 <= float(np.median(ratios)) <= 1.15
-    assert coded_module.FIRST_BATCH_FACTOR * 0.75 >= 1.3
+    assert sum(r >= 0.8 for r in ratios) >= 38 and min(ratios) >= 0.75
+    assert 0.85 <= float(np.median(ratios)) <= 1.15
+    assert coded_module.FIRST_BATCH_FACTOR * 0.8 >= 1.4
 
 
 def test_counts_modulo_256_still_decode_a_difference_of_hundreds_on_one_side():

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from commons.core.reconcile.estimate import CELL_SIZE, GROUPS, MAX_LEVELS, cells_from_bytes
+from commons.core.reconcile.estimate import MAX_LEVELS, cells_from_bytes, cells_size
 from commons.core.reconcile.keyset import (
     ITEM_SIZE,
     KEY_SIZE,
@@ -232,7 +232,7 @@ def decode_message(data: bytes, turn: Turn, symbols_start: int) -> bool:
                 levels = r.varint(MAX_LEVELS)
                 if levels < 1:
                     raise r.fail("an estimate of no level")
-                cells = cells_from_bytes(r.take(levels * GROUPS * CELL_SIZE))
+                cells = cells_from_bytes(r.take(cells_size(levels)))
                 days: list[tuple[int, bytes]] = []
                 for _ in range(r.varint(NEWEST_DAYS)):
                     day = r.varint(MAX_TIME) if not days else days[-1][0] - r.varint()
