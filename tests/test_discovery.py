@@ -111,7 +111,13 @@ def test_sigterm_while_records_are_being_written_exits_zero_and_leaves_a_sound_s
     import sqlite3
 
     a, b = Node(tmp_path, "source"), Node(tmp_path, "sink")
-    signed = {r.key for r in a.sign_lessons(2500)}  # about 12 s of intake at the 200 records/s rate limit
+    signed = {r.key for r in a.sign_lessons(2500)}
+    # The sink takes 40 records a second (burst 40), so the 2,500 last a minute of its intake: each
+    # restart refills its token bucket, and at the default (200 a second, burst 400) three slow
+    # restarts on a loaded machine took every record before the last SIGTERM could land mid-intake.
+    config = b.home.config_file.read_text(encoding="utf-8")
+    slow = config.replace("\n[gossip]\n", "\n[gossip]\nrecords_per_second = 40.0\nrecords_burst = 40\n", 1)
+    b.home.config_file.write_text(slow, encoding="utf-8")
     a.cli("publish", "on")
     try:
         a.start("0.0.0.0:0", netns=two_namespaces[0])
@@ -120,6 +126,7 @@ def test_sigterm_while_records_are_being_written_exits_zero_and_leaves_a_sound_s
         b.cli("peers", "add", f"10.231.7.1:{port}", a.transport)
         for delay in (0.0, 0.3, 0.7):  # SIGTERM lands at different points of a batch's transaction
             before = len(b.keys())
+            assert before < len(signed), "every record arrived before this SIGTERM: it cannot land mid-intake"
             wait_for(lambda: len(b.keys()) > before, 30, "sink to be receiving records")
             time.sleep(delay)
             code = b.stop(signal.SIGTERM)
