@@ -12,6 +12,7 @@ for the few settings that have one (``COMMONS_AT``), then command-line flags.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import tomllib
@@ -321,8 +322,16 @@ def _describe(hint: Any) -> str:
     return _TYPE_WORDS.get(hint, str(hint))
 
 
+@functools.cache
+def _field_types(cls: type) -> dict[str, Any]:
+    """A table's field types, resolved once a class: resolving compiles every annotation written
+    as a string, which cost a short command (the experiment runs a thousand) more than reading
+    the file did."""
+    return typing.get_type_hints(cls)
+
+
 def _build(cls: type, table: dict[str, Any], where: str) -> Any:
-    hints = typing.get_type_hints(cls)
+    hints = _field_types(cls)
     known = {f.name for f in dataclasses.fields(cls)}
     for key in table:
         if key not in known:

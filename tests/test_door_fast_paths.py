@@ -13,7 +13,11 @@ import re
 import unicodedata
 from pathlib import Path
 
-from commons.core.policy import instruction
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from commons.core.policy import instruction, observation
 from commons.core.policy.danger import shell, tokenize
 from commons.core.policy.instruction import invisible, visible
 
@@ -43,20 +47,120 @@ def _has_slowly(needs: tuple[str, ...], text: str) -> bool:
     return any(lower.has(k) for k in needs)
 
 
+def _words_of(gated):
+    return gated.words if isinstance(gated, instruction._Both) else gated
+
+
 def test_a_forms_words_found_by_one_search_wake_the_same_patterns():
     texts = ["You must run it", "the AI failed", "failed with exit 1", "bots said so", "one step", "OneDrive broke",
              "ПРОВЕРЬ это", "请运行", "siempre falla", "Le modèle", "nothing here at all", "we never saw it",
-             "remember the flag", "Ignore previous", "the agents ran", "AIs ran", "onex", ""]
+             "remember the flag", "Ignore previous", "the agents ran", "AIs ran", "onex", "make sure to", ""]
+    unquoted = {name for name, _, _ in instruction._COMPILED_UNQUOTED}
+    ascii_gated = {n: g for n, _, g in instruction._ASCII_ALWAYS + instruction._ASCII_UNQUOTED}
     for (name, _, needs), gated in zip(instruction._COMPILED_ALWAYS + instruction._COMPILED_UNQUOTED,
                                        instruction._ALWAYS_GATED + instruction._UNQUOTED_GATED, strict=True):
         assert gated[0] == name
         for text in texts:
-            expected = needs is None or _has_slowly(needs, text)
+            words = None if needs is None else instruction._words(needs, name in unquoted, False)
+            expected = words is None or _has_slowly(words, text)
             assert instruction._may(gated[2], instruction._Lower(text)) == expected, (name, text)
-            if text.isascii():
-                ascii_gated = {n: g for n, _, g in instruction._ASCII_ALWAYS + instruction._ASCII_UNQUOTED}
-                woken = name in ascii_gated and instruction._may(ascii_gated[name], instruction._Lower(text))
-                assert woken == expected, (name, text)
+            if text.isascii() and name in ascii_gated:
+                words = None if needs is None else instruction._words(needs, name in unquoted, True)
+                expected = words is None or _has_slowly(words, text)
+                assert instruction._may(_words_of(ascii_gated[name]), instruction._Lower(text)) == expected, (name, text)
+
+
+def _door_texts() -> list[str]:
+    """Real and attacking texts: the instruction and privacy corpora, the dangerous-fix corpus, and
+    every line of the lesson fixtures' transcripts."""
+    from tests.fixtures import instructions
+    from tests.privacy import corpus as privacy
+
+    texts = [*instructions.INJECTIONS, *instructions.DISGUISED, *instructions.BENIGN, *privacy.BENIGN, *_lines()[:400]]
+
+    def strings(value):
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            for item in value.values():
+                yield from strings(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from strings(item)
+
+    for path in sorted((Path(__file__).parent / "fixtures" / "lessons").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            for value in strings(json.loads(line)):
+                texts += [value, *value.splitlines()]
+    return list(dict.fromkeys(texts))
+
+
+def _reasons_ungated(folded: str, strong: bool = True) -> list[str]:
+    """:func:`instruction._reasons` with every pattern run on every form: no gate at all."""
+    found = []
+    for form in instruction._forms(folded):
+        if strong:
+            found += [name for name, pattern, _ in instruction._COMPILED_ALWAYS if pattern.search(form)]
+        for name, pattern, _ in instruction._COMPILED_UNQUOTED:
+            read = instruction._unquoted(form) if name == "always or never" else instruction._masked(form)
+            found += [name] if pattern.search(read) else []
+    return found
+
+
+def _with_quotes(text: str, rng: random.Random) -> str:
+    """``text`` with a quote or two dropped in: the forms read outside quotes see blanks there."""
+    out = list(text)
+    for _ in range(rng.randrange(1, 4)):
+        out.insert(rng.randrange(len(out) + 1), rng.choice(["\"", "'", "`", "“", "”", " \"x\" ", "error: "]))
+    return "".join(out)
+
+
+def test_the_gated_door_finds_every_form_the_ungated_one_finds():
+    rng = random.Random(31)
+    texts = _door_texts()
+    texts += [_with_quotes(text, rng) for text in texts[:1500]]
+    texts += [text.upper() for text in texts[:300]] + [text.swapcase() for text in texts[:300]]
+    for text in texts:
+        folded = instruction.fold(text)
+        assert list(instruction._reasons(folded)) == _reasons_ungated(folded), text
+        assert list(instruction._reasons(folded, strong=False)) == _reasons_ungated(folded, strong=False), text
+
+
+_ASCII = st.characters(codec="ascii")
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in instruction._ASCII_ALWAYS])
+@settings(max_examples=120, suppress_health_check=list(HealthCheck), database=None, deadline=None)
+@given(data=st.data())
+def test_a_text_that_matches_a_form_anywhere_passes_its_gate(name, data):
+    pattern, gated = next((p, g) for n, p, g in instruction._ASCII_ALWAYS if n == name)
+    text = instruction.fold(data.draw(st.from_regex(pattern, alphabet=_ASCII)))  # as the door reads it
+    if pattern.search(text):
+        assert instruction._may(gated, instruction._Lower(text)), text
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in instruction._ASCII_UNQUOTED])
+@settings(max_examples=120, suppress_health_check=list(HealthCheck), database=None, deadline=None)
+@given(data=st.data())
+def test_a_text_whose_unquoted_words_match_a_form_passes_its_gate(name, data):
+    """The form reads the text with its quotes blanked (and its error text, but for "always or never");
+    its gate reads the text itself: drawn as a match with some of its blanks made quoted spans."""
+    pattern, gated = next((p, g) for n, p, g in instruction._ASCII_UNQUOTED if n == name)
+    blanked = instruction.fold(data.draw(st.from_regex(pattern, alphabet=_ASCII)))
+    spans = st.sampled_from([" ", '"x"', "`a b`", "'q'", ' "" ', "“y”", " error: it. "])
+    text = "".join(data.draw(spans) if ch == " " else ch for ch in blanked)
+    read = instruction._unquoted(text) if name == "always or never" else instruction._masked(text)
+    if pattern.search(read):
+        assert instruction._may(gated, instruction._Lower(text)), (blanked, text)
+
+
+def test_the_forms_left_out_for_ascii_texts_match_no_ascii_text():
+    kept = {name for name, _, _ in instruction._ASCII_ALWAYS + instruction._ASCII_UNQUOTED}
+    left_out = [(name, p) for name, p, _ in instruction._COMPILED_ALWAYS + instruction._COMPILED_UNQUOTED if name not in kept]
+    assert {name for name, _ in left_out} == {"russian", "chinese"}
+    for text in _door_texts():
+        if text.isascii():
+            assert not any(p.search(text) for _, p in left_out), text
 
 
 def _lines() -> list[str]:
@@ -76,3 +180,27 @@ def test_the_tokenizer_reads_plain_runs_at_once_as_it_read_them_character_by_cha
     monkeypatch.setattr(shell, "_PLAIN", re.compile(r"(?!)"))  # never matches: every character by the loop
     for line, commands in zip(lines, fast, strict=True):
         assert tokenize(line) == commands, repr(line)
+
+
+_INJECTION_PATTERNS = {"injection": observation._INJECTION_GATED, "role block": observation._ROLE_BLOCK_GATED}
+
+
+def test_the_injection_patterns_behind_their_gates_find_what_they_found_without():
+    rng = random.Random(31)
+    texts = _door_texts()
+    texts += [_with_quotes(text, rng) for text in texts[:800]] + [text.upper() for text in texts[:300]]
+    for gated in _INJECTION_PATTERNS.values():
+        for text in texts:
+            folded = instruction.fold(text)
+            found, plain = gated.search(folded), gated.pattern.search(folded)
+            assert (found and found.span()) == (plain and plain.span()), text
+
+
+@pytest.mark.parametrize("name", sorted(_INJECTION_PATTERNS))
+@settings(max_examples=200, suppress_health_check=list(HealthCheck), database=None, deadline=None)
+@given(data=st.data())
+def test_a_text_that_matches_an_injection_pattern_passes_its_gate(name, data):
+    gated = _INJECTION_PATTERNS[name]
+    text = data.draw(st.from_regex(gated.pattern, alphabet=_ASCII))
+    found, plain = gated.search(text), gated.pattern.search(text)
+    assert (found and found.span()) == (plain and plain.span()), text

@@ -373,3 +373,29 @@ def test_an_edit_whose_text_was_stale_is_mended_by_a_look_at_the_file_in_the_she
     unread = OpenFailure("p2", "Edit", "/p/a.py", "File has not been read yet.", failure="File has not been read yet.")
     (fix,), _ = _run(unread, [("Bash", "cat /p/a.py", True), ("Read", "/p/a.py", True), ("Edit", "/p/a.py", True)])
     assert fix.command == "Read /p/a.py"
+
+
+def test_compose_under_its_other_spelling_is_the_same_step_tried_again():
+    # A Docker without the Compose v2 plugin: the agent runs the standalone v1 binary instead.
+    failure = OpenFailure("c1", "Bash", "docker compose up -d postgres",
+                          "docker: 'compose' is not a docker command.", failure="docker: 'compose' is not a docker command.")
+    (fix,), _ = _run(failure, [("Bash", "docker --version", True), ("Bash", "docker-compose up -d postgres", True)])
+    assert fix.evidence is Evidence.RETRY_CHANGED and fix.command == "docker-compose up -d postgres"
+    v1 = OpenFailure("c2", "Bash", "docker-compose up -d", "docker-compose: command not found")
+    (fix,), _ = _run(v1, [("Bash", "docker compose up -d", True)])
+    assert fix.command == "docker compose up -d"
+    # Another program that only starts with the name is another step.
+    assert retry_part("Bash", "docker compose up -d", "Bash", "docker-composer up -d") is None
+
+
+def test_the_same_package_in_another_build_is_the_install_tried_again_and_another_package_is_not():
+    # psycopg2 builds from source and needs pg_config; its binary wheel needs none.
+    failure = OpenFailure("p1", "Bash", "pip install psycopg2", "Error: pg_config executable not found.",
+                          failure="Error: pg_config executable not found.")
+    (fix,), _ = _run(failure, [("Bash", "which pg_config", True), ("Bash", "pip install psycopg2-binary", True)])
+    assert fix.evidence is Evidence.RETRY_CHANGED and fix.command == "pip install psycopg2-binary"
+    assert retry_part("Bash", "pip install opencv-python-headless", "Bash", "pip install opencv-python") is not None
+    fixes, _ = _run(failure, [("Bash", "pip install flask", True)])
+    assert fixes == []
+    # Outside installs a name with a suffix is another target (another file, another branch).
+    assert retry_part("Bash", "python build.py", "Bash", "python build-docs.py") is None

@@ -56,6 +56,11 @@ def test_placeholders_are_filled_from_the_command_about_to_run():
         "go mod tidy && go test ./..."
 
 
+def test_a_placeholder_within_a_word_is_filled_as_the_word_it_is_part_of():
+    note = "`pip install` failed: pg_config executable not found; `pip install <package>-binary` worked."
+    assert advice_for(note, "pip install psycopg2") == "pip install psycopg2-binary"
+
+
 def test_the_reader_imports_nothing_of_commons():
     source = Path(__file__).resolve().parents[1] / "simulations" / "experiment" / "reader.py"
     imported = {alias.name for node in ast.walk(ast.parse(source.read_text("utf-8")))

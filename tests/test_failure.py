@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from commons.core.learning.failure import FAILURE_CHARS, attribute, failure_line, is_informative, segments
+from commons.demo.sessions._build import pip_pg_config_missing
 
 MIX_TEST = """Getting extensions in current project...
 Compiling 41 files (.ex)
@@ -18,6 +19,15 @@ Compiling 41 files (.ex)
 def test_preamble_progress_and_warnings_give_way_to_the_error_line():
     line, code = failure_line("Exit code 1\n" + MIX_TEST)
     assert line.startswith("error: undefined function render_totals/1") and code == 1
+
+PIP_BUILD_FAILED = pip_pg_config_missing("psycopg2")
+
+
+def test_a_build_pip_ran_in_a_subprocess_is_named_by_its_own_error_not_by_pips_frame():
+    assert failure_line(PIP_BUILD_FAILED)[0] == "Error: pg_config executable not found."
+    # A framed output that says nothing failed leaves pip's own line.
+    quiet = PIP_BUILD_FAILED.replace("Error: pg_config executable not found.", "see the log")
+    assert failure_line(quiet)[0] == "error: subprocess-exited-with-error"
 
 
 def test_a_traceback_is_named_by_its_last_line():

@@ -213,6 +213,7 @@ def read_note(text: str, mine: str) -> Advice:
     return Advice(True, fix.command, own[0].command if own else "", warned)
 
 
+_IN_WORD = re.compile(r"<[a-z][\w-]*>")  # a placeholder that is part of a word
 _FILE_HOLDER = re.compile(r"(?i)^[<{]?(?:path|file|filename|files|paths|file_?path)[>}]?$")
 _FILE = re.compile(r"^[\w.~-]*[/\w-]+\.\w{1,5}$|/")  # a word that names a file: tests/test_x.py, src/, go.mod
 
@@ -237,6 +238,8 @@ def fill(fix: str, failed: str, mine: str, touched: tuple[str, ...] = ()) -> str
                 out.extend(files)
                 continue
             w = bound.get(w) or (spare[-1] if spare else w)
+        elif _IN_WORD.search(w) and spare:  # a placeholder within a word: `<package>-binary`
+            w = _IN_WORD.sub(lambda m: bound.get(m.group(0)) or spare[-1], w)
         out.append(w)
     return " ".join(shlex.quote(w) if w and not re.fullmatch(r"[\w./@%+:=,~&|;<>{}-]+", w) else w for w in out)
 

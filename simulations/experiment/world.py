@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from commons.demo.sessions._build import (PIP_EXTERNALLY_MANAGED, git_push_ok, git_push_rejected, npm_ci_no_lockfile,
-                                          pytest_async_failure)
+                                          pip_pg_config_missing, pytest_async_failure)
 
 
 class PitfallKind(enum.Enum):
@@ -130,9 +130,7 @@ ERRORS: tuple[Pitfall, ...] = (
     # The same command head as pip-externally-managed, another cause and another fix: a lesson
     # generalised to every `pip install` misleads here.
     _e("pip-pg-config", "add the {x} driver and check it imports", "pip install {x}", "Install {x}",
-       "  error: subprocess-exited-with-error\n\n  × Getting requirements to build wheel did not run successfully.\n"
-       "  │ exit code: 1\n  ╰─> Error: pg_config executable not found.\n\n      pg_config is required to build "
-       "{x} from source.", "pip install {x}-binary",
+       pip_pg_config_missing("{x}"), "pip install {x}-binary",
        "Successfully installed {x}-binary-2.9.10", "There is no pg_config here; the binary wheel needs none.",
        ("psycopg2", "psycopg")),
     # A flaky download: it fails one time in two and passes when run again; there is nothing to fix.

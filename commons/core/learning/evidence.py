@@ -306,9 +306,12 @@ SAME_GOAL = (
                "pnpm add", "yarn add", "bun add"}),
     frozenset({"pip install", "pip3 install", "uv sync", "uv pip", "uv add", "poetry install", "poetry add",
                "pipenv install"}),
-    frozenset({"docker compose", "docker-compose"}),
 )
 _GOAL_OF = {head: i for i, heads in enumerate(SAME_GOAL) for head in heads}
+_INSTALLS = frozenset(_GOAL_OF) - {"npm ci"}  # heads that name a package to install
+# One program under two spellings: Compose v1 (`docker-compose up`) and v2 (`docker compose up`)
+# take the same subcommands, so either tries the other again.
+_SPELLINGS = ((re.compile(r"^((?:sudo\s+)?)docker-compose(?=\s|$)"), r"\1docker compose"),)
 # Reading a folder and listing it are the same goal (Read of a directory fails with EISDIR).
 _LISTING = frozenset({"ls", "list_directory", "glob"})
 _FOLDER = re.compile(r"EISDIR|is a directory|illegal operation on a directory", re.IGNORECASE)
@@ -351,7 +354,23 @@ def _head(segment: str) -> str:
     return command_head("bash", segment)
 
 
+def spelled_alike(segment: str) -> str:
+    """``segment`` with its program spelled as every other spelling of it is (`_SPELLINGS`)."""
+    plain = segment.strip()
+    for spelling, alike in _SPELLINGS:
+        plain = spelling.sub(alike, plain)
+    return plain
+
+
+def _variant(key: str, other: str) -> bool:
+    """Whether two packages are one package in another build (``psycopg2`` and ``psycopg2-binary``,
+    ``opencv-python`` and ``opencv-python-headless``): installing one after the other failed is
+    the install tried again."""
+    return bool(key and other) and (other.startswith(key + "-") or key.startswith(other + "-"))
+
+
 def _same_shell_step(failed: str, segment: str) -> bool:
+    failed, segment = spelled_alike(failed), spelled_alike(segment)
     fh, sh = _head(failed), _head(segment)
     if fh != sh:
         goal = _GOAL_OF.get(fh)
@@ -370,7 +389,8 @@ def _same_shell_step(failed: str, segment: str) -> bool:
         return _query_kinds(failed) <= _query_kinds(segment)
     # The key is a guess (the first word past the head may be an option's value: `psql -U app
     # -d app`): the same step names the other's key among its own arguments.
-    return not fk or fk == sk or fk in _arguments(segment) or (bool(sk) and sk in _arguments(failed))
+    return not fk or fk == sk or fk in _arguments(segment) or (bool(sk) and sk in _arguments(failed)) \
+        or (fh in _INSTALLS and _variant(fk, sk))
 
 
 def _arguments(segment: str) -> set[str]:

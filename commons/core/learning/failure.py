@@ -223,11 +223,29 @@ def _powershell_record(lines: list[str]) -> str:
     return ""
 
 
+# pip runs a package's build in a subprocess and frames what it printed: "╰─> [23 lines of
+# output]" … "[end of output]". Its own lines around the frame ("error: subprocess-exited-with-error",
+# "error: metadata-generation-failed") are the same for every build that fails; the cause is inside.
+_SUBPROCESS_OPENS = re.compile(r"^╰─>\s*\[\d+ lines? of output\]$")
+_SUBPROCESS_ENDS = "[end of output]"
+
+
+def _subprocess_output(lines: list[str]) -> str:
+    """The failure line of the first build output pip framed: '' when there is none, or none of
+    its lines says it failed (then pip's own line is all there is)."""
+    start = next((i for i, line in enumerate(lines) if _SUBPROCESS_OPENS.match(line)), None)
+    if start is None:
+        return ""
+    end = next((i for i in range(start + 1, len(lines)) if lines[i] == _SUBPROCESS_ENDS), len(lines))
+    inner = lines[start + 1:end]
+    return _choose(inner) if any(_MARKER.match(line) for line in inner if line) else ""
+
+
 def _choose(lines: list[str]) -> str:
     meaningful = [(i, line) for i, line in enumerate(lines) if line and not _NOISE.match(line)]
     if not meaningful:
         return ""
-    record = _powershell_record(lines)
+    record = _powershell_record(lines) or _subprocess_output(lines)
     if record:
         return record
     if _VALIDATION.search("\n".join(lines[:3])):  # the header opens a validation error

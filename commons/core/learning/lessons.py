@@ -28,7 +28,7 @@ import numpy as np
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
 from commons.core.learning.generalise import COMMON_WORDS, generalise
 from commons.core.learning.failure import program_of, segments, split_command
-from commons.core.learning.evidence import Evidence, Resolution, changes_something, is_proven
+from commons.core.learning.evidence import Evidence, Resolution, changes_something, is_proven, spelled_alike
 from commons.core.policy import Admitted, Danger, admit, classify_step, strip_injections
 from commons.core.policy import cut, scrub
 from commons.core.records import SECONDS_PER_DAY, LessonKind, Scope
@@ -168,7 +168,7 @@ _TOOL_RULE = re.compile(r"has not been read yet|exceeds maximum allowed|file con
                         r"must (?:read|use) .{0,30} (?:first|before)|String to replace not found|"
                         r"File has been modified since read|InputValidationError|required parameter",
                         re.IGNORECASE)
-_PLACEHOLDERS = re.compile(r"<(?:path|branch|n|port|pid|package)>")
+_PLACEHOLDERS = re.compile(r"<(?:path|branch|n|port|pid|package|arg)>")
 _FILE_TOOLS = frozenset({"read", "edit", "write", "multiedit", "notebookedit", "glob", "grep"})
 
 
@@ -195,14 +195,31 @@ _PYTEST_PREFIX = re.compile(r"^(?:FAILED|ERROR) \S+ - ")
 
 
 def _same_package(command: str, failed: str) -> str:
-    """``command`` with the package it shares with the failed install as ``<package>``, so that
-    ``uv add httpx`` after ``pip install httpx`` and ``uv add rich`` after ``pip install rich``
-    are one fix."""
-    if command_head("bash", failed) not in _INSTALLS or command_head("bash", command) not in _INSTALLS:
+    """``command`` with what it shares with the failed call as a placeholder, so that one fix met on
+    other packages or services is one fix: after a failed install, the package (``uv add httpx``
+    after ``pip install httpx`` is ``uv add <package>``; ``pip install psycopg2-binary`` after
+    ``pip install psycopg2`` is ``pip install <package>-binary``); after a call retried under its
+    program's other spelling, its arguments (``docker-compose up -d minio`` after ``docker compose
+    up -d minio`` is ``docker-compose up -d <arg>``)."""
+    head, failed_head = command_head("bash", command), command_head("bash", failed)
+    if head in _INSTALLS and failed_head in _INSTALLS:
+        placeholder = "<package>"
+    elif head != failed_head and command_head("bash", spelled_alike(command)) == command_head("bash", spelled_alike(failed)):
+        placeholder = "<arg>"
+    else:
         return command
-    shared = {re.split(r"[=<>~!@\[]", w)[0].lower() for w in failed.split()[2:] if not w.startswith("-")}
-    return " ".join("<package>" if re.split(r"[=<>~!@\[]", w)[0].lower() in shared and not w.startswith("-")
-                    and i >= 2 else w for i, w in enumerate(command.split()))
+    base = lambda word: re.split(r"[=<>~!@\[]", word)[0].lower()
+    own = set(failed_head.split()) | set(head.split())
+    shared = {base(w) for w in failed.split()[1:] if not w.startswith("-") and w.lower() not in own and "/" not in w}
+    words = command.split()
+    for i, word in enumerate(words[1:], 1):
+        if word.startswith("-") or word.lower() in own:
+            continue
+        if base(word) in shared:
+            words[i] = placeholder
+        elif variant := next((p for p in shared if base(word).startswith(p + "-")), None):
+            words[i] = placeholder + word[len(variant):]  # the same package in another build
+    return " ".join(words)
 
 
 STEP_SHOWN = 70  # characters of a step a lesson shows

@@ -169,9 +169,16 @@ def named_fix(text: str) -> str:
 
 def runs_fix(fix: str, command: str) -> bool:
     """Whether ``command`` (one sub-command) is ``fix``: the same words, a ``<placeholder>`` of
-    the generalised fix standing for any one word (``uv add <package>`` is ``uv add httpx``)."""
+    the generalised fix standing for any one word or part of one (``uv add <package>`` is ``uv add
+    httpx``, ``pip install <package>-binary`` is ``pip install psycopg2-binary``)."""
     want, got = fix.split(), command.split()
-    return len(want) == len(got) and all(w == g or _HOLDER.fullmatch(w) for w, g in zip(want, got))
+    return len(want) == len(got) and all(w == g or _same_word(w, g) for w, g in zip(want, got))
+
+
+def _same_word(want: str, got: str) -> bool:
+    if not _HOLDER.search(want):
+        return False
+    return re.fullmatch(r"\S+".join(map(re.escape, _HOLDER.split(want))), got) is not None
 
 
 def _runs_fix(fix: str, target: str) -> bool:

@@ -26,6 +26,7 @@ import unicodedata
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from commons.core.policy.literals import Gate, Gates, any_of, gate
 from commons.core.policy.memo import short_texts
 
 __all__ = ["addressed_to_agent", "fold", "invisible", "strongly_addressed", "visible", "weakly_addressed"]
@@ -252,26 +253,73 @@ class _Needs(NamedTuple):
 
 def _needs(words: tuple[str, ...]) -> _Needs:
     plain = [w for w in words if w not in _WHOLE_WORDS]
-    return _Needs(re.compile("|".join(map(re.escape, plain))) if plain else None,
+    return _Needs(any_of(plain) if plain else None,
                   tuple(w for w in words if w in _WHOLE_WORDS))
 
 
-def _gated(compiled: list, ascii_only: bool) -> list[tuple[str, re.Pattern[str], _Needs | None]]:
-    """The patterns with their words made one search each. ``ascii_only``: as an ASCII text needs
-    them: a word that is not ASCII is never in its lower case, so it is not looked for, and a form
-    whose every word is not (Russian, Chinese) never runs."""
+def _words(needs: tuple[str, ...], quotes_blanked: bool, ascii_only: bool) -> tuple[str, ...]:
+    """A form's words as one kind of text needs them. ``quotes_blanked``: the pattern reads the
+    text with its quotes made spaces, where a blank may be a quote's, so a word holding a space is
+    looked for by its longest part ("make sure" by "make"). ``ascii_only``: a word beyond ASCII is
+    never in an ASCII text's lower case."""
+    if quotes_blanked:
+        needs = tuple(dict.fromkeys(max(w.split(), key=len) for w in needs))
+    return tuple(w for w in needs if w.isascii()) if ascii_only else needs
+
+
+def _gated(compiled: list, quotes_blanked: bool) -> list[tuple[str, re.Pattern[str], _Needs | None]]:
+    """The patterns with their words made one search each (a text beyond ASCII)."""
+    return [(name, pattern, None if needs is None else _needs(_words(needs, quotes_blanked, False)))
+            for name, pattern, needs in compiled]
+
+
+class _Both(NamedTuple):
+    """A form's words and the literals derived from its pattern: any match holds both."""
+
+    words: _Needs | None
+    literals: Gate
+    bit: int = 0  # its gate's among all the ASCII forms' (_GATES)
+
+
+def _ascii_gated(compiled: list, quotes_blanked: bool) -> list[tuple[str, re.Pattern[str], _Needs | _Both | None]]:
+    """The patterns as an ASCII text needs them: behind their words and the literals derived from
+    the pattern itself (:mod:`commons.core.policy.literals`). A form that cannot match ASCII
+    (Russian, Chinese) is left out."""
     out = []
     for name, pattern, needs in compiled:
-        if needs is not None and ascii_only:
-            needs = tuple(k for k in needs if k.isascii())
-            if not needs:
-                continue
-        out.append((name, pattern, None if needs is None else _needs(needs)))
+        derived = gate(pattern, "blanked" if quotes_blanked else "single")  # a form reads a folded text
+        words = None if needs is None else _words(needs, quotes_blanked, True)
+        if (derived is not None and not derived.alternatives) or words == ():
+            continue
+        gated = None if words is None else _needs(words)
+        out.append((name, pattern, gated if derived is None else _Both(gated, derived)))
     return out
 
 
-_ALWAYS_GATED, _UNQUOTED_GATED = _gated(_COMPILED_ALWAYS, False), _gated(_COMPILED_UNQUOTED, False)
-_ASCII_ALWAYS, _ASCII_UNQUOTED = _gated(_COMPILED_ALWAYS, True), _gated(_COMPILED_UNQUOTED, True)
+_ALWAYS_GATED, _UNQUOTED_GATED = _gated(_COMPILED_ALWAYS, False), _gated(_COMPILED_UNQUOTED, True)
+_ASCII_ALWAYS, _ASCII_UNQUOTED = _ascii_gated(_COMPILED_ALWAYS, False), _ascii_gated(_COMPILED_UNQUOTED, True)
+
+
+def _numbered(*lists: list) -> list[list]:
+    """The forms with their bits among the gates of all of them (:class:`Gates`, one pass a text)."""
+    out, bit = [], 0
+    for forms in lists:
+        numbered = []
+        for name, pattern, needs in forms:
+            if isinstance(needs, _Both):
+                needs, bit = needs._replace(bit=1 << bit), bit + 1
+            numbered.append((name, pattern, needs))
+        out.append(numbered)
+    return out
+
+
+_ASCII_ALWAYS, _ASCII_UNQUOTED = _numbered(_ASCII_ALWAYS, _ASCII_UNQUOTED)
+_GATES = Gates([needs.literals for _, _, needs in _ASCII_ALWAYS + _ASCII_UNQUOTED if isinstance(needs, _Both)])
+
+
+@short_texts  # strongly_addressed and weakly_addressed read the same text
+def _admitted(lower: str) -> int:
+    return _GATES.admitted(lower)
 
 
 _WORD = re.compile(r"[^\W\d_]+")
@@ -281,10 +329,17 @@ class _Lower:
     """A form's lower case, and its words: a short keyword ("ai", "you") must be a word of its own,
     or "failed" would wake the patterns that look for "AI"."""
 
-    __slots__ = ("text", "_words")
+    __slots__ = ("text", "_words", "_admitted")
 
     def __init__(self, form: str):
-        self.text, self._words = form.lower(), None
+        self.text, self._words, self._admitted = form.lower(), None, None
+
+    @property
+    def admitted(self) -> int:
+        """The bits of the forms whose derived literals the text holds (an ASCII text's only)."""
+        if self._admitted is None:
+            self._admitted = _admitted(self.text)
+        return self._admitted
 
     def has(self, keyword: str) -> bool:
         if keyword not in _WHOLE_WORDS:
@@ -296,7 +351,9 @@ class _Lower:
         return keyword in self._words or keyword + "s" in self._words
 
 
-def _may(needs: _Needs | None, lower: _Lower) -> bool:
+def _may(needs: _Needs | _Both | None, lower: _Lower) -> bool:
+    if isinstance(needs, _Both):
+        return bool(lower.admitted & needs.bit) and _may(needs.words, lower)
     if needs is None or (needs.plain is not None and needs.plain.search(lower.text) is not None):
         return True
     return any(lower.has(k) for k in needs.whole)
@@ -345,10 +402,15 @@ def _reasons(folded: str, strong: bool = True) -> Iterator[str]:
             for name, pattern, needs in _ASCII_ALWAYS if plain else _ALWAYS_GATED:
                 if _may(needs, lower) and pattern.search(form):
                     yield name
-        unquoted, masked = _unquoted(form), _masked(form)
+        read: dict[bool, str] = {}  # the form without its quotes (True) or its error text too (False)
         for name, pattern, needs in _ASCII_UNQUOTED if plain else _UNQUOTED_GATED:
+            if not _may(needs, lower):
+                continue
             # an error may say "you must …"; no error says "always run …" to a reader
-            if _may(needs, lower) and pattern.search(unquoted if name == "always or never" else masked):
+            quotes_only = name == "always or never"
+            if quotes_only not in read:
+                read[quotes_only] = _unquoted(form) if quotes_only else _masked(form)
+            if pattern.search(read[quotes_only]):
                 yield name
 
 

@@ -24,6 +24,7 @@ import re
 import unicodedata
 
 from commons.core.policy.instruction import addressed_to_agent, fold, strongly_addressed, visible
+from commons.core.policy.literals import Gated
 from commons.core.policy.scrubber import looks_private, scrub  # noqa: F401  (re-exported: callers import them from here)
 
 
@@ -220,9 +221,14 @@ _ROLE_BLOCK = re.compile(
 )
 
 
+# Behind the literals they cannot match without (commons.core.policy.literals): most texts a door
+# reads hold none of them, and each of these patterns is a long alternation.
+_INJECTION_GATED, _ROLE_BLOCK_GATED = Gated(_INJECTION), Gated(_ROLE_BLOCK)
+
+
 def injection_match(text: str) -> str | None:
     """"injection" if ``text`` (already folded) holds the classic forms of words to an agent."""
-    return "injection" if _INJECTION.search(text) or _ROLE_BLOCK.search(text) else None
+    return "injection" if _INJECTION_GATED.search(text) or _ROLE_BLOCK_GATED.search(text) else None
 
 
 def contains_injection(text: str) -> bool:
@@ -234,7 +240,7 @@ def contains_injection(text: str) -> bool:
 def _speaks(sentence: str) -> tuple[bool, bool]:
     """(whether ``sentence`` speaks to the agent, whether that address governs the rest of its line)."""
     folded = fold(sentence)
-    found = _INJECTION.search(folded)
+    found = _INJECTION_GATED.search(folded)
     if found is not None:
         # an address that ends in a colon ("NOTE TO AI AGENTS: ...") governs the rest of its line
         return True, ":" in folded[found.end() - 1:]

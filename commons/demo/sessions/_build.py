@@ -183,6 +183,37 @@ note: If you believe this is a mistake, please contact your Python installation 
 hint: See PEP 668 for the detailed specification."""
 
 
+def pip_pg_config_missing(package: str) -> str:
+    """pip 24 building ``package`` (psycopg2) from source where PostgreSQL's client tools are
+    missing: the build's own output framed inside pip's."""
+    return f"""Collecting {package}
+  Downloading {package}-2.9.9.tar.gz (384 kB)
+  Preparing metadata (setup.py) ... error
+  error: subprocess-exited-with-error
+
+  × python setup.py egg_info did not run successfully.
+  │ exit code: 1
+  ╰─> [8 lines of output]
+      running egg_info
+      writing /tmp/pip-pip-egg-info-6g0q2x1d/{package}.egg-info/PKG-INFO
+
+      Error: pg_config executable not found.
+
+      pg_config is required to build {package} from source.  Please add the directory
+      containing pg_config to the $PATH or specify the full executable path with the
+      option:
+      [end of output]
+
+  note: This error originates from a subprocess, and is likely not a problem with pip.
+error: metadata-generation-failed
+
+× Encountered error while generating package metadata.
+╰─> See above for output.
+
+note: This is an issue with the package mentioned above, not pip.
+hint: See above for details."""
+
+
 def pytest_async_failure(project: str, path: str, tests: list[str], passed: int) -> str:
     failed = len(tests)
     lines = [
