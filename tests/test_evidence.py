@@ -56,6 +56,22 @@ def test_a_version_flag_anywhere_is_a_look_and_a_redirect_into_a_file_a_change()
         assert step_kind("Bash", target) is StepKind.STATE_CHANGING, target
 
 
+def test_a_package_manager_or_service_cli_asked_what_there_is_is_a_look_and_its_changes_are_not():
+    for target in ["winget list --id Docker.DockerDesktop", "choco list --local-only", "gem list rails",
+                   "conda list numpy", "helm status web -n prod", "gh pr view 12 --json state", "gh auth status",
+                   "gcloud compute instances list --project p", "gcloud config get-value project",
+                   "az account show", "aws sts get-caller-identity", "apt-cache policy docker-ce", "dpkg -l | grep ros",
+                   "dpkg -s libssl-dev", "rpm -qa kernel", "pacman -Qi git", "dotnet --list-sdks",
+                   "sudo journalctl -u nginx -n 50", "terraform plan -out /tmp/plan"]:
+        assert step_kind("Bash", target) is StepKind.READ_ONLY, target
+    for target in ["winget install Docker.DockerDesktop", "gh pr create --title list", "gem install rails",
+                   "conda env create -f environment.yml", "helm upgrade web ./chart --set image.tag=get",
+                   "gcloud config set project p", "az account set --subscription s", "dpkg -i x.deb",
+                   "rpm -ivh x.rpm", "pacman -S git", "dotnet add package Npgsql", "terraform apply",
+                   "sudo journalctl --vacuum-time=2d"]:
+        assert step_kind("Bash", target) is StepKind.STATE_CHANGING, target
+
+
 def test_a_compound_step_is_named_and_pointed_at_by_what_it_changed_not_by_its_looks():
     # The error names package.json; the step before the retry printed package.json and then
     # changed something else. What it printed points at nothing: the change is the step.

@@ -251,3 +251,29 @@ def test_a_stylesheet_or_minified_code_a_request_printed_is_no_failure_line():
     assert failure_line(api)[0] == api
     c_error = "src/a.c:3:1: error: expected ';' before '}' token"
     assert failure_line(f"{c_error}\n  for (i = 0; i < n; i++) {{ x; }}")[0].startswith(c_error)
+
+
+def test_a_printer_of_a_guessed_path_and_an_edit_of_a_missing_file_are_probes():
+    from commons.core.learning.failure import not_a_failure
+
+    missing = "Exit code 2\nsed: can't read package.json: No such file or directory"
+    assert not_a_failure("Bash", "cd app && sed -n '1,200p' package.json", missing, missing) == "probe"
+    assert not_a_failure("Bash", "awk 'NR<40' src/main.rs", "awk: cannot open src/main.rs (No such file or directory)",
+                         "awk: cannot open src/main.rs (No such file or directory)") == "probe"
+    assert not_a_failure("Bash", "wc -l docs/*.md", "wc: 'docs/*.md': No such file or directory", "x y") == "probe"
+    assert not_a_failure("Edit", "/p/notes.md", "<tool_use_error>File does not exist.</tool_use_error>",
+                         "File does not exist.") == "probe"
+    # A printer that failed otherwise failed for real; Write makes the file an edit wants.
+    syntax = "awk: line 1: syntax error at or near }"
+    assert not_a_failure("Bash", "awk '{print $1' data.txt", syntax, syntax) == ""
+    assert not_a_failure("Write", "/p/x.md", "File does not exist.", "File does not exist.") == ""
+
+
+def test_a_powershell_record_a_narrow_console_wrapped_is_read_from_its_head_past_geminis_frame():
+    record = ("Output: source : The term 'source' is not \nrecognized as the name of a \ncmdlet, function, script file, "
+              "or \noperable program. Check the \nspelling of the name, or if a \npath was included, verify that \n"
+              "the path is correct and try again.\nAt line:1 char:1\n+ source ./agent.sh\n+ ~~~~~~\n"
+              "    + CategoryInfo          : ObjectNotFound: (source:String) [], CommandNotFoundException\n"
+              "Exit Code: 1\nProcess Group PGID: 29816")
+    line = failure_line(record)[0]
+    assert line.startswith("source : The term 'source' is not recognized as the name of a cmdlet")

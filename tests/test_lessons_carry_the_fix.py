@@ -290,3 +290,16 @@ def test_a_stale_edit_mended_by_a_shell_look_names_the_look():
     assert "sed -n '1,40p'" in step and phrase.startswith("it succeeded after the file was re-read (`sed -n")
     read = Resolution(Evidence.READ_BEFORE, "Read /p/compose.yml", "Read", confidence=0.9)
     assert _fix_phrase(read, ()) == ("Read <path>", "it succeeded after a Read of the file")
+
+
+def test_a_long_fix_that_went_somewhere_first_is_shown_by_what_it_ran_unless_going_there_was_the_fix():
+    from commons.core.learning.lessons import _fix_phrase
+
+    full_path = Resolution(Evidence.RETRY_CHANGED, "cd C:/Users/dev/app && powershell -Command \"& 'C:\\Program Files"
+                           "\\Docker\\Docker\\resources\\bin\\docker.exe' compose up -d db\"", "Bash", 0.8)
+    step, _ = _fix_phrase(full_path, (), 'powershell -Command "docker compose up -d db"')
+    assert step.startswith("powershell -Command '& 'C:\\Program Files\\Docker\\Docker\\resources\\bin")
+    moved = Resolution(Evidence.RETRY_CHANGED, "cd /home/dev/projects/payments-service/build && make -j8 payments_tests "
+                       "VERBOSE=1", "Bash", 0.8)
+    step, _ = _fix_phrase(moved, (), "make -j8 payments_tests VERBOSE=1")
+    assert step.startswith("cd ")  # running there is all that changed

@@ -127,6 +127,55 @@ READ_ONLY_WORDS = frozenset({
     "test", "lint", "top", "is-active", "is-enabled", "cat-file", "shortlog", "tag -l", "explain",
     "doctor", "audit", "why", "tree", "env", "-l", "clippy", "vet", "--list",
 })  # fmt: skip
+# Package managers and service CLIs asked what there is (``winget list``, ``gh pr view``, ``gcloud
+# compute instances list``, ``helm status x``): a sub-command of `QUERY_VERBS` among the first words
+# before an option is a look. Programs that only ever query (``apt-cache``, ``dpkg-query``) and the
+# querying flags of others (``dpkg -l``, ``rpm -qa``, ``pacman -Qi``, ``dotnet --list-sdks``) too.
+QUERY_CLIS = frozenset({
+    "winget", "choco", "scoop", "gem", "conda", "mamba", "micromamba", "helm", "gh", "glab", "gcloud", "az",
+    "aws", "snap", "flatpak", "pipx", "rustup", "nvm", "pyenv", "sdk", "dotnet", "composer", "bundle",
+    "poetry", "pdm", "asdf", "mise", "volta", "fnm", "flyctl", "fly", "vercel", "netlify", "heroku",
+    "firebase", "supabase", "wrangler", "terraform", "tofu", "pulumi", "podman", "nerdctl", "crictl",
+    "minikube", "kind", "k3d", "microk8s", "multipass", "vagrant", "virsh", "lxc", "incus", "nmcli", "ip",
+    "launchctl", "sc", "netsh", "solana", "spl-token",
+})  # fmt: skip
+QUERY_VERBS = frozenset({
+    "list", "ls", "show", "status", "info", "view", "describe", "get", "search", "inspect", "logs", "whoami",
+    "version", "outdated", "current", "which", "balance", "address", "check", "validate", "plan", "history",
+    "query", "ps", "images",
+})  # fmt: skip
+# AWS's and gcloud's verbs are joined to their object: `describe-instances`, `get-value`, `list-buckets`.
+_QUERY_VERB_PREFIX = re.compile(r"^(?:list|describe|get|show)-[a-z]")
+QUERY_PROGRAMS = frozenset({"apt-cache", "apt-file", "dpkg-query", "journalctl", "lsb_release", "sw_vers",
+                            "systeminfo", "ver", "winver", "ipconfig", "getent", "locale", "timedatectl",
+                            "hostnamectl", "loginctl"})
+_QUERY_FLAGS = re.compile(r"^(?:dpkg\s+(?:-[lsLS]\b|--(?:list|status|listfiles|search)\b)|rpm\s+-q\w*|"
+                          r"pacman\s+-(?:Q\w*|S[sil]\w*)|dotnet\s+--(?:list-sdks|list-runtimes|info)\b|"
+                          r"wsl\s+(?:-l|--list|--status)\b|apt\s+(?:list|show|search|policy)\b|"
+                          r"brew\s+(?:list|info|search|outdated|--prefix)\b)")
+
+
+def is_query(words: Sequence[str]) -> bool:
+    """Whether a command (its words past prefixes and assignments) only asks a package manager or a
+    service's CLI what there is (`QUERY_CLIS`, `QUERY_PROGRAMS`)."""
+    if not words:
+        return False
+    program = words[0].rsplit("/", 1)[-1].lower().removesuffix(".exe")
+    if program in QUERY_PROGRAMS and not (program == "journalctl" and any(w.startswith("--vacuum") or w == "--rotate"
+                                                                          for w in words)):
+        return True
+    if _QUERY_FLAGS.match(" ".join([program, *words[1:]])):
+        return True
+    if program not in QUERY_CLIS:
+        return False
+    subs = []
+    for word in words[1:4]:
+        if word.startswith("-"):
+            break  # past the sub-commands: an option's value may be any word
+        subs.append(word.lower())
+    return any(word in QUERY_VERBS or _QUERY_VERB_PREFIX.match(word) for word in subs)
+
+
 # Steps that undo or abandon an attempt: what they restore is the state before it, not a fix.
 CLEAN_UP = (
     re.compile(r"^git (?:rebase|merge|cherry-pick|am|revert) --(?:abort|quit|skip)\b"),
@@ -176,6 +225,8 @@ def segment_kind(segment: str) -> StepKind:
         return StepKind.STATE_CHANGING  # `echo x > .env`, `cat a > b`: a file written, whatever printed it
     if "--version" in words[1:] or "--help" in words[1:]:
         return StepKind.READ_ONLY  # `corepack pnpm --version`: a look however it is started
+    if is_query(words):
+        return StepKind.READ_ONLY  # `winget list`, `gh pr view 12`, `dpkg -l`: what there is
     if program in READ_ONLY_PROGRAMS:
         if program == "find" and re.search(r"\s-(?:delete|exec)\b", segment):
             return StepKind.STATE_CHANGING

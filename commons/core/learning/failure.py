@@ -137,8 +137,9 @@ _HOOK_FINDING = re.compile(r"^-\s+(?!hook id:|exit code:|duration:)(.+)$")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]")
 
 
-# Codex's words before what a command printed when its sandbox ran it: framing, not the output.
-_SANDBOX_FRAME = re.compile(r"^failed in sandbox: (?=\S)", re.MULTILINE)
+# Codex's words before what a command printed when its sandbox ran it, and Gemini CLI's before a
+# shell command's output: framing, not the output.
+_SANDBOX_FRAME = re.compile(r"^(?:failed in sandbox|Output): (?=\S)", re.MULTILINE)
 # A console's rows padded with spaces to its width, captured with no line ends between them
 # (PowerShell under Gemini CLI): a run this long parts two rows, never two columns of a table.
 _ROW_PADDING = re.compile(r" {30,}")
@@ -191,9 +192,11 @@ def _ends_of(line: str) -> str:
 _PS_POSITION = re.compile(r"^(?:At )?\S+:\d+ \S+:\d+$")
 
 
-# The head of a record: the cmdlet and its message ("Invoke-WebRequest : <!DOCTYPE html>…").
-_PS_HEAD = re.compile(r"^[A-Z][\w.]*(?:-[A-Z]\w*)? : \S")
+# The head of a record: the cmdlet or program and its message ("Invoke-WebRequest : <!DOCTYPE html>…",
+# "docker : The term 'docker' is not recognized…").
+_PS_HEAD = re.compile(r"^[A-Za-z][\w.]*(?:-[A-Z]\w*)? : \S")
 PS_RECORD_LINES = 2000  # how far back a record's head is looked for: a message can be a whole web page
+PS_MESSAGE_LINES = 12  # a message wrapped over at most this many lines (a narrow console) is read whole
 
 
 def _powershell_record(lines: list[str]) -> str:
@@ -206,7 +209,9 @@ def _powershell_record(lines: list[str]) -> str:
                 head = next((k for k in range(i - 1, max(i - PS_RECORD_LINES, 0) - 1, -1)
                              if _PS_HEAD.match(lines[k]) or lines[k].startswith("+ ")), None)
                 if head is not None and _PS_HEAD.match(lines[head]):
-                    return lines[head]
+                    if i - head > PS_MESSAGE_LINES or not all(lines[head:i]):
+                        return lines[head]
+                    start = head  # a message a narrow console wrapped: read from its head
             parts = [part for part in lines[start:i] if part and not _EXIT.fullmatch(part)]
             message = " ".join(part for part in parts if not _NOISE.match(part))
             if message or parts:  # the record's message, or only the markup a request printed
@@ -478,17 +483,23 @@ _NOT_RUN = re.compile(
     r"|Bash command blocked|denied by policy|not allowed in plan mode|You are in Plan Mode"
     r"|Permission to use \S+ (?:has been|was) denied|user (?:rejected|declined|denied)",
     re.IGNORECASE | re.MULTILINE)
-# Commands whose non-zero exit is their answer ("no match", "not there").
+# Commands whose non-zero exit is their answer ("no match", "not there"), and the printers of a
+# file's lines, whose failure to open a guessed path says only that it is not there.
 PROBES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "which", "whereis", "test", "[", "[[", "diff", "cmp",
                     "ls", "find", "pgrep", "stat", "file", "type", "cat", "head", "tail", "readlink", "realpath",
-                    "test-path", "get-command", "where", "command"})
+                    "test-path", "get-command", "where", "command",
+                    "sed", "awk", "gawk", "mawk", "wc", "nl", "less", "more", "bat", "batcat", "xxd", "od", "hexdump"})
 _PROBE_ANSWER = re.compile(
     r"^(?:(?:Error:\s*)?Exit code -?\d+|Error|"
-    r"(?:\S+:\s+)*(?:cannot access|can't access|no such file or directory|not found|no matches found|"
+    r"(?:\S+:\s+)*(?:cannot access|can't access|can't read|cannot open|can't open|no such file or directory|"
+    r"not found|no matches found|"
     r"does not exist|no \S+ in \(|file not found)\b.*|.*: (?:No such file or directory|not found)|"
     r"\S+ not found|no matches found: .*|Binary files? \S+ (?:and \S+ )?differ|[<>] .*|---|\d+[acd]\d+.*|)$",
     re.IGNORECASE)
 _READ_MISSING = re.compile(r"^(?:<tool_use_error>)?File does not exist\b", re.IGNORECASE)
+# The file tools whose "File does not exist" is a guessed path's answer: a Read, and an edit of a file
+# that is not there (an edit changes a file; it does not make one, as Write does).
+_GUESSING_TOOLS = frozenset({"read", "edit", "multiedit"})
 
 
 # What a look answers when there is nothing to see: no repository, no commits, no such path, no
@@ -541,7 +552,7 @@ def not_a_failure(tool: str, command: str, output: str, failure: str) -> str:
     if inner is not None:
         # The sandbox reported the command's own non-zero exit as a denial: judged on what it printed.
         output, failure = inner, failure_line(inner, command)[0] if inner.strip() else ""
-    if tool.lower() == "read" and _READ_MISSING.match(output.strip()):
+    if tool.lower() in _GUESSING_TOOLS and _READ_MISSING.match(output.strip()):
         return "probe"
     if tool.lower() in _SHELLS and is_probe(command, output):
         return "probe"

@@ -27,7 +27,7 @@ import numpy as np
 
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
 from commons.core.learning.generalise import COMMON_WORDS, generalise
-from commons.core.learning.failure import segments
+from commons.core.learning.failure import program_of, segments, split_command
 from commons.core.learning.evidence import Evidence, Resolution, changes_something, is_proven, spelled_alike
 from commons.core.policy import Admitted, Danger, admit, classify_step, strip_injections
 from commons.core.policy import cut, scrub
@@ -222,10 +222,26 @@ def _same_package(command: str, failed: str) -> str:
     return " ".join(words)
 
 
+STEP_SHOWN = 70  # characters of a step a lesson shows
+
+
+def _past_where(command: str, failed: str) -> str:
+    """A step too long to show whole that went somewhere first (``cd x && cmd …``), shown by what
+    it ran: where it ran is the least of what it says, and its cut would leave little of the rest
+    (``cd C:~/app && powershell -Command '& 'C:\\Program…``). Kept whole when running there is all
+    that changed (the rest is the failed command itself)."""
+    parts = split_command(command)
+    if len(command) <= STEP_SHOWN or len(parts) < 2 or parts[0][1] != "&&" or program_of(parts[0][0]) not in {"cd", "pushd"}:
+        return command
+    rest = " ".join(f"{seg} {sep}" for seg, sep in parts[1:]).strip()
+    return command if " ".join(rest.split()) == " ".join(failed.split()) else rest
+
+
 def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tuple[str, str]:
     """(the step, generalised; what worked, in the past tense) for a proven fix."""
     command, _, params = res.command.partition(" (with ")
-    step = _clean(generalise(_same_package(command, failed), names), 70)
+    command = _past_where(command, failed)
+    step = _clean(generalise(_same_package(command, failed), names), STEP_SHOWN)
     if params:  # the call's parameters are the difference: cut the command, never them
         step = f"{_clean(generalise(_same_package(command, failed), names), 48)} (with {_clean(params, 60)}"
     tool, _, rest = res.command.partition(" ")
@@ -257,7 +273,7 @@ def _refuted_key(step: str, failed: str, names: Sequence[str]) -> str:
     refutes the Read another session proved."""
     if step.partition(" ")[0].lower() == "read":
         return "Read <path>"
-    return _clean(generalise(_same_package(step, failed), names), 70)
+    return _clean(generalise(_same_package(_past_where(step, failed), failed), names), STEP_SHOWN)
 
 
 # A fix must be proven in this share of the sessions that met the failure and tried it again.
