@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from commons.ingest.corrections import (
-    _DONE_PATTERN, _IGNORECASE_ODD, _OPENING, _STILL, ascii_apostrophes, claims_done, is_correction,
+    _DONE_ELSEWHERE, _DONE_PATTERN, _IGNORECASE_ODD, _OPENING, _STILL, ascii_apostrophes, claims_done, is_correction,
     is_person_text, rejection_words,
 )
 
@@ -158,21 +158,25 @@ def test_a_contradiction_of_a_claimed_done_is_told_from_a_new_request():
     assert not contradicts("how do errors get logged?")
 
 
-# claims_done asks its regex (with a lookahead of first letters) only of a text holding one of its
-# words: neither may change an answer of the plain regex.
+# claims_done asks its regexes (with a lookahead of first letters) only of a text holding one of
+# their words: neither may change an answer of the plain regexes, English and the other languages'.
 _DONE = re.compile(_DONE_PATTERN, re.IGNORECASE | re.VERBOSE)
+
+
+def plain_claims_done(text: str) -> bool:
+    return bool(_DONE.search(ascii_apostrophes(text))) or bool(_DONE_ELSEWHERE.search(text))
 
 @settings(max_examples=300, deadline=None)
 @given(st.from_regex(_DONE), st.text(max_size=40), st.text(max_size=40))
 def test_claims_done_finds_every_claim_its_regex_finds(claim, before, after):
     for text in (claim, before + claim + after):  # around it, a letter may undo a \b
-        assert claims_done(text) == bool(_DONE.search(ascii_apostrophes(text)))
+        assert claims_done(text) == plain_claims_done(text)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("doneFIXEDpasworkgrmvcitl \u0130\u0131\u017f\u212a\u2019'")), max_size=60))
 def test_claims_done_agrees_with_its_regex_on_any_text(text):
-    assert claims_done(text) == bool(_DONE.search(ascii_apostrophes(text)))
+    assert claims_done(text) == plain_claims_done(text)
 
 
 def test_the_letters_ignorecase_folds_onto_ascii_are_all_searched():
