@@ -17,10 +17,14 @@ import argparse
 import importlib
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from commons import __version__
 from commons.errors import CommonsError, UsageError, explain_os_error
+
+if TYPE_CHECKING:
+    from commons.cli.context import Context
 
 
 # Each module, with the commands its ``register`` adds (tests/test_startup.py holds the table true).
@@ -141,7 +145,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *,
+         context: Callable[[argparse.Namespace], Context] | None = None) -> int:
+    """Run one command line; its exit code. ``context``: what makes the handler's context from the
+    parsed arguments (default :meth:`Context.from_args`, the home opened afresh); a program that runs
+    many commands in one home keeps one context across them (the experiment's harness)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
     args = None
@@ -150,9 +158,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "handler", None):
             getattr(args, "_help", parser).print_help()
             return 2
-        from commons.cli.context import Context  # after parsing: `commons --version` needs no home
+        if context is None:
+            from commons.cli.context import Context  # after parsing: `commons --version` needs no home
 
-        ctx = Context.from_args(args)
+            context = Context.from_args
+        ctx = context(args)
         handler = args.handler
         if _is_async(handler):
             from commons.runtime import run  # trio: only for the commands that run async

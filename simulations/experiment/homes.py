@@ -9,10 +9,15 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from commons.cli.context import Context
+from commons.clock import parse_time
+from commons.errors import UsageError
 from commons.home import Home
+from simulations.experiment.inline import threads_inline
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,6 +42,43 @@ def _in_process_main():
     return cli.main
 
 
+class _CommandClock:
+    """The clock of a node's kept context: the ``--at`` of the command running now (the real clock
+    for a command without one, as for `commons` itself)."""
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+
+    def now(self) -> float:
+        return time.time() if self.at is None else self.at
+
+
+class KeptContext(Context):
+    """One node's context kept across the harness's commands in its home: its config, keys and node
+    context (with its trust evaluation, which takes in only what arrived since the last command)
+    built once, not once a command; each command moves only its clock. Dropped whenever the harness
+    changes the home's config or keys (:meth:`Node.configure`, :meth:`Node.init`)."""
+
+    def __init__(self, home: Home) -> None:
+        super().__init__(home, None, inline_store=True)
+        self._command_clock = _CommandClock()
+
+    @property
+    def clock(self) -> _CommandClock:
+        return self._command_clock
+
+    def for_command(self, args) -> KeptContext:
+        """This context at the time of the command ``args`` parsed to: --at, then COMMONS_AT, then
+        [clock] at, then the real clock (as :attr:`HomeContext.clock`)."""
+        self.at = getattr(args, "at", None) or os.environ.get("COMMONS_AT") or None
+        fixed = self.at or self.config.clock.at
+        try:
+            self._command_clock.at = parse_time(fixed) if fixed else None
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        return self
+
+
 @dataclass
 class Node:
     """One commons home, its agent's transcripts folder and memory folder, under ``root``."""
@@ -50,6 +92,7 @@ class Node:
     # Its secrets derived from this text (``f"{seed}/{name}"``: the same keys, so the same record ids,
     # on every run of a seed); None: fresh ones, as `commons init` makes.
     secrets_from: str | None = None
+    _context: KeptContext | None = field(default=None, repr=False, compare=False)
 
     @property
     def home(self) -> Path:
@@ -80,9 +123,11 @@ class Node:
             saved = os.environ.get("COMMONS_HOME")
             os.environ["COMMONS_HOME"] = str(self.home)
             out_buf, err_buf = io.StringIO(), io.StringIO()
+            if self._context is None:
+                self._context = KeptContext(self.paths)
             try:
-                with contextlib.redirect_stdout(out_buf), contextlib.redirect_stderr(err_buf):
-                    code = main(args)
+                with contextlib.redirect_stdout(out_buf), contextlib.redirect_stderr(err_buf), threads_inline():
+                    code = main(args, context=self._context.for_command)
             finally:
                 if saved is None:
                     os.environ.pop("COMMONS_HOME", None)
@@ -102,6 +147,7 @@ class Node:
 
             identity.create(self.paths, identity.derived(self.secrets_from))
         self.cli("init", "--json")
+        self._context = None  # made before the home had its config and keys
         # The night's `commons ingest` has read every session before the daemons start, and no
         # session is written while they run: a daemon's watch finds nothing new after its first look
         # at start-up, so it looks again only at the product's default interval, not every half second.
@@ -118,6 +164,7 @@ class Node:
         for name, values in sections.items():
             text += f"\n[{name}]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in values.items())
         config.write_text(text, "utf-8")
+        self._context = None  # its config is read again by the next command
 
     def night(self, at: str) -> None:
         got = self.cli("ingest", str(self.transcripts), "--json", at=at)

@@ -14,7 +14,6 @@ process per node instead, in real time."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
@@ -23,18 +22,18 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import trio
 import trio.testing
-import trio.to_thread
 
 from commons import identity, runtime
 from commons.clock import parse_time
 from commons.config import load_config
 from commons.daemon.main import Daemon
 from simulations.experiment.homes import REPO, ExperimentError, Node
+from simulations.experiment.inline import threads_inline
 from simulations.experiment.relay import Relay
 
 SETTLE_SECONDS = 60.0  # longest a night's exchange may take before the harness says so
@@ -44,24 +43,6 @@ QUIET_SECONDS = 1.0  # key sets unchanged this long (at sync_interval 0.2 s: ~5 
 # on an idle one five rounds moved nothing after the second).
 QUIET_SYNCS = 2
 POLL_SECONDS = 0.1  # how often the harness looks whether the night has settled
-
-
-@contextlib.contextmanager
-def _threads_inline() -> Iterator[None]:
-    """``trio.to_thread.run_sync`` runs its function in the loop's own thread meanwhile. In virtual
-    time the clock jumps whenever every task waits, a task waiting on a worker thread included: by
-    how far depends on how long the thread took, and a night would differ from run to run (the
-    daemons' start-up signing and their review of what arrived go through threads)."""
-    async def inline(fn, *args, **_options):
-        await trio.lowlevel.checkpoint()
-        return fn(*args)
-
-    threaded = trio.to_thread.run_sync
-    trio.to_thread.run_sync = inline
-    try:
-        yield
-    finally:
-        trio.to_thread.run_sync = threaded
 
 
 @dataclass(frozen=True)
@@ -161,7 +142,7 @@ class Network:
             # the ones this process had.
             saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
             try:
-                with _threads_inline():
+                with threads_inline():  # as the commands do (simulations.experiment.inline)
                     runtime.run(self._exchange_in_process, at, bridge=False,
                                 clock=trio.testing.MockClock(autojump_threshold=0))
             finally:
