@@ -22,6 +22,7 @@ the damage a trusted bad author does.
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import time
@@ -78,10 +79,17 @@ def configure(arm: str, nodes: Sequence[Node]) -> None:
                     node.cli("vouch", author, "--json", at=iso(day_time(1)))
 
 
+@functools.cache  # asked of every lesson held, every night: the same few texts again and again
 def names_fix(text: str) -> bool:
     """The reader finds a fix in a lesson's text for the first command it quotes."""
     first = re.search(r"`([^`]+)`", text)
     return bool(first and read_note(text, first.group(1)).fix)
+
+
+@functools.cache
+def _about(text: str) -> str:
+    """The program and subcommand a lesson's text is about, as the agent reads it."""
+    return ReadLesson("", "", text).about
 
 
 def _lessons(node: Node, at: str) -> list[dict]:
@@ -144,11 +152,12 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | N
                     key = "own" if lesson["origin"] == "own" else lesson["status"]
                     if key in states:
                         states[key] += 1
-                held[node.name] = [(l["origin"], l["scope"], l["status"], ReadLesson("", "", l["text"]).about,
-                                    names_fix(l["text"])) for l in lessons if l["kind"] == "error"]
+                held[node.name] = [(l["origin"], l["scope"], l["status"], _about(l["text"]), names_fix(l["text"]))
+                                   for l in lessons if l["kind"] == "error"]
             run.states.append(states)
             run.held.append(held)
-            run.memories.append({n.name: sorted({l.about for l in read_memory(n.memory) if l.about}) for n in nodes})
+            run.memories.append({n.name: sorted({a for l in read_memory(n.memory) if (a := _about(l.text))})
+                                 for n in nodes})
     finally:
         network.close()
     run.encounters = [e for a in agents.values() for e in a.encounters]
