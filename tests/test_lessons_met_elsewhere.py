@@ -13,12 +13,13 @@ from commons.demo.sessions._build import Session, npm_ci_no_lockfile
 from commons.ingest.lessons_report import read_all
 
 
-def npm_ci_once(folder: Path) -> list:
-    s = Session("x", 5, "npm-ci", "/home/dev/src/shop", "main", 10)
-    s.path = folder / "npm-ci.jsonl"
+def npm_ci_met(folder: Path, day: int, project: str, fix: str) -> list:
+    """One session in which ``npm ci`` fails for want of a lockfile and ``fix`` then works."""
+    s = Session("x", day, f"npm-ci-{day}", f"/home/dev/src/{project}", "main", 10)
+    s.path = folder / f"npm-ci-{day}.jsonl"
     s.user("set up the CI install step and make sure it works locally")
     s.bash("npm ci", "Clean install dependencies", npm_ci_no_lockfile("/home/dev"), exit_code=1)
-    s.bash("npm install", "Install and write the lockfile", "added 212 packages, and audited 213 packages in 4s")
+    s.bash(fix, "Install another way", "added 212 packages, and audited 213 packages in 4s")
     s.write()
     return read_all([s.path])
 
@@ -30,27 +31,17 @@ def _error_lessons(episodes: list, elsewhere: tuple[str, ...]) -> list:
 
 
 def test_one_meeting_of_a_failure_a_received_lesson_predicts_is_a_lesson_with_this_nodes_fix(tmp_path):
-    episodes = npm_ci_once(tmp_path)
+    episodes = npm_ci_met(tmp_path, 5, "shop", "npm install")
     # What a peer's lesson on it predicts: the same failure, met under another fix (a quirk's).
-    (theirs,) = _error_lessons(episodes + npm_ci_once_more(tmp_path), ())
+    (theirs,) = _error_lessons(episodes + npm_ci_met(tmp_path, 6, "atlas", "npm ci --legacy-peer-deps"), ())
     (lesson,) = _error_lessons(episodes, (lesson_cluster_text(theirs),))
     assert "`npm install` succeeded after it (1 session)" in lesson.text
     assert lesson.seen == 1
 
 
 def test_one_meeting_of_a_failure_nothing_received_predicts_waits_for_its_repeat(tmp_path):
-    episodes = npm_ci_once(tmp_path)
+    episodes = npm_ci_met(tmp_path, 5, "shop", "npm install")
     other = "shell\nerror: externally-managed-environment"
     assert [e for e in episodes if isinstance(e, ErrorEpisode)]
     assert _error_lessons(episodes, ()) == []
     assert _error_lessons(episodes, (other,)) == []
-
-
-def npm_ci_once_more(folder: Path) -> list:
-    s = Session("x", 6, "npm-ci-again", "/home/dev/src/atlas", "main", 10)
-    s.path = folder / "npm-ci-again.jsonl"
-    s.user("make the docs install step work")
-    s.bash("npm ci", "Clean install dependencies", npm_ci_no_lockfile("/home/dev"), exit_code=1)
-    s.bash("npm ci --legacy-peer-deps", "Try the legacy resolver", "added 212 packages in 5s")
-    s.write()
-    return read_all([s.path])
