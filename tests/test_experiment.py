@@ -228,6 +228,27 @@ def test_an_over_general_lesson_misleads_on_a_pitfall_that_shares_its_command(tm
     assert agent.encounters[-1].outcome is Outcome.MISLED
 
 
+def _memory_of(folder: Path, texts: list[str]) -> Path:
+    folder.mkdir(parents=True)
+    names = [f"commons-{i:012d}.md" for i in range(len(texts))]
+    (folder / "MEMORY.md").write_text("# Memory\n\n" + "".join(f"- [a lesson]({n})\n" for n in names))
+    for i, (name, text) in enumerate(zip(names, texts)):
+        (folder / name).write_text(f'---\nid: "{i}"\nlayer: "common"\n---\n\n{text}\n')
+    return folder
+
+
+def test_two_lessons_on_pip_install_each_lead_to_its_own_fix_whichever_is_listed_first(tmp_path):
+    world = World()
+    uv = _lesson_from_sessions(tmp_path / "uv", "pip-externally-managed", world)
+    pg = _lesson_from_sessions(tmp_path / "pg", "pip-pg-config", world)
+    assert "for psycopg2" in pg and " for " not in uv.partition(";")[2]  # commons' own words say which packages
+    for order, texts in enumerate(([uv, pg], [pg, uv])):
+        agent = Agent("bo", "/home/bo/src/app", tmp_path / f"bo{order}", _memory_of(tmp_path / f"mem{order}", texts),
+                      world, compliance=1.0)
+        agent.work(5, [(PITFALLS["pip-pg-config"], "psycopg2"), (PITFALLS["pip-externally-managed"], "attrs")])
+        assert [e.outcome for e in agent.encounters] == [Outcome.AVOIDED, Outcome.AVOIDED], texts
+
+
 def test_a_lesson_naming_a_dangerous_way_round_harms_whoever_follows_it_and_a_warned_one_is_not_followed(tmp_path):
     world = World()
     pitfall = PITFALLS["pre-commit-black"]

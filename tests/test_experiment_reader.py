@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from simulations.experiment.paraphrases import NO_ADVICE, OTHER_COMMANDS, PARAPHRASES, reader_figures
-from simulations.experiment.reader import advice_for, read_note
+from simulations.experiment.reader import advice_for, names_my_value, read_note
 
 CASES = [(mine, fix, note) for mine, fix, notes in PARAPHRASES for note in notes]
 
@@ -74,3 +74,22 @@ def test_a_file_placeholder_is_filled_from_the_files_touched_and_never_from_othe
     assert advice_for(note, 'git commit -m "refactor cli"', ("src/cli.py",)) == "black src/cli.py"
     # A commit with no file formatted in the task: the commit message is not a file to run black on.
     assert advice_for(note, 'git commit -am "fix stuff"') == ""
+
+
+@pytest.mark.parametrize("note", [
+    "`pip install` failed with \"pg_config executable not found\"; `pip install <package>-binary` succeeded after it, "
+    "for psycopg2 and psycopg (2 of 2 sessions).",
+    "For psycopg2 or psycopg, a plain `pip install` dies on the missing pg_config; `pip install <package>-binary` works.",
+    "Installing psycopg2 with `pip install` needs pg_config, which is not here: use `pip install <package>-binary`, "
+    "seen for psycopg2, psycopg.",
+])
+def test_a_note_seen_for_some_packages_is_advice_for_those_and_not_for_another(note):
+    assert advice_for(note, "pip install psycopg2") == "pip install psycopg2-binary"
+    assert names_my_value(note, "pip install psycopg2")
+    assert advice_for(note, "pip install httpx") == ""
+
+
+def test_a_note_for_any_package_is_advice_for_every_one_and_names_no_value():
+    note = "`pip install` is refused here for any package (externally managed); `uv add <package>` works instead."
+    assert advice_for(note, "pip install httpx") == "uv add httpx"
+    assert not names_my_value(note, "pip install httpx")

@@ -63,10 +63,25 @@ def test_compose_v1_after_v2_failed_is_the_fix_named_for_any_service(tmp_path):
     assert lesson.scope is Scope.SHARED
 
 
-def test_the_binary_wheel_after_a_source_build_failed_is_the_fix_named_for_any_package(tmp_path):
+def test_the_binary_wheel_after_a_source_build_failed_is_one_fix_that_names_the_packages_it_was_seen_for(tmp_path):
     (lesson,) = error_lessons([binary_wheel(tmp_path, 3, "shop", "psycopg2"), binary_wheel(tmp_path, 6, "atlas", "psycopg")])
     assert lesson.text == ("`pip install` failed with \"Error: pg_config executable not found.\"; "
-                           "`pip install <package>-binary` succeeded after it (2 of 2 sessions).")
+                           "`pip install <package>-binary` succeeded after it, for psycopg2 and psycopg (2 of 2 sessions).")
+
+
+def test_a_package_met_again_names_the_binary_wheel_lesson_the_same(tmp_path):
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+    first = binary_wheel(tmp_path / "a", 3, "shop", "psycopg2")
+    once = error_lessons([first, binary_wheel(tmp_path / "b", 6, "atlas", "psycopg2")])
+    more = error_lessons([first, binary_wheel(tmp_path / "c", 6, "atlas", "psycopg")])
+    assert "for psycopg2 (2 of 2 sessions)" in once[0].text
+    assert once[0].id == more[0].id  # which packages it was seen for is no part of its name
+
+
+def test_another_tool_for_any_package_names_no_packages(tmp_path):
+    (lesson,) = error_lessons([externally_managed(tmp_path, 4, "shop", "httpx"), externally_managed(tmp_path, 7, "atlas", "rich")])
+    assert lesson.text.endswith("`uv add <package>` succeeded after it (2 of 2 sessions).")
 
 
 def test_two_causes_of_a_failed_pip_install_are_two_lessons_each_with_its_own_fix(tmp_path):

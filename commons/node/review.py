@@ -42,7 +42,8 @@ from commons.core.learning import Call, Cause, Evidence, Prediction, PredictionS
 from commons.core.learning import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from commons.core.learning import fix_named_in_text, fix_outcome, is_proven
 from commons.core.learning import Lesson as LocalLesson
-from commons.core.records import Fix, Lesson, Outcome, Scope, SignedRecord, Verification, day_of
+from commons.core.learning.lessons import lesson_cluster_text
+from commons.core.records import Fix, Lesson, LessonKind, Outcome, Scope, SignedRecord, Verification, day_of
 from commons.core.trust import LessonStatus
 from commons.node import publish
 from commons.node import trust
@@ -86,6 +87,18 @@ def stand_in(signed: SignedRecord) -> LocalLesson:
         id=signed.id.hex(), kind=record.kind, text=record.text, scope=record.scope, topics=record.topics,
         gist=situation, triggers=triggers_of(situation), outcome=record.prediction.outcome, episodes=(),
         provenance=(), strength=1.0, strength_at=0.0, touched=0.0, seen=1, created=0.0)
+
+
+async def met_elsewhere(store: Store, node: NodeContext, now: float) -> tuple[str, ...]:
+    """The failures the error lessons received from peers predict, candidate or common, as the
+    core's sleep clusters a failure (``lesson_cluster_text``): the commons met each elsewhere, so
+    one meeting here is a repeat (``commons.core.learning.sleep``, pass 2). None without an identity."""
+    if node.trust is None:
+        return ()
+    held = await node.trust.held(store, now)
+    return tuple(dict.fromkeys(lesson_cluster_text(stand_in(signed))
+                               for signed in held.received_lessons(LessonStatus.CANDIDATE, LessonStatus.COMMON)
+                               if signed.record.kind is LessonKind.ERROR))
 
 
 def _prediction(lesson: LocalLesson, made: float, expires: float) -> Prediction:

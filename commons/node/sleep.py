@@ -119,13 +119,15 @@ class Night:
 
 def _night(state: SleepState, episodes: Sequence, now: float, node: NodeContext, *,
            rendered_in: dict[str, dict[str, float]], touched: dict[str, float], vetoed_ids: set[str],
-           vetoed_keys: set[str], nights: Sequence[float] = (), progress: Progress | None = None) -> Night:
+           vetoed_keys: set[str], nights: Sequence[float] = (), progress: Progress | None = None,
+           elsewhere: Sequence[str] = ()) -> Night:
     """The CPU-bound part (run in a worker thread): the nights of ``nights`` (a first sleep's
     history) then tonight's, through the core's sleep, then vetoes applied.
 
     ``rendered_in``: lesson id → {project: since}. A prediction counts as prevented only in a
     session whose own project's memory had the lesson (the target says which project a session's
-    working directory is: ``NodeContext.target.project_of``)."""
+    working directory is: ``NodeContext.target.project_of``). ``elsewhere``: the failures lessons
+    received from peers predict (``review.met_elsewhere``), for tonight's pass over new episodes."""
     rendered_since = RenderedWhere(rendered_in, {e.uid: node.target.project_of(e.project) for e in episodes
                                                  if isinstance(e, SessionEpisode) and e.project})
     projects = project_names(e.project for e in episodes if isinstance(e, SessionEpisode) and e.project)
@@ -141,7 +143,7 @@ def _night(state: SleepState, episodes: Sequence, now: float, node: NodeContext,
         history = History(len(nights), nights[0], nights[-1], now)
     result = run_night(state, episodes, now, node.sleep, hash_episode=node.hash_episode,
                         rendered_since=rendered_since, write_text=node.write_text,
-                        episode_touched=touched, project_names=projects)
+                        episode_touched=touched, project_names=projects, elsewhere=elsewhere)
     final = {lesson.id: lesson for lesson in result.state.lessons}
     every = history_events + result.events
     suppressed = {e.lesson.id for e in every if isinstance(e, LessonLearned)
@@ -218,10 +220,12 @@ async def sleep(store: Store, node: NodeContext, now: float, *, progress: Progre
     touched = await ls.episode_touches(store)
     first = await ls.last_sleep_at(store) is None
     nights = history_nights([s.episode.at for s in loaded], now) if first else []
+    elsewhere = await review.met_elsewhere(store, node, now)
     loaded_at = time.perf_counter()
     night = await trio.to_thread.run_sync(partial(
         _night, state, [s.episode for s in loaded], now, node, rendered_in=rendered_in,
-        touched=touched, vetoed_ids=vetoed_ids, vetoed_keys=vetoed_keys, nights=nights, progress=progress))
+        touched=touched, vetoed_ids=vetoed_ids, vetoed_keys=vetoed_keys, nights=nights, progress=progress,
+        elsewhere=elsewhere))
     slept_at = time.perf_counter()
     await _apply(store, night, keys, now)
     counts = Counter(_COUNT_NAMES[type(e)] for e in night.events)

@@ -17,6 +17,9 @@ worked instead? As a person reads, it starts from what it knows, its own command
   ("failed", "is blocked") is no fix, nor one the words only describe ("`git status` showed …").
 * **A warned fix is not followed**: a note that says its fix destroys, deletes or disables
   something is a warning, not advice.
+* **Which ones**: a note whose fix has a placeholder and that says which values it was seen for
+  ("…, for psycopg2 and psycopg") is about those: for a value of mine not among them, it is no
+  advice; for one among them, it is nearer my case than a note for any value (`names_my_value`).
 * **Placeholders** (``<package>``, ``{x}``, ``PACKAGE``) are filled from my command; one that
   names a file (``<path>``, ``<file>``) from the files my task has touched, which I know, or a
   file my command names; with neither, I have no file to give it, and the fix is nothing I can run.
@@ -244,10 +247,46 @@ def fill(fix: str, failed: str, mine: str, touched: tuple[str, ...] = ()) -> str
     return " ".join(shlex.quote(w) if w and not re.fullmatch(r"[\w./@%+:=,~&|;<>{}-]+", w) else w for w in out)
 
 
+# "…, for psycopg2 and psycopg": the values a note was seen for (words, not "for the CI", "for any package").
+_SEEN_FOR = re.compile(r"\bfor\s+([\w.+-]+(?:(?:\s*,\s*|,?\s+(?:and|or)\s+)[\w.+-]+)*)", re.IGNORECASE)
+_NO_VALUES = frozenset({"a", "an", "the", "any", "every", "all", "each", "this", "that", "these", "those", "it",
+                        "them", "me", "you", "us", "now", "example", "instance", "some", "one", "other", "another",
+                        "my", "your", "our", "its", "their", "no", "good", "sure", "which", "what", "whatever"})
+
+
+def values_named(text: str) -> frozenset[str]:
+    """The values a note says it was seen for ("for psycopg2 and psycopg"); none when it names none."""
+    found: set[str] = set()
+    for m in _SEEN_FOR.finditer(text):
+        items = [w for w in re.split(r"\s*,\s*|,?\s+(?:and|or)\s+", m.group(1)) if w]
+        # The list ends where the sentence goes on ("for psycopg2 or psycopg, a plain …").
+        ends = next((i for i, w in enumerate(items) if w.lower() in _NO_VALUES or w.isdigit()), len(items))
+        found.update(w.lower().strip(".") for w in items[:ends])
+    return frozenset(found)
+
+
+def _mine_among(advice: Advice, text: str, mine: str) -> bool | None:
+    """Whether the value my command gives a note's placeholder is one it says it was seen for
+    (None: its fix has no placeholder, or it names no values)."""
+    if not any(_PLACEHOLDER.match(w) or _IN_WORD.search(w) for w in words(advice.fix)):
+        return None
+    values = values_named(text)
+    if not values:
+        return None
+    named = set(words(advice.failed)) | set(words(advice.fix))
+    return any(w.lower() in values for w in words(mine) if w not in named and not w.startswith("-"))
+
+
+def names_my_value(text: str, mine: str) -> bool:
+    """The note says it was seen for the value my command has (nearer my case than one for any)."""
+    advice = read_note(text, mine)
+    return bool(advice.about and advice.fix and _mine_among(advice, text, mine))
+
+
 def advice_for(text: str, mine: str, touched: tuple[str, ...] = ()) -> str:
     """The command a note tells an agent about to run ``mine`` (its task having changed the files
     ``touched``) to run instead ('' if none)."""
     advice = read_note(text, mine)
-    if not advice.about or not advice.fix or advice.warned:
+    if not advice.about or not advice.fix or advice.warned or _mine_among(advice, text, mine) is False:
         return ""
     return fill(advice.fix, advice.failed, mine, touched)

@@ -342,6 +342,32 @@ def _fit(prefix: str, quote: str, suffix: str) -> str:
     return f"{prefix}\"{quote}\"{suffix}"
 
 
+_VARIANT = re.compile(r"<package>[-.\w]")  # the package in another build: `<package>-binary`
+VARIANT_PACKAGES_SHOWN = 4
+
+
+def _variant_packages(errors: Sequence[ErrorEpisode], step: str) -> tuple[str, ...]:
+    """The packages a fix that is the failed package in another build (``pip install
+    <package>-binary``) was seen for, in the order first met: such a fix is about those packages
+    (a driver that builds against a library), not every install, so the lesson says which. A fix
+    that is another tool for any package (``uv add <package>``) names none."""
+    if not _VARIANT.search(step):
+        return ()
+    found: dict[str, None] = {}
+    for e in sorted(errors, key=lambda e: e.at):
+        head, words = command_head("bash", e.failed).split(), e.failed.split()
+        if not head or words[:len(head)] != head:
+            continue  # the install was part of a longer command: its other words are no packages
+        for word in words[len(head):]:
+            if re.fullmatch(r"[A-Za-z0-9][\w.-]*", word):
+                found[word.lower()] = None
+    return tuple(found)[:VARIANT_PACKAGES_SHOWN]
+
+
+def _and(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
 def _error_text(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> str:
     err = errors[0]
     head = _clean(head_of(err), 60) or err.tool
@@ -357,7 +383,9 @@ def _error_text(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> str:
         suffix = (f"; only a step that {fix.danger.kind.value} was seen to work, not named here"
                   f"{_sessions_tail(len(sessions), fix.sessions)}.")
     elif fix is not None:
-        suffix = f"; {fix.said}{_sessions_tail(len(sessions), fix.sessions)}."
+        seen_for = _variant_packages(errors, fix.step)
+        for_which = f", for {_and(seen_for)}" if seen_for else ""
+        suffix = f"; {fix.said}{for_which}{_sessions_tail(len(sessions), fix.sessions)}."
     else:
         count = f" ({len(errors)} times in {len(sessions)} session{'s' if len(sessions) != 1 else ''})" \
             if len(errors) > 1 else ""

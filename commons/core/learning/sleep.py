@@ -17,7 +17,9 @@ The passes, in order:
    corrections cluster and join apart, so an error lesson keeps what worked after the failure. A
    correction is a lesson (the person said so); a cluster of errors is one only when the error
    repeated (≥ 2 episodes), and not when it is one session's work in progress. A single error waits, unabsorbed, for its repeat —
-   until it decays away.
+   until it decays away — unless the commons met it elsewhere: a failure a lesson received from a
+   peer predicts (``elsewhere``) has repeated, there and here, and is a lesson after one meeting,
+   with this node's own fix.
 3. **Verify.** Open predictions are judged against later episodes (see ``predictions``).
    Confirmed or prevented: +0.5; failed: −0.5; expired: no change. A lesson *contradicted* where it
    was acted on (the fix it names failed, or its failing command ran and did not fail) is archived
@@ -253,8 +255,9 @@ def _leader_clusters(vectors: np.ndarray, threshold: float, block: int = 512) ->
 
 def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, params: SleepParams, *,
           hash_episode: Callable[[str], bytes], write_text: WriteText | None,
-          project_names: Sequence[str]) -> list[Event]:
-    """Pass 2: absorb unabsorbed surprises into lessons (mutates ``lessons``), return events."""
+          project_names: Sequence[str], elsewhere: Sequence[str] = ()) -> list[Event]:
+    """Pass 2: absorb unabsorbed surprises into lessons (mutates ``lessons``), return events.
+    ``elsewhere``: failures met elsewhere, as `lesson_cluster_text` gives a received lesson's."""
     absorbed = {uid for lesson in lessons.values() for uid in lesson.episodes}
     pending: list[Surprise] = sorted(
         (e for e in live if isinstance(e, ErrorEpisode | CorrectionEpisode) and e.uid not in absorbed),
@@ -301,11 +304,14 @@ def learn(lessons: dict[str, Lesson], live: Sequence[Episode], now: float, param
     clusters = [[rows[i] for i in cluster]
                 for rows in groups.values()
                 for cluster in _leader_clusters(vecs[rows], params.join_cosine)]
+    met_elsewhere = embed_many(list(elsewhere)) if elsewhere else None
     for cluster in sorted(clusters):
         eps = [pending[i] for i in cluster]
         has_correction = any(isinstance(e, CorrectionEpisode) for e in eps)
-        if not has_correction and len(eps) < params.error_min_repeats:
-            continue  # an error must repeat before it is a lesson
+        if not has_correction and len(eps) < params.error_min_repeats and not (
+                met_elsewhere is not None and not blocks[cluster[0]]
+                and float((met_elsewhere @ vecs[cluster[0]]).max()) >= params.join_cosine):
+            continue  # an error must repeat (here, or here and elsewhere) before it is a lesson
         if not has_correction and work_in_progress(eps, project_names):
             continue  # the failures of one session's unfinished work are not yet a pitfall
         if not has_correction and blocks[cluster[0]] and nothing_to_learn(eps):
@@ -512,7 +518,7 @@ def run_night(state: SleepState, episodes: Sequence[Episode], now: float,
           params: SleepParams = SleepParams(), *, hash_episode: Callable[[str], bytes],
           rendered_since: Mapping[str, float] | None = None, write_text: WriteText | None = None,
           episode_touched: Mapping[str, float] | None = None,
-          project_names: Sequence[str] = ()) -> SleepResult:
+          project_names: Sequence[str] = (), elsewhere: Sequence[str] = ()) -> SleepResult:
     """One night: decay, lessons, verify, predict. Pure; see the module docstring.
 
     ``episodes``: every episode the store still holds live (sleep skips those it archived before).
@@ -520,6 +526,8 @@ def run_night(state: SleepState, episodes: Sequence[Episode], now: float,
     ``rendered_since``: lesson id → time since which the lesson is in the agent's memory folder.
     ``write_text``: optional model hook; its text is used only if it passes the safety checks.
     ``project_names``: words naming the owner's projects; a lesson that names one is local.
+    ``elsewhere``: the failures lessons received from peers predict (`lesson_cluster_text`): one
+    meeting of one of them here is a repeat.
     """
     if not callable(hash_episode):
         raise TypeError("sleep(): hash_episode must be a callable uid -> bytes (API misuse)")
@@ -529,7 +537,7 @@ def run_night(state: SleepState, episodes: Sequence[Episode], now: float,
     events: list[Event] = list(episode_events)
     events += archive_weak(lessons, now, params)
     events += learn(lessons, live, now, params, hash_episode=hash_episode, write_text=write_text,
-                    project_names=project_names)
+                    project_names=project_names, elsewhere=elsewhere)
     still_open, verify_events = judge(lessons, list(state.predictions), live, now, params,
                                       rendered_since or {})
     events += verify_events
