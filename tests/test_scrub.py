@@ -220,3 +220,30 @@ def test_findings_of_a_short_text_are_kept_and_a_long_text_is_scanned_each_time(
     size = scrubber.findings.cache_info().currsize
     assert scrubber.findings(long) == scrubber.findings.__wrapped__(long) and scrubber.findings(long)
     assert scrubber.findings.cache_info().currsize == size
+
+
+def test_a_text_any_anchor_matches_is_seen_by_the_one_pass_over_all_anchors():
+    # The one pass (scrubber._ANY_ANCHOR) lets a text that no anchor matches skip them all: it must
+    # see every text that one of them matches, each anchor with its own flags.
+    from commons.core.policy import scrubber
+    from tests.privacy.corpus import cases
+
+    texts = [c.text for c in cases()] + [
+        "Contact: Jane Doe", "see /home/alice/src", "ghp_" + "a" * 36, "key is hunter2", "12 Baker Street",
+        "Hauptstraße 5", "call 555-123-4567", "10.0.0.12", "db.internal.example", "fe80::1", "Hi Bob",
+    ]
+    seen = 0
+    for text in texts:
+        if any(a.search(text) for a, _, _ in scrubber._ANCHORS):
+            seen += 1
+            assert scrubber._ANY_ANCHOR.search(text) is not None, text
+    assert seen >= 10
+
+
+def test_an_anchor_with_flags_keeps_them_inside_the_one_pass():
+    import re
+
+    from commons.core.policy.rule import scoped
+
+    joined = re.compile("|".join([scoped(re.compile("xyz")), scoped(re.compile("hello", re.IGNORECASE))]))
+    assert joined.search("say HeLLo") and not joined.search("XYZ")

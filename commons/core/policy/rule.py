@@ -177,6 +177,16 @@ def literal(pattern: re.Pattern[str]) -> str | None:
 _META = frozenset(".^$*+?{}[]\\|()")
 
 
+_INLINE = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.VERBOSE, "x"))
+
+
+def scoped(pattern: re.Pattern[str]) -> str:
+    """``pattern`` as one alternative of a larger pattern: a group with its own flags, so that
+    joined with others by ``|`` it matches just where it matches alone."""
+    flags = "".join(letter for flag, letter in _INLINE if pattern.flags & flag)
+    return f"(?{flags}:{pattern.pattern})" if flags else f"(?:{pattern.pattern})"
+
+
 @functools.lru_cache(maxsize=None)
 def lead(pattern: re.Pattern[str]) -> str | None:
     """The literal text every match of an anchor pattern starts with (``gh[pousr]_`` → ``gh``),
