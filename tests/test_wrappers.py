@@ -10,7 +10,7 @@ import pytest
 from commons.core.learning.evidence import Evidence, OpenFailure, advance, opened
 from commons.core.learning.wrappers import found_by_wrapper, missing_program, wrapped
 from commons.home import Home
-from tests.transcripts import lessons_after_a_night, session
+from tests.transcripts import lesson_about, session
 
 NO_CARGO = "/run/current-system/sw/bin/bash: line 1: cargo: command not found"
 
@@ -107,8 +107,7 @@ def _missing_cargo_then_nix_shell(folder: Path, day: int) -> Path:
 
 def test_two_sessions_whose_missing_cargo_nix_shell_found_make_a_lesson_naming_nix_shell(tmp_path: Path, capsys,
                                                                                           home: Home):
-    lessons = lessons_after_a_night(capsys, [_missing_cargo_then_nix_shell(tmp_path, day) for day in (3, 4)])
-    (lesson,) = [l for l in lessons if "command not found" in l["text"]]
+    lesson = lesson_about(capsys, "command not found", lambda day: _missing_cargo_then_nix_shell(tmp_path, day))
     assert lesson["fix"]["evidence"] == "found-by-wrapper"
     assert lesson["fix"]["step"].startswith("nix-shell -p cargo rustc --run")
     assert "found the program" in lesson["text"]

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from commons.core.learning.failure import is_bare, program_of, segments, split_command
 from commons.core.learning.generalise import COMMON_WORDS
 from commons.core.learning.scope import SHELL_TOOLS, command_head, past_prefixes
+from commons.core.learning.script_writes import script_write_step, script_writes
 from commons.core.learning.wrappers import found_by_wrapper, provides, wrapped
 from commons.core.policy import clip, scrub
 
@@ -489,8 +490,10 @@ _REDIRECT = re.compile(r"(?<![\d&<])>>?\s*([^\s;&|<>]+)")
 
 def written_paths(segment: str) -> list[str]:
     """The files one shell sub-command writes: a redirection's target, ``tee``'s files, the last
-    argument of ``cp``/``mv``/``install``, the files of ``sed -i``/``perl -i``."""
+    argument of ``cp``/``mv``/``install``, the files of ``sed -i``/``perl -pi``, the files an
+    inline script writes (`script_writes`)."""
     paths = [p.strip("'\"") for p in _REDIRECT.findall(segment) if not p.startswith("/dev/")]
+    paths += [path for path, _ in script_writes(segment)]
     words = [w.strip("'\"") for w in _words(segment)]
     program = words[0].rsplit("/", 1)[-1].lower() if words else ""
     args = [w for w in words[1:] if not w.startswith("-") and ">" not in w]
@@ -498,7 +501,7 @@ def written_paths(segment: str) -> list[str]:
         paths += args
     elif program in {"cp", "mv", "install"} and len(args) >= 2:
         paths.append(args[-1])
-    elif program in {"sed", "perl"} and re.search(r"(?:^|\s)-i", segment) and len(args) >= 2:
+    elif program in {"sed", "perl"} and re.search(r"(?:^|\s)-[A-Za-z0-9]{0,3}i(?:\.\w*)?(?=\s|$)", segment) and len(args) >= 2:
         paths += args[1:]
     return paths
 
@@ -509,6 +512,9 @@ def _write_step(segment: str, path: str) -> str:
     plain = " ".join(segment.split())
     if len(plain) <= 60:
         return plain
+    script = script_write_step(segment, path.rstrip("/").rsplit("/", 1)[-1])
+    if script is not None:
+        return clip(script, STEP_CHARS)
     name = re.escape(path.rstrip("/").rsplit("/", 1)[-1])
     write = re.search(r"(?:(?:sudo\s+)?tee(?:\s+-a)?\s+|>>?\s*)\S*" + name + r"\S*", plain)
     if write is None:
