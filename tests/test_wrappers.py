@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from commons.core.learning.episode import ErrorEpisode
 from commons.core.learning.evidence import Evidence, OpenFailure, advance, opened
 from commons.core.learning.wrappers import found_by_wrapper, missing_program, wrapped
 from commons.home import Home
@@ -111,3 +112,16 @@ def test_two_sessions_whose_missing_cargo_nix_shell_found_make_a_lesson_naming_n
     assert lesson["fix"]["evidence"] == "found-by-wrapper"
     assert lesson["fix"]["step"].startswith("nix-shell -p cargo rustc --run")
     assert "found the program" in lesson["text"]
+
+
+def test_one_sessions_compile_errors_under_a_wrapper_are_work_in_progress_as_the_bare_build_is():
+    from commons.core.learning.sleep import work_in_progress
+
+    def build(uid: str, target: str, session: str = "s1") -> ErrorEpisode:
+        return ErrorEpisode(session=session, uid=uid, at=1.0, tool="Bash", target=target,
+                            failure="error[E0382]: borrow of moved value: `sender`")
+    wrapped_build = "nix develop -c cargo build --manifest-path kernel/Cargo.toml"
+    assert work_in_progress([build("a", wrapped_build), build("b", "nix-shell -p cargo --run 'cargo check'")])
+    assert not work_in_progress([build("a", wrapped_build), build("b", wrapped_build, session="s2")])
+    assert not work_in_progress([build("a", "nix develop -c ./scripts/deploy-prod"), build("b", "nix develop -c "
+                                                                                            "terraform apply")])
