@@ -51,3 +51,27 @@ def test_apt_and_wget_progress_and_buildkit_step_prefixes_give_way_to_the_error(
              "#5 2.345 ERROR: Could not find a version that satisfies the requirement foo==9\n"
              '#5 ERROR: process "/bin/sh -c pip install -r requirements.txt" did not complete successfully: exit code: 1')
     assert failure_line(build)[0] == "ERROR: Could not find a version that satisfies the requirement foo==9"
+
+
+def test_nix_realising_a_shell_and_package_managers_summaries_give_way_to_what_failed():
+    develop = ("Process exited with code 2\nOutput:\nbuilding '/nix/store/r3vxvn5c40-nix-shell-env.drv'...\n"
+               '[error] No parser could be inferred for file "/home/dev/kernel/src/main.rs".\n')
+    assert failure_line(develop)[0] == '[error] No parser could be inferred for file "~/kernel/src/main.rs".'
+    shell = ("these 2 paths will be fetched (8.96 MiB download, 34.36 MiB unpacked):\n  /nix/store/rfv7q14hb-cargo-1.91.1\n"
+             "  /nix/store/lvfzw4map-rustc-wrapper-1.91.1\ncopying path '/nix/store/rfv7q14hb-cargo-1.91.1' from "
+             "'https://cache.nixos.org'...\nUpdating crates.io index\nLocking 149 packages to latest compatible versions\n"
+             "Adding axum v0.7.9 (available: v0.8.8)\nBlocking waiting for file lock on package cache\n"
+             "Compiling serde v1.0.228\nerror[E0382]: borrow of moved value: `sender`")
+    assert failure_line(shell)[0] == "error[E0382]: borrow of moved value: `sender`"
+    npm = ("npm WARN deprecated inflight@1.0.6: This module is not supported, and leaks memory.\n"
+           "added 312 packages, and audited 313 packages in 9s\n54 packages are looking for funding\n"
+           "run `npm fund` for details\nfound 0 vulnerabilities\nsh: 1: vite: Permission denied")
+    assert failure_line(npm)[0] == "sh: 1: vite: Permission denied"
+    pnpm = ("Progress: resolved 212, reused 200, downloaded 0, added 0\nPackages: +212\n"
+            "WARN deprecated glob@7.2.3: Glob versions prior to v9 are no longer supported\nDone in 2.1s\n"
+            "ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL  web@0.1.0 build: `vite build`")
+    assert failure_line(pnpm)[0].startswith("ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL")
+    pip = ("Requirement already satisfied: numpy in ./.venv/lib/python3.12/site-packages (2.1.0)\n"
+           "Obtaining file:///home/dev/ledger\nFound existing installation: ledger 0.1.0\nAttempting uninstall: ledger\n"
+           "Successfully uninstalled ledger-0.1.0\nerror: subprocess-exited-with-error")
+    assert failure_line(pip)[0].startswith("error: subprocess-exited-with-error")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from commons.home import Home
-from tests.transcripts import cli_json, session
+from tests.transcripts import cli_json, lessons_after_a_night, session
 
 STALE = "<tool_use_error>String to replace not found in file.\nString: def total(rows):</tool_use_error>"
 
@@ -37,11 +37,7 @@ def _missing_script(folder: Path, day: int) -> Path:
 
 
 def test_a_stale_edit_mended_by_a_shell_look_in_two_sessions_names_the_look(tmp_path: Path, capsys, home: Home):
-    paths = [_edit_fails_then_look_then_edit(tmp_path, day) for day in (3, 4)]
-    cli_json(capsys, "init")
-    cli_json(capsys, "ingest", *map(str, paths), at="2026-11-06T18:00Z")
-    cli_json(capsys, "sleep", at="2026-11-07T03:00Z")
-    lessons = cli_json(capsys, "lessons", "--status", "all", at="2026-11-07T04:00Z")
+    lessons = lessons_after_a_night(capsys, [_edit_fails_then_look_then_edit(tmp_path, day) for day in (3, 4)])
     (stale,) = [l for l in lessons if "String to replace not found" in l["text"]]
     assert stale["fix"]["evidence"] == "read-before-retry"
     assert stale["fix"]["step"].startswith("sed -n '1,40p'")

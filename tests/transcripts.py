@@ -38,3 +38,19 @@ def cli_json(capsys, *argv: str, at: str | None = None):
     code, out, err = cli(capsys, *argv, "--json", at=at)
     assert code == 0, err
     return json.loads(out)
+
+
+def lessons_after_a_night(capsys, paths, night: str = "2026-11-07"):
+    """`commons init`, the sessions at ``paths`` ingested the evening before ``night``, one sleep
+    that night: every lesson (any status) the next morning."""
+    day = int(night[-2:])
+    cli_json(capsys, "init")
+    cli_json(capsys, "ingest", *map(str, paths), at=f"{night[:-2]}{day - 1:02d}T18:00Z")
+    cli_json(capsys, "sleep", at=f"{night}T03:00Z")
+    return cli_json(capsys, "lessons", "--status", "all", at=f"{night}T04:00Z")
+
+
+def lesson_about(capsys, words: str, make_session, days=(3, 4)) -> dict:
+    """The one lesson whose text holds ``words``, after a night over ``make_session(day)`` of each day."""
+    (lesson,) = [l for l in lessons_after_a_night(capsys, [make_session(day) for day in days]) if words in l["text"]]
+    return lesson

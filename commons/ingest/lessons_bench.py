@@ -19,6 +19,11 @@ per set and pooled over the sets that are not held out:
   call made into no episode counts as a miss); and of the calls labelled no failure (refusals,
   probes), the share kept out of the error episodes.
 
+With ``--json`` each set that is not held out also carries a ``listing``: every error lesson's
+failure part, named fix and verdict, the recurring pitfalls that got no lesson, and the labelled
+calls the failure-line figures count against, so the classes behind a figure are found fast.
+Held-out sets show their figures only.
+
 Where the sets are: ``LESSONS_SETS`` (folders separated by ``:``), else ``shared/lessons-bench/sets``
 and ``sets`` beside the repository (or beside the main checkout of a worktree). A set named in
 ``LESSONS_HELD_OUT`` (default: ``promptgrimoire``, ``b-sword-claude``, ``h-unitree-codex``, ``h-nuttapong-wallet-codex`` and ``h-mfc-windows-codex``, the sets their labellers kept out of every tuning)
@@ -29,6 +34,7 @@ is reported apart and never pooled. The labels of our own sets are kept in ``doc
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -98,28 +104,63 @@ def score(set_dir: Path, score_py: Path, commons: str, timeout: int = 3600) -> d
         return {"error": f"{type(error).__name__}: {error}"}
 
 
-def failure_lines(set_dir: Path) -> dict[str, int]:
-    """Failure-line figures of a set from its ``failure_lines.json`` (empty when it has none)."""
+def failure_lines(set_dir: Path) -> dict:
+    """Failure-line figures of a set from its ``failure_lines.json`` (empty when it has none).
+
+    Besides the counts, ``misses`` lists each labelled call the figures count against: a failing
+    call whose episode's failure line is not what the labeller says failed (``got`` is that line,
+    or None when the call made no episode), and a call labelled no failure that made an episode."""
     file = set_dir / "failure_lines.json"
     if not file.is_file():
         return {}
     labelled = json.loads(file.read_text(encoding="utf-8"))
     errors = {e.uid: e for e in read_all(transcripts([set_dir / "home"])) if isinstance(e, ErrorEpisode)}
-    counts = {"failing": 0, "informative": 0, "not_failures": 0, "kept_out": 0}
+    counts: dict = {"failing": 0, "informative": 0, "not_failures": 0, "kept_out": 0}
+    misses = []
     for item in labelled:
         episode = errors.get(str(item.get("tool_use_id")))
+        got = episode.failure if episode is not None else None
         if item.get("is_failure"):
             counts["failing"] += 1
             try:
                 wanted = re.compile(str(item.get("what_failed") or "(?!)"), re.IGNORECASE)
             except re.error:
                 continue
-            if episode is not None and wanted.search(episode.failure):
+            if got is not None and wanted.search(got):
                 counts["informative"] += 1
+            else:
+                misses.append({"tool_use_id": item.get("tool_use_id"), "miss": "uninformative",
+                               "wanted": item.get("what_failed"), "got": got})
         else:
             counts["not_failures"] += 1
             counts["kept_out"] += episode is None
-    return counts
+            if episode is not None:
+                misses.append({"tool_use_id": item.get("tool_use_id"), "miss": "not kept out", "got": got})
+    return {**counts, "misses": misses}
+
+
+def _lesson_splitter(score_py: Path):
+    """The scorer's own ``split_lesson``: the failure part is what its labels are matched on."""
+    spec = importlib.util.spec_from_file_location("lessons_bench_score", score_py)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.split_lesson
+
+
+def listing(result: dict, split_lesson) -> dict:
+    """One set's lessons one by one, so classes of misses can be found fast.
+
+    Each error lesson as its failure part, the fix it names (None for none) and the scorer's
+    verdict (correct, wrong, honest-none, missed-fix, noise) with the label it matched; the
+    recurring pitfalls that got no lesson; the failure-line misses."""
+    rows = [r for r in result.get("lessons", []) if r.get("kind") != "correction"]
+    return {
+        "lessons": [{"failure": split_lesson(r.get("text") or "")[0],
+                     "fix": r.get("fix") if r.get("names_fix") else None,
+                     "verdict": r.get("class"), "label": r.get("label")} for r in rows],
+        "pitfalls_without_lesson": (result.get("figures") or {}).get("recurring_missed", []),
+        "failure_line_misses": result.get("failure_lines", {}).get("misses", []),
+    }
 
 
 def _ratio(a: int, b: int) -> float | None:
@@ -174,8 +215,11 @@ def run(sets: Sequence[Path], held_out: Sequence[str], commons: str, jobs: int =
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(one, sets))
+    split_lesson = _lesson_splitter(score_py)
     per_set = {r["name"]: {**(pooled([r]) if r.get("figures") else {"error": r.get("error")}),
-                           "held_out": r["held_out"], "commons_failures": len(r.get("commons_failures", []))}
+                           "held_out": r["held_out"], "commons_failures": len(r.get("commons_failures", [])),
+                           # held-out sets' lessons are not listed: nobody reads them to write rules
+                           **({} if r["held_out"] else {"listing": listing(r, split_lesson)})}
                for r in results}
     return {"sets": per_set,
             "pooled": pooled([r for r in results if not r["held_out"]]),

@@ -11,7 +11,10 @@ The fix is then what changed in between:
   a config change, an edit of the file the error names), preferring the one the error text
   names, then the agent's own words just before it, then setting the project up;
 - ``READ_BEFORE``: for an edit the tool refused until the file was read, the Read before it;
-- ``RERUN``: the same call again with nothing changed (a transient failure: low confidence).
+- ``RERUN``: the same call again with nothing changed (a transient failure: low confidence);
+- ``FOUND_BY_WRAPPER``: a program the shell could not find, run again under a wrapper that
+  provides it (``nix-shell -p cargo --run 'cargo check'``, `commons.core.learning.wrappers`): the
+  retry may fail on something of the program's own, the program was found.
 
 Read-only steps (listing, reading, printing, searching, ``--version``, status, checks such as a
 test run) and clean-up or abort steps (``git rebase --abort``, ``git stash``, ``rm`` of a temporary
@@ -36,6 +39,8 @@ from dataclasses import dataclass, replace
 from commons.core.learning.failure import is_bare, program_of, segments, split_command
 from commons.core.learning.generalise import COMMON_WORDS
 from commons.core.learning.scope import SHELL_TOOLS, command_head, past_prefixes
+from commons.core.learning.script_writes import script_write_step, script_writes
+from commons.core.learning.wrappers import found_by_wrapper, provides, wrapped
 from commons.core.policy import clip, scrub
 
 HORIZON = 40  # calls after a failure within which its retry may still come
@@ -50,12 +55,13 @@ class Evidence(enum.Enum):
     CHANGED_BEFORE = "changed-before-retry"
     READ_BEFORE = "read-before-retry"
     RERUN = "rerun-unchanged"
+    FOUND_BY_WRAPPER = "found-by-wrapper"  # a missing program ran under a wrapper (then failed otherwise)
 
 
 # How sure each kind of evidence is that the step made the failing one succeed.
 CONFIDENCE = {
-    Evidence.READ_BEFORE: 0.9, Evidence.RETRY_CHANGED: 0.8, Evidence.CHANGED_BEFORE: 0.7,
-    Evidence.RERUN: 0.3,
+    Evidence.READ_BEFORE: 0.9, Evidence.RETRY_CHANGED: 0.8, Evidence.FOUND_BY_WRAPPER: 0.8,
+    Evidence.CHANGED_BEFORE: 0.7, Evidence.RERUN: 0.3,
 }  # fmt: skip
 POINTED_BONUS = 0.1  # the error text or the agent's words named the step
 NAMED_MIN = 0.5  # confidence from which a fix is named in a lesson
@@ -452,6 +458,13 @@ def retry_part(failed_tool: str, failed: str, tool: str, target: str, folder: bo
             if _same_shell_step(failed, seg):
                 # `a && b` that succeeded ran `a` successfully; `a | tail`, `a; b` say nothing of `a`.
                 return seg if sep in ("", "&&") else MASKED
+            inner = wrapped(seg) if not wrapped(failed) else None
+            within = [s for s, s_sep in split_command(inner) if _same_shell_step(failed, s)] if inner else []
+            if within:
+                # Run under a wrapper (`nix develop -c cargo test`): the wrapper is the step, its
+                # status that of the wrapped part only as far as `&&` carries it.
+                inner_sep = next(s_sep for s, s_sep in split_command(inner or "") if s == within[0])
+                return seg if sep in ("", "&&") and inner_sep in ("", "&&") else MASKED
         return None
     if ft in EDIT_TOOLS and t in EDIT_TOOLS:
         return target if _same_path(failed, target) else None
@@ -477,8 +490,10 @@ _REDIRECT = re.compile(r"(?<![\d&<])>>?\s*([^\s;&|<>]+)")
 
 def written_paths(segment: str) -> list[str]:
     """The files one shell sub-command writes: a redirection's target, ``tee``'s files, the last
-    argument of ``cp``/``mv``/``install``, the files of ``sed -i``/``perl -i``."""
+    argument of ``cp``/``mv``/``install``, the files of ``sed -i``/``perl -pi``, the files an
+    inline script writes (`script_writes`)."""
     paths = [p.strip("'\"") for p in _REDIRECT.findall(segment) if not p.startswith("/dev/")]
+    paths += [path for path, _ in script_writes(segment)]
     words = [w.strip("'\"") for w in _words(segment)]
     program = words[0].rsplit("/", 1)[-1].lower() if words else ""
     args = [w for w in words[1:] if not w.startswith("-") and ">" not in w]
@@ -486,7 +501,7 @@ def written_paths(segment: str) -> list[str]:
         paths += args
     elif program in {"cp", "mv", "install"} and len(args) >= 2:
         paths.append(args[-1])
-    elif program in {"sed", "perl"} and re.search(r"(?:^|\s)-i", segment) and len(args) >= 2:
+    elif program in {"sed", "perl"} and re.search(r"(?:^|\s)-[A-Za-z0-9]{0,3}i(?:\.\w*)?(?=\s|$)", segment) and len(args) >= 2:
         paths += args[1:]
     return paths
 
@@ -497,6 +512,9 @@ def _write_step(segment: str, path: str) -> str:
     plain = " ".join(segment.split())
     if len(plain) <= 60:
         return plain
+    script = script_write_step(segment, path.rstrip("/").rsplit("/", 1)[-1])
+    if script is not None:
+        return clip(script, STEP_CHARS)
     name = re.escape(path.rstrip("/").rsplit("/", 1)[-1])
     write = re.search(r"(?:(?:sudo\s+)?tee(?:\s+-a)?\s+|>>?\s*)\S*" + name + r"\S*", plain)
     if write is None:
@@ -704,11 +722,12 @@ def _choose(failure: OpenFailure, retry: str, tool: str, detail: str = "", whole
 
     # In order of how surely each shows the fix: a step the error names; the retry's own
     # difference when nothing else changed, or when it is one that only a fix makes (`sudo`, an
-    # environment variable, a runner); a step the agent said was about the failure; a step that
+    # environment variable, a runner, a wrapper that provides the program the shell missed); a step the agent said was about the failure; a step that
     # sets the project up; the retry's difference beside unrelated changes.
     if pointed:
         return changed_before(pointed[-1], POINTED_BONUS)
-    if changed and (not before or (is_shell(tool) and _strong(failure.target or failure.command, retry))):
+    if changed and (not before or (is_shell(tool) and (_strong(failure.target or failure.command, retry)
+                                                       or provides(failure.failure, retry)))):
         sure = CONFIDENCE[Evidence.RETRY_CHANGED] + (POINTED_BONUS if _hint_is(failure.hint, retry) else 0.0)
         return Resolution(Evidence.RETRY_CHANGED, own, tool, min(sure, 1.0), refuted=refuted)
     if said:
@@ -865,6 +884,14 @@ def advance(open_failures: tuple[OpenFailure, ...], tool: str, target: str, ok: 
             continue
         since = open_.calls_since + 1
         if since > HORIZON:
+            continue
+        if retry is not None and not _same_failure(open_.failure, failure) \
+                and found_by_wrapper(open_.failure, retry, failure):
+            # The program the shell could not find ran under a wrapper and failed on something of
+            # its own: the wrapper found it, whatever the program's next failure.
+            resolved.append(Resolved(open_.uid, Resolution(Evidence.FOUND_BY_WRAPPER, step_of(tool, retry), tool,
+                                                           CONFIDENCE[Evidence.FOUND_BY_WRAPPER],
+                                                           refuted=open_.refuted)))
             continue
         if retry is not None and not _same_failure(open_.failure, failure):
             # Tried again and failed otherwise: past this failure, not yet a success. The steps

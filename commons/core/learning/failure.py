@@ -95,6 +95,16 @@ _NOISE = re.compile(
       | \s*\d+\s*[|│].*
       | [A-Za-z_]+\.(?:py|ex|exs|js|ts|rs|go)\ [.FEsx]+\s*(?:\[\s*\d+%\])?
       | (?=(?:[^{}]*[{}]){4})(?=(?:[^:]*:){2})(?:(?=(?:[^;]*;){2})|(?!.*\s\w+\s+\w+\s)).*
+      # nix realising what a shell or build needs: what it builds, fetches and copies, and the store paths it lists
+      | building\ '/nix/store/[^']*'(?:\.\.\.)? | these\ \d+\ (?:paths|derivations)\ will\ be\ (?:fetched|built)\b.*
+      | copying\ path\ '/nix/store/.* | /nix/store/\S+ | (?:evaluating|fetching|unpacking|querying)\ .*'\S+'.*\.\.\.
+      # cargo's lock file and cache, npm/pnpm/yarn's summaries, pip's notes on what it already has
+      | Adding\ \S+\ v\d\S*(?:\ \(.*\))? | Blocking\ waiting\ for\ file\ lock\b.*
+      | added\ \d+\ packages?\b.* | (?:up\ to\ date|changed\ \d+\ packages?|removed\ \d+\ packages?),?\ .*audited\b.*
+      | found\ 0\ vulnerabilities | \d+\ packages?\ (?:are|is)\ looking\ for\ funding | run\ `npm\ fund`.*
+      | Progress:\ resolved\ \d+.* | Packages:\ [+\-]\d+.* | WARN\ +(?:deprecated|Issues?\ with\ peer)\b.* | Done\ in\ [\d.]+m?s\b.*
+      | Requirement\ already\ satisfied:\ .* | Obtaining\ \S+.* | Attempting\ uninstall:\ .* | Found\ existing\ installation:\ .*
+      | Successfully\ (?:installed|uninstalled|built|tagged)\ .*
     )$""",
     re.VERBOSE,
 )
@@ -121,6 +131,7 @@ _MARKER = re.compile(
       | [\w.\-/]+:\ (?:fatal\ )?error\b
       | [\w.\-/]+:\ (?:could\ not|couldn't|unable\ to)\ \S
       | .*\bundefined\ reference\ to\b | .*\berror\ while\ loading\ shared\ libraries\b
+      | \[(?i:error|fatal)\]\ \S
     )""",
     re.VERBOSE,
 )

@@ -264,6 +264,8 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tupl
         return step, f"it passed after `{step}`"
     if res.evidence is Evidence.RERUN:
         return step, "the same call passed when run again unchanged (transient)"
+    if res.evidence is Evidence.FOUND_BY_WRAPPER:
+        return step, f"`{step}` found the program"
     return step, f"`{step}` succeeded after it"
 
 

@@ -47,8 +47,9 @@ from commons.core.learning.episode import CorrectionEpisode, Episode, ErrorEpiso
 from commons.core.learning.lessons import (Lesson, LessonKind, LessonStatus, Surprise, WriteText, absorb, adjust,
                       cluster_block, cluster_text, decayed, head_of, lesson_cluster_blocks, lesson_cluster_text,
                       new_lesson, uncounted)
-from commons.core.learning.evidence import EDIT_TOOLS, Evidence, fixed_by_setup, is_proven, is_setup_step
+from commons.core.learning.evidence import EDIT_TOOLS, Evidence, fixed_by_setup, is_proven, is_setup_step, is_shell
 from commons.core.learning.scope import command_head
+from commons.core.learning.wrappers import wrapped
 from commons.core.learning.predictions import (Prediction, PredictionStatus, make_prediction, too_generic, verify)
 
 
@@ -360,13 +361,20 @@ def work_in_progress(errors: Sequence[Surprise], project_names: Sequence[str] = 
 
     def own(head: str) -> bool:
         return _runs_code(head) or _own_program(head, project_names)
-    return all((_is_work(head_of(e)) or own(head_of(e))) and (e.resolution is None or not fixed_by_setup(e.resolution) and (
+    return all((_is_work(_ran(e)) or own(_ran(e))) and (e.resolution is None or not fixed_by_setup(e.resolution) and (
         e.resolution.evidence in {Evidence.RERUN, Evidence.CHANGED_BEFORE}
         # a test run again another way (a runner, a flag) after the code changed is still the work,
         # and so is the agent's own code run again changed (another query, another inline script)
-        or e.resolution.evidence is Evidence.RETRY_CHANGED and (any(w in _TEST_COMMANDS for w in head_of(e).split())
-                                                               or own(head_of(e)))))
+        or e.resolution.evidence is Evidence.RETRY_CHANGED and (any(w in _TEST_COMMANDS for w in _ran(e).split())
+                                                               or own(_ran(e)))))
         for e in errs)
+
+
+def _ran(ep: ErrorEpisode) -> str:
+    """What a failed call ran: past a wrapper that only provided its environment (`nix develop -c
+    cargo build` is a `cargo build`), the head of what it wrapped."""
+    inner = wrapped(ep.failed) if is_shell(ep.tool) else None
+    return command_head(ep.tool, inner) if inner else head_of(ep)
 
 
 def _own_program(head: str, project_names: Sequence[str]) -> bool:
