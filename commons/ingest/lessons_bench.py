@@ -26,7 +26,7 @@ Held-out sets show their figures only.
 
 Where the sets are: ``LESSONS_SETS`` (folders separated by ``:``), else ``shared/lessons-bench/sets``
 and ``sets`` beside the repository (or beside the main checkout of a worktree). A set named in
-``LESSONS_HELD_OUT`` (default: ``promptgrimoire``, ``b-sword-claude``, ``h-unitree-codex``, ``h-nuttapong-wallet-codex`` and ``h-mfc-windows-codex``, the sets their labellers kept out of every tuning)
+``LESSONS_HELD_OUT`` (default: ``promptgrimoire``, ``b-sword-claude``, ``h-unitree-codex``, ``h-nuttapong-wallet-codex``, ``h-mfc-windows-codex`` and ``h-tala-expo-codex``, the sets their labellers kept out of every tuning)
 is reported apart and never pooled. The labels of our own sets are kept in ``docs/lessons-sets/``
 (without the transcripts, which their licences do not let us copy) so a set can be rebuilt.
 """
@@ -49,7 +49,7 @@ from commons.ingest.lessons_report import read_all, transcripts
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_HELD_OUT = ("promptgrimoire", "b-sword-claude", "h-unitree-codex", "h-nuttapong-wallet-codex",
-                    "h-mfc-windows-codex")  # docs/lessons-sets/README.md: kept out of all tuning
+                    "h-mfc-windows-codex", "h-tala-expo-codex")  # docs/lessons-sets/README.md: kept out of all tuning
 CLASSES = ("correct", "wrong", "honest-none", "missed-fix", "noise")
 
 
@@ -256,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                                "or the sets beside the repository)")
     parser.add_argument("--held-out", nargs="*", default=None, help="set names reported apart (default: "
                                                                     "LESSONS_HELD_OUT or promptgrimoire, b-sword-claude, h-unitree-codex, "
-                                                                    "h-nuttapong-wallet-codex, h-mfc-windows-codex)")
+                                                                    "h-nuttapong-wallet-codex, h-mfc-windows-codex, h-tala-expo-codex)")
     parser.add_argument("--commons", default=str(Path(sys.executable).with_name("commons")),
                         help="the commons command to replay with (default: this environment's)")
     parser.add_argument("--jobs", type=int, default=2, help="sets replayed at once (default 2)")
