@@ -41,6 +41,7 @@ cannot open a block. The escaping is for the file; the stored text is never chan
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -72,6 +73,7 @@ _IMPORT = re.compile(r"(?:(?<=\s)|^)@")
 _LEADING_BLOCK = re.compile(r"^(?:[#>\-+*_=|]|```|~~~|\d{1,9}(?=[.)]))")
 
 
+@functools.lru_cache(maxsize=4096)  # every render escapes the same lessons' words again
 def strip_controls(text: str) -> str:
     """``text`` in NFKC with ANSI escapes and format characters removed and other control
     characters (newlines too) turned into spaces."""

@@ -16,7 +16,7 @@ from simulations.experiment.experiment_doc import write_doc
 from simulations.experiment.homes import ExperimentError, Node
 from simulations.experiment.links import Network
 from simulations.experiment.n_agents import ARMS, configure
-from simulations.experiment.one_seed import run_experiment
+from simulations.experiment.one_seed import run_experiment, scratch_folder
 from simulations.experiment import seeds_doc
 from simulations.experiment.seeds import kept_results, parse_seeds, run_seeds, summarise_seeds
 
@@ -135,7 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                              f"(default {PLAIN_TRY_DAYS}; 0 or less: never, so stale lessons stay)")
     parser.add_argument("--arms", help=f"comma-separated, of {', '.join(ARMS)} (default: all; with --seeds: "
                                        f"{', '.join(SEED_ARMS)})")
-    parser.add_argument("--workdir", type=Path, help="keep the homes here (default: a temporary folder, removed)")
+    parser.add_argument("--workdir", type=Path, help="keep the homes here (default: a temporary folder, removed; "
+                                                     "in memory, under /dev/shm, where the machine has it)")
     parser.add_argument("--transcripts-for", type=_pair, action="append", default=[], metavar="AGENT=DIR",
                         help="replay recorded sessions as AGENT's (repeat for each agent) instead of the scripted world")
     parser.add_argument("--doc", type=Path, help="write the report (table and plots) to this markdown file")
@@ -189,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"{key:38} mean {s['mean']}  95% [{s['ci95'][0]}, {s['ci95'][1]}]  (n={s['n']})")
             print(f"seeds {summary['seeds']} in {summary['wall_s']} s")
         return 0
-    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="commons-experiment-"))
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="commons-experiment-", dir=scratch_folder()))
     try:
         if args.transcripts_for:
             if len(args.transcripts_for) < 2:

@@ -40,7 +40,8 @@ def first_verifiers(run: ArmRun, plan: Plan, required: int = REQUIRED) -> dict[s
                 checks.append((body.observed, author_of.get(body.author.hex(), "?"), body.lesson.hex()))
     out: dict[str, set[str]] = {}
     for name in plan.pitfalls:
-        ordered = sorted({(d, who) for d, who, lesson in checks if lessons.get(lesson) == head(name)})
+        pitfall_head = head(name)  # once a pitfall, not once a verification
+        ordered = sorted({(d, who) for d, who, lesson in checks if lessons.get(lesson) == pitfall_head})
         names: list[str] = []
         for _, who in ordered:
             if who not in names:

@@ -146,7 +146,7 @@ def run_arm(arm: str, plan: Plan, seed: int, root: Path, plain_try_days: int | N
             states = {"own": 0, "common": 0, "candidate": 0}
             held = {}
             for node in nodes:
-                node.cli("render", "--json", at=at)
+                node.cli("render", at=at, parse=False)  # what it rendered is read from the folder
                 lessons = _lessons(node, at)
                 for lesson in lessons:
                     key = "own" if lesson["origin"] == "own" else lesson["status"]

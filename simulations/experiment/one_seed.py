@@ -15,6 +15,15 @@ from simulations.experiment.n_agents import ARMS, run_arm
 from simulations.experiment.schedule import make_plan
 
 
+def scratch_folder() -> str | None:
+    """Where a run keeps its homes when not told (``--workdir``): a folder in memory (``/dev/shm``)
+    when the machine has one, else the system's temporary folder (None). A seed's homes are about
+    100 MB, made, rewritten and removed within the run; in memory their SQLite and file writes cost
+    no disk waits (the figures do not depend on where the homes are)."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+
+
 def run_experiment(seed: int = 7, agents: int = 8, days: int = 28, pitfalls: int = 8, meets: int = 3, *,
                    arms: Sequence[str] = ARMS, changes: bool = True, workdir: Path,
                    plain_try_days: int | None = PLAIN_TRY_DAYS) -> dict:

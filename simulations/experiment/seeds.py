@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from simulations.experiment.one_seed import run_experiment
+from simulations.experiment.one_seed import run_experiment, scratch_folder
 from simulations.experiment.paraphrases import reader_figures
 
 JOBS_PER_CPU = 2
@@ -117,7 +117,7 @@ def kept_results(path: Path) -> list[dict]:
 
 
 def _one_seed(seed: int, kwargs: dict) -> dict:
-    workdir = Path(tempfile.mkdtemp(prefix=f"commons-experiment-{seed}-"))
+    workdir = Path(tempfile.mkdtemp(prefix=f"commons-experiment-{seed}-", dir=scratch_folder()))
     try:
         result = run_experiment(seed, workdir=workdir, **kwargs)
     finally:

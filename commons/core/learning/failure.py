@@ -20,6 +20,7 @@ the output shows failed; `is_informative` is the measure the lessons report uses
 
 from __future__ import annotations
 
+import functools
 import re
 
 from commons.core.learning.scope import command_head, past_prefixes
@@ -369,6 +370,12 @@ _NOT_FOUND = re.compile(r"(?:^|\s)(?:bash: |zsh: |sh: )?(?:line \d+: )?([\w.\-/]
 def split_command(command: str) -> list[tuple[str, str]]:
     """(sub-command, the separator after it) pairs of a shell command line, split at ``&&``,
     ``||``, ``;``, pipes and newlines outside quotes; a here-document's body stays with its command."""
+    return list(_split_command(command))
+
+
+# A night judges every open prediction against the same sessions' commands, night after night.
+@functools.lru_cache(maxsize=4096)
+def _split_command(command: str) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = []
     buf: list[str] = []
     quote = ""
@@ -426,7 +433,7 @@ def split_command(command: str) -> list[tuple[str, str]]:
     seg = "".join(buf).strip()
     if seg:
         out.append((seg, ""))
-    return out
+    return tuple(out)
 
 
 # "mkdir: cannot create directory '~/.claude': File exists": a program naming itself at a line's start.

@@ -13,6 +13,7 @@ vocabulary of common developer tools plus the program names of the commands its 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -80,6 +81,7 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 SHELL_TOOLS = frozenset({"bash", "shell", "sh", "run_command", "terminal", "exec"})
 
 
+@functools.lru_cache(maxsize=4096)  # asked of the same tool calls by every pass of every night
 def command_head(tool: str, target: str) -> str:
     """The situation a tool call stands for: program + subcommand for shell commands.
 
