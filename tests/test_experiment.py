@@ -249,6 +249,15 @@ def test_two_lessons_on_pip_install_each_lead_to_its_own_fix_whichever_is_listed
         assert [e.outcome for e in agent.encounters] == [Outcome.AVOIDED, Outcome.AVOIDED], texts
 
 
+def test_the_only_lesson_on_pip_install_is_followed_for_a_package_it_was_not_seen_for(tmp_path):
+    world = World()
+    pg = ('`pip install` failed with "Error: pg_config executable not found."; `pip install <package>-binary` '
+          'succeeded after it, for psycopg2 (2 of 2 sessions).')
+    agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", pg), world, compliance=1.0)
+    agent.work(5, [(PITFALLS["pip-pg-config"], "psycopg")])
+    assert agent.encounters[-1].outcome is Outcome.AVOIDED
+
+
 def test_a_lesson_naming_a_dangerous_way_round_harms_whoever_follows_it_and_a_warned_one_is_not_followed(tmp_path):
     world = World()
     pitfall = PITFALLS["pre-commit-black"]
