@@ -219,13 +219,19 @@ def test_a_look_before_the_fix_prepares_nothing():
     assert world.own_fix("ada", pitfall, "auth")[0] == "cat go.mod"
 
 
-def test_an_over_general_lesson_misleads_on_a_pitfall_that_shares_its_command(tmp_path):
+@pytest.mark.parametrize("text,outcome", [
+    # An over-general lesson misleads on a pitfall that shares its command.
+    ('`pip install <package>` failed with "error: externally-managed-environment"; '
+     '`uv add <package>` succeeded after it (2 of 2 sessions).', Outcome.MISLED),
+    # The only lesson on the command is followed for a package it was not seen for.
+    ('`pip install` failed with "Error: pg_config executable not found."; `pip install <package>-binary` '
+     'succeeded after it, for psycopg2 (2 of 2 sessions).', Outcome.AVOIDED),
+])
+def test_the_one_lesson_on_pip_install_is_followed_for_a_pg_driver_whatever_it_was_seen_for(tmp_path, text, outcome):
     world = World()
-    text = ('`pip install <package>` failed with "error: externally-managed-environment"; '
-            '`uv add <package>` succeeded after it (2 of 2 sessions).')
     agent = Agent("bo", "/home/bo/src/app", tmp_path / "bo", _memory(tmp_path / "mem", text), world, compliance=1.0)
-    agent.work(5, [(PITFALLS["pip-pg-config"], "psycopg2")])
-    assert agent.encounters[-1].outcome is Outcome.MISLED
+    agent.work(5, [(PITFALLS["pip-pg-config"], "psycopg")])
+    assert agent.encounters[-1].outcome is outcome
 
 
 def _memory_of(folder: Path, texts: list[str]) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from simulations.experiment.paraphrases import NO_ADVICE, OTHER_COMMANDS, PARAPHRASES, reader_figures
-from simulations.experiment.reader import advice_for, names_my_value, read_note
+from simulations.experiment.reader import FOR_ANY_VALUE, FOR_OTHER_VALUES, NAMES_MY_VALUE, advice_for, fit, read_note
 
 CASES = [(mine, fix, note) for mine, fix, notes in PARAPHRASES for note in notes]
 
@@ -83,13 +83,13 @@ def test_a_file_placeholder_is_filled_from_the_files_touched_and_never_from_othe
     "Installing psycopg2 with `pip install` needs pg_config, which is not here: use `pip install <package>-binary`, "
     "seen for psycopg2, psycopg.",
 ])
-def test_a_note_seen_for_some_packages_is_advice_for_those_and_not_for_another(note):
+def test_a_note_seen_for_some_packages_is_nearest_for_those_and_farthest_for_another(note):
     assert advice_for(note, "pip install psycopg2") == "pip install psycopg2-binary"
-    assert names_my_value(note, "pip install psycopg2")
-    assert advice_for(note, "pip install httpx") == ""
+    assert fit(note, "pip install psycopg2") == NAMES_MY_VALUE
+    assert fit(note, "pip install httpx") == FOR_OTHER_VALUES
 
 
-def test_a_note_for_any_package_is_advice_for_every_one_and_names_no_value():
+def test_a_note_for_any_package_is_advice_for_every_one_between_the_two():
     note = "`pip install` is refused here for any package (externally managed); `uv add <package>` works instead."
     assert advice_for(note, "pip install httpx") == "uv add httpx"
-    assert not names_my_value(note, "pip install httpx")
+    assert fit(note, "pip install httpx") == FOR_ANY_VALUE

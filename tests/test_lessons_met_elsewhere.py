@@ -8,7 +8,7 @@ from pathlib import Path
 
 from commons.core.learning import ErrorEpisode, SleepState, run_night
 from commons.core.learning.lessons import lesson_cluster_text
-from commons.core.records import LessonKind
+from commons.core.records import LessonKind, Scope
 from commons.demo.sessions._build import Session, npm_ci_no_lockfile
 from commons.ingest.lessons_report import read_all
 
@@ -37,6 +37,7 @@ def test_one_meeting_of_a_failure_a_received_lesson_predicts_is_a_lesson_with_th
     (lesson,) = _error_lessons(episodes, (lesson_cluster_text(theirs),))
     assert "`npm install` succeeded after it (1 session)" in lesson.text
     assert lesson.seen == 1
+    assert lesson.scope is Scope.SHARED  # offered to the commons, for the others to confirm
 
 
 def test_one_meeting_of_a_failure_nothing_received_predicts_waits_for_its_repeat(tmp_path):

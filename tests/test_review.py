@@ -273,3 +273,18 @@ def test_an_own_lesson_others_refute_by_the_trust_margin_leaves_its_authors_fold
     nodes.run("ada", "import", str(write_lines(tmp_path / "f3.jsonl", third)), at=at)
     nodes.ok("ada", "render", at=at)
     assert "`pip install` failed" not in nodes.memory("ada")
+
+
+def test_one_meeting_of_a_failure_a_received_lesson_predicts_is_an_own_lesson_the_next_morning(nodes, tmp_path):
+    publish_ada(nodes, tmp_path)
+    for name in ("grace", "hopper"):
+        nodes.init(name)
+    assert nodes.carry("ada", "grace", PUBLISHED_AT)["accepted"] == 1  # hopper receives nothing
+    for name in ("grace", "hopper"):
+        nodes.ingest(name, pip_once(tmp_path / f"s-{name}", 5, "report"), "2026-11-05T18:00Z")
+        nodes.ok(name, "sleep", at="2026-11-06T03:00Z")
+    own = lambda name: [l["text"] for l in nodes.json(name, "lessons", "--status", "all") if l["origin"] == "own"]
+    # The commons met it at ada's: grace's one meeting has repeated, and her own fix is her lesson.
+    (text,) = own("grace")
+    assert "externally-managed-environment" in text and "(1 session)" in text
+    assert own("hopper") == []  # met once, nowhere else: it waits for its repeat

@@ -4,7 +4,7 @@ run, never the outcome (issue #17, item 1).
 Before each command it reads its memory folder as a person would (``MEMORY.md``, then the notes
 it links) and asks the reader (:mod:`simulations.experiment.reader`, which knows nothing of
 commons' phrasing) whether a note is about that command and says what worked instead; of two
-that are, one seen for its very value (the package it installs) before one for any. It follows
+that are, the nearer its case (seen for its very package, then for any, then for others). It follows
 that advice with probability ``compliance`` (an agent does not always act on its memory), filling
 placeholders from its own command as a reader would. The world, not the agent, says whether the
 advice works. Nothing here knows which pitfall a note is about; a note that names a wrong fix
@@ -25,7 +25,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from commons.demo.sessions._build import Session
-from simulations.experiment.reader import advice_for, names_my_value, program
+from simulations.experiment.reader import advice_for, fit, program
 from simulations.experiment.world import Pitfall, PitfallKind, Ran, World
 
 START = datetime(2026, 11, 2, tzinfo=timezone.utc)  # day 1 of every run
@@ -182,8 +182,8 @@ class Agent:
         command = pitfall.fill(pitfall.command, value)
         touched = tuple(pitfall.fill(path, value) for path in pitfall.touches)
         offers = [(l, a) for l in lessons if (a := l.advice(command, touched))]
-        # A note seen for my very value (the package I install) before one for any value.
-        lesson, fix = next((o for o in offers if names_my_value(o[0].text, command)), offers[0] if offers else (None, ""))
+        # The note nearest my case first (seen for my very package, then for any, then for others), else in order.
+        lesson, fix = max(offers, key=lambda o: fit(o[0].text, command), default=(None, ""))
         found, declined = fix, False
         if lesson is not None and (self.name in self.world.bad_authors or self._compliance.random() >= self.compliance):
             lesson, fix, declined = None, "", True  # it read the note and went its own way this time

@@ -18,8 +18,9 @@ worked instead? As a person reads, it starts from what it knows, its own command
 * **A warned fix is not followed**: a note that says its fix destroys, deletes or disables
   something is a warning, not advice.
 * **Which ones**: a note whose fix has a placeholder and that says which values it was seen for
-  ("…, for psycopg2 and psycopg") is about those: for a value of mine not among them, it is no
-  advice; for one among them, it is nearer my case than a note for any value (`names_my_value`).
+  ("…, for psycopg2 and psycopg") is nearest my case when my value is among them, then a note for
+  any value, and last one seen for other values only (`fit`): of two notes on my command, I take
+  the nearer.
 * **Placeholders** (``<package>``, ``{x}``, ``PACKAGE``) are filled from my command; one that
   names a file (``<path>``, ``<file>``) from the files my task has touched, which I know, or a
   file my command names; with neither, I have no file to give it, and the fix is nothing I can run.
@@ -277,16 +278,20 @@ def _mine_among(advice: Advice, text: str, mine: str) -> bool | None:
     return any(w.lower() in values for w in words(mine) if w not in named and not w.startswith("-"))
 
 
-def names_my_value(text: str, mine: str) -> bool:
-    """The note says it was seen for the value my command has (nearer my case than one for any)."""
-    advice = read_note(text, mine)
-    return bool(advice.about and advice.fix and _mine_among(advice, text, mine))
+NAMES_MY_VALUE, FOR_ANY_VALUE, FOR_OTHER_VALUES = 2, 1, 0  # how near a note is to my case (`fit`)
+
+
+def fit(text: str, mine: str) -> int:
+    """How near a note about my command is to my case: it says it was seen for my very value (the
+    package I install), it is for any value, or it was seen for other values only."""
+    among = _mine_among(read_note(text, mine), text, mine)
+    return FOR_ANY_VALUE if among is None else NAMES_MY_VALUE if among else FOR_OTHER_VALUES
 
 
 def advice_for(text: str, mine: str, touched: tuple[str, ...] = ()) -> str:
     """The command a note tells an agent about to run ``mine`` (its task having changed the files
     ``touched``) to run instead ('' if none)."""
     advice = read_note(text, mine)
-    if not advice.about or not advice.fix or advice.warned or _mine_among(advice, text, mine) is False:
+    if not advice.about or not advice.fix or advice.warned:
         return ""
     return fill(advice.fix, advice.failed, mine, touched)
