@@ -204,3 +204,20 @@ def test_a_text_that_matches_an_injection_pattern_passes_its_gate(name, data):
     text = data.draw(st.from_regex(gated.pattern, alphabet=_ASCII))
     found, plain = gated.search(text), gated.pattern.search(text)
     assert (found and found.span()) == (plain and plain.span()), text
+
+
+def test_the_door_reads_a_lessons_imperatives_once_for_both_of_its_checks():
+    # node.door.policy asks is_observation(text), then admit asks of the folded text (the same
+    # for a plain one-line lesson): the second answer is the first one, remembered.
+    from commons.core.policy import admit, is_observation
+
+    text = f"`tool{random.random()}` fails with exit code 3 on this machine."
+    before = observation.imperative_sentences.cache_info()
+    assert is_observation(text) and admit(text)
+    after = observation.imperative_sentences.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
+
+
+def test_imperative_sentences_are_found_as_before_and_kept_immutable():
+    assert observation.imperative_sentences("Always run `make` first. It failed.") == ("Always run `make` first.",)
+    assert observation.imperative_sentences("`make` failed with exit code 2.") == ()

@@ -4,6 +4,8 @@ look-alikes it keeps, cutting after scrubbing, and the gate at signing."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from commons.core.policy import observation as safety
 from commons.core.policy.scrubber import (Finding, Kind, ScrubbedTextRequired, clip, findings, is_clean,
@@ -222,22 +224,44 @@ def test_findings_of_a_short_text_are_kept_and_a_long_text_is_scanned_each_time(
     assert scrubber.findings.cache_info().currsize == size
 
 
-def test_a_text_any_anchor_matches_is_seen_by_the_one_pass_over_all_anchors():
-    # The one pass (scrubber._ANY_ANCHOR) lets a text that no anchor matches skip them all: it must
-    # see every text that one of them matches, each anchor with its own flags.
+def _woken_one_by_one(text: str) -> set[int]:
+    """The rules a keyword or an anchor of theirs wakes, each looked for alone (str.find, search)."""
+    from commons.core.policy.rules import RULES
+
+    lower = text.lower()
+    if len(lower) != len(text):
+        return set(range(len(RULES)))
+    return {rank for rank, rule in enumerate(RULES)
+            if not (rule.keywords or rule.anchors) or any(k in lower for k in rule.keywords)
+            or any(a.search(text) for a in rule.anchors)}
+
+
+_WAKING_TEXTS = [
+    "Contact: Jane Doe", "see /home/alice/src", "ghp_" + "a" * 36, "key is hunter2", "12 Baker Street",
+    "Hauptstraße 5", "call 555-123-4567", "10.0.0.12", "db.internal.example", "fe80::1", "Hi Bob",
+    "`tool7` fails on the author's machine with exit code 3 (case 7).", "running tool7", "İstanbul password",
+    "machine api.example.com login me password secret", "export AWS_SECRET_ACCESS_KEY=abc", "",
+]
+
+
+def test_the_rules_woken_in_one_pass_are_those_each_keyword_and_anchor_wakes_alone():
+    # scrubber._live finds keywords and anchors' literal starts in one pass each (Aho-Corasick) and
+    # the anchors without one by a single alternation: the same rules as looking for each alone.
     from commons.core.policy import scrubber
+    from commons.core.policy.rule import Marks
     from tests.privacy.corpus import cases
 
-    texts = [c.text for c in cases()] + [
-        "Contact: Jane Doe", "see /home/alice/src", "ghp_" + "a" * 36, "key is hunter2", "12 Baker Street",
-        "Hauptstraße 5", "call 555-123-4567", "10.0.0.12", "db.internal.example", "fe80::1", "Hi Bob",
-    ]
-    seen = 0
-    for text in texts:
-        if any(a.search(text) for a, _, _ in scrubber._ANCHORS):
-            seen += 1
-            assert scrubber._ANY_ANCHOR.search(text) is not None, text
-    assert seen >= 10
+    for text in [c.text for c in cases()] + _WAKING_TEXTS:
+        assert scrubber._live(Marks(text)) == _woken_one_by_one(text), text
+
+
+@settings(max_examples=300, database=None, deadline=None)
+@given(text=st.text(alphabet="aAbeikmnoprsStxyz0123456789 .:/-_@~+(", max_size=60))
+def test_the_rules_woken_in_one_pass_match_one_by_one_on_any_text(text):
+    from commons.core.policy import scrubber
+    from commons.core.policy.rule import Marks
+
+    assert scrubber._live(Marks(text)) == _woken_one_by_one(text)
 
 
 def test_an_anchor_with_flags_keeps_them_inside_the_one_pass():

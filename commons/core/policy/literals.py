@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - Python < 3.11
     import sre_constants as _c  # type: ignore[no-redef]
     import sre_parse as _parser  # type: ignore[no-redef]
 
-__all__ = ["Gate", "Gated", "Gates", "any_of", "gate"]
+__all__ = ["Gate", "Gated", "Gates", "Occurrences", "any_of", "gate"]
 
 _CAP = 64  # the most strings a clause or an exact set holds: beyond it a clause costs more than it saves
 _CLASS_CAP = 8  # the most characters of a class (``[,:!]``) spelt out as strings
@@ -140,6 +140,28 @@ def _or(bits) -> int:
     for bit in bits:
         out |= bit
     return out
+
+
+class Occurrences:
+    """Which of many fixed strings occur in a text, found in one pass in C (an Aho-Corasick
+    automaton: every occurrence, overlapping ones too), each string with the value it was given."""
+
+    __slots__ = ("_automaton",)
+
+    def __init__(self, values: dict[str, object]) -> None:
+        if "" in values:
+            raise ValueError("Occurrences: the empty string occurs in every text; leave it out")
+        self._automaton = ahocorasick.Automaton()
+        for string, value in values.items():
+            self._automaton.add_word(string, value)
+        if values:
+            self._automaton.make_automaton()
+
+    def values(self, text: str) -> list:
+        """The value of each string that occurs in ``text``, once per occurrence (in no set order)."""
+        if self._automaton.kind != ahocorasick.AHOCORASICK:
+            return []
+        return [value for _end, value in self._automaton.iter(text)]
 
 
 def any_of(strings) -> re.Pattern[str]:

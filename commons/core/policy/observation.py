@@ -25,6 +25,7 @@ import unicodedata
 
 from commons.core.policy.instruction import addressed_to_agent, fold, strongly_addressed, visible
 from commons.core.policy.literals import Gated
+from commons.core.policy.memo import short_texts
 from commons.core.policy.scrubber import looks_private, scrub  # noqa: F401  (re-exported: callers import them from here)
 
 
@@ -77,7 +78,8 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_SPLIT.split(text) if s.strip()]
 
 
-def imperative_sentences(text: str) -> list[str]:
+@short_texts  # the door asks of a lesson's text twice: is_observation, then admit (of its folded form, most often the same)
+def imperative_sentences(text: str) -> tuple[str, ...]:
     """The sentences of ``text`` that open with an imperative (quoted speech ignored)."""
     masked = _QUOTED.sub(" «quote» ", unicodedata.normalize("NFC", text))
     found = []
@@ -97,7 +99,7 @@ def imperative_sentences(text: str) -> list[str]:
         if (first in IMPERATIVE_OPENERS or _MODAL_OPENER.match(bare)
                 or (first in VERB_OR_NOUN_OPENERS and not reported)):
             found.append(sentence)
-    return found
+    return tuple(found)
 
 
 def is_observation(text: str) -> bool:

@@ -30,6 +30,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from commons.core.policy.literals import Occurrences
 from commons.core.policy.memo import short_texts
 from commons.core.policy.rule import Kind, Marks, lead, scoped
 from commons.core.policy.rules import RULES
@@ -71,10 +72,8 @@ class ScrubbedTextRequired(ValueError):
         )
 
 
-Gate = tuple[str, tuple[int, ...], "str | None"]  # keyword or literal, the rules it wakes, its parent
-
-
-def _index() -> tuple[list[Gate], list[tuple[re.Pattern[str], tuple[int, ...], str | None]], tuple[int, ...]]:
+def _index() -> tuple[Occurrences, Occurrences, list[tuple[re.Pattern[str], tuple[int, ...]]], re.Pattern[str],
+                      tuple[int, ...], tuple[int, ...]]:
     by_keyword: dict[str, list[int]] = {}
     by_anchor: dict[re.Pattern[str], list[int]] = {}
     always = []
@@ -85,42 +84,52 @@ def _index() -> tuple[list[Gate], list[tuple[re.Pattern[str], tuple[int, ...], s
             by_anchor.setdefault(a, []).append(rank)
         if not (rule.keywords or rule.anchors):
             always.append(rank)
-    # A keyword that holds a shorter one ("password" holds "pass") is looked for only when the
-    # shorter one is there: shortest first, so a parent's presence is known before its child.
-    keywords = sorted(by_keyword, key=len)
-    gates = [(k, tuple(by_keyword[k]), next((p for p in keywords if p != k and p in k), None))
-             for k in keywords]
-    anchors = [(a, tuple(ranks), lead(a)) for a, ranks in by_anchor.items()]
-    return gates, anchors, tuple(always)
+    anchors = [(a, tuple(ranks)) for a, ranks in by_anchor.items()]
+    by_lead: dict[str, list[int]] = {}
+    unled = []
+    for n, (a, _) in enumerate(anchors):
+        lit = lead(a)
+        if lit is None:
+            unled.append(n)
+        else:
+            by_lead.setdefault(lit, []).append(n)
+    keywords = Occurrences({k: tuple(ranks) for k, ranks in by_keyword.items()})
+    leads = Occurrences({lit: tuple(ns) for lit, ns in by_lead.items()})
+    # The anchors without a literal start, all at once: a text none of them matches (most lessons'
+    # and situations') skips them in one pass of the regex engine.
+    any_unled = re.compile("|".join(scoped(anchors[n][0]) for n in unled) or "(?!)")
+    return keywords, leads, anchors, any_unled, tuple(unled), tuple(always)
 
 
-# Which rules a keyword or an anchor can wake: one pass over these per text decides which of
-# the rules run at all, so a text with nothing in it costs a few dozen substring checks.
-_KEYWORDS, _ANCHORS, _ALWAYS = _index()
-# Every anchor at once: a text none of them matches anywhere (most lessons' and situations') wakes
-# no rule by its anchors, and one pass of the regex engine says so for less than half what the
-# anchors cost one by one (bench_door). Exact: an anchor's marks are where it matches.
-_ANY_ANCHOR = re.compile("|".join(scoped(a) for a, _, _ in _ANCHORS) or "(?!)")
+# Which rules a keyword or an anchor can wake, found in one pass each over a text (Occurrences:
+# the keywords in its lower case, the anchors' literal starts in it as it is), so a text with
+# nothing in it costs two passes in C; an anchor whose start occurs is then looked for itself.
+_KEYWORDS, _LEADS, _ANCHORS, _ANY_UNLED, _UNLED, _ALWAYS = _index()
+
+
+def _live(marks: Marks) -> set[int]:
+    """The ranks of the rules that may match: those a keyword of theirs (in the lower case) or an
+    anchor of theirs (in the text) wakes, and those with neither."""
+    if marks.lower is None:
+        return set(range(len(RULES)))
+    live = set(_ALWAYS)
+    for ranks in set(_KEYWORDS.values(marks.lower)):
+        live.update(ranks)
+    text = marks.text
+    woken = {n for ns in _LEADS.values(text) for n in ns}
+    if _UNLED and _ANY_UNLED.search(text) is not None:
+        woken.update(_UNLED)
+    for n in woken:
+        a, ranks = _ANCHORS[n]
+        if marks.anchor(a):
+            live.update(ranks)
+    return live
 
 
 def _candidates(text: str) -> list[tuple[int, int, int, Kind]]:
     marks = Marks(text)
-    if marks.lower is None:
-        live = set(range(len(RULES)))
-    else:
-        live = set(_ALWAYS)
-        lower = marks.lower
-        present = set()
-        for k, ranks, parent in _KEYWORDS:
-            if (parent is None or parent in present) and k in lower:
-                present.add(k)
-                live.update(ranks)
-        if _ANY_ANCHOR.search(text) is not None:
-            for a, ranks, lit in _ANCHORS:
-                if (lit is None or lit in text) and marks.anchor(a):
-                    live.update(ranks)
     out: list[tuple[int, int, int, Kind]] = []
-    for rank in sorted(live):
+    for rank in sorted(_live(marks)):
         for start, end, kind in RULES[rank].spans(marks):
             if start < end:
                 out.append((rank, start, end, kind))
