@@ -277,3 +277,19 @@ def test_a_powershell_record_a_narrow_console_wrapped_is_read_from_its_head_past
               "Exit Code: 1\nProcess Group PGID: 29816")
     line = failure_line(record)[0]
     assert line.startswith("source : The term 'source' is not recognized as the name of a cmdlet")
+
+
+def test_a_writability_probe_a_remote_looked_up_and_a_search_of_a_missing_path_are_probes():
+    from commons.core.learning.failure import not_a_failure
+
+    denied = "touch: /Users/dev/.rustup/tmp/perm_test: Operation not permitted"
+    assert not_a_failure("Bash", "touch ~/.rustup/tmp/perm_test && rm ~/.rustup/tmp/perm_test", denied, denied) == "probe"
+    # A file made to stay is a change that failed.
+    assert not not_a_failure("Bash", "touch src/new.py", "touch: src/new.py: Permission denied", "touch: x y")
+    no_remote = ("fatal: 'origin' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\n"
+                 "Please make sure you have the correct access rights\nand the repository exists.")
+    assert not_a_failure("Bash", "git ls-remote --heads origin | grep -E 'refs/heads/12-x$'", no_remote,
+                         "fatal: 'origin' does not appear to be a git repository") == "probe"
+    assert not not_a_failure("Bash", "git push origin main", no_remote, "fatal: 'origin' does not appear to be a git x")
+    missing = "rg: internal/mcp/server.go: IO error for operation on internal/mcp/server.go: No such file or directory (os error 2)"
+    assert not_a_failure("Bash", "rg -n handleInitialize internal/mcp/server.go", missing, missing) == "probe"

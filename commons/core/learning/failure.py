@@ -504,7 +504,7 @@ _PROBE_ANSWER = re.compile(
     r"^(?:(?:Error:\s*)?Exit code -?\d+|Error|"
     r"(?:\S+:\s+)*(?:cannot access|can't access|can't read|cannot open|can't open|no such file or directory|"
     r"not found|no matches found|"
-    r"does not exist|no \S+ in \(|file not found)\b.*|.*: (?:No such file or directory|not found)|"
+    r"does not exist|no \S+ in \(|file not found)\b.*|.*: (?:No such file or directory|not found)(?: \(os error \d+\))?|"
     r"\S+ not found|no matches found: .*|Binary files? \S+ (?:and \S+ )?differ|[<>] .*|---|\d+[acd]\d+.*|)$",
     re.IGNORECASE)
 _READ_MISSING = re.compile(r"^(?:<tool_use_error>)?File does not exist\b", re.IGNORECASE)
@@ -516,10 +516,10 @@ _GUESSING_TOOLS = frozenset({"read", "edit", "multiedit"})
 # What a look answers when there is nothing to see: no repository, no commits, no such path, no
 # server listening yet (a probe of a local port).
 _LOOK_ANSWER = re.compile(
-    r"not a git repository|does not have any commits yet|Cannot find path .* because it does not exist"
+    r"not a git repository|does not appear to be a git repository|does not have any commits yet|Cannot find path .* because it does not exist"
     r"|No such file or directory|cannot access|does not exist|not found",
     re.IGNORECASE)
-_LOOKS = frozenset({"git status", "git log", "git branch", "git remote", "git show", "git diff", "git rev-parse",
+_LOOKS = frozenset({"git status", "git log", "git branch", "git remote", "git ls-remote", "git show", "git diff", "git rev-parse",
                     "git describe", "git tag", "get-content", "get-childitem", "get-item", "cat", "head", "tail",
                     "ls", "stat", "find", "tree", "du", "file"})
 _LOCAL_PROBE = re.compile(r"\bcurl\b.*\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)\b")
@@ -531,6 +531,18 @@ def _is_look(part: str) -> bool:
     return head in _LOOKS or head.split()[0] in _LOOKS
 
 
+# `touch x/perm_test && rm x/perm_test`: a file made to be removed asks whether the folder is writable.
+_NOT_WRITABLE = re.compile(r"Permission denied|Operation not permitted|Read-only file system", re.IGNORECASE)
+
+
+def _writes_and_removes(parts: list[str]) -> bool:
+    """Whether a command only makes a file and removes it again (a writability probe)."""
+    made = [p.split()[-1] for p in parts if program_of(p) == "touch" and len(p.split()) >= 2]
+    removed = {w for p in parts if program_of(p) == "rm" for w in p.split()[1:] if not w.startswith("-")}
+    return bool(made) and all(f in removed for f in made) \
+        and all(program_of(p) in {"touch", "rm", "echo", "cd"} for p in parts)
+
+
 def is_probe(command: str, output: str) -> bool:
     """A probing command (grep, which, test, ls of a missing path, `git log` outside a repository,
     `curl` of a local server not up yet…) whose failure says only "no" — not found, no match, a
@@ -538,7 +550,10 @@ def is_probe(command: str, output: str) -> bool:
     parts = segments(command)
     if not parts:
         return False
-    if _is_look(parts[-1]) and _LOOK_ANSWER.search(output[:600]) and len(_lines(output)) <= 12:
+    looking = _is_look(parts[-1]) or all(_is_look(p) or program_of(p) in PROBES for p in parts)
+    if looking and _LOOK_ANSWER.search(output[:600]) and len(_lines(output)) <= 12:
+        return True  # `git log`, `git ls-remote origin | grep x`: nothing there to look at
+    if _writes_and_removes(parts) and _NOT_WRITABLE.search(output[:600]) and len(_lines(output)) <= 6:
         return True
     if _LOCAL_PROBE.search(parts[-1]) and _NO_SERVER.search(output):
         return True
