@@ -293,3 +293,12 @@ def test_a_writability_probe_a_remote_looked_up_and_a_search_of_a_missing_path_a
     assert not not_a_failure("Bash", "git push origin main", no_remote, "fatal: 'origin' does not appear to be a git x")
     missing = "rg: internal/mcp/server.go: IO error for operation on internal/mcp/server.go: No such file or directory (os error 2)"
     assert not_a_failure("Bash", "rg -n handleInitialize internal/mcp/server.go", missing, missing) == "probe"
+
+
+def test_a_version_asked_of_a_program_not_installed_is_a_probe_and_its_use_is_a_failure():
+    from commons.core.learning.failure import not_a_failure
+
+    missing = "Exit code 127\nbash: pnpm: command not found"
+    assert not_a_failure("Bash", "pnpm --version", missing, "bash: pnpm: command not found") == "probe"
+    assert not_a_failure("Bash", "cd web && pnpm -v", missing, "bash: pnpm: command not found") == "probe"
+    assert not not_a_failure("Bash", "pnpm install", missing, "bash: pnpm: command not found")

@@ -535,6 +535,11 @@ def _is_look(part: str) -> bool:
 _NOT_WRITABLE = re.compile(r"Permission denied|Operation not permitted|Read-only file system", re.IGNORECASE)
 
 
+def _asks_version(part: str) -> bool:
+    words = part.split()
+    return len(words) == 2 and words[1] in {"--version", "-v", "-V", "version"}
+
+
 def _writes_and_removes(parts: list[str]) -> bool:
     """Whether a command only makes a file and removes it again (a writability probe)."""
     made = [p.split()[-1] for p in parts if program_of(p) == "touch" and len(p.split()) >= 2]
@@ -555,6 +560,9 @@ def is_probe(command: str, output: str) -> bool:
         return True  # `git log`, `git ls-remote origin | grep x`: nothing there to look at
     if _writes_and_removes(parts) and _NOT_WRITABLE.search(output[:600]) and len(_lines(output)) <= 6:
         return True
+    if _asks_version(parts[-1]) and len(_lines(output)) <= 4 and _NOT_FOUND.search(output) \
+            and _NOT_FOUND.search(output).group(1).rsplit("/", 1)[-1] == program_of(parts[-1]):
+        return True  # `pnpm --version` answered that there is no pnpm: asked as `which pnpm` is
     if _LOCAL_PROBE.search(parts[-1]) and _NO_SERVER.search(output):
         return True
     words = parts[-1].split()
