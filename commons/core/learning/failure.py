@@ -105,6 +105,9 @@ _NOISE = re.compile(
       | Progress:\ resolved\ \d+.* | Packages:\ [+\-]\d+.* | WARN\ +(?:deprecated|Issues?\ with\ peer)\b.* | Done\ in\ [\d.]+m?s\b.*
       | Requirement\ already\ satisfied:\ .* | Obtaining\ \S+.* | Attempting\ uninstall:\ .* | Found\ existing\ installation:\ .*
       | Successfully\ (?:installed|uninstalled|built|tagged)\ .*
+      # ESLint's crash banner, vitest's header of each failed test, Playwright's word that its web server did not start
+      | Oops!\ Something\ went\ wrong!\ :\( | ESLint:\ v?\d\S* | FAIL\ +\S+\ +>\ .*
+      | Error:\ Process\ from\ config\.webServer\ was\ not\ able\ to\ start\b.*
     )$""",
     re.VERBOSE,
 )
@@ -154,8 +157,9 @@ _SANDBOX_FRAME = re.compile(r"^(?:failed in sandbox|Output): (?=\S)", re.MULTILI
 # A console's rows padded with spaces to its width, captured with no line ends between them
 # (PowerShell under Gemini CLI): a run this long parts two rows, never two columns of a table.
 _ROW_PADDING = re.compile(r" {30,}")
-# BuildKit's prefix of each line of a step, its number and the seconds into it ("#5 2.345 ERROR: …").
-_BUILDKIT_STEP = re.compile(r"^#\d+ (?:\d+\.\d+ )?", re.MULTILINE)
+# BuildKit's prefix of each line of a step, its number and the seconds into it ("#5 2.345 ERROR: …"),
+# and Playwright's of each line its web server printed ("[WebServer] Error: listen EPERM …").
+_BUILDKIT_STEP = re.compile(r"^(?:#\d+ (?:\d+\.\d+ )?|\s*\[WebServer\]\s*)", re.MULTILINE)
 _CARETS = re.compile(r"^\s*\+?\s*[~^]+\s*$")  # a line pointing at a column ("+      ~"): its spaces are its point
 
 
