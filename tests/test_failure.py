@@ -284,6 +284,9 @@ def test_a_writability_probe_a_remote_looked_up_and_a_search_of_a_missing_path_a
 
     denied = "touch: /Users/dev/.rustup/tmp/perm_test: Operation not permitted"
     assert not_a_failure("Bash", "touch ~/.rustup/tmp/perm_test && rm ~/.rustup/tmp/perm_test", denied, denied) == "probe"
+    # The part that failed, attributed, and the call it was part of.
+    assert not_a_failure("Bash", "touch ~/.rustup/tmp/perm_test", "Now using node v22.20.0 (npm v10.9.3)\n" + denied,
+                         denied, call="touch ~/.rustup/tmp/perm_test && rm ~/.rustup/tmp/perm_test") == "probe"
     # A file made to stay is a change that failed.
     assert not not_a_failure("Bash", "touch src/new.py", "touch: src/new.py: Permission denied", "touch: x y")
     no_remote = ("fatal: 'origin' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\n"
@@ -293,6 +296,11 @@ def test_a_writability_probe_a_remote_looked_up_and_a_search_of_a_missing_path_a
     assert not not_a_failure("Bash", "git push origin main", no_remote, "fatal: 'origin' does not appear to be a git x")
     missing = "rg: internal/mcp/server.go: IO error for operation on internal/mcp/server.go: No such file or directory (os error 2)"
     assert not_a_failure("Bash", "rg -n handleInitialize internal/mcp/server.go", missing, missing) == "probe"
+    # Patterns read as paths beside the matches found: rg was misused, not asked whether a file is there.
+    misused = ("rg: T021: No such file or directory (os error 2)\nspecs/tasks.md:93:## Phase 4: User Story 2\n"
+               "specs/tasks.md:160:- **User Story 2 (Phase 4)**: May begin once Foundational is done")
+    assert not not_a_failure("Bash", 'rg -n "Phase 4" -n "T021" specs/tasks.md', misused,
+                             "rg: T021: No such file or directory (os error 2)")
 
 
 def test_a_version_asked_of_a_program_not_installed_is_a_probe_and_its_use_is_a_failure():

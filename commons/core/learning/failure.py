@@ -552,17 +552,18 @@ def _writes_and_removes(parts: list[str]) -> bool:
         and all(program_of(p) in {"touch", "rm", "echo", "cd"} for p in parts)
 
 
-def is_probe(command: str, output: str) -> bool:
+def is_probe(command: str, output: str, call: str = "") -> bool:
     """A probing command (grep, which, test, ls of a missing path, `git log` outside a repository,
     `curl` of a local server not up yet…) whose failure says only "no" — not found, no match, a
     diff, nothing there — and nothing else."""
     parts = segments(command)
     if not parts:
         return False
-    looking = _is_look(parts[-1]) or all(_is_look(p) or program_of(p) in PROBES for p in parts)
+    looking = _is_look(parts[-1]) or any(_is_look(p) for p in parts) and all(_is_look(p) or program_of(p) in PROBES
+                                                                           for p in parts)
     if looking and _LOOK_ANSWER.search(output[:600]) and len(_lines(output)) <= 12:
         return True  # `git log`, `git ls-remote origin | grep x`: nothing there to look at
-    if _writes_and_removes(parts) and _NOT_WRITABLE.search(output[:600]) and len(_lines(output)) <= 6:
+    if _writes_and_removes(segments(call or command)) and _NOT_WRITABLE.search(output[:600]) and len(_lines(output)) <= 6:
         return True
     if _asks_version(parts[-1]) and len(_lines(output)) <= 4 and _NOT_FOUND.search(output) \
             and _NOT_FOUND.search(output).group(1).rsplit("/", 1)[-1] == program_of(parts[-1]):
@@ -578,8 +579,9 @@ def is_probe(command: str, output: str) -> bool:
     return all(_PROBE_ANSWER.match(line) for line in _lines(output) if line)
 
 
-def not_a_failure(tool: str, command: str, output: str, failure: str) -> str:
+def not_a_failure(tool: str, command: str, output: str, failure: str, call: str = "") -> str:
     """Why a tool call that returned an error is no failure of the agent's step, or "".
+    ``command``: the part of the call that failed; ``call``: the whole call, when it had more parts.
 
     Refused or interrupted calls and cascades ("not run"), probes that answered no ("probe"),
     and outputs with nothing to say what failed ("bare"): kept in the archive, no lesson."""
@@ -592,7 +594,7 @@ def not_a_failure(tool: str, command: str, output: str, failure: str) -> str:
         output, failure = inner, failure_line(inner, command)[0] if inner.strip() else ""
     if tool.lower() in _GUESSING_TOOLS and _READ_MISSING.match(output.strip()):
         return "probe"
-    if tool.lower() in _SHELLS and is_probe(command, output):
+    if tool.lower() in _SHELLS and is_probe(command, output, call):
         return "probe"
     if is_bare(failure):
         return "bare"
