@@ -277,3 +277,36 @@ def test_a_powershell_record_a_narrow_console_wrapped_is_read_from_its_head_past
               "Exit Code: 1\nProcess Group PGID: 29816")
     line = failure_line(record)[0]
     assert line.startswith("source : The term 'source' is not recognized as the name of a cmdlet")
+
+
+def test_a_writability_probe_a_remote_looked_up_and_a_search_of_a_missing_path_are_probes():
+    from commons.core.learning.failure import not_a_failure
+
+    denied = "touch: /Users/dev/.rustup/tmp/perm_test: Operation not permitted"
+    assert not_a_failure("Bash", "touch ~/.rustup/tmp/perm_test && rm ~/.rustup/tmp/perm_test", denied, denied) == "probe"
+    # The part that failed, attributed, and the call it was part of.
+    assert not_a_failure("Bash", "touch ~/.rustup/tmp/perm_test", "Now using node v22.20.0 (npm v10.9.3)\n" + denied,
+                         denied, call="touch ~/.rustup/tmp/perm_test && rm ~/.rustup/tmp/perm_test") == "probe"
+    # A file made to stay is a change that failed.
+    assert not not_a_failure("Bash", "touch src/new.py", "touch: src/new.py: Permission denied", "touch: x y")
+    no_remote = ("fatal: 'origin' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\n"
+                 "Please make sure you have the correct access rights\nand the repository exists.")
+    assert not_a_failure("Bash", "git ls-remote --heads origin | grep -E 'refs/heads/12-x$'", no_remote,
+                         "fatal: 'origin' does not appear to be a git repository") == "probe"
+    assert not not_a_failure("Bash", "git push origin main", no_remote, "fatal: 'origin' does not appear to be a git x")
+    missing = "rg: internal/mcp/server.go: IO error for operation on internal/mcp/server.go: No such file or directory (os error 2)"
+    assert not_a_failure("Bash", "rg -n handleInitialize internal/mcp/server.go", missing, missing) == "probe"
+    # Patterns read as paths beside the matches found: rg was misused, not asked whether a file is there.
+    misused = ("rg: T021: No such file or directory (os error 2)\nspecs/tasks.md:93:## Phase 4: User Story 2\n"
+               "specs/tasks.md:160:- **User Story 2 (Phase 4)**: May begin once Foundational is done")
+    assert not not_a_failure("Bash", 'rg -n "Phase 4" -n "T021" specs/tasks.md', misused,
+                             "rg: T021: No such file or directory (os error 2)")
+
+
+def test_a_version_asked_of_a_program_not_installed_is_a_probe_and_its_use_is_a_failure():
+    from commons.core.learning.failure import not_a_failure
+
+    missing = "Exit code 127\nbash: pnpm: command not found"
+    assert not_a_failure("Bash", "pnpm --version", missing, "bash: pnpm: command not found") == "probe"
+    assert not_a_failure("Bash", "cd web && pnpm -v", missing, "bash: pnpm: command not found") == "probe"
+    assert not not_a_failure("Bash", "pnpm install", missing, "bash: pnpm: command not found")

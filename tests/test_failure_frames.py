@@ -75,3 +75,19 @@ def test_nix_realising_a_shell_and_package_managers_summaries_give_way_to_what_f
            "Obtaining file:///home/dev/ledger\nFound existing installation: ledger 0.1.0\nAttempting uninstall: ledger\n"
            "Successfully uninstalled ledger-0.1.0\nerror: subprocess-exited-with-error")
     assert failure_line(pip)[0].startswith("error: subprocess-exited-with-error")
+
+
+def test_eslints_crash_banner_vitests_failure_headers_and_playwrights_web_server_give_way_to_the_cause():
+    eslint = ("> web@0.1.0 lint\n> eslint \"src/**/*.{ts,tsx}\"\n\n\nOops! Something went wrong! :(\n\nESLint: 9.39.1\n\n"
+              "ESLint couldn't find an eslint.config.(js|mjs|cjs) file.\n\nFrom ESLint v9.0.0, the default configuration "
+              "file is now eslint.config.js.\n")
+    assert failure_line(eslint)[0] == "ESLint couldn't find an eslint.config.(js|mjs|cjs) file."
+    vitest = (" RUN  v2.1.9 /home/dev/web\n\n ❯ src/hooks/use.test.ts (3 tests | 3 failed) 3ms\n   × use (spec) > starts empty 2ms\n"
+              "     → document is not defined\n\n⎯⎯⎯⎯ Failed Tests 3 ⎯⎯⎯⎯\n\n FAIL  src/hooks/use.test.ts > use (spec) > "
+              "starts empty\nReferenceError: document is not defined\n ❯ render node_modules/pure.js:257:5\n")
+    assert failure_line(vitest)[0] == "ReferenceError: document is not defined"
+    playwright = ("> web@0.1.0 test:e2e\n> playwright test\n\n\x1b[2m[WebServer] \x1b[22m\x1b[31merror when starting dev "
+                  "server:\n\x1b[2m[WebServer] \x1b[22mError: listen EPERM: operation not permitted 127.0.0.1:5173\n"
+                  "\x1b[2m[WebServer] \x1b[22m at Server.setupListenHandle (node:net:1918:21)\x1b[39m\n"
+                  "Error: Process from config.webServer was not able to start. Exit code: 1\n")
+    assert "listen EPERM: operation not permitted 127.0.0.1:5173" in failure_line(playwright)[0]

@@ -45,14 +45,16 @@ def test_listing_gives_each_error_lessons_failure_part_named_fix_and_verdict(tmp
     assert listed["failure_line_misses"] == [{"tool_use_id": "t1", "miss": "not kept out", "got": "Exit code 1"}]
 
 
-def test_run_lists_the_lessons_of_dev_sets_only(tmp_path: Path, monkeypatch):
+def test_run_lists_the_lessons_of_dev_sets_only_and_holds_out_every_h_set(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(lessons_bench, "scorer", lambda roots: _scorer(tmp_path))
     monkeypatch.setattr(lessons_bench, "score", lambda set_dir, score_py, commons: _scored()
                         | {"figures": None, "failure_lines": {}})
     monkeypatch.setattr(lessons_bench, "failure_lines", lambda set_dir: {})
-    report = lessons_bench.run([tmp_path / "dev-set", tmp_path / "kept-out"], ["kept-out"], "commons", jobs=1)
+    sets = [tmp_path / "dev-set", tmp_path / "kept-out", tmp_path / "h-added-later"]
+    report = lessons_bench.run(sets, ["kept-out"], "commons", jobs=1)
     assert len(report["sets"]["dev-set"]["listing"]["lessons"]) == 2
     assert "listing" not in report["sets"]["kept-out"]
+    assert report["sets"]["h-added-later"]["held_out"] and "listing" not in report["sets"]["h-added-later"]
 
 
 def _set_with_two_failing_calls(tmp_path: Path) -> Path:

@@ -336,7 +336,7 @@ class EpisodeBuilder:
         tool = tool or "unknown"
         command = attribute(target, text) if tool.lower() in SHELL_TOOLS else ""
         failure, exit_code = failure_line(text, command)  # scrubbed, then cut, by failure_line itself
-        if not_a_failure(tool, command or target, text, failure):
+        if not_a_failure(tool, command or target, text, failure, call=target):
             # Refused, interrupted, a sibling's cascade, a probe that answered "no", or a bare exit
             # code: it stays in the archive and makes no error episode (nor a failure to fix).
             return

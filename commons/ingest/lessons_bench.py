@@ -27,7 +27,7 @@ Held-out sets show their figures only.
 Where the sets are: ``LESSONS_SETS`` (folders separated by ``:``), else ``shared/lessons-bench/sets``
 and ``sets`` beside the repository (or beside the main checkout of a worktree). A set named in
 ``LESSONS_HELD_OUT`` (default: ``promptgrimoire``, ``b-sword-claude``, ``h-unitree-codex``, ``h-nuttapong-wallet-codex``, ``h-mfc-windows-codex`` and ``h-tala-expo-codex``, the sets their labellers kept out of every tuning)
-is reported apart and never pooled. The labels of our own sets are kept in ``docs/lessons-sets/``
+is reported apart and never pooled, as is every set whose name starts with ``h-``. The labels of our own sets are kept in ``docs/lessons-sets/``
 (without the transcripts, which their licences do not let us copy) so a set can be rebuilt.
 """
 
@@ -50,6 +50,7 @@ from commons.ingest.lessons_report import read_all, transcripts
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_HELD_OUT = ("promptgrimoire", "b-sword-claude", "h-unitree-codex", "h-nuttapong-wallet-codex",
                     "h-mfc-windows-codex", "h-tala-expo-codex")  # docs/lessons-sets/README.md: kept out of all tuning
+HELD_OUT_MARK = "h-"  # docs/lessons-sets/README.md: a set whose name starts so is held out
 CLASSES = ("correct", "wrong", "honest-none", "missed-fix", "noise")
 
 
@@ -203,6 +204,12 @@ def pooled(results: Sequence[dict]) -> dict:
     }  # fmt: skip
 
 
+def is_held_out(name: str, held_out: Sequence[str]) -> bool:
+    """Whether a set is kept out of the pooled figures and the listing: named so, or named with the
+    labellers' mark for a held-out set (`HELD_OUT_MARK`), so a set added later is never pooled by mistake."""
+    return name in held_out or name.startswith(HELD_OUT_MARK)
+
+
 def run(sets: Sequence[Path], held_out: Sequence[str], commons: str, jobs: int = 2) -> dict:
     score_py = scorer([s.parent for s in sets])
 
@@ -210,7 +217,7 @@ def run(sets: Sequence[Path], held_out: Sequence[str], commons: str, jobs: int =
         result = score(set_dir, score_py, commons)
         result["name"] = set_dir.name
         result["failure_lines"] = failure_lines(set_dir)
-        result["held_out"] = set_dir.name in held_out
+        result["held_out"] = is_held_out(set_dir.name, held_out)
         return result
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:

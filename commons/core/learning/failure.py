@@ -106,6 +106,9 @@ _NOISE = re.compile(
       | Progress:\ resolved\ \d+.* | Packages:\ [+\-]\d+.* | WARN\ +(?:deprecated|Issues?\ with\ peer)\b.* | Done\ in\ [\d.]+m?s\b.*
       | Requirement\ already\ satisfied:\ .* | Obtaining\ \S+.* | Attempting\ uninstall:\ .* | Found\ existing\ installation:\ .*
       | Successfully\ (?:installed|uninstalled|built|tagged)\ .*
+      # ESLint's crash banner, vitest's header of each failed test, Playwright's word that its web server did not start
+      | Oops!\ Something\ went\ wrong!\ :\( | ESLint:\ v?\d\S* | FAIL\ +\S+\ +>\ .*
+      | Error:\ Process\ from\ config\.webServer\ was\ not\ able\ to\ start\b.*
     )$""",
     re.VERBOSE,
 )
@@ -155,8 +158,9 @@ _SANDBOX_FRAME = re.compile(r"^(?:failed in sandbox|Output): (?=\S)", re.MULTILI
 # A console's rows padded with spaces to its width, captured with no line ends between them
 # (PowerShell under Gemini CLI): a run this long parts two rows, never two columns of a table.
 _ROW_PADDING = re.compile(r" {30,}")
-# BuildKit's prefix of each line of a step, its number and the seconds into it ("#5 2.345 ERROR: …").
-_BUILDKIT_STEP = re.compile(r"^#\d+ (?:\d+\.\d+ )?", re.MULTILINE)
+# BuildKit's prefix of each line of a step, its number and the seconds into it ("#5 2.345 ERROR: …"),
+# and Playwright's of each line its web server printed ("[WebServer] Error: listen EPERM …").
+_BUILDKIT_STEP = re.compile(r"^(?:#\d+ (?:\d+\.\d+ )?|\s*\[WebServer\]\s*)", re.MULTILINE)
 _CARETS = re.compile(r"^\s*\+?\s*[~^]+\s*$")  # a line pointing at a column ("+      ~"): its spaces are its point
 
 
@@ -511,7 +515,7 @@ _PROBE_ANSWER = re.compile(
     r"^(?:(?:Error:\s*)?Exit code -?\d+|Error|"
     r"(?:\S+:\s+)*(?:cannot access|can't access|can't read|cannot open|can't open|no such file or directory|"
     r"not found|no matches found|"
-    r"does not exist|no \S+ in \(|file not found)\b.*|.*: (?:No such file or directory|not found)|"
+    r"does not exist|no \S+ in \(|file not found)\b.*|.*: (?:No such file or directory|not found)(?: \(os error \d+\))?|"
     r"\S+ not found|no matches found: .*|Binary files? \S+ (?:and \S+ )?differ|[<>] .*|---|\d+[acd]\d+.*|)$",
     re.IGNORECASE)
 _READ_MISSING = re.compile(r"^(?:<tool_use_error>)?File does not exist\b", re.IGNORECASE)
@@ -523,10 +527,10 @@ _GUESSING_TOOLS = frozenset({"read", "edit", "multiedit"})
 # What a look answers when there is nothing to see: no repository, no commits, no such path, no
 # server listening yet (a probe of a local port).
 _LOOK_ANSWER = re.compile(
-    r"not a git repository|does not have any commits yet|Cannot find path .* because it does not exist"
+    r"not a git repository|does not appear to be a git repository|does not have any commits yet|Cannot find path .* because it does not exist"
     r"|No such file or directory|cannot access|does not exist|not found",
     re.IGNORECASE)
-_LOOKS = frozenset({"git status", "git log", "git branch", "git remote", "git show", "git diff", "git rev-parse",
+_LOOKS = frozenset({"git status", "git log", "git branch", "git remote", "git ls-remote", "git show", "git diff", "git rev-parse",
                     "git describe", "git tag", "get-content", "get-childitem", "get-item", "cat", "head", "tail",
                     "ls", "stat", "find", "tree", "du", "file"})
 _LOCAL_PROBE = re.compile(r"\bcurl\b.*\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)\b")
@@ -538,15 +542,39 @@ def _is_look(part: str) -> bool:
     return head in _LOOKS or head.split()[0] in _LOOKS
 
 
-def is_probe(command: str, output: str) -> bool:
+# `touch x/perm_test && rm x/perm_test`: a file made to be removed asks whether the folder is writable.
+_NOT_WRITABLE = re.compile(r"Permission denied|Operation not permitted|Read-only file system", re.IGNORECASE)
+
+
+def _asks_version(part: str) -> bool:
+    words = part.split()
+    return len(words) == 2 and words[1] in {"--version", "-v", "-V", "version"}
+
+
+def _writes_and_removes(parts: list[str]) -> bool:
+    """Whether a command only makes a file and removes it again (a writability probe)."""
+    made = [p.split()[-1] for p in parts if program_of(p) == "touch" and len(p.split()) >= 2]
+    removed = {w for p in parts if program_of(p) == "rm" for w in p.split()[1:] if not w.startswith("-")}
+    return bool(made) and all(f in removed for f in made) \
+        and all(program_of(p) in {"touch", "rm", "echo", "cd"} for p in parts)
+
+
+def is_probe(command: str, output: str, call: str = "") -> bool:
     """A probing command (grep, which, test, ls of a missing path, `git log` outside a repository,
     `curl` of a local server not up yet…) whose failure says only "no" — not found, no match, a
     diff, nothing there — and nothing else."""
     parts = segments(command)
     if not parts:
         return False
-    if _is_look(parts[-1]) and _LOOK_ANSWER.search(output[:600]) and len(_lines(output)) <= 12:
+    looking = _is_look(parts[-1]) or any(_is_look(p) for p in parts) and all(_is_look(p) or program_of(p) in PROBES
+                                                                           for p in parts)
+    if looking and _LOOK_ANSWER.search(output[:600]) and len(_lines(output)) <= 12:
+        return True  # `git log`, `git ls-remote origin | grep x`: nothing there to look at
+    if _writes_and_removes(segments(call or command)) and _NOT_WRITABLE.search(output[:600]) and len(_lines(output)) <= 6:
         return True
+    if _asks_version(parts[-1]) and len(_lines(output)) <= 4 and _NOT_FOUND.search(output) \
+            and _NOT_FOUND.search(output).group(1).rsplit("/", 1)[-1] == program_of(parts[-1]):
+        return True  # `pnpm --version` answered that there is no pnpm: asked as `which pnpm` is
     if _LOCAL_PROBE.search(parts[-1]) and _NO_SERVER.search(output):
         return True
     words = parts[-1].split()
@@ -558,8 +586,9 @@ def is_probe(command: str, output: str) -> bool:
     return all(_PROBE_ANSWER.match(line) for line in _lines(output) if line)
 
 
-def not_a_failure(tool: str, command: str, output: str, failure: str) -> str:
+def not_a_failure(tool: str, command: str, output: str, failure: str, call: str = "") -> str:
     """Why a tool call that returned an error is no failure of the agent's step, or "".
+    ``command``: the part of the call that failed; ``call``: the whole call, when it had more parts.
 
     Refused or interrupted calls and cascades ("not run"), probes that answered no ("probe"),
     and outputs with nothing to say what failed ("bare"): kept in the archive, no lesson."""
@@ -572,7 +601,7 @@ def not_a_failure(tool: str, command: str, output: str, failure: str) -> str:
         output, failure = inner, failure_line(inner, command)[0] if inner.strip() else ""
     if tool.lower() in _GUESSING_TOOLS and _READ_MISSING.match(output.strip()):
         return "probe"
-    if tool.lower() in _SHELLS and is_probe(command, output):
+    if tool.lower() in _SHELLS and is_probe(command, output, call):
         return "probe"
     if is_bare(failure):
         return "bare"
