@@ -277,6 +277,9 @@ SEVERAL_QUESTIONS_JA = AgentTurn(said="確認させてください。\n1. 保存
     ("一つずつお願いします", SEVERAL_QUESTIONS_JA),
     ("hold on, stay with the first one until we settle it", SEVERAL_QUESTIONS_EN),  # the person halts the agent
     ("from now on use uv, not pip", LAYOUT_EN),  # a standing rule for how the agent works
+    ("from now on answer in English", BUILT_EN),  # or talks
+    ("de ahora en adelante usá pnpm", BUILT_EN),
+    ("今後はpnpmを使って", DONE_JA),
     ("以后每次新建的记录都写在最上面，但是不能重复写入", DONE_ZH),
 ])
 def test_a_rule_for_how_the_agent_works_or_talks_is_a_correction(text, turn):
@@ -332,3 +335,7 @@ def test_an_unmet_expectation_or_an_absence_in_korean_or_japanese_is_a_correctio
 
 def test_no_problem_in_korean_is_no_correction():
     assert not corrects("문제없이 잘 돼요, 고마워요", DONE_KO)
+
+
+def test_a_standing_rule_in_the_first_message_of_a_session_corrects_nothing():
+    assert not corrects("from now on answer in English", AgentTurn(first=True))

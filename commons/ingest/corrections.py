@@ -533,10 +533,10 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     if _NEGATED_ASK.search(head):
         negates = does_not = False  # "can't you…?": a request, not a denial
     persists = bool(_PERSISTS.search(head) or (negates or fails or does_not) and _REPEATS.search(head))
-    # A rule for how the agent works or talks; "one at a time", or a halt, after the agent put several
-    # questions at once: the reply is about how it asks, not an answer.
+    # A rule for how the agent works or talks from now on corrects it in itself; "one at a time", or a
+    # halt, after the agent put several questions at once: the reply is about how it asks, not an answer.
     several = asked_several(turn.said)
-    conduct = bool(_STANDING.search(head)) + 2 * bool(_PACE.search(head) and several) \
+    conduct = 2 * bool(_STANDING.search(head)) + 2 * bool(_PACE.search(head) and several) \
         + bool(_HALT.match(norm)) * (1 + several)
     if not conduct and (_NEXT_TASK.match(norm) or _NEXT_TASK.match(_after_agreeing(norm))
                         or len(_LIST_ITEM.findall(norm)) >= 3 and not pasted_failure):
