@@ -263,3 +263,79 @@ def test_a_programs_failure_pasted_alone_is_one_failure_not_the_person_negating(
 ])
 def test_a_programs_failure_beside_the_persons_own_push_back_still_corrects(text, turn):
     assert corrects(text, turn)
+
+
+SEVERAL_QUESTIONS_EN = AgentTurn(said="A few questions before I plan:\n\n1. Should runs be sandboxed?\n2. Where do workspaces "
+                                      "live on disk?\n3. Which formats must the viewer show?", asked=True)
+SEVERAL_QUESTIONS_JA = AgentTurn(said="確認させてください。\n1. 保存先はどこにしますか？\n2. 認証は必要ですか？", asked=True)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("one at a time please", SEVERAL_QUESTIONS_EN),  # how the agent asks, after it asked three at once
+    ("thanks. let's take them one-at-a-time", SEVERAL_QUESTIONS_EN),
+    ("uno por uno, por favor", SEVERAL_QUESTIONS_EN),
+    ("一つずつお願いします", SEVERAL_QUESTIONS_JA),
+    ("hold on, stay with the first one until we settle it", SEVERAL_QUESTIONS_EN),  # the person halts the agent
+    ("from now on use uv, not pip", LAYOUT_EN),  # a standing rule for how the agent works
+    ("from now on answer in English", BUILT_EN),  # or talks
+    ("de ahora en adelante usá pnpm", BUILT_EN),
+    ("今後はpnpmを使って", DONE_JA),
+    ("以后每次新建的记录都写在最上面，但是不能重复写入", DONE_ZH),
+])
+def test_a_rule_for_how_the_agent_works_or_talks_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("Make these changes one at a time, and think about each before you start it:\n- zoom\n- pan", LAYOUT_EN),
+    ("please finish the remaining changes without asking, one at a time", BUILT_EN),
+])
+def test_one_at_a_time_in_a_request_for_work_is_no_correction(text, turn):
+    assert not corrects(text, turn)  # no questions were put at once: it says how to do the next work
+
+
+QUESTION_ONLY_EN = AgentTurn(said="Question 4:\n\nKernel language: Node.js, Python, Go, or Rust? Any strong preference?",
+                             asked=True)
+
+
+@pytest.mark.parametrize("text", [
+    "I'm leaning Rust for the type system. Definitely not Go. Python could be OK.",
+    "That seems fine. I don't have strong framework preferences.",
+    "Allow them, and limit the shell so that a slip-up doesn't freeze the machine.",
+    "that set is fine for now; let's not worry about custom formats yet",
+])
+def test_the_answer_to_a_turn_that_only_asked_is_no_correction_though_it_says_not(text):
+    assert not corrects(text, QUESTION_ONLY_EN)  # its "not" is about the choices offered, not the agent's work
+
+
+@pytest.mark.parametrize("text", [
+    "no, the kernel still fails to build, look at that first",
+    "STOP asking and fix the broken build",
+])
+def test_after_a_turn_that_only_asked_a_failure_or_a_halt_still_corrects(text):
+    assert corrects(text, QUESTION_ONLY_EN)
+
+
+def test_a_programs_failure_pasted_right_after_a_claim_of_done_is_a_correction():
+    pasted = ("me@laptop web % npm run test:e2e\n\n> web@0.1.0 test:e2e\n> playwright test\n\n"
+              "Error: Cannot find module '@playwright/test'\nRequire stack:\n- /a/spec.ts\n- /a/transform.js\n- /a/loader.js")
+    assert corrects(pasted, BUILT_EN)
+    assert not corrects(pasted, COMPOSED_EN)  # no claim of done to contradict: a failure reported, as above
+    assert not corrects("   Tandem Orchestrator: Not found\n   Bridge: ready\n", BUILT_EN)  # a status line, no failure
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("그런데 지금 만든 화면은 제가 그린 시안이랑 전혀 상관없어요", DONE_KO),  # "but", and 없: "has nothing to do with"
+    ("5초마다 한 번씩 뽑혀야 하는데 가끔 두 번씩 뽑혀요", DONE_KO),  # "it should … but"
+    ("日曜日のはずなのに土曜日と表示されています", DONE_JA),  # "it should be … yet"
+])
+def test_an_unmet_expectation_or_an_absence_in_korean_or_japanese_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+def test_no_problem_in_korean_is_no_correction():
+    assert not corrects("문제없이 잘 돼요, 고마워요", DONE_KO)
+
+
+def test_a_standing_rule_in_the_first_message_of_a_session_corrects_nothing():
+    assert not corrects("from now on answer in English", AgentTurn(first=True))

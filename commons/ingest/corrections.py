@@ -15,6 +15,9 @@ records are the person's; this module decides what their text is:
 - `corrects(person_text, AgentTurn)`: the one rule the episode builder asks, in any language: the
   person pushed back on the agent's last turn (what it said, what it ran, whether it claimed done);
   the rules above count in it, beside the markers below (`pushback_score`).
+- A reply that sets how the agent works or talks ("one at a time" after several questions at once,
+  "from now on …", a halt) corrects it; the answer to a turn that only asked is no correction, though
+  it says "not" of the choices offered; a program's failure pasted right after a claim of done is one.
 - `rejection_words(result_text)`: a rejected tool use, and the words the person typed with it, if
   any (newer Claude Code versions append "To tell you how to proceed, the user said:\\n...", or "The
   user provided the following reason for the rejection: ...").
@@ -199,7 +202,8 @@ def contradicts(person_text: str) -> bool:
     if not is_person_text(norm) or _AGREES.match(norm) or _REQUEST.match(norm) \
             or norm.rstrip().endswith("?") and len(norm) < 60:
         return False
-    return bool(_CONTRADICTS.search(norm))
+    # A program's failure pasted back ("Error: Cannot find module …") says it as plainly as words do.
+    return bool(_CONTRADICTS.search(norm) or _PASTED_FAILURE.search(norm[:OPENING_CHARS]))
 
 
 def rejection_words(result_text: str) -> str | None:
@@ -253,7 +257,7 @@ _NEGATION = re.compile(
         r"ne", r"pas", r"non", r"jamais", r"rien",  # fr, it
         r"nicht", r"nein", r"kein\w*", r"nie",  # de
         r"не", r"нет", r"ни",  # ru
-    )) + "|" + _words(r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"(?<![识區区特分级級类類告个個差性辨鉴識])(?:別|别)", r"未", r"并非", r"ない", r"ません", r"なく(?![しすさ])", r"違う", r"ダメ", r"だめ", r"않", r"아니", r"못"),
+    )) + "|" + _words(r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"(?<![识區区特分级級类類告个個差性辨鉴識])(?:別|别)", r"未", r"并非", r"ない", r"ません", r"なく(?![しすさ])", r"違う", r"ダメ", r"だめ", r"않", r"아니", r"못", r"(?<!문제 )(?<!문제)없"),
     re.IGNORECASE)
 _PERSISTS = re.compile(
     _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"noch", r"ещё|еще"))
@@ -276,7 +280,7 @@ _CONTRAST = re.compile(
     _LATIN.format(_words(r"but", r"however", r"though", r"instead", r"only\s+thing", r"rather",
                          r"pero", r"sino", r"en\s+vez", r"en\s+cambio", r"mas", r"por[ée]m", r"mais", r"plut[ôo]t",
                          r"aber", r"sondern", r"stattdessen", r"но", r"вместо"))
-    + "|" + _words(r"但", r"不过", r"而是", r"でも", r"しかし", r"けど", r"のに", r"그런데", r"하지만"),
+    + "|" + _words(r"但", r"不过", r"而是", r"でも", r"しかし", r"けど", r"のに", r"그런데", r"하지만", r"[야어]\s?(?:하|되)는데"),
     re.IGNORECASE)
 _WHY = re.compile(_LATIN.format(_words(r"why", r"por\s+qu[ée]", r"porqu[ée]", r"xq", r"pourquoi", r"warum", r"почему"))
                   + "|" + _words(r"为什么", r"为何", r"なぜ", r"どうして", r"なんで", r"왜"), re.IGNORECASE)
@@ -286,7 +290,8 @@ _WANTED = re.compile(
                          r"i\s+asked", r"stop", r"undo", r"revert", r"clean\s+up", r"focus\s+on", r"solo\s+pregunt\w*",
                          r"te\s+dije", r"quiero", r"je\s+voulais", r"ich\s+wollte", r"to\s+be\s+clear",
                          r"(?:i|it)\s+should", r"deber[ií]a", r"sollte", r"devrait"))
-    + "|" + _words(r"清空", r"删除", r"撤销", r"回滚", r"还原", r"停", r"务必", r"我要的是", r"只要", r"应该", r"やめて", r"私が言って", r"言ったのに"),
+    + "|" + _words(r"清空", r"删除", r"撤销", r"回滚", r"还原", r"停", r"务必", r"我要的是", r"只要", r"应该", r"やめて", r"私が言って", r"言ったのに",
+                   r"はずなのに", r"はずが", r"はずだ(?:けど|が)", r"[야어]\s?(?:하|되)는데"),
     re.IGNORECASE)
 # An imperative to undo what the agent did ("戻して", "撤销", "revert it", "deshacé eso"): push-back in itself.
 _UNDO = re.compile(
@@ -407,7 +412,7 @@ _NEGATED_FAILURE = re.compile(
     _LATIN.format(_words(r"(?:no|zero|without|0)\s+(?:\w+\s+)?(?:errors?|failures?|issues?|problems?|bugs?|warnings?)",
                          r"sin\s+(?:errores|problemas|fallos)", r"sans\s+(?:erreurs?|probl[eè]mes?)",
                          r"(?:ohne|keine)\s+(?:fehler|probleme)", r"nothing\s+(?:broke|failed)"))
-    + "|" + _words(r"没有(?:错误|问题|报错)", r"无(?:错误|报错)"),
+    + "|" + _words(r"没有(?:错误|问题|报错)", r"无(?:错误|报错)", r"(?:문제|오류|에러)\s?없"),
     re.IGNORECASE)
 # How programs word their failures ("no such file or directory", "is not a function", "has no
 # healthcheck configured", "command not found"): a failure reported, whoever pasted it; its "no" and
@@ -420,6 +425,44 @@ _ERROR_TEXT = re.compile(
       | (?:could|can)\s*n[o']?t\s+(?:be\s+)?(?:found|resolved|resolve|connect|open|load|find|locate)
     )\b""",
     re.IGNORECASE | re.VERBOSE)
+# How the agent works or talks, asked for as a standing rule, in any language: the pace ("one at a
+# time", "一つずつ", "uno por uno") and the time from which a rule holds ("from now on", "以后", "désormais").
+# They change the agent's conduct, not its last result; a reply that carries one redirects the agent.
+_PACE = re.compile(
+    _LATIN.format(_words(r"one[\s-]+(?:\w+[\s-]+)?at[\s-]+a[\s-]+time", r"one\s+by\s+one", r"uno?\s+(?:\w+\s+)?a\s+la\s+vez",
+                         r"de\s+a\s+un[oa]", r"un[oa]\s+por\s+un[oa]", r"une?\s+(?:\w+\s+)?[àa]\s+la\s+fois", r"un\s+par\s+un",
+                         r"eins?\s+nach\s+(?:dem|der)\s+an(?:de)?ren", r"einzeln", r"um\s+de\s+cada\s+vez", r"по\s+одному"))
+    + "|" + _words(r"一つずつ", r"ひとつずつ", r"1つずつ", r"一个一个", r"一个个", r"逐个", r"一次一个", r"하나씩", r"한\s?번에\s?하나"),
+    re.IGNORECASE)
+_STANDING = re.compile(
+    _LATIN.format(_words(r"from\s+now\s+on", r"going\s+forward", r"from\s+here\s+on(?:\s+out)?", r"de\s+ahora\s+en\s+adelante",
+                         r"a\s+partir\s+de\s+(?:ahora|agora|maintenant)", r"desde\s+ahora", r"daqui\s+(?:em|pra)\s+(?:diante|frente)",
+                         r"d[ée]sormais", r"dor[ée]navant", r"ab\s+jetzt", r"von\s+nun\s+an", r"ab\s+sofort", r"k[üu]nftig",
+                         r"с\s+этого\s+момента", r"впредь"))
+    + "|" + _words(r"今後", r"これからは", r"次から", r"以后", r"今后", r"从现在开始", r"从今以后", r"앞으로", r"이제부터", r"다음부터"),
+    re.IGNORECASE)
+# Questions the agent put at once: two question marks in its last words, or one beside a numbered list
+# (its words are kept cut, so the list's later questions may be gone).
+_QUESTION_MARK = re.compile(r"[?？]")
+_NUMBERED = re.compile(r"^\s*\d+[.)]\s+\S", re.MULTILINE)
+
+
+def asked_several(agent_text: str) -> bool:
+    """True when the agent's last words put more than one question to the person."""
+    marks = len(_QUESTION_MARK.findall(agent_text))
+    return marks >= 2 or marks == 1 and len(_NUMBERED.findall(agent_text)) >= 2
+
+
+# The person halts the agent as the message opens: "hold on", "wait", "espera", "ちょっと待って", "等一下".
+_HALT = re.compile(r"^\W*(?:" + _LATIN.format(_words(r"hold\s+on", r"wait", r"espera", r"esper[aá]", r"attends?", r"warte?",
+                                                     r"подожди")) + "|" + _words(r"ちょっと待って", r"待って", r"等一下", r"等等", r"잠깐")
+                   + ")", re.IGNORECASE)
+
+
+# A line of a program's output that reports its failure, as programs write it: "Error: …",
+# "TypeError: …", "Traceback (most recent call last):", "FAILED …", "fatal: …", "panic: …".
+_PASTED_FAILURE = re.compile(r"^[^\S\n]*(?:[A-Za-z_.]*(?:Error|Exception)\b|Traceback \(most recent call last\)|FAIL(?:ED)?\b"
+                             r"|fatal:|panic:)", re.MULTILINE)
 _ANSWER_NO = re.compile(r"^\W*(?:no(?:pe)?|nah|non|nein|нет|不用|不要|不)(?![^\W\d_])[\s,.!:;\-\u2014]*", re.IGNORECASE)
 # The agent's words end on a question to the person ("Shall I also update the docs?").
 _ASKED = re.compile(r"[?？]\W*$")
@@ -481,6 +524,8 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
         return PUSHBACK_AT
     # A reply that pushes back does so first; what follows may be pasted output or the next request.
     head = _NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", norm[answer.end() if answer else 0:OPENING_CHARS]))
+    # A program's failure pasted back right after a claim of done, its stack trace a list of lines.
+    pasted_failure = turn.claimed_done and bool(_PASTED_FAILURE.search(head))
     if _may_hold(head, ("no", "can", "n't", "denied")):
         head = _ERROR_TEXT.sub(" error ", head)
     fails = bool(_FAILS.search(head))
@@ -488,10 +533,23 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     if _NEGATED_ASK.search(head):
         negates = does_not = False  # "can't you…?": a request, not a denial
     persists = bool(_PERSISTS.search(head) or (negates or fails or does_not) and _REPEATS.search(head))
-    if _NEXT_TASK.match(norm) or _NEXT_TASK.match(_after_agreeing(norm)) or len(_LIST_ITEM.findall(norm)) >= 3:
+    # A rule for how the agent works or talks from now on corrects it in itself; "one at a time", or a
+    # halt, after the agent put several questions at once: the reply is about how it asks, not an answer.
+    several = asked_several(turn.said)
+    conduct = 2 * bool(_STANDING.search(head)) + 2 * bool(_PACE.search(head) and several) \
+        + bool(_HALT.match(norm)) * (1 + several)
+    if not conduct and (_NEXT_TASK.match(norm) or _NEXT_TASK.match(_after_agreeing(norm))
+                        or len(_LIST_ITEM.findall(norm)) >= 3 and not pasted_failure):
         return 0.0
     wanted, shouts, undoes = bool(_WANTED.search(head)), _shouts(head, turn), bool(_UNDO.search(head))
-    pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + 2 * undoes + bool(_YOU_NOT.search(head)) \
+    you_not = bool(_YOU_NOT.search(head))
+    if turn.asked and not turn.acted and not turn.claimed_done \
+            and not (fails or persists or wanted or undoes or shouts):
+        # The turn only asked (no call, no claim): the reply answers it, and its "not" and "doesn't" are
+        # about the choices the question offered ("definitely not Go", "so that it doesn't freeze"),
+        # not about the agent's work.
+        negates = prohibits = does_not = you_not = False
+    pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + 2 * undoes + you_not + conduct \
         + (turn.claimed_done and contradicts(norm))
     contrast, why = bool(_CONTRAST.search(head)), bool(_WHY.search(head))
     score = pushback + (contrast and pushback > 0) + (why and (negates or fails)) \
@@ -499,7 +557,7 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
         + turn.interrupted
     if len(norm) > 2 * OPENING_CHARS and not (persists or fails or does_not):
         score -= 1.5  # a new specification, not a reply to the last turn
-    if _AGREES_ANY.match(norm) and not (contrast or fails or does_not or persists):
+    if _AGREES_ANY.match(norm) and not (contrast or fails or does_not or persists or conduct):
         score -= 1  # "yes, and remember: uv": agreeing, and adding to what the agent does
     if _ASKS.search(norm) and not (fails or does_not or why or contrast):
         score -= 1.5  # a question about the work, not a push-back on it
