@@ -42,7 +42,7 @@ from commons.core.learning import Call, Cause, Evidence, Prediction, PredictionS
 from commons.core.learning import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from commons.core.learning import fix_named_in_text, fix_outcome, is_proven
 from commons.core.learning import Lesson as LocalLesson
-from commons.core.learning.lessons import lesson_cluster_text
+from commons.core.learning import lesson_cluster_text
 from commons.core.records import Fix, Lesson, LessonKind, Outcome, Scope, SignedRecord, Verification, day_of
 from commons.core.trust import LessonStatus
 from commons.node import publish

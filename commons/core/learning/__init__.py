@@ -37,6 +37,7 @@ from commons.core.learning.lessons import (
     decay_factor,
     heads_in_prose,
     is_resolved,
+    lesson_cluster_text,
     lesson_detail,
     lesson_id,
     lesson_resolved,
@@ -77,6 +78,7 @@ from commons.core.learning.sleep import (
 
 __all__ = [
     "ArchiveReason",
+    "lesson_cluster_text",
     "fix_named_in_text",
     "fix_outcome",
     "Call",
