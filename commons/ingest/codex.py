@@ -106,7 +106,7 @@ _REJECTED_ERROR = re.compile(r'\ARejected\("((?:[^"\\]|\\.)*)', re.DOTALL)
 _CODEX_ERROR = re.compile(r"\ACodex\((.*)\)\s*\Z", re.DOTALL)
 # A start that failed (the program or its folder is not there): the agent's step failed. Any other
 # reason a command was rejected for is Codex's refusal to run it.
-_NOT_STARTED = re.compile(r"\AFailed to create unified exec (?:process|session)\b|\(os error \d+\)")
+_NOT_STARTED = re.compile(r"\AFailed to create unified exec (?:process|session)\b")
 # The reasons Codex gives, as plain text, for a command it refused to run: its rules forbade it
 # ("`rm -rf x` rejected: blocked by policy"), the approval settings allow no prompt, its
 # auto-reviewer rejected it or did not answer in time, escalation asked for where the approval
@@ -376,7 +376,8 @@ def person_words(text: str) -> str:
 
 def read_output(output: Any) -> tuple[bool, str] | None:
     """Whether a call succeeded, and (when it failed) its output in the turn stream's form: opening
-    with ``Exit code N`` when Codex gave one. None for a command that is still running."""
+    with ``Exit code N`` when Codex gave one, with `NOT_RUN_OPENING` when Codex refused to run it.
+    None for a command that is still running."""
     if isinstance(output, dict):  # newer writers: {"content": …, "success": …}
         verdict = read_output(_output_text(output))
         if output.get("success") is False and verdict is not None and verdict[0]:
@@ -415,16 +416,16 @@ def _exec_failure(error: str) -> str:
     refusal opening with `NOT_RUN_OPENING`, a sandbox's denial as the command's own exit."""
     wrapped = _CREATE_PROCESS.match(error)
     inner = _rust_unescaped(wrapped.group(1)) if wrapped else error
-    rejected, codex = _REJECTED_ERROR.match(inner), _CODEX_ERROR.match(inner)
+    rejected, met = _REJECTED_ERROR.match(inner), _CODEX_ERROR.match(inner)
     if rejected is not None:
         reason = _rust_unescaped(rejected.group(1)).strip()
-        if _REJECTED.match(reason) or _NOT_STARTED.search(reason):
+        if _REJECTED.match(reason) or _NOT_STARTED.match(reason):
             return reason  # the person said no; or the program could not start: the step's failure
         return NOT_RUN_OPENING + reason
-    exit_ = _SANDBOX_EXIT.search(inner)
-    if exit_ is not None:  # the command ran, and the sandbox reported its exit as a denial
-        return f"Exit code {exit_.group(1)}\n{_rust_unescaped(exit_.group(2)).strip()}"
-    said = f"execution error: {codex.group(1)}" if codex is not None else inner
+    denied = _SANDBOX_EXIT.search(inner)
+    if denied is not None:  # the command ran, and the sandbox reported its exit as a denial
+        return f"Exit code {denied.group(1)}\n{_rust_unescaped(denied.group(2)).strip()}"
+    said = f"execution error: {met.group(1)}" if met is not None else inner
     return NOT_RUN_OPENING + said if _REFUSED.match(said) else said
 
 
