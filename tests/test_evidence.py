@@ -357,8 +357,8 @@ def test_another_sessions_calls_show_a_fix_failing_when_it_ran_and_the_step_fail
 
 def test_an_edit_whose_text_was_stale_is_mended_by_a_look_at_the_file_in_the_shell():
     # Codex's apply_patch and Claude Code's Edit refuse a hunk whose lines are not the file's; the
-    # agent printed the file (`sed -n`) and the next patch applied: the look is the fix, not the
-    # patch itself (which differs from the failed one only because the look showed the real text).
+    # agent printed the file (`sed -n`) and the next patch, written from it, applied: the look and
+    # that patch are the fix (the lesson names both), the look the step another session can show.
     failure = OpenFailure("p1", "Edit", "/p/internal/config.go",
                           "apply_patch verification failed: Failed to find expected lines in /p/internal/config.go",
                           failure="apply_patch verification failed: Failed to find expected lines in /p/internal/config.go")
@@ -366,6 +366,7 @@ def test_an_edit_whose_text_was_stale_is_mended_by_a_look_at_the_file_in_the_she
                                ("Bash", "sed -n '1,80p' internal/config.go", True),
                                ("Edit", "/p/internal/config.go", True)])
     assert fix.evidence is Evidence.READ_BEFORE and fix.command == "sed -n '1,80p' internal/config.go"
+    assert fix.retry == "Edit /p/internal/config.go"
     # A look at another file is no look at this one: the patch's own difference, as before.
     (fix,), _ = _run(failure, [("Bash", "sed -n '1,80p' internal/server.go", True), ("Edit", "/p/internal/config.go", True)])
     assert fix.evidence is Evidence.RETRY_CHANGED

@@ -115,6 +115,18 @@ def test_refusals_interrupts_cascades_probes_and_bare_exit_codes_are_no_failures
                              "E AssertionError: 1 != 2")
 
 
+def test_a_call_a_reader_says_its_harness_refused_to_run_is_no_failure_whatever_the_reason_says():
+    from commons.core.learning import NOT_RUN_OPENING
+    from commons.core.learning.failure import not_a_failure
+
+    reason = "`cargo publish` rejected: publishing needs the release checklist"  # a rule's own words
+    assert not_a_failure("Bash", "cargo publish", NOT_RUN_OPENING + reason, reason) == "not run"
+    assert not_a_failure("Bash", "cargo publish", reason, reason) == ""  # the words alone do not say it
+    # Only at the output's opening: a program printing the words is no refusal.
+    printed = f"Exit code 1\n{NOT_RUN_OPENING}3 tests skipped\nerror: build failed"
+    assert not_a_failure("Bash", "make check", printed, "error: build failed") == ""
+
+
 def test_the_shell_naming_the_program_that_failed_attributes_the_failure_to_it():
     assert attribute("cd build && make vsla_tests", "/bin/bash: line 1: cd: build: No such file or directory") == "cd build"
     assert attribute("git commit -am x && git push origin main",

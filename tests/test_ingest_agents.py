@@ -149,6 +149,86 @@ def test_a_refused_codex_command_is_no_error():
     assert [e for e in codex.parse(data).episodes if isinstance(e, ErrorEpisode)] == []
 
 
+def _debug(text: str) -> str:
+    """`text` as Rust's Debug form writes a string (quoted; quotes, backslashes, line ends escaped)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _not_started(command: str, error: str) -> str:
+    """What ``exec_command`` answers when its command did not start: the runtime's error, in Debug
+    form, inside the process manager's (codex-rs ``tools/handlers/unified_exec.rs``)."""
+    return f"exec_command failed for `{command}`: CreateProcess {{ message: {_debug(error)} }}"
+
+
+def _output(at: str, cid: str, text: str) -> tuple[str, str, dict]:
+    return at, "response_item", {"type": "function_call_output", "call_id": cid, "output": text}
+
+
+SHELL = "/bin/bash -lc"
+SPAWN_FAILED = "Failed to create unified exec process: No such file or directory (os error 2)"
+FORBIDDEN = f'`{SHELL} "git push -f"` rejected: blocked by policy'  # a quoted command, escaped twice on the way
+
+
+@pytest.mark.parametrize(("output", "expected"), [
+    # The person said no: the same as the shell tool's "exec command rejected by user".
+    (_not_started(f"{SHELL} 'rm -rf dist'", f"Rejected({_debug('rejected by user')})"), (False, "rejected by user")),
+    ("exec_command failed: CreateProcess { message: " + _debug(f"Rejected({_debug('rejected by user')})") + " }",
+     (False, "rejected by user")),  # before the wrapper named the command
+    # Codex's rules forbade it, its approval settings allow no prompt, its auto-reviewer said no: not run.
+    (_not_started(f"{SHELL} 'git push -f'", f"Rejected({_debug(FORBIDDEN)})"), (False, f"Not run: {FORBIDDEN}")),
+    (_not_started("npm publish", "Rejected(" + _debug("This action was rejected due to unacceptable risk.\n"
+                                                      "Reason: it publishes the package.") + ")"),
+     (False, "Not run: This action was rejected due to unacceptable risk.\nReason: it publishes the package.")),
+    (_not_started("cargo test", f"Codex(UnsupportedOperation({_debug('seatbelt sandbox is only available on macOS')}))"),
+     (False, 'Not run: execution error: UnsupportedOperation("seatbelt sandbox is only available on macOS")')),
+    # The shell tool writes a refusal's reason bare.
+    ("approval required by policy, but AskForApproval is set to Never",
+     (False, "Not run: approval required by policy, but AskForApproval is set to Never")),
+    # The program could not be spawned: a failure, in its own words once Rust's escapes are read.
+    (_not_started("cargo build", f"Rejected({_debug(SPAWN_FAILED)})"), (False, SPAWN_FAILED)),
+    (_not_started("make", "Codex(Io(Os { code: 2, kind: NotFound, message: " + _debug("No such file or directory") + " }))"),
+     (False, 'execution error: Io(Os { code: 2, kind: NotFound, message: "No such file or directory" })')),
+    # The command ran and the sandbox reported its exit as a denial: the command's exit and words.
+    (_not_started("cargo fmt", "Codex(Sandbox(Denied { output: ExecToolCallOutput { exit_code: 1, stdout: StreamOutput "
+                               "{ text: \"\", truncated_after_lines: None }, aggregated_output: StreamOutput { text: "
+                               + _debug("error: could not create temp file /h/.rustup/tmp/x: Operation not permitted\n")
+                               + ", truncated_after_lines: None }, duration: 1.2s, timed_out: false }, "
+                               "network_policy_decision: None }))"),
+     (False, "Exit code 1\nerror: could not create temp file /h/.rustup/tmp/x: Operation not permitted")),
+])  # fmt: skip
+def test_an_exec_command_that_did_not_start_is_read_from_the_error_inside_codex_wrapper(output, expected):
+    assert read_output(output) == expected
+
+
+def test_a_command_codex_refused_to_run_is_neither_an_error_nor_the_fix_of_one():
+    refused = f"`{SHELL} 'rm -rf target'` rejected: blocked by policy"
+    data = _rollout(
+        _exec("2026-11-04T09:00:01.000Z", "c1", "exec_command", {"cmd": "cargo build"}),
+        _exec_output("2026-11-04T09:00:02.000Z", "c1", "Process exited with code 101",
+                     "error: could not find `Cargo.toml` in `/p` or any parent directory\n"),
+        _exec("2026-11-04T09:00:03.000Z", "c2", "exec_command", {"cmd": "rm -rf target"}),
+        _output("2026-11-04T09:00:04.000Z", "c2", _not_started(f"{SHELL} 'rm -rf target'", f"Rejected({_debug(refused)})")),
+        _exec("2026-11-04T09:00:05.000Z", "c3", "exec_command", {"cmd": "cargo build"}),
+        _exec_output("2026-11-04T09:00:06.000Z", "c3", "Process exited with code 0", "Finished\n"),
+    )  # fmt: skip
+    (error,) = [e for e in codex.parse(data).episodes if isinstance(e, ErrorEpisode)]
+    assert error.uid == "c1"  # the refusal made none
+    assert error.resolution is not None and "rm -rf" not in error.resolution.command  # nor is it the fix
+
+
+def test_a_command_codex_could_not_spawn_is_an_error_in_the_words_of_the_error_inside():
+    data = _rollout(
+        _exec("2026-11-04T09:00:01.000Z", "c1", "exec_command", {"cmd": "cargo build", "workdir": "/p/crate"}),
+        _output("2026-11-04T09:00:02.000Z", "c1", _not_started(f"{SHELL} 'cargo build'", f"Rejected({_debug(SPAWN_FAILED)})")),
+        _exec("2026-11-04T09:00:03.000Z", "c2", "exec_command", {"cmd": "cargo build", "workdir": "/p"}),
+        _output("2026-11-04T09:00:04.000Z", "c2",
+                _not_started(f"{SHELL} 'cargo build'", f"Rejected({_debug('rejected by user')})")),
+    )  # fmt: skip
+    (error,) = [e for e in codex.parse(data).episodes if isinstance(e, ErrorEpisode)]  # the person's "no" is none
+    assert (error.uid, error.tool, error.target) == ("c1", "Bash", "cargo build")
+    assert error.failure == SPAWN_FAILED
+
+
 def _rollout(*records: tuple[str, str, dict]) -> bytes:
     """A rollout of envelope records (time, type, payload), after a session_meta."""
     lines = [{"timestamp": "2026-11-04T09:00:00.000Z", "type": "session_meta", "payload": {"id": "s1", "cwd": "/p"}}]

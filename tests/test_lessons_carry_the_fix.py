@@ -282,14 +282,23 @@ def test_a_read_refuted_in_one_session_does_not_beat_the_write_that_worked_there
     assert "Read <path>" in refuted_steps
 
 
-def test_a_stale_edit_mended_by_a_shell_look_names_the_look():
+def test_a_stale_edit_is_mended_by_the_look_and_the_edit_made_again_a_read_first_rule_by_the_read():
     from commons.core.learning.lessons import _fix_phrase
 
-    look = Resolution(Evidence.READ_BEFORE, "sed -n '1,40p' internal/config.go", "Bash", confidence=0.9)
-    step, phrase = _fix_phrase(look, ())
-    assert "sed -n '1,40p'" in step and phrase.startswith("it succeeded after the file was re-read (`sed -n")
-    read = Resolution(Evidence.READ_BEFORE, "Read /p/compose.yml", "Read", confidence=0.9)
-    assert _fix_phrase(read, ()) == ("Read <path>", "it succeeded after a Read of the file")
+    # The patch's lines were not the file's: the look alone fixed nothing, the edit made from it did.
+    stale = "apply_patch verification failed: Failed to find expected lines in <path>: func Load() {"
+    look = Resolution(Evidence.READ_BEFORE, "sed -n '1,40p' internal/config.go", "Bash", confidence=0.9,
+                      retry="Edit /p/internal/config.go")
+    step, phrase = _fix_phrase(look, (), failure=stale)
+    assert "sed -n '1,40p'" in step
+    assert phrase == "it succeeded after the file was re-read (`sed -n '1,40p' <path>`) and edited again (`Edit <path>`)"
+    read = Resolution(Evidence.READ_BEFORE, "Read /p/a.py", "Read", confidence=0.9, retry="Edit /p/a.py")
+    assert _fix_phrase(read, (), failure="String to replace not found in file.") == (
+        "Read <path>", "it succeeded after the file was re-read (`Read <path>`) and edited again (`Edit <path>`)")
+    # The tool wanted the file read before any edit: the Read was the fix, whatever edit came next.
+    first = Resolution(Evidence.READ_BEFORE, "Read /p/compose.yml", "Read", confidence=0.9, retry="Edit /p/compose.yml")
+    assert _fix_phrase(first, (), failure="File has not been read yet. Read it first before writing to it.") == (
+        "Read <path>", "it succeeded after a Read of the file")
 
 
 def test_a_long_fix_that_went_somewhere_first_is_shown_by_what_it_ran_unless_going_there_was_the_fix():

@@ -36,12 +36,14 @@ def _missing_script(folder: Path, day: int) -> Path:
     return s.path
 
 
-def test_a_stale_edit_mended_by_a_shell_look_in_two_sessions_names_the_look(tmp_path: Path, capsys, home: Home):
+def test_a_stale_edit_mended_by_a_shell_look_in_two_sessions_names_the_look_and_the_edit_made_again(
+        tmp_path: Path, capsys, home: Home):
     lessons = lessons_after_a_night(capsys, [_edit_fails_then_look_then_edit(tmp_path, day) for day in (3, 4)])
     (stale,) = [l for l in lessons if "String to replace not found" in l["text"]]
     assert stale["fix"]["evidence"] == "read-before-retry"
     assert stale["fix"]["step"].startswith("sed -n '1,40p'")
-    assert "it succeeded after the file was re-read (`sed -n '1,40p'" in stale["text"]
+    assert "it succeeded after the file was re-read (`sed -n '1,40p' <path>`) and edited again (`Edit <path>`)" \
+        in stale["text"]
 
 
 def test_one_sessions_missing_script_never_mended_makes_no_lesson_but_two_sessions_do(tmp_path: Path, capsys,

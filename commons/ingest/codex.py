@@ -29,10 +29,14 @@ A call's failure comes from its output in the shapes Codex writes: a JSON string
 the exit code (``Exit code: N`` / ``Process exited with code N``, then ``Output:``). The turns use
 the neutral tool names the core knows (``Bash`` for every shell tool, ``Edit`` for apply_patch) and
 a failure's output opens with ``Exit code N``, so a Codex failure is the same episode as a Claude
-Code one. A call the person refused ("rejected by user") is no failure. A program that keeps running
-past its ``exec_command`` ("Process running with session ID N") is polled or typed into with
-``write_stdin``: a poll returns what the program printed so far and is no call of its own; the exit a
-poll finally returns is the ``exec_command``'s, its command the target.
+Code one. A call the person refused ("rejected by user") is no failure. An ``exec_command`` that did
+not start says so in Rust's Debug form (``exec_command failed for `cmd`: CreateProcess { message:
+"Rejected(\"…\")" }``): its inner error is read as the shell tool writes the same error, a refusal of
+Codex's own (its rules, approval settings, auto-reviewer) opens with the core's ``Not run:`` and
+makes no error, and a program that could not be spawned is a failure in its own words. A program
+that keeps running past its ``exec_command`` ("Process running with session ID N") is polled or
+typed into with ``write_stdin``: a poll returns what the program printed so far and is no call of its
+own; the exit a poll finally returns is the ``exec_command``'s, its command the target.
 
 Sans-I/O, as `commons.ingest.claude_code` is (it says how a caller uses `parse`); transcripts are
 data, nothing in them is run. Bad lines are counted and skipped.
@@ -48,6 +52,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from commons.core.learning import NOT_RUN_OPENING
 from commons.ingest.corrections import is_person_text
 from commons.ingest.episodes import BuildState, EpisodeBuilder
 from commons.ingest.readers import (
@@ -79,7 +84,7 @@ _PROMPT_INPUT = re.compile(r"\A#+[ \t]*User Input[ \t]*\n\s*```[\w-]*[ \t]*\n(.*
 # What Codex writes as a user message when the person stopped a turn (Escape): an interrupt, not words.
 _ABORTED = "<turn_aborted>"
 _EXIT_HEADER = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\s*$", re.MULTILINE)
-_REJECTED = re.compile(r"^(?:exec command|patch) rejected by user", re.IGNORECASE)
+_REJECTED = re.compile(r"^(?:(?:exec command|patch) )?rejected by user", re.IGNORECASE)
 _RUNNING = "Process running with session ID"
 _RUNNING_ID = re.compile(r"^Process running with session ID (\d+)\s*$", re.MULTILINE)
 # The tool that polls (or types into) a program an ``exec_command`` left running, by its session id:
@@ -88,7 +93,35 @@ POLL_NAME = "write_stdin"
 # What Codex writes, as plain text with no exit code, when the call did not get to run or its
 # patch did not apply: a failure, not an answer ("failed in sandbox: …", "apply_patch verification
 # failed: Failed to find expected lines in …").
-_FAILED_PLAIN = re.compile(r"^(?:failed in sandbox\b|apply_patch verification failed\b|execution error\b)", re.IGNORECASE)
+_FAILED_PLAIN = re.compile(r"^(?:failed in sandbox\b|apply_patch verification failed\b|execution error\b|exec_command failed\b)",
+                           re.IGNORECASE)
+# How the unified-exec tool (``exec_command``) says its command did not start: the error it met, in
+# Rust's Debug form, inside its own (``exec_command failed for `cmd`: CreateProcess { message:
+# "Rejected(\"…\")" }``; before it named the command, ``exec_command failed: …``).
+_EXEC_FAILED = re.compile(r"\Aexec_command failed(?: for `.*?`)?: (?=[A-Z]\w*(?: \{|\(|\s*\Z))", re.DOTALL)
+_CREATE_PROCESS = re.compile(r'\ACreateProcess \{ message: "((?:[^"\\]|\\.)*)', re.DOTALL)
+# The error inside, the tool runtime's: a refusal or a start that failed (``Rejected("…")``), or
+# what Codex met running it (``Codex(Io(Os { … }))``, ``Codex(Sandbox(Denied { … }))``).
+_REJECTED_ERROR = re.compile(r'\ARejected\("((?:[^"\\]|\\.)*)', re.DOTALL)
+_CODEX_ERROR = re.compile(r"\ACodex\((.*)\)\s*\Z", re.DOTALL)
+# A start that failed (the program or its folder is not there): the agent's step failed. Any other
+# reason a command was rejected for is Codex's refusal to run it.
+_NOT_STARTED = re.compile(r"\AFailed to create unified exec (?:process|session)\b")
+# The reasons Codex gives, as plain text, for a command it refused to run: its rules forbade it
+# ("`rm -rf x` rejected: blocked by policy"), the approval settings allow no prompt, its
+# auto-reviewer rejected it or did not answer in time, escalation asked for where the approval
+# policy forbids it, no shell in this session; and the sandbox it could not set up.
+_REFUSED = re.compile(
+    r"\A(?:`.*?` rejected: |approval required by policy\b|This action was rejected due to unacceptable risk\b"
+    r"|The automatic permission approval review did not finish\b|approval policy is \w+; reject command\b"
+    r"|(?:unified exec|exec_command) is unavailable in this session\b"
+    r"|execution error: (?:UnsupportedOperation|LandlockSandboxExecutableNotProvided)\b)",
+    re.DOTALL)
+# What a command printed, when the sandbox reported its exit as a denial (Rust's Debug form).
+_SANDBOX_EXIT = re.compile(r'ExecToolCallOutput \{ exit_code: (-?\d+),.*?aggregated_output: StreamOutput \{ text: "((?:[^"\\]|\\.)*)"',
+                           re.DOTALL)
+_RUST_ESCAPE = re.compile(r"\\(?:u\{([0-9a-fA-F]{1,6})\}|(.))", re.DOTALL)
+_RUST_ESCAPED = {"n": "\n", "r": "\r", "t": "\t", "0": "\0"}
 _CWD = re.compile(r"<cwd>([^<\n]+)</cwd>")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 CODE_MODE = "exec"  # the custom tool whose input is JavaScript calling the other tools
@@ -343,7 +376,8 @@ def person_words(text: str) -> str:
 
 def read_output(output: Any) -> tuple[bool, str] | None:
     """Whether a call succeeded, and (when it failed) its output in the turn stream's form: opening
-    with ``Exit code N`` when Codex gave one. None for a command that is still running."""
+    with ``Exit code N`` when Codex gave one, with `NOT_RUN_OPENING` when Codex refused to run it.
+    None for a command that is still running."""
     if isinstance(output, dict):  # newer writers: {"content": …, "success": …}
         verdict = read_output(_output_text(output))
         if output.get("success") is False and verdict is not None and verdict[0]:
@@ -366,9 +400,43 @@ def read_output(output: Any) -> tuple[bool, str] | None:
         return _verdict(int(found.group(1)), rest[cut + len("\nOutput:"):] if cut >= 0 else rest)
     if output.startswith(_RUNNING) or _running_session(output) is not None:
         return None  # the header of a program still running (``Chunk ID``, ``Wall time``, then this)
+    failed = _EXEC_FAILED.match(output)
+    if failed is not None:
+        return False, _exec_failure(output[failed.end():])
+    if _REFUSED.match(output.lstrip()):
+        return False, NOT_RUN_OPENING + output.strip()
     if _REJECTED.match(output.strip()) or _FAILED_PLAIN.match(output.lstrip()):
         return False, output
     return True, ""
+
+
+def _exec_failure(error: str) -> str:
+    """An ``exec_command`` that did not start, in the turn stream's form: the inner error read as
+    Codex's shell tool writes the same error (the refusal's reason, ``execution error: …``), a
+    refusal opening with `NOT_RUN_OPENING`, a sandbox's denial as the command's own exit."""
+    wrapped = _CREATE_PROCESS.match(error)
+    inner = _rust_unescaped(wrapped.group(1)) if wrapped else error
+    rejected, met = _REJECTED_ERROR.match(inner), _CODEX_ERROR.match(inner)
+    if rejected is not None:
+        reason = _rust_unescaped(rejected.group(1)).strip()
+        if _REJECTED.match(reason) or _NOT_STARTED.match(reason):
+            return reason  # the person said no; or the program could not start: the step's failure
+        return NOT_RUN_OPENING + reason
+    denied = _SANDBOX_EXIT.search(inner)
+    if denied is not None:  # the command ran, and the sandbox reported its exit as a denial
+        return f"Exit code {denied.group(1)}\n{_rust_unescaped(denied.group(2)).strip()}"
+    said = f"execution error: {met.group(1)}" if met is not None else inner
+    return NOT_RUN_OPENING + said if _REFUSED.match(said) else said
+
+
+def _rust_unescaped(text: str) -> str:
+    """A string as Rust's Debug form wrote it, its escapes (``\\"``, ``\\\\``, ``\\n``, ``\\u{…}``) read."""
+    def one(found: re.Match[str]) -> str:
+        if found.group(1) is None:
+            return _RUST_ESCAPED.get(found.group(2), found.group(2))
+        code = int(found.group(1), 16)
+        return chr(code) if code <= 0x10FFFF else found.group(0)
+    return _RUST_ESCAPE.sub(one, text)
 
 
 def _running(session: int | str) -> str:

@@ -24,7 +24,7 @@ from commons.core.learning.episode import (
     SessionEpisode,
     ToolCall,
 )
-from commons.core.learning.failure import attribute, failure_line, is_informative, not_a_failure
+from commons.core.learning.failure import NOT_RUN_OPENING, attribute, failure_line, is_informative, not_a_failure
 from commons.core.learning.generalise import is_distinctive_name, project_aliases
 from commons.core.learning.lessons import (
     DAY,
@@ -139,6 +139,7 @@ __all__ = [
     "lesson_resolved",
     "named_fix",
     "not_a_failure",
+    "NOT_RUN_OPENING",
     "opened",
     "project_aliases",
     "run_nap",

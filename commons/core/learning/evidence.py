@@ -778,9 +778,16 @@ _STALE_TEXT = re.compile(r"String to replace not found|Failed to find expected l
                          r"|Expected update hunk|invalid hunk", re.IGNORECASE)
 
 
+def is_stale_text(failure: str) -> bool:
+    """Whether an edit was refused because the text it was to change is not the file's (the agent
+    wrote it from an old or guessed view): the fix is a look at the file and the edit made again
+    from it, never the look alone."""
+    return bool(_STALE_TEXT.search(failure))
+
+
 def _reads_file(failure: OpenFailure, target: str) -> bool:
     """Whether a shell call only looked at the file an edit could not change, its text being stale."""
-    if failure.tool.lower() not in EDIT_TOOLS or not _STALE_TEXT.search(f"{failure.failure}\n{failure.hint[:300]}"):
+    if failure.tool.lower() not in EDIT_TOOLS or not is_stale_text(f"{failure.failure}\n{failure.hint[:300]}"):
         return False
     parts = segments(target)
     return bool(parts) and all(segment_kind(seg) is StepKind.READ_ONLY for seg in parts) \

@@ -495,10 +495,14 @@ def attribute(command: str, output: str) -> str:
 # --------------------------------------------------------------------------------------------
 # Not every non-zero exit is a failure
 
+# How a reader opens the output of a call its agent's harness refused to run, when the agent's own
+# words do not say so (Codex's policy, approval settings, auto-reviewer or hooks, a sandbox it could
+# not set up): the reason follows.
+NOT_RUN_OPENING = "Not run: "
 # The harness refused the call, the person declined or interrupted it, a hook blocked it, or it
 # was cancelled because a sibling call failed: nothing the agent's step did failed.
 _NOT_RUN = re.compile(
-    r"requires approval|has been denied|doesn.t want to (?:proceed|take this action)|tool use was rejected"
+    rf"\A{re.escape(NOT_RUN_OPENING)}|requires approval|has been denied|doesn.t want to (?:proceed|take this action)|tool use was rejected"
     r"|Request interrupted by user|Interrupted by user|\[Request interrupted|interrupted by user for tool use"
     r"|\bAbortError\b|The operation was aborted|Tool permission request failed|Cancelled: parallel tool call|Sibling tool call errored"
     r"|(?:PreToolUse|PostToolUse|UserPromptSubmit)\S* hook (?:error|blocked)|blocked by (?:a |the )?hook"

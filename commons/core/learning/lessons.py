@@ -28,7 +28,7 @@ import numpy as np
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
 from commons.core.learning.generalise import COMMON_WORDS, generalise
 from commons.core.learning.failure import program_of, segments, split_command
-from commons.core.learning.evidence import Evidence, Resolution, changes_something, is_proven, spelled_alike
+from commons.core.learning.evidence import Evidence, Resolution, changes_something, is_proven, is_stale_text, spelled_alike
 from commons.core.policy import Admitted, Danger, admit, classify_step, strip_injections
 from commons.core.policy import cut, scrub
 from commons.core.records import SECONDS_PER_DAY, LessonKind, Scope
@@ -237,8 +237,10 @@ def _past_where(command: str, failed: str) -> str:
     return command if " ".join(rest.split()) == " ".join(failed.split()) else rest
 
 
-def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tuple[str, str]:
-    """(the step, generalised; what worked, in the past tense) for a proven fix."""
+def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "", failure: str = "") -> tuple[str, str]:
+    """(the step, generalised; what worked, in the past tense) for a proven fix. ``failure``: the
+    failure line, which says whether a read before an edit was the fix alone (the tool wanted the
+    file read first) or with the edit made again from what it showed (the edit's text was stale)."""
     command, _, params = res.command.partition(" (with ")
     command = _past_where(command, failed)
     step = _clean(generalise(_same_package(command, failed), names), STEP_SHOWN)
@@ -255,10 +257,15 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tupl
             and tool.lower() not in SHELL_TOOLS | _FILE_TOOLS:
         # An agent or MCP tool retried with other arguments: those are the step, not its prose.
         step = _clean(f"{tool} with {generalise(rest.rpartition(': ')[2], names)}", 70)
-    if res.evidence is Evidence.READ_BEFORE and res.tool.lower() in SHELL_TOOLS:
-        # The file looked at in the shell: the look is the step (`sed -n '1,40p' <path>`).
-        return step, f"it succeeded after the file was re-read (`{step}`)"
-    if res.evidence is Evidence.READ_BEFORE:
+    if res.evidence is Evidence.READ_BEFORE and (res.tool.lower() in SHELL_TOOLS or is_stale_text(failure)):
+        # The edit's text was stale: the file looked at again (in the shell, `sed -n '1,40p' <path>`,
+        # or with Read) is the step, and the fix is the look with the edit made again from it.
+        look = step if res.tool.lower() in SHELL_TOOLS else "Read <path>"
+        again = _edit_named(res.retry, names)
+        # The look shown short: the quoted failure is what the line cuts to fit, and it says more.
+        return look, f"it succeeded after the file was re-read (`{_clean(look, 40)}`) and edited again" + \
+            (f" (`{again}`)" if again else "")
+    if res.evidence is Evidence.READ_BEFORE:  # the tool wanted the file read first: the Read was the fix
         return "Read <path>", "it succeeded after a Read of the file"
     if res.evidence is Evidence.CHANGED_BEFORE:
         return step, f"it passed after `{step}`"
@@ -267,6 +274,15 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tupl
     if res.evidence is Evidence.FOUND_BY_WRAPPER:
         return step, f"`{step}` found the program"
     return step, f"`{step}` succeeded after it"
+
+
+def _edit_named(step: str, names: Sequence[str]) -> str:
+    """An edit as a lesson names it: the tool and the file (``Edit <path>``), "" for none."""
+    tool, _, rest = step.partition(" ")
+    path = rest.partition(": ")[0].strip()
+    if not tool:
+        return ""
+    return _clean(f"{tool} {generalise(path, names) if path and ' ' not in path else '<path>'}", 40)
 
 
 def _refuted_key(step: str, failed: str, names: Sequence[str]) -> str:
@@ -306,7 +322,7 @@ def choose_fix(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> tuple[Le
             refuted.setdefault(_refuted_key(step, e.failed, names), set()).add(e.session)
         if not is_proven(res) and res.evidence is not Evidence.RERUN:
             continue
-        step, phrase = _fix_phrase(res, names, e.failed)
+        step, phrase = _fix_phrase(res, names, e.failed, e.failure)
         proven.setdefault(step, set()).add(e.session)
         said.setdefault(step, phrase)
         confidence, first = rank.get(step, (0.0, -e.at))
