@@ -326,3 +326,13 @@ def test_a_here_document_written_into_a_folder_not_made_yet_is_a_failure_not_a_p
     assert not_a_failure("Bash", "cat src/old.ts > /dev/null", missing, missing.splitlines()[1]) == "probe"
     assert not_a_failure("Bash", "cat src/old.ts 2>&1", missing, missing.splitlines()[1]) == "probe"
 
+
+def test_the_cause_before_gits_remote_trailer_is_the_failure_line():
+    trailer = ("fatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\n"
+               "and the repository exists.")
+    no_host = "Exit code 128\nssh: Could not resolve hostname github.com: -65563\r\n" + trailer
+    assert failure_line(no_host)[0] == "ssh: Could not resolve hostname github.com: -65563"
+    refused = "git@github.com: Permission denied (publickey).\n" + trailer
+    assert failure_line(refused)[0] == "git@github.com: Permission denied (publickey)."
+    # With nothing before it, the trailer is what git said.
+    assert failure_line("Exit code 128\n" + trailer)[0] == "fatal: Could not read from remote repository."

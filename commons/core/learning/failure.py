@@ -257,10 +257,18 @@ def _subprocess_output(lines: list[str]) -> str:
     return _choose(inner) if any(_MARKER.match(line) for line in inner if line) else ""
 
 
+# git's trailer after every failure to reach a remote: the line before it says why (ssh could not
+# resolve the host, the key was refused, no such repository), the trailer is the same for all.
+_GIT_REMOTE_TRAILER = re.compile(r"^(?:fatal: Could not read from remote repository\.|Please make sure you have the "
+                                 r"correct access rights|and the repository exists\.)$")
+
+
 def _choose(lines: list[str]) -> str:
     meaningful = [(i, line) for i, line in enumerate(lines) if line and not _NOISE.match(line)]
     if not meaningful:
         return ""
+    said = [(i, line) for i, line in meaningful if not _GIT_REMOTE_TRAILER.match(line)]
+    meaningful = said or meaningful  # the trailer alone is still what git said
     record = _powershell_record(lines) or _subprocess_output(lines)
     if record:
         return record
