@@ -288,6 +288,7 @@ def test_a_stale_edit_mended_by_a_shell_look_names_the_look():
     look = Resolution(Evidence.READ_BEFORE, "sed -n '1,40p' internal/config.go", "Bash", confidence=0.9)
     step, phrase = _fix_phrase(look, ())
     assert "sed -n '1,40p'" in step and phrase.startswith("it succeeded after the file was re-read (`sed -n")
+    assert phrase.endswith("and the edit redone")  # the look alone mended nothing
     read = Resolution(Evidence.READ_BEFORE, "Read /p/compose.yml", "Read", confidence=0.9)
     assert _fix_phrase(read, ()) == ("Read <path>", "it succeeded after a Read of the file")
 

@@ -256,8 +256,9 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "") -> tupl
         # An agent or MCP tool retried with other arguments: those are the step, not its prose.
         step = _clean(f"{tool} with {generalise(rest.rpartition(': ')[2], names)}", 70)
     if res.evidence is Evidence.READ_BEFORE and res.tool.lower() in SHELL_TOOLS:
-        # The file looked at in the shell: the look is the step (`sed -n '1,40p' <path>`).
-        return step, f"it succeeded after the file was re-read (`{step}`)"
+        # The file looked at in the shell: the look is the step (`sed -n '1,40p' <path>`), and the
+        # edit redone on the text it showed is what passed (a look alone changes nothing).
+        return step, f"it succeeded after the file was re-read (`{step}`) and the edit redone"
     if res.evidence is Evidence.READ_BEFORE:
         return "Read <path>", "it succeeded after a Read of the file"
     if res.evidence is Evidence.CHANGED_BEFORE:
