@@ -155,7 +155,8 @@ _CONTRADICTS = re.compile(
 )
 # A person who asks for the next thing is not contradicting, whatever words the request holds
 # ("now add error handling for empty files").
-_REQUEST = re.compile(r"^\W*(?:now|also|next|then|and|add|can\s+you|could\s+you|please|let'?s|make|implement|write|"
+_REQUEST = re.compile(r"^\W*(?:now(?!\s+(?:i'?m\s+|i\s+|we'?re\s+|we\s+)?(?:getting|seeing|get|got|see|saw|hitting|having)\b)"
+                      r"|also|next|then|and|add|can\s+you|could\s+you|please|let'?s|make|implement|write|"
                       r"create|update|change|rename|remove|refactor|move|handle|support|document)\b", re.IGNORECASE)
 # A person who agrees is not contradicting ("thanks, looks good").
 _AGREES = re.compile(r"^\W*(?:thanks?|thank\s+you|great|perfect|nice|cool|lgtm|looks\s+good|ok(?:ay)?\b|yes|yep|good)",
