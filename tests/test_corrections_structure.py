@@ -339,3 +339,37 @@ def test_no_problem_in_korean_is_no_correction():
 
 def test_a_standing_rule_in_the_first_message_of_a_session_corrects_nothing():
     assert not corrects("from now on answer in English", AgentTurn(first=True))
+
+
+RESTARTED_EN = AgentTurn(said="Fixed the UI Dockerfile so the container can start. Rebuild with `docker compose up --build`.",
+                         acted="Edit apps/ui/Dockerfile", claimed_done=True)
+
+
+@pytest.mark.parametrize("text", [
+    "The poker API is very slow to stop",
+    "Now the UI container is taking a long time to stop",
+    "the page hangs after I log in and the table is stuck",
+])
+def test_slow_hanging_or_stuck_right_after_a_claim_of_done_is_a_correction(text):
+    assert corrects(text, RESTARTED_EN)
+
+
+def test_a_request_to_make_something_fast_is_no_correction():
+    assert not corrects("Next, add a cache so the lobby loads faster", RESTARTED_EN)
+
+
+@pytest.mark.parametrize("text", [
+    "Now getting this error from UI in browser (index):1 Uncaught TypeError: Failed to resolve module specifier",
+    "Now seeing this error in API: auth.denied { reason: 'Invalid token' }",
+    "now I'm getting the same error when I reload",
+])
+def test_now_opening_a_report_of_what_the_person_sees_contradicts_a_claim_of_done(text):
+    from commons.ingest.corrections import contradicts
+
+    assert contradicts(text) and corrects(text, RESTARTED_EN)
+
+
+def test_now_opening_the_next_request_does_not_contradict():
+    from commons.ingest.corrections import contradicts
+
+    assert not contradicts("now add error handling for empty files")

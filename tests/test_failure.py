@@ -322,3 +322,29 @@ def test_a_version_asked_of_a_program_not_installed_is_a_probe_and_its_use_is_a_
     assert not_a_failure("Bash", "pnpm --version", missing, "bash: pnpm: command not found") == "probe"
     assert not_a_failure("Bash", "cd web && pnpm -v", missing, "bash: pnpm: command not found") == "probe"
     assert not not_a_failure("Bash", "pnpm install", missing, "bash: pnpm: command not found")
+
+
+def test_a_here_document_written_into_a_folder_not_made_yet_is_a_failure_not_a_probe():
+    from commons.core.learning.failure import not_a_failure, redirect_targets
+
+    write = "cat <<'EOF' > /work/app/src/engine/types.ts\nexport const f = (a: number) => a > 1;\nEOF"
+    zsh = "Exit code 1\nzsh:1: no such file or directory: /work/app/src/engine/types.ts"
+    assert redirect_targets(write) == ["/work/app/src/engine/types.ts"]  # not the `=>`/`>` of the body
+    assert not_a_failure("Bash", write, zsh, "zsh:1: no such file or directory: /work/app/src/engine/types.ts") == ""
+    bash = "Exit code 1\nbash: line 1: notes/today.md: No such file or directory"
+    assert not_a_failure("Bash", "echo done >> notes/today.md", bash, bash.splitlines()[1]) == ""
+    # Reading a guessed path is still a probe, whatever it does with what it read.
+    missing = "Exit code 1\ncat: src/old.ts: No such file or directory"
+    assert not_a_failure("Bash", "cat src/old.ts > /dev/null", missing, missing.splitlines()[1]) == "probe"
+    assert not_a_failure("Bash", "cat src/old.ts 2>&1", missing, missing.splitlines()[1]) == "probe"
+
+
+def test_the_cause_before_gits_remote_trailer_is_the_failure_line():
+    trailer = ("fatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\n"
+               "and the repository exists.")
+    no_host = "Exit code 128\nssh: Could not resolve hostname github.com: -65563\r\n" + trailer
+    assert failure_line(no_host)[0] == "ssh: Could not resolve hostname github.com: -65563"
+    refused = "git@github.com: Permission denied (publickey).\n" + trailer
+    assert failure_line(refused)[0] == "git@github.com: Permission denied (publickey)."
+    # With nothing before it, the trailer is what git said.
+    assert failure_line("Exit code 128\n" + trailer)[0] == "fatal: Could not read from remote repository."

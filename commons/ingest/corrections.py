@@ -155,7 +155,8 @@ _CONTRADICTS = re.compile(
 )
 # A person who asks for the next thing is not contradicting, whatever words the request holds
 # ("now add error handling for empty files").
-_REQUEST = re.compile(r"^\W*(?:now|also|next|then|and|add|can\s+you|could\s+you|please|let'?s|make|implement|write|"
+_REQUEST = re.compile(r"^\W*(?:now(?!\s+(?:i'?m\s+|i\s+|we'?re\s+|we\s+)?(?:getting|seeing|get|got|see|saw|hitting|having)\b)"
+                      r"|also|next|then|and|add|can\s+you|could\s+you|please|let'?s|make|implement|write|"
                       r"create|update|change|rename|remove|refactor|move|handle|support|document)\b", re.IGNORECASE)
 # A person who agrees is not contradicting ("thanks, looks good").
 _AGREES = re.compile(r"^\W*(?:thanks?|thank\s+you|great|perfect|nice|cool|lgtm|looks\s+good|ok(?:ay)?\b|yes|yep|good)",
@@ -273,7 +274,9 @@ _FAILS = re.compile(
     _LATIN.format(_words(r"fail\w*", r"errors?", r"erroring", r"broken?", r"broke", r"wrong", r"bug\w*", r"crash\w*",
                          r"mess", r"issues?", r"falla\w*", r"mal", r"roto", r"raro", r"incorrect\w*", r"erreur",
                          r"fehler\w*", r"falsch", r"kaputt", r"errad[oa]", r"ошибк\w*",
-                         r"too\s+(?:much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"demasiad[oa]s?", r"trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)")) + "|"
+                         r"too\s+(?:much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)",
+                         r"(?:very|so|really|super|way)\s+slow", r"slow\s+to\s+\w+", r"stuck", r"hang(?:s|ing)?", r"frozen",
+                         r"tak(?:es|ing)\s+(?:a\s+)?(?:very\s+|really\s+)?(?:long|forever)", r"demasiad[oa]s?", r"trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)")) + "|"
     + _words(r"失败", r"错", r"问题", r"不佳", r"卡住", r"未通过", r"乱", r"空白", r"エラー", r"失敗", r"間違", r"おかし", r"はみ出", r"すぎ", r"過ぎ", r"太多", r"过于", r"見にく", r"見づら", r"崩れ", r"ずれて", r"足りな", r"バグ", r"오류", r"에러", r"실패"),
     re.IGNORECASE)
 _CONTRAST = re.compile(

@@ -257,10 +257,18 @@ def _subprocess_output(lines: list[str]) -> str:
     return _choose(inner) if any(_MARKER.match(line) for line in inner if line) else ""
 
 
+# git's trailer after every failure to reach a remote: the line before it says why (ssh could not
+# resolve the host, the key was refused, no such repository), the trailer is the same for all.
+_GIT_REMOTE_TRAILER = re.compile(r"^(?:fatal: Could not read from remote repository\.|Please make sure you have the "
+                                 r"correct access rights|and the repository exists\.)$")
+
+
 def _choose(lines: list[str]) -> str:
     meaningful = [(i, line) for i, line in enumerate(lines) if line and not _NOISE.match(line)]
     if not meaningful:
         return ""
+    said = [(i, line) for i, line in meaningful if not _GIT_REMOTE_TRAILER.match(line)]
+    meaningful = said or meaningful  # the trailer alone is still what git said
     record = _powershell_record(lines) or _subprocess_output(lines)
     if record:
         return record
@@ -563,12 +571,26 @@ def _writes_and_removes(parts: list[str]) -> bool:
         and all(program_of(p) in {"touch", "rm", "echo", "cd"} for p in parts)
 
 
+# A redirection of a command's output into a file (`cat <<'EOF' > src/new.ts`, `echo x >> log`), read
+# on the command's first line: a here-document's body (code with `=>`, `->`) follows it.
+_WRITES_TO = re.compile(r"(?<![\d&<=>\-])>>?\s*(['\"]?)([^\s;&|<>'\"]+)\1")
+
+
+def redirect_targets(segment: str) -> list[str]:
+    """The files a shell sub-command's redirections write (not ``/dev/null``, not ``>&2``)."""
+    head = segment.split("\n", 1)[0]
+    return [m.group(2) for m in _WRITES_TO.finditer(head) if not m.group(2).startswith(("/dev/", "&"))]
+
+
 def is_probe(command: str, output: str, call: str = "") -> bool:
     """A probing command (grep, which, test, ls of a missing path, `git log` outside a repository,
     `curl` of a local server not up yet…) whose failure says only "no" — not found, no match, a
-    diff, nothing there — and nothing else."""
+    diff, nothing there — and nothing else. A printer writing into a file (`cat <<'EOF' > x/new.ts`)
+    whose file the shell could not open (its folder not made yet) is a write that failed, no look."""
     parts = segments(command)
     if not parts:
+        return False
+    if any(target in output for part in parts for target in redirect_targets(part)):
         return False
     looking = _is_look(parts[-1]) or any(_is_look(p) for p in parts) and all(_is_look(p) or program_of(p) in PROBES
                                                                            for p in parts)
