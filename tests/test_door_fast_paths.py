@@ -221,3 +221,42 @@ def test_the_door_reads_a_lessons_imperatives_once_for_both_of_its_checks():
 def test_imperative_sentences_are_found_as_before_and_kept_immutable():
     assert observation.imperative_sentences("Always run `make` first. It failed.") == ("Always run `make` first.",)
     assert observation.imperative_sentences("`make` failed with exit code 2.") == ()
+
+
+def _scrub_texts() -> list[str]:
+    """The door's texts, the privacy corpus's planted secrets in their contexts, and each of them
+    with its case changed (the anchors are read case-sensitively, their gates on the lower case)."""
+    from tests.privacy import corpus as privacy
+
+    texts = _door_texts() + [case.text for case in privacy.cases()]
+    return texts + [text.upper() for text in texts[:500]] + [text.swapcase() for text in texts[:500]]
+
+
+def test_the_scrubber_wakes_the_same_rules_with_its_anchor_gates_as_without(monkeypatch):
+    from commons.core.policy import scrubber
+    from commons.core.policy.rule import Marks
+
+    texts = _scrub_texts()
+    gated = [(scrubber._live(Marks(text)), scrubber.findings.__wrapped__(text)) for text in texts]
+    monkeypatch.setattr(scrubber, "_GATE_OF", (None,) * len(scrubber._ANCHORS))  # every woken anchor run
+    for text, (live, found) in zip(texts, gated, strict=True):
+        assert scrubber._live(Marks(text)) == live, text
+        assert scrubber.findings.__wrapped__(text) == found, text
+
+
+def _scrub_anchors():
+    from commons.core.policy import scrubber
+
+    return [n for n, gate in enumerate(scrubber._GATE_OF) if gate is not None]
+
+
+@pytest.mark.parametrize("n", _scrub_anchors())
+@settings(max_examples=60, suppress_health_check=list(HealthCheck), database=None, deadline=None)
+@given(data=st.data())
+def test_an_ascii_text_an_anchor_matches_passes_the_anchors_gate(n, data):
+    from commons.core.policy import scrubber
+
+    pattern = scrubber._ANCHORS[n][0]
+    text = data.draw(st.from_regex(pattern, alphabet=_ASCII))
+    if pattern.search(text):
+        assert scrubber._ANCHOR_GATES.admits(scrubber._GATE_OF[n], scrubber._ANCHOR_GATES.found(text.lower())), text

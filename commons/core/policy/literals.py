@@ -121,10 +121,7 @@ class Gates:
 
     def admitted(self, lower: str) -> int:
         """Which gates admit the ASCII text whose lower case is ``lower``: bit i for the i-th gate."""
-        found = self._empty
-        if self._automaton.kind == ahocorasick.AHOCORASICK:
-            for _end, bits in self._automaton.iter(_START + lower):
-                found |= bits
+        found = self.found(lower)
         out = 0
         for bit, first, alternatives in self._gates:
             if found & first:
@@ -133,6 +130,20 @@ class Gates:
                         out |= bit
                         break
         return out
+
+    def found(self, lower: str) -> int:
+        """The clauses of every gate that the ASCII text whose lower case is ``lower`` holds, as
+        bits for :meth:`admits`: one pass, read then for as few of the gates as the caller asks about."""
+        found = self._empty
+        if self._automaton.kind == ahocorasick.AHOCORASICK:
+            for _end, bits in self._automaton.iter(_START + lower):
+                found |= bits
+        return found
+
+    def admits(self, index: int, found: int) -> bool:
+        """Whether the ``index``-th gate admits a text whose clauses are ``found`` (:meth:`found`)."""
+        _bit, first, alternatives = self._gates[index]
+        return bool(found & first) and any(found & needed == needed for needed in alternatives)
 
 
 def _or(bits) -> int:

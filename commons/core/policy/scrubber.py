@@ -30,7 +30,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from commons.core.policy.literals import Occurrences
+from commons.core.policy.literals import Gates, Occurrences, gate
 from commons.core.policy.memo import short_texts
 from commons.core.policy.rule import Kind, Marks, lead, scoped
 from commons.core.policy.rules import RULES
@@ -107,6 +107,24 @@ def _index() -> tuple[Occurrences, Occurrences, list[tuple[re.Pattern[str], tupl
 _KEYWORDS, _LEADS, _ANCHORS, _ANY_UNLED, _UNLED, _ALWAYS = _index()
 
 
+def _anchor_gates() -> tuple[Gates, tuple[int | None, ...]]:
+    """The anchors' gates (``literals.gate``: the strings every match holds), read in one pass
+    over an ASCII text, and each anchor's index among them (None: it has no gate). A lead is one
+    character for many anchors (`` ``, ``.``, ``(``), found in nearly every text; the gate asks
+    for more (`` rue ``, ``.internal``, ``xoxb-``), so most woken anchors are ruled out without
+    running their pattern."""
+    gates, index_of = [], []
+    for pattern, _ranks in _ANCHORS:
+        found = gate(pattern)  # "any" white space: a scrubbed text may hold line breaks and tabs
+        index_of.append(None if found is None else len(gates))
+        if found is not None:
+            gates.append(found)
+    return Gates(gates), tuple(index_of)
+
+
+_ANCHOR_GATES, _GATE_OF = _anchor_gates()
+
+
 def _live(marks: Marks) -> set[int]:
     """The ranks of the rules that may match: those a keyword of theirs (in the lower case) or an
     anchor of theirs (in the text) wakes, and those with neither."""
@@ -119,6 +137,9 @@ def _live(marks: Marks) -> set[int]:
     woken = {n for ns in _LEADS.values(text) for n in ns}
     if _UNLED and _ANY_UNLED.search(text) is not None:
         woken.update(_UNLED)
+    if woken and text.isascii():  # a gate holds for an ASCII text (literals: IGNORECASE beyond it)
+        found, admits = _ANCHOR_GATES.found(marks.lower), _ANCHOR_GATES.admits
+        woken = {n for n in woken if _GATE_OF[n] is None or admits(_GATE_OF[n], found)}
     for n in woken:
         a, ranks = _ANCHORS[n]
         if marks.anchor(a):
