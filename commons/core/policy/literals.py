@@ -140,6 +140,12 @@ class Gates:
                 found |= bits
         return found
 
+    def needs(self, index: int) -> tuple[int, tuple[int, ...]]:
+        """The ``index``-th gate as bits of :meth:`found`: its alternatives' first clauses (a text
+        without any of them is turned away at once), then each alternative's clauses."""
+        _bit, first, alternatives = self._gates[index]
+        return first, alternatives
+
     def admits(self, index: int, found: int) -> bool:
         """Whether the ``index``-th gate admits a text whose clauses are ``found`` (:meth:`found`)."""
         _bit, first, alternatives = self._gates[index]
