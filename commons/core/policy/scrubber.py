@@ -30,7 +30,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from commons.core.policy.literals import Gates, Occurrences, gate
+from commons.core.policy.literals import Gate, Gates, Occurrences, gate
 from commons.core.policy.memo import short_texts
 from commons.core.policy.rule import Kind, Marks, lead, scoped
 from commons.core.policy.rules import RULES
@@ -115,11 +115,27 @@ def _anchor_gates() -> tuple[Gates, tuple[int | None, ...]]:
     running their pattern."""
     gates, index_of = [], []
     for pattern, _ranks in _ANCHORS:
-        found = gate(pattern)  # "any" white space: a scrubbed text may hold line breaks and tabs
+        found = _without_characters(gate(pattern))  # "any" white space: a text may hold line breaks and tabs
         index_of.append(None if found is None else len(gates))
         if found is not None:
             gates.append(found)
     return Gates(gates), tuple(index_of)
+
+
+def _without_characters(found: Gate | None) -> Gate | None:
+    """``found`` without its clauses of single characters (`` ``, ``.``, ``:``), or None when an
+    alternative is left with none: such a clause turns away as few texts as the anchor's lead,
+    and each of its occurrences is a step of the one pass (a lesson's line holds a dozen spaces).
+    Fewer clauses still hold for every match: the gate only admits more."""
+    if found is None:
+        return None
+    alternatives = []
+    for clauses in found.alternatives:
+        kept = tuple(c for c in clauses if min(map(len, c)) > 1)
+        if not kept:
+            return None
+        alternatives.append(kept)
+    return Gate(tuple(alternatives))
 
 
 _ANCHOR_GATES, _GATE_OF = _anchor_gates()
