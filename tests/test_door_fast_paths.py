@@ -260,3 +260,27 @@ def test_an_ascii_text_an_anchor_matches_passes_the_anchors_gate(n, data):
     text = data.draw(st.from_regex(pattern, alphabet=_ASCII))
     if pattern.search(text):
         assert scrubber._ANCHOR_GATES.admits(scrubber._GATE_OF[n], scrubber._ANCHOR_GATES.found(text.lower())), text
+
+
+def test_strongly_addressed_finds_the_first_form_the_ungated_patterns_find():
+    """Its loop is skipped for an ASCII text no form's gate admits: the answer must not change."""
+    rng = random.Random(31)
+    texts = _door_texts()
+    texts += [_with_quotes(text, rng) for text in texts[:800]] + [text.upper() for text in texts[:300]]
+    for text in texts:
+        folded = instruction.fold(text)
+        ungated = [name for form in instruction._forms(folded)
+                   for name, pattern, _ in instruction._COMPILED_ALWAYS if pattern.search(form)]
+        assert instruction.strongly_addressed(text) == (ungated[0] if ungated else None), text
+
+
+def test_gates_read_by_their_first_clauses_answer_as_every_gate_read_in_turn():
+    from commons.core.policy.literals import Gates
+
+    gates = instruction._GATES
+    for text in _door_texts():
+        lower = instruction.fold(text).lower()
+        if lower.isascii():
+            assert gates.admitted(lower) == sum(1 << i for i in range(len(gates._gates))
+                                                if gates.admits(i, gates.found(lower))), text
+    assert Gates([]).admitted("anything") == 0
