@@ -234,11 +234,14 @@ def _scrub_texts() -> list[str]:
 
 def test_the_scrubber_wakes_the_same_rules_with_its_anchor_gates_as_without(monkeypatch):
     from commons.core.policy import scrubber
-    from commons.core.policy.rule import Marks
+    from commons.core.policy.literals import Gates
+    from commons.core.policy.rule import Marks, lead
 
     texts = _scrub_texts()
     gated = [(scrubber._live(Marks(text)), scrubber.findings.__wrapped__(text)) for text in texts]
-    monkeypatch.setattr(scrubber, "_GATE_OF", (None,) * len(scrubber._ANCHORS))  # every woken anchor run
+    # No gates: every anchor whose lead occurs is run (its pattern says whether it is there).
+    monkeypatch.setattr(scrubber, "_ANCHOR_GATES", Gates([]))
+    monkeypatch.setattr(scrubber, "_UNGATED", tuple((n, lead(a)) for n, (a, _) in enumerate(scrubber._ANCHORS)))
     for text, (live, found) in zip(texts, gated, strict=True):
         assert scrubber._live(Marks(text)) == live, text
         assert scrubber.findings.__wrapped__(text) == found, text
@@ -259,7 +262,7 @@ def test_an_ascii_text_an_anchor_matches_passes_the_anchors_gate(n, data):
     pattern = scrubber._ANCHORS[n][0]
     text = data.draw(st.from_regex(pattern, alphabet=_ASCII))
     if pattern.search(text):
-        assert scrubber._ANCHOR_GATES.admits(scrubber._GATE_OF[n], scrubber._ANCHOR_GATES.found(text.lower())), text
+        assert scrubber._ANCHOR_GATES.admitted(text.lower()) >> scrubber._GATE_OF[n] & 1, text
 
 
 def test_strongly_addressed_finds_the_first_form_the_ungated_patterns_find():
@@ -275,12 +278,21 @@ def test_strongly_addressed_finds_the_first_form_the_ungated_patterns_find():
 
 
 def test_gates_read_by_their_first_clauses_answer_as_every_gate_read_in_turn():
-    from commons.core.policy.literals import Gates
+    from commons.core.policy import scrubber
+    from commons.core.policy.literals import Gates, gate
 
-    gates = instruction._GATES
-    for text in _door_texts():
+    def each_in_turn(gates: list, lower: str) -> int:
+        text = "\x00" + lower  # as Gates reads it (a text's start)
+        return sum(1 << i for i, g in enumerate(gates)
+                   if any(all(any(s in text for s in clause) for clause in clauses) for clauses in g.alternatives))
+
+    instruction_gates = [needs.literals for _, _, needs in instruction._ASCII_ALWAYS + instruction._ASCII_UNQUOTED
+                         if isinstance(needs, instruction._Both)]
+    anchor_gates = [scrubber._without_characters(gate(a)) for a, _ in scrubber._ANCHORS]
+    anchor_gates = [g for g in anchor_gates if g is not None]
+    for text in _scrub_texts():
         lower = instruction.fold(text).lower()
         if lower.isascii():
-            assert gates.admitted(lower) == sum(1 << i for i in range(len(gates._gates))
-                                                if gates.admits(i, gates.found(lower))), text
+            assert instruction._GATES.admitted(lower) == each_in_turn(instruction_gates, lower), text
+            assert scrubber._ANCHOR_GATES.admitted(text.lower()) == each_in_turn(anchor_gates, text.lower()), text
     assert Gates([]).admitted("anything") == 0

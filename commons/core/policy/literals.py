@@ -95,7 +95,7 @@ class Gates:
     ~4x slower on a lesson's line, bench_door). Each clause is a bit, each string the bits of the
     clauses that hold it, so a gate is read in a few integer operations."""
 
-    __slots__ = ("_automaton", "_empty", "_gates", "_firsts", "_by_first")
+    __slots__ = ("_automaton", "_empty", "_firsts", "_by_first")
 
     def __init__(self, gates):
         strings = sorted(frozenset().union(*(g.strings for g in gates)))
@@ -115,9 +115,6 @@ class Gates:
         self._empty = holds.get("", 0)
         if any(strings):
             self._automaton.make_automaton()
-        self._gates = tuple((1 << i, _or(clause_bit[clauses[0]] for clauses in g.alternatives),
-                             tuple(_or(clause_bit[c] for c in clauses) for clauses in g.alternatives))
-                            for i, g in enumerate(gates))
         # Each first clause's bit, and the alternatives that start with it (their gate's bit, the
         # bits of all their clauses): a text is read for only the alternatives whose first clause
         # it holds (a lesson's line, a few of hundreds), since one is met only where that one is.
@@ -130,7 +127,10 @@ class Gates:
 
     def admitted(self, lower: str) -> int:
         """Which gates admit the ASCII text whose lower case is ``lower``: bit i for the i-th gate."""
-        found = self.found(lower)
+        found = self._empty
+        if self._automaton.kind == ahocorasick.AHOCORASICK:
+            for _end, bits in self._automaton.iter(_START + lower):
+                found |= bits
         out = 0
         hits = found & self._firsts
         while hits:  # each first clause found, lowest bit first
@@ -140,26 +140,6 @@ class Gates:
                 if found & needed == needed:
                     out |= bit
         return out
-
-    def found(self, lower: str) -> int:
-        """The clauses of every gate that the ASCII text whose lower case is ``lower`` holds, as
-        bits for :meth:`admits`: one pass, read then for as few of the gates as the caller asks about."""
-        found = self._empty
-        if self._automaton.kind == ahocorasick.AHOCORASICK:
-            for _end, bits in self._automaton.iter(_START + lower):
-                found |= bits
-        return found
-
-    def needs(self, index: int) -> tuple[int, tuple[int, ...]]:
-        """The ``index``-th gate as bits of :meth:`found`: its alternatives' first clauses (a text
-        without any of them is turned away at once), then each alternative's clauses."""
-        _bit, first, alternatives = self._gates[index]
-        return first, alternatives
-
-    def admits(self, index: int, found: int) -> bool:
-        """Whether the ``index``-th gate admits a text whose clauses are ``found`` (:meth:`found`)."""
-        _bit, first, alternatives = self._gates[index]
-        return bool(found & first) and any(found & needed == needed for needed in alternatives)
 
 
 def _or(bits) -> int:

@@ -111,8 +111,8 @@ def _anchor_gates() -> tuple[Gates, tuple[int | None, ...]]:
     """The anchors' gates (``literals.gate``: the strings every match holds), read in one pass
     over an ASCII text, and each anchor's index among them (None: it has no gate). A lead is one
     character for many anchors (`` ``, ``.``, ``(``), found in nearly every text; the gate asks
-    for more (`` rue ``, ``.internal``, ``xoxb-``), so most woken anchors are ruled out without
-    running their pattern."""
+    for more (`` rue ``, ``.internal``, ``xoxb-``), so on an ASCII text the gates' one pass
+    stands for the leads' pass and rules out most anchors without running their pattern."""
     gates, index_of = [], []
     for pattern, _ranks in _ANCHORS:
         found = _without_characters(gate(pattern))  # "any" white space: a text may hold line breaks and tabs
@@ -139,16 +139,9 @@ def _without_characters(found: Gate | None) -> Gate | None:
 
 
 _ANCHOR_GATES, _GATE_OF = _anchor_gates()
-# Each anchor's gate as bits of _ANCHOR_GATES.found: (its alternatives' first clauses, each
-# alternative's clauses), read inline (a call a woken anchor cost more than its test).
-_ANCHOR_NEEDS = tuple(None if g is None else _ANCHOR_GATES.needs(g) for g in _GATE_OF)
-
-
-def _holds(found: int, alternatives: tuple[int, ...]) -> bool:
-    for needed in alternatives:
-        if found & needed == needed:
-            return True
-    return False
+_ANCHOR_OF_GATE = tuple(n for n, g in enumerate(_GATE_OF) if g is not None)  # the anchor of each gate
+# The anchors without a gate, each with its lead (None: none), read on an ASCII text by a find each.
+_UNGATED = tuple((n, lead(a)) for n, (a, _) in enumerate(_ANCHORS) if _GATE_OF[n] is None)
 
 
 def _live(marks: Marks) -> set[int]:
@@ -160,15 +153,20 @@ def _live(marks: Marks) -> set[int]:
     for ranks in set(_KEYWORDS.values(marks.lower)):
         live.update(ranks)
     text = marks.text
-    woken = {n for ns in _LEADS.values(text) for n in ns}
     if text.isascii():  # a gate holds for an ASCII text (literals: IGNORECASE beyond it)
-        # The anchors without a lead, each behind its gate or read by its own pattern: a few
-        # µs less than their joined pattern, whose alternations are tried at every position.
-        woken.update(_UNLED)
-        found, gates = _ANCHOR_GATES.found(marks.lower), _ANCHOR_NEEDS
-        woken = {n for n in woken if gates[n] is None or (found & gates[n][0] and _holds(found, gates[n][1]))}
-    elif _UNLED and _ANY_UNLED.search(text) is not None:
-        woken.update(_UNLED)
+        # Each anchor behind its gate (one pass), or its lead where it has no gate: the leads'
+        # pass and the lead-less anchors' joined pattern (its alternations tried at every
+        # position) are not needed there.
+        woken = [n for n, lit in _UNGATED if lit is None or lit in text]
+        admitted = _ANCHOR_GATES.admitted(marks.lower)
+        while admitted:
+            low = admitted & -admitted
+            admitted ^= low
+            woken.append(_ANCHOR_OF_GATE[low.bit_length() - 1])
+    else:
+        woken = list({n for ns in _LEADS.values(text) for n in ns})
+        if _UNLED and _ANY_UNLED.search(text) is not None:
+            woken.extend(_UNLED)
     for n in woken:
         a, ranks = _ANCHORS[n]
         if marks.anchor(a):
