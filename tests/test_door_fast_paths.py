@@ -221,3 +221,78 @@ def test_the_door_reads_a_lessons_imperatives_once_for_both_of_its_checks():
 def test_imperative_sentences_are_found_as_before_and_kept_immutable():
     assert observation.imperative_sentences("Always run `make` first. It failed.") == ("Always run `make` first.",)
     assert observation.imperative_sentences("`make` failed with exit code 2.") == ()
+
+
+def _scrub_texts() -> list[str]:
+    """The door's texts, the privacy corpus's planted secrets in their contexts, and each of them
+    with its case changed (the anchors are read case-sensitively, their gates on the lower case)."""
+    from tests.privacy import corpus as privacy
+
+    texts = _door_texts() + [case.text for case in privacy.cases()]
+    return texts + [text.upper() for text in texts[:500]] + [text.swapcase() for text in texts[:500]]
+
+
+def test_the_scrubber_wakes_the_same_rules_with_its_anchor_gates_as_without(monkeypatch):
+    from commons.core.policy import scrubber
+    from commons.core.policy.literals import Gates
+    from commons.core.policy.rule import Marks, lead
+
+    texts = _scrub_texts()
+    gated = [(scrubber._live(Marks(text)), scrubber.findings.__wrapped__(text)) for text in texts]
+    # No gates: every anchor whose lead occurs is run (its pattern says whether it is there).
+    monkeypatch.setattr(scrubber, "_ANCHOR_GATES", Gates([]))
+    monkeypatch.setattr(scrubber, "_UNGATED", tuple((n, lead(a)) for n, (a, _) in enumerate(scrubber._ANCHORS)))
+    for text, (live, found) in zip(texts, gated, strict=True):
+        assert scrubber._live(Marks(text)) == live, text
+        assert scrubber.findings.__wrapped__(text) == found, text
+
+
+def _scrub_anchors():
+    from commons.core.policy import scrubber
+
+    return [n for n, gate in enumerate(scrubber._GATE_OF) if gate is not None]
+
+
+@pytest.mark.parametrize("n", _scrub_anchors())
+@settings(max_examples=60, suppress_health_check=list(HealthCheck), database=None, deadline=None)
+@given(data=st.data())
+def test_an_ascii_text_an_anchor_matches_passes_the_anchors_gate(n, data):
+    from commons.core.policy import scrubber
+
+    pattern = scrubber._ANCHORS[n][0]
+    text = data.draw(st.from_regex(pattern, alphabet=_ASCII))
+    if pattern.search(text):
+        assert scrubber._ANCHOR_GATES.admitted(text.lower()) >> scrubber._GATE_OF[n] & 1, text
+
+
+def test_strongly_addressed_finds_the_first_form_the_ungated_patterns_find():
+    """Its loop is skipped for an ASCII text no form's gate admits: the answer must not change."""
+    rng = random.Random(31)
+    texts = _door_texts()
+    texts += [_with_quotes(text, rng) for text in texts[:800]] + [text.upper() for text in texts[:300]]
+    for text in texts:
+        folded = instruction.fold(text)
+        ungated = [name for form in instruction._forms(folded)
+                   for name, pattern, _ in instruction._COMPILED_ALWAYS if pattern.search(form)]
+        assert instruction.strongly_addressed(text) == (ungated[0] if ungated else None), text
+
+
+def test_gates_read_by_their_first_clauses_answer_as_every_gate_read_in_turn():
+    from commons.core.policy import scrubber
+    from commons.core.policy.literals import Gates, gate
+
+    def each_in_turn(gates: list, lower: str) -> int:
+        text = "\x00" + lower  # as Gates reads it (a text's start)
+        return sum(1 << i for i, g in enumerate(gates)
+                   if any(all(any(s in text for s in clause) for clause in clauses) for clauses in g.alternatives))
+
+    instruction_gates = [needs.literals for _, _, needs in instruction._ASCII_ALWAYS + instruction._ASCII_UNQUOTED
+                         if isinstance(needs, instruction._Both)]
+    anchor_gates = [scrubber._without_characters(gate(a)) for a, _ in scrubber._ANCHORS]
+    anchor_gates = [g for g in anchor_gates if g is not None]
+    for text in _scrub_texts():
+        lower = instruction.fold(text).lower()
+        if lower.isascii():
+            assert instruction._GATES.admitted(lower) == each_in_turn(instruction_gates, lower), text
+            assert scrubber._ANCHOR_GATES.admitted(text.lower()) == each_in_turn(anchor_gates, text.lower()), text
+    assert Gates([]).admitted("anything") == 0

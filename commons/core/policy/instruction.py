@@ -317,6 +317,21 @@ _ASCII_ALWAYS, _ASCII_UNQUOTED = _numbered(_ASCII_ALWAYS, _ASCII_UNQUOTED)
 _GATES = Gates([needs.literals for _, _, needs in _ASCII_ALWAYS + _ASCII_UNQUOTED if isinstance(needs, _Both)])
 
 
+def _any_bit(forms: list) -> int:
+    """The bits of these forms' gates together, when every one of them has a gate; -1 (every bit)
+    when one has none. An ASCII text whose admitted bits miss it wakes none of the forms, so
+    their loop is skipped: the door's common case, a lesson that speaks to no one."""
+    if not all(isinstance(needs, _Both) for _, _, needs in forms):
+        return -1
+    bits = 0
+    for _, _, needs in forms:
+        bits |= needs.bit
+    return bits
+
+
+_ASCII_ALWAYS_BITS, _ASCII_UNQUOTED_BITS = _any_bit(_ASCII_ALWAYS), _any_bit(_ASCII_UNQUOTED)
+
+
 @short_texts  # strongly_addressed and weakly_addressed read the same text
 def _admitted(lower: str) -> int:
     return _GATES.admitted(lower)
@@ -398,10 +413,12 @@ def _reasons(folded: str, strong: bool = True) -> Iterator[str]:
     ones :func:`strongly_addressed` does not look for)."""
     for form in _forms(folded):
         lower, plain = _Lower(form), form.isascii()
-        if strong:
+        if strong and not (plain and not lower.admitted & _ASCII_ALWAYS_BITS):
             for name, pattern, needs in _ASCII_ALWAYS if plain else _ALWAYS_GATED:
                 if _may(needs, lower) and pattern.search(form):
                     yield name
+        if plain and not lower.admitted & _ASCII_UNQUOTED_BITS:
+            continue  # no form outside quotes may match either
         read: dict[bool, str] = {}  # the form without its quotes (True) or its error text too (False)
         for name, pattern, needs in _ASCII_UNQUOTED if plain else _UNQUOTED_GATED:
             if not _may(needs, lower):
@@ -430,8 +447,10 @@ def strongly_addressed(text: str) -> str | None:
     cutting injections out of a command's output before any of it is quoted ("You must be logged
     in" is npm's error, and stays)."""
     for form in _forms(fold(text)):
-        lower = _Lower(form)
-        for name, pattern, needs in _ASCII_ALWAYS if form.isascii() else _ALWAYS_GATED:
+        lower, plain = _Lower(form), form.isascii()
+        if plain and not lower.admitted & _ASCII_ALWAYS_BITS:
+            continue  # no form's gate admits it: none of their patterns can match
+        for name, pattern, needs in _ASCII_ALWAYS if plain else _ALWAYS_GATED:
             if _may(needs, lower) and pattern.search(form):
                 return name
     return None

@@ -95,7 +95,7 @@ class Gates:
     ~4x slower on a lesson's line, bench_door). Each clause is a bit, each string the bits of the
     clauses that hold it, so a gate is read in a few integer operations."""
 
-    __slots__ = ("_automaton", "_empty", "_gates")
+    __slots__ = ("_automaton", "_empty", "_firsts", "_by_first")
 
     def __init__(self, gates):
         strings = sorted(frozenset().union(*(g.strings for g in gates)))
@@ -115,9 +115,15 @@ class Gates:
         self._empty = holds.get("", 0)
         if any(strings):
             self._automaton.make_automaton()
-        self._gates = tuple((1 << i, _or(clause_bit[clauses[0]] for clauses in g.alternatives),
-                             tuple(_or(clause_bit[c] for c in clauses) for clauses in g.alternatives))
-                            for i, g in enumerate(gates))
+        # Each first clause's bit, and the alternatives that start with it (their gate's bit, the
+        # bits of all their clauses): a text is read for only the alternatives whose first clause
+        # it holds (a lesson's line, a few of hundreds), since one is met only where that one is.
+        by_first: dict[int, list[tuple[int, int]]] = {}
+        for i, g in enumerate(gates):
+            for clauses in g.alternatives:
+                by_first.setdefault(clause_bit[clauses[0]], []).append((1 << i, _or(clause_bit[c] for c in clauses)))
+        self._by_first = {bit: tuple(dict.fromkeys(alternatives)) for bit, alternatives in by_first.items()}
+        self._firsts = _or(self._by_first)
 
     def admitted(self, lower: str) -> int:
         """Which gates admit the ASCII text whose lower case is ``lower``: bit i for the i-th gate."""
@@ -126,12 +132,13 @@ class Gates:
             for _end, bits in self._automaton.iter(_START + lower):
                 found |= bits
         out = 0
-        for bit, first, alternatives in self._gates:
-            if found & first:
-                for needed in alternatives:
-                    if found & needed == needed:
-                        out |= bit
-                        break
+        hits = found & self._firsts
+        while hits:  # each first clause found, lowest bit first
+            low = hits & -hits
+            hits ^= low
+            for bit, needed in self._by_first[low]:
+                if found & needed == needed:
+                    out |= bit
         return out
 
 

@@ -30,7 +30,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from commons.core.policy.literals import Occurrences
+from commons.core.policy.literals import Gate, Gates, Occurrences, gate
 from commons.core.policy.memo import short_texts
 from commons.core.policy.rule import Kind, Marks, lead, scoped
 from commons.core.policy.rules import RULES
@@ -107,6 +107,43 @@ def _index() -> tuple[Occurrences, Occurrences, list[tuple[re.Pattern[str], tupl
 _KEYWORDS, _LEADS, _ANCHORS, _ANY_UNLED, _UNLED, _ALWAYS = _index()
 
 
+def _anchor_gates() -> tuple[Gates, tuple[int | None, ...]]:
+    """The anchors' gates (``literals.gate``: the strings every match holds), read in one pass
+    over an ASCII text, and each anchor's index among them (None: it has no gate). A lead is one
+    character for many anchors (`` ``, ``.``, ``(``), found in nearly every text; the gate asks
+    for more (`` rue ``, ``.internal``, ``xoxb-``), so on an ASCII text the gates' one pass
+    stands for the leads' pass and rules out most anchors without running their pattern."""
+    gates, index_of = [], []
+    for pattern, _ranks in _ANCHORS:
+        found = _without_characters(gate(pattern))  # "any" white space: a text may hold line breaks and tabs
+        index_of.append(None if found is None else len(gates))
+        if found is not None:
+            gates.append(found)
+    return Gates(gates), tuple(index_of)
+
+
+def _without_characters(found: Gate | None) -> Gate | None:
+    """``found`` without its clauses of single characters (`` ``, ``.``, ``:``), or None when an
+    alternative is left with none: such a clause turns away as few texts as the anchor's lead,
+    and each of its occurrences is a step of the one pass (a lesson's line holds a dozen spaces).
+    Fewer clauses still hold for every match: the gate only admits more."""
+    if found is None:
+        return None
+    alternatives = []
+    for clauses in found.alternatives:
+        kept = tuple(c for c in clauses if min(map(len, c)) > 1)
+        if not kept:
+            return None
+        alternatives.append(kept)
+    return Gate(tuple(alternatives))
+
+
+_ANCHOR_GATES, _GATE_OF = _anchor_gates()
+_ANCHOR_OF_GATE = tuple(n for n, g in enumerate(_GATE_OF) if g is not None)  # the anchor of each gate
+# The anchors without a gate, each with its lead (None: none), read on an ASCII text by a find each.
+_UNGATED = tuple((n, lead(a)) for n, (a, _) in enumerate(_ANCHORS) if _GATE_OF[n] is None)
+
+
 def _live(marks: Marks) -> set[int]:
     """The ranks of the rules that may match: those a keyword of theirs (in the lower case) or an
     anchor of theirs (in the text) wakes, and those with neither."""
@@ -116,9 +153,20 @@ def _live(marks: Marks) -> set[int]:
     for ranks in set(_KEYWORDS.values(marks.lower)):
         live.update(ranks)
     text = marks.text
-    woken = {n for ns in _LEADS.values(text) for n in ns}
-    if _UNLED and _ANY_UNLED.search(text) is not None:
-        woken.update(_UNLED)
+    if text.isascii():  # a gate holds for an ASCII text (literals: IGNORECASE beyond it)
+        # Each anchor behind its gate (one pass), or its lead where it has no gate: the leads'
+        # pass and the lead-less anchors' joined pattern (its alternations tried at every
+        # position) are not needed there.
+        woken = [n for n, lit in _UNGATED if lit is None or lit in text]
+        admitted = _ANCHOR_GATES.admitted(marks.lower)
+        while admitted:
+            low = admitted & -admitted
+            admitted ^= low
+            woken.append(_ANCHOR_OF_GATE[low.bit_length() - 1])
+    else:
+        woken = list({n for ns in _LEADS.values(text) for n in ns})
+        if _UNLED and _ANY_UNLED.search(text) is not None:
+            woken.extend(_UNLED)
     for n in woken:
         a, ranks = _ANCHORS[n]
         if marks.anchor(a):
