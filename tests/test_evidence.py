@@ -355,6 +355,16 @@ def test_another_sessions_calls_show_a_fix_failing_when_it_ran_and_the_step_fail
     assert fix_outcome(ran, "Bash", "uv run pytest", fix) is None
 
 
+def test_a_fix_whose_placeholder_is_part_of_a_word_is_seen_run_by_another_session():
+    # `pip install <package>-binary` is what a lesson publishes for `pip install psycopg2-binary`;
+    # read as a whole-word placeholder only, every node that fixed it so was judged "other-fix".
+    fix = "pip install <package>-binary"
+    ran = [Call("Bash", "pip install psycopg2", False), Call("Bash", "pip install psycopg2-binary", True),
+           Call("Bash", "python -c 'import psycopg2'", True)]
+    assert fix_outcome(ran, "Bash", "pip install", fix) is True
+    assert fix_outcome(ran[:1] + [Call("Bash", "pip install psycopg2-wheel", True)], "Bash", "pip install", fix) is None
+
+
 def test_an_edit_whose_text_was_stale_is_mended_by_a_look_at_the_file_in_the_shell():
     # Codex's apply_patch and Claude Code's Edit refuse a hunk whose lines are not the file's; the
     # agent printed the file (`sed -n`) and the next patch, written from it, applied: the look and

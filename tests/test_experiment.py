@@ -313,3 +313,21 @@ def test_daemons_as_processes_settle_a_night_only_when_every_record_served_is_at
     assert all(n.known() >= served for n in run.nodes)
     received = [r for n in run.nodes for r in n.records() if r["type"] == "lesson" and r["record"]["author"] != n.author]
     assert received, "no lesson crossed: nothing was tested"
+
+
+def test_a_first_verifier_is_one_whose_confirmation_the_policy_can_count():
+    from dataclasses import replace
+
+    from commons.core.records import Fix, FixSeen
+    from commons.core.records import Outcome as Said
+    from simulations.experiment.figures import can_count
+    from tests.review_helpers import key, lesson, verification
+
+    plain = lesson(key(1), "`pip install` failed with \"error: externally-managed-environment\".").record
+    fixed = replace(plain, fix=Fix("Bash", "pip install", "uv add <package>"))
+    check = verification(key(2), b"\x01" * 32).record
+    assert can_count(plain, check) and not can_count(fixed, check)  # a fix named: the fix must be seen working
+    assert can_count(fixed, replace(check, fix=FixSeen.CONFIRMED))
+    assert not can_count(fixed, replace(check, fix=FixSeen.OTHER))  # fixed its own way
+    assert not can_count(fixed, replace(check, fix=FixSeen.CONFIRMED, naive=False))  # had met it before
+    assert not can_count(plain, replace(check, outcome=Said.FAILED))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from commons.core.learning.generalise import generalise, project_aliases
+from commons.core.learning.generalise import fills, generalise, project_aliases
 
 
 def test_branch_names_become_a_placeholder_but_main_stays():
@@ -75,3 +75,10 @@ def test_system_folders_and_go_module_hosts_are_kept_they_are_the_same_everywher
         "PYTHONPATH=/usr/lib/python3/dist-packages python3 -c 'import psutil'")
     assert generalise("go get golang.org/x/tools@v0.28.0") == "go get golang.org/x/tools@v0.28.0"
     assert generalise("cp /home/ada/notes/a.txt /srv/x/y") == "cp <path> <path>"
+
+
+def test_a_placeholder_stands_for_a_whole_word_or_part_of_one_and_nothing_else_differs():
+    assert fills("<package>-binary", "psycopg2-binary") and fills("<path>", "src/models.py")
+    assert fills("--dev", "--dev") and not fills("--dev", "--user")
+    assert not fills("<package>-binary", "psycopg2") and not fills("<package>-binary", "-binary")
+    assert not fills("src/<path>", "lib/x.py")

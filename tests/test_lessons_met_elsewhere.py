@@ -46,3 +46,17 @@ def test_one_meeting_of_a_failure_nothing_received_predicts_waits_for_its_repeat
     assert [e for e in episodes if isinstance(e, ErrorEpisode)]
     assert _error_lessons(episodes, ()) == []
     assert _error_lessons(episodes, (other,)) == []
+
+
+def test_the_session_end_nap_learns_one_meeting_the_commons_met_elsewhere_and_waits_without_it(tmp_path):
+    from commons.core.learning.nap import run_nap
+
+    episodes = npm_ci_met(tmp_path, 5, "shop", "npm install")
+    (theirs,) = _error_lessons(episodes + npm_ci_met(tmp_path, 6, "atlas", "npm ci --legacy-peer-deps"), ())
+    surprises = [e for e in episodes if isinstance(e, ErrorEpisode)]
+    nap = lambda elsewhere: run_nap([], surprises, max(e.at for e in episodes) + 60,
+                                    hash_episode=lambda uid: uid.encode(), elsewhere=elsewhere)
+    (lesson,) = nap((lesson_cluster_text(theirs),)).learned  # for the day's next session, not tomorrow's
+    assert "`npm install` succeeded after it (1 session)" in lesson.text
+    alone = nap(())
+    assert alone.learned == () and alone.waiting == len(surprises)

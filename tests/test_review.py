@@ -11,7 +11,7 @@ import pytest
 from commons.core.records import Outcome, Prediction, sign
 from tests.review_helpers import (DAY, OPEN_TRUST, Nodes, key, lesson, pip_once, pip_sessions, pip_works, unrelated,
                                   verification, write_lines)
-from tests.transcripts import session
+from tests.transcripts import pip_fails, session
 
 PUBLISHED_AT = "2026-11-03T12:00Z"
 
@@ -61,10 +61,14 @@ def test_a_node_that_met_the_surprise_before_receipt_writes_a_corroboration(node
     nodes.carry("ada", "linus", PUBLISHED_AT)
     nodes.ingest("linus", pip_once(tmp_path / "s-linus", 5, "again"), "2026-11-05T18:00Z")
     night = nodes.json("linus", "sleep", at="2026-11-06T03:00Z")
-    assert night["review"]["judged"] == [{"lesson": rid, "how": "fix-confirmed", "naive": False}]
+    # Its own lesson (the same fix) is not published: ada's stands for it, and it says it met the
+    # failure before receipt, both at the failure after receipt and for its own lesson's founding one.
+    assert night["review"]["judged"] == [{"lesson": rid, "how": "fix-confirmed", "naive": False},
+                                         {"lesson": rid, "how": "corroborated", "naive": False}]
     nodes.carry("linus", "ada", "2026-11-06T12:00Z", "--type", "verification")
-    (v,) = nodes.json("ada", "why", rid)["verifications"]
-    assert not v["naive"] and not v["counted"] and "before receiving" in v["why_not"]
+    held = nodes.json("ada", "why", rid)["verifications"]
+    assert held and all(not v["naive"] and not v["counted"] for v in held)
+    assert any("before receiving" in v["why_not"] for v in held)
 
 
 def test_a_received_lesson_whose_situation_never_arises_gets_no_verification(nodes, tmp_path):
@@ -288,3 +292,44 @@ def test_one_meeting_of_a_failure_a_received_lesson_predicts_is_an_own_lesson_th
     (text,) = own("grace")
     assert "externally-managed-environment" in text and "(1 session)" in text
     assert own("hopper") == []  # met once, nowhere else: it waits for its repeat
+
+
+def _pip_once_for_the_user(folder, day: int, slug: str):
+    s = session(folder, day, slug)
+    s.user("install rich for the report table")
+    pip_fails(s, "rich")
+    s.bash("pip install --user rich", "Install rich for the user", "Successfully installed rich-13.9.4")
+    s.write()
+    return s.path
+
+
+def _grace_meets_ada_candidate(nodes, tmp_path, meeting) -> tuple[str, dict]:
+    """ada publishes the pip lesson (fix: `uv add <package>`); grace, who trusts no one yet,
+    receives it as a candidate, meets the failure once and fixes it by ``meeting``'s session."""
+    rid = publish_ada(nodes, tmp_path)
+    nodes.init("grace")
+    nodes.publish_on("grace")
+    nodes.carry("ada", "grace", PUBLISHED_AT)
+    assert [l["id"] for l in nodes.lessons("grace", "candidate", at=PUBLISHED_AT)] == [rid]
+    nodes.ingest("grace", meeting(tmp_path / "s-grace", 5, "report"), "2026-11-05T18:00Z")
+    return rid, nodes.json("grace", "sleep", at="2026-11-06T03:00Z")
+
+
+def test_own_lesson_naming_the_fix_of_a_candidate_is_not_published_again(nodes, tmp_path):
+    rid, night = _grace_meets_ada_candidate(nodes, tmp_path, pip_once)
+    (learned,) = night["learned"]  # one meeting of what the commons met elsewhere: her own lesson
+    assert night["review"]["represented"] == [{"lesson": learned["lesson"], "by": rid}]
+    assert [s["type"] for s in night["review"]["signed"]] == ["verification"]  # no duplicate lesson
+    assert [d["id"] for d in exported(nodes, "grace", "lesson")] == [rid]
+    assert night["review"]["judged"] == [{"lesson": rid, "how": "fix-confirmed", "naive": True}]
+    # Kept and rendered as her own while ada's is a candidate (a candidate is not rendered).
+    assert learned["lesson"][:12] in nodes.memory("grace")
+
+
+def test_own_lesson_naming_another_fix_than_a_candidate_is_published_beside_it(nodes, tmp_path):
+    rid, night = _grace_meets_ada_candidate(nodes, tmp_path, _pip_once_for_the_user)
+    (learned,) = night["learned"]
+    assert "pip install --user" in learned["text"]
+    assert night["review"]["represented"] == []
+    assert [s["type"] for s in night["review"]["signed"]].count("lesson") == 1  # a rival, published
+    assert len(exported(nodes, "grace", "lesson")) == 2

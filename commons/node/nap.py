@@ -49,9 +49,12 @@ async def nap(store: Store, node: NodeContext, now: float) -> NapReport:
     surprises = [s.episode for s in await episode_store.load_episodes(
         store, kinds=[EpisodeKind.ERROR, EpisodeKind.CORRECTION]) if s.episode.at <= now]
     names = await trio.to_thread.run_sync(project_names, await episode_store.session_workdirs(store))
+    # What the commons met elsewhere, as the night takes it (``commons.node.sleep``): a failure met
+    # once in this session that a received lesson predicts is a lesson for the day's next session.
+    elsewhere = await review.met_elsewhere(store, node, now)
     result = await trio.to_thread.run_sync(partial(
         run_nap, [s.lesson for s in stored], surprises, now, node.sleep, hash_episode=node.hash_episode,
-        write_text=node.write_text, project_names=names))
+        write_text=node.write_text, project_names=names, elsewhere=elsewhere))
     vetoed_ids, vetoed_keys = await ls.veto_keys(store)
     suppressed = {lesson.id for lesson in result.learned
                   if lesson.id in vetoed_ids or ls.content_key(lesson.kind, lesson.text) in vetoed_keys}

@@ -8,9 +8,11 @@ What runs where:
 
 * **At sleep** (:func:`after_sleep`, called by ``commons.node.sleep.sleep`` before it renders):
   1. *content dedupe*: an own, shared, unpublished lesson whose founding surprise meets the
-     prediction of a **common** lesson is marked as represented by that record (``lessons.record_id``),
-     so publishing never signs a duplicate; the lesson stays local, and the node corroborates the
-     common one (``naive=False``) when its surprise came before receipt;
+     prediction of a **common** lesson, or of a **candidate** naming the same fix (and not judged
+     failed here), is marked as represented by that record (``lessons.record_id``), so publishing
+     never signs a duplicate; the lesson stays local (rendered in the own layer until the record it
+     is represented by is common), and the node corroborates that record (``naive=False``) when its
+     surprise came before receipt;
   2. *verification*: each received lesson still alive is judged, by the core's own matcher
      (``commons.core.learning.predictions.verify``), against this node's episodes **after receipt**
      (``records.received_at``): the outcome met → confirmed; the situation arose while the lesson
@@ -360,25 +362,46 @@ def _met_before(lessons: Sequence[SignedRecord], received: Mapping[bytes, float]
     return found
 
 
+def standing_for(own: LocalLesson, common: Sequence[SignedRecord], candidates: Sequence[SignedRecord],
+                 failed: frozenset[bytes]) -> list[SignedRecord]:
+    """The received lessons that may stand for the own lesson ``own`` (content dedupe): every common
+    one, and each candidate that names the fix ``own`` would be published with and has not been
+    judged failed here. A candidate saying the same would otherwise meet its duplicate on every
+    node that learns the pitfall before the first is common (seed 1 of the experiment: seven
+    lessons for one `git commit` pitfall, the later ones unconfirmable, since every verifier had
+    met it before receiving them), and the duplicate, rendered in its author's own layer beside the
+    common lesson, keeps its author's older "last seen" day. A candidate naming another fix is a
+    rival, not a duplicate: the own lesson is published and the two are judged apart."""
+    fix = publish.published_fix(own)
+    return [*common, *(s for s in candidates if s.id not in failed and lesson_fix(s.record) == fix)]
+
+
 async def _dedupe(store: Store, held: trust.Held, episodes: Sequence, previous: Sequence[review_store.Review],
                   cosine: float, now: float) -> tuple[list[tuple[str, bytes]], list[review_store.Review]]:
-    """Own unpublished shared lessons that a common lesson already stands for, and corroborations."""
+    """Own unpublished shared lessons that a received lesson already stands for (:func:`standing_for`),
+    and corroborations."""
     common = held.received_lessons(LessonStatus.COMMON)
-    if not common:
+    candidates = held.received_lessons(LessonStatus.CANDIDATE)
+    if not common and not candidates:
         return [], []
     own = [s.lesson for s in await ls.load_lessons(store, statuses=["active"])
            if s.origin == "own" and s.record_id is None and s.lesson.scope is Scope.SHARED]
     by_uid = {e.uid: e for e in _surprises(episodes)}
-    stands = [stand_in(s) for s in common]
+    failed = failed_in(previous)
     reviewed = {r.lesson for r in previous}
+    common_ids = {s.id.hex() for s in common}
     represented: list[tuple[str, bytes]] = []
     corroborations: list[review_store.Review] = []
     for lesson in own:
+        stands = [stand_in(s) for s in standing_for(lesson, common, candidates, failed)]
         surprises = [by_uid[uid] for uid in lesson.episodes if uid in by_uid]
+        if not stands or not surprises:
+            continue
         meetings = await trio.to_thread.run_sync(partial(first_meetings, stands, surprises, cosine=cosine))
         if not meetings:
             continue
-        hit = min(meetings, key=lambda lid: (meetings[lid].at, lid))  # the one met first
+        # A common lesson first (it is rendered), then the one met first.
+        hit = min(meetings, key=lambda lid: (lid not in common_ids, meetings[lid].at, lid))
         rid, episode = bytes.fromhex(hit), meetings[hit]
         represented.append((lesson.id, rid))
         received = held.received[rid]
@@ -398,9 +421,13 @@ async def failed_here(store: Store) -> frozenset[bytes]:
     have said so. A lesson whose failing command just worked (stale, or not so here) comes back when
     a later judgement confirms it (the error is back); one whose named fix failed here stays out
     until that fix is seen working here: meeting the error again proves nothing about the fix."""
-    reviews = await review_store.reviews(store)
+    return failed_in(await review_store.reviews(store))
+
+
+def failed_in(reviews: Sequence[review_store.Review]) -> frozenset[bytes]:
+    """:func:`failed_here` of these reviews (in the order judged)."""
     latest: dict[bytes, str] = {}
-    for r in reviews:  # in the order judged
+    for r in reviews:
         if r.how != CORROBORATED:
             latest[r.lesson] = r.how
     return frozenset(lid for lid, how in latest.items() if how in FAILED_HOWS) | fix_failed(reviews)

@@ -11,7 +11,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from commons.core.records import decode_body
-from commons.core.records import Lesson, Verification
+from commons.core.records import FixSeen, Lesson, Verification
+from commons.core.records import Outcome as RecordOutcome  # what a verification says (agent.Outcome: an encounter)
 from commons.node.report import accuracy
 from simulations.experiment.agent import COMPLIANCE, Encounter, Outcome, ReadLesson
 from simulations.experiment.losses import head, losses
@@ -27,21 +28,35 @@ def elsewhere_first(plan: Plan, encounters: Sequence[Encounter]) -> list[Encount
     return [e for e in encounters if e.kind is PitfallKind.ERROR and plan.first.get(e.pitfall) not in (None, e.agent)]
 
 
+def can_count(lesson: Lesson, check: Verification) -> bool:
+    """Whether the policy may count ``check`` as a confirmation of ``lesson`` (docs/trust.md): it
+    says confirmed, its verifier had not met the failure before receipt (naive), and, for a lesson
+    naming a fix, its verifier's sessions ran that fix and saw the step succeed (fix-confirmed). A
+    node that fixed it its own way, or had met it before, did none of the verifying that made the
+    lesson common, and is not one of its first verifiers."""
+    return (check.outcome is RecordOutcome.CONFIRMED and check.naive
+            and (lesson.fix is None or check.fix is FixSeen.CONFIRMED))
+
+
 def first_verifiers(run: ArmRun, plan: Plan, required: int = REQUIRED) -> dict[str, set[str]]:
-    """Pitfall → the agents whose confirmations came first (by observed day) for its lessons."""
+    """Pitfall → the agents whose confirmations that can count (:func:`can_count`) came first (by
+    observed day) for its lessons."""
     author_of = {n.author: n.name for n in run.nodes}
     lessons, checks = {}, []
     for node in run.nodes:
         for r in node.records():
             body = decode_body(bytes.fromhex(r["body"]))
             if isinstance(body, Lesson):
-                lessons[r["id"]] = ReadLesson(r["id"], "", body.text).about
-            elif isinstance(body, Verification) and body.outcome.value == "confirmed":
-                checks.append((body.observed, author_of.get(body.author.hex(), "?"), body.lesson.hex()))
+                lessons[r["id"]] = body
+            elif isinstance(body, Verification):
+                checks.append((body.observed, author_of.get(body.author.hex(), "?"), body))
+    about = {rid: ReadLesson(rid, "", lesson.text).about for rid, lesson in lessons.items()}
+    counted = [(d, who, check.lesson.hex()) for d, who, check in checks
+               if check.lesson.hex() in lessons and can_count(lessons[check.lesson.hex()], check)]
     out: dict[str, set[str]] = {}
     for name in plan.pitfalls:
         pitfall_head = head(name)  # once a pitfall, not once a verification
-        ordered = sorted({(d, who) for d, who, lesson in checks if lessons.get(lesson) == pitfall_head})
+        ordered = sorted({(d, who) for d, who, lesson in counted if about.get(lesson) == pitfall_head})
         names: list[str] = []
         for _, who in ordered:
             if who not in names:

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from commons.core.learning.failure import is_bare, program_of, segments, split_command
-from commons.core.learning.generalise import COMMON_WORDS
+from commons.core.learning.generalise import COMMON_WORDS, fills
 from commons.core.learning.scope import SHELL_TOOLS, command_head, past_prefixes
 from commons.core.learning.script_writes import script_write_step, script_writes
 from commons.core.learning.wrappers import found_by_wrapper, provides, wrapped
@@ -936,8 +936,9 @@ class Call:
 
 
 def _runs(step: str, tool: str, target: str) -> bool:
-    """Whether a call runs the fix step ``step`` (as a lesson names it; ``<placeholder>`` words
-    stand for any one word, and an edit names its file)."""
+    """Whether a call runs the fix step ``step`` (as a lesson names it; a ``<placeholder>`` stands
+    for any one word or part of one, as in :func:`~commons.core.learning.generalise.fills`, and an
+    edit names its file)."""
     step_tool, _, rest = step.partition(" ")
     if step_tool.lower() in EDIT_TOOLS | {"read"}:
         path = rest.split(": ", 1)[0].strip()
@@ -948,7 +949,7 @@ def _runs(step: str, tool: str, target: str) -> bool:
     want = re.split(r" \((?:run without|with) ", step, maxsplit=1)[0].split()
     for seg in segments(target):
         got = seg.split()
-        if len(got) >= len(want) and all(w == g or (w.startswith("<") and w.endswith(">")) for w, g in zip(want, got)):
+        if len(got) >= len(want) and all(fills(w, g) for w, g in zip(want, got)):
             return True
     return False
 

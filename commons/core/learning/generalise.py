@@ -48,6 +48,19 @@ _COUNT = re.compile(r"\b\d+(?=\s+(?:files?|tests?|errors?|failures?|failed|passe
 _HEX = re.compile(r"\b[0-9a-f]{12,}\b")
 
 
+_HOLDER = re.compile(r"<[^<>\s]+>")  # a placeholder, as generalising writes them: <path>, <package>
+
+
+def fills(want: str, got: str) -> bool:
+    """Whether the word ``got`` of a concrete command is the word ``want`` of a generalised one:
+    the same, or ``want`` with each ``<placeholder>`` standing for any run of non-space characters,
+    a whole word or part of one (``<package>-binary`` is ``psycopg2-binary``, ``<path>`` any path)."""
+    if want == got:
+        return True
+    parts = _HOLDER.split(want)
+    return len(parts) > 1 and re.fullmatch(r"\S+".join(map(re.escape, parts)), got) is not None
+
+
 def _common_words() -> frozenset[str]:
     text = (Path(__file__).with_name("common_words.txt")).read_text(encoding="utf-8")
     return frozenset(w for line in text.splitlines() if not line.startswith("#") for w in line.split())

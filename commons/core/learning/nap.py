@@ -5,8 +5,9 @@ and of what it would do only what needs no night is kept:
 
 * a **correction** is a lesson on its own (the person said so), learned or joined now;
 * an **error that joins a lesson** already learned (the failure was seen before) is absorbed now;
-* a **new error lesson** is kept only when it names what worked (a repeated failure *with a fix*);
-  a failure with no fix seen waits for the night, which may find its fix in a later session.
+* a **new error lesson** is kept only when it names what worked (a repeated failure *with a fix*,
+  or one met once here that the commons met elsewhere, as at night: ``elsewhere``); a failure with
+  no fix seen waits for the night, which may find its fix in a later session.
 
 Decay, verification and predictions are the night's alone: a nap never archives, judges or
 predicts, so a day of naps followed by a night ends where the night alone would have. Pure, like
@@ -45,12 +46,15 @@ def _fixed(lesson: Lesson, episodes: dict[str, Episode]) -> bool:
 
 def run_nap(lessons: Sequence[Lesson], surprises: Sequence[Episode], now: float,
         params: SleepParams = SleepParams(), *, hash_episode: Callable[[str], bytes],
-        write_text: WriteText | None = None, project_names: Sequence[str] = ()) -> NapResult:
-    """``surprises``: the live error and correction episodes (those already in a lesson are skipped)."""
+        write_text: WriteText | None = None, project_names: Sequence[str] = (),
+        elsewhere: Sequence[str] = ()) -> NapResult:
+    """``surprises``: the live error and correction episodes (those already in a lesson are skipped).
+    ``elsewhere``: the failures lessons received from peers predict, as sleep takes them: one meeting
+    here of one of them, with its fix, is a lesson now, not the next morning."""
     state = {lesson.id: lesson for lesson in lessons}
     before = set(state)
     events = learn(state, surprises, now, params, hash_episode=hash_episode, write_text=write_text,
-                   project_names=project_names)
+                   project_names=project_names, elsewhere=elsewhere)
     by_uid = {e.uid: e for e in surprises}
     learned, joined = [], []
     for event in events:

@@ -58,6 +58,7 @@ import numpy as np
 from commons.core.embedding import embed_many
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from commons.core.learning.failure import segments
+from commons.core.learning.generalise import fills
 from commons.core.learning.lessons import DAY, Lesson, LessonKind
 from commons.core.learning.scope import SHELL_TOOLS, command_head
 from commons.core.policy import scrub
@@ -158,7 +159,6 @@ def _surprise_claim(ep: ErrorEpisode | CorrectionEpisode) -> str:
 
 # The phrases an error lesson's text uses for what worked (``commons.core.learning.lessons._fix_phrase``).
 _FIX_PHRASE = re.compile(r"`([^`]+)` succeeded after it|it passed after `([^`]+)`")
-_HOLDER = re.compile(r"<[a-z]+>")
 
 
 def named_fix(text: str) -> str:
@@ -172,13 +172,7 @@ def runs_fix(fix: str, command: str) -> bool:
     the generalised fix standing for any one word or part of one (``uv add <package>`` is ``uv add
     httpx``, ``pip install <package>-binary`` is ``pip install psycopg2-binary``)."""
     want, got = fix.split(), command.split()
-    return len(want) == len(got) and all(w == g or _same_word(w, g) for w, g in zip(want, got))
-
-
-def _same_word(want: str, got: str) -> bool:
-    if not _HOLDER.search(want):
-        return False
-    return re.fullmatch(r"\S+".join(map(re.escape, _HOLDER.split(want))), got) is not None
+    return len(want) == len(got) and all(fills(w, g) for w, g in zip(want, got))
 
 
 def _runs_fix(fix: str, target: str) -> bool:
