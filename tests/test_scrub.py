@@ -245,8 +245,9 @@ _WAKING_TEXTS = [
 
 
 def test_the_rules_woken_in_one_pass_are_those_each_keyword_and_anchor_wakes_alone():
-    # scrubber._live finds keywords and anchors' literal starts in one pass each (Aho-Corasick) and
-    # the anchors without one by a single alternation: the same rules as looking for each alone.
+    # scrubber._live finds keywords in one pass (Aho-Corasick), and on an ASCII text the anchors'
+    # gates in one more (elsewhere their literal starts, and the anchors without one by a single
+    # alternation): the same rules as looking for each alone.
     from commons.core.policy import scrubber
     from commons.core.policy.rule import Marks
     from tests.privacy.corpus import cases
