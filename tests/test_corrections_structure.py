@@ -373,3 +373,13 @@ def test_now_opening_the_next_request_does_not_contradict():
     from commons.ingest.corrections import contradicts
 
     assert not contradicts("now add error handling for empty files")
+
+
+@pytest.mark.parametrize("text", [
+    "After logging in, I'm getting stuck on a page saying \"Signing in...\"",
+    "When I refresh my browser, I get disconnected from the game and the table gets stuck",
+])
+def test_stuck_after_a_claim_of_done_contradicts_it(text):
+    from commons.ingest.corrections import contradicts
+
+    assert contradicts(text) and corrects(text, RESTARTED_EN)

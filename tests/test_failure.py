@@ -348,3 +348,19 @@ def test_the_cause_before_gits_remote_trailer_is_the_failure_line():
     assert failure_line(refused)[0] == "git@github.com: Permission denied (publickey)."
     # With nothing before it, the trailer is what git said.
     assert failure_line("Exit code 128\n" + trailer)[0] == "fatal: Could not read from remote repository."
+
+
+def test_a_javascript_or_java_stack_frame_is_not_carried_onto_the_exception_message():
+    node = ("Exit code 1\n> app@ test /p\n> vitest run\n\n/p/node_modules/vitest/vitest.mjs:2\nimport './dist/cli-wrapper.js'\n"
+            "       ^^^^^^^^^^^^^^^^^^^^^^^\n\nSyntaxError: Unexpected string\n"
+            "    at Module._compile (internal/modules/cjs/loader.js:760:23)\n"
+            "    at internal/main/run_main_module.js:21:11\nnpm ERR! Test failed.  See above for more details.")
+    assert failure_line(node)[0] == "SyntaxError: Unexpected string"
+    eslint = ("Oops! Something went wrong! :(\n\nESLint: 8.57.1\n\nTypeError: Module.createRequire is not a function\n"
+              "    at Object.<anonymous> (/p/node_modules/@eslint/eslintrc/dist/eslintrc.cjs:2404:26)")
+    assert failure_line(eslint)[0] == "TypeError: Module.createRequire is not a function"
+    java = "Exception in thread main java.lang.IllegalStateException: no config\n\tat com.x.App.main(App.java:10)"
+    assert failure_line(java)[0] == "Exception in thread main java.lang.IllegalStateException: no config"
+    # A message wrapped onto a line of words is still read whole.
+    wrapped = "error: externally-managed-environment because ensurepip is not\navailable on this system."
+    assert failure_line(wrapped)[0].endswith("is not available on this system.")

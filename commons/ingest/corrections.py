@@ -148,7 +148,7 @@ _CONTRADICTS = re.compile(
       | (?:does|do|did|is|are|was)\s*n[o']?t\s+(?:work|run|pass|load|build|compile|start|show|render|change)
       | doesn'?t | didn'?t\s+(?:work|change|fix) | not\s+(?:working|fixed|passing|done|there)
       | blank | empty | nothing\s+(?:happens|changed|shows) | same\s+(?:error|problem|issue|result)
-      | still | hangs? | 404 | 500
+      | still | hangs? | stuck | frozen | 404 | 500
       | (?<=,\s)not\s+(?!sure\b|now\b|yet\b)\S+  # "it lives in docs/CHANGES.md, not CHANGELOG.md"
     )\b""",
     re.IGNORECASE | re.VERBOSE,

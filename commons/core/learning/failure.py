@@ -298,12 +298,21 @@ def _choose(lines: list[str]) -> str:
 _PYDANTIC = re.compile(r"\b\d+ validation errors? for \w+")
 
 
+# A frame of a JavaScript or Java stack ("at Module._compile (node:internal/modules/cjs/loader:760:23)",
+# "at internal/main/run_main_module.js:21:11", "at com.x.App.main(App.java:10)"): where, never what.
+_STACK_FRAME = re.compile(r"^at (?:.+ \((?:\S+:\d+(?::\d+)?|<anonymous>|native)\)|(?:file://)?\S+:\d+(?::\d+)?"
+                          r"|[\w$.<>]+\([\w$.]+:\d+\))$")
+
+
 def _continued(line: str, after: str) -> str:
     """A line with what carries it on: a line ending in a colon is a header of what follows
     ("There's one or more errors in your config file:"), and one that stops mid-sentence is wrapped
-    onto the next when that opens in lower case ("… because ensurepip is not" / "available.")."""
+    onto the next when that opens in lower case ("… because ensurepip is not" / "available.").
+    The stack under an exception's message is no part of it."""
     if not after or len(line) >= FAILURE_CHARS or after.split(None, 1)[0] == line.split(None, 1)[0]:
         return line  # the next record of the same program ("npm error …" after "npm error …") is its own
+    if _STACK_FRAME.match(after):
+        return line
     if line.endswith(":") or (line[-1:].isalpha() and after[:1].islower()):
         return f"{line} {after.lstrip('*-• ')}"
     return line
