@@ -339,3 +339,114 @@ def test_no_problem_in_korean_is_no_correction():
 
 def test_a_standing_rule_in_the_first_message_of_a_session_corrects_nothing():
     assert not corrects("from now on answer in English", AgentTurn(first=True))
+
+
+# -- the structure read in more languages; each case fails if its rule or its markers go --------------
+
+FIXED_IT = AgentTurn(said="Ho sistemato il filtro, ora funziona.", acted="Edit filter.py", claimed_done=True)
+FIXED_NL = AgentTurn(said="De export is gerepareerd.", acted="Edit export.py", claimed_done=True)
+FIXED_TR = AgentTurn(said="Giriş butonu düzeltildi.", acted="Edit login.tsx", claimed_done=True)
+FIXED_ID = AgentTurn(said="Tombol login sudah diperbaiki.", acted="Edit login.tsx", claimed_done=True)
+FIXED_VI = AgentTurn(said="Tôi đã sửa nút đăng nhập.", acted="Edit login.tsx", claimed_done=True)
+FIXED_TH = AgentTurn(said="แก้ปุ่มล็อกอินเรียบร้อยแล้ว", acted="Edit login.tsx", claimed_done=True)
+FIXED_RU = AgentTurn(said="Готово, экспорт исправлен.", acted="Edit export.py", claimed_done=True)
+FIXED_PL = AgentTurn(said="Naprawiłem eksport.", acted="Edit export.py", claimed_done=True)
+DONE_EN = AgentTurn(said="I updated the login handler; all tests pass now.", acted="Bash npm test", claimed_done=True)
+INFO_EN = AgentTurn(said="The project uses Vite. To start it, run `npm run dev` in the frontend folder.")
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("è sbagliato, il totale è ancora zero", FIXED_IT),  # it: wrong, still
+    ("het is nog steeds kapot", FIXED_NL),  # nl: still broken
+    ("hâlâ çalışmıyor", FIXED_TR),  # tr: still does not work
+    ("masih tidak bisa login", FIXED_ID),  # id: still cannot
+    ("vẫn không đăng nhập được", FIXED_VI),  # vi: still not
+    ("ยังใช้ไม่ได้เลย", FIXED_TH),  # th: still does not work
+    ("mada ugokanai yo", DONE_JA),  # ja, romanized: still does not move
+    ("опять ошибка при экспорте", FIXED_RU),  # ru: an error again
+    ("nadal jest błąd", FIXED_PL),  # pl: still an error
+])
+def test_a_push_back_after_a_claim_is_read_in_italian_dutch_turkish_indonesian_vietnamese_thai_romaji(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("it's the same, the tooltip still flickers on hover", LAYOUT_EN),
+    ("Sorry to say it's the same.", LAYOUT_EN),
+    ("sigue igual", SHORTCUT_ES.__class__(said=SHORTCUT_ES.said, acted="Edit keybindings.json")),
+    ("c'est pareil", FIXED_FR),
+    ("还是一样", DONE_ZH),
+    ("同じです", DONE_JA),
+    ("똑같아요", DONE_KO),
+    ("то же самое", FIXED_RU),
+])
+def test_a_result_unchanged_after_the_agent_acted_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+def test_the_same_in_a_request_is_no_report_of_an_unchanged_result():
+    assert not corrects("use the same colour as the header for the footer", LAYOUT_EN)
+    assert not corrects("it's the same", AgentTurn(said="Hello! What shall we build today?"))  # nothing acted on
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("always have agents working, there is always something they can do", ASKED_EN),
+    ("please work without asking for approval, you are authorized", ASKED_EN),
+    ("siempre corré los tests antes de decir que está listo", SHORTCUT_ES),
+    ("toujours lancer les tests avant de dire que c'est fini", FIXED_FR),
+    ("聞かずに全部進めて", AgentTurn(said="どちらの方式にしましょうか？", asked=True)),  # after the agent asked again
+    ("不用问我，直接做", AgentTurn(said="要我先备份数据吗？", asked=True)),
+    ("항상 테스트를 먼저 돌려", DONE_KO),
+    ("всегда запускай тесты перед коммитом", FIXED_RU),
+])
+def test_a_standing_rule_for_how_the_agent_works_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("the page is blank", DONE_EN),  # what the agent claimed does not hold: one marker, read as a contradiction
+    ("I'm getting a 500 when I hit /api/login", DONE_EN),
+    ("I don't see any change", DONE_EN),
+    ("hmm the tests are red now", DONE_EN),
+    ("I can't find the new endpoint in routes.py", DONE_EN),
+    ("il totale è sbagliato", FIXED_IT),  # a failure word alone, in a language `contradicts` does not read
+    ("hasilnya salah", FIXED_ID),
+])
+def test_a_single_report_that_the_claimed_work_fails_contradicts_the_claim(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text", ["please revert that", "can you undo the last change", "por favor, deshacé eso",
+                                  "please roll back the migration"])
+def test_an_undo_is_a_correction_even_when_it_opens_as_a_request(text):
+    assert corrects(text, DONE_EN)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("don't forget to update the README too", DONE_EN),
+    ("别忘了更新文档", DONE_ZH),
+    ("no te olvides de actualizar el README", SHORTCUT_ES),
+    ("READMEも更新するのを忘れないでね", DONE_JA),
+])
+def test_a_reminder_is_an_addition_not_a_correction(text, turn):
+    assert not corrects(text, turn)
+
+
+@pytest.mark.parametrize("text", [
+    "追加ってボタンじゃなくて、枠内をクリックしたら追加できるようにして",  # ja: "instead of a button … make it so"
+    "버튼 대신 링크로 바꿔 주세요",  # ko: a link instead of a button, please
+])
+def test_a_message_that_ends_asking_for_a_change_instead_of_something_is_a_request(text):
+    assert not corrects(text, DONE_JA)
+
+
+def test_a_failure_before_a_request_that_ends_the_message_is_still_a_correction():
+    assert corrects("ちょっとはみ出てるね。フォントを小さくして", DONE_JA)
+    assert corrects("日本の都市がないね。国名でも検索できるようにして", DONE_JA)  # absent, then the next wish
+
+
+def test_a_pasted_programs_not_is_not_the_person_negating_the_agent():
+    pasted = "npm ERR! code ENOENT\nnpm ERR! syscall open\nnpm ERR! enoent Could not read package.json"
+    assert not corrects(pasted, INFO_EN)  # the person's own run fails: a new problem, not push-back
+    traceback = 'Traceback (most recent call last):\n  File "app.py", line 3\nModuleNotFoundError: No module named "flask"'
+    assert corrects(traceback, DONE_EN) and not corrects(traceback, INFO_EN)  # after a claim of done, it contradicts it

@@ -56,9 +56,9 @@ _FILLER = r"(?:(?:hmm+|wait|oh|uh+|um+|ugh|well|ok(?:ay)?|hold\s+on|sorry|err?m?
 
 _OPENING = re.compile(
     r"^[\W_]*" + _FILLER + r"""(?:
-        no(?:pe)?\b(?!\s+(?:problem|problems|worries|rush|doubt|such|one|matter)\b)(?!-)
+        no(?:pe)?\b(?!\s+(?:problem|problems|worries|rush|doubt|such|one|matter|te\s+olvides|olvides|te\s+preocupes)\b)(?!-)
       | nah\b
-      | don'?t\b | dont\b | do\s+not\b | never\b
+      | (?:don'?t|dont|do\s+not)\b(?!\s+(?:forget|worry|hesitate)\b) | never\b(?!\s+mind\b)
       | stop\b | wrong\b | incorrect\b | actually\b | instead\b | undo\b | revert\b | roll\s*back\b
       | (?:that|this)(?:'?s|\s+is|\s+was)\s+(?:not|wrong|incorrect|broken)\b
       | (?:that|this)\s+(?:isn'?t|wasn'?t)\b
@@ -202,8 +202,12 @@ def contradicts(person_text: str) -> bool:
     if not is_person_text(norm) or _AGREES.match(norm) or _REQUEST.match(norm) \
             or norm.rstrip().endswith("?") and len(norm) < 60:
         return False
-    # A program's failure pasted back ("Error: Cannot find module …") says it as plainly as words do.
-    return bool(_CONTRADICTS.search(norm) or _PASTED_FAILURE.search(norm[:OPENING_CHARS]))
+    # A program's failure pasted back ("Error: Cannot find module …") says it as plainly as words do; the
+    # markers of every language say it beside English ("è sbagliato", "ยังใช้ไม่ได้", "还是一样").
+    head = own_words(_NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", norm[:OPENING_CHARS])))
+    does_not = bool(_DOES_NOT.search(head)) and not _NEGATED_ASK.search(head)  # "can't you…?" asks
+    return bool(_CONTRADICTS.search(norm) or _PASTED_FAILURE.search(norm[:OPENING_CHARS])
+                or _FAILS.search(head) or does_not or _SAME.search(head))
 
 
 def rejection_words(result_text: str) -> str | None:
@@ -256,34 +260,54 @@ _NEGATION = re.compile(
         r"n[ãa]o", r"nem",  # pt
         r"ne", r"pas", r"non", r"jamais", r"rien",  # fr, it
         r"nicht", r"nein", r"kein\w*", r"nie",  # de
-        r"не", r"нет", r"ни",  # ru
-    )) + "|" + _words(r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"(?<![识區区特分级級类類告个個差性辨鉴識])(?:別|别)", r"未", r"并非", r"ない", r"ません", r"なく(?![しすさ])", r"違う", r"ダメ", r"だめ", r"않", r"아니", r"못", r"(?<!문제 )(?<!문제)없"),
+        r"не", r"нет", r"ни", r"никогда", r"ничего",  # ru
+        r"niente", r"nessun\w*", r"mai",  # it
+        r"niet", r"geen", r"nee", r"nooit",  # nl
+        r"değil", r"yok", r"hayır", r"\w+m[ıiuü]yor\w*", r"olmad[ıi]", r"çalışmad[ıi]",  # tr: "çalışmıyor" "does not work"
+        r"tidak", r"bukan", r"belum", r"jangan",  # id
+        r"không", r"chưa", r"đừng",  # vi
+        r"chigau", r"chigaimasu", r"dame", r"janai", r"ja\s+nai", r"\w{2,}nai", r"\w{2,}masen(?:deshita)?",  # ja, romanized
+        r"nahi+n?",  # hi, romanized
+    )) + "|" + _words(r"ไม่", r"อย่า", r"नहीं", r"안\s?(?:돼|되|됨|됐|나와|보여|보이|움직|바뀌|맞)", r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"(?<![识區区特分级級类類告个個差性辨鉴識])(?:別|别)", r"未", r"并非", r"ない", r"ません", r"なく(?![しすさ])", r"違う", r"ダメ", r"だめ", r"않", r"아니", r"못", r"(?<!문제 )(?<!문제)없"),
     re.IGNORECASE)
 _PERSISTS = re.compile(
-    _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"noch", r"ещё|еще"))
-    + "|" + _words(r"还是", r"仍", r"依然", r"まだ", r"相変わらず", r"やっぱり", r"やはり", r"아직", r"여전히"),
+    _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"noch", r"ещё|еще",
+                         r"до\s+сих\s+пор", r"ancora", r"gi[àa]", r"nog\s+steeds", r"nog\s+altijd", r"h[âa]l[âa]", r"masih",
+                         r"v[ẫâ]n", r"nadal", r"wci[ąa][żz]", r"mada", r"yappari", r"abhi\s+(?:bhi|tak)"))
+    + "|" + _words(r"还是", r"仍", r"依然", r"まだ", r"相変わらず", r"やっぱり", r"やはり", r"아직", r"여전히", r"ยัง", r"अभी\s?भी"),
     re.IGNORECASE)
 # Repetition: a push-back only beside a negation or a failure ("the same error again", "又失败了"); alone
 # it is a request to do a thing once more ("read the todo again").
 _REPEATS = re.compile(
-    _LATIN.format(_words(r"again", r"same", r"otra\s+vez", r"de\s+nuevo", r"encore", r"wieder", r"опять"))
-    + "|" + _words(r"又", r"再次", r"また"),
+    _LATIN.format(_words(r"again", r"same", r"otra\s+vez", r"de\s+nuevo", r"encore", r"wieder", r"опять",
+                         r"снова", r"di\s+nuovo", r"de\s+novo", r"novamente", r"weer", r"opnieuw", r"yine", r"tekrar", r"lagi",
+                         r"l[ạa]i", r"znowu", r"ponownie", r"mata", r"phir\s+se"))
+    + "|" + _words(r"又", r"再次", r"また", r"다시", r"또", r"อีกแล้ว", r"อีก"),
     re.IGNORECASE)
 _FAILS = re.compile(
     _LATIN.format(_words(r"fail\w*", r"errors?", r"erroring", r"broken?", r"broke", r"wrong", r"bug\w*", r"crash\w*",
                          r"mess", r"issues?", r"falla\w*", r"mal", r"roto", r"raro", r"incorrect\w*", r"erreur",
                          r"fehler\w*", r"falsch", r"kaputt", r"errad[oa]", r"ошибк\w*",
-                         r"too\s+(?:much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"demasiad[oa]s?", r"trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)")) + "|"
-    + _words(r"失败", r"错", r"问题", r"不佳", r"卡住", r"未通过", r"乱", r"空白", r"エラー", r"失敗", r"間違", r"おかし", r"はみ出", r"すぎ", r"過ぎ", r"太多", r"过于", r"見にく", r"見づら", r"崩れ", r"ずれて", r"足りな", r"バグ", r"오류", r"에러", r"실패"),
+                         r"errores", r"equivocad[oa]s?", r"erros?", r"quebrad[oa]s?", r"faux", r"fausse", r"cass[ée]e?s?",
+                         r"errore", r"errori", r"sbagliat\w*", r"rott[oa]", r"fout\w*", r"kapot", r"hata\w*", r"yanl[ıi][şs]\w*",
+                         r"bozu\w*", r"salah", r"galat", r"rusak", r"l[ỗô]i", r"sai", r"b[łl][ąa]d\w*", r"[źz]le", r"zepsu\w*",
+                         r"неправильн\w*", r"сломал\w*", r"сломан\w*", r"баг\w*", r"okashii", r"bagu",
+                         r"(?:are|is|went|turned|goes|still)\s+red", r"too\s+(?:much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"demasiad[oa]s?", r"trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)")) + "|"
+    + _words(r"失败", r"错", r"问题", r"不佳", r"卡住", r"未通过", r"乱", r"空白", r"エラー", r"失敗", r"間違", r"おかし", r"はみ出", r"すぎ", r"過ぎ", r"太多", r"过于", r"見にく", r"見づら", r"崩れ", r"ずれて", r"足りな", r"バグ", r"오류", r"에러", r"실패", r"틀렸", r"틀려", r"잘못", r"버그", r"이상해",
+             r"ผิด", r"พัง", r"ใช้ไม่ได้", r"ข้อผิดพลาด", r"गलत", r"एरर"),
     re.IGNORECASE)
 _CONTRAST = re.compile(
     _LATIN.format(_words(r"but", r"however", r"though", r"instead", r"only\s+thing", r"rather",
                          r"pero", r"sino", r"en\s+vez", r"en\s+cambio", r"mas", r"por[ée]m", r"mais", r"plut[ôo]t",
-                         r"aber", r"sondern", r"stattdessen", r"но", r"вместо"))
-    + "|" + _words(r"但", r"不过", r"而是", r"でも", r"しかし", r"けど", r"のに", r"그런데", r"하지만", r"[야어]\s?(?:하|되)는데"),
+                         r"aber", r"sondern", r"stattdessen", r"но", r"вместо",
+                         r"per[òo]", r"invece", r"maar", r"ama", r"fakat", r"tapi", r"tetapi", r"nh[ưu]ng", r"ale", r"kedo",
+                         r"keredo", r"noni", r"lekin"))
+    + "|" + _words(r"但", r"不过", r"而是", r"でも", r"しかし", r"けど", r"のに", r"그런데", r"하지만", r"아니라", r"แต่", r"लेकिन", r"[야어]\s?(?:하|되)는데"),
     re.IGNORECASE)
-_WHY = re.compile(_LATIN.format(_words(r"why", r"por\s+qu[ée]", r"porqu[ée]", r"xq", r"pourquoi", r"warum", r"почему"))
-                  + "|" + _words(r"为什么", r"为何", r"なぜ", r"どうして", r"なんで", r"왜"), re.IGNORECASE)
+_WHY = re.compile(_LATIN.format(_words(r"why", r"por\s+qu[ée]", r"porqu[ée]", r"xq", r"pourquoi", r"warum", r"почему",
+                                    r"perch[ée]", r"waarom", r"neden", r"niye", r"kenapa", r"mengapa", r"t[ạa]i\s+sao", r"dlaczego",
+                                    r"naze", r"nande", r"doushite", r"ky[uo]n"))
+                  + "|" + _words(r"为什么", r"为何", r"なぜ", r"どうして", r"なんで", r"왜", r"ทำไม", r"क्यों"), re.IGNORECASE)
 # Words a person uses to restate what they asked for, or to stop the agent.
 _WANTED = re.compile(
     _LATIN.format(_words(r"i\s+(?:only|just)\s+(?:want\w*|asked|said|need\w*)", r"i\s+wanted", r"i\s+said", r"i\s+meant",
@@ -296,8 +320,10 @@ _WANTED = re.compile(
 # An imperative to undo what the agent did ("戻して", "撤销", "revert it", "deshacé eso"): push-back in itself.
 _UNDO = re.compile(
     _LATIN.format(_words(r"undo", r"revert\w*", r"roll\s*back", r"put\s+it\s+back", r"deshac\w*", r"deshaz", r"revi[ée]rt\w*",
-                         r"annule\w*", r"r[üu]ckg[äa]ngig", r"desfa[zç]\w*"))
-    + "|" + _words(r"戻して", r"元に戻", r"取り消して", r"撤销", r"回滚", r"还原", r"恢复原", r"되돌려", r"원래대로"),
+                         r"annule\w*", r"r[üu]ckg[äa]ngig", r"desfa[zç]\w*",
+                         r"annulla\w*", r"ripristina\w*", r"ongedaan", r"terugdraai\w*", r"geri\s+al\w*", r"batalkan", r"kembalikan",
+                         r"ho[àa]n\s+t[áa]c", r"cofnij", r"верни\w*", r"откат\w*", r"отмени\w*", r"modoshite", r"torikeshite"))
+    + "|" + _words(r"戻して", r"元に戻", r"取り消して", r"撤销", r"回滚", r"还原", r"恢复原", r"되돌려", r"원래대로", r"ย้อนกลับ", r"เอาคืน"),
     re.IGNORECASE)
 _ADDRESSES = re.compile(_LATIN.format(_words(r"you", r"your", r"u", r"te", r"vos", r"tu", r"vous", r"dein\w*",
                                              r"ты", r"вы")) + "|你|您", re.IGNORECASE)
@@ -310,6 +336,13 @@ _NEGATED_ASK = re.compile(r"(?:でき|くれ|もらえ|られ)(?:ない|ませ�
 # "not only X but Y" ("だけではなく", "不仅", "no solo"): an addition, not a negation.
 _NOT_ONLY = re.compile(r"だけ(?:で|じゃ)?は?なく(?:て)?|不仅|不只|(?<![^\W\d_])(?:not\s+only|not\s+just|no\s+s[oó]lo|nicht\s+nur|pas\s+seulement)(?![^\W\d_])",
                        re.IGNORECASE)
+# A reminder or a reassurance ("don't forget the README", "no te olvides", "别忘了", "忘れないで", "don't worry"): an
+# addition to the work, its "don't" prohibits nothing the agent did.
+_REMINDS = re.compile(_LATIN.format(_words(
+    r"(?:don'?t|do\s+not|never)\s+(?:forget|worry|hesitate)", r"never\s+mind", r"no\s+te\s+olvides", r"no\s+olvides",
+    r"n[ãa]o\s+(?:se\s+)?esque[çc]a", r"n'oublie\s+pas", r"ne\s+t'inqui[èe]te\s+pas", r"vergiss\s+nicht", r"keine\s+sorge",
+    r"не\s+забудь\w*", r"не\s+волнуйся", r"non\s+dimenticare", r"unutma", r"jangan\s+lupa", r"đừng\s+quên"))
+    + "|" + _words(r"别忘了", r"不要忘记", r"不要忘了", r"别担心", r"忘れないで", r"忘れずに", r"잊지\s?마", r"อย่าลืม"), re.IGNORECASE)
 _TOKEN = re.compile(r"[^\W\d_][\w.=/-]{3,}|[\u4e00-\u9fff]{2,}")
 _STOP = frozenset("this that with from have what when then them they there their here were will would should could "
                   "about also just like into only some more make want need does done your yours para como esto esta "
@@ -353,6 +386,7 @@ _PROHIBITS = re.compile(r"(?:^|[,.;:!?，。；：！？]\s*)(?:" + _words(r"don
                         re.IGNORECASE)
 # "does not expand", "没有更新", "no anduvo": what the agent made does not do what it should.
 _DOES_NOT = re.compile(_LATIN.format(_words(r"(?:does|did|is|are|was|were)\s*n[o']?t\s+\w+", r"not\s+\w+ing",
+                                            r"(?:do\s*n[o']?t|can'?t|cannot|can\s+not|could\s*n[o']?t)\s+(?:see|find|get|open|load|access|reach|connect)",
                                             r"no\s+(?:anduvo|funciona\w*|sirve|resolvi\w*|anda)", r"n[ãa]o\s+funciona"))
                        + "|" + _words(r"没有(?:更新|变化|生效|成功|反应)", r"并没有", r"没(?:更新|用|反应)", r"未(?:通过|更新|生效)", r"[てで]い?な(?:い|く)", r"[てで]い?ません", r"ませんでした", r"(?:し|でき|見え|動か|効か|変わら|入ら)な(?:い|く)", r"안\s?(?:돼|되|나와)"),
                        re.IGNORECASE)
@@ -441,6 +475,42 @@ _STANDING = re.compile(
                          r"с\s+этого\s+момента", r"впредь"))
     + "|" + _words(r"今後", r"これからは", r"次から", r"以后", r"今后", r"从现在开始", r"从今以后", r"앞으로", r"이제부터", r"다음부터"),
     re.IGNORECASE)
+# A standing rule at the head of a clause: "always …", "siempre …", "いつも…", "항상 …"; and the agent told to
+# go on without asking ("without asking", "sin preguntar", "聞かずに", "不用问"): how it works from now on.
+_ALWAYS = re.compile(r"(?:^|[.!;:\n]\s*)(?:please\s+|por\s+favor\s+|bitte\s+)?(?:" + _LATIN.format(_words(
+    r"always", r"siempre", r"sempre", r"toujours", r"immer", r"всегда", r"zawsze", r"altijd", r"her\s+zaman", r"selalu",
+    r"lu[ôo]n(?:\s+lu[ôo]n)?", r"hamesha", r"itsumo")) + "|" + _words(r"总是要", r"一律", r"每次都要", r"始终要", r"常に", r"必ず",
+    r"いつも", r"항상", r"늘", r"ตลอด", r"เสมอ", r"हमेशा") + ")", re.IGNORECASE)
+_NO_ASKING = re.compile(_LATIN.format(_words(
+    r"without\s+(?:the\s+need\s+to\s+)?(?:\w+\s+)?(?:ask\w*|approval|confirm\w*|permission)", r"stop\s+asking",
+    r"(?:don'?t|do\s+not|no\s+need\s+to)\s+(?:ask|wait\s+for)", r"sin\s+(?:preguntar|pedir\s+(?:permiso|confirmaci[oó]n))",
+    r"no\s+(?:me\s+)?preguntes", r"sem\s+perguntar", r"n[ãa]o\s+(?:me\s+)?pergunte", r"sans\s+(?:me\s+)?demander",
+    r"ne\s+(?:me\s+)?demande\s+pas", r"ohne\s+(?:zu\s+)?(?:fragen|nachzufragen)", r"frag\s+nicht", r"senza\s+chiedere",
+    r"zonder\s+te\s+vragen", r"bez\s+pytania", r"sormadan", r"tanpa\s+bertanya", r"jangan\s+tanya", r"đừng\s+hỏi",
+    r"не\s+спрашива\w*", r"без\s+подтвержден\w*", r"kikazu\s+ni")) + "|" + _words(
+    r"不用问", r"别问", r"不要问", r"无需确认", r"不用确认", r"聞かずに", r"確認せずに", r"確認しないで", r"묻지\s?말고",
+    r"물어보지\s?말고", r"ไม่ต้องถาม"), re.IGNORECASE)
+# What the agent made is unchanged: "it's the same", "sigue igual", "c'est pareil", "还是一样", "変わらない", "똑같아".
+_SAME = re.compile(_LATIN.format(_words(
+    r"(?:it'?s|it\s+is|still|looks|that'?s)\s+(?:exactly\s+|just\s+)?(?:the\s+)?same(?!\s+(?:as|to|for|in|way)\b)",
+    r"same\s+(?:thing|error|problem|issue|result|behaviou?r)", r"nothing\s+(?:has\s+)?changed", r"no\s+change",
+    r"(?:same|identical|unchanged)\s+(?:as|to)\s+before", r"(?:don'?t|do\s+not|can'?t|cannot)\s+see\s+(?:any\s+)?(?:change|difference)",
+    r"(?:sigue|est[aá]|continua|es)\s+igual", r"lo\s+mismo", r"a\s+mesma\s+coisa", r"pareil", r"la\s+m[êe]me\s+chose",
+    r"rien\s+n'a\s+chang[ée]", r"dasselbe", r"das\s+gleiche", r"unver[äa]ndert", r"то\s+же\s+самое", r"ничего\s+не\s+изменилось",
+    r"без\s+изменений", r"uguale", r"lo\s+stesso", r"hetzelfde", r"ayn[ıi]", r"(?:masih|tetap)\s+sama", r"sama\s+saja",
+    r"v[ẫâ]n\s+(?:v[ậa]y|nh[ưu]\s+c[ũu])", r"onaji", r"kawaranai")) + "|" + _words(
+    r"一样", r"老样子", r"没(?:有)?变化", r"没变", r"同じ", r"変わらない", r"変わってない", r"変わりません", r"똑같", r"그대로",
+    r"변화\s?없", r"เหมือนเดิม"), re.IGNORECASE)
+# A message whose last clause asks for a change ("…にしてください", "…해줘", "…吧"): in a language that puts its
+# verb last, the sentence's force is its end, and a "not" before it says what to change, not that the agent erred
+# ("ボタンじゃなくて、枠内をクリックしたら追加できるようにして").
+_INSTEAD_OF = re.compile(r"(?:じゃ|では)なく(?:て)?|せずに|ずに|而不是|대신|말고|" + _LATIN.format(_words(
+    r"instead\s+of", r"rather\s+than", r"en\s+(?:vez|lugar)\s+de", r"au\s+lieu\s+de", r"em\s+vez\s+de", r"statt", r"anstatt",
+    r"invece\s+di", r"вместо")), re.IGNORECASE)
+_ENDS_ASKING = re.compile(r"(?:て(?:ください|下さい|くれ(?:ます|ません)?か?|ほしい|欲しい|もらえ(?:ます|ません)?か?)?|にして|して|お願いします?"
+                          r"|주세요|해\s?줘|줘|해\s?봐|하자|吧|一下)\W*$")
+
+
 # Questions the agent put at once: two question marks in its last words, or one beside a numbered list
 # (its words are kept cut, so the list's later questions may be gone).
 _QUESTION_MARK = re.compile(r"[?？]")
@@ -463,6 +533,22 @@ _HALT = re.compile(r"^\W*(?:" + _LATIN.format(_words(r"hold\s+on", r"wait", r"es
 # "TypeError: …", "Traceback (most recent call last):", "FAILED …", "fatal: …", "panic: …".
 _PASTED_FAILURE = re.compile(r"^[^\S\n]*(?:[A-Za-z_.]*(?:Error|Exception)\b|Traceback \(most recent call last\)|FAIL(?:ED)?\b"
                              r"|fatal:|panic:)", re.MULTILINE)
+# A line a program printed, pasted in: a log's or a shell's prefix ("npm ERR!", "error[E0433]:", "$ cargo build",
+# "PS C:\\dev>"), a stack frame ("  File …", "at fn (…)"), a failure's name ("TypeError: …"), a line indented as
+# code or output; and every line of a fenced block.
+_OUTPUT_LINE = re.compile(r"""^(?:[^\S\n]{2,}\S|\t|[^\S\n]*(?:npm\s+(?:ERR!|error|warn)|yarn\s+|pnpm\s+|error(?:\[\w+\])?:|warning:|E\s\s
+    |[A-Za-z_.]*(?:Error|Exception)\b|Traceback\b|at\s+\S+\s+\(|File\s+"|\$\s|PS\s+[A-Za-z]:|[A-Za-z]:\\\S*>|\S+@\S+:\S*[$#]
+    |\[\d|\d{1,2}:\d{2}:\d{2}|FAIL(?:ED)?\b|fatal:|panic:|-->|[\u2500-\u257f]|\S+\s*\u279c)).*$""", re.MULTILINE | re.VERBOSE)
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+
+
+def own_words(text: str) -> str:
+    """The text without what programs printed in it (pasted output lines, fenced blocks): the person's words."""
+    if "```" in text:
+        text = _FENCED.sub("\n", text)
+    return _OUTPUT_LINE.sub("", text)
+
+
 _ANSWER_NO = re.compile(r"^\W*(?:no(?:pe)?|nah|non|nein|нет|不用|不要|不)(?![^\W\d_])[\s,.!:;\-\u2014]*", re.IGNORECASE)
 # The agent's words end on a question to the person ("Shall I also update the docs?").
 _ASKED = re.compile(r"[?？]\W*$")
@@ -523,35 +609,45 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     if is_correction(norm) and not (answer and not _STILL.search(norm)):
         return PUSHBACK_AT
     # A reply that pushes back does so first; what follows may be pasted output or the next request.
-    head = _NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", norm[answer.end() if answer else 0:OPENING_CHARS]))
+    head = _REMINDS.sub(" ", _NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", norm[answer.end() if answer else 0:OPENING_CHARS])))
     # A program's failure pasted back right after a claim of done, its stack trace a list of lines.
     pasted_failure = turn.claimed_done and bool(_PASTED_FAILURE.search(head))
     if _may_hold(head, ("no", "can", "n't", "denied")):
         head = _ERROR_TEXT.sub(" error ", head)
     fails = bool(_FAILS.search(head))
-    negates, prohibits, does_not = bool(_NEGATION.search(head)), bool(_PROHIBITS.search(head)), bool(_DOES_NOT.search(head))
+    # A failure pasted in fails, but its "not" and "cannot" are the program's: negation is read in the person's words.
+    said = own_words(head)
+    negates, prohibits, does_not = bool(_NEGATION.search(said)), bool(_PROHIBITS.search(said)), bool(_DOES_NOT.search(said))
     if _NEGATED_ASK.search(head):
         negates = does_not = False  # "can't you…?": a request, not a denial
-    persists = bool(_PERSISTS.search(head) or (negates or fails or does_not) and _REPEATS.search(head))
+    # What the agent acted on is unchanged ("it's the same", "sigue igual", "还是一样"): it persists, and that is a
+    # push-back in itself.
+    unchanged = bool((turn.claimed_done or turn.acted) and _SAME.search(said))
+    persists = bool(_PERSISTS.search(head) or (negates or fails or does_not) and _REPEATS.search(head) or unchanged)
     # A rule for how the agent works or talks from now on corrects it in itself; "one at a time", or a
     # halt, after the agent put several questions at once: the reply is about how it asks, not an answer.
     several = asked_several(turn.said)
-    conduct = 2 * bool(_STANDING.search(head)) + 2 * bool(_PACE.search(head) and several) \
-        + bool(_HALT.match(norm)) * (1 + several)
-    if not conduct and (_NEXT_TASK.match(norm) or _NEXT_TASK.match(_after_agreeing(norm))
+    conduct = 2 * bool(_STANDING.search(head) or _ALWAYS.search(head) or turn.asked and _NO_ASKING.search(head)) \
+        + 2 * bool(_PACE.search(head) and several) + bool(_HALT.match(norm)) * (1 + several)
+    undoes = bool(_UNDO.search(head))
+    if not conduct and not undoes and (_NEXT_TASK.match(norm) or _NEXT_TASK.match(_after_agreeing(norm))
                         or len(_LIST_ITEM.findall(norm)) >= 3 and not pasted_failure):
         return 0.0
-    wanted, shouts, undoes = bool(_WANTED.search(head)), _shouts(head, turn), bool(_UNDO.search(head))
-    you_not = bool(_YOU_NOT.search(head))
+    wanted, shouts = bool(_WANTED.search(head)), _shouts(head, turn)
+    you_not = bool(_YOU_NOT.search(said))
+    contrast, why = bool(_CONTRAST.search(head)), bool(_WHY.search(head))
+    if _ENDS_ASKING.search(norm) and not (fails or persists or does_not or undoes or wanted or why) \
+            and not _NEGATION.search(_INSTEAD_OF.sub(" ", head)):
+        negates = prohibits = you_not = False  # "not X but Y, please": what to change, asked for
     if turn.asked and not turn.acted and not turn.claimed_done \
             and not (fails or persists or wanted or undoes or shouts):
         # The turn only asked (no call, no claim): the reply answers it, and its "not" and "doesn't" are
         # about the choices the question offered ("definitely not Go", "so that it doesn't freeze"),
         # not about the agent's work.
         negates = prohibits = does_not = you_not = False
+    # After a claim of done, a report that it does not hold contradicts the claim, in any language (`contradicts`).
     pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + 2 * undoes + you_not + conduct \
-        + (turn.claimed_done and contradicts(norm))
-    contrast, why = bool(_CONTRAST.search(head)), bool(_WHY.search(head))
+        + 1.5 * (turn.claimed_done and contradicts(norm)) + unchanged
     score = pushback + (contrast and pushback > 0) + (why and (negates or fails)) \
         + min(refers_back(head, turn), 2) * 0.5 + bool(_ADDRESSES.search(head) or _POINTS.search(head)) * 0.5 + turn.claimed_done * 0.5 \
         + turn.interrupted
