@@ -450,3 +450,59 @@ def test_a_pasted_programs_not_is_not_the_person_negating_the_agent():
     assert not corrects(pasted, INFO_EN)  # the person's own run fails: a new problem, not push-back
     traceback = 'Traceback (most recent call last):\n  File "app.py", line 3\nModuleNotFoundError: No module named "flask"'
     assert corrects(traceback, DONE_EN) and not corrects(traceback, INFO_EN)  # after a claim of done, it contradicts it
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("the app won't start", DONE_EN),
+    ("it's worse now", DONE_EN),
+    ("the button overlaps the header", DONE_EN),
+    ("the text is cut off", DONE_EN),
+    ("expo says: Unable to resolve module ./wallet", DONE_EN),
+    ("you're overcomplicating this", DONE_EN),
+    ("build fails with TS2345", DONE_EN),  # "build" opens it, but names what failed: no next task
+    ("ahora está peor", SHORTCUT_ES.__class__(said="Listo, ya quedó arreglado el filtro.", claimed_done=True)),
+    ("c'est pire qu'avant", FIXED_FR),
+    ("文字が重なってる", DONE_JA),
+    ("按钮和标题重叠了", DONE_ZH),
+    ("더 나빠졌어요", DONE_KO),
+    ("стало хуже", FIXED_RU),
+])
+def test_a_result_reported_broken_worse_or_overlapping_after_a_claim_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text", ["build the settings page next", "run the migrations and seed the db",
+                                  "add an option to restore the default settings"])
+def test_a_request_that_opens_with_a_verb_is_the_next_task(text):
+    assert not corrects(text, DONE_EN)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("use the existing auth module instead", DONE_EN),
+    ("usa el módulo de auth existente en su lugar", FIXED_FR.__class__(said="Agregué un módulo de auth nuevo.", acted="Edit auth.ts")),
+    ("nimm stattdessen das bestehende Modul", FIXED_DE),
+    ("代わりに既存のモジュールを使って", DONE_JA),
+    ("вместо этого используй существующий модуль", FIXED_RU),
+])
+def test_a_redirection_in_place_of_what_the_agent_did_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+def test_instead_of_naming_what_it_replaces_is_no_redirection_of_the_agent():
+    assert not corrects("for the next page, websockets instead of polling would be nice", DONE_EN)
+    assert not corrects("use the existing auth module instead", INFO_EN)  # the agent did nothing to replace
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("you removed my comments", DONE_EN),
+    ("put the comments back", DONE_EN),
+    ("borraste mis comentarios", FIXED_FR.__class__(said="Listo, limpié el archivo.", claimed_done=True, acted="Edit a.py")),
+    ("tu as supprimé mes commentaires", FIXED_FR),
+    ("你把注释删了", DONE_ZH),
+    ("ты удалил мои комментарии", FIXED_RU),
+    ("I don't want a cache", DONE_EN),  # what the person wants, restated against what was done
+    ("no quiero caché", FIXED_FR.__class__(said="Agregué una caché.", claimed_done=True, acted="Edit cache.ts")),
+    ("我不要缓存", DONE_ZH),
+])
+def test_blaming_the_agent_for_what_it_removed_or_refusing_what_it_added_is_a_correction(text, turn):
+    assert corrects(text, turn)

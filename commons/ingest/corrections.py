@@ -292,9 +292,14 @@ _FAILS = re.compile(
                          r"errore", r"errori", r"sbagliat\w*", r"rott[oa]", r"fout\w*", r"kapot", r"hata\w*", r"yanl[ıi][şs]\w*",
                          r"bozu\w*", r"salah", r"galat", r"rusak", r"l[ỗô]i", r"sai", r"b[łl][ąa]d\w*", r"[źz]le", r"zepsu\w*",
                          r"неправильн\w*", r"сломал\w*", r"сломан\w*", r"баг\w*", r"okashii", r"bagu",
-                         r"(?:are|is|went|turned|goes|still)\s+red", r"too\s+(?:much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"demasiad[oa]s?", r"trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)")) + "|"
+                         r"(?:are|is|went|turned|goes|still)\s+red", r"worse", r"unable\s+to",
+                         r"overlap\w*", r"cut\s+off", r"overflow\w*", r"misaligned", r"clipped", r"truncated",
+                         r"over-?(?:complicat|engineer)\w*", r"peor", r"pire", r"schlechter", r"хуже", r"peggio", r"pior",
+                         r"se\s+(?:superpone\w*|sobrepone\w*|corta\w*)", r"chevauch\w*", r"[üu]berlapp\w*", r"abgeschnitten",
+                         r"too\s+(?:complicated|complex|verbose|much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"demasiad[oa]s?", r"trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)")) + "|"
     + _words(r"失败", r"错", r"问题", r"不佳", r"卡住", r"未通过", r"乱", r"空白", r"エラー", r"失敗", r"間違", r"おかし", r"はみ出", r"すぎ", r"過ぎ", r"太多", r"过于", r"見にく", r"見づら", r"崩れ", r"ずれて", r"足りな", r"バグ", r"오류", r"에러", r"실패", r"틀렸", r"틀려", r"잘못", r"버그", r"이상해",
-             r"ผิด", r"พัง", r"ใช้ไม่ได้", r"ข้อผิดพลาด", r"गलत", r"एरर"),
+             r"ผิด", r"พัง", r"更糟", r"更差", r"变差", r"重叠", r"溢出", r"被截断", r"悪化", r"悪くなった", r"重なって", r"切れて",
+             r"더\s?나빠", r"겹쳐", r"잘려", r"ใช้ไม่ได้", r"ข้อผิดพลาด", r"गलत", r"एरर"),
     re.IGNORECASE)
 _CONTRAST = re.compile(
     _LATIN.format(_words(r"but", r"however", r"though", r"instead", r"only\s+thing", r"rather",
@@ -308,18 +313,34 @@ _WHY = re.compile(_LATIN.format(_words(r"why", r"por\s+qu[ée]", r"porqu[ée]", 
                                     r"perch[ée]", r"waarom", r"neden", r"niye", r"kenapa", r"mengapa", r"t[ạa]i\s+sao", r"dlaczego",
                                     r"naze", r"nande", r"doushite", r"ky[uo]n"))
                   + "|" + _words(r"为什么", r"为何", r"なぜ", r"どうして", r"なんで", r"왜", r"ทำไม", r"क्यों"), re.IGNORECASE)
+# "Use the auth module instead", "mejor en su lugar", "代わりに": in place of what the agent did or proposed (an
+# "instead of X" names what it replaces itself, and opens a comparison, not a redirection).
+_INSTEAD = re.compile(_LATIN.format(_words(r"instead(?!\s+of\b)", r"rather(?!\s+than\b)", r"en\s+su\s+lugar", r"en\s+vez\s+de\s+eso",
+                                           r"[àa]\s+la\s+place(?!\s+de\b)", r"stattdessen", r"invece(?!\s+di\b)", r"em\s+vez\s+disso",
+                                           r"вместо\s+этого")) + "|" + _words(r"(?<!の)代わりに", r"그\s?대신"), re.IGNORECASE)
+# The agent blamed for what it took away or broke: "you removed my comments", "borraste", "你删了", "消したでしょ".
+_YOU_UNDID = re.compile(_LATIN.format(_words(
+    r"you(?:'ve|\s+have)?\s+(?:just\s+)?(?:removed|deleted|dropped|overwr\w+|erased|lost|broke|ignored|skipped|forgot|wiped|clobbered)",
+    r"(?:borraste|eliminaste|quitaste|rompiste|ignoraste|olvidaste|apagaste)", r"tu\s+as\s+(?:supprim|effac|cass|oubli|ignor)\w*",
+    r"du\s+hast\s+(?:\S+\s+){0,3}?(?:gel[öo]scht|entfernt|kaputt\w*|vergessen|ignoriert|[üu]berschrieben)",
+    r"ты\s+(?:удалил|сломал|забыл|стёр|стер)\w*")) + "|" + _words(
+    r"你(?:把\S{0,12})?(?:删|去掉|弄坏|忘了|漏了|改坏)", r"消したでしょ", r"消しちゃ", r"消さないで", r"지웠", r"망가뜨렸"), re.IGNORECASE)
 # Words a person uses to restate what they asked for, or to stop the agent.
 _WANTED = re.compile(
     _LATIN.format(_words(r"i\s+(?:only|just)\s+(?:want\w*|asked|said|need\w*)", r"i\s+wanted", r"i\s+said", r"i\s+meant",
                          r"i\s+asked", r"stop", r"undo", r"revert", r"clean\s+up", r"focus\s+on", r"solo\s+pregunt\w*",
                          r"te\s+dije", r"quiero", r"je\s+voulais", r"ich\s+wollte", r"to\s+be\s+clear",
-                         r"(?:i|it)\s+should", r"deber[ií]a", r"sollte", r"devrait"))
+                         r"(?:i|it)\s+should", r"deber[ií]a", r"sollte", r"devrait",
+                         r"(?:i|we)\s+(?:do\s*n[o']?t|don'?t)\s+(?:want|need|like)", r"(?:was|were|is|are)\s+supposed\s+to",
+                         r"no\s+quiero", r"no\s+necesit\w+", r"je\s+ne\s+veux\s+pas", r"ich\s+will\s+(?:das\s+)?(?:nicht|kein\w*)",
+                         r"n[ãa]o\s+quero", r"non\s+voglio", r"я\s+не\s+(?:хочу|просил)"))
     + "|" + _words(r"清空", r"删除", r"撤销", r"回滚", r"还原", r"停", r"务必", r"我要的是", r"只要", r"应该", r"やめて", r"私が言って", r"言ったのに",
-                   r"はずなのに", r"はずが", r"はずだ(?:けど|が)", r"[야어]\s?(?:하|되)는데"),
+                   r"はずなのに", r"はずが", r"我不要", r"不需要", r"我没(?:让|叫|要)你", r"頼んでない", r"いらない", r"はずだ(?:けど|が)", r"[야어]\s?(?:하|되)는데"),
     re.IGNORECASE)
 # An imperative to undo what the agent did ("戻して", "撤销", "revert it", "deshacé eso"): push-back in itself.
 _UNDO = re.compile(
-    _LATIN.format(_words(r"undo", r"revert\w*", r"roll\s*back", r"put\s+it\s+back", r"deshac\w*", r"deshaz", r"revi[ée]rt\w*",
+    _LATIN.format(_words(r"undo", r"revert\w*", r"roll\s*back", r"(?:put|bring|add)\s+(?:\S+\s+){0,3}?back",
+                         r"restore\s+(?:it|that|this|them|what|the\s+(?:old|previous|original))", r"deshac\w*", r"deshaz", r"revi[ée]rt\w*",
                          r"annule\w*", r"r[üu]ckg[äa]ngig", r"desfa[zç]\w*",
                          r"annulla\w*", r"ripristina\w*", r"ongedaan", r"terugdraai\w*", r"geri\s+al\w*", r"batalkan", r"kembalikan",
                          r"ho[àa]n\s+t[áa]c", r"cofnij", r"верни\w*", r"откат\w*", r"отмени\w*", r"modoshite", r"torikeshite"))
@@ -387,6 +408,8 @@ _PROHIBITS = re.compile(r"(?:^|[,.;:!?，。；：！？]\s*)(?:" + _words(r"don
 # "does not expand", "没有更新", "no anduvo": what the agent made does not do what it should.
 _DOES_NOT = re.compile(_LATIN.format(_words(r"(?:does|did|is|are|was|were)\s*n[o']?t\s+\w+", r"not\s+\w+ing",
                                             r"(?:do\s*n[o']?t|can'?t|cannot|can\s+not|could\s*n[o']?t)\s+(?:see|find|get|open|load|access|reach|connect)",
+                                            r"(?:won'?t|wo\s*n[o']?t|would\s*n[o']?t|can'?t|cannot|could\s*n[o']?t)\s+(?:even\s+)?"
+                                            r"(?:work|run|start|load|open|build|compile|launch|connect|render|show|display|save|install|boot)",
                                             r"no\s+(?:anduvo|funciona\w*|sirve|resolvi\w*|anda)", r"n[ãa]o\s+funciona"))
                        + "|" + _words(r"没有(?:更新|变化|生效|成功|反应)", r"并没有", r"没(?:更新|用|反应)", r"未(?:通过|更新|生效)", r"[てで]い?な(?:い|く)", r"[てで]い?ません", r"ませんでした", r"(?:し|でき|見え|動か|効か|変わら|入ら)な(?:い|く)", r"안\s?(?:돼|되|나와)"),
                        re.IGNORECASE)
@@ -630,12 +653,20 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     conduct = 2 * bool(_STANDING.search(head) or _ALWAYS.search(head) or turn.asked and _NO_ASKING.search(head)) \
         + 2 * bool(_PACE.search(head) and several) + bool(_HALT.match(norm)) * (1 + several)
     undoes = bool(_UNDO.search(head))
-    if not conduct and not undoes and (_NEXT_TASK.match(norm) or _NEXT_TASK.match(_after_agreeing(norm))
+    opens = _NEXT_TASK.match(norm)
+    if opens:
+        rest = norm[opens.end():].lstrip()
+        if _FAILS.match(rest) or _UNDO.match(rest):
+            opens = None  # "build fails with TS2345", "please revert that": no next task, what failed or an undo
+    if not conduct and (opens or _NEXT_TASK.match(_after_agreeing(norm))
                         or len(_LIST_ITEM.findall(norm)) >= 3 and not pasted_failure):
         return 0.0
     wanted, shouts = bool(_WANTED.search(head)), _shouts(head, turn)
     you_not = bool(_YOU_NOT.search(said))
-    contrast, why = bool(_CONTRAST.search(head)), bool(_WHY.search(head))
+    blames = bool(_YOU_UNDID.search(said))
+    redirects = bool(_INSTEAD.search(said)) and bool(turn.acted or turn.claimed_done or turn.asked)
+    # "instead" sets one thing against another, as "but" does
+    contrast, why = bool(_CONTRAST.search(head)) or redirects, bool(_WHY.search(head))
     if _ENDS_ASKING.search(norm) and not (fails or persists or does_not or undoes or wanted or why) \
             and not _NEGATION.search(_INSTEAD_OF.sub(" ", head)):
         negates = prohibits = you_not = False  # "not X but Y, please": what to change, asked for
@@ -647,9 +678,9 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
         negates = prohibits = does_not = you_not = False
     # After a claim of done, a report that it does not hold contradicts the claim, in any language (`contradicts`).
     pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + 2 * undoes + you_not + conduct \
-        + 1.5 * (turn.claimed_done and contradicts(norm)) + unchanged
+        + 1.5 * (turn.claimed_done and contradicts(norm)) + unchanged + blames + redirects
     score = pushback + (contrast and pushback > 0) + (why and (negates or fails)) \
-        + min(refers_back(head, turn), 2) * 0.5 + bool(_ADDRESSES.search(head) or _POINTS.search(head)) * 0.5 + turn.claimed_done * 0.5 \
+        + min(refers_back(head, turn), 2) * 0.5 + bool(_ADDRESSES.search(head) or _POINTS.search(head) or blames) * 0.5 + turn.claimed_done * 0.5 \
         + turn.interrupted
     if len(norm) > 2 * OPENING_CHARS and not (persists or fails or does_not):
         score -= 1.5  # a new specification, not a reply to the last turn
