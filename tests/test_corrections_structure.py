@@ -506,3 +506,35 @@ def test_instead_of_naming_what_it_replaces_is_no_redirection_of_the_agent():
 ])
 def test_blaming_the_agent_for_what_it_removed_or_refusing_what_it_added_is_a_correction(text, turn):
     assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("said", ["แก้ไขปุ่มล็อกอินเรียบร้อยแล้วครับ", "Ho sistemato il filtro.", "De export is opgelost.",
+                                  "Giriş butonu düzeltildi.", "Tombol login sudah diperbaiki.", "Tôi đã sửa nút đăng nhập.",
+                                  "Naprawiłem eksport, działa."])
+def test_an_agent_claims_done_in_thai_italian_dutch_turkish_indonesian_vietnamese_polish(said):
+    assert claims_done(said)
+
+
+@pytest.mark.parametrize("said", ["Sto leggendo il file.", "Saya sedang membaca file.", "กำลังอ่านไฟล์ครับ"])
+def test_work_under_way_in_those_languages_claims_nothing(said):
+    assert not claims_done(said)
+
+
+@pytest.mark.parametrize("text, corrected", [
+    ("ยังใช้ไม่ได้ครับ", True),  # still does not work
+    ("ผิดครับ ต้องเป็นหน้า home", True),  # wrong
+    ("ไม่ต้องแก้ไฟล์นั้น", True),  # no need to touch that file: a prohibition at the head of the clause
+    ("ทำยังไงให้ปุ่มเป็นสีแดง", False),  # ยังไง "how": no ยัง "still"
+    ("ขอบคุณครับ ต่อไปเพิ่มหน้า settings", False),  # thanks, then the next page
+    ("ช่วยเพิ่มปุ่ม logout ด้วย", False),  # please add a logout button
+    ("ใช้ได้แล้วครับ ขอบคุณ", False),  # it works now, thanks
+])
+def test_thai_replies_after_a_claim_are_read_by_their_structure(text, corrected):
+    turn = AgentTurn(said="แก้ไขปุ่มล็อกอินเรียบร้อยแล้วครับ", acted="Edit login.tsx", claimed_done=True)
+    assert corrects(text, turn) is corrected
+
+
+def test_a_polite_japanese_can_you_is_a_request_not_a_question_that_lowers_the_score():
+    from commons.ingest.corrections import pushback_score
+    long_wish = "この地図のデザインは好きじゃない。国境のデータで描き直して。"
+    assert pushback_score(long_wish + "以上の内容で実装できますか", DONE_JA) > pushback_score(long_wish + "どちらが良いですか", DONE_JA)

@@ -176,14 +176,25 @@ _DONE_ELSEWHERE = re.compile(
     r"(?<![^\W\d_])(?:listo|arreglad[oa]s?|corregid[oa]s?|solucionad[oa]s?|resuelt[oa]s?|implementad[oa]s?"
     r"|actualizad[oa]s?|terminad[oa]s?|funciona(?:\s+ahora)?|corrigid[oa]s?|resolvid[oa]s?|conclu[ií]d[oa]s?|pronto"
     r"|corrig[ée]e?s?|r[ée]solue?s?|termin[ée]e?s?|fonctionne|behoben|erledigt|fertig|funktioniert|aktualisiert"
-    r"|implementiert|исправлен\w*|готово|работает)(?![^\W\d_])"
+    r"|implementiert|исправлен\w*|готово|работает"
+    r"|sistemat[oaie]|risolt[oaie]|corrett[oaie]|completat[oaie]|fatto|funziona|aggiornat[oaie]"  # it
+    r"|opgelost|gerepareerd|klaar|werkt(?:\s+nu)?|bijgewerkt|toegevoegd"  # nl
+    r"|d[üu]zeltildi|tamamland[ıi]|eklendi|g[üu]ncellendi|[çc]al[ıi][şs][ıi]yor"  # tr
+    r"|sudah\s+(?:diperbaiki|ditambahkan|diperbarui|selesai)|selesai|berhasil"  # id
+    r"|đã\s+(?:sửa|xong|cập\s+nhật|thêm)|xong(?:\s+rồi)?|hoàn\s+thành"  # vi
+    r"|naprawi\w+|gotowe|dzia[łl]a|zaktualizowan\w*|dodan[oey])(?![^\W\d_])"  # pl
+    r"|เรียบร้อย|เสร็จ|สำเร็จ|แก้ไขแล้ว|เพิ่มแล้ว|อัปเดตแล้ว|ठीक\s?कर\s?दिया|हो\s?गया"  # th, hi
     r"|ました(?![かがけ])|完了|済み|解消|反映し|対応し|已(?:修复|完成|更新|添加|修改|解决|实现|删除|改)|完成了|修复了|搞定"
     r"|완료|수정했|해결했|추가했|변경했|했습니다",
     re.IGNORECASE)
 # What every Latin-script alternative of _DONE_ELSEWHERE holds: an ASCII text with none of these claims nothing there.
 _DONE_ELSEWHERE_LATIN = ("listo", "arregl", "corregid", "solucionad", "resuelt", "implementad", "actualizad", "terminad",
                          "funciona", "corrigid", "resolvid", "conclu", "pronto", "corrig", "resolu", "termin",
-                         "fonctionne", "behoben", "erledigt", "fertig", "funktioniert", "aktualisiert", "implementiert")
+                         "fonctionne", "behoben", "erledigt", "fertig", "funktioniert", "aktualisiert", "implementiert",
+                         "sistemat", "risolt", "corrett", "completat", "fatto", "funziona", "aggiornat", "opgelost",
+                         "gerepareerd", "klaar", "werkt", "bijgewerkt", "toegevoegd", "duzeltildi", "tamamland", "eklendi",
+                         "guncellendi", "sudah", "selesai", "berhasil", "xong", "naprawi", "gotowe", "dziala", "zaktualizowan",
+                         "dodan")
 
 
 def claims_done(agent_text: str) -> bool:
@@ -274,7 +285,7 @@ _PERSISTS = re.compile(
     _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"noch", r"ещё|еще",
                          r"до\s+сих\s+пор", r"ancora", r"gi[àa]", r"nog\s+steeds", r"nog\s+altijd", r"h[âa]l[âa]", r"masih",
                          r"v[ẫâ]n", r"nadal", r"wci[ąa][żz]", r"mada", r"yappari", r"abhi\s+(?:bhi|tak)"))
-    + "|" + _words(r"还是", r"仍", r"依然", r"まだ", r"相変わらず", r"やっぱり", r"やはり", r"아직", r"여전히", r"ยัง", r"अभी\s?भी"),
+    + "|" + _words(r"还是", r"仍", r"依然", r"まだ", r"相変わらず", r"やっぱり", r"やはり", r"아직", r"여전히", r"ยัง(?!ไง|งั้|งี้|งัย)", r"अभी\s?भी"),
     re.IGNORECASE)
 # Repetition: a push-back only beside a negation or a failure ("the same error again", "又失败了"); alone
 # it is a request to do a thing once more ("read the todo again").
@@ -397,13 +408,14 @@ _NEXT_TASK = re.compile(
         r"adelante", r"mach\s+weiter",
         r"/[a-z][\w-]*",  # a slash command: a request of its own
     ) + r")(?![^\W\d_])|" + _words(r"增加", r"加上", r"添加", r"新增", r"创建", r"实现", r"帮我", r"请", r"如果",
-                                    r"继续", r"快点") + ")",
+                                    r"继续", r"快点", r"ช่วย", r"เพิ่ม", r"สร้าง", r"ทำต่อ", r"ต่อเลย") + ")",
     re.IGNORECASE)
 # Three or more list items: a specification of work, not a reply to the last turn.
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S", re.MULTILINE)
 # A prohibition at the head of a clause: "don't…", "不要…", "别…".
 _PROHIBITS = re.compile(r"(?:^|[,.;:!?，。；：！？]\s*)(?:" + _words(r"don'?t", r"do\s+not", r"never", r"stop", r"不要", r"别", r"不许",
-                                                                      r"不用", r"no\s+(?!problem|worries)\w+") + ")",
+                                                                      r"不用", r"no\s+(?!problem|worries)\w+", r"ไม่ต้อง", r"อย่า",
+                                                                      r"jangan", r"đừng", r"하지\s?마") + ")",
                         re.IGNORECASE)
 # "does not expand", "没有更新", "no anduvo": what the agent made does not do what it should.
 _DOES_NOT = re.compile(_LATIN.format(_words(r"(?:does|did|is|are|was|were)\s*n[o']?t\s+\w+", r"not\s+\w+ing",
@@ -454,11 +466,14 @@ _AGREES_ANY = re.compile(r"^\W*(?:(?:" + _words(r"yes", r"yeah", r"yep", r"ok(?:
                                                r"nice", r"cool", r"good", r"s[ií]", r"bien", r"vale", r"dale",
                                                r"gracias", r"oui", r"merci", r"ja", r"genau", r"danke", r"sim",
                                                r"obrigad[oa]", r"да", r"спасибо")
-                         + r")(?![^\W\d_])|" + _words(r"好的?", r"对", r"是的", r"嗯", r"谢谢", r"不错")
+                         + r")(?![^\W\d_])|" + _words(r"好的?", r"对", r"是的", r"嗯", r"谢谢", r"不错", r"โอเค", r"ขอบคุณ",
+                                                         r"ได้เลย", r"ดีมาก", r"เยี่ยม")
                          + ")", re.IGNORECASE)
 # What an IDE adds to the person's message (the file they opened, the lines they selected).
 _IDE_NOTE = re.compile(r"<ide_[a-z_]+>.*?</ide_[a-z_]+>", re.DOTALL)
-_ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[?？]?\s*$")
+_ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[?？]?\s*$|(?:ไหม|มั้ย|หรือเปล่า|หรือยัง)\s*(?:ครับ|คะ|ค่ะ)?\s*$"
+                   r"|(?<!でき)(?<!くれ)(?<!もらえ)(?<!いただけ)(?:ですか|ますか|でしょうか)\s*$|(?:나요|까요|습니까|인가요)\s*$")
+# (a polite "can you…?", "できますか", "てくれますか", asks for work, as "can you" opens a request in English)
 
 
 PUSHBACK_AT = 2.0  # the score from which a message is a correction
