@@ -16,8 +16,18 @@ records are the person's; this module decides what their text is:
   person pushed back on the agent's last turn (what it said, what it ran, whether it claimed done);
   the rules above count in it, beside the markers below (`pushback_score`).
 - A reply that sets how the agent works or talks ("one at a time" after several questions at once,
-  "from now on …", a halt) corrects it; the answer to a turn that only asked is no correction, though
-  it says "not" of the choices offered; a program's failure pasted right after a claim of done is one.
+  "from now on …", "always …", "without asking" after it asked, a halt) corrects it; the answer to a
+  turn that only asked is no correction, though it says "not" of the choices offered; a program's
+  failure pasted right after a claim of done is one.
+- What the reply does, read against what the turn did: after a claim of done, one report that it does
+  not hold, in any language, contradicts it ("the page is blank", "è sbagliato", "还是一样"); after the
+  agent acted, a result unchanged ("it's the same", "sigue igual"), an undo (even as a request: "please
+  revert that"), a redirection ("use X instead"), blame for what it removed ("you removed my
+  comments") push back. Not push-back: a program's own "not" in pasted output (`own_words`), a reminder
+  ("don't forget …"), and in a language that puts its verb last, "not X but Y, please" ending on the
+  request ("ボタンじゃなくて…にして").
+- The markers are the closed words of many languages (en, zh, ja and romanized ja, ko, es, pt, fr, de,
+  ru, it, nl, pl, tr, id, vi, th, hi): negation, persistence, repetition, contrast, failure, why, undo.
 - `rejection_words(result_text)`: a rejected tool use, and the words the person typed with it, if
   any (newer Claude Code versions append "To tell you how to proceed, the user said:\\n...", or "The
   user provided the following reason for the rejection: ...").
@@ -471,9 +481,10 @@ _AGREES_ANY = re.compile(r"^\W*(?:(?:" + _words(r"yes", r"yeah", r"yep", r"ok(?:
                          + ")", re.IGNORECASE)
 # What an IDE adds to the person's message (the file they opened, the lines they selected).
 _IDE_NOTE = re.compile(r"<ide_[a-z_]+>.*?</ide_[a-z_]+>", re.DOTALL)
+# A question, with its mark or with the particle that ends one ("ไหม", "ですか", "나요"); a polite "can you…?"
+# ("できますか", "てくれますか") asks for work, as "can you" opening a request does in English.
 _ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[?？]?\s*$|(?:ไหม|มั้ย|หรือเปล่า|หรือยัง)\s*(?:ครับ|คะ|ค่ะ)?\s*$"
                    r"|(?<!でき)(?<!くれ)(?<!もらえ)(?<!いただけ)(?:ですか|ますか|でしょうか)\s*$|(?:나요|까요|습니까|인가요)\s*$")
-# (a polite "can you…?", "できますか", "てくれますか", asks for work, as "can you" opens a request in English)
 
 
 PUSHBACK_AT = 2.0  # the score from which a message is a correction
@@ -539,12 +550,13 @@ _SAME = re.compile(_LATIN.format(_words(
     r"v[ẫâ]n\s+(?:v[ậa]y|nh[ưu]\s+c[ũu])", r"onaji", r"kawaranai")) + "|" + _words(
     r"一样", r"老样子", r"没(?:有)?变化", r"没变", r"同じ", r"変わらない", r"変わってない", r"変わりません", r"똑같", r"그대로",
     r"변화\s?없", r"เหมือนเดิม"), re.IGNORECASE)
-# A message whose last clause asks for a change ("…にしてください", "…해줘", "…吧"): in a language that puts its
-# verb last, the sentence's force is its end, and a "not" before it says what to change, not that the agent erred
-# ("ボタンじゃなくて、枠内をクリックしたら追加できるようにして").
+# "Not X but Y", "instead of X", "Xせずに": the "not" names what a request replaces.
 _INSTEAD_OF = re.compile(r"(?:じゃ|では)なく(?:て)?|せずに|ずに|而不是|대신|말고|" + _LATIN.format(_words(
     r"instead\s+of", r"rather\s+than", r"en\s+(?:vez|lugar)\s+de", r"au\s+lieu\s+de", r"em\s+vez\s+de", r"statt", r"anstatt",
     r"invece\s+di", r"вместо")), re.IGNORECASE)
+# A message whose last clause asks for a change ("…にしてください", "…해줘", "…吧"): in a language that puts its
+# verb last, the sentence's force is its end, and a "not X but Y" before it says what to change, not that the agent
+# erred ("ボタンじゃなくて、枠内をクリックしたら追加できるようにして").
 _ENDS_ASKING = re.compile(r"(?:て(?:ください|下さい|くれ(?:ます|ません)?か?|ほしい|欲しい|もらえ(?:ます|ません)?か?)?|にして|して|お願いします?"
                           r"|주세요|해\s?줘|줘|해\s?봐|하자|吧|一下)\W*$")
 
@@ -684,7 +696,7 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     contrast, why = bool(_CONTRAST.search(head)) or redirects, bool(_WHY.search(head))
     if _ENDS_ASKING.search(norm) and not (fails or persists or does_not or undoes or wanted or why) \
             and not _NEGATION.search(_INSTEAD_OF.sub(" ", head)):
-        negates = prohibits = you_not = False  # "not X but Y, please": what to change, asked for
+        negates = prohibits = you_not = False  # every "not" is a "not X but Y" of the request that ends the message
     if turn.asked and not turn.acted and not turn.claimed_done \
             and not (fails or persists or wanted or undoes or shouts):
         # The turn only asked (no call, no claim): the reply answers it, and its "not" and "doesn't" are
