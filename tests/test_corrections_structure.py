@@ -538,3 +538,26 @@ def test_a_polite_japanese_can_you_is_a_request_not_a_question_that_lowers_the_s
     from commons.ingest.corrections import pushback_score
     long_wish = "この地図のデザインは好きじゃない。国境のデータで描き直して。"
     assert pushback_score(long_wish + "以上の内容で実装できますか", DONE_JA) > pushback_score(long_wish + "どちらが良いですか", DONE_JA)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("please don't touch the config files", DONE_EN),  # a ban after "please": no next task
+    ("let's go back to the previous version", DONE_EN),  # an undo after "let's"
+    ("scrap that, do it with CSS only", DONE_EN),
+    ("vuelve a la versión anterior", FIXED_FR.__class__(said="Listo, cambié el diseño.", claimed_done=True, acted="Edit a.css")),
+    ("改回之前的样子", DONE_ZH),
+    ("前のバージョンに戻して", DONE_JA),
+    ("you misunderstood, I want to keep both", DONE_EN),
+    ("你理解错了", DONE_ZH),
+    ("勘違いしてるね", DONE_JA),
+    ("I see no difference", DONE_EN),
+    ("why is it still using port 3000?", DONE_EN),  # a why beside a persistence: no mere question
+])
+def test_a_ban_an_undo_a_misunderstanding_or_a_why_it_persists_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text", ["when I go back to the home screen, show the list",
+                                  "let's go back to the plan: next is the API", "please leave a comment in the PR"])
+def test_going_back_somewhere_or_leaving_something_is_no_undo_or_ban(text):
+    assert not corrects(text, DONE_EN)

@@ -314,13 +314,15 @@ _FAILS = re.compile(
                          r"bozu\w*", r"salah", r"galat", r"rusak", r"l[ỗô]i", r"sai", r"b[łl][ąa]d\w*", r"[źz]le", r"zepsu\w*",
                          r"неправильн\w*", r"сломал\w*", r"сломан\w*", r"баг\w*", r"okashii", r"bagu",
                          r"(?:are|is|went|turned|goes|still)\s+red", r"worse", r"unable\s+to",
+                         r"misunderst\w*", r"looks?\s+(?:off|weird|odd|strange)", r"entendiste\s+mal", r"mal\s+compris",
+                         r"missverstanden", r"entendeu\s+mal",
                          r"overlap\w*", r"cut\s+off", r"overflow\w*", r"misaligned", r"clipped", r"truncated",
                          r"over-?(?:complicat|engineer)\w*", r"peor", r"pire", r"schlechter", r"хуже", r"peggio", r"pior",
                          r"se\s+(?:superpone\w*|sobrepone\w*|corta\w*)", r"chevauch\w*", r"[üu]berlapp\w*", r"abgeschnitten",
                          r"too\s+(?:complicated|complex|verbose|much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"demasiad[oa]s?", r"trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)")) + "|"
     + _words(r"失败", r"错", r"问题", r"不佳", r"卡住", r"未通过", r"乱", r"空白", r"エラー", r"失敗", r"間違", r"おかし", r"はみ出", r"すぎ", r"過ぎ", r"太多", r"过于", r"見にく", r"見づら", r"崩れ", r"ずれて", r"足りな", r"バグ", r"오류", r"에러", r"실패", r"틀렸", r"틀려", r"잘못", r"버그", r"이상해",
              r"ผิด", r"พัง", r"更糟", r"更差", r"变差", r"重叠", r"溢出", r"被截断", r"悪化", r"悪くなった", r"重なって", r"切れて",
-             r"더\s?나빠", r"겹쳐", r"잘려", r"ใช้ไม่ได้", r"ข้อผิดพลาด", r"गलत", r"एरर"),
+             r"더\s?나빠", r"겹쳐", r"잘려", r"理解错", r"误会", r"誤解", r"勘違い", r"오해", r"ใช้ไม่ได้", r"ข้อผิดพลาด", r"गलत", r"एरर"),
     re.IGNORECASE)
 _CONTRAST = re.compile(
     _LATIN.format(_words(r"but", r"however", r"though", r"instead", r"only\s+thing", r"rather",
@@ -361,11 +363,16 @@ _WANTED = re.compile(
 # An imperative to undo what the agent did ("戻して", "撤销", "revert it", "deshacé eso"): push-back in itself.
 _UNDO = re.compile(
     _LATIN.format(_words(r"undo", r"revert\w*", r"roll\s*back", r"(?:put|bring|add)\s+(?:\S+\s+){0,3}?back",
-                         r"restore\s+(?:it|that|this|them|what|the\s+(?:old|previous|original))", r"deshac\w*", r"deshaz", r"revi[ée]rt\w*",
+                         r"restore\s+(?:it|that|this|them|what|the\s+(?:old|previous|original))",
+                         r"go\s+back\s+to\s+(?:(?:the\s+)?(?:previous|old|original|earlier|last)|how\s+it\s+was)",
+                         r"(?:scrap|discard|throw\s+away)\s+(?:that|this|it|those|these|all\s+(?:of\s+)?that|the\s+changes?)",
+                         r"vuelve\s+a\s+la\s+versi[oó]n\s+anterior", r"descarta\s+(?:eso|los\s+cambios)",
+                         r"reviens\s+[àa]\s+la\s+version\s+pr[ée]c[ée]dente", r"zur[üu]ck\s+zur\s+(?:vorherigen|alten)\s+version", r"deshac\w*", r"deshaz", r"revi[ée]rt\w*",
                          r"annule\w*", r"r[üu]ckg[äa]ngig", r"desfa[zç]\w*",
                          r"annulla\w*", r"ripristina\w*", r"ongedaan", r"terugdraai\w*", r"geri\s+al\w*", r"batalkan", r"kembalikan",
                          r"ho[àa]n\s+t[áa]c", r"cofnij", r"верни\w*", r"откат\w*", r"отмени\w*", r"modoshite", r"torikeshite"))
-    + "|" + _words(r"戻して", r"元に戻", r"取り消して", r"撤销", r"回滚", r"还原", r"恢复原", r"되돌려", r"원래대로", r"ย้อนกลับ", r"เอาคืน"),
+    + "|" + _words(r"戻して", r"元に戻", r"取り消して", r"撤销", r"回滚", r"还原", r"恢复原", r"되돌려", r"원래대로", r"ย้อนกลับ", r"เอาคืน", r"改回", r"回到(?:之前|原来|上一)",
+                   r"前の(?:バージョン|状態)に"),
     re.IGNORECASE)
 _ADDRESSES = re.compile(_LATIN.format(_words(r"you", r"your", r"u", r"te", r"vos", r"tu", r"vous", r"dein\w*",
                                              r"ты", r"вы")) + "|你|您", re.IGNORECASE)
@@ -423,9 +430,10 @@ _NEXT_TASK = re.compile(
 # Three or more list items: a specification of work, not a reply to the last turn.
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S", re.MULTILINE)
 # A prohibition at the head of a clause: "don't…", "不要…", "别…".
-_PROHIBITS = re.compile(r"(?:^|[,.;:!?，。；：！？]\s*)(?:" + _words(r"don'?t", r"do\s+not", r"never", r"stop", r"不要", r"别", r"不许",
+_PROHIBITS = re.compile(r"(?:^|[,.;:!?，。；：！？]\s*)(?:please\s+|pls\s+|por\s+favor,?\s+|bitte\s+|请)?(?:" + _words(r"don'?t", r"do\s+not", r"never", r"stop", r"不要", r"别", r"不许",
                                                                       r"不用", r"no\s+(?!problem|worries)\w+", r"ไม่ต้อง", r"อย่า",
-                                                                      r"jangan", r"đừng", r"하지\s?마") + ")",
+                                                                      r"jangan", r"đừng", r"하지\s?마",
+                                                                      r"leave\s+(?:\S+\s+){0,3}?alone") + ")",
                         re.IGNORECASE)
 # "does not expand", "没有更新", "no anduvo": what the agent made does not do what it should.
 _DOES_NOT = re.compile(_LATIN.format(_words(r"(?:does|did|is|are|was|were)\s*n[o']?t\s+\w+", r"not\s+\w+ing",
@@ -543,7 +551,7 @@ _NO_ASKING = re.compile(_LATIN.format(_words(
 _SAME = re.compile(_LATIN.format(_words(
     r"(?:it'?s|it\s+is|still|looks|that'?s)\s+(?:exactly\s+|just\s+)?(?:the\s+)?same(?!\s+(?:as|to|for|in|way)\b)",
     r"same\s+(?:thing|error|problem|issue|result|behaviou?r)", r"nothing\s+(?:has\s+)?changed", r"no\s+change",
-    r"(?:same|identical|unchanged)\s+(?:as|to)\s+before", r"(?:don'?t|do\s+not|can'?t|cannot)\s+see\s+(?:any\s+)?(?:change|difference)",
+    r"(?:same|identical|unchanged)\s+(?:as|to)\s+before", r"(?:see\s+)?no\s+difference", r"(?:don'?t|do\s+not|can'?t|cannot)\s+see\s+(?:any\s+)?(?:change|difference)",
     r"(?:sigue|est[aá]|continua|es)\s+igual", r"lo\s+mismo", r"a\s+mesma\s+coisa", r"pareil", r"la\s+m[êe]me\s+chose",
     r"rien\s+n'a\s+chang[ée]", r"dasselbe", r"das\s+gleiche", r"unver[äa]ndert", r"то\s+же\s+самое", r"ничего\s+не\s+изменилось",
     r"без\s+изменений", r"uguale", r"lo\s+stesso", r"hetzelfde", r"ayn[ıi]", r"(?:masih|tetap)\s+sama", r"sama\s+saja",
@@ -683,8 +691,8 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     opens = _NEXT_TASK.match(norm)
     if opens:
         rest = norm[opens.end():].lstrip()
-        if _FAILS.match(rest) or _UNDO.match(rest):
-            opens = None  # "build fails with TS2345", "please revert that": no next task, what failed or an undo
+        if _FAILS.match(rest) or _UNDO.match(rest) or _PROHIBITS.match(rest):
+            opens = None  # "build fails …", "please revert that", "please don't touch …": what failed, an undo, a ban
     if not conduct and (opens or _NEXT_TASK.match(_after_agreeing(norm))
                         or len(_LIST_ITEM.findall(norm)) >= 3 and not pasted_failure):
         return 0.0
@@ -706,7 +714,7 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     # After a claim of done, a report that it does not hold contradicts the claim, in any language (`contradicts`).
     pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + 2 * undoes + you_not + conduct \
         + 1.5 * (turn.claimed_done and contradicts(norm)) + unchanged + blames + redirects
-    score = pushback + (contrast and pushback > 0) + (why and (negates or fails)) \
+    score = pushback + (contrast and pushback > 0) + (why and (negates or fails or persists)) \
         + min(refers_back(head, turn), 2) * 0.5 + bool(_ADDRESSES.search(head) or _POINTS.search(head) or blames) * 0.5 + turn.claimed_done * 0.5 \
         + turn.interrupted
     if len(norm) > 2 * OPENING_CHARS and not (persists or fails or does_not):
