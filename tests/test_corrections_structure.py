@@ -561,3 +561,26 @@ def test_a_ban_an_undo_a_misunderstanding_or_a_why_it_persists_is_a_correction(t
                                   "let's go back to the plan: next is the API", "please leave a comment in the PR"])
 def test_going_back_somewhere_or_leaving_something_is_no_undo_or_ban(text):
     assert not corrects(text, DONE_EN)
+
+
+SUMMARY_EN = AgentTurn(said="Implemented the wallet screen in app/wallet.tsx and wired the balance query.",
+                       acted="Bash npx tsc --noEmit", claimed_done=True)
+
+
+@pytest.mark.parametrize("text", [
+    'the error message should say "invalid amount"',
+    "for failed transactions, show a retry button",
+    "the bug tracker link goes in the footer",
+    "the empty state needs an illustration",
+    "el mensaje de error debería decir 'monto inválido'",
+    "错误信息要显示金额无效",
+    "エラーメッセージは赤で表示して",
+])
+def test_a_failure_word_that_names_a_thing_to_build_contradicts_no_claim(text):
+    assert not corrects(text, SUMMARY_EN)
+
+
+@pytest.mark.parametrize("text", ["I get an error message when I log in", "the error page shows up after login",
+                                  "there's an error message on the login screen"])
+def test_an_error_message_met_after_a_claim_contradicts_it(text):
+    assert corrects(text, SUMMARY_EN)

@@ -163,6 +163,19 @@ _CONTRADICTS = re.compile(
     )\b""",
     re.IGNORECASE | re.VERBOSE,
 )
+# A failure word naming a thing to build, not a failure met: "the error message should say…", "failed
+# transactions", "the empty state", "a bug tracker", "错误信息", "エラーメッセージ", "mensaje de error"; but "I get an
+# error message", "the error page shows up" meet one.
+_FAILURE_TOPIC = re.compile(
+    r"(?<![^\W\d_])(?<!\ban\s)(?<!\ba\s)(?<!get\s)(?<!got\s)(?<!see\s)(?<!saw\s)(?<!getting\s)(?<!seeing\s)"
+    r"(?:errors?|fail(?:ed|ure|ures)?|crash|bugs?|empty|blank)\s+(?:messages?|handling|handlers?|states?|toasts?"
+    r"|trackers?|reporter|reporting|boundar(?:y|ies)|codes?|cases?|pages?|screens?|modals?|dialogs?|banners?|callbacks?"
+    r"|events?|logs?|rates?|counts?|transactions?|payments?|requests?|jobs?|retries|retry|paths?|tests?\s+for)(?![^\W\d_])"
+    r"(?!\s+(?:shows?|showed|appears?|appeared|pops?\s+up|comes?\s+up|keeps?|is\s+(?:shown|back)|again))"
+    r"|(?<![^\W\d_])(?:mensajes?\s+de\s+error|manejo\s+de\s+errores|messages?\s+d'erreur|gestion\s+des\s+erreurs"
+    r"|mensage(?:m|ns)\s+de\s+erro|fehler(?:meldung|behandlung)\w*)(?![^\W\d_])"
+    r"|错误(?:信息|提示|处理|页面?)|报错(?:信息|提示)|エラー(?:メッセージ|処理|画面|表示)|에러\s?(?:메시지|처리)|오류\s?(?:메시지|처리)",
+    re.IGNORECASE)
 # A person who asks for the next thing is not contradicting, whatever words the request holds
 # ("now add error handling for empty files").
 _REQUEST = re.compile(r"^\W*(?:now|also|next|then|and|add|can\s+you|could\s+you|please|let'?s|make|implement|write|"
@@ -225,9 +238,9 @@ def contradicts(person_text: str) -> bool:
         return False
     # A program's failure pasted back ("Error: Cannot find module …") says it as plainly as words do; the
     # markers of every language say it beside English ("è sbagliato", "ยังใช้ไม่ได้", "还是一样").
-    head = own_words(_NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", norm[:OPENING_CHARS])))
+    head = own_words(_NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", _FAILURE_TOPIC.sub(" ", norm[:OPENING_CHARS]))))
     does_not = bool(_DOES_NOT.search(head)) and not _NEGATED_ASK.search(head)  # "can't you…?" asks
-    return bool(_CONTRADICTS.search(norm) or _PASTED_FAILURE.search(norm[:OPENING_CHARS])
+    return bool(_CONTRADICTS.search(_FAILURE_TOPIC.sub(" ", norm)) or _PASTED_FAILURE.search(norm[:OPENING_CHARS])
                 or _FAILS.search(head) or does_not or _SAME.search(head))
 
 
@@ -667,7 +680,8 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     if is_correction(norm) and not (answer and not _STILL.search(norm)):
         return PUSHBACK_AT
     # A reply that pushes back does so first; what follows may be pasted output or the next request.
-    head = _REMINDS.sub(" ", _NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", norm[answer.end() if answer else 0:OPENING_CHARS])))
+    head = _REMINDS.sub(" ", _NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", _FAILURE_TOPIC.sub(
+        " ", norm[answer.end() if answer else 0:OPENING_CHARS]))))
     # A program's failure pasted back right after a claim of done, its stack trace a list of lines.
     pasted_failure = turn.claimed_done and bool(_PASTED_FAILURE.search(head))
     if _may_hold(head, ("no", "can", "n't", "denied")):
