@@ -584,3 +584,10 @@ def test_a_failure_word_that_names_a_thing_to_build_contradicts_no_claim(text):
                                   "there's an error message on the login screen"])
 def test_an_error_message_met_after_a_claim_contradicts_it(text):
     assert corrects(text, SUMMARY_EN)
+
+
+def test_a_list_of_what_is_still_wrong_after_it_is_the_same_is_a_correction_not_a_specification():
+    observed = "\n- the tooltip flickers\n- the handle is too small\n- resizing jumps"
+    assert corrects("It's the same. What I see:" + observed, LAYOUT_EN)
+    assert corrects("Sigue igual. Lo que veo:" + observed, LAYOUT_EN)
+    assert not corrects("Next, the panel:" + observed, LAYOUT_EN)  # the same list, as the next work

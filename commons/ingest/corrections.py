@@ -708,7 +708,7 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
         if _FAILS.match(rest) or _UNDO.match(rest) or _PROHIBITS.match(rest):
             opens = None  # "build fails …", "please revert that", "please don't touch …": what failed, an undo, a ban
     if not conduct and (opens or _NEXT_TASK.match(_after_agreeing(norm))
-                        or len(_LIST_ITEM.findall(norm)) >= 3 and not pasted_failure):
+                        or len(_LIST_ITEM.findall(norm)) >= 3 and not (pasted_failure or unchanged)):
         return 0.0
     wanted, shouts = bool(_WANTED.search(head)), _shouts(head, turn)
     you_not = bool(_YOU_NOT.search(said))
