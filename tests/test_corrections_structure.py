@@ -591,3 +591,9 @@ def test_a_list_of_what_is_still_wrong_after_it_is_the_same_is_a_correction_not_
     assert corrects("It's the same. What I see:" + observed, LAYOUT_EN)
     assert corrects("Sigue igual. Lo que veo:" + observed, LAYOUT_EN)
     assert not corrects("Next, the panel:" + observed, LAYOUT_EN)  # the same list, as the next work
+
+
+@pytest.mark.parametrize("text, turn", [("sai cosa? aggiungiamo anche il logout", FIXED_IT),  # it "sai" (you know): no vi "sai"
+                                        ("sai rồi", FIXED_VI)])  # vi: wrong
+def test_a_marker_of_one_language_is_not_read_in_another(text, turn):
+    assert corrects(text, turn) is (turn is FIXED_VI)

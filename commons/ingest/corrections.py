@@ -324,7 +324,7 @@ _FAILS = re.compile(
                          r"fehler\w*", r"falsch", r"kaputt", r"errad[oa]", r"ошибк\w*",
                          r"errores", r"equivocad[oa]s?", r"erros?", r"quebrad[oa]s?", r"faux", r"fausse", r"cass[ée]e?s?",
                          r"errore", r"errori", r"sbagliat\w*", r"rott[oa]", r"fout\w*", r"kapot", r"hata\w*", r"yanl[ıi][şs]\w*",
-                         r"bozu\w*", r"salah", r"galat", r"rusak", r"l[ỗô]i", r"sai", r"b[łl][ąa]d\w*", r"[źz]le", r"zepsu\w*",
+                         r"bozu\w*", r"salah", r"galat", r"rusak", r"lỗi", r"bị\s+sai", r"sai\s+rồi", r"b[łl][ąa]d\w*", r"[źz]le", r"zepsu\w*",
                          r"неправильн\w*", r"сломал\w*", r"сломан\w*", r"баг\w*", r"okashii", r"bagu",
                          r"(?:are|is|went|turned|goes|still)\s+red", r"worse", r"unable\s+to",
                          r"misunderst\w*", r"looks?\s+(?:off|weird|odd|strange)", r"entendiste\s+mal", r"mal\s+compris",
