@@ -373,7 +373,7 @@ def test_a_push_back_after_a_claim_is_read_in_italian_dutch_turkish_indonesian_v
 @pytest.mark.parametrize("text, turn", [
     ("it's the same, the tooltip still flickers on hover", LAYOUT_EN),
     ("Sorry to say it's the same.", LAYOUT_EN),
-    ("sigue igual", SHORTCUT_ES.__class__(said=SHORTCUT_ES.said, acted="Edit keybindings.json")),
+    ("sigue igual", AgentTurn(said=SHORTCUT_ES.said, acted="Edit keybindings.json")),
     ("c'est pareil", FIXED_FR),
     ("还是一样", DONE_ZH),
     ("同じです", DONE_JA),
@@ -460,7 +460,7 @@ def test_a_pasted_programs_not_is_not_the_person_negating_the_agent():
     ("expo says: Unable to resolve module ./wallet", DONE_EN),
     ("you're overcomplicating this", DONE_EN),
     ("build fails with TS2345", DONE_EN),  # "build" opens it, but names what failed: no next task
-    ("ahora está peor", SHORTCUT_ES.__class__(said="Listo, ya quedó arreglado el filtro.", claimed_done=True)),
+    ("ahora está peor", AgentTurn(said="Listo, ya quedó arreglado el filtro.", claimed_done=True)),
     ("c'est pire qu'avant", FIXED_FR),
     ("文字が重なってる", DONE_JA),
     ("按钮和标题重叠了", DONE_ZH),
@@ -479,7 +479,7 @@ def test_a_request_that_opens_with_a_verb_is_the_next_task(text):
 
 @pytest.mark.parametrize("text, turn", [
     ("use the existing auth module instead", DONE_EN),
-    ("usa el módulo de auth existente en su lugar", FIXED_FR.__class__(said="Agregué un módulo de auth nuevo.", acted="Edit auth.ts")),
+    ("usa el módulo de auth existente en su lugar", AgentTurn(said="Agregué un módulo de auth nuevo.", acted="Edit auth.ts")),
     ("nimm stattdessen das bestehende Modul", FIXED_DE),
     ("代わりに既存のモジュールを使って", DONE_JA),
     ("вместо этого используй существующий модуль", FIXED_RU),
@@ -496,12 +496,12 @@ def test_instead_of_naming_what_it_replaces_is_no_redirection_of_the_agent():
 @pytest.mark.parametrize("text, turn", [
     ("you removed my comments", DONE_EN),
     ("put the comments back", DONE_EN),
-    ("borraste mis comentarios", FIXED_FR.__class__(said="Listo, limpié el archivo.", claimed_done=True, acted="Edit a.py")),
+    ("borraste mis comentarios", AgentTurn(said="Listo, limpié el archivo.", claimed_done=True, acted="Edit a.py")),
     ("tu as supprimé mes commentaires", FIXED_FR),
     ("你把注释删了", DONE_ZH),
     ("ты удалил мои комментарии", FIXED_RU),
     ("I don't want a cache", DONE_EN),  # what the person wants, restated against what was done
-    ("no quiero caché", FIXED_FR.__class__(said="Agregué una caché.", claimed_done=True, acted="Edit cache.ts")),
+    ("no quiero caché", AgentTurn(said="Agregué una caché.", claimed_done=True, acted="Edit cache.ts")),
     ("我不要缓存", DONE_ZH),
 ])
 def test_blaming_the_agent_for_what_it_removed_or_refusing_what_it_added_is_a_correction(text, turn):
@@ -544,7 +544,7 @@ def test_a_polite_japanese_can_you_is_a_request_not_a_question_that_lowers_the_s
     ("please don't touch the config files", DONE_EN),  # a ban after "please": no next task
     ("let's go back to the previous version", DONE_EN),  # an undo after "let's"
     ("scrap that, do it with CSS only", DONE_EN),
-    ("vuelve a la versión anterior", FIXED_FR.__class__(said="Listo, cambié el diseño.", claimed_done=True, acted="Edit a.css")),
+    ("vuelve a la versión anterior", AgentTurn(said="Listo, cambié el diseño.", claimed_done=True, acted="Edit a.css")),
     ("改回之前的样子", DONE_ZH),
     ("前のバージョンに戻して", DONE_JA),
     ("you misunderstood, I want to keep both", DONE_EN),
@@ -597,3 +597,16 @@ def test_a_list_of_what_is_still_wrong_after_it_is_the_same_is_a_correction_not_
                                         ("sai rồi", FIXED_VI)])  # vi: wrong
 def test_a_marker_of_one_language_is_not_read_in_another(text, turn):
     assert corrects(text, turn) is (turn is FIXED_VI)
+
+
+def test_a_question_that_ends_on_its_particle_not_a_mark_scores_as_a_question():
+    from commons.ingest.corrections import pushback_score
+    turn = AgentTurn(said="ตั้งค่าหน้าเมนูเรียบร้อยแล้วครับ", acted="Edit menu.tsx", claimed_done=True)
+    for statement, question in [("ไม่มีปุ่ม logout", "ไม่มีปุ่ม logout ไหมครับ"), ("ログアウトボタンがない", "ログアウトボタンはないですか"),
+                                ("로그아웃 버튼이 없어", "로그아웃 버튼이 없나요")]:
+        assert pushback_score(question, turn) < pushback_score(statement, turn)
+
+
+@pytest.mark.parametrize("text", ["abhi bhi kaam nahi kar raha", "ainda não funciona, continua igual"])
+def test_a_push_back_in_romanized_hindi_or_portuguese_is_a_correction(text):
+    assert corrects(text, AgentTurn(said="Fixed the export.", acted="Edit export.py", claimed_done=True))
