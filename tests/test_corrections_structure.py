@@ -383,3 +383,274 @@ def test_stuck_after_a_claim_of_done_contradicts_it(text):
     from commons.ingest.corrections import contradicts
 
     assert contradicts(text) and corrects(text, RESTARTED_EN)
+
+
+# -- the structure read in more languages; each case fails if its rule or its markers go --------------
+
+FIXED_IT = AgentTurn(said="Ho sistemato il filtro, ora funziona.", acted="Edit filter.py", claimed_done=True)
+FIXED_NL = AgentTurn(said="De export is gerepareerd.", acted="Edit export.py", claimed_done=True)
+FIXED_TR = AgentTurn(said="Giriş butonu düzeltildi.", acted="Edit login.tsx", claimed_done=True)
+FIXED_ID = AgentTurn(said="Tombol login sudah diperbaiki.", acted="Edit login.tsx", claimed_done=True)
+FIXED_VI = AgentTurn(said="Tôi đã sửa nút đăng nhập.", acted="Edit login.tsx", claimed_done=True)
+FIXED_TH = AgentTurn(said="แก้ปุ่มล็อกอินเรียบร้อยแล้ว", acted="Edit login.tsx", claimed_done=True)
+FIXED_RU = AgentTurn(said="Готово, экспорт исправлен.", acted="Edit export.py", claimed_done=True)
+FIXED_PL = AgentTurn(said="Naprawiłem eksport.", acted="Edit export.py", claimed_done=True)
+DONE_EN = AgentTurn(said="I updated the login handler; all tests pass now.", acted="Bash npm test", claimed_done=True)
+INFO_EN = AgentTurn(said="The project uses Vite. To start it, run `npm run dev` in the frontend folder.")
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("è sbagliato, il totale è ancora zero", FIXED_IT),  # it: wrong, still
+    ("het is nog steeds kapot", FIXED_NL),  # nl: still broken
+    ("hâlâ çalışmıyor", FIXED_TR),  # tr: still does not work
+    ("masih tidak bisa login", FIXED_ID),  # id: still cannot
+    ("vẫn không đăng nhập được", FIXED_VI),  # vi: still not
+    ("ยังใช้ไม่ได้เลย", FIXED_TH),  # th: still does not work
+    ("mada ugokanai yo", DONE_JA),  # ja, romanized: still does not move
+    ("опять ошибка при экспорте", FIXED_RU),  # ru: an error again
+    ("nadal jest błąd", FIXED_PL),  # pl: still an error
+])
+def test_a_push_back_after_a_claim_is_read_in_italian_dutch_turkish_indonesian_vietnamese_thai_romaji(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("it's the same, the tooltip still flickers on hover", LAYOUT_EN),
+    ("Sorry to say it's the same.", LAYOUT_EN),
+    ("sigue igual", AgentTurn(said=SHORTCUT_ES.said, acted="Edit keybindings.json")),
+    ("c'est pareil", FIXED_FR),
+    ("还是一样", DONE_ZH),
+    ("同じです", DONE_JA),
+    ("똑같아요", DONE_KO),
+    ("то же самое", FIXED_RU),
+])
+def test_a_result_unchanged_after_the_agent_acted_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+def test_the_same_in_a_request_is_no_report_of_an_unchanged_result():
+    assert not corrects("use the same colour as the header for the footer", LAYOUT_EN)
+    assert not corrects("it's the same", AgentTurn(said="Hello! What shall we build today?"))  # nothing acted on
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("always have agents working, there is always something they can do", ASKED_EN),
+    ("please work without asking for approval, you are authorized", ASKED_EN),
+    ("siempre corré los tests antes de decir que está listo", SHORTCUT_ES),
+    ("toujours lancer les tests avant de dire que c'est fini", FIXED_FR),
+    ("聞かずに全部進めて", AgentTurn(said="どちらの方式にしましょうか？", asked=True)),  # after the agent asked again
+    ("不用问我，直接做", AgentTurn(said="要我先备份数据吗？", asked=True)),
+    ("항상 테스트를 먼저 돌려", DONE_KO),
+    ("всегда запускай тесты перед коммитом", FIXED_RU),
+])
+def test_a_standing_rule_for_how_the_agent_works_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("the page is blank", DONE_EN),  # what the agent claimed does not hold: one marker, read as a contradiction
+    ("I'm getting a 500 when I hit /api/login", DONE_EN),
+    ("I don't see any change", DONE_EN),
+    ("hmm the tests are red now", DONE_EN),
+    ("I can't find the new endpoint in routes.py", DONE_EN),
+    ("il totale è sbagliato", FIXED_IT),  # a failure word alone, in a language `contradicts` does not read
+    ("hasilnya salah", FIXED_ID),
+])
+def test_a_single_report_that_the_claimed_work_fails_contradicts_the_claim(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text", ["please revert that", "can you undo the last change", "por favor, deshacé eso",
+                                  "please roll back the migration"])
+def test_an_undo_is_a_correction_even_when_it_opens_as_a_request(text):
+    assert corrects(text, DONE_EN)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("don't forget to update the README too", DONE_EN),
+    ("别忘了更新文档", DONE_ZH),
+    ("no te olvides de actualizar el README", SHORTCUT_ES),
+    ("READMEも更新するのを忘れないでね", DONE_JA),
+])
+def test_a_reminder_is_an_addition_not_a_correction(text, turn):
+    assert not corrects(text, turn)
+
+
+@pytest.mark.parametrize("text", [
+    "追加ってボタンじゃなくて、枠内をクリックしたら追加できるようにして",  # ja: "instead of a button … make it so"
+    "버튼 대신 링크로 바꿔 주세요",  # ko: a link instead of a button, please
+])
+def test_a_message_that_ends_asking_for_a_change_instead_of_something_is_a_request(text):
+    assert not corrects(text, DONE_JA)
+
+
+def test_a_failure_before_a_request_that_ends_the_message_is_still_a_correction():
+    assert corrects("ちょっとはみ出てるね。フォントを小さくして", DONE_JA)
+    assert corrects("日本の都市がないね。国名でも検索できるようにして", DONE_JA)  # absent, then the next wish
+
+
+def test_a_pasted_programs_not_is_not_the_person_negating_the_agent():
+    pasted = "npm ERR! code ENOENT\nnpm ERR! syscall open\nnpm ERR! enoent Could not read package.json"
+    assert not corrects(pasted, INFO_EN)  # the person's own run fails: a new problem, not push-back
+    traceback = 'Traceback (most recent call last):\n  File "app.py", line 3\nModuleNotFoundError: No module named "flask"'
+    assert corrects(traceback, DONE_EN) and not corrects(traceback, INFO_EN)  # after a claim of done, it contradicts it
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("the app won't start", DONE_EN),
+    ("it's worse now", DONE_EN),
+    ("the button overlaps the header", DONE_EN),
+    ("the text is cut off", DONE_EN),
+    ("expo says: Unable to resolve module ./wallet", DONE_EN),
+    ("you're overcomplicating this", DONE_EN),
+    ("build fails with TS2345", DONE_EN),  # "build" opens it, but names what failed: no next task
+    ("ahora está peor", AgentTurn(said="Listo, ya quedó arreglado el filtro.", claimed_done=True)),
+    ("c'est pire qu'avant", FIXED_FR),
+    ("文字が重なってる", DONE_JA),
+    ("按钮和标题重叠了", DONE_ZH),
+    ("더 나빠졌어요", DONE_KO),
+    ("стало хуже", FIXED_RU),
+])
+def test_a_result_reported_broken_worse_or_overlapping_after_a_claim_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text", ["build the settings page next", "run the migrations and seed the db",
+                                  "add an option to restore the default settings"])
+def test_a_request_that_opens_with_a_verb_is_the_next_task(text):
+    assert not corrects(text, DONE_EN)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("use the existing auth module instead", DONE_EN),
+    ("usa el módulo de auth existente en su lugar", AgentTurn(said="Agregué un módulo de auth nuevo.", acted="Edit auth.ts")),
+    ("nimm stattdessen das bestehende Modul", FIXED_DE),
+    ("代わりに既存のモジュールを使って", DONE_JA),
+    ("вместо этого используй существующий модуль", FIXED_RU),
+])
+def test_a_redirection_in_place_of_what_the_agent_did_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+def test_instead_of_naming_what_it_replaces_is_no_redirection_of_the_agent():
+    assert not corrects("for the next page, websockets instead of polling would be nice", DONE_EN)
+    assert not corrects("use the existing auth module instead", INFO_EN)  # the agent did nothing to replace
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("you removed my comments", DONE_EN),
+    ("put the comments back", DONE_EN),
+    ("borraste mis comentarios", AgentTurn(said="Listo, limpié el archivo.", claimed_done=True, acted="Edit a.py")),
+    ("tu as supprimé mes commentaires", FIXED_FR),
+    ("你把注释删了", DONE_ZH),
+    ("ты удалил мои комментарии", FIXED_RU),
+    ("I don't want a cache", DONE_EN),  # what the person wants, restated against what was done
+    ("no quiero caché", AgentTurn(said="Agregué una caché.", claimed_done=True, acted="Edit cache.ts")),
+    ("我不要缓存", DONE_ZH),
+])
+def test_blaming_the_agent_for_what_it_removed_or_refusing_what_it_added_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("said", ["แก้ไขปุ่มล็อกอินเรียบร้อยแล้วครับ", "Ho sistemato il filtro.", "De export is opgelost.",
+                                  "Giriş butonu düzeltildi.", "Tombol login sudah diperbaiki.", "Tôi đã sửa nút đăng nhập.",
+                                  "Naprawiłem eksport, działa."])
+def test_an_agent_claims_done_in_thai_italian_dutch_turkish_indonesian_vietnamese_polish(said):
+    assert claims_done(said)
+
+
+@pytest.mark.parametrize("said", ["Sto leggendo il file.", "Saya sedang membaca file.", "กำลังอ่านไฟล์ครับ"])
+def test_work_under_way_in_those_languages_claims_nothing(said):
+    assert not claims_done(said)
+
+
+@pytest.mark.parametrize("text, corrected", [
+    ("ยังใช้ไม่ได้ครับ", True),  # still does not work
+    ("ผิดครับ ต้องเป็นหน้า home", True),  # wrong
+    ("ไม่ต้องแก้ไฟล์นั้น", True),  # no need to touch that file: a prohibition at the head of the clause
+    ("ทำยังไงให้ปุ่มเป็นสีแดง", False),  # ยังไง "how": no ยัง "still"
+    ("ขอบคุณครับ ต่อไปเพิ่มหน้า settings", False),  # thanks, then the next page
+    ("ช่วยเพิ่มปุ่ม logout ด้วย", False),  # please add a logout button
+    ("ใช้ได้แล้วครับ ขอบคุณ", False),  # it works now, thanks
+])
+def test_thai_replies_after_a_claim_are_read_by_their_structure(text, corrected):
+    turn = AgentTurn(said="แก้ไขปุ่มล็อกอินเรียบร้อยแล้วครับ", acted="Edit login.tsx", claimed_done=True)
+    assert corrects(text, turn) is corrected
+
+
+def test_a_polite_japanese_can_you_is_a_request_not_a_question_that_lowers_the_score():
+    from commons.ingest.corrections import pushback_score
+    long_wish = "この地図のデザインは好きじゃない。国境のデータで描き直して。"
+    assert pushback_score(long_wish + "以上の内容で実装できますか", DONE_JA) > pushback_score(long_wish + "どちらが良いですか", DONE_JA)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("please don't touch the config files", DONE_EN),  # a ban after "please": no next task
+    ("let's go back to the previous version", DONE_EN),  # an undo after "let's"
+    ("scrap that, do it with CSS only", DONE_EN),
+    ("vuelve a la versión anterior", AgentTurn(said="Listo, cambié el diseño.", claimed_done=True, acted="Edit a.css")),
+    ("改回之前的样子", DONE_ZH),
+    ("前のバージョンに戻して", DONE_JA),
+    ("you misunderstood, I want to keep both", DONE_EN),
+    ("你理解错了", DONE_ZH),
+    ("勘違いしてるね", DONE_JA),
+    ("I see no difference", DONE_EN),
+    ("why is it still using port 3000?", DONE_EN),  # a why beside a persistence: no mere question
+])
+def test_a_ban_an_undo_a_misunderstanding_or_a_why_it_persists_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text", ["when I go back to the home screen, show the list",
+                                  "let's go back to the plan: next is the API", "please leave a comment in the PR"])
+def test_going_back_somewhere_or_leaving_something_is_no_undo_or_ban(text):
+    assert not corrects(text, DONE_EN)
+
+
+SUMMARY_EN = AgentTurn(said="Implemented the wallet screen in app/wallet.tsx and wired the balance query.",
+                       acted="Bash npx tsc --noEmit", claimed_done=True)
+
+
+@pytest.mark.parametrize("text", [
+    'the error message should say "invalid amount"',
+    "for failed transactions, show a retry button",
+    "the bug tracker link goes in the footer",
+    "the empty state needs an illustration",
+    "el mensaje de error debería decir 'monto inválido'",
+    "错误信息要显示金额无效",
+    "エラーメッセージは赤で表示して",
+])
+def test_a_failure_word_that_names_a_thing_to_build_contradicts_no_claim(text):
+    assert not corrects(text, SUMMARY_EN)
+
+
+@pytest.mark.parametrize("text", ["I get an error message when I log in", "the error page shows up after login",
+                                  "there's an error message on the login screen"])
+def test_an_error_message_met_after_a_claim_contradicts_it(text):
+    assert corrects(text, SUMMARY_EN)
+
+
+def test_a_list_of_what_is_still_wrong_after_it_is_the_same_is_a_correction_not_a_specification():
+    observed = "\n- the tooltip flickers\n- the handle is too small\n- resizing jumps"
+    assert corrects("It's the same. What I see:" + observed, LAYOUT_EN)
+    assert corrects("Sigue igual. Lo que veo:" + observed, LAYOUT_EN)
+    assert not corrects("Next, the panel:" + observed, LAYOUT_EN)  # the same list, as the next work
+
+
+@pytest.mark.parametrize("text, turn", [("sai cosa? aggiungiamo anche il logout", FIXED_IT),  # it "sai" (you know): no vi "sai"
+                                        ("sai rồi", FIXED_VI)])  # vi: wrong
+def test_a_marker_of_one_language_is_not_read_in_another(text, turn):
+    assert corrects(text, turn) is (turn is FIXED_VI)
+
+
+def test_a_question_that_ends_on_its_particle_not_a_mark_scores_as_a_question():
+    from commons.ingest.corrections import pushback_score
+    turn = AgentTurn(said="ตั้งค่าหน้าเมนูเรียบร้อยแล้วครับ", acted="Edit menu.tsx", claimed_done=True)
+    for statement, question in [("ไม่มีปุ่ม logout", "ไม่มีปุ่ม logout ไหมครับ"), ("ログアウトボタンがない", "ログアウトボタンはないですか"),
+                                ("로그아웃 버튼이 없어", "로그아웃 버튼이 없나요")]:
+        assert pushback_score(question, turn) < pushback_score(statement, turn)
+
+
+@pytest.mark.parametrize("text", ["abhi bhi kaam nahi kar raha", "ainda não funciona, continua igual"])
+def test_a_push_back_in_romanized_hindi_or_portuguese_is_a_correction(text):
+    assert corrects(text, AgentTurn(said="Fixed the export.", acted="Edit export.py", claimed_done=True))

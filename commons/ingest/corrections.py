@@ -16,8 +16,18 @@ records are the person's; this module decides what their text is:
   person pushed back on the agent's last turn (what it said, what it ran, whether it claimed done);
   the rules above count in it, beside the markers below (`pushback_score`).
 - A reply that sets how the agent works or talks ("one at a time" after several questions at once,
-  "from now on …", a halt) corrects it; the answer to a turn that only asked is no correction, though
-  it says "not" of the choices offered; a program's failure pasted right after a claim of done is one.
+  "from now on …", "always …", "without asking" after it asked, a halt) corrects it; the answer to a
+  turn that only asked is no correction, though it says "not" of the choices offered; a program's
+  failure pasted right after a claim of done is one.
+- What the reply does, read against what the turn did: after a claim of done, one report that it does
+  not hold, in any language, contradicts it ("the page is blank", "è sbagliato", "还是一样"); after the
+  agent acted, a result unchanged ("it's the same", "sigue igual"), an undo (even as a request: "please
+  revert that"), a redirection ("use X instead"), blame for what it removed ("you removed my
+  comments") push back. Not push-back: a program's own "not" in pasted output (`own_words`), a reminder
+  ("don't forget …"), and in a language that puts its verb last, "not X but Y, please" ending on the
+  request ("ボタンじゃなくて…にして").
+- The markers are the closed words of many languages (en, zh, ja and romanized ja, ko, es, pt, fr, de,
+  ru, it, nl, pl, tr, id, vi, th, hi): negation, persistence, repetition, contrast, failure, why, undo.
 - `rejection_words(result_text)`: a rejected tool use, and the words the person typed with it, if
   any (newer Claude Code versions append "To tell you how to proceed, the user said:\\n...", or "The
   user provided the following reason for the rejection: ...").
@@ -56,9 +66,9 @@ _FILLER = r"(?:(?:hmm+|wait|oh|uh+|um+|ugh|well|ok(?:ay)?|hold\s+on|sorry|err?m?
 
 _OPENING = re.compile(
     r"^[\W_]*" + _FILLER + r"""(?:
-        no(?:pe)?\b(?!\s+(?:problem|problems|worries|rush|doubt|such|one|matter)\b)(?!-)
+        no(?:pe)?\b(?!\s+(?:problem|problems|worries|rush|doubt|such|one|matter|te\s+olvides|olvides|te\s+preocupes)\b)(?!-)
       | nah\b
-      | don'?t\b | dont\b | do\s+not\b | never\b
+      | (?:don'?t|dont|do\s+not)\b(?!\s+(?:forget|worry|hesitate)\b) | never\b(?!\s+mind\b)
       | stop\b | wrong\b | incorrect\b | actually\b | instead\b | undo\b | revert\b | roll\s*back\b
       | (?:that|this)(?:'?s|\s+is|\s+was)\s+(?:not|wrong|incorrect|broken)\b
       | (?:that|this)\s+(?:isn'?t|wasn'?t)\b
@@ -153,6 +163,19 @@ _CONTRADICTS = re.compile(
     )\b""",
     re.IGNORECASE | re.VERBOSE,
 )
+# A failure word naming a thing to build, not a failure met: "the error message should say…", "failed
+# transactions", "the empty state", "a bug tracker", "错误信息", "エラーメッセージ", "mensaje de error"; but "I get an
+# error message", "the error page shows up" meet one.
+_FAILURE_TOPIC = re.compile(
+    r"(?<![^\W\d_])(?<!\ban\s)(?<!\ba\s)(?<!get\s)(?<!got\s)(?<!see\s)(?<!saw\s)(?<!getting\s)(?<!seeing\s)"
+    r"(?:errors?|fail(?:ed|ure|ures)?|crash|bugs?|empty|blank)\s+(?:messages?|handling|handlers?|states?|toasts?"
+    r"|trackers?|reporter|reporting|boundar(?:y|ies)|codes?|cases?|pages?|screens?|modals?|dialogs?|banners?|callbacks?"
+    r"|events?|logs?|rates?|counts?|transactions?|payments?|requests?|jobs?|retries|retry|paths?|tests?\s+for)(?![^\W\d_])"
+    r"(?!\s+(?:shows?|showed|appears?|appeared|pops?\s+up|comes?\s+up|keeps?|is\s+(?:shown|back)|again))"
+    r"|(?<![^\W\d_])(?:mensajes?\s+de\s+error|manejo\s+de\s+errores|messages?\s+d'erreur|gestion\s+des\s+erreurs"
+    r"|mensage(?:m|ns)\s+de\s+erro|fehler(?:meldung|behandlung)\w*)(?![^\W\d_])"
+    r"|错误(?:信息|提示|处理|页面?)|报错(?:信息|提示)|エラー(?:メッセージ|処理|画面|表示)|에러\s?(?:메시지|처리)|오류\s?(?:메시지|처리)",
+    re.IGNORECASE)
 # A person who asks for the next thing is not contradicting, whatever words the request holds
 # ("now add error handling for empty files").
 _REQUEST = re.compile(r"^\W*(?:now(?!\s+(?:i'?m\s+|i\s+|we'?re\s+|we\s+)?(?:getting|seeing|get|got|see|saw|hitting|having)\b)"
@@ -177,14 +200,25 @@ _DONE_ELSEWHERE = re.compile(
     r"(?<![^\W\d_])(?:listo|arreglad[oa]s?|corregid[oa]s?|solucionad[oa]s?|resuelt[oa]s?|implementad[oa]s?"
     r"|actualizad[oa]s?|terminad[oa]s?|funciona(?:\s+ahora)?|corrigid[oa]s?|resolvid[oa]s?|conclu[ií]d[oa]s?|pronto"
     r"|corrig[ée]e?s?|r[ée]solue?s?|termin[ée]e?s?|fonctionne|behoben|erledigt|fertig|funktioniert|aktualisiert"
-    r"|implementiert|исправлен\w*|готово|работает)(?![^\W\d_])"
+    r"|implementiert|исправлен\w*|готово|работает"
+    r"|sistemat[oaie]|risolt[oaie]|corrett[oaie]|completat[oaie]|fatto|funziona|aggiornat[oaie]"  # it
+    r"|opgelost|gerepareerd|klaar|werkt(?:\s+nu)?|bijgewerkt|toegevoegd"  # nl
+    r"|d[üu]zeltildi|tamamland[ıi]|eklendi|g[üu]ncellendi|[çc]al[ıi][şs][ıi]yor"  # tr
+    r"|sudah\s+(?:diperbaiki|ditambahkan|diperbarui|selesai)|selesai|berhasil"  # id
+    r"|đã\s+(?:sửa|xong|cập\s+nhật|thêm)|xong(?:\s+rồi)?|hoàn\s+thành"  # vi
+    r"|naprawi\w+|gotowe|dzia[łl]a|zaktualizowan\w*|dodan[oey])(?![^\W\d_])"  # pl
+    r"|เรียบร้อย|เสร็จ|สำเร็จ|แก้ไขแล้ว|เพิ่มแล้ว|อัปเดตแล้ว|ठीक\s?कर\s?दिया|हो\s?गया"  # th, hi
     r"|ました(?![かがけ])|完了|済み|解消|反映し|対応し|已(?:修复|完成|更新|添加|修改|解决|实现|删除|改)|完成了|修复了|搞定"
     r"|완료|수정했|해결했|추가했|변경했|했습니다",
     re.IGNORECASE)
 # What every Latin-script alternative of _DONE_ELSEWHERE holds: an ASCII text with none of these claims nothing there.
 _DONE_ELSEWHERE_LATIN = ("listo", "arregl", "corregid", "solucionad", "resuelt", "implementad", "actualizad", "terminad",
                          "funciona", "corrigid", "resolvid", "conclu", "pronto", "corrig", "resolu", "termin",
-                         "fonctionne", "behoben", "erledigt", "fertig", "funktioniert", "aktualisiert", "implementiert")
+                         "fonctionne", "behoben", "erledigt", "fertig", "funktioniert", "aktualisiert", "implementiert",
+                         "sistemat", "risolt", "corrett", "completat", "fatto", "funziona", "aggiornat", "opgelost",
+                         "gerepareerd", "klaar", "werkt", "bijgewerkt", "toegevoegd", "duzeltildi", "tamamland", "eklendi",
+                         "guncellendi", "sudah", "selesai", "berhasil", "xong", "naprawi", "gotowe", "dziala", "zaktualizowan",
+                         "dodan")
 
 
 def claims_done(agent_text: str) -> bool:
@@ -203,8 +237,12 @@ def contradicts(person_text: str) -> bool:
     if not is_person_text(norm) or _AGREES.match(norm) or _REQUEST.match(norm) \
             or norm.rstrip().endswith("?") and len(norm) < 60:
         return False
-    # A program's failure pasted back ("Error: Cannot find module …") says it as plainly as words do.
-    return bool(_CONTRADICTS.search(norm) or _PASTED_FAILURE.search(norm[:OPENING_CHARS]))
+    # A program's failure pasted back ("Error: Cannot find module …") says it as plainly as words do; the
+    # markers of every language say it beside English ("è sbagliato", "ยังใช้ไม่ได้", "还是一样").
+    head = own_words(_NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", _FAILURE_TOPIC.sub(" ", norm[:OPENING_CHARS]))))
+    does_not = bool(_DOES_NOT.search(head)) and not _NEGATED_ASK.search(head)  # "can't you…?" asks
+    return bool(_CONTRADICTS.search(_FAILURE_TOPIC.sub(" ", norm)) or _PASTED_FAILURE.search(norm[:OPENING_CHARS])
+                or _FAILS.search(head) or does_not or _SAME.search(head))
 
 
 def rejection_words(result_text: str) -> str | None:
@@ -257,50 +295,100 @@ _NEGATION = re.compile(
         r"n[ãa]o", r"nem",  # pt
         r"ne", r"pas", r"non", r"jamais", r"rien",  # fr, it
         r"nicht", r"nein", r"kein\w*", r"nie",  # de
-        r"не", r"нет", r"ни",  # ru
-    )) + "|" + _words(r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"(?<![识區区特分级級类類告个個差性辨鉴識])(?:別|别)", r"未", r"并非", r"ない", r"ません", r"なく(?![しすさ])", r"違う", r"ダメ", r"だめ", r"않", r"아니", r"못", r"(?<!문제 )(?<!문제)없"),
+        r"не", r"нет", r"ни", r"никогда", r"ничего",  # ru
+        r"niente", r"nessun\w*", r"mai",  # it
+        r"niet", r"geen", r"nee", r"nooit",  # nl
+        r"değil", r"yok", r"hayır", r"\w+m[ıiuü]yor\w*", r"olmad[ıi]", r"çalışmad[ıi]",  # tr: "çalışmıyor" "does not work"
+        r"tidak", r"bukan", r"belum", r"jangan",  # id
+        r"không", r"chưa", r"đừng",  # vi
+        r"chigau", r"chigaimasu", r"dame", r"janai", r"ja\s+nai", r"\w{2,}nai", r"\w{2,}masen(?:deshita)?",  # ja, romanized
+        r"nahi+n?",  # hi, romanized
+    )) + "|" + _words(r"ไม่", r"อย่า", r"नहीं", r"안\s?(?:돼|되|됨|됐|나와|보여|보이|움직|바뀌|맞)", r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"(?<![识區区特分级級类類告个個差性辨鉴識])(?:別|别)", r"未", r"并非", r"ない", r"ません", r"なく(?![しすさ])", r"違う", r"ダメ", r"だめ", r"않", r"아니", r"못", r"(?<!문제 )(?<!문제)없"),
     re.IGNORECASE)
 _PERSISTS = re.compile(
-    _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"noch", r"ещё|еще"))
-    + "|" + _words(r"还是", r"仍", r"依然", r"まだ", r"相変わらず", r"やっぱり", r"やはり", r"아직", r"여전히"),
+    _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"noch", r"ещё|еще",
+                         r"до\s+сих\s+пор", r"ancora", r"gi[àa]", r"nog\s+steeds", r"nog\s+altijd", r"h[âa]l[âa]", r"masih",
+                         r"v[ẫâ]n", r"nadal", r"wci[ąa][żz]", r"mada", r"yappari", r"abhi\s+(?:bhi|tak)"))
+    + "|" + _words(r"还是", r"仍", r"依然", r"まだ", r"相変わらず", r"やっぱり", r"やはり", r"아직", r"여전히", r"ยัง(?!ไง|งั้|งี้|งัย)", r"अभी\s?भी"),
     re.IGNORECASE)
 # Repetition: a push-back only beside a negation or a failure ("the same error again", "又失败了"); alone
 # it is a request to do a thing once more ("read the todo again").
 _REPEATS = re.compile(
-    _LATIN.format(_words(r"again", r"same", r"otra\s+vez", r"de\s+nuevo", r"encore", r"wieder", r"опять"))
-    + "|" + _words(r"又", r"再次", r"また"),
+    _LATIN.format(_words(r"again", r"same", r"otra\s+vez", r"de\s+nuevo", r"encore", r"wieder", r"опять",
+                         r"снова", r"di\s+nuovo", r"de\s+novo", r"novamente", r"weer", r"opnieuw", r"yine", r"tekrar", r"lagi",
+                         r"l[ạa]i", r"znowu", r"ponownie", r"mata", r"phir\s+se"))
+    + "|" + _words(r"又", r"再次", r"また", r"다시", r"또", r"อีกแล้ว", r"อีก"),
     re.IGNORECASE)
 _FAILS = re.compile(
     _LATIN.format(_words(r"fail\w*", r"errors?", r"erroring", r"broken?", r"broke", r"wrong", r"bug\w*", r"crash\w*",
                          r"mess", r"issues?", r"falla\w*", r"mal", r"roto", r"raro", r"incorrect\w*", r"erreur",
                          r"fehler\w*", r"falsch", r"kaputt", r"errad[oa]", r"ошибк\w*",
-                         r"too\s+(?:much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)",
+                         r"errores", r"equivocad[oa]s?", r"erros?", r"quebrad[oa]s?", r"faux", r"fausse", r"cass[ée]e?s?",
+                         r"errore", r"errori", r"sbagliat\w*", r"rott[oa]", r"fout\w*", r"kapot", r"hata\w*", r"yanl[ıi][şs]\w*",
+                         r"bozu\w*", r"salah", r"galat", r"rusak", r"lỗi", r"bị\s+sai", r"sai\s+rồi", r"b[łl][ąa]d\w*", r"[źz]le", r"zepsu\w*",
+                         r"неправильн\w*", r"сломал\w*", r"сломан\w*", r"баг\w*", r"okashii", r"bagu",
+                         r"(?:are|is|went|turned|goes|still)\s+red", r"worse", r"unable\s+to",
+                         r"misunderst\w*", r"looks?\s+(?:off|weird|odd|strange)", r"entendiste\s+mal", r"mal\s+compris",
+                         r"missverstanden", r"entendeu\s+mal",
+                         r"overlap\w*", r"cut\s+off", r"overflow\w*", r"misaligned", r"clipped", r"truncated",
+                         r"over-?(?:complicat|engineer)\w*", r"peor", r"pire", r"schlechter", r"хуже", r"peggio", r"pior",
+                         r"se\s+(?:superpone\w*|sobrepone\w*|corta\w*)", r"chevauch\w*", r"[üu]berlapp\w*", r"abgeschnitten",
                          r"(?:very|so|really|super|way)\s+slow", r"slow\s+to\s+\w+", r"stuck", r"hang(?:s|ing)?", r"frozen",
-                         r"tak(?:es|ing)\s+(?:a\s+)?(?:very\s+|really\s+)?(?:long|forever)", r"demasiad[oa]s?", r"trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)")) + "|"
-    + _words(r"失败", r"错", r"问题", r"不佳", r"卡住", r"未通过", r"乱", r"空白", r"エラー", r"失敗", r"間違", r"おかし", r"はみ出", r"すぎ", r"過ぎ", r"太多", r"过于", r"見にく", r"見づら", r"崩れ", r"ずれて", r"足りな", r"バグ", r"오류", r"에러", r"실패"),
+                         r"tak(?:es|ing)\s+(?:a\s+)?(?:very\s+|really\s+)?(?:long|forever)",
+                         r"too\s+(?:complicated|complex|verbose|much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"demasiad[oa]s?", r"trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)")) + "|"
+    + _words(r"失败", r"错", r"问题", r"不佳", r"卡住", r"未通过", r"乱", r"空白", r"エラー", r"失敗", r"間違", r"おかし", r"はみ出", r"すぎ", r"過ぎ", r"太多", r"过于", r"見にく", r"見づら", r"崩れ", r"ずれて", r"足りな", r"バグ", r"오류", r"에러", r"실패", r"틀렸", r"틀려", r"잘못", r"버그", r"이상해",
+             r"ผิด", r"พัง", r"更糟", r"更差", r"变差", r"重叠", r"溢出", r"被截断", r"悪化", r"悪くなった", r"重なって", r"切れて",
+             r"더\s?나빠", r"겹쳐", r"잘려", r"理解错", r"误会", r"誤解", r"勘違い", r"오해", r"ใช้ไม่ได้", r"ข้อผิดพลาด", r"गलत", r"एरर"),
     re.IGNORECASE)
 _CONTRAST = re.compile(
     _LATIN.format(_words(r"but", r"however", r"though", r"instead", r"only\s+thing", r"rather",
                          r"pero", r"sino", r"en\s+vez", r"en\s+cambio", r"mas", r"por[ée]m", r"mais", r"plut[ôo]t",
-                         r"aber", r"sondern", r"stattdessen", r"но", r"вместо"))
-    + "|" + _words(r"但", r"不过", r"而是", r"でも", r"しかし", r"けど", r"のに", r"그런데", r"하지만", r"[야어]\s?(?:하|되)는데"),
+                         r"aber", r"sondern", r"stattdessen", r"но", r"вместо",
+                         r"per[òo]", r"invece", r"maar", r"ama", r"fakat", r"tapi", r"tetapi", r"nh[ưu]ng", r"ale", r"kedo",
+                         r"keredo", r"noni", r"lekin"))
+    + "|" + _words(r"但", r"不过", r"而是", r"でも", r"しかし", r"けど", r"のに", r"그런데", r"하지만", r"아니라", r"แต่", r"लेकिन", r"[야어]\s?(?:하|되)는데"),
     re.IGNORECASE)
-_WHY = re.compile(_LATIN.format(_words(r"why", r"por\s+qu[ée]", r"porqu[ée]", r"xq", r"pourquoi", r"warum", r"почему"))
-                  + "|" + _words(r"为什么", r"为何", r"なぜ", r"どうして", r"なんで", r"왜"), re.IGNORECASE)
+_WHY = re.compile(_LATIN.format(_words(r"why", r"por\s+qu[ée]", r"porqu[ée]", r"xq", r"pourquoi", r"warum", r"почему",
+                                    r"perch[ée]", r"waarom", r"neden", r"niye", r"kenapa", r"mengapa", r"t[ạa]i\s+sao", r"dlaczego",
+                                    r"naze", r"nande", r"doushite", r"ky[uo]n"))
+                  + "|" + _words(r"为什么", r"为何", r"なぜ", r"どうして", r"なんで", r"왜", r"ทำไม", r"क्यों"), re.IGNORECASE)
+# "Use the auth module instead", "mejor en su lugar", "代わりに": in place of what the agent did or proposed (an
+# "instead of X" names what it replaces itself, and opens a comparison, not a redirection).
+_INSTEAD = re.compile(_LATIN.format(_words(r"instead(?!\s+of\b)", r"rather(?!\s+than\b)", r"en\s+su\s+lugar", r"en\s+vez\s+de\s+eso",
+                                           r"[àa]\s+la\s+place(?!\s+de\b)", r"stattdessen", r"invece(?!\s+di\b)", r"em\s+vez\s+disso",
+                                           r"вместо\s+этого")) + "|" + _words(r"(?<!の)代わりに", r"그\s?대신"), re.IGNORECASE)
+# The agent blamed for what it took away or broke: "you removed my comments", "borraste", "你删了", "消したでしょ".
+_YOU_UNDID = re.compile(_LATIN.format(_words(
+    r"you(?:'ve|\s+have)?\s+(?:just\s+)?(?:removed|deleted|dropped|overwr\w+|erased|lost|broke|ignored|skipped|forgot|wiped|clobbered)",
+    r"(?:borraste|eliminaste|quitaste|rompiste|ignoraste|olvidaste|apagaste)", r"tu\s+as\s+(?:supprim|effac|cass|oubli|ignor)\w*",
+    r"du\s+hast\s+(?:\S+\s+){0,3}?(?:gel[öo]scht|entfernt|kaputt\w*|vergessen|ignoriert|[üu]berschrieben)",
+    r"ты\s+(?:удалил|сломал|забыл|стёр|стер)\w*")) + "|" + _words(
+    r"你(?:把\S{0,12})?(?:删|去掉|弄坏|忘了|漏了|改坏)", r"消したでしょ", r"消しちゃ", r"消さないで", r"지웠", r"망가뜨렸"), re.IGNORECASE)
 # Words a person uses to restate what they asked for, or to stop the agent.
 _WANTED = re.compile(
     _LATIN.format(_words(r"i\s+(?:only|just)\s+(?:want\w*|asked|said|need\w*)", r"i\s+wanted", r"i\s+said", r"i\s+meant",
                          r"i\s+asked", r"stop", r"undo", r"revert", r"clean\s+up", r"focus\s+on", r"solo\s+pregunt\w*",
                          r"te\s+dije", r"quiero", r"je\s+voulais", r"ich\s+wollte", r"to\s+be\s+clear",
-                         r"(?:i|it)\s+should", r"deber[ií]a", r"sollte", r"devrait"))
+                         r"(?:i|it)\s+should", r"deber[ií]a", r"sollte", r"devrait",
+                         r"(?:i|we)\s+(?:do\s*n[o']?t|don'?t)\s+(?:want|need|like)", r"(?:was|were|is|are)\s+supposed\s+to",
+                         r"no\s+quiero", r"no\s+necesit\w+", r"je\s+ne\s+veux\s+pas", r"ich\s+will\s+(?:das\s+)?(?:nicht|kein\w*)",
+                         r"n[ãa]o\s+quero", r"non\s+voglio", r"я\s+не\s+(?:хочу|просил)"))
     + "|" + _words(r"清空", r"删除", r"撤销", r"回滚", r"还原", r"停", r"务必", r"我要的是", r"只要", r"应该", r"やめて", r"私が言って", r"言ったのに",
-                   r"はずなのに", r"はずが", r"はずだ(?:けど|が)", r"[야어]\s?(?:하|되)는데"),
+                   r"はずなのに", r"はずが", r"我不要", r"不需要", r"我没(?:让|叫|要)你", r"頼んでない", r"いらない", r"はずだ(?:けど|が)", r"[야어]\s?(?:하|되)는데"),
     re.IGNORECASE)
 # An imperative to undo what the agent did ("戻して", "撤销", "revert it", "deshacé eso"): push-back in itself.
 _UNDO = re.compile(
-    _LATIN.format(_words(r"undo", r"revert\w*", r"roll\s*back", r"put\s+it\s+back", r"deshac\w*", r"deshaz", r"revi[ée]rt\w*",
-                         r"annule\w*", r"r[üu]ckg[äa]ngig", r"desfa[zç]\w*"))
-    + "|" + _words(r"戻して", r"元に戻", r"取り消して", r"撤销", r"回滚", r"还原", r"恢复原", r"되돌려", r"원래대로"),
+    _LATIN.format(_words(r"undo", r"revert\w*", r"roll\s*back", r"(?:put|bring|add)\s+(?:\S+\s+){0,3}?back",
+                         r"restore\s+(?:it|that|this|them|what|the\s+(?:old|previous|original))",
+                         r"go\s+back\s+to\s+(?:(?:the\s+)?(?:previous|old|original|earlier|last)|how\s+it\s+was)",
+                         r"(?:scrap|discard|throw\s+away)\s+(?:that|this|it|those|these|all\s+(?:of\s+)?that|the\s+changes?)",
+                         r"vuelve\s+a\s+la\s+versi[oó]n\s+anterior", r"descarta\s+(?:eso|los\s+cambios)",
+                         r"reviens\s+[àa]\s+la\s+version\s+pr[ée]c[ée]dente", r"zur[üu]ck\s+zur\s+(?:vorherigen|alten)\s+version", r"deshac\w*", r"deshaz", r"revi[ée]rt\w*",
+                         r"annule\w*", r"r[üu]ckg[äa]ngig", r"desfa[zç]\w*",
+                         r"annulla\w*", r"ripristina\w*", r"ongedaan", r"terugdraai\w*", r"geri\s+al\w*", r"batalkan", r"kembalikan",
+                         r"ho[àa]n\s+t[áa]c", r"cofnij", r"верни\w*", r"откат\w*", r"отмени\w*", r"modoshite", r"torikeshite"))
+    + "|" + _words(r"戻して", r"元に戻", r"取り消して", r"撤销", r"回滚", r"还原", r"恢复原", r"되돌려", r"원래대로", r"ย้อนกลับ", r"เอาคืน", r"改回", r"回到(?:之前|原来|上一)",
+                   r"前の(?:バージョン|状態)に"),
     re.IGNORECASE)
 _ADDRESSES = re.compile(_LATIN.format(_words(r"you", r"your", r"u", r"te", r"vos", r"tu", r"vous", r"dein\w*",
                                              r"ты", r"вы")) + "|你|您", re.IGNORECASE)
@@ -313,6 +401,13 @@ _NEGATED_ASK = re.compile(r"(?:でき|くれ|もらえ|られ)(?:ない|ませ�
 # "not only X but Y" ("だけではなく", "不仅", "no solo"): an addition, not a negation.
 _NOT_ONLY = re.compile(r"だけ(?:で|じゃ)?は?なく(?:て)?|不仅|不只|(?<![^\W\d_])(?:not\s+only|not\s+just|no\s+s[oó]lo|nicht\s+nur|pas\s+seulement)(?![^\W\d_])",
                        re.IGNORECASE)
+# A reminder or a reassurance ("don't forget the README", "no te olvides", "别忘了", "忘れないで", "don't worry"): an
+# addition to the work, its "don't" prohibits nothing the agent did.
+_REMINDS = re.compile(_LATIN.format(_words(
+    r"(?:don'?t|do\s+not|never)\s+(?:forget|worry|hesitate)", r"never\s+mind", r"no\s+te\s+olvides", r"no\s+olvides",
+    r"n[ãa]o\s+(?:se\s+)?esque[çc]a", r"n'oublie\s+pas", r"ne\s+t'inqui[èe]te\s+pas", r"vergiss\s+nicht", r"keine\s+sorge",
+    r"не\s+забудь\w*", r"не\s+волнуйся", r"non\s+dimenticare", r"unutma", r"jangan\s+lupa", r"đừng\s+quên"))
+    + "|" + _words(r"别忘了", r"不要忘记", r"不要忘了", r"别担心", r"忘れないで", r"忘れずに", r"잊지\s?마", r"อย่าลืม"), re.IGNORECASE)
 _TOKEN = re.compile(r"[^\W\d_][\w.=/-]{3,}|[\u4e00-\u9fff]{2,}")
 _STOP = frozenset("this that with from have what when then them they there their here were will would should could "
                   "about also just like into only some more make want need does done your yours para como esto esta "
@@ -346,16 +441,21 @@ _NEXT_TASK = re.compile(
         r"adelante", r"mach\s+weiter",
         r"/[a-z][\w-]*",  # a slash command: a request of its own
     ) + r")(?![^\W\d_])|" + _words(r"增加", r"加上", r"添加", r"新增", r"创建", r"实现", r"帮我", r"请", r"如果",
-                                    r"继续", r"快点") + ")",
+                                    r"继续", r"快点", r"ช่วย", r"เพิ่ม", r"สร้าง", r"ทำต่อ", r"ต่อเลย") + ")",
     re.IGNORECASE)
 # Three or more list items: a specification of work, not a reply to the last turn.
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S", re.MULTILINE)
 # A prohibition at the head of a clause: "don't…", "不要…", "别…".
-_PROHIBITS = re.compile(r"(?:^|[,.;:!?，。；：！？]\s*)(?:" + _words(r"don'?t", r"do\s+not", r"never", r"stop", r"不要", r"别", r"不许",
-                                                                      r"不用", r"no\s+(?!problem|worries)\w+") + ")",
+_PROHIBITS = re.compile(r"(?:^|[,.;:!?，。；：！？]\s*)(?:please\s+|pls\s+|por\s+favor,?\s+|bitte\s+|请)?(?:" + _words(r"don'?t", r"do\s+not", r"never", r"stop", r"不要", r"别", r"不许",
+                                                                      r"不用", r"no\s+(?!problem|worries)\w+", r"ไม่ต้อง", r"อย่า",
+                                                                      r"jangan", r"đừng", r"하지\s?마",
+                                                                      r"leave\s+(?:\S+\s+){0,3}?alone") + ")",
                         re.IGNORECASE)
 # "does not expand", "没有更新", "no anduvo": what the agent made does not do what it should.
 _DOES_NOT = re.compile(_LATIN.format(_words(r"(?:does|did|is|are|was|were)\s*n[o']?t\s+\w+", r"not\s+\w+ing",
+                                            r"(?:do\s*n[o']?t|can'?t|cannot|can\s+not|could\s*n[o']?t)\s+(?:see|find|get|open|load|access|reach|connect)",
+                                            r"(?:won'?t|wo\s*n[o']?t|would\s*n[o']?t|can'?t|cannot|could\s*n[o']?t)\s+(?:even\s+)?"
+                                            r"(?:work|run|start|load|open|build|compile|launch|connect|render|show|display|save|install|boot)",
                                             r"no\s+(?:anduvo|funciona\w*|sirve|resolvi\w*|anda)", r"n[ãa]o\s+funciona"))
                        + "|" + _words(r"没有(?:更新|变化|生效|成功|反应)", r"并没有", r"没(?:更新|用|反应)", r"未(?:通过|更新|生效)", r"[てで]い?な(?:い|く)", r"[てで]い?ません", r"ませんでした", r"(?:し|でき|見え|動か|効か|変わら|入ら)な(?:い|く)", r"안\s?(?:돼|되|나와)"),
                        re.IGNORECASE)
@@ -400,11 +500,15 @@ _AGREES_ANY = re.compile(r"^\W*(?:(?:" + _words(r"yes", r"yeah", r"yep", r"ok(?:
                                                r"nice", r"cool", r"good", r"s[ií]", r"bien", r"vale", r"dale",
                                                r"gracias", r"oui", r"merci", r"ja", r"genau", r"danke", r"sim",
                                                r"obrigad[oa]", r"да", r"спасибо")
-                         + r")(?![^\W\d_])|" + _words(r"好的?", r"对", r"是的", r"嗯", r"谢谢", r"不错")
+                         + r")(?![^\W\d_])|" + _words(r"好的?", r"对", r"是的", r"嗯", r"谢谢", r"不错", r"โอเค", r"ขอบคุณ",
+                                                         r"ได้เลย", r"ดีมาก", r"เยี่ยม")
                          + ")", re.IGNORECASE)
 # What an IDE adds to the person's message (the file they opened, the lines they selected).
 _IDE_NOTE = re.compile(r"<ide_[a-z_]+>.*?</ide_[a-z_]+>", re.DOTALL)
-_ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[?？]?\s*$")
+# A question, with its mark or with the particle that ends one ("ไหม", "ですか", "나요"); a polite "can you…?"
+# ("できますか", "てくれますか") asks for work, as "can you" opening a request does in English.
+_ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[?？]?\s*$|(?:ไหม|มั้ย|หรือเปล่า|หรือยัง)\s*(?:ครับ|คะ|ค่ะ)?\s*$"
+                   r"|(?<!でき)(?<!くれ)(?<!もらえ)(?<!いただけ)(?:ですか|ますか|でしょうか)\s*$|(?:나요|까요|습니까|인가요)\s*$")
 
 
 PUSHBACK_AT = 2.0  # the score from which a message is a correction
@@ -444,6 +548,43 @@ _STANDING = re.compile(
                          r"с\s+этого\s+момента", r"впредь"))
     + "|" + _words(r"今後", r"これからは", r"次から", r"以后", r"今后", r"从现在开始", r"从今以后", r"앞으로", r"이제부터", r"다음부터"),
     re.IGNORECASE)
+# A standing rule at the head of a clause: "always …", "siempre …", "いつも…", "항상 …"; and the agent told to
+# go on without asking ("without asking", "sin preguntar", "聞かずに", "不用问"): how it works from now on.
+_ALWAYS = re.compile(r"(?:^|[.!;:\n]\s*)(?:please\s+|por\s+favor\s+|bitte\s+)?(?:" + _LATIN.format(_words(
+    r"always", r"siempre", r"sempre", r"toujours", r"immer", r"всегда", r"zawsze", r"altijd", r"her\s+zaman", r"selalu",
+    r"lu[ôo]n(?:\s+lu[ôo]n)?", r"hamesha", r"itsumo")) + "|" + _words(r"总是要", r"一律", r"每次都要", r"始终要", r"常に", r"必ず",
+    r"いつも", r"항상", r"늘", r"ตลอด", r"เสมอ", r"हमेशा") + ")", re.IGNORECASE)
+_NO_ASKING = re.compile(_LATIN.format(_words(
+    r"without\s+(?:the\s+need\s+to\s+)?(?:\w+\s+)?(?:ask\w*|approval|confirm\w*|permission)", r"stop\s+asking",
+    r"(?:don'?t|do\s+not|no\s+need\s+to)\s+(?:ask|wait\s+for)", r"sin\s+(?:preguntar|pedir\s+(?:permiso|confirmaci[oó]n))",
+    r"no\s+(?:me\s+)?preguntes", r"sem\s+perguntar", r"n[ãa]o\s+(?:me\s+)?pergunte", r"sans\s+(?:me\s+)?demander",
+    r"ne\s+(?:me\s+)?demande\s+pas", r"ohne\s+(?:zu\s+)?(?:fragen|nachzufragen)", r"frag\s+nicht", r"senza\s+chiedere",
+    r"zonder\s+te\s+vragen", r"bez\s+pytania", r"sormadan", r"tanpa\s+bertanya", r"jangan\s+tanya", r"đừng\s+hỏi",
+    r"не\s+спрашива\w*", r"без\s+подтвержден\w*", r"kikazu\s+ni")) + "|" + _words(
+    r"不用问", r"别问", r"不要问", r"无需确认", r"不用确认", r"聞かずに", r"確認せずに", r"確認しないで", r"묻지\s?말고",
+    r"물어보지\s?말고", r"ไม่ต้องถาม"), re.IGNORECASE)
+# What the agent made is unchanged: "it's the same", "sigue igual", "c'est pareil", "还是一样", "変わらない", "똑같아".
+_SAME = re.compile(_LATIN.format(_words(
+    r"(?:it'?s|it\s+is|still|looks|that'?s)\s+(?:exactly\s+|just\s+)?(?:the\s+)?same(?!\s+(?:as|to|for|in|way)\b)",
+    r"same\s+(?:thing|error|problem|issue|result|behaviou?r)", r"nothing\s+(?:has\s+)?changed", r"no\s+change",
+    r"(?:same|identical|unchanged)\s+(?:as|to)\s+before", r"(?:see\s+)?no\s+difference", r"(?:don'?t|do\s+not|can'?t|cannot)\s+see\s+(?:any\s+)?(?:change|difference)",
+    r"(?:sigue|est[aá]|continua|es)\s+igual", r"lo\s+mismo", r"a\s+mesma\s+coisa", r"pareil", r"la\s+m[êe]me\s+chose",
+    r"rien\s+n'a\s+chang[ée]", r"dasselbe", r"das\s+gleiche", r"unver[äa]ndert", r"то\s+же\s+самое", r"ничего\s+не\s+изменилось",
+    r"без\s+изменений", r"uguale", r"lo\s+stesso", r"hetzelfde", r"ayn[ıi]", r"(?:masih|tetap)\s+sama", r"sama\s+saja",
+    r"v[ẫâ]n\s+(?:v[ậa]y|nh[ưu]\s+c[ũu])", r"onaji", r"kawaranai")) + "|" + _words(
+    r"一样", r"老样子", r"没(?:有)?变化", r"没变", r"同じ", r"変わらない", r"変わってない", r"変わりません", r"똑같", r"그대로",
+    r"변화\s?없", r"เหมือนเดิม"), re.IGNORECASE)
+# "Not X but Y", "instead of X", "Xせずに": the "not" names what a request replaces.
+_INSTEAD_OF = re.compile(r"(?:じゃ|では)なく(?:て)?|せずに|ずに|而不是|대신|말고|" + _LATIN.format(_words(
+    r"instead\s+of", r"rather\s+than", r"en\s+(?:vez|lugar)\s+de", r"au\s+lieu\s+de", r"em\s+vez\s+de", r"statt", r"anstatt",
+    r"invece\s+di", r"вместо")), re.IGNORECASE)
+# A message whose last clause asks for a change ("…にしてください", "…해줘", "…吧"): in a language that puts its
+# verb last, the sentence's force is its end, and a "not X but Y" before it says what to change, not that the agent
+# erred ("ボタンじゃなくて、枠内をクリックしたら追加できるようにして").
+_ENDS_ASKING = re.compile(r"(?:て(?:ください|下さい|くれ(?:ます|ません)?か?|ほしい|欲しい|もらえ(?:ます|ません)?か?)?|にして|して|お願いします?"
+                          r"|주세요|해\s?줘|줘|해\s?봐|하자|吧|一下)\W*$")
+
+
 # Questions the agent put at once: two question marks in its last words, or one beside a numbered list
 # (its words are kept cut, so the list's later questions may be gone).
 _QUESTION_MARK = re.compile(r"[?？]")
@@ -466,6 +607,22 @@ _HALT = re.compile(r"^\W*(?:" + _LATIN.format(_words(r"hold\s+on", r"wait", r"es
 # "TypeError: …", "Traceback (most recent call last):", "FAILED …", "fatal: …", "panic: …".
 _PASTED_FAILURE = re.compile(r"^[^\S\n]*(?:[A-Za-z_.]*(?:Error|Exception)\b|Traceback \(most recent call last\)|FAIL(?:ED)?\b"
                              r"|fatal:|panic:)", re.MULTILINE)
+# A line a program printed, pasted in: a log's or a shell's prefix ("npm ERR!", "error[E0433]:", "$ cargo build",
+# "PS C:\\dev>"), a stack frame ("  File …", "at fn (…)"), a failure's name ("TypeError: …"), a line indented as
+# code or output; and every line of a fenced block.
+_OUTPUT_LINE = re.compile(r"""^(?:[^\S\n]{2,}\S|\t|[^\S\n]*(?:npm\s+(?:ERR!|error|warn)|yarn\s+|pnpm\s+|error(?:\[\w+\])?:|warning:|E\s\s
+    |[A-Za-z_.]*(?:Error|Exception)\b|Traceback\b|at\s+\S+\s+\(|File\s+"|\$\s|PS\s+[A-Za-z]:|[A-Za-z]:\\\S*>|\S+@\S+:\S*[$#]
+    |\[\d|\d{1,2}:\d{2}:\d{2}|FAIL(?:ED)?\b|fatal:|panic:|-->|[\u2500-\u257f]|\S+\s*\u279c)).*$""", re.MULTILINE | re.VERBOSE)
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+
+
+def own_words(text: str) -> str:
+    """The text without what programs printed in it (pasted output lines, fenced blocks): the person's words."""
+    if "```" in text:
+        text = _FENCED.sub("\n", text)
+    return _OUTPUT_LINE.sub("", text)
+
+
 _ANSWER_NO = re.compile(r"^\W*(?:no(?:pe)?|nah|non|nein|нет|不用|不要|不)(?![^\W\d_])[\s,.!:;\-\u2014]*", re.IGNORECASE)
 # The agent's words end on a question to the person ("Shall I also update the docs?").
 _ASKED = re.compile(r"[?？]\W*$")
@@ -526,37 +683,56 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     if is_correction(norm) and not (answer and not _STILL.search(norm)):
         return PUSHBACK_AT
     # A reply that pushes back does so first; what follows may be pasted output or the next request.
-    head = _NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", norm[answer.end() if answer else 0:OPENING_CHARS]))
+    head = _REMINDS.sub(" ", _NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", _FAILURE_TOPIC.sub(
+        " ", norm[answer.end() if answer else 0:OPENING_CHARS]))))
     # A program's failure pasted back right after a claim of done, its stack trace a list of lines.
     pasted_failure = turn.claimed_done and bool(_PASTED_FAILURE.search(head))
     if _may_hold(head, ("no", "can", "n't", "denied")):
         head = _ERROR_TEXT.sub(" error ", head)
     fails = bool(_FAILS.search(head))
-    negates, prohibits, does_not = bool(_NEGATION.search(head)), bool(_PROHIBITS.search(head)), bool(_DOES_NOT.search(head))
+    # A failure pasted in fails, but its "not" and "cannot" are the program's: negation is read in the person's words.
+    said = own_words(head)
+    negates, prohibits, does_not = bool(_NEGATION.search(said)), bool(_PROHIBITS.search(said)), bool(_DOES_NOT.search(said))
     if _NEGATED_ASK.search(head):
         negates = does_not = False  # "can't you…?": a request, not a denial
-    persists = bool(_PERSISTS.search(head) or (negates or fails or does_not) and _REPEATS.search(head))
+    # What the agent acted on is unchanged ("it's the same", "sigue igual", "还是一样"): it persists, and that is a
+    # push-back in itself.
+    unchanged = bool((turn.claimed_done or turn.acted) and _SAME.search(said))
+    persists = bool(_PERSISTS.search(head) or (negates or fails or does_not) and _REPEATS.search(head) or unchanged)
     # A rule for how the agent works or talks from now on corrects it in itself; "one at a time", or a
     # halt, after the agent put several questions at once: the reply is about how it asks, not an answer.
     several = asked_several(turn.said)
-    conduct = 2 * bool(_STANDING.search(head)) + 2 * bool(_PACE.search(head) and several) \
-        + bool(_HALT.match(norm)) * (1 + several)
-    if not conduct and (_NEXT_TASK.match(norm) or _NEXT_TASK.match(_after_agreeing(norm))
-                        or len(_LIST_ITEM.findall(norm)) >= 3 and not pasted_failure):
+    conduct = 2 * bool(_STANDING.search(head) or _ALWAYS.search(head) or turn.asked and _NO_ASKING.search(head)) \
+        + 2 * bool(_PACE.search(head) and several) + bool(_HALT.match(norm)) * (1 + several)
+    undoes = bool(_UNDO.search(head))
+    opens = _NEXT_TASK.match(norm)
+    if opens:
+        rest = norm[opens.end():].lstrip()
+        if _FAILS.match(rest) or _UNDO.match(rest) or _PROHIBITS.match(rest):
+            opens = None  # "build fails …", "please revert that", "please don't touch …": what failed, an undo, a ban
+    if not conduct and (opens or _NEXT_TASK.match(_after_agreeing(norm))
+                        or len(_LIST_ITEM.findall(norm)) >= 3 and not (pasted_failure or unchanged)):
         return 0.0
-    wanted, shouts, undoes = bool(_WANTED.search(head)), _shouts(head, turn), bool(_UNDO.search(head))
-    you_not = bool(_YOU_NOT.search(head))
+    wanted, shouts = bool(_WANTED.search(head)), _shouts(head, turn)
+    you_not = bool(_YOU_NOT.search(said))
+    blames = bool(_YOU_UNDID.search(said))
+    redirects = bool(_INSTEAD.search(said)) and bool(turn.acted or turn.claimed_done or turn.asked)
+    # "instead" sets one thing against another, as "but" does
+    contrast, why = bool(_CONTRAST.search(head)) or redirects, bool(_WHY.search(head))
+    if _ENDS_ASKING.search(norm) and not (fails or persists or does_not or undoes or wanted or why) \
+            and not _NEGATION.search(_INSTEAD_OF.sub(" ", head)):
+        negates = prohibits = you_not = False  # every "not" is a "not X but Y" of the request that ends the message
     if turn.asked and not turn.acted and not turn.claimed_done \
             and not (fails or persists or wanted or undoes or shouts):
         # The turn only asked (no call, no claim): the reply answers it, and its "not" and "doesn't" are
         # about the choices the question offered ("definitely not Go", "so that it doesn't freeze"),
         # not about the agent's work.
         negates = prohibits = does_not = you_not = False
+    # After a claim of done, a report that it does not hold contradicts the claim, in any language (`contradicts`).
     pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + 2 * undoes + you_not + conduct \
-        + (turn.claimed_done and contradicts(norm))
-    contrast, why = bool(_CONTRAST.search(head)), bool(_WHY.search(head))
-    score = pushback + (contrast and pushback > 0) + (why and (negates or fails)) \
-        + min(refers_back(head, turn), 2) * 0.5 + bool(_ADDRESSES.search(head) or _POINTS.search(head)) * 0.5 + turn.claimed_done * 0.5 \
+        + 1.5 * (turn.claimed_done and contradicts(norm)) + unchanged + blames + redirects
+    score = pushback + (contrast and pushback > 0) + (why and (negates or fails or persists)) \
+        + min(refers_back(head, turn), 2) * 0.5 + bool(_ADDRESSES.search(head) or _POINTS.search(head) or blames) * 0.5 + turn.claimed_done * 0.5 \
         + turn.interrupted
     if len(norm) > 2 * OPENING_CHARS and not (persists or fails or does_not):
         score -= 1.5  # a new specification, not a reply to the last turn
