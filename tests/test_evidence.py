@@ -435,3 +435,18 @@ def test_a_shell_search_of_other_words_or_another_program_is_no_retry_of_a_faile
     assert retry_part("Glob", "**/pkg/harbor/**", "Bash", "cat /p/pkg/harbor/client.go") is None
     fixes, state = _run(failure, [("Bash", "grep -rn Registry /p/pkg", True)])
     assert fixes == [] and state
+
+
+EISDIR = "EISDIR: illegal operation on a directory, read '/p/pkg/harbor'"
+
+
+def test_a_read_of_a_folder_is_tried_again_by_a_glob_of_its_files_under_a_relative_pattern():
+    failure = OpenFailure("t1", "Read", "/p/pkg/harbor", EISDIR, failure=EISDIR)
+    (fix,), _ = _run(failure, [("Glob", "**/backend/cluster/manager/**/*.go", True), ("Glob", "**/pkg/harbor/*.go", True)])
+    assert fix.command == "Glob **/pkg/harbor/*.go"
+
+
+def test_a_glob_of_another_folder_of_the_same_name_is_no_listing_of_the_folder_read():
+    assert retry_part("Read", "/p/pkg/harbor", "Glob", "**/vendor/harbor/*.go", folder=True) is None
+    assert retry_part("Read", "/p/pkg/harbor", "Glob", "**/pkg/harbor2/*.go", folder=True) is None
+    assert retry_part("Read", "/p/pkg/harbor", "Glob", "**/pkg/harbor/*.go", folder=False) is None

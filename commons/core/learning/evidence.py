@@ -556,8 +556,17 @@ def _same_path(a: str, b: str) -> bool:
 
 
 def _path_in(path: str, target: str) -> bool:
+    """Whether a listing (``target``) is of the folder ``path``: it names the folder, its name as
+    a word, or the folder's last two parts as parts of a pattern (``**/pkg/harbor/*.go`` lists
+    ``/p/pkg/harbor``: the pattern is relative, the folder absolute)."""
     name = path.rstrip("/")
-    return bool(name) and (name in target or name.rsplit("/", 1)[-1] in target.split())
+    if not name:
+        return False
+    if name in target or name.rsplit("/", 1)[-1] in target.split():
+        return True
+    tail = "/".join(name.split("/")[-2:])
+    return "/" in tail.strip("/") and any(re.search(r"(?:^|/)" + re.escape(tail) + r"(?:/|$)", word)
+                                          for word in target.split())
 
 
 _VERBOSITY = re.compile(r"(?<=\s)(?:-v+|-q+|-s|--verbose|--quiet|--tb=\w+|--no-header|--color(?:=\w+)?|"
