@@ -348,3 +348,16 @@ def test_the_cause_before_gits_remote_trailer_is_the_failure_line():
     assert failure_line(refused)[0] == "git@github.com: Permission denied (publickey)."
     # With nothing before it, the trailer is what git said.
     assert failure_line("Exit code 128\n" + trailer)[0] == "fatal: Could not read from remote repository."
+
+
+def test_sed_that_took_its_script_for_a_file_failed_and_is_no_probe_of_a_missing_path():
+    from commons.core.learning.failure import not_a_failure
+
+    command = "sed -i '' 's|volcano.sh/apis v1.12.1|volcano.sh/apis v1.13.1|g' go.mod"
+    output = "Exit code 2\ngsed: can't read s|volcano.sh/apis v1.12.1|volcano.sh/apis v1.13.1|g: No such file or directory"
+    line = failure_line(output, command)[0]
+    assert not_a_failure("Bash", command, output, line) == ""
+    assert line.startswith("gsed: can't read s|volcano.sh/apis")
+    # Its file missing is still a look at a guessed path.
+    missing = "Exit code 2\nsed: can't read go.mod: No such file or directory"
+    assert not_a_failure("Bash", "sed -i 's/a/b/g' go.mod", missing, missing) == "probe"
