@@ -410,3 +410,43 @@ def test_the_same_package_in_another_build_is_the_install_tried_again_and_anothe
     assert fixes == []
     # Outside installs a name with a suffix is another target (another file, another branch).
     assert retry_part("Bash", "python build.py", "Bash", "python build-docs.py") is None
+
+
+RG_EACCES = "spawn /opt/homebrew/lib/node_modules/@anthropic-ai/claude-code/vendor/ripgrep/arm64-darwin/rg EACCES"
+
+
+def test_a_grep_tool_that_could_not_start_is_tried_again_by_the_shells_grep_of_the_same_words():
+    failure = OpenFailure("t1", "Grep", "disruptiveMergeAiSuites|mergeAiSuites", RG_EACCES, failure=RG_EACCES)
+    (fix,), _ = _run(failure, [("Read", "/p/pkg/a.go", True),
+                               ("Bash", "grep -n 'disruptiveMergeAiSuites\\|mergeAiSuites' /p/pkg/a.go", True)])
+    assert fix.evidence is Evidence.RETRY_CHANGED
+    assert fix.command.startswith("grep -n 'disruptiveMergeAiSuites")
+
+
+def test_a_glob_that_could_not_start_is_tried_again_by_find_of_the_same_name():
+    failure = OpenFailure("t1", "Glob", "**/*aisuite*", RG_EACCES, failure=RG_EACCES)
+    (fix,), _ = _run(failure, [("Bash", 'find /p -type f -name "*aisuite*"', True)])
+    assert fix.command == 'find /p -type f -name "*aisuite*"'
+
+
+def test_a_shell_search_of_other_words_or_another_program_is_no_retry_of_a_failed_search_tool():
+    failure = OpenFailure("t1", "Glob", "**/pkg/harbor/**", RG_EACCES, failure=RG_EACCES)
+    assert retry_part("Glob", "**/pkg/harbor/**", "Bash", "find /p -name '*.go'") is None
+    assert retry_part("Glob", "**/pkg/harbor/**", "Bash", "cat /p/pkg/harbor/client.go") is None
+    fixes, state = _run(failure, [("Bash", "grep -rn Registry /p/pkg", True)])
+    assert fixes == [] and state
+
+
+EISDIR = "EISDIR: illegal operation on a directory, read '/p/pkg/harbor'"
+
+
+def test_a_read_of_a_folder_is_tried_again_by_a_glob_of_its_files_under_a_relative_pattern():
+    failure = OpenFailure("t1", "Read", "/p/pkg/harbor", EISDIR, failure=EISDIR)
+    (fix,), _ = _run(failure, [("Glob", "**/backend/cluster/manager/**/*.go", True), ("Glob", "**/pkg/harbor/*.go", True)])
+    assert fix.command == "Glob **/pkg/harbor/*.go"
+
+
+def test_a_glob_of_another_folder_of_the_same_name_is_no_listing_of_the_folder_read():
+    assert retry_part("Read", "/p/pkg/harbor", "Glob", "**/vendor/harbor/*.go", folder=True) is None
+    assert retry_part("Read", "/p/pkg/harbor", "Glob", "**/pkg/harbor2/*.go", folder=True) is None
+    assert retry_part("Read", "/p/pkg/harbor", "Glob", "**/pkg/harbor/*.go", folder=False) is None

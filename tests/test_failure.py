@@ -364,3 +364,16 @@ def test_a_javascript_or_java_stack_frame_is_not_carried_onto_the_exception_mess
     # A message wrapped onto a line of words is still read whole.
     wrapped = "error: externally-managed-environment because ensurepip is not\navailable on this system."
     assert failure_line(wrapped)[0].endswith("is not available on this system.")
+
+
+def test_sed_that_took_its_script_for_a_file_failed_and_is_no_probe_of_a_missing_path():
+    from commons.core.learning.failure import not_a_failure
+
+    command = "sed -i '' 's|volcano.sh/apis v1.12.1|volcano.sh/apis v1.13.1|g' go.mod"
+    output = "Exit code 2\ngsed: can't read s|volcano.sh/apis v1.12.1|volcano.sh/apis v1.13.1|g: No such file or directory"
+    line = failure_line(output, command)[0]
+    assert not_a_failure("Bash", command, output, line) == ""
+    assert line.startswith("gsed: can't read s|volcano.sh/apis")
+    # Its file missing is still a look at a guessed path.
+    missing = "Exit code 2\nsed: can't read go.mod: No such file or directory"
+    assert not_a_failure("Bash", "sed -i 's/a/b/g' go.mod", missing, missing) == "probe"

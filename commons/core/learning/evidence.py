@@ -2,7 +2,8 @@
 
 A fix is named only when the session proves it (issue #25): the failing step is **tried again**
 — the same tool on the same target (the same command head and key argument, the same MCP tool,
-an edit of the same file) or clearly the same goal (`SAME_GOAL`) — and the retry **succeeds**.
+an edit of the same file, the shell's search for what a failed Grep or Glob looked for) or clearly
+the same goal (`SAME_GOAL`) — and the retry **succeeds**.
 The fix is then what changed in between:
 
 - ``RETRY_CHANGED``: the retry's own difference (``git push --set-upstream origin <branch>``
@@ -321,6 +322,11 @@ _SPELLINGS = ((re.compile(r"^((?:sudo\s+)?)docker-compose(?=\s|$)"), r"\1docker 
 # Reading a folder and listing it are the same goal (Read of a directory fails with EISDIR).
 _LISTING = frozenset({"ls", "list_directory", "glob"})
 _FOLDER = re.compile(r"EISDIR|is a directory|illegal operation on a directory", re.IGNORECASE)
+# The harness's own search tools, and the shell's searches that look for the same thing: a Grep
+# or Glob that failed in itself (its ripgrep would not start: "spawn …/rg EACCES") is tried again
+# by `grep -rn`/`find -name` of the same words.
+_SEARCH_TOOLS = frozenset({"grep", "glob"})
+_SHELL_SEARCHES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "ls"})
 # Output plumbing: changes what is shown, not what is run.
 _PLUMBING = re.compile(r"\s*(?:\d?>&\d|&>\s*\S+|\d?>>?\s*(?:/dev/null|\S+))")
 
@@ -475,6 +481,12 @@ def retry_part(failed_tool: str, failed: str, tool: str, target: str, folder: bo
             if any(_same_file(failed, path) for path in written_paths(seg)):
                 return seg if sep in ("", "&&") else MASKED
         return None
+    if ft in _SEARCH_TOOLS and is_shell(tool):
+        word = searched_word(failed)
+        for seg, sep in split_command(target):
+            if word and program_of(seg) in _SHELL_SEARCHES and word in seg.lower():
+                return seg if sep in ("", "&&") else MASKED
+        return None
     if ft == "read" and folder and (t in _LISTING or (is_shell(tool) and any(program_of(s) == "ls" for s in segments(target)))):
         return target if _path_in(failed, target) else None
     if ft == t:
@@ -483,6 +495,14 @@ def retry_part(failed_tool: str, failed: str, tool: str, target: str, folder: bo
         if ft.startswith("mcp__") or ft in {"task", "agent"} or (failed.strip() and _same_path(failed, target)):
             return target
     return None
+
+
+def searched_word(pattern: str) -> str:
+    """The longest literal word of a search's pattern, a regex or a glob (``AISuite`` of
+    ``type.*AISuite``, ``aisuite`` of ``**/*aisuite*``), lower-cased: a search of the same thing
+    names it ("" when the pattern has no word of three letters)."""
+    words = re.findall(r"[A-Za-z0-9_]{3,}", pattern)
+    return max(words, key=len).lower() if words else ""
 
 
 _REDIRECT = re.compile(r"(?<![\d&<])>>?\s*([^\s;&|<>]+)")
@@ -536,8 +556,17 @@ def _same_path(a: str, b: str) -> bool:
 
 
 def _path_in(path: str, target: str) -> bool:
+    """Whether a listing (``target``) is of the folder ``path``: it names the folder, its name as
+    a word, or the folder's last two parts as parts of a pattern (``**/pkg/harbor/*.go`` lists
+    ``/p/pkg/harbor``: the pattern is relative, the folder absolute)."""
     name = path.rstrip("/")
-    return bool(name) and (name in target or name.rsplit("/", 1)[-1] in target.split())
+    if not name:
+        return False
+    if name in target or name.rsplit("/", 1)[-1] in target.split():
+        return True
+    tail = "/".join(name.split("/")[-2:])
+    return "/" in tail.strip("/") and any(re.search(r"(?:^|/)" + re.escape(tail) + r"(?:/|$)", word)
+                                          for word in target.split())
 
 
 _VERBOSITY = re.compile(r"(?<=\s)(?:-v+|-q+|-s|--verbose|--quiet|--tb=\w+|--no-header|--color(?:=\w+)?|"

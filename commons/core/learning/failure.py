@@ -591,6 +591,11 @@ def redirect_targets(segment: str) -> list[str]:
     return [m.group(2) for m in _WRITES_TO.finditer(head) if not m.group(2).startswith(("/dev/", "&"))]
 
 
+# sed that took its script for a file (BSD's `sed -i '' 's|a|b|' f` run by GNU sed, whose `-i`
+# takes no suffix: '' becomes the script and the script a file): "can't read s|a|b|: No such file".
+_SED_SCRIPT_AS_FILE = re.compile(r"can't read [sy]([^\w\s\\])[^\n]*?\1[^\n]*?\1\w*: No such file", re.IGNORECASE)
+
+
 def is_probe(command: str, output: str, call: str = "") -> bool:
     """A probing command (grep, which, test, ls of a missing path, `git log` outside a repository,
     `curl` of a local server not up yet…) whose failure says only "no" — not found, no match, a
@@ -614,6 +619,8 @@ def is_probe(command: str, output: str, call: str = "") -> bool:
         return True
     words = parts[-1].split()
     program = program_of(parts[-1])
+    if program == "sed" and _SED_SCRIPT_AS_FILE.search(output[:2000]):
+        return False  # its script was read as a file: a usage error, no look at a missing path
     if program == "command" and "-v" in words or program == "git" and words[1:2] in (["diff"], ["rev-parse"], ["ls-files"]):
         pass
     elif program not in PROBES:
