@@ -495,3 +495,14 @@ def test_a_gemini_subagents_user_words_are_its_parent_agents_and_correct_nothing
 
     assert len(corrections(_subagent_chat(None))) == 1  # the person's chat: a correction
     assert corrections(_subagent_chat("subagent")) == []  # the parent agent prompting its subagent
+
+
+def test_a_write_stdin_to_a_session_that_is_gone_is_a_failure_not_an_answer():
+    # codex-rs unified_exec handler: ``write_stdin failed: {err}`` with UnifiedExecError's Display.
+    said = "write_stdin failed: Unknown process id 4711"
+    assert read_output(said) == (False, said)
+
+
+def test_typing_into_a_session_started_without_a_tty_is_a_failure_not_an_answer():
+    said = "write_stdin failed: stdin is closed for this session; rerun exec_command with tty=true to keep stdin open"
+    assert read_output(said) == (False, said)

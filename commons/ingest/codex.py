@@ -92,8 +92,10 @@ _RUNNING_ID = re.compile(r"^Process running with session ID (\d+)\s*$", re.MULTI
 POLL_NAME = "write_stdin"
 # What Codex writes, as plain text with no exit code, when the call did not get to run or its
 # patch did not apply: a failure, not an answer ("failed in sandbox: …", "apply_patch verification
-# failed: Failed to find expected lines in …").
-_FAILED_PLAIN = re.compile(r"^(?:failed in sandbox\b|apply_patch verification failed\b|execution error\b|exec_command failed\b)",
+# failed: Failed to find expected lines in …"; ``write_stdin failed: Unknown process id 7`` when the
+# session polled had already ended or never was).
+_FAILED_PLAIN = re.compile(r"^(?:failed in sandbox\b|apply_patch verification failed\b|execution error\b|exec_command failed\b"
+                           r"|write_stdin failed\b)",
                            re.IGNORECASE)
 # How the unified-exec tool (``exec_command``) says its command did not start: the error it met, in
 # Rust's Debug form, inside its own (``exec_command failed for `cmd`: CreateProcess { message:
