@@ -168,6 +168,17 @@ def test_situation_met_unwarned_without_the_outcome_is_a_failed_verification(nod
     assert [v["outcome"] for v in exported(nodes, "grace", "verification")] == ["failed"]
 
 
+def test_the_lessons_command_working_with_other_options_is_no_verification(nodes, tmp_path):
+    # `pip install -e .` is not the `pip install rich` that failed: its success says nothing of the pitfall.
+    publish_ada(nodes, tmp_path)
+    nodes.init("grace")
+    nodes.publish_on("grace")
+    nodes.carry("ada", "grace", PUBLISHED_AT)
+    nodes.ingest("grace", pip_works(tmp_path / "s-grace", 5, "venv", "pip install -e ."), "2026-11-05T18:00Z")
+    night = nodes.json("grace", "sleep", at="2026-11-06T03:00Z")
+    assert night["review"]["judged"] == []
+
+
 def test_own_surprise_matching_a_common_lesson_is_kept_locally_but_not_published_again(nodes, tmp_path):
     rid = publish_ada(nodes, tmp_path)
     ada_key = nodes.json("ada", "id")["author"]
