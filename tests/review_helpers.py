@@ -95,10 +95,11 @@ def pip_once(folder: Path, day: int, slug: str, hour: int = 9) -> Path:
     return s.path
 
 
-def pip_works(folder: Path, day: int, slug: str) -> Path:
+def pip_works(folder: Path, day: int, slug: str, command: str = "pip install rich") -> Path:
+    """A session in which ``command`` (by default the kind of `pip install` the pitfall fails) works."""
     s = session(folder, day, slug)
-    s.user("install the project into its venv")
-    s.bash("pip install -e .", "Install the project into its venv", "Successfully installed ledger-0.1.0")
+    s.user("install it into the project's venv")
+    s.bash(command, "Install into the project's venv", "Successfully installed rich-13.9.4")
     s.write()
     return s.path
 

@@ -329,5 +329,6 @@ def test_a_first_verifier_is_one_whose_confirmation_the_policy_can_count():
     assert can_count(plain, check) and not can_count(fixed, check)  # a fix named: the fix must be seen working
     assert can_count(fixed, replace(check, fix=FixSeen.CONFIRMED))
     assert not can_count(fixed, replace(check, fix=FixSeen.OTHER))  # fixed its own way
-    assert not can_count(fixed, replace(check, fix=FixSeen.CONFIRMED, naive=False))  # had met it before
+    assert can_count(fixed, replace(check, fix=FixSeen.CONFIRMED, naive=False))  # the fix ran after receipt
+    assert not can_count(plain, replace(check, naive=False))  # met a failure it knew: no test of anything
     assert not can_count(plain, replace(check, outcome=Said.FAILED))

@@ -92,3 +92,42 @@ def test_a_placeholder_of_the_named_fix_stands_for_one_word():
     assert runs_fix("uv add <package>", "uv add httpx")
     assert not runs_fix("uv add <package>", "uv add httpx rich")
     assert not runs_fix("npm install", "npm install --save-dev @types/node")
+
+
+BLACK = "hook black failed: files were modified by this hook"
+BLACK_TEXT = f'`git commit` failed with "{BLACK}"; `black <path>` succeeded after it (2 of 2 sessions).'
+
+
+def _black_verdicts(episodes):
+    """The pre-commit lesson as a received record carries it (its situation: the head alone)."""
+    lesson = Lesson(id="b1", kind=LessonKind.ERROR, text=BLACK_TEXT, scope=Scope.SHARED, topics=(), gist="git commit",
+                    triggers=("git commit",), outcome=BLACK, episodes=(), provenance=(), strength=1.0,
+                    strength_at=0.0, touched=0.0, seen=1, created=0.0)
+    pred = Prediction(id="pb", lesson_id="b1", situation="git commit", triggers=("git commit",), outcome=BLACK,
+                      made=MADE, expires=MADE + 14 * DAY)
+    return [(v.status, v.cause) for v in verify([pred], {"b1": lesson}, episodes, MADE + 3 * DAY, rendered_since={})]
+
+
+def test_the_head_working_with_other_options_does_not_fail_a_lesson_naming_a_fix():
+    # Experiment seed 1: an ordinary `git commit -am` that worked failed the black-hook lesson.
+    assert _black_verdicts([_session(1, 'git commit -am "fix stuff"')]) == []
+
+
+def test_the_invocation_this_node_saw_fail_working_without_the_fix_fails_it():
+    earlier = ErrorEpisode(session="s0", uid="error-0", at=MADE - DAY, tool="Bash",
+                           target='git commit -m "refactor parser"', failure=BLACK, exit_code=1)
+    later = _session(1, 'git commit -am "fix stuff"', 'git commit -m "refactor cli"')
+    assert _black_verdicts([earlier, later]) == [(PredictionStatus.FAILED, Cause.COMMAND_SUCCEEDED)]
+    assert _black_verdicts([earlier, _session(1, 'git commit -am "fix stuff"')]) == []
+
+
+@pytest.mark.parametrize("command, kind", [
+    ('git commit -am "fix stuff"', ("git commit", {"-am"})),
+    ('git commit -m "refactor -x parser"', ("git commit", {"-m"})),  # a quoted argument is no option
+    ("cd app && npm ci --omit=dev", ("npm ci", {"--omit"})),
+    ("terraform plan", ("terraform plan", set())),
+])
+def test_an_invocation_is_the_head_and_its_options(command, kind):
+    from commons.core.learning.predictions import invocation
+
+    assert invocation(command) == (kind[0], frozenset(kind[1]))

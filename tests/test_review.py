@@ -67,8 +67,10 @@ def test_a_node_that_met_the_surprise_before_receipt_writes_a_corroboration(node
                                          {"lesson": rid, "how": "corroborated", "naive": False}]
     nodes.carry("linus", "ada", "2026-11-06T12:00Z", "--type", "verification")
     held = nodes.json("ada", "why", rid)["verifications"]
-    assert held and all(not v["naive"] and not v["counted"] for v in held)
-    assert any("before receiving" in v["why_not"] for v in held)
+    assert held and all(not v["naive"] for v in held)
+    # The fix ran after receipt and worked: that counts whatever linus had met before; meeting a
+    # failure it knew (the corroboration) does not.
+    assert [v["fix"] for v in held if v["counted"]] == ["fix-confirmed"]
 
 
 def test_a_received_lesson_whose_situation_never_arises_gets_no_verification(nodes, tmp_path):
@@ -166,6 +168,17 @@ def test_situation_met_unwarned_without_the_outcome_is_a_failed_verification(nod
     night = nodes.json("grace", "sleep", at="2026-11-06T03:00Z")
     assert night["review"]["judged"] == [{"lesson": rid, "how": "failed", "naive": True}]
     assert [v["outcome"] for v in exported(nodes, "grace", "verification")] == ["failed"]
+
+
+def test_the_lessons_command_working_with_other_options_is_no_verification(nodes, tmp_path):
+    # `pip install -e .` is not the `pip install rich` that failed: its success says nothing of the pitfall.
+    publish_ada(nodes, tmp_path)
+    nodes.init("grace")
+    nodes.publish_on("grace")
+    nodes.carry("ada", "grace", PUBLISHED_AT)
+    nodes.ingest("grace", pip_works(tmp_path / "s-grace", 5, "venv", "pip install -e ."), "2026-11-05T18:00Z")
+    night = nodes.json("grace", "sleep", at="2026-11-06T03:00Z")
+    assert night["review"]["judged"] == []
 
 
 def test_own_surprise_matching_a_common_lesson_is_kept_locally_but_not_published_again(nodes, tmp_path):

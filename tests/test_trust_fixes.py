@@ -19,10 +19,11 @@ def lesson(text: str, fix: Fix | None = None, author: int = 2):
                        scope=Scope.SHARED, topics=("pip",), prediction=PIP, fix=fix), k)
 
 
-def verification(n: int, lesson_id: bytes, outcome: Outcome = Outcome.CONFIRMED, fix: FixSeen | None = None):
+def verification(n: int, lesson_id: bytes, outcome: Outcome = Outcome.CONFIRMED, fix: FixSeen | None = None,
+                 naive: bool = True):
     k = key(n)
     return sign(Verification(network=NETWORK, author=bytes(k.verify_key), created=DAY + 2, lesson=lesson_id,
-                             outcome=outcome, evidence=bytes([n]) * 32, received=DAY, observed=DAY + 2, naive=True,
+                             outcome=outcome, evidence=bytes([n]) * 32, received=DAY, observed=DAY + 2, naive=naive,
                              fix=fix), k)
 
 
@@ -87,3 +88,22 @@ def test_a_version_1_lesson_naming_its_fix_in_its_text_needs_the_fix_confirmed_t
     assert status([old, *(verification(n, old.id) for n in (4, 5, 6))])[old.id] is LessonStatus.CANDIDATE
     confirmed = [verification(n, old.id, fix=FixSeen.CONFIRMED) for n in (4, 5, 6)]
     assert status([old, *confirmed])[old.id] is LessonStatus.COMMON
+
+
+def test_the_fix_seen_working_counts_from_verifiers_that_had_met_the_failure_before_receipt() -> None:
+    # Every node met the pitfall before the first lesson about it arrived (its first meeter's fix
+    # was refused as dangerous): their sessions after receipt ran the named fix and saw it work.
+    knew = [verification(n, HONEST.id, fix=FixSeen.CONFIRMED, naive=False) for n in (4, 5, 6)]
+    assert status([HONEST, *knew])[HONEST.id] is LessonStatus.COMMON
+    met_only = [verification(n, HONEST.id, naive=False) for n in (4, 5, 6)]  # met a failure they knew
+    plain = lesson("`pip install` failed with error: externally-managed-environment; no fix was seen.", author=8)
+    met_plain = [verification(n, plain.id, naive=False) for n in (4, 5, 6)]
+    assert status([HONEST, *met_only])[HONEST.id] is LessonStatus.CANDIDATE
+    assert status([plain, *met_plain])[plain.id] is LessonStatus.CANDIDATE
+
+
+def test_a_fix_resolved_another_way_counts_against_from_verifiers_that_had_met_the_failure_before() -> None:
+    confirmed = [verification(n, HONEST.id, fix=FixSeen.CONFIRMED) for n in (4, 5, 6)]
+    other = verification(7, HONEST.id, fix=FixSeen.OTHER, naive=False)
+    assert status([HONEST, *confirmed])[HONEST.id] is LessonStatus.COMMON
+    assert status([HONEST, *confirmed, other])[HONEST.id] is LessonStatus.CANDIDATE

@@ -11,8 +11,9 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from commons.core.records import decode_body
-from commons.core.records import FixSeen, Lesson, Verification
+from commons.core.records import Lesson, Verification
 from commons.core.records import Outcome as RecordOutcome  # what a verification says (agent.Outcome: an encounter)
+from commons.core.trust import counted_outcome, fix_claim, tests_fix
 from commons.node.report import accuracy
 from simulations.experiment.agent import COMPLIANCE, Encounter, Outcome, ReadLesson
 from simulations.experiment.losses import head, losses
@@ -29,13 +30,15 @@ def elsewhere_first(plan: Plan, encounters: Sequence[Encounter]) -> list[Encount
 
 
 def can_count(lesson: Lesson, check: Verification) -> bool:
-    """Whether the policy may count ``check`` as a confirmation of ``lesson`` (docs/trust.md): it
-    says confirmed, its verifier had not met the failure before receipt (naive), and, for a lesson
-    naming a fix, its verifier's sessions ran that fix and saw the step succeed (fix-confirmed). A
-    node that fixed it its own way, or had met it before, did none of the verifying that made the
+    """Whether the policy may count ``check`` as a confirmation of ``lesson`` (docs/trust.md, the
+    core's own rules): for a lesson naming a fix, its verifier's sessions ran that fix and saw the
+    step succeed (fix-confirmed), whatever the verifier had met before; for one naming no fix, it
+    says confirmed and its verifier had not met the failure before receipt (naive). A node that
+    fixed it its own way, or only met a failure it knew, did none of the verifying that made the
     lesson common, and is not one of its first verifiers."""
-    return (check.outcome is RecordOutcome.CONFIRMED and check.naive
-            and (lesson.fix is None or check.fix is FixSeen.CONFIRMED))
+    claim = fix_claim(lesson)
+    return ((check.naive or tests_fix(claim, check.fix))
+            and counted_outcome(claim, check.outcome, check.fix) is RecordOutcome.CONFIRMED)
 
 
 def first_verifiers(run: ArmRun, plan: Plan, required: int = REQUIRED) -> dict[str, set[str]]:

@@ -28,7 +28,13 @@ by the earliest of:
   is confirmed, and the failure itself was not seen;
 * the lesson's failing command **ran and did not fail**, with the fix not run before it in that
   session → **failed** (cause ``command-succeeded``), *even if the lesson was rendered*: the agent
-  did not avoid anything, the lesson was wrong or is stale;
+  did not avoid anything, the lesson was wrong or is stale. Only **the same kind of invocation**
+  counts: the command's head and its options (``git commit -m``, not ``git commit -am``) as in a
+  command known to fail with the predicted outcome — the situation the lesson was founded on, or
+  a failure of this node's that meets the outcome, whenever it was met. A received lesson carries
+  only its head (``git commit``), so an ordinary ``git commit -am "…"`` that succeeds says nothing
+  of a pre-commit hook that fails ``git commit -m "refactor …"``: a success of the head is not a
+  success where the predicted failure was due;
 * the failing command ran without failing *after* the fix ran (the fix is a preparation, such as
   ``git pull --rebase`` before ``git push``) → **prevented** (cause ``fix-worked``).
 
@@ -49,6 +55,7 @@ from __future__ import annotations
 
 import enum
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -175,6 +182,35 @@ def runs_fix(fix: str, command: str) -> bool:
     return len(want) == len(got) and all(fills(w, g) for w, g in zip(want, got))
 
 
+def invocation(command: str) -> tuple[str, frozenset[str]]:
+    """A shell command's kind of invocation: its head and the options of the sub-command the head
+    is taken from (``git commit -am "x"`` is ``("git commit", {"-am"})``; ``--flag=value`` is
+    ``--flag``). Arguments are left out: another package or message is the same kind of call."""
+    head = command_head("bash", command)
+    part = next((p for p in segments(command) if command_head("bash", p) == head), command)
+    try:
+        words = shlex.split(part)
+    except ValueError:  # an unbalanced quote: plain words
+        words = part.split()
+    return head, frozenset(w.split("=", 1)[0] for w in words if len(w) > 1 and w.startswith("-") and w != "--")
+
+
+def _situation_commands(situation: str) -> list[str]:
+    """The commands a prediction's situation names: a "Tool target" line's target, or each of a
+    published situation's heads ("pip install / uv add")."""
+    words = situation.split(maxsplit=1)
+    if len(words) == 2 and words[0].rstrip(":").lower() in SHELL_TOOLS:
+        return [words[1]]
+    return [part for part in situation.split(" / ") if part.strip()]
+
+
+def _failing_kinds(pred: Prediction, met: Sequence[ErrorEpisode | CorrectionEpisode]) -> frozenset:
+    """The kinds of invocation (:func:`invocation`) known to meet ``pred``'s outcome: the
+    situation's, and those of every failure in ``met``."""
+    commands = [*_situation_commands(pred.situation), *(e.failed for e in met if isinstance(e, ErrorEpisode))]
+    return frozenset(invocation(c) for c in commands)
+
+
 def _runs_fix(fix: str, target: str) -> bool:
     """``target`` (a whole command line) runs ``fix``: as a whole, or as one of its sub-commands."""
     return runs_fix(fix, target) or any(runs_fix(fix, part) for part in segments(target))
@@ -295,9 +331,11 @@ def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
     if not predictions:
         return []
     start = min(p.made for p in predictions)
-    later = sorted((e for e in episodes if e.at > start), key=lambda e: (e.at, e.uid))
-    surprises = [e for e in later if isinstance(e, ErrorEpisode | CorrectionEpisode)]
-    situated = [e for e in later if isinstance(e, SessionEpisode)]
+    ordered = sorted(episodes, key=lambda e: (e.at, e.uid))
+    # Every surprise, the earlier too: a failure met before a prediction was made tells which kind
+    # of invocation meets its outcome (what a success must be to count against a fix-naming lesson).
+    surprises = [e for e in ordered if isinstance(e, ErrorEpisode | CorrectionEpisode)]
+    situated = [e for e in ordered if e.at > start and isinstance(e, SessionEpisode)]
 
     sur_vecs = embed_many([e.text() for e in surprises])
     sur_at = np.array([e.at for e in surprises], dtype=np.float64)
@@ -330,9 +368,11 @@ def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
         if fix:
             heads = (*pred.triggers, *(command_head("bash", part) for part in segments(fix)))
             rows = sorted({i for head in heads for i in ran_head.get(head, ())})
+            kinds = _failing_kinds(pred, [surprises[i] for i in np.flatnonzero(met[:, j] & (sur_neg == out_neg[j]))])
             verdict = _judge_fix(pred, fix, [surprises[i] for i in hits],
                                  [surprises[i] for i in np.flatnonzero(window)],
-                                 [situated[i] for i in rows if pred.made < situated[i].at <= pred.expires], errors_in)
+                                 [situated[i] for i in rows if pred.made < situated[i].at <= pred.expires], errors_in,
+                                 kinds)
             if verdict is not None:
                 verdicts.append(verdict)
             elif now >= pred.expires:
@@ -364,13 +404,14 @@ def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
 
 def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | CorrectionEpisode],
                in_window: Sequence[ErrorEpisode | CorrectionEpisode], sessions: Sequence[SessionEpisode],
-               errors_in: Mapping[str, Sequence[ErrorEpisode]]) -> Verdict | None:
+               errors_in: Mapping[str, Sequence[ErrorEpisode]], kinds: frozenset) -> Verdict | None:
     """The verdict on a lesson that names ``fix`` (see the module docstring), or None: undecided.
 
-    ``met``: the surprises that meet the predicted outcome; ``in_window``: every surprise of the
-    window; ``sessions``: the sessions of the window. A surprise is dated when it happened, a
-    session's own verdict when it ended, so the error a session met decides before what the session
-    did about it."""
+    ``met``: the surprises of the window that meet the predicted outcome; ``in_window``: every
+    surprise of the window; ``sessions``: the sessions of the window; ``kinds``: the invocations
+    known to fail so (:func:`_failing_kinds`). A surprise is dated when it happened, a session's
+    own verdict when it ended, so the error a session met decides before what the session did
+    about it."""
     found: list[tuple[float, int, Verdict]] = []
     failed_fix = next((e for e in in_window if isinstance(e, ErrorEpisode)
                        and (_runs_fix(fix, e.failed) or _runs_fix(fix, e.target))), None)
@@ -382,7 +423,7 @@ def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | Correcti
         found.append((confirming.at, 1, Verdict(pred, PredictionStatus.CONFIRMED, confirming.uid, confirming.at)))
     for session in sessions:
         failed_here = [e for e in errors_in.get(session.session, ()) if e.at >= session.at]
-        verdict = _session_verdict(pred, fix, session, failed_here)
+        verdict = _session_verdict(pred, fix, session, failed_here, kinds)
         if verdict is not None:
             found.append((session.ended_at, 2, verdict))
             break
@@ -390,8 +431,9 @@ def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | Correcti
 
 
 def _session_verdict(pred: Prediction, fix: str, session: SessionEpisode,
-                     failed: Sequence[ErrorEpisode]) -> Verdict | None:
-    """What one session's shell commands say of a lesson naming ``fix``, in the order they ran."""
+                     failed: Sequence[ErrorEpisode], kinds: frozenset) -> Verdict | None:
+    """What one session's shell commands say of a lesson naming ``fix``, in the order they ran: a
+    success counts against it only on a kind of invocation in ``kinds`` (one known to fail so)."""
     def failed_call(command: str) -> bool:
         return any(e.target == command or e.failed == command or e.failed in segments(command) for e in failed)
 
@@ -406,5 +448,6 @@ def _session_verdict(pred: Prediction, fix: str, session: SessionEpisode,
         if pred.triggers and command_head("bash", command) in pred.triggers:
             if failed_call(command):
                 return None  # the failure was met here: what the session did next is its workaround
-            return Verdict(pred, PredictionStatus.FAILED, session.uid, session.ended_at, Cause.COMMAND_SUCCEEDED)
+            if invocation(command) in kinds:
+                return Verdict(pred, PredictionStatus.FAILED, session.uid, session.ended_at, Cause.COMMAND_SUCCEEDED)
     return None

@@ -14,7 +14,7 @@ docs/trust.md holds the attack model and the reasons for the defaults.
 
 from commons.core.trust.evaluation import LessonState, LessonStatus, Policy, TrustPolicy, TrustView, evaluate
 from commons.core.trust.facts import Fact
-from commons.core.trust.fixes import FixClaim, counted_outcome, fix_claim
+from commons.core.trust.fixes import FixClaim, counted_outcome, fix_claim, tests_fix
 from commons.core.trust.incremental import IncrementalTrust
 from commons.core.trust.revocation import (
     Cause,
@@ -43,4 +43,5 @@ __all__ = [
     "fix_claim",
     "refused_as_dead",
     "resolve",
+    "tests_fix",
 ]

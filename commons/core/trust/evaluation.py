@@ -14,9 +14,11 @@ model and the reasons for the defaults; the rules, in the order they are applied
 3. **Independence**, per verification of a lesson: it counts unless the lesson or the verifier's
    key or the verification itself is revoked, the verifier is the lesson's author or an author
    anywhere in its provenance, the policy does not trust the key, a later verification by the
-   same key replaces it, it says it was not naive, or the checkable naivety rule contradicts it
-   (``commons.core.trust.naivety``: the verifier authored a similar lesson before the day it claims to have received this one, or
-   claims to have received it before it was created).
+   same key replaces it, it claims a receipt before the lesson was created, or — unless it reports
+   a test of the fix the lesson names (rule 5: the fix ran after receipt, whatever the verifier
+   knew before) — it says it was not naive, or the checkable naivety rule contradicts it
+   (``commons.core.trust.naivety``: the verifier authored a similar lesson before the day it claims
+   to have received this one).
 4. **Cap** (web-of-trust only): each anchor vouches for at most ``max_per_voucher`` counted
    outcomes per lesson; keys are matched to their anchors, most recent outcome first, so any set
    of keys hanging from E anchors adds at most ``E * max_per_voucher`` outcomes. Roots are not
@@ -43,7 +45,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from commons.core.records import FUTURE_TOLERANCE_DAYS, Lesson, Outcome, SignedRecord, Verification, Vouch
-from commons.core.trust.fixes import claim_of, counted_outcome
+from commons.core.trust.fixes import claim_of, counted_outcome, tests_fix
 from commons.core.trust.naivety import Naivety, Similar, same_lesson
 from commons.core.trust.revocation import Revocations, Takedown, resolve
 
@@ -92,6 +94,7 @@ class Reason(enum.Enum):
     PROVENANCE_AUTHOR = "the verifier wrote a lesson this one derives from"
     UNTRUSTED = "the trust policy does not trust the verifier's key"
     DUPLICATE_KEY = "a later verification by the same key replaces it"
+    # Only for what a verification says of the prediction: a test of the named fix needs no naivety.
     NOT_NAIVE = "the verifier had met the surprise before receiving the lesson"
     # It wrote a similar lesson before the day it claims to have received this one, or it claims a
     # receipt before the lesson was created (beyond a day of clock tolerance).
@@ -434,11 +437,12 @@ def _judge(
     claim = claim_of(lesson)
     for verifier, signed in latest.items():
         record: Verification = signed.record
-        if not record.naive:
+        tested = tests_fix(claim, record.fix)  # what the fix did after receipt: naivety not needed
+        if not record.naive and not tested:
             verdicts[signed.id] = _refused(signed, Reason.NOT_NAIVE)
-        elif record.received + FUTURE_TOLERANCE_DAYS < created or naivety.contradicted(
+        elif record.received + FUTURE_TOLERANCE_DAYS < created or (not tested and naivety.contradicted(
             verifier, lid, record.received
-        ):  # a receipt claimed before the lesson existed is as false as one after writing it oneself
+        )):  # a receipt claimed before the lesson existed is as false as one after writing it oneself
             verdicts[signed.id] = _refused(signed, Reason.CONTRADICTED_NAIVETY)
         elif (counted := counted_outcome(claim, record.outcome, record.fix)) is None:
             verdicts[signed.id] = _refused(signed, Reason.PREDICTION_ONLY)

@@ -17,6 +17,11 @@ confirmed prediction alone and every version 1 verification count for the predic
 this lesson's status does not rest on. For a lesson that names no fix, every verification counts
 by its prediction, as in version 1. ``prevented`` counts for no lesson: a stale lesson is not met
 either, and the reference node does not sign it (``commons.node.publish``).
+
+A verification that says what its verifier's sessions showed of the named fix (``tests_fix``) needs
+no naivety: the fix ran after receipt and worked or did not, whatever the verifier had met before.
+Only meeting the failure is worth less from a verifier that knew it already (docs/peer-review.md,
+"Naivety and the fix").
 """
 
 from __future__ import annotations
@@ -68,6 +73,16 @@ def claim_of(lesson) -> FixClaim:
     """The claim of a held lesson: a compact fact carries it, a whole record is asked."""
     claim = getattr(lesson, "claim", None)
     return claim if claim is not None else fix_claim(lesson)
+
+
+_FIX_TESTED = frozenset({FixSeen.CONFIRMED, FixSeen.FAILED, FixSeen.OTHER})
+
+
+def tests_fix(claim: FixClaim, fix: FixSeen | None) -> bool:
+    """Whether a verification of a lesson making ``claim`` reports a test of its fix (``fix``: the
+    fix ran and worked, ran and failed, or the failure was resolved another way): evidence that
+    counts whether or not its verifier had met the failure before receiving the lesson."""
+    return claim is not FixClaim.NONE and fix in _FIX_TESTED
 
 
 def counted_outcome(claim: FixClaim, outcome: Outcome, fix: FixSeen | None) -> Outcome | None:
