@@ -98,6 +98,9 @@ def test_codex_call_outputs_say_whether_the_call_failed_in_every_shape_written(o
     assert read_output(output) == expected
 
 
+    assert read_output(output) == expected
+
+
 def test_a_codex_failure_keeps_its_exit_code_and_failure_line():
     (error,) = [e for e in read_all(sessions_of(CODEX, "pip")[:1]) if isinstance(e, ErrorEpisode)]
     assert (error.tool, error.target, error.exit_code) == ("Bash", "pip install httpx", 1)
@@ -197,6 +200,36 @@ FORBIDDEN = f'`{SHELL} "git push -f"` rejected: blocked by policy'  # a quoted c
      (False, "Exit code 1\nerror: could not create temp file /h/.rustup/tmp/x: Operation not permitted")),
 ])  # fmt: skip
 def test_an_exec_command_that_did_not_start_is_read_from_the_error_inside_codex_wrapper(output, expected):
+    assert read_output(output) == expected
+
+
+def _stream(text: str) -> str:
+    return f"StreamOutput {{ text: {_debug(text)}, truncated_after_lines: None }}"
+
+
+# The shell tool before unified exec: "failed in sandbox {SandboxType:?} with execution error: {error}",
+# the sandbox's report of a command's non-zero exit, in Rust's Debug form and later its Display form.
+FD_MISSING = "bash: line 1: fd: command not found\nrg: No files were searched.\n"
+LOCKED = "fatal: Unable to create '/w/app/.git/index.lock': Permission denied\n"
+
+
+@pytest.mark.parametrize(("output", "expected"), [
+    ("failed in sandbox LinuxSeccomp with execution error: Denied { output: ExecToolCallOutput { exit_code: 2, "
+     f"stdout: {_stream('')}, stderr: {_stream(FD_MISSING)}, aggregated_output: {_stream(FD_MISSING)}, "
+     "duration: 291.686564ms, timed_out: false } }",
+     (False, "Exit code 2\nbash: line 1: fd: command not found\nrg: No files were searched.")),
+    ("failed in sandbox LinuxSeccomp with execution error: Denied { output: ExecToolCallOutput { exit_code: 1, "
+     f"stdout: {_stream('')}, stderr: {_stream('')}, aggregated_output: {_stream('')}, duration: 62.8ms, timed_out: false }} }}",
+     (False, "Exit code 1\n")),  # it printed nothing: an exit code, no words
+    (f"failed in sandbox LinuxSeccomp with execution error: sandbox denied exec error, exit code: 128, stdout: , stderr: {LOCKED}",
+     (False, "Exit code 128\nfatal: Unable to create '/w/app/.git/index.lock': Permission denied")),
+    ("failed in sandbox MacosSeatbelt with execution error: sandbox denied exec error, exit code: 1, stdout: total 40, stderr: ",
+     (False, "Exit code 1\ntotal 40")),
+    # Any other error the sandbox met is said as Codex said it.
+    ("failed in sandbox None with execution error: command timed out",
+     (False, "failed in sandbox None with execution error: command timed out")),
+])  # fmt: skip
+def test_a_sandbox_denial_of_the_older_shell_tool_is_the_commands_exit_and_words_unwrapped(output, expected):
     assert read_output(output) == expected
 
 
@@ -506,3 +539,16 @@ def test_a_write_stdin_to_a_session_that_is_gone_is_a_failure_not_an_answer():
 def test_typing_into_a_session_started_without_a_tty_is_a_failure_not_an_answer():
     said = "write_stdin failed: stdin is closed for this session; rerun exec_command with tty=true to keep stdin open"
     assert read_output(said) == (False, said)
+
+
+def test_a_sandbox_denials_failure_line_is_what_the_command_printed_not_rusts_debug_form():
+    denied = ("failed in sandbox LinuxSeccomp with execution error: Denied { output: ExecToolCallOutput { exit_code: 2, "
+              f"stdout: {_stream('')}, stderr: {_stream(FD_MISSING)}, aggregated_output: {_stream(FD_MISSING)}, "
+              "duration: 291.686564ms, timed_out: false } }")
+    data = _rollout(
+        _exec("2025-10-06T08:10:54.000Z", "c1", "shell", {"command": ["bash", "-lc", "fd -e go"], "workdir": "/w/app"}),
+        ("2025-10-06T08:10:55.000Z", "response_item", {"type": "function_call_output", "call_id": "c1", "output": denied}),
+    )
+    (error,) = [e for e in codex.parse(data).episodes if isinstance(e, ErrorEpisode)]
+    assert (error.target, error.exit_code) == ("fd -e go", 2)
+    assert error.failure.startswith("bash: line 1: fd: command not found") and "StreamOutput" not in error.failure

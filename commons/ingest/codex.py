@@ -122,6 +122,12 @@ _REFUSED = re.compile(
 # What a command printed, when the sandbox reported its exit as a denial (Rust's Debug form).
 _SANDBOX_EXIT = re.compile(r'ExecToolCallOutput \{ exit_code: (-?\d+),.*?aggregated_output: StreamOutput \{ text: "((?:[^"\\]|\\.)*)"',
                            re.DOTALL)
+# The shell tool before unified exec, when its sandbox reported a command's non-zero exit as a denial:
+# "failed in sandbox LinuxSeccomp with execution error: " then the error, in Rust's Debug form
+# (``Denied { output: ExecToolCallOutput { exit_code: 1, … } }``) or, later, in its Display form
+# (``sandbox denied exec error, exit code: 128, stdout: …, stderr: …``).
+_SANDBOX_FAILED = re.compile(r"\Afailed in sandbox \w+ with execution error: ")
+_SANDBOX_DENIED = re.compile(r"\Asandbox denied exec error, exit code: (-?\d+), stdout: (.*?), stderr: (.*)\Z", re.DOTALL)
 _RUST_ESCAPE = re.compile(r"\\(?:u\{([0-9a-fA-F]{1,6})\}|(.))", re.DOTALL)
 _RUST_ESCAPED = {"n": "\n", "r": "\r", "t": "\t", "0": "\0"}
 _CWD = re.compile(r"<cwd>([^<\n]+)</cwd>")
@@ -405,6 +411,10 @@ def read_output(output: Any) -> tuple[bool, str] | None:
     failed = _EXEC_FAILED.match(output)
     if failed is not None:
         return False, _exec_failure(output[failed.end():])
+    sandboxed = _SANDBOX_FAILED.match(output)
+    denied = _sandbox_denial(output[sandboxed.end():]) if sandboxed is not None else None
+    if denied is not None:
+        return False, denied
     if _REFUSED.match(output.lstrip()):
         return False, NOT_RUN_OPENING + output.strip()
     if _REJECTED.match(output.strip()) or _FAILED_PLAIN.match(output.lstrip()):
@@ -424,11 +434,25 @@ def _exec_failure(error: str) -> str:
         if _REJECTED.match(reason) or _NOT_STARTED.match(reason):
             return reason  # the person said no; or the program could not start: the step's failure
         return NOT_RUN_OPENING + reason
-    denied = _SANDBOX_EXIT.search(inner)
-    if denied is not None:  # the command ran, and the sandbox reported its exit as a denial
-        return f"Exit code {denied.group(1)}\n{_rust_unescaped(denied.group(2)).strip()}"
+    denied = _sandbox_denial(inner)
+    if denied is not None:
+        return denied
     said = f"execution error: {met.group(1)}" if met is not None else inner
     return NOT_RUN_OPENING + said if _REFUSED.match(said) else said
+
+
+def _sandbox_denial(error: str) -> str | None:
+    """The command's own exit and what it printed, in the turn stream's form, when the sandbox
+    reported its non-zero exit as a denial (the command ran: nothing is known to have been denied
+    but what its words say); None for any other error."""
+    debug = _SANDBOX_EXIT.search(error) if error.startswith(("Denied {", "Codex(Sandbox(Denied {")) else None
+    if debug is not None:
+        return f"Exit code {debug.group(1)}\n{_rust_unescaped(debug.group(2)).strip()}"
+    shown = _SANDBOX_DENIED.match(error)
+    if shown is not None:
+        said = "\n".join(part.strip() for part in shown.group(2, 3) if part.strip())
+        return f"Exit code {shown.group(1)}\n{said}"
+    return None
 
 
 def _rust_unescaped(text: str) -> str:
