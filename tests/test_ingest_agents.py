@@ -552,3 +552,31 @@ def test_a_sandbox_denials_failure_line_is_what_the_command_printed_not_rusts_de
     (error,) = [e for e in codex.parse(data).episodes if isinstance(e, ErrorEpisode)]
     assert (error.target, error.exit_code) == ("fd -e go", 2)
     assert error.failure.startswith("bash: line 1: fd: command not found") and "StreamOutput" not in error.failure
+
+
+STDIN_CLOSED = "write_stdin failed: stdin is closed for this session; rerun exec_command with tty=true to keep stdin open"
+
+
+def test_a_poll_codex_refused_is_the_polls_own_failure_and_the_program_keeps_its_own_exit():
+    # Ctrl-C typed into a session started without a tty: Codex refuses the write, the program runs on.
+    data = _rollout(
+        RUNNING_SESSION[0], RUNNING_SESSION[1],
+        _exec("2026-11-04T09:00:03.000Z", "p1", "write_stdin", {"session_id": 2909, "chars": "\u0003"}),
+        ("2026-11-04T09:00:04.000Z", "response_item", {"type": "function_call_output", "call_id": "p1", "output": STDIN_CLOSED}),
+        *RUNNING_SESSION[4:],
+    )  # fmt: skip
+    errors = {e.uid: e for e in codex.parse(data).episodes if isinstance(e, ErrorEpisode)}
+    assert (errors["p1"].tool, errors["p1"].failure) == ("write_stdin", STDIN_CLOSED)
+    assert (errors["p2"].tool, errors["p2"].target, errors["p2"].exit_code) == ("Bash", "npm run dev -- --port 3001", 1)
+    assert "Unable to acquire lock" in errors["p2"].failure
+
+
+def test_a_poll_of_a_session_codex_no_longer_knows_gives_the_program_no_verdict():
+    gone = "write_stdin failed: Unknown process id 2909"
+    data = _rollout(
+        RUNNING_SESSION[0], RUNNING_SESSION[1],
+        _exec("2026-11-04T09:00:03.000Z", "p1", "write_stdin", {"session_id": 2909, "chars": ""}),
+        ("2026-11-04T09:00:04.000Z", "response_item", {"type": "function_call_output", "call_id": "p1", "output": gone}),
+    )  # fmt: skip
+    (error,) = [e for e in codex.parse(data).episodes if isinstance(e, ErrorEpisode)]
+    assert (error.uid, error.tool, error.failure) == ("p1", "write_stdin", gone)  # not `npm run dev` failing

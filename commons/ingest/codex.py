@@ -36,7 +36,9 @@ Codex's own (its rules, approval settings, auto-reviewer) opens with the core's 
 makes no error, and a program that could not be spawned is a failure in its own words. A program
 that keeps running past its ``exec_command`` ("Process running with session ID N") is polled or
 typed into with ``write_stdin``: a poll returns what the program printed so far and is no call of its
-own; the exit a poll finally returns is the ``exec_command``'s, its command the target.
+own; the exit a poll finally returns is the ``exec_command``'s, its command the target. A poll Codex
+refused (``write_stdin failed: …``: no such session, or typing into one without a tty) is the poll's
+own failure, and the program's exit, if it runs on, still comes with a later poll.
 
 Sans-I/O, as `commons.ingest.claude_code` is (it says how a caller uses `parse`); transcripts are
 data, nothing in them is run. Bad lines are counted and skipped.
@@ -90,6 +92,11 @@ _RUNNING_ID = re.compile(r"^Process running with session ID (\d+)\s*$", re.MULTI
 # The tool that polls (or types into) a program an ``exec_command`` left running, by its session id:
 # what it returns is the program's output so far, or its exit once it ended.
 POLL_NAME = "write_stdin"
+# How Codex refuses a poll (``write_stdin failed: {UnifiedExecError}``): the session is not one it
+# knows (``Unknown process id 7``: ended, or never was), or it was started without a tty and takes
+# no typing (its program runs on).
+_POLL_FAILED = re.compile(r"\Awrite_stdin failed\b", re.IGNORECASE)
+_STDIN_CLOSED = re.compile(r"\bstdin is closed\b", re.IGNORECASE)
 # What Codex writes, as plain text with no exit code, when the call did not get to run or its
 # patch did not apply: a failure, not an answer ("failed in sandbox: …", "apply_patch verification
 # failed: Failed to find expected lines in …"; ``write_stdin failed: Unknown process id 7`` when the
@@ -173,6 +180,7 @@ class _Reader:
         self.last_person = ""
         self.wrappers: set[str] = set()  # call ids of code-mode `exec` scripts, whose output is no tool's
         self.polls: set[str] = set()  # call ids of polls of a program not seen starting: their output is no tool's
+        self.polling: dict[str, str] = {}  # call id of a poll awaiting its answer -> the session it polls
 
     def feed(self, body: bytes) -> None:
         for line in body.split(b"\n"):
@@ -346,9 +354,27 @@ class _Reader:
         if isinstance(session, bool) or not isinstance(session, (int, str)) or \
                 not self.builder.hand_over(_running(session), call_id):
             self.polls.add(call_id)
+        else:
+            self.polling[call_id] = str(session)
+
+    def _poll_failed(self, call_id: str, said: str, ts: float | None) -> None:
+        """A poll Codex refused (``write_stdin failed: …``) is the poll's own failure, not the
+        program's exit: typed into a session without a tty, the program runs on and its exit is
+        still to come with a later poll; a session Codex no longer knows ended unseen."""
+        session = self.polling.pop(call_id, None)
+        if session is not None and _STDIN_CLOSED.search(said):
+            self.builder.hand_over(call_id, _running(session))
+        self.builder.feed(ToolCalled(call_id, POLL_NAME, "", "", ts))
+        self.builder.feed(ToolReturned(call_id, call_id, ts, ok=False, output=said))
 
     def _output(self, call_id: Any, output: Any, ts: float | None) -> None:
-        if not isinstance(call_id, str) or call_id in self.wrappers or call_id in self.polls:
+        if not isinstance(call_id, str) or call_id in self.wrappers:
+            return
+        if (call_id in self.polls or call_id in self.polling) and _POLL_FAILED.match(_output_text(output).lstrip()):
+            self._poll_failed(call_id, _output_text(output).strip(), ts)
+            return
+        self.polling.pop(call_id, None)
+        if call_id in self.polls:
             return
         verdict = read_output(output)
         if verdict is None:  # a program still running: its exit comes with a later poll of its session
