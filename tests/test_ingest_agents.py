@@ -580,3 +580,30 @@ def test_a_poll_of_a_session_codex_no_longer_knows_gives_the_program_no_verdict(
     )  # fmt: skip
     (error,) = [e for e in codex.parse(data).episodes if isinstance(e, ErrorEpisode)]
     assert (error.uid, error.tool, error.failure) == ("p1", "write_stdin", gone)  # not `npm run dev` failing
+
+
+def _escalated_fetch(session: str, escalation: dict) -> bytes:
+    """`git fetch` refused by the sandbox (the shell tool's "Exit code: N … Output:" text), then the
+    same command made again with the escalation Codex's tool takes, passing."""
+    fetch = {"command": "git fetch --all --prune", "workdir": "/w/app"}
+    lines = [{"timestamp": "2026-11-04T09:00:00.000Z", "type": "session_meta", "payload": {"id": session, "cwd": "/w/app"}}]
+    lines += [{"timestamp": at, "type": kind, "payload": payload} for at, kind, payload in (
+        _exec("2026-11-04T09:00:01.000Z", f"{session}-c1", "shell_command", fetch),
+        ("2026-11-04T09:00:02.000Z", "response_item", {"type": "function_call_output", "call_id": f"{session}-c1", "output":
+         "Exit code: 255\nWall time: 1 seconds\nOutput:\nerror: cannot open '.git/FETCH_HEAD': Operation not permitted\n"}),
+        _exec("2026-11-04T09:00:03.000Z", f"{session}-c2", "shell_command",
+              {**fetch, **escalation, "justification": "Need to fetch remote branches"}),
+        ("2026-11-04T09:00:04.000Z", "response_item", {"type": "function_call_output", "call_id": f"{session}-c2", "output":
+         "Exit code: 0\nWall time: 0.9 seconds\nOutput:\n"}),
+    )]
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def test_a_sandbox_denial_passed_when_escalated_is_a_lesson_that_says_so_in_words(tmp_path):
+    # The older shell tool's boolean and the later enum: either is the same fix.
+    for i, escalation in enumerate(({"with_escalated_permissions": True}, {"sandbox_permissions": "require_escalated"})):
+        (tmp_path / f"rollout-2026-11-04T09-00-0{i}-s{i}.jsonl").write_bytes(_escalated_fetch(f"s{i}", escalation))
+    (text,) = lesson_texts(sorted(tmp_path.glob("rollout-*.jsonl")))
+    assert text.startswith("`git fetch` failed with \"error: cannot open '.git/FETCH_HEAD': Operation not permitted\"")
+    assert "it passed when run outside the sandbox (escalated) (2 of 2 sessions)" in text  # one fix, however asked
+    assert "with_escalated_permissions" not in text and "require_escalated" not in text

@@ -786,6 +786,21 @@ _PARAM_ANSWERS = (
 )
 
 
+# A shell call's parameter that runs it outside the agent's sandbox: Codex's shell tool's
+# ``with_escalated_permissions=true``, its later ``sandbox_permissions=require_escalated`` (each with a
+# ``justification`` the person approves), Claude Code's ``dangerouslyDisableSandbox=true``.
+_OUTSIDE_SANDBOX = re.compile(r"^(?:with_escalated_permissions=true|sandbox_permissions=require_escalated"
+                              r"|dangerouslyDisableSandbox=true)$", re.IGNORECASE)
+
+
+def outside_sandbox(params: str) -> tuple[bool, str]:
+    """Whether a retry's new call parameters (``key=value`` words) ran it outside the sandbox, and
+    the parameters beside that one (a longer timeout)."""
+    words = params.split()
+    escaped = [w for w in words if _OUTSIDE_SANDBOX.match(w)]
+    return bool(escaped), " ".join(w for w in words if w not in escaped)
+
+
 def _params_answer(params: str, hint: str) -> bool:
     """Whether a failure's words are of the kind a retry's new call parameters answer."""
     return any(name.match(word) and said.search(hint) for word in params.split() for name, said in _PARAM_ANSWERS)

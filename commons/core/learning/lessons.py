@@ -28,7 +28,8 @@ import numpy as np
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
 from commons.core.learning.generalise import COMMON_WORDS, generalise
 from commons.core.learning.failure import program_of, segments, split_command
-from commons.core.learning.evidence import Evidence, Resolution, changes_something, is_proven, is_stale_text, spelled_alike
+from commons.core.learning.evidence import (Evidence, Resolution, changes_something, is_proven, is_stale_text,
+                                           outside_sandbox, spelled_alike)
 from commons.core.policy import Admitted, Danger, admit, classify_step, strip_injections
 from commons.core.policy import cut, scrub
 from commons.core.records import SECONDS_PER_DAY, LessonKind, Scope
@@ -244,7 +245,11 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "", failure
     command, _, params = res.command.partition(" (with ")
     command = _past_where(command, failed)
     step = _clean(generalise(_same_package(command, failed), names), STEP_SHOWN)
-    if params:  # the call's parameters are the difference: cut the command, never them
+    escaped, beside = outside_sandbox(params.removesuffix(")"))
+    if escaped:  # out of the sandbox, whichever parameter the harness took for it: one step
+        step = f"{_clean(generalise(_same_package(command, failed), names), 48)} (escalated" + \
+            (f", with {_clean(beside, 40)})" if beside else ")")
+    elif params:  # the call's parameters are the difference: cut the command, never them
         step = f"{_clean(generalise(_same_package(command, failed), names), 48)} (with {_clean(params, 60)}"
     tool, _, rest = res.command.partition(" ")
     if tool.lower() in _FILE_TOOLS and tool.lower() == res.tool.lower():
@@ -273,6 +278,10 @@ def _fix_phrase(res: Resolution, names: Sequence[str], failed: str = "", failure
         return step, "the same call passed when run again unchanged (transient)"
     if res.evidence is Evidence.FOUND_BY_WRAPPER:
         return step, f"`{step}` found the program"
+    if escaped:
+        # The same command, made again out of the sandbox: what a reader must know is that the
+        # sandbox refused it, not the harness's parameter name.
+        return step, "it passed when run outside the sandbox (escalated)" + (f", with {_clean(beside, 40)}" if beside else "")
     return step, f"`{step}` succeeded after it"
 
 
