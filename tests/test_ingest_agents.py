@@ -607,3 +607,28 @@ def test_a_sandbox_denial_passed_when_escalated_is_a_lesson_that_says_so_in_word
     assert text.startswith("`git fetch` failed with \"error: cannot open '.git/FETCH_HEAD': Operation not permitted\"")
     assert "it passed when run outside the sandbox (escalated) (2 of 2 sessions)" in text  # one fix, however asked
     assert "with_escalated_permissions" not in text and "require_escalated" not in text
+
+
+def _errors_read_in_two(data: bytes) -> list[list[tuple[str, str]]]:
+    """The error episodes (uid, tool) of a rollout read in two pieces, cut between any two records."""
+    cuts = [i + 1 for i, byte in enumerate(data) if byte == ord("\n")][:-1]
+    found = []
+    for cut in cuts:
+        first = codex.parse(data[:cut])
+        rest = codex.parse(data[first.state.offset:], first.state)
+        found.append(sorted({(e.uid, e.tool) for e in first.episodes + rest.episodes if isinstance(e, ErrorEpisode)}))
+    return found
+
+
+def test_a_polls_call_and_its_answer_read_apart_are_read_as_read_together():
+    # A growing rollout is read as it is written: a poll's line and its answer's can come in two reads.
+    refused = _rollout(
+        RUNNING_SESSION[0], RUNNING_SESSION[1],
+        _exec("2026-11-04T09:00:03.000Z", "p1", "write_stdin", {"session_id": 2909, "chars": "\u0003"}),
+        ("2026-11-04T09:00:04.000Z", "response_item", {"type": "function_call_output", "call_id": "p1", "output": STDIN_CLOSED}),
+        *RUNNING_SESSION[4:],
+    )  # fmt: skip
+    assert all(found == [("p1", "write_stdin"), ("p2", "Bash")] for found in _errors_read_in_two(refused))
+    unseen = _rollout(RUNNING_SESSION[0], _exec("2026-11-04T09:00:03.000Z", "p9", "write_stdin", {"session_id": 7}),
+                      _exec_output("2026-11-04T09:00:04.000Z", "p9", "Process exited with code 2", "bye\n"))
+    assert all(found == [] for found in _errors_read_in_two(unseen))  # a program not seen starting: no call's exit

@@ -140,6 +140,10 @@ _RUST_ESCAPED = {"n": "\n", "r": "\r", "t": "\t", "0": "\0"}
 _CWD = re.compile(r"<cwd>([^<\n]+)</cwd>")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 CODE_MODE = "exec"  # the custom tool whose input is JavaScript calling the other tools
+# What the reader notes of a call until its result comes (`EpisodeBuilder.note`, kept across reads):
+# a code-mode script (`CODE_MODE`), or a poll and the session it polls ("" when not seen starting).
+_NOTE = "codex-call:"
+_POLLED = "poll:"
 # How a rollout's first line opens when it is longer than the head read (a session_meta carries
 # the whole system prompt): the envelope's keys in the order Codex writes them, or an older file's.
 _OPENING = re.compile(rb'^\{"timestamp":"[^"]*",(?:"ordinal":\d+,)?"type":"(?:session_meta|response_item|event_msg|'
@@ -178,9 +182,6 @@ class _Reader:
         # The person's last words read, until the agent or a tool moves on: a version that wrote
         # both the `user_message` event and the `UserMessage` item says them once.
         self.last_person = ""
-        self.wrappers: set[str] = set()  # call ids of code-mode `exec` scripts, whose output is no tool's
-        self.polls: set[str] = set()  # call ids of polls of a program not seen starting: their output is no tool's
-        self.polling: dict[str, str] = {}  # call id of a poll awaiting its answer -> the session it polls
 
     def feed(self, body: bytes) -> None:
         for line in body.split(b"\n"):
@@ -310,7 +311,7 @@ class _Reader:
             self._call(item.get("call_id"), item.get("name"), _arguments(item.get("arguments")), ts)
         elif kind == "custom_tool_call":
             if item.get("name") == CODE_MODE and isinstance(item.get("call_id"), str):
-                self.wrappers.add(item["call_id"])  # its commands come as CommandExecution items
+                self.builder.note(_NOTE + item["call_id"], CODE_MODE)  # its commands come as CommandExecution items
                 return
             self._call(item.get("call_id"), item.get("name"), {"input": item.get("input")}, ts)
         elif kind == "local_shell_call":
@@ -351,31 +352,32 @@ class _Reader:
         """A poll of a running program is no tool call of its own: the ``exec_command`` that started
         it awaits its result under this poll's id, so the exit a poll returns is that command's
         (its tool and target, this poll's id). A poll of a program not seen starting returns nothing."""
-        if isinstance(session, bool) or not isinstance(session, (int, str)) or \
-                not self.builder.hand_over(_running(session), call_id):
-            self.polls.add(call_id)
-        else:
-            self.polling[call_id] = str(session)
+        known = not isinstance(session, bool) and isinstance(session, (int, str)) and \
+            self.builder.hand_over(_running(session), call_id)
+        self.builder.note(_NOTE + call_id, _POLLED + (str(session).strip() if known else ""))
 
-    def _poll_failed(self, call_id: str, said: str, ts: float | None) -> None:
+    def _poll_failed(self, call_id: str, session: str, said: str, ts: float | None) -> None:
         """A poll Codex refused (``write_stdin failed: …``) is the poll's own failure, not the
         program's exit: typed into a session without a tty, the program runs on and its exit is
         still to come with a later poll; a session Codex no longer knows ended unseen."""
-        session = self.polling.pop(call_id, None)
-        if session is not None and _STDIN_CLOSED.search(said):
+        if session and _STDIN_CLOSED.search(said):
             self.builder.hand_over(call_id, _running(session))
         self.builder.feed(ToolCalled(call_id, POLL_NAME, "", "", ts))
         self.builder.feed(ToolReturned(call_id, call_id, ts, ok=False, output=said))
 
     def _output(self, call_id: Any, output: Any, ts: float | None) -> None:
-        if not isinstance(call_id, str) or call_id in self.wrappers:
+        if not isinstance(call_id, str):
             return
-        if (call_id in self.polls or call_id in self.polling) and _POLL_FAILED.match(_output_text(output).lstrip()):
-            self._poll_failed(call_id, _output_text(output).strip(), ts)
-            return
-        self.polling.pop(call_id, None)
-        if call_id in self.polls:
-            return
+        noted = self.builder.take_note(_NOTE + call_id)
+        if noted == CODE_MODE:
+            return  # a code-mode script's result: its commands were read as they ran
+        if noted is not None and noted.startswith(_POLLED):
+            session = noted[len(_POLLED):]
+            if _POLL_FAILED.match(_output_text(output).lstrip()):
+                self._poll_failed(call_id, session, _output_text(output).strip(), ts)
+                return
+            if not session:
+                return  # a poll of a program not seen starting: its output is no call's
         verdict = read_output(output)
         if verdict is None:  # a program still running: its exit comes with a later poll of its session
             session = _running_session(_output_text(output))

@@ -262,6 +262,18 @@ class EpisodeBuilder:
         self.pending[to] = entry
         return True
 
+    def note(self, key: str, value: str) -> None:
+        """Keep `value` under `key` (never a call id) until `take_note`: what a reader must know of a
+        call between its line and its result's, which a later read of the transcript may bring.
+        Kept with the pending calls, and as bounded."""
+        self.pending[key] = ("", value, "")
+        while len(self.pending) > MAX_PENDING:
+            self.pending.popitem(last=False)
+
+    def take_note(self, key: str) -> str | None:
+        entry = self.pending.pop(key, None)
+        return None if entry is None else entry[1]
+
     def _remember(self, key: str) -> None:
         self.seen[key] = None
         while len(self.seen) > MAX_SEEN:
