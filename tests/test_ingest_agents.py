@@ -555,16 +555,16 @@ def test_a_sandbox_denials_failure_line_is_what_the_command_printed_not_rusts_de
 
 
 STDIN_CLOSED = "write_stdin failed: stdin is closed for this session; rerun exec_command with tty=true to keep stdin open"
+REFUSED_POLL = (  # Ctrl-C typed into a session started without a tty: Codex refuses the write, the program runs on
+    RUNNING_SESSION[0], RUNNING_SESSION[1],
+    _exec("2026-11-04T09:00:03.000Z", "p1", "write_stdin", {"session_id": 2909, "chars": "\u0003"}),
+    ("2026-11-04T09:00:04.000Z", "response_item", {"type": "function_call_output", "call_id": "p1", "output": STDIN_CLOSED}),
+    *RUNNING_SESSION[4:],
+)
 
 
 def test_a_poll_codex_refused_is_the_polls_own_failure_and_the_program_keeps_its_own_exit():
-    # Ctrl-C typed into a session started without a tty: Codex refuses the write, the program runs on.
-    data = _rollout(
-        RUNNING_SESSION[0], RUNNING_SESSION[1],
-        _exec("2026-11-04T09:00:03.000Z", "p1", "write_stdin", {"session_id": 2909, "chars": "\u0003"}),
-        ("2026-11-04T09:00:04.000Z", "response_item", {"type": "function_call_output", "call_id": "p1", "output": STDIN_CLOSED}),
-        *RUNNING_SESSION[4:],
-    )  # fmt: skip
+    data = _rollout(*REFUSED_POLL)
     errors = {e.uid: e for e in codex.parse(data).episodes if isinstance(e, ErrorEpisode)}
     assert (errors["p1"].tool, errors["p1"].failure) == ("write_stdin", STDIN_CLOSED)
     assert (errors["p2"].tool, errors["p2"].target, errors["p2"].exit_code) == ("Bash", "npm run dev -- --port 3001", 1)
@@ -622,12 +622,7 @@ def _errors_read_in_two(data: bytes) -> list[list[tuple[str, str]]]:
 
 def test_a_polls_call_and_its_answer_read_apart_are_read_as_read_together():
     # A growing rollout is read as it is written: a poll's line and its answer's can come in two reads.
-    refused = _rollout(
-        RUNNING_SESSION[0], RUNNING_SESSION[1],
-        _exec("2026-11-04T09:00:03.000Z", "p1", "write_stdin", {"session_id": 2909, "chars": "\u0003"}),
-        ("2026-11-04T09:00:04.000Z", "response_item", {"type": "function_call_output", "call_id": "p1", "output": STDIN_CLOSED}),
-        *RUNNING_SESSION[4:],
-    )  # fmt: skip
+    refused = _rollout(*REFUSED_POLL)
     assert all(found == [("p1", "write_stdin"), ("p2", "Bash")] for found in _errors_read_in_two(refused))
     unseen = _rollout(RUNNING_SESSION[0], _exec("2026-11-04T09:00:03.000Z", "p9", "write_stdin", {"session_id": 7}),
                       _exec_output("2026-11-04T09:00:04.000Z", "p9", "Process exited with code 2", "bye\n"))
