@@ -312,3 +312,19 @@ def test_a_long_fix_that_went_somewhere_first_is_shown_by_what_it_ran_unless_goi
                        "VERBOSE=1", "Bash", 0.8)
     step, _ = _fix_phrase(moved, (), "make -j8 payments_tests VERBOSE=1")
     assert step.startswith("cd ")  # running there is all that changed
+
+
+def test_a_retry_out_of_the_sandbox_is_said_so_whichever_agent_and_a_timeout_beside_it_is_kept():
+    from commons.core.learning.lessons import _fix_phrase
+
+    def said(command: str) -> tuple[str, str]:
+        return _fix_phrase(Resolution(Evidence.RETRY_CHANGED, command, "Bash", confidence=0.8), ())
+
+    assert said("npm test (with dangerouslyDisableSandbox=true)") == (
+        "npm test (escalated)", "it passed when run outside the sandbox (escalated)")
+    assert said("npm install (with with_escalated_permissions=true timeout_ms=600000)") == (
+        "npm install (escalated, with timeout_ms=600000)",
+        "it passed when run outside the sandbox (escalated), with timeout_ms=600000")
+    # Codex's default permissions, or only a longer timeout: no way out of the sandbox.
+    assert said("npm install (with timeout_ms=600000)")[1] == "`npm install (with timeout_ms=600000)` succeeded after it"
+    assert said("npm install (with sandbox_permissions=use_default)")[1].endswith("succeeded after it")
