@@ -33,7 +33,10 @@ Code one. A call the person refused ("rejected by user") is no failure. An ``exe
 not start says so in Rust's Debug form (``exec_command failed for `cmd`: CreateProcess { message:
 "Rejected(\"…\")" }``): its inner error is read as the shell tool writes the same error, a refusal of
 Codex's own (its rules, approval settings, auto-reviewer) opens with the core's ``Not run:`` and
-makes no error, and a program that could not be spawned is a failure in its own words. A program
+makes no error, and a program that could not be spawned is a failure in its own words. The older
+shell tool's ``failed in sandbox LinuxSeccomp with execution error: …`` (the sandbox's report of the
+command's non-zero exit, in Rust's Debug or Display form) is that exit and what the command printed.
+A program
 that keeps running past its ``exec_command`` ("Process running with session ID N") is polled or
 typed into with ``write_stdin``: a poll returns what the program printed so far and is no call of its
 own; the exit a poll finally returns is the ``exec_command``'s, its command the target. A poll Codex
