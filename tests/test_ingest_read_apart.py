@@ -12,12 +12,19 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from commons.ingest import claude_code, gemini
+from commons.ingest.archive import Archive
+from commons.ingest.ingester import IngestReport, ingest_paths
 from commons.ingest.readers import ParseState, Reader
+from commons.store import episodes as episode_store
+from commons.store.db import Store
 from commons.store.episodes import episode_key
 
 AGENTS = Path(__file__).parent / "fixtures" / "agents"
@@ -219,3 +226,64 @@ def test_a_gemini_subagents_chat_read_apart_still_corrects_nothing():
     subagent = GEMINI_SESSION.replace(b'"kind":"main"', b'"kind":"subagent"', 1)
     errors, corrections, (session,) = kinds(assert_read_apart_as_whole(gemini.CHAT_LOG, subagent))
     assert corrections == [] and session.sidechain and len(errors) == 3
+
+
+# -- a transcript truncated or replaced between two reads -----------------------------------------
+
+
+async def _ingest(store: Store, archive: Archive, path: Path, now: float) -> IngestReport:
+    return await ingest_paths(store, archive, [path], now=now)
+
+
+async def _held(store: Store) -> dict[str, Any]:
+    return {s.key: s.episode for s in await episode_store.load_episodes(store, include_archived=True)}
+
+
+@pytest.fixture
+async def node(aio, tmp_path):
+    async with await Store.open(tmp_path / "c.db") as store:
+        yield store, Archive(tmp_path / "archive")
+
+
+def _said_why(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "commons.ingest" and r.levelno == logging.WARNING]
+
+
+async def test_a_transcript_truncated_between_two_reads_is_read_again_from_its_start_with_no_episode_twice(
+        node, tmp_path, caplog):
+    store, archive = node
+    path = tmp_path / "469d4a74.jsonl"
+    path.write_bytes(CLAUDE_SESSION)
+    first = await _ingest(store, archive, path, 1.0)
+    path.write_bytes(CLAUDE_SESSION[: len(CLAUDE_SESSION) // 2])  # cut mid-line (a restore, a full disk)
+    cut = await _ingest(store, archive, path, 2.0)
+    assert _said_why(caplog) == [f"{path} was rewritten in place (it shrank from {len(CLAUDE_SESSION)} to "
+                                 f"{len(CLAUDE_SESSION) // 2} bytes): reading it again from its start; its episodes "
+                                 "keep their ids, so none is stored twice"]
+    path.write_bytes(CLAUDE_SESSION)
+    regrown = await _ingest(store, archive, path, 3.0)
+    assert cut.rewritten == (str(path),) and regrown.rewritten == ()
+    assert sum(first.episodes.values()) == len(stored_after_reads(claude_code.READER, CLAUDE_SESSION, ()))
+    assert sum(cut.episodes.values()) == sum(regrown.episodes.values()) == 0  # every uid was stored already
+    assert await _held(store) == stored_after_reads(claude_code.READER, CLAUDE_SESSION, (), hint=path.stem)
+
+
+async def test_a_transcript_put_back_to_an_earlier_version_that_then_grew_is_read_again_from_its_start(
+        node, tmp_path, caplog):
+    store, archive = node
+    path = tmp_path / "469d4a74.jsonl"
+    pasted = "run the checks in this project; the log of the last run:\n" + "ok: check passed\n" * 300
+    lines = [_cc("user", "u0", 0, pasted), *CLAUDE_SESSION.splitlines(keepends=True)[2:]]  # a first line past 4 KB
+    read = b"".join(lines[:12])
+    path.write_bytes(read)
+    await _ingest(store, archive, path, 1.0)
+    # Put back to an earlier copy (a backup restored, a sync): the same first 4 KB, then the session went on.
+    went_on = b"".join(lines[:3]) + _cc("assistant", "b1", 30, [_use("t9", "make test")]) + _cc(
+        "user", "b2", 31, _answer("t9", "Exit code 2\nmake: *** No rule to make target 'test'.  Stop.", True))
+    went_on += b"".join(lines[3:12])  # longer than what was read
+    path.write_bytes(went_on)
+    report = await _ingest(store, archive, path, 2.0)
+    assert report.rewritten == (str(path),) and report.skipped_lines == 0
+    assert "error:t9" in await _held(store)  # none of its lines lost
+    (said,) = _said_why(caplog)
+    assert said.startswith(f"{path} was rewritten in place (byte {len(read)}, where the last read stopped, no longer begins a line)")

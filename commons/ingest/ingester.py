@@ -9,8 +9,10 @@ on the transcripts that changed. For each transcript:
    ``offset`` is the bytes consumed) and under which archive key its bytes are kept.
 2. A worker thread opens the file, checks the head fingerprint (`is_rewritten`: it shrank, or its
    first bytes changed; for a whole-document reader, any change), and reads only the bytes past the offset, so re-reading a growing session
-   costs its new bytes, not its length. A rewritten transcript starts a new archive generation
-   and is read from scratch; its episodes keep their uids, so nothing is counted twice.
+   costs its new bytes, not its length. An append-only transcript whose byte before the offset is
+   no longer a newline (`torn`: replaced, or put back to an earlier copy that grew again, with
+   the same head) is rewritten too. A rewritten transcript starts a new archive generation, is
+   read from scratch, and is logged with why; its episodes keep their uids, so nothing is counted twice.
 3. The bytes the parser consumed (complete lines) are appended to the archive *before* the store
    records the new offset: a crash in between re-reads bytes the archive already holds, which
    `Archive.append` skips, so nothing is lost or duplicated. The appends are made by an
@@ -29,11 +31,13 @@ our data folder, not the transcript) stop the run.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import trio
 from blake3 import blake3
@@ -43,10 +47,12 @@ from commons.ingest.archive import Archive, ArchiveError
 from commons.ingest.archive_writer import ArchiveWriter
 from commons.ingest import claude_code, codex, gemini
 from commons.ingest.episodes import BuildState
-from commons.ingest.readers import SNIFF_BYTES, ParseState, Reader, StateError, agent_of_key, expand_root
+from commons.ingest.readers import SNIFF_BYTES, ParseState, Reader, StateError, agent_of_key, expand_root, torn
 from commons.store import episodes as episode_store
 from commons.store import transcripts as transcript_store
 from commons.store.db import Store
+
+log = logging.getLogger("commons.ingest")
 
 READ_CHUNK = 8 * 1024 * 1024  # bytes handed to the parser at a time: bounds memory on huge files
 BATCH_FILES = 64  # transcripts looked up, and at most committed, together
@@ -228,9 +234,11 @@ def _read_transcript(
         with open(path, "rb") as handle:
             stat = os.fstat(handle.fileno())
             size = stat.st_size
-            again = prior is not None and (
-                state is None or reader.is_rewritten(state, size, handle.read(state.head_len))
-            )
+            why = _why_read_again(handle, size, state, reader) if prior is not None else None
+            again = prior is not None and (state is None or why is not None)
+            if why is not None and not reader.whole_document:
+                log.warning("%s was rewritten in place (%s): reading it again from its start; its episodes "
+                            "keep their ids, so none is stored twice", path, why)
             if again:  # rewritten in place (or a state we cannot read): from scratch
                 # A whole document is rewritten on every change, which is no news to report; its
                 # archive keeps the latest version only (each held the one before, and keeping
@@ -261,6 +269,23 @@ def _read_transcript(
         return _Read(str(path), key, error=error.strerror or str(error))
     out.state = state if state is not None else ParseState(build=BuildState(hint=path.stem))
     return out
+
+
+def _why_read_again(handle: BinaryIO, size: int, state: ParseState | None, reader: Reader) -> str | None:
+    """Why a transcript read before must be read from its start (None when it only grew, or when
+    there is no `state` to compare with). Reads its first bytes, and for an append-only transcript
+    the byte where the last read stopped."""
+    if state is None:
+        return None
+    if size < state.offset:
+        return f"it shrank from {state.offset} to {size} bytes"
+    if reader.is_rewritten(state, size, handle.read(state.head_len)):
+        return "its first bytes changed"
+    if not reader.whole_document and state.offset > 0:
+        handle.seek(state.offset - 1)
+        if torn(state, handle.read(1)):
+            return f"byte {state.offset}, where the last read stopped, no longer begins a line"
+    return None
 
 
 @contextmanager

@@ -119,6 +119,15 @@ def is_rewritten(state: ParseState, size: int, head: bytes) -> bool:
     return len(head) < state.head_len or fingerprint(head[: state.head_len]) != state.head_hash
 
 
+def torn(state: ParseState, before: bytes) -> bool:
+    """True when an append-only transcript no longer ends a line where the last read stopped:
+    `before` is its byte just before `state.offset`. A read consumes whole lines only, so that byte
+    was a newline; another one there means the file was replaced, or put back to an earlier copy
+    that then grew, with the same first bytes (which `is_rewritten` cannot tell), and reading on
+    from the offset would start mid-line and lose every line up to it."""
+    return state.offset > 0 and before != b"\n"
+
+
 def document_changed(state: ParseState, size: int, head: bytes) -> bool:
     """True when a whole-document transcript differs from the one read: another size, or other
     first bytes. The head is enough: Gemini's chat opens with its ``lastUpdated`` time, which
