@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 
-from commons.core.learning.scope import command_head, past_prefixes
+from commons.core.learning.scope import command_head, past_prefixes, remote_command
 from commons.core.policy import clip, cut, scrub
 
 FAILURE_CHARS = 300
@@ -184,7 +184,7 @@ def failure_line(text: str, command: str = "") -> tuple[str, int | None]:
     ``command``: the sub-command the failure belongs to, when known (not used yet by every rule)."""
     exit_code = exit_code_of(text)
     lines = _lines(text)
-    line = _choose(lines)
+    line = _choose(lines, frozenset(program_of(part) for part in segments(command)) - {""})
     if line:
         return _ends_of(line), exit_code  # scrubbed, then cut: a cut first can halve a key
     return (f"Exit code {exit_code}" if exit_code is not None else ""), exit_code
@@ -263,7 +263,10 @@ _GIT_REMOTE_TRAILER = re.compile(r"^(?:fatal: Could not read from remote reposit
                                  r"correct access rights|and the repository exists\.)$")
 
 
-def _choose(lines: list[str]) -> str:
+def _choose(lines: list[str], programs: frozenset[str] = frozenset()) -> str:
+    """The failure line of ``lines`` (the rules of the module's docstring, in order); ``programs``:
+    those the failed command runs, whose own word on what failed ("adb: more than one device/emulator")
+    is the line when no line carries a marker."""
     meaningful = [(i, line) for i, line in enumerate(lines) if line and not _NOISE.match(line)]
     if not meaningful:
         return ""
@@ -291,7 +294,21 @@ def _choose(lines: list[str]) -> str:
     hook = _hook_finding(lines)
     if hook:
         return hook
+    said = _program_said(meaningful, programs)
+    if said:
+        return said
     return _continued(meaningful[0][1], meaningful[1][1] if len(meaningful) > 1 else "")
+
+
+def _program_said(meaningful: list[tuple[int, str]], programs: frozenset[str]) -> str:
+    """The first line where a program the command ran names itself ("unzip: cannot find zipfile
+    directory in one of x.zip", "adb: more than one device/emulator"): with no failure marker
+    anywhere, the program's own word on what went wrong, not the listing or banner it printed first."""
+    for k, (_, line) in enumerate(meaningful):
+        said = _PROGRAM_SAYS.match(line)
+        if said and said.group(1) in programs:
+            return _continued(line, meaningful[k + 1][1] if k + 1 < len(meaningful) else "")
+    return ""
 
 
 # "1 validation error for applyArguments": the field and its issue follow on the next two lines.
@@ -385,7 +402,9 @@ _SIGNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^(?:cc1\w*|collect2|/usr/bin/ld|ld): |^\S+\.(?:c|cc|cpp|h|hpp):\d+:\d+: (?:fatal )?error: ", re.MULTILINE),
      "gcc|cc|g++|clang|clang++"),
 )
-_NOT_FOUND = re.compile(r"(?:^|\s)(?:bash: |zsh: |sh: )?(?:line \d+: )?([\w.\-/]+): (?:command not found|not found)", re.MULTILINE)
+# "bash: x: command not found", "sh: 1: x: not found", Android's mksh "/system/bin/sh: x: inaccessible or not found".
+_NOT_FOUND = re.compile(r"(?:^|\s)(?:bash: |zsh: |sh: )?(?:line \d+: )?([\w.\-/]+): (?:command not found|not found"
+                        r"|inaccessible or not found)", re.MULTILINE)
 
 
 def split_command(command: str) -> list[tuple[str, str]]:
@@ -454,7 +473,8 @@ def _split_command(command: str) -> tuple[tuple[str, str], ...]:
     seg = "".join(buf).strip()
     if seg:
         out.append((seg, ""))
-    return tuple(out)
+    # A line that is only a comment (`# clean up first`) runs nothing: no part of the command.
+    return tuple((seg, sep) for seg, sep in out if not seg.startswith("#"))
 
 
 # "mkdir: cannot create directory '~/.claude': File exists": a program naming itself at a line's start.
@@ -524,7 +544,9 @@ _NOT_RUN = re.compile(
     r"|\bAbortError\b|The operation was aborted|Tool permission request failed|Cancelled: parallel tool call|Sibling tool call errored"
     r"|(?:PreToolUse|PostToolUse|UserPromptSubmit)\S* hook (?:error|blocked)|blocked by (?:a |the )?hook"
     r"|Bash command blocked|denied by policy|not allowed in plan mode|You are in Plan Mode"
-    r"|Permission to use \S+ (?:has been|was) denied|user (?:rejected|declined|denied)",
+    r"|Permission to use \S+ (?:has been|was) denied|user (?:rejected|declined|denied)"
+    # Claude Code's auto mode could not have the call judged safe (its classifier model was down): not run
+    r"|auto mode cannot determine the safety of",
     re.IGNORECASE | re.MULTILINE)
 # Commands whose non-zero exit is their answer ("no match", "not there"), and the printers of a
 # file's lines, whose failure to open a guessed path says only that it is not there.
@@ -568,8 +590,9 @@ _NOT_WRITABLE = re.compile(r"Permission denied|Operation not permitted|Read-only
 
 
 def _asks_version(part: str) -> bool:
-    words = part.split()
-    return len(words) == 2 and words[1] in {"--version", "-v", "-V", "version"}
+    """`x --version`, `x --help` (its redirections aside): asks what `x` is, and whether it is there."""
+    words = [w for w in part.split() if not re.match(r"^\d*(?:>>?|<)&?\S*$", w)]
+    return len(words) == 2 and words[1] in {"--version", "-v", "-V", "version", "--help"}
 
 
 def _writes_and_removes(parts: list[str]) -> bool:
@@ -604,6 +627,10 @@ def is_probe(command: str, output: str, call: str = "") -> bool:
     parts = segments(command)
     if not parts:
         return False
+    remote = remote_command(parts[-1]) if len(parts) == 1 else None
+    if remote is not None:
+        # `adb shell "ls /sbin"`, `docker exec web cat /x`: the look is the command run there.
+        return is_probe(remote, output, remote)
     if any(target in output for part in parts for target in redirect_targets(part)):
         return False
     looking = _is_look(parts[-1]) or any(_is_look(p) for p in parts) and all(_is_look(p) or program_of(p) in PROBES
