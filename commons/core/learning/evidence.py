@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 
 from commons.core.learning.failure import is_bare, program_of, segments, split_command
 from commons.core.learning.generalise import COMMON_WORDS, fills
-from commons.core.learning.scope import SHELL_TOOLS, command_head, past_prefixes, remote_command, takes_value
+from commons.core.learning.scope import SHELL_TOOLS, command_head, past_prefixes, remote_command, remote_place, takes_value
 from commons.core.learning.script_writes import script_write_step, script_writes
 from commons.core.learning.wrappers import found_by_wrapper, provides, wrapped
 from commons.core.policy import clip, scrub
@@ -399,10 +399,10 @@ def _same_shell_step(failed: str, segment: str) -> bool:
     failed, segment = spelled_alike(failed), spelled_alike(segment)
     fh, sh = _head(failed), _head(segment)
     remote_failed, remote = remote_command(failed), remote_command(segment)
-    if fh == sh and remote_failed is not None and remote is not None:
-        # The same device, container or host: the step is what runs there (`adb shell ls /a` after
-        # `adb shell ls /b` is another look, not the first tried again).
-        return _same_shell_step(remote_failed, remote)
+    if fh == sh and fh != "ssh" and remote_failed is not None and remote is not None:
+        # On the same device or in the same container the step is what runs there (`adb shell ls /a`
+        # after `adb shell ls /b` is another look, not the first tried again); elsewhere it is another.
+        return remote_place(failed) == remote_place(segment) and _same_shell_step(remote_failed, remote)
     if fh != sh:
         goal = _GOAL_OF.get(fh)
         if goal is None or goal != _GOAL_OF.get(sh):

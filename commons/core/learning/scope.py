@@ -127,6 +127,18 @@ _REDIRECTION = re.compile(r"^\d*(?:>>?|<)&?\S*$")
 def remote_command(segment: str) -> str | None:
     """The command a shell sub-command runs elsewhere (on a device, in a container or pod, on a host),
     or None: ``adb -s x shell "ls -la /sbin/ 2>&1" 2>&1`` → ``ls -la /sbin/ 2>&1``."""
+    split = _remote_split(segment)
+    return " ".join(split[1]) if split else None
+
+
+def remote_place(segment: str) -> str:
+    """Where a shell sub-command runs its command (the words before it: ``adb -s x shell``,
+    ``docker exec -it web``), "" when it runs none elsewhere."""
+    split = _remote_split(segment)
+    return " ".join(split[0]) if split else ""
+
+
+def _remote_split(segment: str) -> tuple[list[str], list[str]] | None:
     try:
         words = past_prefixes([w for w in shlex.split(segment) if not _ASSIGNMENT.match(w)])
     except ValueError:
@@ -139,28 +151,30 @@ def remote_command(segment: str) -> str | None:
         subs = subcommand_words(words)
         if not subs or subs[0] != "shell":
             return None
-        inner = rest[rest.index("shell") + 1:]
+        at = rest.index("shell") + 1
     elif program in {"docker", "podman", "nerdctl", "kubectl", "oc"}:
         if "exec" not in rest:
             return None
-        after = rest[rest.index("exec") + 1:]
+        at = rest.index("exec") + 1
         if program in {"kubectl", "oc"}:
-            inner = after[after.index("--") + 1:] if "--" in after else []
+            if "--" not in rest[at:]:
+                return None
+            at = rest.index("--", at) + 1
         else:
-            i = 0
-            while i < len(after) and after[i].startswith("-"):
-                i += 2 if after[i] in _EXEC_VALUED else 1
-            inner = after[i + 1:]
+            while at < len(rest) and rest[at].startswith("-"):
+                at += 2 if rest[at] in _EXEC_VALUED else 1
+            at += 1  # the container
     elif program == "ssh":
-        i = 0
-        while i < len(rest) and rest[i].startswith("-"):
-            i += 2 if rest[i] in _EXEC_VALUED else 1
-        inner = rest[i + 1:]
+        at = 0
+        while at < len(rest) and rest[at].startswith("-"):
+            at += 2 if rest[at] in _EXEC_VALUED else 1
+        at += 1  # the host
     else:
         return None
+    inner = rest[at:]
     while inner and _REDIRECTION.match(inner[-1]):
         inner = inner[:-1]  # the outer command's own redirection (`… shell "x" 2>&1`)
-    return " ".join(inner) if inner else None
+    return ([words[0], *rest[:at]], inner) if inner else None
 
 
 # Programs that run another program or a module: the interesting head is what they run.
