@@ -61,6 +61,9 @@ def test_a_look_elsewhere_on_the_same_device_is_no_retry_of_a_denied_look_nor_a_
     # The same command tried again on the device, changed, is still its retry, and its change the fix.
     found = fixes('adb shell "pm install /data/local/tmp/a.apk"', 'adb shell "pm install -r /data/local/tmp/a.apk"')
     assert [r.command for r in found] == ['adb shell "pm install -r /data/local/tmp/a.apk"']
+    # Picking the device is how `adb shell` is tried again when more than one is attached.
+    found = fixes('adb shell "id; getprop ro.build.type"', 'adb -s emulator-5554 shell "id; getprop ro.build.type"')
+    assert [r.command for r in found] == ['adb -s emulator-5554 shell "id; getprop ro.build.type"']
     # In another container it is another step.
     assert fixes("docker exec web pip install x", "docker exec db pip install --user x") == []
 

@@ -132,10 +132,22 @@ def remote_command(segment: str) -> str | None:
 
 
 def remote_place(segment: str) -> str:
-    """Where a shell sub-command runs its command (the words before it: ``adb -s x shell``,
-    ``docker exec -it web``), "" when it runs none elsewhere."""
+    """Where a shell sub-command runs its command, its options aside (``docker exec -it web`` →
+    ``docker exec web``; ``adb -s x shell`` → ``adb shell``: the option picks one of the devices
+    plain ``adb shell`` may reach), "" when it runs none elsewhere."""
     split = _remote_split(segment)
-    return " ".join(split[0]) if split else ""
+    if not split:
+        return ""
+    program, *before = split[0]
+    words, skip = [program], False
+    for word in before:
+        if skip:
+            skip = False
+        elif word.startswith("-"):
+            skip = takes_value(program, word) or word in _EXEC_VALUED
+        else:
+            words.append(word)
+    return " ".join(words)
 
 
 def _remote_split(segment: str) -> tuple[list[str], list[str]] | None:
