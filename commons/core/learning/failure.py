@@ -285,7 +285,10 @@ def _choose(lines: list[str], programs: frozenset[str] = frozenset()) -> str:
     traceback = _traceback_tail(lines)
     if traceback:
         return traceback
-    for k, (_, line) in enumerate(meaningful):
+    # A logger's record of its own run, its level in a column ("ERROR | Setting read-only feature…", the
+    # Android emulator's), yields to a line that says the failure in a program's own words.
+    for k in sorted(range(len(meaningful)), key=lambda k: bool(_LOG_RECORD.match(meaningful[k][1]))):
+        line = meaningful[k][1]
         if _MARKER.match(line) and not _HOOK_FAILED.match(line):
             if (_BARE_MARKER.match(line) or _PYDANTIC.search(line)) and k + 1 < len(meaningful):
                 return " ".join(part for _, part in meaningful[k + 1:k + 3]) if _PYDANTIC.search(line) \
@@ -311,6 +314,8 @@ def _program_said(meaningful: list[tuple[int, str]], programs: frozenset[str]) -
     return ""
 
 
+# A log record with its level in a column: "ERROR | …", "FATAL | …" (padding squeezed by `_lines`).
+_LOG_RECORD = re.compile(r"^[A-Z][A-Z_]{2,} \| \S")
 # "1 validation error for applyArguments": the field and its issue follow on the next two lines.
 _PYDANTIC = re.compile(r"\b\d+ validation errors? for \w+")
 
