@@ -95,12 +95,6 @@ def test_a_call_auto_mode_could_not_judge_safe_was_never_run():
     assert not_a_failure("Bash", "./rootAVD.sh", output, failure_line(output)[0]) == "not run"
 
 
-def test_a_comment_line_of_a_command_runs_nothing():
-    command = "# Clean up and start fresh\npkill -9 -f emulator\nmkdir -p /tmp/work"
-    assert segments(command) == ["pkill -9 -f emulator", "mkdir -p /tmp/work"]
-    assert step_kind("Bash", "# only a note") is StepKind.READ_ONLY
-
-
 def test_a_loggers_error_record_yields_to_a_programs_own_error_line():
     started = ("Exit code 1\nINFO         | Android emulator version 36.4.10.0\n"
                "ERROR        | Setting read-only feature 'GLAsyncSwap' to '0'\n"
@@ -108,3 +102,4 @@ def test_a_loggers_error_record_yields_to_a_programs_own_error_line():
     assert failure_line(started, "adb wait-for-device shell id")[0] == "error: more than one device/emulator"
     alone = "Exit code 1\nINFO         | Android emulator version 36.4.10.0\nERROR        | Unknown AVD name [x]\n"
     assert failure_line(alone, "emulator -avd x")[0] == "ERROR | Unknown AVD name [x]"
+

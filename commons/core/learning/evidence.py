@@ -221,8 +221,6 @@ def _words(segment: str) -> list[str]:
 def segment_kind(segment: str) -> StepKind:
     """What one sub-command of a shell command does (`StepKind`)."""
     segment = " ".join(segment.split())
-    if segment.startswith("#"):
-        return StepKind.READ_ONLY  # a comment runs nothing
     remote = remote_command(segment)
     if remote is not None:
         # `adb shell getprop x`, `docker exec web ls /app`: what runs there decides what the call does.

@@ -478,8 +478,7 @@ def _split_command(command: str) -> tuple[tuple[str, str], ...]:
     seg = "".join(buf).strip()
     if seg:
         out.append((seg, ""))
-    # A line that is only a comment (`# clean up first`) runs nothing: no part of the command.
-    return tuple((seg, sep) for seg, sep in out if not seg.startswith("#"))
+    return tuple(out)
 
 
 # "mkdir: cannot create directory '~/.claude': File exists": a program naming itself at a line's start.
