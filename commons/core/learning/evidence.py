@@ -17,6 +17,10 @@ The fix is then what changed in between:
   provides it (``nix-shell -p cargo --run 'cargo check'``, `commons.core.learning.wrappers`): the
   retry may fail on something of the program's own, the program was found.
 
+A command run on a device, in a container or on a host (``adb shell x``, ``docker exec web x``,
+`scope.remote_command`) is what runs there: its kind is that command's, and it is tried again by
+that command run again in the same place.
+
 Read-only steps (listing, reading, printing, searching, ``--version``, status, checks such as a
 test run) and clean-up or abort steps (``git rebase --abort``, ``git stash``, ``rm`` of a temporary
 file) are never fixes; nor is the next task, since only a retry of the failing step proves one.

@@ -10,9 +10,11 @@ picks that line by rules tried in order of how sure they are:
 2. pytest's short summary (``FAILED path::test - message``) when it carries a message;
 3. a traceback's last line (the exception and its message);
 4. the first line with a failure marker (``error``, ``fatal``, ``E   ``, ``XError:``, ``npm error``,
-   ``** (Mix)``, ``[rejected]``); a marker with no words of its own ("error ->") takes the next line;
+   ``** (Mix)``, ``[rejected]``); a marker with no words of its own ("error ->") takes the next line; a
+   logger's record with its level in a column (``ERROR | …``) only when no other line has a marker;
 5. a hook reported as failed (pre-commit's ``hook-id......Failed``) with what it found;
-6. the first line that is neither noise nor a warning.
+6. the first line where a program the command ran names itself (``adb: more than one device/emulator``);
+7. the first line that is neither noise nor a warning.
 
 `attribute` names the sub-command of a compound shell command (``a && b``, ``;``, pipes) that
 the output shows failed; `is_informative` is the measure the lessons report uses.
