@@ -200,6 +200,9 @@ _DONE_ELSEWHERE = re.compile(
     r"(?<![^\W\d_])(?:listo|arreglad[oa]s?|corregid[oa]s?|solucionad[oa]s?|resuelt[oa]s?|implementad[oa]s?"
     r"|actualizad[oa]s?|terminad[oa]s?|funciona(?:\s+ahora)?|corrigid[oa]s?|resolvid[oa]s?|conclu[ií]d[oa]s?|pronto"
     r"|corrig[ée]e?s?|r[ée]solue?s?|termin[ée]e?s?|fonctionne|behoben|erledigt|fertig|funktioniert|aktualisiert"
+    r"|pr[êe]te?s?|ajouté(?:e|s|es)?|cr[ée]é(?:e|s|es)?|mis\s+[àa]\s+jour|appliqué(?:e|s|es)?|g[ée]n[ée]ré(?:e|s|es)?|supprimé(?:e|s|es)?"  # fr
+    r"|agregad[oa]s?|añadid[oa]s?|cread[oa]s?|aplicad[oa]s?|eliminad[oa]s?|criad[oa]s?|adicionad[oa]s?|aplicad[oa]s?"  # es, pt
+    r"|erstellt|hinzugef[üu]gt|ge[äa]ndert|angewendet|entfernt|creat[oai]|aggiunt[oaie]|pront[oa]|applicat[oai]"  # de, it
     r"|implementiert|исправлен\w*|готово|работает"
     r"|sistemat[oaie]|risolt[oaie]|corrett[oaie]|completat[oaie]|fatto|funziona|aggiornat[oaie]"  # it
     r"|opgelost|gerepareerd|klaar|werkt(?:\s+nu)?|bijgewerkt|toegevoegd"  # nl
@@ -215,6 +218,9 @@ _DONE_ELSEWHERE = re.compile(
 _DONE_ELSEWHERE_LATIN = ("listo", "arregl", "corregid", "solucionad", "resuelt", "implementad", "actualizad", "terminad",
                          "funciona", "corrigid", "resolvid", "conclu", "pronto", "corrig", "resolu", "termin",
                          "fonctionne", "behoben", "erledigt", "fertig", "funktioniert", "aktualisiert", "implementiert",
+                         "pret", "ajout", "cree", "mis a jour", "appliqu", "gener", "supprim", "agregad", "cread", "aplicad",
+                         "eliminad", "criad", "adicionad", "erstellt", "hinzugef", "geandert", "angewendet", "entfernt",
+                         "creat", "aggiunt", "pront", "applicat",
                          "sistemat", "risolt", "corrett", "completat", "fatto", "funziona", "aggiornat", "opgelost",
                          "gerepareerd", "klaar", "werkt", "bijgewerkt", "toegevoegd", "duzeltildi", "tamamland", "eklendi",
                          "guncellendi", "sudah", "selesai", "berhasil", "xong", "naprawi", "gotowe", "dziala", "zaktualizowan",
@@ -242,7 +248,7 @@ def contradicts(person_text: str) -> bool:
     head = own_words(_NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", _FAILURE_TOPIC.sub(" ", norm[:OPENING_CHARS]))))
     does_not = bool(_DOES_NOT.search(head)) and not _NEGATED_ASK.search(head)  # "can't you…?" asks
     return bool(_CONTRADICTS.search(_FAILURE_TOPIC.sub(" ", norm)) or _PASTED_FAILURE.search(norm[:OPENING_CHARS])
-                or _FAILS.search(head) or does_not or _SAME.search(head))
+                or _FAILS.search(head) or does_not or _SAME.search(head) or _WHEN_I_TRY.search(head[:120]))
 
 
 def rejection_words(result_text: str) -> str | None:
@@ -279,6 +285,7 @@ class AgentTurn:
     asked: bool = False  # its last words ended on a question to the person: a "no" answers it
     first: bool = False  # the person's first message of the session: nothing to correct yet
     shouts_as_a_habit: bool = False  # the person's messages so far were mostly in capitals: no raised voice
+    words: str = ""  # more of its last words than `said` keeps: what a reply may quote back ("" → `said`)
 
 
 def _words(*alternatives: str) -> str:
@@ -335,7 +342,7 @@ _FAILS = re.compile(
                          r"se\s+(?:superpone\w*|sobrepone\w*|corta\w*)", r"chevauch\w*", r"[üu]berlapp\w*", r"abgeschnitten",
                          r"(?:very|so|really|super|way)\s+slow", r"slow\s+to\s+\w+", r"stuck", r"hang(?:s|ing)?", r"frozen",
                          r"tak(?:es|ing)\s+(?:a\s+)?(?:very\s+|really\s+)?(?:long|forever)",
-                         r"too\s+(?:complicated|complex|verbose|much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"demasiad[oa]s?", r"trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)")) + "|"
+                         r"too\s+(?:complicated|complex|verbose|much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"(?<!no\s)demasiad[oa]s?", r"(?<!pas\s)trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)")) + "|"
     + _words(r"失败", r"错", r"问题", r"不佳", r"卡住", r"未通过", r"乱", r"空白", r"エラー", r"失敗", r"間違", r"おかし", r"はみ出", r"すぎ", r"過ぎ", r"太多", r"过于", r"見にく", r"見づら", r"崩れ", r"ずれて", r"足りな", r"バグ", r"오류", r"에러", r"실패", r"틀렸", r"틀려", r"잘못", r"버그", r"이상해",
              r"ผิด", r"พัง", r"更糟", r"更差", r"变差", r"重叠", r"溢出", r"被截断", r"悪化", r"悪くなった", r"重なって", r"切れて",
              r"더\s?나빠", r"겹쳐", r"잘려", r"理解错", r"误会", r"誤解", r"勘違い", r"오해", r"ใช้ไม่ได้", r"ข้อผิดพลาด", r"गलत", r"एरर"),
@@ -364,9 +371,25 @@ _YOU_UNDID = re.compile(_LATIN.format(_words(
     r"du\s+hast\s+(?:\S+\s+){0,3}?(?:gel[öo]scht|entfernt|kaputt\w*|vergessen|ignoriert|[üu]berschrieben)",
     r"ты\s+(?:удалил|сломал|забыл|стёр|стер)\w*")) + "|" + _words(
     r"你(?:把\S{0,12})?(?:删|去掉|弄坏|忘了|漏了|改坏)", r"消したでしょ", r"消しちゃ", r"消さないで", r"지웠", r"망가뜨렸"), re.IGNORECASE)
+# An approval with an exception ("…; otherwise it's fine", "sinon c'est très bien", "por lo demás bien", "ansonsten
+# passt es", "其他都好", "それ以外はOK"): what comes before it changes the agent's proposal.
+_OTHERWISE_FINE = re.compile(_LATIN.format(_words(
+    r"(?:otherwise|apart\s+from\s+that|other\s+than\s+that|the\s+rest)\s+(?:it(?:'?s|\s+is)\s+|that'?s\s+|looks\s+|is\s+)?(?:all\s+)?(?:\w+\s+)?(?:good|fine|ok(?:ay)?|great|perfect|correct)",
+    r"(?:sinon|pour\s+le\s+reste|le\s+reste)\s+(?:c'est|est|tout\s+est|[çc]a\s+(?:me\s+)?va)\s*(?:\w+\s+)?(?:bien|bon|ok|parfait|top|correct)?",
+    r"(?:por\s+lo\s+dem[áa]s|lo\s+dem[áa]s|el\s+resto)\s+(?:est[áa]\s+)?(?:\w+\s+)?(?:bien|ok|perfecto|correcto)",
+    r"(?:de\s+resto|o\s+resto)\s+(?:est[áa]\s+)?(?:\w+\s+)?(?:bem|bom|ok|[óo]timo|certo)",
+    r"(?:ansonsten|sonst|der\s+rest)\s+(?:ist\s+)?(?:es\s+)?(?:alles\s+)?(?:gut|ok|passt|perfekt|richtig)",
+    r"(?:per\s+il\s+resto|il\s+resto)\s+(?:va\s+|è\s+)?(?:\w+\s+)?(?:bene|ok|perfetto|giusto)",
+    r"в\s+остальном\s+(?:всё\s+|все\s+)?(?:хорошо|нормально|ок)")) + "|" + _words(
+    r"其他(?:都|的都)?(?:很)?(?:好|没问题|可以|不错)", r"其余(?:都)?(?:好|没问题|可以)", r"それ以外は?(?:OK|大丈夫|いい|良い)", r"他は(?:OK|大丈夫|いい|良い)",
+    r"나머지는?\s?(?:좋|괜찮)"), re.IGNORECASE)
 # Words a person uses to restate what they asked for, or to stop the agent.
 _WANTED = re.compile(
-    _LATIN.format(_words(r"i\s+(?:only|just)\s+(?:want\w*|asked|said|need\w*)", r"i\s+wanted", r"i\s+said", r"i\s+meant",
+    _LATIN.format(_words(r"i\s+(?:only|just)\s+(?:want\w*|asked|said|need\w*)", r"i\s+wanted",
+                         r"je\s+(?:veux|voulais|voudrais|demandais)\s+(?:juste|seulement|simplement|uniquement)",
+                         r"je\s+(?:voulais|ne\s+voulais)\s+pas", r"(?:yo\s+)?(?:s[oó]lo|solamente)\s+(?:quer[ií]a|quiero|ped[ií]|pregunt\w*)",
+                         r"(?:eu\s+)?s[óo]\s+(?:quero|queria|pedi)", r"ich\s+(?:will|wollte|m[öo]chte)\s+(?:nur|lediglich)",
+                         r"(?:voglio|volevo)\s+solo", r"я\s+(?:только|просто)\s+(?:хочу|хотел\w*|просил\w*)", r"i\s+said", r"i\s+meant",
                          r"i\s+asked", r"stop", r"undo", r"revert", r"clean\s+up", r"focus\s+on", r"solo\s+pregunt\w*",
                          r"te\s+dije", r"quiero", r"je\s+voulais", r"ich\s+wollte", r"to\s+be\s+clear",
                          r"(?:i|it)\s+should", r"deber[ií]a", r"sollte", r"devrait",
@@ -391,7 +414,8 @@ _UNDO = re.compile(
                    r"前の(?:バージョン|状態)に"),
     re.IGNORECASE)
 _ADDRESSES = re.compile(_LATIN.format(_words(r"you", r"your", r"u", r"te", r"vos", r"tu", r"vous", r"dein\w*",
-                                             r"ты", r"вы")) + "|你|您", re.IGNORECASE)
+                                             r"ton", r"ta", r"tes", r"votre", r"tus?", r"tuo", r"tua", r"teu", r"ты", r"вы",
+                                             r"тво\w+", r"ваш\w*")) + "|你|您", re.IGNORECASE)
 # Pointing at what the agent made ("これいらない", "这个不对"): how Chinese and Japanese refer back where
 # English says "you" or "it".
 _POINTS = re.compile(r"これ|この|ここ|それ|その|そこ|这个|这里|那个|这样")
@@ -408,6 +432,11 @@ _REMINDS = re.compile(_LATIN.format(_words(
     r"n[ãa]o\s+(?:se\s+)?esque[çc]a", r"n'oublie\s+pas", r"ne\s+t'inqui[èe]te\s+pas", r"vergiss\s+nicht", r"keine\s+sorge",
     r"не\s+забудь\w*", r"не\s+волнуйся", r"non\s+dimenticare", r"unutma", r"jangan\s+lupa", r"đừng\s+quên"))
     + "|" + _words(r"别忘了", r"不要忘记", r"不要忘了", r"别担心", r"忘れないで", r"忘れずに", r"잊지\s?마", r"อย่าลืม"), re.IGNORECASE)
+# Doubt, as a question puts it to the agent: "really", "vraiment", "de verdad", "wirklich", "davvero", "真的", "本当に".
+_DOUBT = re.compile(_LATIN.format(_words(r"really", r"vraiment", r"r[ée]ellement", r"de\s+verdad", r"realmente", r"en\s+serio",
+                                         r"wirklich", r"echt", r"davvero", r"sul\s+serio", r"действительно", r"правда",
+                                         r"serio", r"benar-benar", r"thật\s+sự")) + "|" + _words(r"真的", r"确定", r"本当に", r"ほんとに",
+                                                                                            r"정말", r"진짜"), re.IGNORECASE)
 _TOKEN = re.compile(r"[^\W\d_][\w.=/-]{3,}|[\u4e00-\u9fff]{2,}")
 _STOP = frozenset("this that with from have what when then them they there their here were will would should could "
                   "about also just like into only some more make want need does done your yours para como esto esta "
@@ -422,6 +451,28 @@ def _tokens(text: str) -> set[str]:
         elif token not in _STOP:
             found.add(token.strip(".=/-"))
     return found
+
+
+# A span the person sets in quotation marks: “…”, "…", «…», „…“, 「…」, '…', `…`.
+_QUOTED = re.compile(r"[\"“”„«»「『`]\s*([^\"“”„«»「」『』`\n]{4,120}?)\s*[\"“”«»」』`]|(?<![^\W\d_])'([^'\n]{4,120}?)'(?![^\W\d_])")
+_FOLD = re.compile(r"[\W_]+")
+
+
+_SENTENCE_END = re.compile(r"[.!?。！？\n]+(?:\s|$)")
+
+
+def quotes_back(text: str, turn: AgentTurn) -> str:
+    """The sentences of the message that quote the agent's own words back to it ("" when none): a span
+    in quotation marks (4 letters or more; a mistyped last letter forgiven) that its last words hold."""
+    words = _FOLD.sub(" ", (turn.words or turn.said).lower())
+    sentences = []
+    for found in _QUOTED.finditer(text):
+        quoted = _FOLD.sub(" ", (found.group(1) or found.group(2))).strip().lower()
+        if len(quoted.replace(" ", "")) >= 4 and (quoted in words or len(quoted) > 8 and quoted[:-1] in words):
+            starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, found.start())]
+            end = _SENTENCE_END.search(text, found.end())
+            sentences.append(text[starts[-1] if starts else 0:end.start() if end else len(text)])
+    return " ".join(sentences)
 
 
 def refers_back(text: str, turn: AgentTurn) -> int:
@@ -439,6 +490,11 @@ _NEXT_TASK = re.compile(
         r"for\s+the", r"did\s+you", r"if", r"vamos", r"empecemos", r"comencemos", r"haceme", r"arma", r"me\s+ayud\w*", r"si",
         r"continue", r"go\s+on", r"go\s+ahead", r"contin[uú]a", r"retry", r"proceed", r"vas[\s-]y", r"allez",
         r"adelante", r"mach\s+weiter",
+        # "can you / could you" opening a request, as in English
+        r"(?:est[\s-]ce\s+que\s+)?(?:tu\s+peux|vous\s+pouvez|tu\s+pourrais|vous\s+pourriez)", r"peux[\s-]tu", r"pourrais[\s-]tu",
+        r"pouvez[\s-]vous", r"pourriez[\s-]vous", r"(?:me\s+)?(?:puedes|pod[eé]s|podr[ií]as|podr[ií]a)", r"(?:voc[êe]\s+)?(?:pode|podes|poderia)",
+        r"kannst\s+du", r"k[öo]nntest\s+du", r"k[öo]nnen\s+sie", r"k[öo]nnten\s+sie", r"(?:mi\s+)?(?:puoi|potresti|pu[oò]i)",
+        r"можешь", r"можете", r"могли\s+бы",
         r"/[a-z][\w-]*",  # a slash command: a request of its own
     ) + r")(?![^\W\d_])|" + _words(r"增加", r"加上", r"添加", r"新增", r"创建", r"实现", r"帮我", r"请", r"如果",
                                     r"继续", r"快点", r"ช่วย", r"เพิ่ม", r"สร้าง", r"ทำต่อ", r"ต่อเลย") + ")",
@@ -490,7 +546,8 @@ def _shouts(text: str, turn: AgentTurn) -> bool:
     if turn.shouts_as_a_habit:
         return False
     named = set(_SHOUT.findall(f"{turn.said}\n{turn.acted}")) | _AGENT_NAMES
-    shouted = set(_SHOUT.findall(text)) - named
+    # A name joined by "_" (MAX_RETRIES, OPENAI_API_KEY) is an identifier typed, never a raised voice.
+    shouted = {word for word in set(_SHOUT.findall(text)) - named if "_" not in word}
     return len(shouted) >= 2 or any(_NEGATION.fullmatch(w) or _FAILS.fullmatch(w) or _PERSISTS.fullmatch(w) for w in shouted)
 
 
@@ -568,12 +625,25 @@ _SAME = re.compile(_LATIN.format(_words(
     r"(?:it'?s|it\s+is|still|looks|that'?s)\s+(?:exactly\s+|just\s+)?(?:the\s+)?same(?!\s+(?:as|to|for|in|way)\b)",
     r"same\s+(?:thing|error|problem|issue|result|behaviou?r)", r"nothing\s+(?:has\s+)?changed", r"no\s+change",
     r"(?:same|identical|unchanged)\s+(?:as|to)\s+before", r"(?:see\s+)?no\s+difference", r"(?:don'?t|do\s+not|can'?t|cannot)\s+see\s+(?:any\s+)?(?:change|difference)",
-    r"(?:sigue|est[aá]|continua|es)\s+igual", r"lo\s+mismo", r"a\s+mesma\s+coisa", r"pareil", r"la\s+m[êe]me\s+chose",
+    r"(?:sigue|est[aá]|continua|es)\s+igual", r"lo\s+mismo", r"a\s+mesma\s+coisa", r"pareil(?!\s+(?:pour|que|qu'))", r"la\s+m[êe]me\s+chose",
     r"rien\s+n'a\s+chang[ée]", r"dasselbe", r"das\s+gleiche", r"unver[äa]ndert", r"то\s+же\s+самое", r"ничего\s+не\s+изменилось",
     r"без\s+изменений", r"uguale", r"lo\s+stesso", r"hetzelfde", r"ayn[ıi]", r"(?:masih|tetap)\s+sama", r"sama\s+saja",
     r"v[ẫâ]n\s+(?:v[ậa]y|nh[ưu]\s+c[ũu])", r"onaji", r"kawaranai")) + "|" + _words(
     r"一样", r"老样子", r"没(?:有)?变化", r"没变", r"同じ", r"変わらない", r"変わってない", r"変わりません", r"똑같", r"그대로",
     r"변화\s?없", r"เหมือนเดิม"), re.IGNORECASE)
+# The person reports what happens when they use what the agent made, a first-person try and what they then
+# perceive: "when I click the link I see JSON", "quand je clique… je vois", "cuando abro… me sale", "wenn ich…
+# sehe ich", "当我点…显示"; a rule for the agent ("when I say X, mark it done") perceives nothing.
+_WHEN_I_TRY = re.compile(r"^\W*(?:" + _LATIN.format(_words(
+    r"(?:when|whenever|if|once)\s+i", r"(?:quand|lorsque|si|d[èe]s\s+que)\s+j[e']", r"cuando\s+(?:yo\s+)?\w+o", r"(?:wenn|sobald|als)\s+ich",
+    r"quando\s+(?:eu|io)", r"когда\s+я")) + r"|当我)(?:[^.!?。！？\n]|[.!?](?=\S)){0,80}?(?:" + _LATIN.format(_words(
+    r"i\s+(?:only\s+)?(?:see|get|got|saw)", r"it\s+(?:shows|says|gives|opens|goes|displays|returns)", r"there\s+is", r"nothing",
+    r"je\s+(?:ne\s+)?(?:vois|tombe|re[çc]ois|obtiens)", r"j'(?:ai|obtiens|atterris)", r"[çc]a\s+(?:affiche|donne|ouvre|m'affiche)",
+    r"il\s+y\s+a", r"rien", r"veo", r"me\s+(?:sale|aparece|da)", r"aparece", r"no\s+pasa\s+nada", r"vejo", r"sehe\s+ich",
+    r"bekomme\s+ich", r"kommt", r"erscheint", r"vedo", r"я\s+вижу", r"появляется")) + r"|看到|出现|显示|报错|打开的是)",
+    re.IGNORECASE)
+
+
 # "Not X but Y", "instead of X", "Xせずに": the "not" names what a request replaces.
 _INSTEAD_OF = re.compile(r"(?:じゃ|では)なく(?:て)?|せずに|ずに|而不是|대신|말고|" + _LATIN.format(_words(
     r"instead\s+of", r"rather\s+than", r"en\s+(?:vez|lugar)\s+de", r"au\s+lieu\s+de", r"em\s+vez\s+de", r"statt", r"anstatt",
@@ -626,13 +696,76 @@ def own_words(text: str) -> str:
 _ANSWER_NO = re.compile(r"^\W*(?:no(?:pe)?|nah|non|nein|нет|不用|不要|不)(?![^\W\d_])[\s,.!:;\-\u2014]*", re.IGNORECASE)
 # The agent's words end on a question to the person ("Shall I also update the docs?").
 _ASKED = re.compile(r"[?？]\W*$")
+# A question put in the agent's closing words: its mark ends a sentence (a URL's "?limit=1" does not), though a
+# list of options, an example answer or "once you tell me, I'll…" may follow it.
+_QUESTION_IN_TAIL = re.compile(r"[^\W_][*_`)\]\s]*[?？](?=[\s*_`)\]\"'»]|$)")
+# A menu of choices the agent closes on, one key to a line ("[C] Continue", "- [A] Advanced", "`[RH]` Repo Health").
+_MENU_KEY = re.compile(r"^[\s>*_`-]*\[[A-Za-z0-9]{1,3}\]", re.MULTILINE)
+TAIL_CHARS = 600  # of the agent's last words, where the question it leaves the person sits
+# The agent closes by asking the person to answer, in words rather than a question mark: "tell me which…",
+# "let me know", "dis-moi", "dime", "sag mir", "告诉我", "教えて", "알려 주세요"; "choose", "confirme".
+_INVITES = re.compile(_LATIN.format(_words(
+    r"tell\s+me", r"let\s+me\s+know", r"(?:choose|pick|select|confirm)\b", r"reply\s+with", r"dis[\s\-\u2010\u2011]moi",
+    r"dites[\s\-\u2010\u2011]moi", r"indique[sz]?[\s\-\u2010\u2011]moi", r"r[ée]ponds?", r"choisis(?:sez)?", r"confirme[sz]?", r"dime", r"d[ií]game", r"av[ií]same",
+    r"elige", r"me\s+diga", r"diga[\s-]me", r"escolha", r"sag\s+mir", r"sagen\s+sie\s+mir", r"w[äa]hle", r"dimmi",
+    r"fammi\s+sapere", r"scegli", r"скажи(?:те)?", r"выбери(?:те)?")) + "|" + _words(
+    r"告诉我", r"请选择", r"请确认", r"教えて", r"選んで", r"알려\s?(?:주세요|줘)", r"선택해"), re.IGNORECASE)
+
+
+# What may follow the agent's question without answering it: its options as a list, an example in code.
+_OPTION_LINE = re.compile(r"^[^\S\n]*(?:[-*\u2022>]|\d+[.)]|\[[A-Za-z0-9]{1,3}\]|[A-Za-z][.)]\s).*$|```.*?(?:```|\Z)", re.MULTILINE | re.DOTALL)
+_PROSE_SENTENCE = re.compile(r"[^\W\d_][^.!?。！？]*[.!?。！？]+(?=\s|$)|[^\W\d_][^.!?。！？]*\S\s*\Z")
 
 
 def asks(agent_text: str) -> bool:
-    """True when the agent's last words end on a question (their last paragraph holds one)."""
-    tail = agent_text.rstrip()[-400:]
-    last = tail.rsplit("\n\n", 1)[-1]
-    return bool(_ASKED.search(tail) or re.search(r"[?？](?:\s|$)", last))
+    """True when the agent's last words leave the person a question: a question mark in their closing
+    part followed by at most one sentence of prose (its options as a list, an example, "once you tell
+    me, I'll…" may follow it; a question it answers itself is followed by the answer), a menu of choices
+    keyed [A], [B]…, or a closing "tell me…" in any language."""
+    tail = agent_text.rstrip()[-TAIL_CHARS:]
+    if _ASKED.search(tail) or len(_MENU_KEY.findall(tail)) >= 2 or _INVITES.search(tail[-250:]):
+        return True
+    questions = list(_QUESTION_IN_TAIL.finditer(tail))
+    return bool(questions) and len(_PROSE_SENTENCE.findall(_OPTION_LINE.sub(" ", tail[questions[-1].end():]))) <= 1
+
+
+# Programs that only show what is there: a file's lines, a search, a listing, the repository's state.
+_READERS = frozenset("cat sed head tail less more nl wc ls tree find fd rg grep egrep ag stat file du df pwd which type "
+                     "whereis echo printf date env printenv jq yq awk diff cmp realpath readlink basename dirname id "
+                     "uname whoami ps".split())
+_GIT_READS = frozenset("status log diff show branch remote rev-parse ls-files describe blame shortlog".split())
+_READ_TOOLS = frozenset("Read Grep Glob LS WebFetch WebSearch TodoWrite TaskCreate TaskUpdate TaskList TaskGet "
+                        "NotebookRead update_plan".split())
+# How command-line tools name the subcommands that only show state (`gh auth status`, `docker ps`, `kubectl get`,
+# `npm ls`, `pip list`): a command holding one of these among its first words reads.
+_READ_SUBCOMMANDS = frozenset("status list ls show view get describe info inspect version --version --help help ps "
+                              "logs log diff whoami outdated".split())
+_SEGMENT = re.compile(r"\s*(?:&&|\|\||[;|\n])\s*")
+
+
+def changes_nothing(acted: str) -> bool:
+    """True when the agent's last call only read (a viewer, a search, a listing, git's state, a plan):
+    nothing it made is there for the person to push back on. "" (no call) changes nothing either."""
+    tool, _, target = acted.partition(" ")
+    if not tool or tool in _READ_TOOLS:
+        return True
+    if tool != "Bash":
+        return False
+    command = re.sub(r"\d?>\s*/dev/null|\d>&\d", " ", target)
+    if ">" in command or re.search(r"\bsed\s+(?:-\w*\s+)*-i|\btee\b|\bfind\b.*-(?:delete|exec)\b", command):
+        return False  # a redirection, an edit in place, a deletion: it writes
+    for segment in _SEGMENT.split(command.strip()):
+        words = segment.split()
+        while words and ("=" in words[0] or words[0] in ("cd", "sudo", "command", "time", "nohup")):
+            words = words[2:] if words[0] == "cd" else words[1:]
+        if not words:
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        if program == "git" and len(words) > 1 and words[1] in _GIT_READS:
+            continue
+        if program not in _READERS and not _READ_SUBCOMMANDS.intersection(words[1:4]):
+            return False
+    return True
 
 
 def _after_agreeing(norm: str) -> str:
@@ -697,7 +830,7 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
         negates = does_not = False  # "can't you…?": a request, not a denial
     # What the agent acted on is unchanged ("it's the same", "sigue igual", "还是一样"): it persists, and that is a
     # push-back in itself.
-    unchanged = bool((turn.claimed_done or turn.acted) and _SAME.search(said))
+    unchanged = bool((turn.claimed_done or not changes_nothing(turn.acted)) and _SAME.search(said))
     persists = bool(_PERSISTS.search(head) or (negates or fails or does_not) and _REPEATS.search(head) or unchanged)
     # A rule for how the agent works or talks from now on corrects it in itself; "one at a time", or a
     # halt, after the agent put several questions at once: the reply is about how it asks, not an answer.
@@ -718,19 +851,33 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     blames = bool(_YOU_UNDID.search(said))
     redirects = bool(_INSTEAD.search(said)) and bool(turn.acted or turn.claimed_done or turn.asked)
     # "instead" sets one thing against another, as "but" does
-    contrast, why = bool(_CONTRAST.search(head)) or redirects, bool(_WHY.search(head))
+    # "X; otherwise it's fine": X changes what the agent proposed, and sets it against the rest, as "but" does
+    otherwise = _OTHERWISE_FINE.search(said)
+    excepts = bool(otherwise and otherwise.start() >= 10)
+    contrast, why = bool(_CONTRAST.search(head)) or redirects or excepts, bool(_WHY.search(head))
+    # The agent's own words set in quotation marks: what the reply says of them is said of the agent's turn.
+    quoting = quotes_back(head, turn)
+    quoted = bool(quoting)
+    # and what it says of them: "not", "but", a failure, in the sentence that quotes them
+    denies_quote = quoted and bool(_NEGATION.search(quoting) or _CONTRAST.search(quoting) or _FAILS.search(quoting))
+    # A question that doubts the agent ("do you really expect…?", "vraiment ?", "真的吗") or denies what it asks of
+    # itself ("isn't your goal to…?", "didn't you read it?"): a push-back put as a question, not a request.
+    asking = bool(_ASKS.search(norm) or _QUESTION_MARK.search(said))
+    challenges = asking and (bool(_DOUBT.search(said)) and bool(_ADDRESSES.search(said)) and len(said.strip()) < 160
+                             or you_not) and not _NEGATED_ASK.search(head)
     if _ENDS_ASKING.search(norm) and not (fails or persists or does_not or undoes or wanted or why) \
             and not _NEGATION.search(_INSTEAD_OF.sub(" ", head)):
         negates = prohibits = you_not = False  # every "not" is a "not X but Y" of the request that ends the message
-    if turn.asked and not turn.acted and not turn.claimed_done \
-            and not (fails or persists or wanted or undoes or shouts):
-        # The turn only asked (no call, no claim): the reply answers it, and its "not" and "doesn't" are
+    if turn.asked and changes_nothing(turn.acted) and not turn.claimed_done \
+            and not (fails or persists or wanted or undoes or shouts or denies_quote):
+        # The turn only asked (no call that changed anything, no claim): the reply answers it, and its "not" and "doesn't" are
         # about the choices the question offered ("definitely not Go", "so that it doesn't freeze"),
         # not about the agent's work.
         negates = prohibits = does_not = you_not = False
     # After a claim of done, a report that it does not hold contradicts the claim, in any language (`contradicts`).
     pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + 2 * undoes + you_not + conduct \
-        + 1.5 * (turn.claimed_done and contradicts(norm)) + unchanged + blames + redirects
+        + 1.5 * (turn.claimed_done and contradicts(norm)) + unchanged + blames + redirects + excepts \
+        + denies_quote + 1.5 * challenges
     score = pushback + (contrast and pushback > 0) + (why and (negates or fails or persists)) \
         + min(refers_back(head, turn), 2) * 0.5 + bool(_ADDRESSES.search(head) or _POINTS.search(head) or blames) * 0.5 + turn.claimed_done * 0.5 \
         + turn.interrupted
@@ -738,6 +885,6 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
         score -= 1.5  # a new specification, not a reply to the last turn
     if _AGREES_ANY.match(norm) and not (contrast or fails or does_not or persists or conduct):
         score -= 1  # "yes, and remember: uv": agreeing, and adding to what the agent does
-    if _ASKS.search(norm) and not (fails or does_not or why or contrast):
+    if _ASKS.search(norm) and not (fails or does_not or why or contrast or challenges):
         score -= 1.5  # a question about the work, not a push-back on it
     return score

@@ -50,6 +50,7 @@ SAID_CHARS = 1000
 ENDED_CHARS = 1000
 PRECEDING_CHARS = 500
 SAID_KEPT = 300  # characters of the agent's last words kept beside the next step
+WORDS_CHARS = 4000  # of the agent's last words (scrubbed), what the person's reply may quote back
 HINT_CHARS = 600  # characters of a failed output's head kept to tell which step it points at
 OUTPUT_ENDS = 6000  # characters of a failed output's head and of its tail that are searched
 
@@ -72,6 +73,7 @@ class BuildState:
     calls: tuple[ToolCall, ...] = ()
     ended: str = ""
     turn_text: str = ""  # the agent's last words since the person last spoke
+    turn_words: str = ""  # more of those words (WORDS_CHARS): what the person's reply may quote back
     turn_call: str = ""  # the agent's last tool call since the person last spoke
     turn_done: bool = False  # the agent's last words since the person spoke claimed the work done
     turn_asked: bool = False  # those words ended on a question to the person
@@ -89,7 +91,7 @@ class BuildState:
             "person_messages": self.person_messages, "person_shouted": self.person_shouted, "tool_counts": [list(p) for p in self.tool_counts],
             "calls": [[c.tool, c.target] for c in self.calls], "ended": self.ended,
             "turn_text": self.turn_text, "turn_call": self.turn_call, "turn_done": self.turn_done,
-            "turn_asked": self.turn_asked, "interrupted": self.interrupted,
+            "turn_asked": self.turn_asked, "interrupted": self.interrupted, "turn_words": self.turn_words,
             "pending": [list(p) for p in self.pending], "open_failures": [f.to_json() for f in self.open_failures],
             "open_errors": [[e.session, e.uid, e.at, e.tool, e.target, e.failure, e.exit_code, e.command]
                             for e in self.open_errors],
@@ -103,7 +105,7 @@ class BuildState:
                  "tool_counts", "calls", "ended", "turn_text", "turn_call", "turn_done", "turn_asked", "interrupted",
                  "pending",
                  "open_failures", "open_errors", "seen", "said"}  # fmt: skip
-        later = {"person_shouted"}  # fields added since: a state written before them has none
+        later = {"person_shouted", "turn_words"}  # fields added since: a state written before them has none
         if not known <= set(body) <= known | later:
             raise KeyError(f"build state fields differ: {sorted((set(body) - later) ^ known)}")
         return cls(
@@ -117,6 +119,7 @@ class BuildState:
             calls=tuple(ToolCall(str(t), str(g)) for t, g in body["calls"]), ended=str(body["ended"]),
             turn_text=str(body["turn_text"]), turn_call=str(body["turn_call"]), turn_done=bool(body["turn_done"]),
             turn_asked=bool(body["turn_asked"]), interrupted=bool(body["interrupted"]),
+            turn_words=str(body.get("turn_words", "")),
             pending=tuple((str(i), str(t), str(g), str(d)) for i, t, g, d in body["pending"]),
             open_failures=tuple(OpenFailure.from_json(row) for row in body["open_failures"]),
             open_errors=tuple(
@@ -141,11 +144,13 @@ class EpisodeBuilder:
         self.scrubbed = {c: c for c in s.calls}  # raw call → its scrubbed form (a repeat costs no scrub)
         self.turn_call, self.interrupted = s.turn_call, s.interrupted
         self._ended, self._turn_text, self._turn_done, self._turn_asked = s.ended, s.turn_text, s.turn_done, s.turn_asked
+        self._turn_words = s.turn_words
         # The agent's last words, raw, while newer than the field each stands for (see `ended`).
         self._said_ended: str | None = None
         self._said_turn: str | None = None
         self._said_done: str | None = None
         self._said_asked: str | None = None
+        self._said_words: str | None = None
         self._scrubbed_said: tuple[str, str] = ("", "")  # (raw, scrubbed): one scrub for both cuts
         self.pending: OrderedDict[str, tuple[str, str, str]] = OrderedDict((i, (t, g, d)) for i, t, g, d in s.pending)
         self.open_failures = s.open_failures
@@ -164,7 +169,7 @@ class EpisodeBuilder:
         elif isinstance(turn, AgentSaid):
             text = turn.text.strip()
             if text:
-                self._said_ended = self._said_turn = self._said_done = self._said_asked = text
+                self._said_ended = self._said_turn = self._said_done = self._said_asked = self._said_words = text
                 self.said = text[-SAID_KEPT:]
         elif isinstance(turn, PersonSaid):
             self._person(turn)
@@ -194,6 +199,16 @@ class EpisodeBuilder:
     @turn_text.setter
     def turn_text(self, value: str) -> None:
         self._turn_text, self._said_turn = value, None
+
+    @property
+    def turn_words(self) -> str:
+        if self._said_words is not None:
+            self._turn_words, self._said_words = cut(self._scrub_said(self._said_words), WORDS_CHARS), None
+        return self._turn_words
+
+    @turn_words.setter
+    def turn_words(self, value: str) -> None:
+        self._turn_words, self._said_words = value, None
 
     @property
     def turn_done(self) -> bool:
@@ -288,6 +303,7 @@ class EpisodeBuilder:
         # subagent chat): the person is not speaking there, and corrects nothing.
         corrected = not resent and not self.sidechain and corrects(text, AgentTurn(said=self.turn_text, acted=self.turn_call,
                                                             claimed_done=self.turn_done, asked=self.turn_asked,
+                                                            words=self.turn_words,
                                                             interrupted=self.interrupted,
                                                             first=self.person_messages == 0,
                                                             shouts_as_a_habit=shouts_as_a_habit(
@@ -308,7 +324,7 @@ class EpisodeBuilder:
             self.asked.append(cut(clean or scrub(text), ASKED_CHARS))
         self.person_messages += 1
         self.person_shouted += writes_in_capitals(text)
-        self.turn_text = self.turn_call = ""
+        self.turn_text = self.turn_call = self.turn_words = ""
         self.turn_done = self.turn_asked = self.interrupted = False
         # The person asked for something: the task moved on, and what follows no longer resolves
         # earlier failures. A correction in so many words steers the same task ("set asyncio_mode in
@@ -332,7 +348,7 @@ class EpisodeBuilder:
                 via_rejection=True, command=rejected,
             )  # fmt: skip
         )
-        self.turn_text = self.turn_call = ""
+        self.turn_text = self.turn_call = self.turn_words = ""
 
     def _returned(self, turn: ToolReturned) -> None:
         tool, target, detail = self.pending.pop(turn.use_id, ("", "", ""))
@@ -430,7 +446,7 @@ class EpisodeBuilder:
             person_messages=self.person_messages, person_shouted=self.person_shouted,
             tool_counts=tuple(sorted(self.counts.items())), calls=tuple(self.calls),
             ended=self.ended, turn_text=self.turn_text, turn_call=self.turn_call, turn_done=self.turn_done,
-            turn_asked=self.turn_asked, interrupted=self.interrupted,
+            turn_asked=self.turn_asked, interrupted=self.interrupted, turn_words=self.turn_words,
             pending=tuple((i, t, g, d) for i, (t, g, d) in self.pending.items()),
             open_failures=self.open_failures, open_errors=tuple(self.open_errors.values()),
             seen=tuple(self.seen), said=self.said,
