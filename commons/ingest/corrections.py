@@ -432,6 +432,8 @@ _REMINDS = re.compile(_LATIN.format(_words(
     r"n[ãa]o\s+(?:se\s+)?esque[çc]a", r"n'oublie\s+pas", r"ne\s+t'inqui[èe]te\s+pas", r"vergiss\s+nicht", r"keine\s+sorge",
     r"не\s+забудь\w*", r"не\s+волнуйся", r"non\s+dimenticare", r"unutma", r"jangan\s+lupa", r"đừng\s+quên"))
     + "|" + _words(r"别忘了", r"不要忘记", r"不要忘了", r"别担心", r"忘れないで", r"忘れずに", r"잊지\s?마", r"อย่าลืม"), re.IGNORECASE)
+_WHERE = re.compile(_LATIN.format(_words(r"where", r"o[uù]", r"d[óo]nde", r"onde", r"wo", r"dove", r"waar", r"где", r"nerede",
+                                         r"di\s+mana", r"[ởo]\s+đâu")) + "|" + _words(r"哪", r"どこ", r"어디"), re.IGNORECASE)
 # Doubt, as a question puts it to the agent: "really", "vraiment", "de verdad", "wirklich", "davvero", "真的", "本当に".
 _DOUBT = re.compile(_LATIN.format(_words(r"really", r"vraiment", r"r[ée]ellement", r"de\s+verdad", r"realmente", r"en\s+serio",
                                          r"wirklich", r"echt", r"davvero", r"sul\s+serio", r"действительно", r"правда",
@@ -499,6 +501,11 @@ _NEXT_TASK = re.compile(
     ) + r")(?![^\W\d_])|" + _words(r"增加", r"加上", r"添加", r"新增", r"创建", r"实现", r"帮我", r"请", r"如果",
                                     r"继续", r"快点", r"ช่วย", r"เพิ่ม", r"สร้าง", r"ทำต่อ", r"ต่อเลย") + ")",
     re.IGNORECASE)
+# Asking for something new to be added, in the first sentence, where a topic-first language puts the verb after
+# the topic ("备忘录技能增加一个功能：…", "ここに言語として…を追加してください", "설정에 버튼을 추가해 주세요"): the next task,
+# as a message opening with "add" is in English.
+_ADDS_NEW = re.compile(r"^[^。！？!?\n]{0,60}?(?:(?:增加|添加|新增|加上?)(?:一个|一些|一项|几个|个)|(?:を|も)追加(?:して|してください|してほしい|お願い)"
+                       r"|추가해\s?(?:주세요|줘|줄래))")
 # Three or more list items: a specification of work, not a reply to the last turn.
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S", re.MULTILINE)
 # A prohibition at the head of a clause: "don't…", "不要…", "别…".
@@ -838,7 +845,7 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     conduct = 2 * bool(_STANDING.search(head) or _ALWAYS.search(head) or turn.asked and _NO_ASKING.search(head)) \
         + 2 * bool(_PACE.search(head) and several) + bool(_HALT.match(norm)) * (1 + several)
     undoes = bool(_UNDO.search(head))
-    opens = _NEXT_TASK.match(norm)
+    opens = _NEXT_TASK.match(norm) or _ADDS_NEW.match(norm)
     if opens:
         rest = norm[opens.end():].lstrip()
         if _FAILS.match(rest) or _UNDO.match(rest) or _PROHIBITS.match(rest):
@@ -863,6 +870,10 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     # A question that doubts the agent ("do you really expect…?", "vraiment ?", "真的吗") or denies what it asks of
     # itself ("isn't your goal to…?", "didn't you read it?"): a push-back put as a question, not a request.
     asking = bool(_ASKS.search(norm) or _QUESTION_MARK.search(said))
+    # Right after the agent claimed done and changed something, "why is X there?" or "where is Y?" asks about its
+    # result: what it should not hold, or what it lacks.
+    asks_of_result = turn.claimed_done and not changes_nothing(turn.acted) \
+        and bool(why or asking and _WHERE.search(said)) and not _NEGATED_ASK.search(head)
     challenges = asking and (bool(_DOUBT.search(said)) and bool(_ADDRESSES.search(said)) and len(said.strip()) < 160
                              or you_not) and not _NEGATED_ASK.search(head)
     if _ENDS_ASKING.search(norm) and not (fails or persists or does_not or undoes or wanted or why) \
@@ -877,7 +888,7 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     # After a claim of done, a report that it does not hold contradicts the claim, in any language (`contradicts`).
     pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + 2 * undoes + you_not + conduct \
         + 1.5 * (turn.claimed_done and contradicts(norm)) + unchanged + blames + redirects + excepts \
-        + denies_quote + 1.5 * challenges
+        + denies_quote + 1.5 * challenges + asks_of_result
     score = pushback + (contrast and pushback > 0) + (why and (negates or fails or persists)) \
         + min(refers_back(head, turn), 2) * 0.5 + bool(_ADDRESSES.search(head) or _POINTS.search(head) or blames) * 0.5 + turn.claimed_done * 0.5 \
         + turn.interrupted
@@ -885,6 +896,6 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
         score -= 1.5  # a new specification, not a reply to the last turn
     if _AGREES_ANY.match(norm) and not (contrast or fails or does_not or persists or conduct):
         score -= 1  # "yes, and remember: uv": agreeing, and adding to what the agent does
-    if _ASKS.search(norm) and not (fails or does_not or why or contrast or challenges):
+    if _ASKS.search(norm) and not (fails or does_not or why or contrast or challenges or asks_of_result):
         score -= 1.5  # a question about the work, not a push-back on it
     return score
