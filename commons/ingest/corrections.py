@@ -374,7 +374,7 @@ _YOU_UNDID = re.compile(_LATIN.format(_words(
 # An approval with an exception ("…; otherwise it's fine", "sinon c'est très bien", "por lo demás bien", "ansonsten
 # passt es", "其他都好", "それ以外はOK"): what comes before it changes the agent's proposal.
 _OTHERWISE_FINE = re.compile(_LATIN.format(_words(
-    r"(?:otherwise|apart\s+from\s+that|other\s+than\s+that|the\s+rest)\s+(?:it(?:'?s|\s+is)\s+|that'?s\s+|looks\s+|is\s+)?(?:all\s+)?(?:\w+\s+)?(?:good|fine|ok(?:ay)?|great|perfect|correct)",
+    r"(?:otherwise|apart\s+from\s+that|other\s+than\s+that|the\s+rest)\s+(?:(?:it|everything)(?:'?s|\s+is|\s+looks)\s+|that'?s\s+|looks\s+|is\s+)?(?:all\s+)?(?:\w+\s+)?(?:good|fine|ok(?:ay)?|great|perfect|correct)",
     r"(?:sinon|pour\s+le\s+reste|le\s+reste)\s+(?:c'est|est|tout\s+est|[çc]a\s+(?:me\s+)?va)\s*(?:\w+\s+)?(?:bien|bon|ok|parfait|top|correct)?",
     r"(?:por\s+lo\s+dem[áa]s|lo\s+dem[áa]s|el\s+resto)\s+(?:est[áa]\s+)?(?:\w+\s+)?(?:bien|ok|perfecto|correcto)",
     r"(?:de\s+resto|o\s+resto)\s+(?:est[áa]\s+)?(?:\w+\s+)?(?:bem|bom|ok|[óo]timo|certo)",
@@ -888,7 +888,7 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     # After a claim of done, a report that it does not hold contradicts the claim, in any language (`contradicts`).
     pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + 2 * undoes + you_not + conduct \
         + 1.5 * (turn.claimed_done and contradicts(norm)) + unchanged + blames + redirects + excepts \
-        + denies_quote + 1.5 * challenges + asks_of_result
+        + denies_quote + 1.5 * (challenges + asks_of_result)
     score = pushback + (contrast and pushback > 0) + (why and (negates or fails or persists)) \
         + min(refers_back(head, turn), 2) * 0.5 + bool(_ADDRESSES.search(head) or _POINTS.search(head) or blames) * 0.5 + turn.claimed_done * 0.5 \
         + turn.interrupted

@@ -1,0 +1,111 @@
+"""Corrections read against the shape of the agent's turn: whether it left the person a question, whether
+its last call changed anything, whether it claimed done; and the replies that push back on it in any
+language (a quote of its words denied, a doubting question, a try that shows the result fails)."""
+
+from __future__ import annotations
+
+import pytest
+
+from commons.ingest.corrections import AgentTurn, asks, changes_nothing, claims_done, corrects, quotes_back
+
+# The agent read a workflow file, then put its questions in a list and closed on "once you tell me…".
+ASKED_LIST_FR = AgentTurn(
+    said="Avant de chercher des starters, peux-tu me préciser :\n- **Langage** : TypeScript, Python, Go, Rust ?\n"
+         "- **Tests** : un framework souhaité ?\n\nDès que tu me donnes ça, je te propose des options.",
+    acted="Bash sed -n '200,400p' steps/step-03-starter.md", asked=True)
+# The agent offered a menu of choices keyed [A]/[C], after it read a file.
+MENU_ES = AgentTurn(said="Resumen listo.\n\n[A] Elicitación avanzada\n[C] Continuar al siguiente paso",
+                    acted="Read docs/prd.md", asked=True)
+# The agent wrote a draft of the person's answers and asked whether they hold.
+DRAFT_FR = AgentTurn(said="Problèmes : reporting lourd et incohérent, saisie manuelle multi-sources. "
+                          "Est-ce que cela complète bien ta compréhension ?",
+                     words="Voici le résumé. Problèmes : reporting lourd et incohérent, saisie manuelle multi-sources. "
+                           "Est-ce que cela complète bien ta compréhension ?",
+                     acted="Bash cat steps/step-02-discovery.md", asked=True)
+# The agent built an export and said it was ready.
+EXPORT_FR = AgentTurn(said="Export HTML cliquable prêt : _bmad-output/prototype.html", acted="Write prototype.html",
+                      claimed_done=True)
+EXPORT_DE = AgentTurn(said="Der Export ist erstellt: out/report.html", acted="Write out/report.html", claimed_done=True)
+ROW_EN = AgentTurn(said="Updated the grid: every row now shows its local hours.", acted="Edit scripts/app.js",
+                   claimed_done=True)
+# The agent generated ideas and asked which to keep.
+IDEAS_IT = AgentTurn(said="Ecco altre idee per il flusso. Quali ti convincono?", asked=True)
+# The agent asked for secret names, after checking the CLI's login.
+SECRETS_EN = AgentTurn(said="Send me the list of secret names to create, e.g. `TEST_USER_PASSWORD,SERVICE_KEY`.",
+                       acted="Bash gh auth status", asked=True)
+
+
+def test_the_agent_asked_when_a_question_closes_its_words_though_options_or_a_promise_follow():
+    assert asks(ASKED_LIST_FR.said) and asks(MENU_ES.said)
+    assert asks("Sollen wir weitermachen? Sag mir Bescheid.") and asks("Wähle eine Option:\n1) A\n2) B\n\nSag mir welche.")
+    assert asks("Quel fichier PRD utiliser ?\n\nExemple réponse rapide : `prd.md`")
+
+
+def test_a_question_the_agent_answers_itself_or_a_query_string_is_no_question_to_the_person():
+    assert not asks("¿Por qué falló? El lock estaba viejo.\n\nLo borré y el push pasó.")
+    assert not asks("Done. The endpoint is https://api.example.com/items?limit=1 and it answers 200.")
+
+
+def test_a_call_that_only_reads_changes_nothing_and_one_that_writes_does():
+    assert changes_nothing("") and changes_nothing("Read docs/prd.md") and changes_nothing("Bash gh auth status")
+    assert changes_nothing("Bash cd app && git status --short && rg -n 'TODO' src | head -20")
+    assert not changes_nothing("Edit src/app.ts") and not changes_nothing("Bash sed -i 's/a/b/' x.txt")
+    assert not changes_nothing("Bash cat <<'EOF' > notes.md") and not changes_nothing("Bash npm install")
+
+
+@pytest.mark.parametrize("text, turn", [
+    # answers to a question the agent put after only reading, whatever "not" or "but" they hold
+    ("langage je pense à rust mais je suis ouvert. Pareil pour les tests. Pas de contraintes d'environnement",
+     ASKED_LIST_FR),
+    ("non je n'ai pas de palette imposée", ASKED_LIST_FR),
+    ("C", MENU_ES),
+    ("la A, no la C", MENU_ES),
+    ("Fusionner devis et plan de test. Pour le reste je n'ai pas trop d'idées", ASKED_LIST_FR),  # "pas trop": not much
+    ("1 + 2 TEST_USER_EMAIL, TEST_USER_PASSWORD, OPENAI_API_KEY", SECRETS_EN),  # names typed, not shouted
+    # a request that opens with "can you", in other languages than English
+    ("Est-ce que tu peux suggérer des révisions sur les constats majeurs", EXPORT_FR),
+    ("¿Puedes agregar también el modo oscuro?", EXPORT_FR),
+    ("Kannst du noch einen Test für den Export schreiben?", EXPORT_DE),
+    # a feature asked for after its topic, in a verb-final or topic-first language
+    ("报表页面增加一个导出按钮，不要改现有的布局", ROW_EN),
+    ("ここに言語として英語を追加してください。他の文言は変えないでください", ROW_EN),
+    # a rule for the agent stated with "when I…", after a claim of done
+    ("当我说出单号加已完成，帮我把状态改为完成", ROW_EN),
+])
+def test_an_answer_a_request_or_a_rule_after_the_agents_turn_is_not_a_correction(text, turn):
+    assert not corrects(text, turn)
+
+
+@pytest.mark.parametrize("text, turn", [
+    # the agent's words quoted back, and denied in the quoting sentence
+    ('je ne suis pas sûr de la formulation "reporting lourd et incohérent". Lourd oui, mais pas incohérent', DRAFT_FR),
+    # after a claim of done: a try, and what the person then sees
+    ("quand je clique sur un lien de prototype.html je vois un json", EXPORT_FR),
+    ("when I open the report I get a blank page", EXPORT_DE),
+    ("wenn ich den Bericht öffne, sehe ich nur eine leere Seite", EXPORT_DE),
+    # a doubting question, or one that denies what the agent set itself to do
+    ("est ce que tu attends vraiment des questions de ma part à cette étape ?", IDEAS_IT),
+    ("Est-ce que ton objectif n'est pas de formuler mon besoin dans un livrable ?", IDEAS_IT),
+    ("¿de verdad necesitas que te dé más ideas?", IDEAS_IT),
+    # "X; otherwise it's fine": X changes what the agent proposed
+    ("L'utilisation se fait tout au long de la journée. Sinon c'est très bien", EXPORT_FR),
+    ("The hours should start at midnight. Otherwise it looks good", ROW_EN),
+    # right after a claim of done, a question about what the result holds or lacks
+    ("why is there a city name in the midnight slot?", ROW_EN),
+    ("为什么0点的格子里有城市名", ROW_EN),
+    ("I see the grid, but where are the hours for Adelaide?", ROW_EN),
+])
+def test_a_push_back_read_from_the_shape_of_the_reply_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+def test_a_claim_of_done_is_read_in_the_participles_of_making_of_several_languages():
+    assert claims_done(EXPORT_FR.said) and claims_done(EXPORT_DE.said)
+    assert claims_done("He creado el archivo y agregado la ruta.") and claims_done("Ho aggiunto il test, è pronto.")
+    assert not claims_done("Crée une organisation, puis ajoute un utilisateur avec POST /users.")  # imperatives
+    assert not claims_done("Create the file, then run the tests.")
+
+
+def test_a_quote_counts_only_when_the_agent_said_those_words():
+    assert quotes_back('la formulation "reporting lourd et incohérent" me gêne', DRAFT_FR)
+    assert not quotes_back('la formulation "rapport mensuel consolidé" me gêne', DRAFT_FR)
