@@ -383,6 +383,15 @@ _OTHERWISE_FINE = re.compile(_LATIN.format(_words(
     r"в\s+остальном\s+(?:всё\s+|все\s+)?(?:хорошо|нормально|ок)")) + "|" + _words(
     r"其他(?:都|的都)?(?:很)?(?:好|没问题|可以|不错)", r"其余(?:都)?(?:好|没问题|可以)", r"それ以外は?(?:OK|大丈夫|いい|良い)", r"他は(?:OK|大丈夫|いい|良い)",
     r"나머지는?\s?(?:좋|괜찮)"), re.IGNORECASE)
+# An approval that opens the message, then one exception it denies: "Je valide toutes ces idées. Il y a juste la 80
+# que je ne trouve pas claire", "all good, only the second one doesn't build", "todo bien, solo que el 3 no carga".
+_APPROVES = re.compile(r"^\W*(?:" + _LATIN.format(_words(r"(?:je\s+)?valide\w*", r"validad[oa]s?", r"approved?", r"all\s+good",
+                                                        r"(?:it\s+)?looks\s+good", r"lgtm", r"c'est\s+(?:ok|bon|top|bien)",
+                                                        r"(?:todo|tudo)\s+(?:bien|bem|ok)", r"alles\s+gut", r"va\s+bene")) + ")",
+                       re.IGNORECASE)
+_EXCEPT = re.compile(_LATIN.format(_words(r"juste", r"seulement", r"sauf", r"only", r"just", r"except", r"s[oó]lo", r"salvo",
+                                          r"excepto", r"menos", r"nur", r"au(?:ß|ss)er", r"bis\s+auf", r"tranne", r"solo"))
+                     + "|" + _words(r"只是", r"除了", r"ただ", r"だけ"), re.IGNORECASE)
 # Words a person uses to restate what they asked for, or to stop the agent.
 _WANTED = re.compile(
     _LATIN.format(_words(r"i\s+(?:only|just)\s+(?:want\w*|asked|said|need\w*)", r"i\s+wanted",
@@ -530,6 +539,9 @@ _YOU_NOT = re.compile(r"(?:" + _ADDRESSES.pattern + r")[^.,;:!?，。；：！�
 _SHOUT = re.compile(r"(?<![A-Za-z0-9_-])[A-Z]{3,}(?:'?[A-Z]+)?(?:[-_][A-Z0-9]+)*(?![A-Za-z0-9_-])")
 
 
+# A file handed to the agent the way its command line attaches one ("@src/app.ts", "@bmad/workflows/x.md"): the
+# message is an instruction about material, and its capitals are an instruction's emphasis ("LOAD the FULL …").
+_FILE_MENTION = re.compile(r"(?<![\w@])@[\w.-]+(?:/[\w.-]+)+")
 _AGENT_NAMES = {"CLAUDE", "CODEX", "GEMINI"}  # the agent called by its name, in capitals: addressed, not shouted at
 
 
@@ -550,7 +562,7 @@ def _shouts(text: str, turn: AgentTurn) -> bool:
     """Words in capitals, as a person raises their voice: two or more, not counting the names the
     agent's turn wrote in capitals too (an acronym, a constant), or one push-back word ("WRONG");
     never from a person who writes in capitals as a habit."""
-    if turn.shouts_as_a_habit:
+    if turn.shouts_as_a_habit or _FILE_MENTION.search(text):
         return False
     named = set(_SHOUT.findall(f"{turn.said}\n{turn.acted}")) | _AGENT_NAMES
     # A name joined by "_" (MAX_RETRIES, OPENAI_API_KEY) is an identifier typed, never a raised voice.
@@ -861,6 +873,10 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     # "X; otherwise it's fine": X changes what the agent proposed, and sets it against the rest, as "but" does
     otherwise = _OTHERWISE_FINE.search(said)
     excepts = bool(otherwise and otherwise.start() >= 10)
+    approval = _APPROVES.match(said)
+    if approval and not excepts:
+        exception = _EXCEPT.search(said, approval.end())
+        excepts = bool(exception and _NEGATION.search(said, exception.end()))
     contrast, why = bool(_CONTRAST.search(head)) or redirects or excepts, bool(_WHY.search(head))
     # The agent's own words set in quotation marks: what the reply says of them is said of the agent's turn.
     quoting = quotes_back(head, turn)
