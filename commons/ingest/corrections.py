@@ -128,12 +128,21 @@ def is_person_text(text: str) -> bool:
     return not stripped.startswith(_WRAPPER_PREFIXES)
 
 
+STILL_SPAN = 1000  # of a long message, the start and the end read for a "still doesn't work"
+
+
 def is_correction(text: str) -> bool:
     """True when the person's message corrects the agent (see the module docstring for the rules)."""
     if not is_person_text(text):
         return False
     norm = ascii_apostrophes(text)
-    return bool(_OPENING.match(norm) or (_may_hold(norm, ("still",)) and _STILL.search(norm)))
+    if _OPENING.match(norm):
+        return True
+    # "still failing" where a person says it: anywhere in a message of their own, at the start or the end of a
+    # long one (a log, a pasted prompt template: "4. If still failing after 3 iterations, …" in its middle is not theirs)
+    if len(norm) > STILL_SPAN:
+        norm = f"{norm[:STILL_SPAN // 2]}\n{norm[-STILL_SPAN // 2:]}"
+    return bool(_may_hold(norm, ("still",)) and _STILL.search(norm))
 
 
 # The agent says the work is finished or works.
@@ -326,8 +335,10 @@ _REPEATS = re.compile(
                          r"l[ạa]i", r"znowu", r"ponownie", r"mata", r"phir\s+se"))
     + "|" + _words(r"又", r"再次", r"また", r"다시", r"또", r"อีกแล้ว", r"อีก"),
     re.IGNORECASE)
+# A failure word inside a name ("issue_ticket.png", "error_log", "src/errors/", "bug.md") names a thing, not a failure.
+_IN_A_NAME = r"(?<![_/.])(?:{})(?![_/]|\.\w)"
 _FAILS = re.compile(
-    _LATIN.format(_words(r"fail\w*", r"errors?", r"erroring", r"broken?", r"broke", r"wrong", r"bug\w*", r"crash\w*",
+    _IN_A_NAME.format(_LATIN.format(_words(r"fail\w*", r"errors?", r"erroring", r"broken?", r"broke", r"wrong", r"bug\w*", r"crash\w*",
                          r"mess", r"issues?", r"falla\w*", r"mal", r"roto", r"raro", r"incorrect\w*", r"erreur",
                          r"fehler\w*", r"falsch", r"kaputt", r"errad[oa]", r"ошибк\w*",
                          r"errores", r"equivocad[oa]s?", r"erros?", r"quebrad[oa]s?", r"faux", r"fausse", r"cass[ée]e?s?",
@@ -342,7 +353,7 @@ _FAILS = re.compile(
                          r"se\s+(?:superpone\w*|sobrepone\w*|corta\w*)", r"chevauch\w*", r"[üu]berlapp\w*", r"abgeschnitten",
                          r"(?:very|so|really|super|way)\s+slow", r"slow\s+to\s+\w+", r"stuck", r"hang(?:s|ing)?", r"frozen",
                          r"tak(?:es|ing)\s+(?:a\s+)?(?:very\s+|really\s+)?(?:long|forever)",
-                         r"too\s+(?:complicated|complex|verbose|much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"(?<!no\s)demasiad[oa]s?", r"(?<!pas\s)trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)")) + "|"
+                         r"too\s+(?:complicated|complex|verbose|much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"(?<!no\s)demasiad[oa]s?", r"(?<!pas\s)trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)"))) + "|"
     + _words(r"失败", r"错", r"问题", r"不佳", r"卡住", r"未通过", r"乱", r"空白", r"エラー", r"失敗", r"間違", r"おかし", r"はみ出", r"すぎ", r"過ぎ", r"太多", r"过于", r"見にく", r"見づら", r"崩れ", r"ずれて", r"足りな", r"バグ", r"오류", r"에러", r"실패", r"틀렸", r"틀려", r"잘못", r"버그", r"이상해",
              r"ผิด", r"พัง", r"更糟", r"更差", r"变差", r"重叠", r"溢出", r"被截断", r"悪化", r"悪くなった", r"重なって", r"切れて",
              r"더\s?나빠", r"겹쳐", r"잘려", r"理解错", r"误会", r"誤解", r"勘違い", r"오해", r"ใช้ไม่ได้", r"ข้อผิดพลาด", r"गलत", r"एरर"),
@@ -406,6 +417,7 @@ _WANTED = re.compile(
                          r"no\s+quiero", r"no\s+necesit\w+", r"je\s+ne\s+veux\s+pas", r"ich\s+will\s+(?:das\s+)?(?:nicht|kein\w*)",
                          r"n[ãa]o\s+quero", r"non\s+voglio", r"я\s+не\s+(?:хочу|просил)"))
     + "|" + _words(r"清空", r"删除", r"撤销", r"回滚", r"还原", r"停", r"务必", r"我要的是", r"只要", r"应该", r"やめて", r"私が言って", r"言ったのに",
+                   r"我(?:已经)?说(?:过|了)", r"(?:って|と)言った(?:よね|でしょ|じゃん)?", r"(?:라고|하라고|달라고)\s?했",  # "I said …"
                    r"はずなのに", r"はずが", r"我不要", r"不需要", r"我没(?:让|叫|要)你", r"頼んでない", r"いらない", r"はずだ(?:けど|が)", r"[야어]\s?(?:하|되)는데"),
     re.IGNORECASE)
 # An imperative to undo what the agent did ("戻して", "撤销", "revert it", "deshacé eso"): push-back in itself.
