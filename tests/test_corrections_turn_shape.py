@@ -109,3 +109,37 @@ def test_a_claim_of_done_is_read_in_the_participles_of_making_of_several_languag
 def test_a_quote_counts_only_when_the_agent_said_those_words():
     assert quotes_back('la formulation "reporting lourd et incohérent" me gêne', DRAFT_FR)
     assert not quotes_back('la formulation "rapport mensuel consolidé" me gêne', DRAFT_FR)
+
+
+# The agent said it had written the spec.
+SPEC_KO = AgentTurn(said="스펙 문서를 작성했습니다: specs/001/spec.md", acted="Write specs/001/spec.md", claimed_done=True)
+IDEAS_FR = AgentTurn(said="Voici les idées #71 à #81. Tu veux en valider certaines ?", asked=True)
+
+
+@pytest.mark.parametrize("text, turn", [
+    # approved, with one exception the person denies
+    ("Je valide toutes ces idées. Il y a juste la 80 que je ne trouve pas claire", IDEAS_FR),
+    ("all good, only the second chart does not load", ROW_EN),
+    # what the person had said, restated, in languages that drop "I" and "you"
+    ("그런데, 스펙을 작성할때 ui는 layout.png를 참고하라고 했었거든? 반영이 안되었니?", SPEC_KO),
+    ("我说过不要改表头，表头还是被改了", ROW_EN),
+])
+def test_an_exception_to_an_approval_or_a_restated_instruction_is_a_correction(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text, turn", [
+    # a file name that holds a failure word is a name
+    ("UI는 issue_ticket.png를 참고해서 버튼을 배치해 주세요", SPEC_KO),
+    ("please keep error_log.txt and src/errors/ as they are named", ROW_EN),
+    # a prompt template handed over with @paths: its capitals are emphasis, its "still failing" a step of it
+    ("IT IS CRITICAL THAT YOU FOLLOW THIS COMMAND: LOAD the FULL @bmad/workflows/check/workflow.md, READ it all!",
+     ROW_EN),
+    ("Run the checklist.\n" + "Validate each item and record the result.\n" * 40
+     + "4. If still failing after 3 iterations, document the remaining issues.\n"
+     + "Record the outcome of each step in the report.\n" * 20, ROW_EN),
+    # an approval whose "just" asks for more, with no denial
+    ("je valide, ajoute juste une section sur les risques", IDEAS_FR),
+])
+def test_names_templates_and_plain_approvals_are_not_corrections(text, turn):
+    assert not corrects(text, turn)
