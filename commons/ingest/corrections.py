@@ -8,7 +8,7 @@ records are the person's; this module decides what their text is:
   interrupt markers, caveats, hook and system reminders).
 - `is_correction(text)`: the person corrected the agent: opening words (§4.1 of the design paper:
   no, don't, stop, wrong, actually, instead, undo, revert, that's not, not what I ...) or a
-  "still doesn't work"-style follow-up anywhere in the message.
+  "still doesn't work"-style follow-up anywhere in the message (at the start or end of a long one).
 - `claims_done(agent_text)` and `contradicts(person_text)`: a correction that opens with no
   keyword but shows in the structure: the agent said the work was done, and the person's next
   message says it is not ("the page is blank", "it fails with ...").
@@ -26,6 +26,18 @@ records are the person's; this module decides what their text is:
   comments") push back. Not push-back: a program's own "not" in pasted output (`own_words`), a reminder
   ("don't forget …"), and in a language that puts its verb last, "not X but Y, please" ending on the
   request ("ボタンじゃなくて…にして").
+- The turn's shape (`asks`, `changes_nothing`): the agent left the person a question when one closes its
+  words, though its options, an example answer or "once you tell me…" follow, or when it closes on a menu
+  keyed [A]/[B] or on "tell me"; a last call that only read (a viewer, a search, git's state, a CLI's
+  `status`/`list`) leaves a turn that only asked. After such a turn the reply's "not" is an answer.
+- The reply's shape: the agent's own words quoted back and denied in the quoting sentence
+  (`quotes_back`); a short question that doubts the agent ("tu attends vraiment…?") or denies what it set
+  itself ("isn't your goal…?"); after a claim of done on a changed result, a first-person try and what was
+  seen ("quand je clique… je vois un json"), or "why is X there?" / "where is Y?"; "X; otherwise it's
+  fine" and an approval with one denied exception ("je valide…, il y a juste la 80 que je ne trouve pas
+  claire"). Not push-back: a request opening with "can you" in any language, a feature asked for after its
+  topic ("…增加一个功能", "…を追加してください"), capitals in a message that hands over a file by @path, a
+  failure word inside a name ("issue_ticket.png").
 - The markers are the closed words of many languages (en, zh, ja and romanized ja, ko, es, pt, fr, de,
   ru, it, nl, pl, tr, id, vi, th, hi): negation, persistence, repetition, contrast, failure, why, undo.
 - `rejection_words(result_text)`: a rejected tool use, and the words the person typed with it, if
