@@ -143,3 +143,24 @@ def test_an_exception_to_an_approval_or_a_restated_instruction_is_a_correction(t
 ])
 def test_names_templates_and_plain_approvals_are_not_corrections(text, turn):
     assert not corrects(text, turn)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("o botão ainda não aparece na página", EXPORT_FR),
+    ("le bouton n'apparaît pas sur la page", EXPORT_FR),
+    ("no se ve el botón en la página", EXPORT_FR),
+    ("il pulsante non compare nella pagina", EXPORT_FR),
+    ("der Export lädt nicht, die Seite bleibt weiß", EXPORT_DE),
+])
+def test_what_the_agent_made_not_doing_its_job_after_a_claim_of_done_is_a_correction_in_romance_and_german(text, turn):
+    assert corrects(text, turn)
+
+
+@pytest.mark.parametrize("text", [
+    "oui, vérifie bien si ce qu'on a fait ne crée pas de conflits",
+    "ok, make sure the export doesn't overwrite the old report",
+    "vale, asegúrate de que no se rompa el login",
+    "ja, prüf noch, ob der Export nicht die alte Datei überschreibt",
+])
+def test_a_doesnt_inside_a_condition_to_check_is_a_goal_not_a_failure(text):
+    assert not corrects(text, EXPORT_FR)

@@ -267,7 +267,7 @@ def contradicts(person_text: str) -> bool:
     # A program's failure pasted back ("Error: Cannot find module …") says it as plainly as words do; the
     # markers of every language say it beside English ("è sbagliato", "ยังใช้ไม่ได้", "还是一样").
     head = own_words(_NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", _FAILURE_TOPIC.sub(" ", norm[:OPENING_CHARS]))))
-    does_not = bool(_DOES_NOT.search(head)) and not _NEGATED_ASK.search(head)  # "can't you…?" asks
+    does_not = reports_not_working(head) and not _NEGATED_ASK.search(head)  # "can't you…?" asks
     return bool(_CONTRADICTS.search(_FAILURE_TOPIC.sub(" ", norm)) or _PASTED_FAILURE.search(norm[:OPENING_CHARS])
                 or _FAILS.search(head) or does_not or _SAME.search(head) or _WHEN_I_TRY.search(head[:120]))
 
@@ -334,7 +334,7 @@ _NEGATION = re.compile(
     )) + "|" + _words(r"ไม่", r"อย่า", r"नहीं", r"안\s?(?:돼|되|됨|됐|나와|보여|보이|움직|바뀌|맞)", r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"(?<![识區区特分级級类類告个個差性辨鉴識])(?:別|别)", r"未", r"并非", r"ない", r"ません", r"なく(?![しすさ])", r"違う", r"ダメ", r"だめ", r"않", r"아니", r"못", r"(?<!문제 )(?<!문제)없"),
     re.IGNORECASE)
 _PERSISTS = re.compile(
-    _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"noch", r"ещё|еще",
+    _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"immer\s+noch", r"noch\s+(?:immer|nicht|kein\w*)", r"ещё|еще",
                          r"до\s+сих\s+пор", r"ancora", r"gi[àa]", r"nog\s+steeds", r"nog\s+altijd", r"h[âa]l[âa]", r"masih",
                          r"v[ẫâ]n", r"nadal", r"wci[ąa][żz]", r"mada", r"yappari", r"abhi\s+(?:bhi|tak)"))
     + "|" + _words(r"还是", r"仍", r"依然", r"まだ", r"相変わらず", r"やっぱり", r"やはり", r"아직", r"여전히", r"ยัง(?!ไง|งั้|งี้|งัย)", r"अभी\s?भी"),
@@ -552,10 +552,34 @@ _DOES_NOT = re.compile(_LATIN.format(_words(r"(?:does|did|is|are|was|were)\s*n[o
                                             r"(?:do\s*n[o']?t|can'?t|cannot|can\s+not|could\s*n[o']?t)\s+(?:see|find|get|open|load|access|reach|connect)",
                                             r"(?:won'?t|wo\s*n[o']?t|would\s*n[o']?t|can'?t|cannot|could\s*n[o']?t)\s+(?:even\s+)?"
                                             r"(?:work|run|start|load|open|build|compile|launch|connect|render|show|display|save|install|boot)",
-                                            r"no\s+(?:anduvo|funciona\w*|sirve|resolvi\w*|anda)", r"n[ãa]o\s+funciona"))
+                                            r"no\s+(?:anduvo|funciona\w*|sirve|resolvi\w*|anda)", r"n[ãa]o\s+funciona",
+                                            # the same "it doesn't X" in the third person of es, pt, it, fr, de
+                                            r"(?:n[ãa]o|non)\s+(?:(?:se|me|le|lo|la|si|ci|mi|ti)\s+)?[^\W\d_]{2,}"
+                                            r"(?:a|e|am|em|ou|eu|iu|ano|ono|ò|ì)",
+                                            r"no\s+(?:se|me|le|lo|la|les)\s+[^\W\d_]{2,}", r"no\s+[^\W\d_]{2,}i?ó",  # es: a clitic, a preterite
+                                            r"n(?:e\s+|')(?:(?:se|me|te|le|la|les|lui|leur|y|en)\s+|[smtl]')?[^\W\d_]{2,}(?:e|ent|t|a)"
+                                            r"\s+(?:pas|plus|jamais|rien)",
+                                            r"[^\W\d_]{2,}t\s+(?:immer\s+noch\s+|noch\s+)?(?:nicht|nie)"))
                        + "|" + _words(r"没有(?:更新|变化|生效|成功|反应)", r"并没有", r"没(?:更新|用|反应)", r"未(?:通过|更新|生效)", r"[てで]い?な(?:い|く)", r"[てで]い?ません", r"ませんでした", r"(?:し|でき|見え|動か|効か|変わら|入ら)な(?:い|く)", r"안\s?(?:돼|되|나와)"),
                        re.IGNORECASE)
 OPENING_CHARS = 250  # what of a message is read for its push-back
+# A clause that sets a condition to check or reach ("check whether it doesn't conflict", "vérifie si ça ne crée pas…",
+# "so that it doesn't freeze", "asegúrate de que no se rompa"): its "doesn't" is a goal, not what happened.
+_CONDITION = re.compile(_LATIN.format(_words(
+    r"if", r"whether", r"unless", r"so\s+that", r"make\s+sure", r"ensure", r"si", r"pour\s+que", r"afin\s+que",
+    r"para\s+que", r"aseg[úu]rate", r"ob", r"damit", r"so\s+?dass", r"affinch[ée]", r"assicurati", r"para\s+n[ãa]o"))
+    + "|" + _words(r"如果", r"是否", r"确保", r"なら", r"ように", r"かどうか"), re.IGNORECASE)
+_CLAUSE_START = re.compile(r"[.,;:!?，。；：！？\n]")
+
+
+def reports_not_working(text: str) -> bool:
+    """True when the text says what the agent made does not do its job ("it doesn't load", "não aparece",
+    "没有生效"), outside a clause that sets a condition ("check whether it doesn't…")."""
+    for found in _DOES_NOT.finditer(text):
+        starts = [m.end() for m in _CLAUSE_START.finditer(text, 0, found.start())]
+        if not _CONDITION.search(text, starts[-1] if starts else 0, found.start()):
+            return True
+    return False
 # The agent addressed and negated in one clause: "you don't need…", "你没有…", "no me hiciste caso".
 _YOU_NOT = re.compile(r"(?:" + _ADDRESSES.pattern + r")[^.,;:!?，。；：！？\n]{0,24}?(?:" + _NEGATION.pattern + ")", re.IGNORECASE)
 # A word in capitals; capitals joined by "-" or "_" ("IDAHO-VAULT", "MAX_RETRIES") are one name, not
@@ -868,7 +892,7 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     fails = bool(_FAILS.search(head))
     # A failure pasted in fails, but its "not" and "cannot" are the program's: negation is read in the person's words.
     said = own_words(head)
-    negates, prohibits, does_not = bool(_NEGATION.search(said)), bool(_PROHIBITS.search(said)), bool(_DOES_NOT.search(said))
+    negates, prohibits, does_not = bool(_NEGATION.search(said)), bool(_PROHIBITS.search(said)), reports_not_working(said)
     if _NEGATED_ASK.search(head):
         negates = does_not = False  # "can't you…?": a request, not a denial
     # What the agent acted on is unchanged ("it's the same", "sigue igual", "还是一样"): it persists, and that is a
