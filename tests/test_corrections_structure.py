@@ -435,11 +435,8 @@ def test_the_same_in_a_request_is_no_report_of_an_unchanged_result():
 
 @pytest.mark.parametrize("text, turn", [
     ("always have agents working, there is always something they can do", ASKED_EN),
-    ("please work without asking for approval, you are authorized", ASKED_EN),
     ("siempre corré los tests antes de decir que está listo", SHORTCUT_ES),
     ("toujours lancer les tests avant de dire que c'est fini", FIXED_FR),
-    ("聞かずに全部進めて", AgentTurn(said="どちらの方式にしましょうか？", asked=True)),  # after the agent asked again
-    ("不用问我，直接做", AgentTurn(said="要我先备份数据吗？", asked=True)),
     ("항상 테스트를 먼저 돌려", DONE_KO),
     ("всегда запускай тесты перед коммитом", FIXED_RU),
 ])

@@ -164,3 +164,15 @@ def test_what_the_agent_made_not_doing_its_job_after_a_claim_of_done_is_a_correc
 ])
 def test_a_doesnt_inside_a_condition_to_check_is_a_goal_not_a_failure(text):
     assert not corrects(text, EXPORT_FR)
+
+
+@pytest.mark.parametrize("text, turn", [
+    # leave to go on without asking: a working style the person grants, not a fault of the agent's turn
+    ("please work without asking for approval, you are authorized", IDEAS_IT),
+    ("don't stop to ask me, just keep going until it is all done", EXPORT_FR),
+    ("聞かずに全部進めて", AgentTurn(said="どちらの方式にしましょうか？", asked=True)),
+    ("不用问我，直接做", AgentTurn(said="要我先备份数据吗？", asked=True)),
+    ("基于sdk 36进行调试，验证好后再结束，不要停下来问我", ROW_EN),
+])
+def test_leave_to_go_on_without_asking_is_not_a_correction(text, turn):
+    assert not corrects(text, turn)

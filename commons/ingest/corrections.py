@@ -16,9 +16,10 @@ records are the person's; this module decides what their text is:
   person pushed back on the agent's last turn (what it said, what it ran, whether it claimed done);
   the rules above count in it, beside the markers below (`pushback_score`).
 - A reply that sets how the agent works or talks ("one at a time" after several questions at once,
-  "from now on …", "always …", "without asking" after it asked, a halt) corrects it; the answer to a
-  turn that only asked is no correction, though it says "not" of the choices offered; a program's
-  failure pasted right after a claim of done is one.
+  "from now on …", "always …", a halt) corrects it; leave to go on without asking ("don't stop to ask
+  me", "不要停下来问我") grants a working style and corrects nothing; the answer to a turn that only asked
+  is no correction, though it says "not" of the choices offered; a program's failure pasted right after
+  a claim of done is one.
 - What the reply does, read against what the turn did: after a claim of done, one report that it does
   not hold, in any language, contradicts it ("the page is blank", "è sbagliato", "还是一样"); after the
   agent acted, a result unchanged ("it's the same", "sigue igual"), an undo (even as a request: "please
@@ -80,7 +81,7 @@ _OPENING = re.compile(
     r"^[\W_]*" + _FILLER + r"""(?:
         no(?:pe)?\b(?!\s+(?:problem|problems|worries|rush|doubt|such|one|matter|te\s+olvides|olvides|te\s+preocupes)\b)(?!-)
       | nah\b
-      | (?:don'?t|dont|do\s+not)\b(?!\s+(?:forget|worry|hesitate)\b) | never\b(?!\s+mind\b)
+      | (?:don'?t|dont|do\s+not)\b(?!\s+(?:forget|worry|hesitate|(?:stop\s+(?:to\s+)?)?ask(?:ing)?|wait\s+for)\b) | never\b(?!\s+mind\b)
       | stop\b | wrong\b | incorrect\b | actually\b | instead\b | undo\b | revert\b | roll\s*back\b
       | (?:that|this)(?:'?s|\s+is|\s+was)\s+(?:not|wrong|incorrect|broken)\b
       | (?:that|this)\s+(?:isn'?t|wasn'?t)\b
@@ -680,12 +681,14 @@ _ALWAYS = re.compile(r"(?:^|[.!;:\n]\s*)(?:please\s+|por\s+favor\s+|bitte\s+)?(?
     r"いつも", r"항상", r"늘", r"ตลอด", r"เสมอ", r"हमेशा") + ")", re.IGNORECASE)
 _NO_ASKING = re.compile(_LATIN.format(_words(
     r"without\s+(?:the\s+need\s+to\s+)?(?:\w+\s+)?(?:ask\w*|approval|confirm\w*|permission)", r"stop\s+asking",
-    r"(?:don'?t|do\s+not|no\s+need\s+to)\s+(?:ask|wait\s+for)", r"sin\s+(?:preguntar|pedir\s+(?:permiso|confirmaci[oó]n))",
+    r"(?:don'?t|do\s+not|no\s+need\s+to)\s+(?:stop\s+(?:to\s+)?)?(?:ask\w*|wait\s+for)", r"sin\s+(?:preguntar|pedir\s+(?:permiso|confirmaci[oó]n))",
+    r"no\s+te\s+detengas\s+a\s+preguntar\w*", r"ne\s+t'arr[êe]te\s+pas\s+pour\s+(?:me\s+)?demander",
+    r"h[öo]r\s+nicht\s+auf\s+zu\s+fragen",
     r"no\s+(?:me\s+)?preguntes", r"sem\s+perguntar", r"n[ãa]o\s+(?:me\s+)?pergunte", r"sans\s+(?:me\s+)?demander",
     r"ne\s+(?:me\s+)?demande\s+pas", r"ohne\s+(?:zu\s+)?(?:fragen|nachzufragen)", r"frag\s+nicht", r"senza\s+chiedere",
     r"zonder\s+te\s+vragen", r"bez\s+pytania", r"sormadan", r"tanpa\s+bertanya", r"jangan\s+tanya", r"đừng\s+hỏi",
     r"не\s+спрашива\w*", r"без\s+подтвержден\w*", r"kikazu\s+ni")) + "|" + _words(
-    r"不用问", r"别问", r"不要问", r"无需确认", r"不用确认", r"聞かずに", r"確認せずに", r"確認しないで", r"묻지\s?말고",
+    r"不用问", r"别问", r"不要问", r"(?:不要|别|不用)停下来问", r"无需确认", r"不用确认", r"聞かずに", r"確認せずに", r"確認しないで", r"묻지\s?말고",
     r"물어보지\s?말고", r"ไม่ต้องถาม"), re.IGNORECASE)
 # What the agent made is unchanged: "it's the same", "sigue igual", "c'est pareil", "还是一样", "変わらない", "똑같아".
 _SAME = re.compile(_LATIN.format(_words(
@@ -883,8 +886,10 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     if is_correction(norm) and not (answer and not _STILL.search(norm)):
         return PUSHBACK_AT
     # A reply that pushes back does so first; what follows may be pasted output or the next request.
-    head = _REMINDS.sub(" ", _NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", _FAILURE_TOPIC.sub(
-        " ", norm[answer.end() if answer else 0:OPENING_CHARS]))))
+    # A reminder and leave to go on without asking ("don't stop to ask me", "不要停下来问我") are read out of it:
+    # the working style they set blames nothing in the agent's turn.
+    head = _NO_ASKING.sub(" ", _REMINDS.sub(" ", _NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", _FAILURE_TOPIC.sub(
+        " ", norm[answer.end() if answer else 0:OPENING_CHARS])))))
     # A program's failure pasted back right after a claim of done, its stack trace a list of lines.
     pasted_failure = turn.claimed_done and bool(_PASTED_FAILURE.search(head))
     if _may_hold(head, ("no", "can", "n't", "denied")):
@@ -902,7 +907,7 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     # A rule for how the agent works or talks from now on corrects it in itself; "one at a time", or a
     # halt, after the agent put several questions at once: the reply is about how it asks, not an answer.
     several = asked_several(turn.said)
-    conduct = 2 * bool(_STANDING.search(head) or _ALWAYS.search(head) or turn.asked and _NO_ASKING.search(head)) \
+    conduct = 2 * bool(_STANDING.search(head) or _ALWAYS.search(head)) \
         + 2 * bool(_PACE.search(head) and several) + bool(_HALT.match(norm)) * (1 + several)
     undoes = bool(_UNDO.search(head))
     opens = _NEXT_TASK.match(norm) or _ADDS_NEW.match(norm)
