@@ -176,3 +176,28 @@ def test_a_doesnt_inside_a_condition_to_check_is_a_goal_not_a_failure(text):
 ])
 def test_leave_to_go_on_without_asking_is_not_a_correction(text, turn):
     assert not corrects(text, turn)
+
+
+DONE_EN = AgentTurn(said="Done: the export now writes report.html and the tests pass.", acted="Edit export.py",
+                    claimed_done=True)
+
+
+@pytest.mark.parametrize("text", [
+    "now add a csv export, and don't run the full test suite",
+    "maintenant ajoute un export CSV, mais ne lance pas toute la suite de tests",
+    "ahora agrega la exportación CSV, pero no toques los tests",
+    "bitte noch einen CSV-Export, aber nicht die Tests anfassen",
+    "接下来加一个CSV导出，不要动测试",
+    "次はCSV出力を追加して。テストは触らないで",
+])
+def test_the_next_task_carrying_a_prohibition_is_not_a_correction(text):
+    assert not corrects(text, DONE_EN)
+
+
+@pytest.mark.parametrize("text", [
+    "now it fails with a 500",
+    "please revert that, the export broke the build",
+    "bitte rückgängig machen",
+])
+def test_a_report_or_an_undo_after_a_next_step_word_is_still_a_correction(text):
+    assert corrects(text, DONE_EN)

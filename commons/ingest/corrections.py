@@ -200,8 +200,10 @@ _FAILURE_TOPIC = re.compile(
     re.IGNORECASE)
 # A person who asks for the next thing is not contradicting, whatever words the request holds
 # ("now add error handling for empty files").
-_REQUEST = re.compile(r"^\W*(?:now(?!\s+(?:i'?m\s+|i\s+|we'?re\s+|we\s+)?(?:getting|seeing|get|got|see|saw|hitting|having)\b)"
-                      r"|also|next|then|and|add|can\s+you|could\s+you|please|let'?s|make|implement|write|"
+# "now"/"next"/"then" ask for the next step, unless a subject follows: "now it fails", "next, the page is blank" report.
+_REQUEST = re.compile(r"^\W*(?:(?:now|also|next|then|and)(?![\s,]+(?:i'?m|i|we'?re|we|it'?s|it|the|this|that|there|they|nothing|"
+                      r"everything|all|is|are)\b)(?!\s+(?:getting|seeing|get|got|see|saw|hitting|having)\b)"
+                      r"|add|can\s+you|could\s+you|please|let'?s|make|implement|write|"
                       r"create|update|change|rename|remove|refactor|move|handle|support|document)\b", re.IGNORECASE)
 # A person who agrees is not contradicting ("thanks, looks good").
 _AGREES = re.compile(r"^\W*(?:thanks?|thank\s+you|great|perfect|nice|cool|lgtm|looks\s+good|ok(?:ay)?\b|yes|yep|good)",
@@ -526,6 +528,17 @@ _NEXT_TASK = re.compile(
         r"for\s+the", r"did\s+you", r"if", r"vamos", r"empecemos", r"comencemos", r"haceme", r"arma", r"me\s+ayud\w*", r"si",
         r"continue", r"go\s+on", r"go\s+ahead", r"contin[uú]a", r"retry", r"proceed", r"vas[\s-]y", r"allez",
         r"adelante", r"mach\s+weiter",
+        # "now …" / "next …" opening the next step with a task's imperative ("now add…", "maintenant ajoute…",
+        # "ahora agrega…"); "now it fails", "now raise is progressing…" report
+        r"(?:now|next|then)[\s,]+(?:please\s+)?(?:add|create|implement|write|make|build|update|change|rename|remove|move|"
+        r"use|set|show|list|do|let'?s|can\s+you|could\s+you)",
+        r"(?:maintenant|ensuite)[\s,]+(?:ajoute|rajoute|cr[ée]e|impl[ée]mente|[ée]cris|fais|mets|modifie|renomme|supprime|"
+        r"utilise|passe|peux[\s-]tu)",
+        r"(?:ahora|luego|despu[ée]s)[\s,]+(?:agrega|agreg[aá]|añade|crea|cre[aá]|implementa|escribe|haz|hac[eé]|pon|cambia|usa|"
+        r"renombra|elimina|pasa|puedes)",
+        r"(?:agora|depois)[\s,]+(?:adicion[ea]|cri[ea]|implement[ea]|escrev[ea]|fa[çc]a|faz|mud[ea]|us[ea]|renomei[ea]|remov[ea])",
+        r"(?:adesso|ora|poi)[\s,]+(?:aggiungi|crea|implementa|scrivi|fai|metti|cambia|usa|rinomina|rimuovi)",
+        r"por\s+favor", r"s'il\s+(?:te|vous)\s+pla[iî]t", r"bitte", r"per\s+favore", r"пожалуйста",
         # "can you / could you" opening a request, as in English
         r"(?:est[\s-]ce\s+que\s+)?(?:tu\s+peux|vous\s+pouvez|tu\s+pourrais|vous\s+pourriez)", r"peux[\s-]tu", r"pourrais[\s-]tu",
         r"pouvez[\s-]vous", r"pourriez[\s-]vous", r"(?:me\s+)?(?:puedes|pod[eé]s|podr[ií]as|podr[ií]a)", r"(?:voc[êe]\s+)?(?:pode|podes|poderia)",
@@ -533,6 +546,7 @@ _NEXT_TASK = re.compile(
         r"можешь", r"можете", r"могли\s+бы",
         r"/[a-z][\w-]*",  # a slash command: a request of its own
     ) + r")(?![^\W\d_])|" + _words(r"增加", r"加上", r"添加", r"新增", r"创建", r"实现", r"帮我", r"请", r"如果",
+                                    r"接下来", r"下一步", r"次は", r"今度は", r"続いて", r"다음으로",
                                     r"继续", r"快点", r"ช่วย", r"เพิ่ม", r"สร้าง", r"ทำต่อ", r"ต่อเลย") + ")",
     re.IGNORECASE)
 # Asking for something new to be added, in the first sentence, where a topic-first language puts the verb after
@@ -912,7 +926,7 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     undoes = bool(_UNDO.search(head))
     opens = _NEXT_TASK.match(norm) or _ADDS_NEW.match(norm)
     if opens:
-        rest = norm[opens.end():].lstrip()
+        rest = norm[opens.end():].lstrip(" \t\n,.:;!\u2014-")
         if _FAILS.match(rest) or _UNDO.match(rest) or _PROHIBITS.match(rest):
             opens = None  # "build fails …", "please revert that", "please don't touch …": what failed, an undo, a ban
     if not conduct and (opens or _NEXT_TASK.match(_after_agreeing(norm))
