@@ -201,3 +201,21 @@ def test_the_next_task_carrying_a_prohibition_is_not_a_correction(text):
 ])
 def test_a_report_or_an_undo_after_a_next_step_word_is_still_a_correction(text):
     assert corrects(text, DONE_EN)
+
+
+LISTO_ES = AgentTurn(said="Listo, el botón ya guarda el formulario.", acted="Edit form.tsx", claimed_done=True)
+
+
+@pytest.mark.parametrize("text, turn", [
+    ("ahora no carga nada", LISTO_ES),
+    ("el botón no aparece en la página", LISTO_ES),
+    ("maintenant ça plante au démarrage", EXPORT_FR),
+    ("o app trava quando abro o relatório", EXPORT_FR),
+    ("l'app si blocca all'avvio", EXPORT_FR),
+])
+def test_a_failure_after_a_claim_of_done_is_read_in_the_words_each_language_has_for_it(text, turn):
+    assert corrects(text, turn)
+
+
+def test_an_english_no_before_a_noun_is_not_read_as_spanish():
+    assert not corrects("no one asked for a csv export, but thanks", AgentTurn(said="Which export do you want?", asked=True))

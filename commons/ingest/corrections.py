@@ -366,6 +366,10 @@ _FAILS = re.compile(
                          r"overlap\w*", r"cut\s+off", r"overflow\w*", r"misaligned", r"clipped", r"truncated",
                          r"over-?(?:complicat|engineer)\w*", r"peor", r"pire", r"schlechter", r"хуже", r"peggio", r"pior",
                          r"se\s+(?:superpone\w*|sobrepone\w*|corta\w*)", r"chevauch\w*", r"[üu]berlapp\w*", r"abgeschnitten",
+                         # crashing and hanging, as "crash", "hangs", "stuck" say it in English
+                         r"plant(?:e|é|ée|ent)", r"bloqu[ée]e?s?", r"fig[ée]e?", r"se\s+cuelga", r"colgad[oa]", r"se\s+traba",
+                         r"trabad[oa]", r"bloquead[oa]", r"trav(?:a|ou|ado|ada)", r"quebr(?:ou|ado|ada)", r"si\s+blocca",
+                         r"bloccat[oa]", r"si\s+pianta", r"crasha\w*", r"h[äa]ngt", r"abgest[üu]rzt", r"st[üu]rzt\s+ab",
                          r"(?:very|so|really|super|way)\s+slow", r"slow\s+to\s+\w+", r"stuck", r"hang(?:s|ing)?", r"frozen",
                          r"tak(?:es|ing)\s+(?:a\s+)?(?:very\s+|really\s+)?(?:long|forever)",
                          r"too\s+(?:complicated|complex|verbose|much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"(?<!no\s)demasiad[oa]s?", r"(?<!pas\s)trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)"))) + "|"
@@ -587,10 +591,20 @@ _CONDITION = re.compile(_LATIN.format(_words(
 _CLAUSE_START = re.compile(r"[.,;:!?，。；：！？\n]")
 
 
+# Spanish's "it doesn't X" in the present ("no carga", "no aparece") reads like English "no one", "no more": it is
+# read where the message is Spanish, by words only Spanish has.
+_SPANISH_WORDS = re.compile(_LATIN.format(_words(r"el", r"los", r"las", r"del", r"est[áa]n?", r"pero", r"tambi[ée]n", r"porque",
+                                                 r"cuando", r"nada", r"todav[ií]a", r"sigue", r"aparece", r"p[áa]gina", r"bot[óo]n",
+                                                 r"ahora", r"ya")), re.IGNORECASE)
+_NO_PRESENT_ES = re.compile(r"(?<![^\W\d_])no\s+[^\W\d_]{2,}(?:a|e|an|en)(?![^\W\d_])", re.IGNORECASE)
+
+
 def reports_not_working(text: str) -> bool:
     """True when the text says what the agent made does not do its job ("it doesn't load", "não aparece",
-    "没有生效"), outside a clause that sets a condition ("check whether it doesn't…")."""
-    for found in _DOES_NOT.finditer(text):
+    "没有生效", "no carga" in a Spanish message), outside a clause that sets a condition ("check whether
+    it doesn't…")."""
+    found_es = _NO_PRESENT_ES.finditer(text) if _SPANISH_WORDS.search(text) else iter(())
+    for found in (*_DOES_NOT.finditer(text), *found_es):
         starts = [m.end() for m in _CLAUSE_START.finditer(text, 0, found.start())]
         if not _CONDITION.search(text, starts[-1] if starts else 0, found.start()):
             return True
