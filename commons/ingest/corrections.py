@@ -506,9 +506,12 @@ _SENTENCE_END = re.compile(r"[.!?。！？\n]+(?:\s|$)")
 def quotes_back(text: str, turn: AgentTurn) -> str:
     """The sentences of the message that quote the agent's own words back to it ("" when none): a span
     in quotation marks (4 letters or more; a mistyped last letter forgiven) that its last words hold."""
+    quotes = list(_QUOTED.finditer(text))
+    if not quotes:
+        return ""
     words = _FOLD.sub(" ", (turn.words or turn.said).lower())
     sentences = []
-    for found in _QUOTED.finditer(text):
+    for found in quotes:
         quoted = _FOLD.sub(" ", (found.group(1) or found.group(2))).strip().lower()
         if len(quoted.replace(" ", "")) >= 4 and (quoted in words or len(quoted) > 8 and quoted[:-1] in words):
             starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, found.start())]
