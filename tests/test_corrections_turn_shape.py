@@ -219,3 +219,39 @@ def test_a_failure_after_a_claim_of_done_is_read_in_the_words_each_language_has_
 
 def test_an_english_no_before_a_noun_is_not_read_as_spanish():
     assert not corrects("no one asked for a csv export, but thanks", AgentTurn(said="Which export do you want?", asked=True))
+
+
+# -- across turns, as the episode builder reads them ------------------------------------------------
+
+from commons.core.learning.episode import CorrectionEpisode  # noqa: E402
+from commons.ingest.episodes import BuildState, EpisodeBuilder  # noqa: E402
+from commons.ingest.turns import AgentSaid, PersonSaid, SessionSeen, ToolCalled  # noqa: E402
+
+PROTECT_OUTPUT = ("$ npm run protect -- --yes\n\n> app@1.0.0 protect\n> bash scripts/protect.sh --yes\n\n"
+                  + '{\n  "required_linear_history": {\n    "enabled": true\n  }\n}\n' * 12
+                  + '[protect] Applying protection to master...\n{\n  "message": "Branch not found",\n  "status": "404"\n}\n'
+                  "gh: Branch not found (HTTP 404)\n")
+
+
+def _corrections(*turns):
+    builder = EpisodeBuilder(BuildState())
+    for turn in (SessionSeen(session="s1", project="/home/dev/app", at=1.0), PersonSaid("p0", 1.0, "set up the repo"),
+                 *turns):
+        builder.feed(turn)
+    return [e.said for e in builder.episodes() if isinstance(e, CorrectionEpisode)]
+
+
+def test_a_claim_of_done_still_stands_after_a_thanks_and_a_failure_pasted_then_contradicts_it():
+    found = _corrections(ToolCalled("c1", "Edit", "scripts/protect.sh", at=2.0),
+                         AgentSaid(3.0, "C'est fait : la protection des branches est configurée."),
+                         PersonSaid("p1", 4.0, "Merci beaucoup"), AgentSaid(5.0, "Avec plaisir !"),
+                         PersonSaid("p2", 6.0, PROTECT_OUTPUT))
+    assert len(found) == 1 and "npm run protect" in found[0]
+
+
+def test_after_a_thanks_a_new_call_or_a_new_request_ends_the_claim():
+    found = _corrections(ToolCalled("c1", "Edit", "scripts/protect.sh", at=2.0),
+                         AgentSaid(3.0, "Done: branch protection is configured."),
+                         PersonSaid("p1", 4.0, "thanks, now add a CODEOWNERS file"), AgentSaid(5.0, "Sure, what owners?"),
+                         PersonSaid("p2", 6.0, "just me, @dev"))
+    assert found == []

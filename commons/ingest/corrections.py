@@ -224,7 +224,7 @@ _DONE_ELSEWHERE = re.compile(
     r"(?<![^\W\d_])(?:listo|arreglad[oa]s?|corregid[oa]s?|solucionad[oa]s?|resuelt[oa]s?|implementad[oa]s?"
     r"|actualizad[oa]s?|terminad[oa]s?|funciona(?:\s+ahora)?|corrigid[oa]s?|resolvid[oa]s?|conclu[ií]d[oa]s?|pronto"
     r"|corrig[ée]e?s?|r[ée]solue?s?|termin[ée]e?s?|fonctionne|behoben|erledigt|fertig|funktioniert|aktualisiert"
-    r"|pr[êe]te?s?|ajouté(?:e|s|es)?|cr[ée]é(?:e|s|es)?|mis\s+[àa]\s+jour|appliqué(?:e|s|es)?|g[ée]n[ée]ré(?:e|s|es)?|supprimé(?:e|s|es)?"  # fr
+    r"|c['\u2019]est\s+fait|pr[êe]te?s?|ajouté(?:e|s|es)?|cr[ée]é(?:e|s|es)?|mis\s+[àa]\s+jour|appliqué(?:e|s|es)?|g[ée]n[ée]ré(?:e|s|es)?|supprimé(?:e|s|es)?"  # fr
     r"|agregad[oa]s?|añadid[oa]s?|cread[oa]s?|aplicad[oa]s?|eliminad[oa]s?|criad[oa]s?|adicionad[oa]s?|aplicad[oa]s?"  # es, pt
     r"|erstellt|hinzugef[üu]gt|ge[äa]ndert|angewendet|entfernt|creat[oai]|aggiunt[oaie]|pront[oa]|applicat[oai]"  # de, it
     r"|implementiert|исправлен\w*|готово|работает"
@@ -242,7 +242,7 @@ _DONE_ELSEWHERE = re.compile(
 _DONE_ELSEWHERE_LATIN = ("listo", "arregl", "corregid", "solucionad", "resuelt", "implementad", "actualizad", "terminad",
                          "funciona", "corrigid", "resolvid", "conclu", "pronto", "corrig", "resolu", "termin",
                          "fonctionne", "behoben", "erledigt", "fertig", "funktioniert", "aktualisiert", "implementiert",
-                         "pret", "ajout", "cree", "mis a jour", "appliqu", "gener", "supprim", "agregad", "cread", "aplicad",
+                         "pret", "est fait", "ajout", "cree", "mis a jour", "appliqu", "gener", "supprim", "agregad", "cread", "aplicad",
                          "eliminad", "criad", "adicionad", "erstellt", "hinzugef", "geandert", "angewendet", "entfernt",
                          "creat", "aggiunt", "pront", "applicat",
                          "sistemat", "risolt", "corrett", "completat", "fatto", "funziona", "aggiornat", "opgelost",
@@ -272,6 +272,7 @@ def contradicts(person_text: str) -> bool:
     head = own_words(_NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", _FAILURE_TOPIC.sub(" ", norm[:OPENING_CHARS]))))
     does_not = reports_not_working(head) and not _NEGATED_ASK.search(head)  # "can't you…?" asks
     return bool(_CONTRADICTS.search(_FAILURE_TOPIC.sub(" ", norm)) or _PASTED_FAILURE.search(norm[:OPENING_CHARS])
+                or _PASTED_FAILURE.search(norm[-PASTE_TAIL_CHARS:])
                 or _FAILS.search(head) or does_not or _SAME.search(head) or _WHEN_I_TRY.search(head[:120]))
 
 
@@ -777,7 +778,8 @@ _HALT = re.compile(r"^\W*(?:" + _LATIN.format(_words(r"hold\s+on", r"wait", r"es
 # A line of a program's output that reports its failure, as programs write it: "Error: …",
 # "TypeError: …", "Traceback (most recent call last):", "FAILED …", "fatal: …", "panic: …".
 _PASTED_FAILURE = re.compile(r"^[^\S\n]*(?:[A-Za-z_.]*(?:Error|Exception)\b|Traceback \(most recent call last\)|FAIL(?:ED)?\b"
-                             r"|fatal:|panic:)", re.MULTILINE)
+                             r"|fatal:|panic:|[\w.-]+:[^\S\n].*\((?:HTTP[^\S\n])?[45]\d\d\)[^\S\n]*$)", re.MULTILINE)
+PASTE_TAIL_CHARS = 400  # of a long paste, its end: where a program prints its failure
 # A line a program printed, pasted in: a log's or a shell's prefix ("npm ERR!", "error[E0433]:", "$ cargo build",
 # "PS C:\\dev>"), a stack frame ("  File …", "at fn (…)"), a failure's name ("TypeError: …"), a line indented as
 # code or output; and every line of a fenced block.
@@ -869,6 +871,16 @@ def changes_nothing(acted: str) -> bool:
     return True
 
 
+def only_thanks(text: str) -> bool:
+    """True when the message only thanks or approves ("Merci beaucoup", "thanks!", "谢谢", "perfect, Claude"):
+    it moves no task on and questions nothing."""
+    norm = ascii_apostrophes(text)
+    rest = _after_agreeing(norm)
+    return len(norm) <= 80 and bool(_AGREES_ANY.match(norm)) and len(rest.strip(" !.")) <= 20 \
+        and not (_NEGATION.search(rest) or _CONTRAST.search(rest) or _FAILS.search(rest) or _QUESTION_MARK.search(norm)
+                 or _NEXT_TASK.match(rest))
+
+
 def _after_agreeing(norm: str) -> str:
     """The message past an agreeing opener and the agent's name ("PERFECTO CLAUDE, empecemos…" →
     "empecemos…"), "" when it does not open by agreeing."""
@@ -925,7 +937,8 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     pasted_failure = turn.claimed_done and bool(_PASTED_FAILURE.search(head))
     if _may_hold(head, ("no", "can", "n't", "denied")):
         head = _ERROR_TEXT.sub(" error ", head)
-    fails = bool(_FAILS.search(head))
+    # a program's failure at the end of a long paste: what the person shows the agent
+    fails = bool(_FAILS.search(head)) or len(norm) > OPENING_CHARS and bool(_PASTED_FAILURE.search(norm[-PASTE_TAIL_CHARS:]))
     # A failure pasted in fails, but its "not" and "cannot" are the program's: negation is read in the person's words.
     said = own_words(head)
     negates, prohibits, does_not = bool(_NEGATION.search(said)), bool(_PROHIBITS.search(said)), reports_not_working(said)

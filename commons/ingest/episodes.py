@@ -35,7 +35,7 @@ from commons.core.learning import OpenFailure, Resolution, Resolved, advance, go
 from commons.core.learning import SHELL_TOOLS
 from commons.core.policy import clip, cut, scrub
 from commons.ingest.corrections import (
-    AgentTurn, asks, claims_done, contradicts, corrects, is_correction, shouts_as_a_habit, writes_in_capitals,
+    AgentTurn, asks, claims_done, contradicts, corrects, is_correction, only_thanks, shouts_as_a_habit, writes_in_capitals,
 )  # fmt: skip
 from commons.ingest.turns import (AgentSaid, PersonInterrupted, PersonSaid, SessionSeen, ToolCalled, ToolRejected,
                                   ToolReturned, Turn)
@@ -78,6 +78,7 @@ class BuildState:
     turn_done: bool = False  # the agent's last words since the person spoke claimed the work done
     turn_asked: bool = False  # those words ended on a question to the person
     interrupted: bool = False  # the person stopped the agent since they last spoke
+    claim_stands: bool = False  # the agent claimed done, the person only thanked it, and it has called nothing since
     pending: tuple[tuple[str, str, str, str], ...] = ()  # (call id, tool, target, detail), oldest first
     open_failures: tuple[OpenFailure, ...] = ()  # failed calls still awaiting a resolution
     open_errors: tuple[ErrorEpisode, ...] = ()  # their episodes, to emit again once resolved
@@ -92,6 +93,7 @@ class BuildState:
             "calls": [[c.tool, c.target] for c in self.calls], "ended": self.ended,
             "turn_text": self.turn_text, "turn_call": self.turn_call, "turn_done": self.turn_done,
             "turn_asked": self.turn_asked, "interrupted": self.interrupted, "turn_words": self.turn_words,
+            "claim_stands": self.claim_stands,
             "pending": [list(p) for p in self.pending], "open_failures": [f.to_json() for f in self.open_failures],
             "open_errors": [[e.session, e.uid, e.at, e.tool, e.target, e.failure, e.exit_code, e.command]
                             for e in self.open_errors],
@@ -105,7 +107,7 @@ class BuildState:
                  "tool_counts", "calls", "ended", "turn_text", "turn_call", "turn_done", "turn_asked", "interrupted",
                  "pending",
                  "open_failures", "open_errors", "seen", "said"}  # fmt: skip
-        later = {"person_shouted", "turn_words"}  # fields added since: a state written before them has none
+        later = {"person_shouted", "turn_words", "claim_stands"}  # fields added since: a state written before them has none
         if not known <= set(body) <= known | later:
             raise KeyError(f"build state fields differ: {sorted((set(body) - later) ^ known)}")
         return cls(
@@ -119,7 +121,7 @@ class BuildState:
             calls=tuple(ToolCall(str(t), str(g)) for t, g in body["calls"]), ended=str(body["ended"]),
             turn_text=str(body["turn_text"]), turn_call=str(body["turn_call"]), turn_done=bool(body["turn_done"]),
             turn_asked=bool(body["turn_asked"]), interrupted=bool(body["interrupted"]),
-            turn_words=str(body.get("turn_words", "")),
+            turn_words=str(body.get("turn_words", "")), claim_stands=bool(body.get("claim_stands", False)),
             pending=tuple((str(i), str(t), str(g), str(d)) for i, t, g, d in body["pending"]),
             open_failures=tuple(OpenFailure.from_json(row) for row in body["open_failures"]),
             open_errors=tuple(
@@ -143,6 +145,7 @@ class EpisodeBuilder:
         self.calls = list(s.calls)
         self.scrubbed = {c: c for c in s.calls}  # raw call → its scrubbed form (a repeat costs no scrub)
         self.turn_call, self.interrupted = s.turn_call, s.interrupted
+        self.claim_stands = s.claim_stands
         self._ended, self._turn_text, self._turn_done, self._turn_asked = s.ended, s.turn_text, s.turn_done, s.turn_asked
         self._turn_words = s.turn_words
         # The agent's last words, raw, while newer than the field each stands for (see `ended`).
@@ -252,6 +255,7 @@ class EpisodeBuilder:
         if turn.use_id in self.seen:  # the same call written twice (a message split or replayed)
             return
         self._remember(turn.use_id)
+        self.claim_stands = False
         self.counts[turn.tool] += 1
         call = ToolCall(turn.tool, turn.target)
         if len(self.calls) < MAX_CALLS:
@@ -301,15 +305,18 @@ class EpisodeBuilder:
         resent = cut(scrub(text), ASKED_CHARS) in self.asked
         # A subagent's "user" words are its parent agent's prompts (a Claude Code sidechain, a Gemini
         # subagent chat): the person is not speaking there, and corrects nothing.
+        # A claim of done still stands when the person only thanked the agent and it called nothing since:
+        # "thanks" → "you're welcome" → "it fails with …" contradicts the claim before the thanks.
+        claimed = self.turn_done or self.claim_stands and not self.turn_call
         corrected = not resent and not self.sidechain and corrects(text, AgentTurn(said=self.turn_text, acted=self.turn_call,
-                                                            claimed_done=self.turn_done, asked=self.turn_asked,
+                                                            claimed_done=claimed, asked=self.turn_asked,
                                                             words=self.turn_words,
                                                             interrupted=self.interrupted,
                                                             first=self.person_messages == 0,
                                                             shouts_as_a_habit=shouts_as_a_habit(
                                                                 self.person_shouted, self.person_messages)))
         # Found by the structure alone after a claim of done: what the agent claimed, not a command, was wrong.
-        after_done = corrected and self.turn_done and not is_correction(text)
+        after_done = corrected and claimed and not is_correction(text)
         clean = ""
         if corrected:
             clean = scrub(text)
@@ -324,6 +331,7 @@ class EpisodeBuilder:
             self.asked.append(cut(clean or scrub(text), ASKED_CHARS))
         self.person_messages += 1
         self.person_shouted += writes_in_capitals(text)
+        self.claim_stands = claimed and only_thanks(text)
         self.turn_text = self.turn_call = self.turn_words = ""
         self.turn_done = self.turn_asked = self.interrupted = False
         # The person asked for something: the task moved on, and what follows no longer resolves
@@ -447,6 +455,7 @@ class EpisodeBuilder:
             tool_counts=tuple(sorted(self.counts.items())), calls=tuple(self.calls),
             ended=self.ended, turn_text=self.turn_text, turn_call=self.turn_call, turn_done=self.turn_done,
             turn_asked=self.turn_asked, interrupted=self.interrupted, turn_words=self.turn_words,
+            claim_stands=self.claim_stands,
             pending=tuple((i, t, g, d) for i, (t, g, d) in self.pending.items()),
             open_failures=self.open_failures, open_errors=tuple(self.open_errors.values()),
             seen=tuple(self.seen), said=self.said,
