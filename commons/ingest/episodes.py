@@ -303,11 +303,11 @@ class EpisodeBuilder:
         uid = turn.uid or f"{self.session}#{self.person_messages}"
         # The same message sent again (a retry after an error, a re-sent first request) answers no new turn.
         resent = cut(scrub(text), ASKED_CHARS) in self.asked
-        # A subagent's "user" words are its parent agent's prompts (a Claude Code sidechain, a Gemini
-        # subagent chat): the person is not speaking there, and corrects nothing.
         # A claim of done still stands when the person only thanked the agent and it called nothing since:
         # "thanks" → "you're welcome" → "it fails with …" contradicts the claim before the thanks.
         claimed = self.turn_done or self.claim_stands and not self.turn_call
+        # A subagent's "user" words are its parent agent's prompts (a Claude Code sidechain, a Gemini
+        # subagent chat): the person is not speaking there, and corrects nothing.
         corrected = not resent and not self.sidechain and corrects(text, AgentTurn(said=self.turn_text, acted=self.turn_call,
                                                             claimed_done=claimed, asked=self.turn_asked,
                                                             words=self.turn_words,
