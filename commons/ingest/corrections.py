@@ -8,7 +8,7 @@ records are the person's; this module decides what their text is:
   interrupt markers, caveats, hook and system reminders).
 - `is_correction(text)`: the person corrected the agent: opening words (§4.1 of the design paper:
   no, don't, stop, wrong, actually, instead, undo, revert, that's not, not what I ...) or a
-  "still doesn't work"-style follow-up anywhere in the message.
+  "still doesn't work"-style follow-up anywhere in the message (at the start or end of a long one).
 - `claims_done(agent_text)` and `contradicts(person_text)`: a correction that opens with no
   keyword but shows in the structure: the agent said the work was done, and the person's next
   message says it is not ("the page is blank", "it fails with ...").
@@ -16,9 +16,10 @@ records are the person's; this module decides what their text is:
   person pushed back on the agent's last turn (what it said, what it ran, whether it claimed done);
   the rules above count in it, beside the markers below (`pushback_score`).
 - A reply that sets how the agent works or talks ("one at a time" after several questions at once,
-  "from now on …", "always …", "without asking" after it asked, a halt) corrects it; the answer to a
-  turn that only asked is no correction, though it says "not" of the choices offered; a program's
-  failure pasted right after a claim of done is one.
+  "from now on …", "always …", a halt) corrects it; leave to go on without asking ("don't stop to ask
+  me", "不要停下来问我") grants a working style and corrects nothing; the answer to a turn that only asked
+  is no correction, though it says "not" of the choices offered; a program's failure pasted right after
+  a claim of done is one.
 - What the reply does, read against what the turn did: after a claim of done, one report that it does
   not hold, in any language, contradicts it ("the page is blank", "è sbagliato", "还是一样"); after the
   agent acted, a result unchanged ("it's the same", "sigue igual"), an undo (even as a request: "please
@@ -26,6 +27,18 @@ records are the person's; this module decides what their text is:
   comments") push back. Not push-back: a program's own "not" in pasted output (`own_words`), a reminder
   ("don't forget …"), and in a language that puts its verb last, "not X but Y, please" ending on the
   request ("ボタンじゃなくて…にして").
+- The turn's shape (`asks`, `changes_nothing`): the agent left the person a question when one closes its
+  words, though its options, an example answer or "once you tell me…" follow, or when it closes on a menu
+  keyed [A]/[B] or on "tell me"; a last call that only read (a viewer, a search, git's state, a CLI's
+  `status`/`list`) leaves a turn that only asked. After such a turn the reply's "not" is an answer.
+- The reply's shape: the agent's own words quoted back and denied in the quoting sentence
+  (`quotes_back`); a short question that doubts the agent ("tu attends vraiment…?") or denies what it set
+  itself ("isn't your goal…?"); after a claim of done on a changed result, a first-person try and what was
+  seen ("quand je clique… je vois un json"), or "why is X there?" / "where is Y?"; "X; otherwise it's
+  fine" and an approval with one denied exception ("je valide…, il y a juste la 80 que je ne trouve pas
+  claire"). Not push-back: a request opening with "can you" in any language, a feature asked for after its
+  topic ("…增加一个功能", "…を追加してください"), capitals in a message that hands over a file by @path, a
+  failure word inside a name ("issue_ticket.png").
 - The markers are the closed words of many languages (en, zh, ja and romanized ja, ko, es, pt, fr, de,
   ru, it, nl, pl, tr, id, vi, th, hi): negation, persistence, repetition, contrast, failure, why, undo.
 - `rejection_words(result_text)`: a rejected tool use, and the words the person typed with it, if
@@ -70,7 +83,7 @@ _OPENING = re.compile(
     r"^[\W_]*" + _FILLER + r"""(?:
         no(?:pe)?\b(?!\s+(?:problem|problems|worries|rush|doubt|such|one|matter|te\s+olvides|olvides|te\s+preocupes)\b)(?!-)
       | nah\b
-      | (?:don'?t|dont|do\s+not)\b(?!\s+(?:forget|worry|hesitate)\b) | never\b(?!\s+mind\b)
+      | (?:don'?t|dont|do\s+not)\b(?!\s+(?:forget|worry|hesitate|(?:stop\s+(?:to\s+)?)?ask(?:ing)?|wait\s+for)\b) | never\b(?!\s+mind\b)
       | stop\b | wrong\b | incorrect\b | actually\b | instead\b | undo\b | revert\b | roll\s*back\b
       | (?:that|this)(?:'?s|\s+is|\s+was)\s+(?:not|wrong|incorrect|broken)\b
       | (?:that|this)\s+(?:isn'?t|wasn'?t)\b
@@ -130,12 +143,21 @@ def is_person_text(text: str) -> bool:
     return not stripped.startswith(_WRAPPER_PREFIXES)
 
 
+STILL_SPAN = 1000  # of a long message, the start and the end read for a "still doesn't work"
+
+
 def is_correction(text: str) -> bool:
     """True when the person's message corrects the agent (see the module docstring for the rules)."""
     if not is_person_text(text):
         return False
     norm = ascii_apostrophes(text)
-    return bool(_OPENING.match(norm) or (_may_hold(norm, ("still",)) and _STILL.search(norm)))
+    if _OPENING.match(norm):
+        return True
+    # "still failing" where a person says it: anywhere in a message of their own, at the start or the end of a
+    # long one (a log, a pasted prompt template: "4. If still failing after 3 iterations, …" in its middle is not theirs)
+    if len(norm) > STILL_SPAN:
+        norm = f"{norm[:STILL_SPAN // 2]}\n{norm[-STILL_SPAN // 2:]}"
+    return bool(_may_hold(norm, ("still",)) and _STILL.search(norm))
 
 
 # The agent says the work is finished or works.
@@ -180,8 +202,10 @@ _FAILURE_TOPIC = re.compile(
     re.IGNORECASE)
 # A person who asks for the next thing is not contradicting, whatever words the request holds
 # ("now add error handling for empty files").
-_REQUEST = re.compile(r"^\W*(?:now(?!\s+(?:i'?m\s+|i\s+|we'?re\s+|we\s+)?(?:getting|seeing|get|got|see|saw|hitting|having)\b)"
-                      r"|also|next|then|and|add|can\s+you|could\s+you|please|let'?s|make|implement|write|"
+# "now"/"next"/"then" ask for the next step, unless a subject follows: "now it fails", "next, the page is blank" report.
+_REQUEST = re.compile(r"^\W*(?:(?:now|also|next|then|and)(?![\s,]+(?:i'?m|i|we'?re|we|it'?s|it|the|this|that|there|they|nothing|"
+                      r"everything|all|is|are)\b)(?!\s+(?:getting|seeing|get|got|see|saw|hitting|having)\b)"
+                      r"|add|can\s+you|could\s+you|please|let'?s|make|implement|write|"
                       r"create|update|change|rename|remove|refactor|move|handle|support|document)\b", re.IGNORECASE)
 # A person who agrees is not contradicting ("thanks, looks good").
 _AGREES = re.compile(r"^\W*(?:thanks?|thank\s+you|great|perfect|nice|cool|lgtm|looks\s+good|ok(?:ay)?\b|yes|yep|good)",
@@ -202,6 +226,9 @@ _DONE_ELSEWHERE = re.compile(
     r"(?<![^\W\d_])(?:listo|arreglad[oa]s?|corregid[oa]s?|solucionad[oa]s?|resuelt[oa]s?|implementad[oa]s?"
     r"|actualizad[oa]s?|terminad[oa]s?|funciona(?:\s+ahora)?|corrigid[oa]s?|resolvid[oa]s?|conclu[ií]d[oa]s?|pronto"
     r"|corrig[ée]e?s?|r[ée]solue?s?|termin[ée]e?s?|fonctionne|behoben|erledigt|fertig|funktioniert|aktualisiert"
+    r"|c['\u2019]est\s+fait|pr[êe]te?s?|ajouté(?:e|s|es)?|cr[ée]é(?:e|s|es)?|mis\s+[àa]\s+jour|appliqué(?:e|s|es)?|g[ée]n[ée]ré(?:e|s|es)?|supprimé(?:e|s|es)?"  # fr
+    r"|agregad[oa]s?|añadid[oa]s?|cread[oa]s?|aplicad[oa]s?|eliminad[oa]s?|criad[oa]s?|adicionad[oa]s?|aplicad[oa]s?"  # es, pt
+    r"|erstellt|hinzugef[üu]gt|ge[äa]ndert|angewendet|entfernt|creat[oai]|aggiunt[oaie]|pront[oa]|applicat[oai]"  # de, it
     r"|implementiert|исправлен\w*|готово|работает"
     r"|sistemat[oaie]|risolt[oaie]|corrett[oaie]|completat[oaie]|fatto|funziona|aggiornat[oaie]"  # it
     r"|opgelost|gerepareerd|klaar|werkt(?:\s+nu)?|bijgewerkt|toegevoegd"  # nl
@@ -217,6 +244,9 @@ _DONE_ELSEWHERE = re.compile(
 _DONE_ELSEWHERE_LATIN = ("listo", "arregl", "corregid", "solucionad", "resuelt", "implementad", "actualizad", "terminad",
                          "funciona", "corrigid", "resolvid", "conclu", "pronto", "corrig", "resolu", "termin",
                          "fonctionne", "behoben", "erledigt", "fertig", "funktioniert", "aktualisiert", "implementiert",
+                         "pret", "est fait", "ajout", "cree", "mis a jour", "appliqu", "gener", "supprim", "agregad", "cread", "aplicad",
+                         "eliminad", "criad", "adicionad", "erstellt", "hinzugef", "geandert", "angewendet", "entfernt",
+                         "creat", "aggiunt", "pront", "applicat",
                          "sistemat", "risolt", "corrett", "completat", "fatto", "funziona", "aggiornat", "opgelost",
                          "gerepareerd", "klaar", "werkt", "bijgewerkt", "toegevoegd", "duzeltildi", "tamamland", "eklendi",
                          "guncellendi", "sudah", "selesai", "berhasil", "xong", "naprawi", "gotowe", "dziala", "zaktualizowan",
@@ -242,9 +272,10 @@ def contradicts(person_text: str) -> bool:
     # A program's failure pasted back ("Error: Cannot find module …") says it as plainly as words do; the
     # markers of every language say it beside English ("è sbagliato", "ยังใช้ไม่ได้", "还是一样").
     head = own_words(_NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", _FAILURE_TOPIC.sub(" ", norm[:OPENING_CHARS]))))
-    does_not = bool(_DOES_NOT.search(head)) and not _NEGATED_ASK.search(head)  # "can't you…?" asks
+    does_not = reports_not_working(head) and not _NEGATED_ASK.search(head)  # "can't you…?" asks
     return bool(_CONTRADICTS.search(_FAILURE_TOPIC.sub(" ", norm)) or _PASTED_FAILURE.search(norm[:OPENING_CHARS])
-                or _FAILS.search(head) or does_not or _SAME.search(head))
+                or _PASTED_FAILURE.search(norm[-PASTE_TAIL_CHARS:])
+                or _FAILS.search(head) or does_not or _SAME.search(head) or _WHEN_I_TRY.search(head[:120]))
 
 
 def rejection_words(result_text: str) -> str | None:
@@ -281,6 +312,7 @@ class AgentTurn:
     asked: bool = False  # its last words ended on a question to the person: a "no" answers it
     first: bool = False  # the person's first message of the session: nothing to correct yet
     shouts_as_a_habit: bool = False  # the person's messages so far were mostly in capitals: no raised voice
+    words: str = ""  # more of its last words than `said` keeps: what a reply may quote back ("" → `said`)
 
 
 def _words(*alternatives: str) -> str:
@@ -308,7 +340,7 @@ _NEGATION = re.compile(
     )) + "|" + _words(r"ไม่", r"อย่า", r"नहीं", r"안\s?(?:돼|되|됨|됐|나와|보여|보이|움직|바뀌|맞)", r"不(?!错|同|断|久|少|过|仅|然|如|管|变)", r"没", r"(?<![识區区特分级級类類告个個差性辨鉴識])(?:別|别)", r"未", r"并非", r"ない", r"ません", r"なく(?![しすさ])", r"違う", r"ダメ", r"だめ", r"않", r"아니", r"못", r"(?<!문제 )(?<!문제)없"),
     re.IGNORECASE)
 _PERSISTS = re.compile(
-    _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"noch", r"ещё|еще",
+    _LATIN.format(_words(r"still", r"already", r"d[ée]j[àa]", r"todav[ií]a", r"sigue\w*", r"a[uú]n", r"ainda", r"toujours", r"immer\s+noch", r"noch\s+(?:immer|nicht|kein\w*)", r"ещё|еще",
                          r"до\s+сих\s+пор", r"ancora", r"gi[àa]", r"nog\s+steeds", r"nog\s+altijd", r"h[âa]l[âa]", r"masih",
                          r"v[ẫâ]n", r"nadal", r"wci[ąa][żz]", r"mada", r"yappari", r"abhi\s+(?:bhi|tak)"))
     + "|" + _words(r"还是", r"仍", r"依然", r"一直", r"まだ", r"相変わらず", r"やっぱり", r"やはり", r"아직", r"여전히", r"ยัง(?!ไง|งั้|งี้|งัย)", r"अभी\s?भी"),
@@ -321,8 +353,10 @@ _REPEATS = re.compile(
                          r"l[ạa]i", r"znowu", r"ponownie", r"mata", r"phir\s+se"))
     + "|" + _words(r"又", r"再次", r"また", r"다시", r"또", r"อีกแล้ว", r"อีก"),
     re.IGNORECASE)
+# A failure word inside a name ("issue_ticket.png", "error_log", "src/errors/", "bug.md") names a thing, not a failure.
+_IN_A_NAME = r"(?<![_/.])(?:{})(?![_/]|\.\w)"
 _FAILS = re.compile(
-    _LATIN.format(_words(r"fail\w*", r"errors?", r"erroring", r"broken?", r"broke", r"wrong", r"bug\w*", r"crash\w*",
+    _IN_A_NAME.format(_LATIN.format(_words(r"fail\w*", r"errors?", r"erroring", r"broken?", r"broke", r"wrong", r"bug\w*", r"crash\w*",
                          r"mess", r"issues?", r"falla\w*", r"mal", r"roto", r"raro", r"incorrect\w*", r"erreur",
                          r"fehler\w*", r"falsch", r"kaputt", r"errad[oa]", r"ошибк\w*",
                          r"errores", r"equivocad[oa]s?", r"erros?", r"quebrad[oa]s?", r"faux", r"fausse", r"cass[ée]e?s?",
@@ -335,9 +369,13 @@ _FAILS = re.compile(
                          r"overlap\w*", r"cut\s+off", r"overflow\w*", r"misaligned", r"clipped", r"truncated",
                          r"over-?(?:complicat|engineer)\w*", r"peor", r"pire", r"schlechter", r"хуже", r"peggio", r"pior",
                          r"se\s+(?:superpone\w*|sobrepone\w*|corta\w*)", r"chevauch\w*", r"[üu]berlapp\w*", r"abgeschnitten",
+                         # crashing and hanging, as "crash", "hangs", "stuck" say it in English
+                         r"plant(?:e|é|ée|ent)", r"bloqu[ée]e?s?", r"fig[ée]e?", r"se\s+cuelga", r"colgad[oa]", r"se\s+traba",
+                         r"trabad[oa]", r"bloquead[oa]", r"trav(?:a|ou|ado|ada)", r"quebr(?:ou|ado|ada)", r"si\s+blocca",
+                         r"bloccat[oa]", r"si\s+pianta", r"crasha\w*", r"h[äa]ngt", r"abgest[üu]rzt", r"st[üu]rzt\s+ab",
                          r"(?:very|so|really|super|way)\s+slow", r"slow\s+to\s+\w+", r"stuck", r"hang(?:s|ing)?", r"frozen",
                          r"tak(?:es|ing)\s+(?:a\s+)?(?:very\s+|really\s+)?(?:long|forever)",
-                         r"too\s+(?:complicated|complex|verbose|much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"demasiad[oa]s?", r"trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)")) + "|"
+                         r"too\s+(?:complicated|complex|verbose|much|many|long|short|big|small|large|wide|narrow|slow|dark|light|bright)", r"(?<!no\s)demasiad[oa]s?", r"(?<!pas\s)trop", r"zu\s+(?:viel|lang|gro(?:ß|ss)|klein)"))) + "|"
     + _words(r"失败", r"错", r"问题", r"不佳", r"卡住", r"未通过", r"乱", r"空白", r"エラー", r"失敗", r"間違", r"おかし", r"はみ出", r"すぎ", r"過ぎ", r"太多", r"过于", r"見にく", r"見づら", r"崩れ", r"ずれて", r"足りな", r"バグ", r"오류", r"에러", r"실패", r"틀렸", r"틀려", r"잘못", r"버그", r"이상해",
              r"ผิด", r"พัง", r"更糟", r"更差", r"变差", r"重叠", r"溢出", r"被截断", r"悪化", r"悪くなった", r"重なって", r"切れて",
              r"더\s?나빠", r"겹쳐", r"잘려", r"理解错", r"误会", r"誤解", r"勘違い", r"오해", r"ใช้ไม่ได้", r"ข้อผิดพลาด", r"गलत", r"एरर"),
@@ -366,9 +404,34 @@ _YOU_UNDID = re.compile(_LATIN.format(_words(
     r"du\s+hast\s+(?:\S+\s+){0,3}?(?:gel[öo]scht|entfernt|kaputt\w*|vergessen|ignoriert|[üu]berschrieben)",
     r"ты\s+(?:удалил|сломал|забыл|стёр|стер)\w*")) + "|" + _words(
     r"你(?:把\S{0,12})?(?:删|去掉|弄坏|忘了|漏了|改坏)", r"消したでしょ", r"消しちゃ", r"消さないで", r"지웠", r"망가뜨렸"), re.IGNORECASE)
+# An approval with an exception ("…; otherwise it's fine", "sinon c'est très bien", "por lo demás bien", "ansonsten
+# passt es", "其他都好", "それ以外はOK"): what comes before it changes the agent's proposal.
+_OTHERWISE_FINE = re.compile(_LATIN.format(_words(
+    r"(?:otherwise|apart\s+from\s+that|other\s+than\s+that|the\s+rest)\s+(?:(?:it|everything)(?:'?s|\s+is|\s+looks)\s+|that'?s\s+|looks\s+|is\s+)?(?:all\s+)?(?:\w+\s+)?(?:good|fine|ok(?:ay)?|great|perfect|correct)",
+    r"(?:sinon|pour\s+le\s+reste|le\s+reste)\s+(?:c'est|est|tout\s+est|[çc]a\s+(?:me\s+)?va)\s*(?:\w+\s+)?(?:bien|bon|ok|parfait|top|correct)?",
+    r"(?:por\s+lo\s+dem[áa]s|lo\s+dem[áa]s|el\s+resto)\s+(?:est[áa]\s+)?(?:\w+\s+)?(?:bien|ok|perfecto|correcto)",
+    r"(?:de\s+resto|o\s+resto)\s+(?:est[áa]\s+)?(?:\w+\s+)?(?:bem|bom|ok|[óo]timo|certo)",
+    r"(?:ansonsten|sonst|der\s+rest)\s+(?:ist\s+)?(?:es\s+)?(?:alles\s+)?(?:gut|ok|passt|perfekt|richtig)",
+    r"(?:per\s+il\s+resto|il\s+resto)\s+(?:va\s+|è\s+)?(?:\w+\s+)?(?:bene|ok|perfetto|giusto)",
+    r"в\s+остальном\s+(?:всё\s+|все\s+)?(?:хорошо|нормально|ок)")) + "|" + _words(
+    r"其他(?:都|的都)?(?:很)?(?:好|没问题|可以|不错)", r"其余(?:都)?(?:好|没问题|可以)", r"それ以外は?(?:OK|大丈夫|いい|良い)", r"他は(?:OK|大丈夫|いい|良い)",
+    r"나머지는?\s?(?:좋|괜찮)"), re.IGNORECASE)
+# An approval that opens the message, then one exception it denies: "Je valide toutes ces idées. Il y a juste la 80
+# que je ne trouve pas claire", "all good, only the second one doesn't build", "todo bien, solo que el 3 no carga".
+_APPROVES = re.compile(r"^\W*(?:" + _LATIN.format(_words(r"(?:je\s+)?valide\w*", r"validad[oa]s?", r"approved?", r"all\s+good",
+                                                        r"(?:it\s+)?looks\s+good", r"lgtm", r"c'est\s+(?:ok|bon|top|bien)",
+                                                        r"(?:todo|tudo)\s+(?:bien|bem|ok)", r"alles\s+gut", r"va\s+bene")) + ")",
+                       re.IGNORECASE)
+_EXCEPT = re.compile(_LATIN.format(_words(r"juste", r"seulement", r"sauf", r"only", r"just", r"except", r"s[oó]lo", r"salvo",
+                                          r"excepto", r"menos", r"nur", r"au(?:ß|ss)er", r"bis\s+auf", r"tranne", r"solo"))
+                     + "|" + _words(r"只是", r"除了", r"ただ", r"だけ"), re.IGNORECASE)
 # Words a person uses to restate what they asked for, or to stop the agent.
 _WANTED = re.compile(
-    _LATIN.format(_words(r"i\s+(?:only|just)\s+(?:want\w*|asked|said|need\w*)", r"i\s+wanted", r"i\s+said", r"i\s+meant",
+    _LATIN.format(_words(r"i\s+(?:only|just)\s+(?:want\w*|asked|said|need\w*)", r"i\s+wanted",
+                         r"je\s+(?:veux|voulais|voudrais|demandais)\s+(?:juste|seulement|simplement|uniquement)",
+                         r"je\s+(?:voulais|ne\s+voulais)\s+pas", r"(?:yo\s+)?(?:s[oó]lo|solamente)\s+(?:quer[ií]a|quiero|ped[ií]|pregunt\w*)",
+                         r"(?:eu\s+)?s[óo]\s+(?:quero|queria|pedi)", r"ich\s+(?:will|wollte|m[öo]chte)\s+(?:nur|lediglich)",
+                         r"(?:voglio|volevo)\s+solo", r"я\s+(?:только|просто)\s+(?:хочу|хотел\w*|просил\w*)", r"i\s+said", r"i\s+meant",
                          r"i\s+asked", r"stop", r"undo", r"revert", r"clean\s+up", r"focus\s+on", r"solo\s+pregunt\w*",
                          r"te\s+dije", r"quiero", r"je\s+voulais", r"ich\s+wollte", r"to\s+be\s+clear",
                          r"(?:i|it)\s+should", r"deber[ií]a", r"sollte", r"devrait",
@@ -376,6 +439,7 @@ _WANTED = re.compile(
                          r"no\s+quiero", r"no\s+necesit\w+", r"je\s+ne\s+veux\s+pas", r"ich\s+will\s+(?:das\s+)?(?:nicht|kein\w*)",
                          r"n[ãa]o\s+quero", r"non\s+voglio", r"я\s+не\s+(?:хочу|просил)"))
     + "|" + _words(r"清空", r"删除", r"撤销", r"回滚", r"还原", r"停", r"务必", r"我要的是", r"只要", r"应该", r"やめて", r"私が言って", r"言ったのに",
+                   r"我(?:已经)?说(?:过|了)", r"(?:って|と)言った(?:よね|でしょ|じゃん)?", r"(?:라고|하라고|달라고)\s?했",  # "I said …"
                    r"はずなのに", r"はずが", r"我不要", r"不需要", r"我没(?:让|叫|要)你", r"頼んでない", r"いらない", r"はずだ(?:けど|が)", r"[야어]\s?(?:하|되)는데"),
     re.IGNORECASE)
 # An imperative to undo what the agent did ("戻して", "撤销", "revert it", "deshacé eso"): push-back in itself.
@@ -393,7 +457,8 @@ _UNDO = re.compile(
                    r"前の(?:バージョン|状態)に"),
     re.IGNORECASE)
 _ADDRESSES = re.compile(_LATIN.format(_words(r"you", r"your", r"u", r"te", r"vos", r"tu", r"vous", r"dein\w*",
-                                             r"ты", r"вы")) + "|你|您", re.IGNORECASE)
+                                             r"ton", r"ta", r"tes", r"votre", r"tus?", r"tuo", r"tua", r"teu", r"ты", r"вы",
+                                             r"тво\w+", r"ваш\w*")) + "|你|您", re.IGNORECASE)
 # Pointing at what the agent made ("これいらない", "这个不对"): how Chinese and Japanese refer back where
 # English says "you" or "it".
 _POINTS = re.compile(r"これ|この|ここ|それ|その|そこ|这个|这里|那个|这样")
@@ -410,6 +475,13 @@ _REMINDS = re.compile(_LATIN.format(_words(
     r"n[ãa]o\s+(?:se\s+)?esque[çc]a", r"n'oublie\s+pas", r"ne\s+t'inqui[èe]te\s+pas", r"vergiss\s+nicht", r"keine\s+sorge",
     r"не\s+забудь\w*", r"не\s+волнуйся", r"non\s+dimenticare", r"unutma", r"jangan\s+lupa", r"đừng\s+quên"))
     + "|" + _words(r"别忘了", r"不要忘记", r"不要忘了", r"别担心", r"忘れないで", r"忘れずに", r"잊지\s?마", r"อย่าลืม"), re.IGNORECASE)
+_WHERE = re.compile(_LATIN.format(_words(r"where", r"o[uù]", r"d[óo]nde", r"onde", r"wo", r"dove", r"waar", r"где", r"nerede",
+                                         r"di\s+mana", r"[ởo]\s+đâu")) + "|" + _words(r"哪", r"どこ", r"어디"), re.IGNORECASE)
+# Doubt, as a question puts it to the agent: "really", "vraiment", "de verdad", "wirklich", "davvero", "真的", "本当に".
+_DOUBT = re.compile(_LATIN.format(_words(r"really", r"vraiment", r"r[ée]ellement", r"de\s+verdad", r"realmente", r"en\s+serio",
+                                         r"wirklich", r"echt", r"davvero", r"sul\s+serio", r"действительно", r"правда",
+                                         r"serio", r"benar-benar", r"thật\s+sự")) + "|" + _words(r"真的", r"确定", r"本当に", r"ほんとに",
+                                                                                            r"정말", r"진짜"), re.IGNORECASE)
 _TOKEN = re.compile(r"[^\W\d_][\w.=/-]{3,}|[\u4e00-\u9fff]{2,}")
 _STOP = frozenset("this that with from have what when then them they there their here were will would should could "
                   "about also just like into only some more make want need does done your yours para como esto esta "
@@ -424,6 +496,31 @@ def _tokens(text: str) -> set[str]:
         elif token not in _STOP:
             found.add(token.strip(".=/-"))
     return found
+
+
+# A span the person sets in quotation marks: “…”, "…", «…», „…“, 「…」, '…', `…`.
+_QUOTED = re.compile(r"[\"“”„«»「『`]\s*([^\"“”„«»「」『』`\n]{4,120}?)\s*[\"“”«»」』`]|(?<![^\W\d_])'([^'\n]{4,120}?)'(?![^\W\d_])")
+_FOLD = re.compile(r"[\W_]+")
+
+
+_SENTENCE_END = re.compile(r"[.!?。！？\n]+(?:\s|$)")
+
+
+def quotes_back(text: str, turn: AgentTurn) -> str:
+    """The sentences of the message that quote the agent's own words back to it ("" when none): a span
+    in quotation marks (4 letters or more; a mistyped last letter forgiven) that its last words hold."""
+    quotes = list(_QUOTED.finditer(text))
+    if not quotes:
+        return ""
+    words = _FOLD.sub(" ", (turn.words or turn.said).lower())
+    sentences = []
+    for found in quotes:
+        quoted = _FOLD.sub(" ", (found.group(1) or found.group(2))).strip().lower()
+        if len(quoted.replace(" ", "")) >= 4 and (quoted in words or len(quoted) > 8 and quoted[:-1] in words):
+            starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, found.start())]
+            end = _SENTENCE_END.search(text, found.end())
+            sentences.append(text[starts[-1] if starts else 0:end.start() if end else len(text)])
+    return " ".join(sentences)
 
 
 def refers_back(text: str, turn: AgentTurn) -> int:
@@ -441,10 +538,32 @@ _NEXT_TASK = re.compile(
         r"for\s+the", r"did\s+you", r"if", r"vamos", r"empecemos", r"comencemos", r"haceme", r"arma", r"me\s+ayud\w*", r"si",
         r"continue", r"go\s+on", r"go\s+ahead", r"contin[uú]a", r"retry", r"proceed", r"vas[\s-]y", r"allez",
         r"adelante", r"mach\s+weiter",
+        # "now …" / "next …" opening the next step with a task's imperative ("now add…", "maintenant ajoute…",
+        # "ahora agrega…"); "now it fails", "now raise is progressing…" report
+        r"(?:now|next|then)[\s,]+(?:please\s+)?(?:add|create|implement|write|make|build|update|change|rename|remove|move|"
+        r"use|set|show|list|do|let'?s|can\s+you|could\s+you)",
+        r"(?:maintenant|ensuite)[\s,]+(?:ajoute|rajoute|cr[ée]e|impl[ée]mente|[ée]cris|fais|mets|modifie|renomme|supprime|"
+        r"utilise|passe|peux[\s-]tu)",
+        r"(?:ahora|luego|despu[ée]s)[\s,]+(?:agrega|agreg[aá]|añade|crea|cre[aá]|implementa|escribe|haz|hac[eé]|pon|cambia|usa|"
+        r"renombra|elimina|pasa|puedes)",
+        r"(?:agora|depois)[\s,]+(?:adicion[ea]|cri[ea]|implement[ea]|escrev[ea]|fa[çc]a|faz|mud[ea]|us[ea]|renomei[ea]|remov[ea])",
+        r"(?:adesso|ora|poi)[\s,]+(?:aggiungi|crea|implementa|scrivi|fai|metti|cambia|usa|rinomina|rimuovi)",
+        r"por\s+favor", r"s'il\s+(?:te|vous)\s+pla[iî]t", r"bitte", r"per\s+favore", r"пожалуйста",
+        # "can you / could you" opening a request, as in English
+        r"(?:est[\s-]ce\s+que\s+)?(?:tu\s+peux|vous\s+pouvez|tu\s+pourrais|vous\s+pourriez)", r"peux[\s-]tu", r"pourrais[\s-]tu",
+        r"pouvez[\s-]vous", r"pourriez[\s-]vous", r"(?:me\s+)?(?:puedes|pod[eé]s|podr[ií]as|podr[ií]a)", r"(?:voc[êe]\s+)?(?:pode|podes|poderia)",
+        r"kannst\s+du", r"k[öo]nntest\s+du", r"k[öo]nnen\s+sie", r"k[öo]nnten\s+sie", r"(?:mi\s+)?(?:puoi|potresti|pu[oò]i)",
+        r"можешь", r"можете", r"могли\s+бы",
         r"/[a-z][\w-]*",  # a slash command: a request of its own
     ) + r")(?![^\W\d_])|" + _words(r"增加", r"加上", r"添加", r"新增", r"创建", r"实现", r"帮我", r"请", r"如果",
+                                    r"接下来", r"下一步", r"次は", r"今度は", r"続いて", r"다음으로",
                                     r"继续", r"快点", r"ช่วย", r"เพิ่ม", r"สร้าง", r"ทำต่อ", r"ต่อเลย") + ")",
     re.IGNORECASE)
+# Asking for something new to be added, in the first sentence, where a topic-first language puts the verb after
+# the topic ("备忘录技能增加一个功能：…", "ここに言語として…を追加してください", "설정에 버튼을 추가해 주세요"): the next task,
+# as a message opening with "add" is in English.
+_ADDS_NEW = re.compile(r"^[^。！？!?\n]{0,60}?(?:(?:增加|添加|新增|加上?)(?:一个|一些|一项|几个|个)|(?:を|も)追加(?:して|してください|してほしい|お願い)"
+                       r"|추가해\s?(?:주세요|줘|줄래))")
 # Three or more list items: a specification of work, not a reply to the last turn.
 _LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S", re.MULTILINE)
 # A prohibition at the head of a clause: "don't…", "不要…", "别…".
@@ -458,10 +577,44 @@ _DOES_NOT = re.compile(_LATIN.format(_words(r"(?:does|did|is|are|was|were)\s*n[o
                                             r"(?:do\s*n[o']?t|can'?t|cannot|can\s+not|could\s*n[o']?t)\s+(?:see|find|get|open|load|access|reach|connect)",
                                             r"(?:won'?t|wo\s*n[o']?t|would\s*n[o']?t|can'?t|cannot|could\s*n[o']?t)\s+(?:even\s+)?"
                                             r"(?:work|run|start|load|open|build|compile|launch|connect|render|show|display|save|install|boot)",
-                                            r"no\s+(?:anduvo|funciona\w*|sirve|resolvi\w*|anda)", r"n[ãa]o\s+funciona"))
+                                            r"no\s+(?:anduvo|funciona\w*|sirve|resolvi\w*|anda)", r"n[ãa]o\s+funciona",
+                                            # the same "it doesn't X" in the third person of es, pt, it, fr, de
+                                            r"(?:n[ãa]o|non)\s+(?:(?:se|me|le|lo|la|si|ci|mi|ti)\s+)?[^\W\d_]{2,}"
+                                            r"(?:a|e|am|em|ou|eu|iu|ano|ono|ò|ì)",
+                                            r"no\s+(?:se|me|le|lo|la|les)\s+[^\W\d_]{2,}", r"no\s+[^\W\d_]{2,}i?ó",  # es: a clitic, a preterite
+                                            r"n(?:e\s+|')(?:(?:se|me|te|le|la|les|lui|leur|y|en)\s+|[smtl]')?[^\W\d_]{2,}(?:e|ent|t|a)"
+                                            r"\s+(?:pas|plus|jamais|rien)",
+                                            r"[^\W\d_]{2,}t\s+(?:immer\s+noch\s+|noch\s+)?(?:nicht|nie)"))
                        + "|" + _words(r"没有(?:更新|变化|生效|成功|反应)", r"并没有", r"没(?:更新|用|反应)", r"未(?:通过|更新|生效)", r"[てで]い?な(?:い|く)", r"[てで]い?ません", r"ませんでした", r"(?:し|でき|見え|動か|効か|変わら|入ら)な(?:い|く)", r"안\s?(?:돼|되|나와)"),
                        re.IGNORECASE)
 OPENING_CHARS = 250  # what of a message is read for its push-back
+# A clause that sets a condition to check or reach ("check whether it doesn't conflict", "vérifie si ça ne crée pas…",
+# "so that it doesn't freeze", "asegúrate de que no se rompa"): its "doesn't" is a goal, not what happened.
+_CONDITION = re.compile(_LATIN.format(_words(
+    r"if", r"whether", r"unless", r"so\s+that", r"make\s+sure", r"ensure", r"si", r"pour\s+que", r"afin\s+que",
+    r"para\s+que", r"aseg[úu]rate", r"ob", r"damit", r"so\s+?dass", r"affinch[ée]", r"assicurati", r"para\s+n[ãa]o"))
+    + "|" + _words(r"如果", r"是否", r"确保", r"なら", r"ように", r"かどうか"), re.IGNORECASE)
+_CLAUSE_START = re.compile(r"[.,;:!?，。；：！？\n]")
+
+
+# Spanish's "it doesn't X" in the present ("no carga", "no aparece") reads like English "no one", "no more": it is
+# read where the message is Spanish, by words only Spanish has.
+_SPANISH_WORDS = re.compile(_LATIN.format(_words(r"el", r"los", r"las", r"del", r"est[áa]n?", r"pero", r"tambi[ée]n", r"porque",
+                                                 r"cuando", r"nada", r"todav[ií]a", r"sigue", r"aparece", r"p[áa]gina", r"bot[óo]n",
+                                                 r"ahora", r"ya")), re.IGNORECASE)
+_NO_PRESENT_ES = re.compile(r"(?<![^\W\d_])no\s+[^\W\d_]{2,}(?:a|e|an|en)(?![^\W\d_])", re.IGNORECASE)
+
+
+def reports_not_working(text: str) -> bool:
+    """True when the text says what the agent made does not do its job ("it doesn't load", "não aparece",
+    "没有生效", "no carga" in a Spanish message), outside a clause that sets a condition ("check whether
+    it doesn't…")."""
+    found_es = _NO_PRESENT_ES.finditer(text) if _SPANISH_WORDS.search(text) else iter(())
+    for found in (*_DOES_NOT.finditer(text), *found_es):
+        starts = [m.end() for m in _CLAUSE_START.finditer(text, 0, found.start())]
+        if not _CONDITION.search(text, starts[-1] if starts else 0, found.start()):
+            return True
+    return False
 # The agent addressed and negated in one clause: "you don't need…", "你没有…", "no me hiciste caso".
 _YOU_NOT = re.compile(r"(?:" + _ADDRESSES.pattern + r")[^.,;:!?，。；：！？\n]{0,24}?(?:" + _NEGATION.pattern + ")", re.IGNORECASE)
 # A word in capitals; capitals joined by "-" or "_" ("IDAHO-VAULT", "MAX_RETRIES") are one name, not
@@ -469,6 +622,9 @@ _YOU_NOT = re.compile(r"(?:" + _ADDRESSES.pattern + r")[^.,;:!?，。；：！�
 _SHOUT = re.compile(r"(?<![A-Za-z0-9_-])[A-Z]{3,}(?:'?[A-Z]+)?(?:[-_][A-Z0-9]+)*(?![A-Za-z0-9_-])")
 
 
+# A file handed to the agent the way its command line attaches one ("@src/app.ts", "@bmad/workflows/x.md"): the
+# message is an instruction about material, and its capitals are an instruction's emphasis ("LOAD the FULL …").
+_FILE_MENTION = re.compile(r"(?<![\w@])@[\w.-]+(?:/[\w.-]+)+")
 _AGENT_NAMES = {"CLAUDE", "CODEX", "GEMINI"}  # the agent called by its name, in capitals: addressed, not shouted at
 
 
@@ -489,10 +645,11 @@ def _shouts(text: str, turn: AgentTurn) -> bool:
     """Words in capitals, as a person raises their voice: two or more, not counting the names the
     agent's turn wrote in capitals too (an acronym, a constant), or one push-back word ("WRONG");
     never from a person who writes in capitals as a habit."""
-    if turn.shouts_as_a_habit:
+    if turn.shouts_as_a_habit or _FILE_MENTION.search(text):
         return False
     named = set(_SHOUT.findall(f"{turn.said}\n{turn.acted}")) | _AGENT_NAMES
-    shouted = set(_SHOUT.findall(text)) - named
+    # A name joined by "_" (MAX_RETRIES, OPENAI_API_KEY) is an identifier typed, never a raised voice.
+    shouted = {word for word in set(_SHOUT.findall(text)) - named if "_" not in word}
     return len(shouted) >= 2 or any(_NEGATION.fullmatch(w) or _FAILS.fullmatch(w) or _PERSISTS.fullmatch(w) for w in shouted)
 
 
@@ -558,8 +715,9 @@ _ALWAYS = re.compile(r"(?:^|[.!;:\n]\s*)(?:please\s+|por\s+favor\s+|bitte\s+)?(?
     r"いつも", r"항상", r"늘", r"ตลอด", r"เสมอ", r"हमेशा") + ")", re.IGNORECASE)
 _NO_ASKING = re.compile(_LATIN.format(_words(
     r"without\s+(?:the\s+need\s+to\s+)?(?:\w+\s+)?(?:ask\w*|approval|confirm\w*|permission)", r"stop\s+asking",
-    r"(?:don'?t|do\s+not|no\s+need\s+to)\s+(?:ask|wait\s+for)", r"(?:don'?t|do\s+not)\s+stop\s+(?:and\s+|to\s+)?ask",
-    r"sin\s+(?:preguntar|pedir\s+(?:permiso|confirmaci[oó]n))",
+    r"(?:don'?t|do\s+not|no\s+need\s+to)\s+(?:stop\s+(?:to\s+)?)?(?:ask\w*|wait\s+for)", r"(?:don'?t|do\s+not)\s+stop\s+(?:and\s+|to\s+)?ask", r"sin\s+(?:preguntar|pedir\s+(?:permiso|confirmaci[oó]n))",
+    r"no\s+te\s+detengas\s+a\s+preguntar\w*", r"ne\s+t'arr[êe]te\s+pas\s+pour\s+(?:me\s+)?demander",
+    r"h[öo]r\s+nicht\s+auf\s+zu\s+fragen",
     r"no\s+(?:me\s+)?preguntes", r"sem\s+perguntar", r"n[ãa]o\s+(?:me\s+)?pergunte", r"sans\s+(?:me\s+)?demander",
     r"ne\s+(?:me\s+)?demande\s+pas", r"ohne\s+(?:zu\s+)?(?:fragen|nachzufragen)", r"frag\s+nicht", r"senza\s+chiedere",
     r"zonder\s+te\s+vragen", r"bez\s+pytania", r"sormadan", r"tanpa\s+bertanya", r"jangan\s+tanya", r"đừng\s+hỏi",
@@ -571,12 +729,25 @@ _SAME = re.compile(_LATIN.format(_words(
     r"(?:it'?s|it\s+is|still|looks|that'?s)\s+(?:exactly\s+|just\s+)?(?:the\s+)?same(?!\s+(?:as|to|for|in|way)\b)",
     r"same\s+(?:thing|error|problem|issue|result|behaviou?r)", r"nothing\s+(?:has\s+)?changed", r"no\s+change",
     r"(?:same|identical|unchanged)\s+(?:as|to)\s+before", r"(?:see\s+)?no\s+difference", r"(?:don'?t|do\s+not|can'?t|cannot)\s+see\s+(?:any\s+)?(?:change|difference)",
-    r"(?:sigue|est[aá]|continua|es)\s+igual", r"lo\s+mismo", r"a\s+mesma\s+coisa", r"pareil", r"la\s+m[êe]me\s+chose",
+    r"(?:sigue|est[aá]|continua|es)\s+igual", r"lo\s+mismo", r"a\s+mesma\s+coisa", r"pareil(?!\s+(?:pour|que|qu'))", r"la\s+m[êe]me\s+chose",
     r"rien\s+n'a\s+chang[ée]", r"dasselbe", r"das\s+gleiche", r"unver[äa]ndert", r"то\s+же\s+самое", r"ничего\s+не\s+изменилось",
     r"без\s+изменений", r"uguale", r"lo\s+stesso", r"hetzelfde", r"ayn[ıi]", r"(?:masih|tetap)\s+sama", r"sama\s+saja",
     r"v[ẫâ]n\s+(?:v[ậa]y|nh[ưu]\s+c[ũu])", r"onaji", r"kawaranai")) + "|" + _words(
     r"一样", r"老样子", r"没(?:有)?变化", r"没变", r"同じ", r"変わらない", r"変わってない", r"変わりません", r"똑같", r"그대로",
     r"변화\s?없", r"เหมือนเดิม"), re.IGNORECASE)
+# The person reports what happens when they use what the agent made, a first-person try and what they then
+# perceive: "when I click the link I see JSON", "quand je clique… je vois", "cuando abro… me sale", "wenn ich…
+# sehe ich", "当我点…显示"; a rule for the agent ("when I say X, mark it done") perceives nothing.
+_WHEN_I_TRY = re.compile(r"^\W*(?:" + _LATIN.format(_words(
+    r"(?:when|whenever|if|once)\s+i", r"(?:quand|lorsque|si|d[èe]s\s+que)\s+j[e']", r"cuando\s+(?:yo\s+)?\w+o", r"(?:wenn|sobald|als)\s+ich",
+    r"quando\s+(?:eu|io)", r"когда\s+я")) + r"|当我)(?:[^.!?。！？\n]|[.!?](?=\S)){0,80}?(?:" + _LATIN.format(_words(
+    r"i\s+(?:only\s+)?(?:see|get|got|saw)", r"it\s+(?:shows|says|gives|opens|goes|displays|returns)", r"there\s+is", r"nothing",
+    r"je\s+(?:ne\s+)?(?:vois|tombe|re[çc]ois|obtiens)", r"j'(?:ai|obtiens|atterris)", r"[çc]a\s+(?:affiche|donne|ouvre|m'affiche)",
+    r"il\s+y\s+a", r"rien", r"veo", r"me\s+(?:sale|aparece|da)", r"aparece", r"no\s+pasa\s+nada", r"vejo", r"sehe\s+ich",
+    r"bekomme\s+ich", r"kommt", r"erscheint", r"vedo", r"я\s+вижу", r"появляется")) + r"|看到|出现|显示|报错|打开的是)",
+    re.IGNORECASE)
+
+
 # "Not X but Y", "instead of X", "Xせずに": the "not" names what a request replaces.
 _INSTEAD_OF = re.compile(r"(?:じゃ|では)なく(?:て)?|せずに|ずに|而不是|대신|말고|" + _LATIN.format(_words(
     r"instead\s+of", r"rather\s+than", r"en\s+(?:vez|lugar)\s+de", r"au\s+lieu\s+de", r"em\s+vez\s+de", r"statt", r"anstatt",
@@ -609,7 +780,8 @@ _HALT = re.compile(r"^\W*(?:" + _LATIN.format(_words(r"hold\s+on", r"wait", r"es
 # A line of a program's output that reports its failure, as programs write it: "Error: …",
 # "TypeError: …", "Traceback (most recent call last):", "FAILED …", "fatal: …", "panic: …".
 _PASTED_FAILURE = re.compile(r"^[^\S\n]*(?:[A-Za-z_.]*(?:Error|Exception)\b|Traceback \(most recent call last\)|FAIL(?:ED)?\b"
-                             r"|fatal:|panic:)", re.MULTILINE)
+                             r"|fatal:|panic:|[\w.-]+:[^\S\n].*\((?:HTTP[^\S\n])?[45]\d\d\)[^\S\n]*$)", re.MULTILINE)
+PASTE_TAIL_CHARS = 400  # of a long paste, its end: where a program prints its failure
 # A line a program printed, pasted in: a log's or a shell's prefix ("npm ERR!", "error[E0433]:", "$ cargo build",
 # "PS C:\\dev>"), a stack frame ("  File …", "at fn (…)"), a failure's name ("TypeError: …"), a line indented as
 # code or output; and every line of a fenced block.
@@ -629,13 +801,86 @@ def own_words(text: str) -> str:
 _ANSWER_NO = re.compile(r"^\W*(?:no(?:pe)?|nah|non|nein|нет|不用|不要|不)(?![^\W\d_])[\s,.!:;\-\u2014]*", re.IGNORECASE)
 # The agent's words end on a question to the person ("Shall I also update the docs?").
 _ASKED = re.compile(r"[?？]\W*$")
+# A question put in the agent's closing words: its mark ends a sentence (a URL's "?limit=1" does not), though a
+# list of options, an example answer or "once you tell me, I'll…" may follow it.
+_QUESTION_IN_TAIL = re.compile(r"[^\W_][*_`)\]\s]*[?？](?=[\s*_`)\]\"'»]|$)")
+# A menu of choices the agent closes on, one key to a line ("[C] Continue", "- [A] Advanced", "`[RH]` Repo Health").
+_MENU_KEY = re.compile(r"^[\s>*_`-]*\[[A-Za-z0-9]{1,3}\]", re.MULTILINE)
+TAIL_CHARS = 600  # of the agent's last words, where the question it leaves the person sits
+# The agent closes by asking the person to answer, in words rather than a question mark: "tell me which…",
+# "let me know", "dis-moi", "dime", "sag mir", "告诉我", "教えて", "알려 주세요"; "choose", "confirme".
+_INVITES = re.compile(_LATIN.format(_words(
+    r"tell\s+me", r"let\s+me\s+know", r"(?:choose|pick|select|confirm)\b", r"reply\s+with", r"dis[\s\-\u2010\u2011]moi",
+    r"dites[\s\-\u2010\u2011]moi", r"indique[sz]?[\s\-\u2010\u2011]moi", r"r[ée]ponds?", r"choisis(?:sez)?", r"confirme[sz]?", r"dime", r"d[ií]game", r"av[ií]same",
+    r"elige", r"me\s+diga", r"diga[\s-]me", r"escolha", r"sag\s+mir", r"sagen\s+sie\s+mir", r"w[äa]hle", r"dimmi",
+    r"fammi\s+sapere", r"scegli", r"скажи(?:те)?", r"выбери(?:те)?")) + "|" + _words(
+    r"告诉我", r"请选择", r"请确认", r"教えて", r"選んで", r"알려\s?(?:주세요|줘)", r"선택해"), re.IGNORECASE)
+
+
+# What may follow the agent's question without answering it: its options as a list, an example in code.
+_OPTION_LINE = re.compile(r"^[^\S\n]*(?:[-*\u2022>]|\d+[.)]|\[[A-Za-z0-9]{1,3}\]|[A-Za-z][.)]\s).*$|```.*?(?:```|\Z)", re.MULTILINE | re.DOTALL)
+_PROSE_SENTENCE = re.compile(r"[^\W\d_][^.!?。！？]*[.!?。！？]+(?=\s|$)|[^\W\d_][^.!?。！？]*\S\s*\Z")
 
 
 def asks(agent_text: str) -> bool:
-    """True when the agent's last words end on a question (their last paragraph holds one)."""
-    tail = agent_text.rstrip()[-400:]
-    last = tail.rsplit("\n\n", 1)[-1]
-    return bool(_ASKED.search(tail) or re.search(r"[?？](?:\s|$)", last))
+    """True when the agent's last words leave the person a question: a question mark in their closing
+    part followed by at most one sentence of prose (its options as a list, an example, "once you tell
+    me, I'll…" may follow it; a question it answers itself is followed by the answer), a menu of choices
+    keyed [A], [B]…, or a closing "tell me…" in any language."""
+    tail = agent_text.rstrip()[-TAIL_CHARS:]
+    if _ASKED.search(tail) or len(_MENU_KEY.findall(tail)) >= 2 or _INVITES.search(tail[-250:]):
+        return True
+    questions = list(_QUESTION_IN_TAIL.finditer(tail))
+    return bool(questions) and len(_PROSE_SENTENCE.findall(_OPTION_LINE.sub(" ", tail[questions[-1].end():]))) <= 1
+
+
+# Programs that only show what is there: a file's lines, a search, a listing, the repository's state.
+_READERS = frozenset("cat sed head tail less more nl wc ls tree find fd rg grep egrep ag stat file du df pwd which type "
+                     "whereis echo printf date env printenv jq yq awk diff cmp realpath readlink basename dirname id "
+                     "uname whoami ps".split())
+_GIT_READS = frozenset("status log diff show branch remote rev-parse ls-files describe blame shortlog".split())
+_READ_TOOLS = frozenset("Read Grep Glob LS WebFetch WebSearch TodoWrite TaskCreate TaskUpdate TaskList TaskGet "
+                        "NotebookRead update_plan".split())
+# How command-line tools name the subcommands that only show state (`gh auth status`, `docker ps`, `kubectl get`,
+# `npm ls`, `pip list`): a command holding one of these among its first words reads.
+_READ_SUBCOMMANDS = frozenset("status list ls show view get describe info inspect version --version --help help ps "
+                              "logs log diff whoami outdated".split())
+_SEGMENT = re.compile(r"\s*(?:&&|\|\||[;|\n])\s*")
+
+
+def changes_nothing(acted: str) -> bool:
+    """True when the agent's last call only read (a viewer, a search, a listing, git's state, a plan):
+    nothing it made is there for the person to push back on. "" (no call) changes nothing either."""
+    tool, _, target = acted.partition(" ")
+    if not tool or tool in _READ_TOOLS:
+        return True
+    if tool != "Bash":
+        return False
+    command = re.sub(r"\d?>\s*/dev/null|\d>&\d", " ", target)
+    if ">" in command or re.search(r"\bsed\s+(?:-\w*\s+)*-i|\btee\b|\bfind\b.*-(?:delete|exec)\b", command):
+        return False  # a redirection, an edit in place, a deletion: it writes
+    for segment in _SEGMENT.split(command.strip()):
+        words = segment.split()
+        while words and ("=" in words[0] or words[0] in ("cd", "sudo", "command", "time", "nohup")):
+            words = words[2:] if words[0] == "cd" else words[1:]
+        if not words:
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        if program == "git" and len(words) > 1 and words[1] in _GIT_READS:
+            continue
+        if program not in _READERS and not _READ_SUBCOMMANDS.intersection(words[1:4]):
+            return False
+    return True
+
+
+def only_thanks(text: str) -> bool:
+    """True when the message only thanks or approves ("Merci beaucoup", "thanks!", "谢谢", "perfect, Claude"):
+    it moves no task on and questions nothing."""
+    norm = ascii_apostrophes(text)
+    rest = _after_agreeing(norm)
+    return len(norm) <= 80 and bool(_AGREES_ANY.match(norm)) and len(rest.strip(" !.")) <= 20 \
+        and not (_NEGATION.search(rest) or _CONTRAST.search(rest) or _FAILS.search(rest) or _QUESTION_MARK.search(norm)
+                 or _NEXT_TASK.match(rest))
 
 
 def _after_agreeing(norm: str) -> str:
@@ -686,25 +931,26 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     if is_correction(norm) and not (answer and not _STILL.search(norm)):
         return PUSHBACK_AT
     # A reply that pushes back does so first; what follows may be pasted output or the next request.
+    # A reminder is read out of it; so is leave to go on without asking ("don't stop to ask me", "不要停下来问我")
+    # when the agent asked nothing: the working style it sets blames nothing in the agent's turn.
     head = _REMINDS.sub(" ", _NOT_ONLY.sub(" ", _NEGATED_FAILURE.sub(" ", _FAILURE_TOPIC.sub(
         " ", norm[answer.end() if answer else 0:OPENING_CHARS]))))
     if not turn.asked:
-        # "don't stop to ask me" (不要停下来问我) when the agent asked nothing: how to work on the task the
-        # message sets, not a push-back; its "don't" prohibits nothing the agent did.
         head = _NO_ASKING.sub(" ", head)
     # A program's failure pasted back right after a claim of done, its stack trace a list of lines.
     pasted_failure = turn.claimed_done and bool(_PASTED_FAILURE.search(head))
     if _may_hold(head, ("no", "can", "n't", "denied")):
         head = _ERROR_TEXT.sub(" error ", head)
-    fails = bool(_FAILS.search(head))
+    # a program's failure at the end of a long paste: what the person shows the agent
+    fails = bool(_FAILS.search(head)) or len(norm) > OPENING_CHARS and bool(_PASTED_FAILURE.search(norm[-PASTE_TAIL_CHARS:]))
     # A failure pasted in fails, but its "not" and "cannot" are the program's: negation is read in the person's words.
     said = own_words(head)
-    negates, prohibits, does_not = bool(_NEGATION.search(said)), bool(_PROHIBITS.search(said)), bool(_DOES_NOT.search(said))
+    negates, prohibits, does_not = bool(_NEGATION.search(said)), bool(_PROHIBITS.search(said)), reports_not_working(said)
     if _NEGATED_ASK.search(head):
         negates = does_not = False  # "can't you…?": a request, not a denial
     # What the agent acted on is unchanged ("it's the same", "sigue igual", "还是一样"): it persists, and that is a
     # push-back in itself.
-    unchanged = bool((turn.claimed_done or turn.acted) and _SAME.search(said))
+    unchanged = bool((turn.claimed_done or not changes_nothing(turn.acted)) and _SAME.search(said))
     persists = bool(_PERSISTS.search(head) or (negates or fails or does_not) and _REPEATS.search(head) or unchanged)
     # A rule for how the agent works or talks from now on corrects it in itself; "one at a time", or a
     # halt, after the agent put several questions at once: the reply is about how it asks, not an answer.
@@ -712,9 +958,9 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     conduct = 2 * bool(_STANDING.search(head) or _ALWAYS.search(head) or turn.asked and _NO_ASKING.search(head)) \
         + 2 * bool(_PACE.search(head) and several) + bool(_HALT.match(norm)) * (1 + several)
     undoes = bool(_UNDO.search(head))
-    opens = _NEXT_TASK.match(norm)
+    opens = _NEXT_TASK.match(norm) or _ADDS_NEW.match(norm)
     if opens:
-        rest = norm[opens.end():].lstrip()
+        rest = norm[opens.end():].lstrip(" \t\n,.:;!\u2014-")
         if _FAILS.match(rest) or _UNDO.match(rest) or _PROHIBITS.match(rest):
             opens = None  # "build fails …", "please revert that", "please don't touch …": what failed, an undo, a ban
     if not conduct and (opens or _NEXT_TASK.match(_after_agreeing(norm))
@@ -725,19 +971,41 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
     blames = bool(_YOU_UNDID.search(said))
     redirects = bool(_INSTEAD.search(said)) and bool(turn.acted or turn.claimed_done or turn.asked)
     # "instead" sets one thing against another, as "but" does
-    contrast, why = bool(_CONTRAST.search(head)) or redirects, bool(_WHY.search(head))
+    # "X; otherwise it's fine": X changes what the agent proposed, and sets it against the rest, as "but" does
+    otherwise = _OTHERWISE_FINE.search(said)
+    excepts = bool(otherwise and otherwise.start() >= 10)
+    approval = _APPROVES.match(said)
+    if approval and not excepts:
+        exception = _EXCEPT.search(said, approval.end())
+        excepts = bool(exception and _NEGATION.search(said, exception.end()))
+    contrast, why = bool(_CONTRAST.search(head)) or redirects or excepts, bool(_WHY.search(head))
+    # The agent's own words set in quotation marks: what the reply says of them is said of the agent's turn.
+    quoting = quotes_back(head, turn)
+    quoted = bool(quoting)
+    # and what it says of them: "not", "but", a failure, in the sentence that quotes them
+    denies_quote = quoted and bool(_NEGATION.search(quoting) or _CONTRAST.search(quoting) or _FAILS.search(quoting))
+    # A question that doubts the agent ("do you really expect…?", "vraiment ?", "真的吗") or denies what it asks of
+    # itself ("isn't your goal to…?", "didn't you read it?"): a push-back put as a question, not a request.
+    asking = bool(_ASKS.search(norm) or _QUESTION_MARK.search(said))
+    # Right after the agent claimed done and changed something, "why is X there?" or "where is Y?" asks about its
+    # result: what it should not hold, or what it lacks.
+    asks_of_result = turn.claimed_done and not changes_nothing(turn.acted) \
+        and bool(why or asking and _WHERE.search(said)) and not _NEGATED_ASK.search(head)
+    challenges = asking and (bool(_DOUBT.search(said)) and bool(_ADDRESSES.search(said)) and len(said.strip()) < 160
+                             or you_not) and not _NEGATED_ASK.search(head)
     if _ENDS_ASKING.search(norm) and not (fails or persists or does_not or undoes or wanted or why) \
             and not _NEGATION.search(_INSTEAD_OF.sub(" ", head)):
         negates = prohibits = you_not = False  # every "not" is a "not X but Y" of the request that ends the message
-    if turn.asked and not turn.acted and not turn.claimed_done \
-            and not (fails or persists or wanted or undoes or shouts):
-        # The turn only asked (no call, no claim): the reply answers it, and its "not" and "doesn't" are
+    if turn.asked and changes_nothing(turn.acted) and not turn.claimed_done \
+            and not (fails or persists or wanted or undoes or shouts or denies_quote):
+        # The turn only asked (no call that changed anything, no claim): the reply answers it, and its "not" and "doesn't" are
         # about the choices the question offered ("definitely not Go", "so that it doesn't freeze"),
         # not about the agent's work.
         negates = prohibits = does_not = you_not = False
     # After a claim of done, a report that it does not hold contradicts the claim, in any language (`contradicts`).
     pushback = negates + persists + fails + wanted + prohibits + does_not + shouts + 2 * undoes + you_not + conduct \
-        + 1.5 * (turn.claimed_done and contradicts(norm)) + unchanged + blames + redirects
+        + 1.5 * (turn.claimed_done and contradicts(norm)) + unchanged + blames + redirects + excepts \
+        + denies_quote + 1.5 * (challenges + asks_of_result)
     score = pushback + (contrast and pushback > 0) + (why and (negates or fails or persists)) \
         + min(refers_back(head, turn), 2) * 0.5 + bool(_ADDRESSES.search(head) or _POINTS.search(head) or blames) * 0.5 + turn.claimed_done * 0.5 \
         + turn.interrupted
@@ -745,6 +1013,6 @@ def pushback_score(text: str, turn: AgentTurn) -> float:
         score -= 1.5  # a new specification, not a reply to the last turn
     if _AGREES_ANY.match(norm) and not (contrast or fails or does_not or persists or conduct):
         score -= 1  # "yes, and remember: uv": agreeing, and adding to what the agent does
-    if _ASKS.search(norm) and not (fails or does_not or why or contrast):
+    if _ASKS.search(norm) and not (fails or does_not or why or contrast or challenges or asks_of_result):
         score -= 1.5  # a question about the work, not a push-back on it
     return score
