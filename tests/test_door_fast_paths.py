@@ -296,3 +296,28 @@ def test_gates_read_by_their_first_clauses_answer_as_every_gate_read_in_turn():
             assert instruction._GATES.admitted(lower) == each_in_turn(instruction_gates, lower), text
             assert scrubber._ANCHOR_GATES.admitted(text.lower()) == each_in_turn(anchor_gates, text.lower()), text
     assert Gates([]).admitted("anything") == 0
+
+
+# --- speed3 (issue #31 item 2): the scrubber asks whether an anchor occurs before it lists where
+
+
+def test_an_anchor_is_said_to_occur_exactly_where_its_positions_are_found():
+    """``scrubber._live`` wakes a rule by ``_OCCURS`` (one ``in`` or one ``search``), where it
+    listed the anchor's positions (``Marks.anchor``) before: the two agree on every anchor and text."""
+    from commons.core.policy import scrubber
+    from commons.core.policy.rule import Marks
+
+    texts = _scrub_texts() + ["", "x", "~", "ab:cd:ef:01", "(555) 123-4567", "+1 555", "0201 234 5678"]
+    for text in texts:
+        marks = Marks(text)
+        for n, (anchor, _ranks) in enumerate(scrubber._ANCHORS):
+            assert scrubber._OCCURS[n](text) == bool(marks.anchor(anchor)), (anchor.pattern, text)
+
+
+def test_each_rule_reads_its_value_groups_as_named_in_its_pattern():
+    from commons.core.policy.rule import _value_groups
+    from commons.core.policy.rules import RULES
+
+    for rule in RULES:
+        named = [g for g in rule.pattern.groupindex if g.startswith("v")]
+        assert list(_value_groups(rule.pattern)) == (named or [0]), rule.name
