@@ -321,3 +321,15 @@ def test_each_rule_reads_its_value_groups_as_named_in_its_pattern():
     for rule in RULES:
         named = [g for g in rule.pattern.groupindex if g.startswith("v")]
         assert list(_value_groups(rule.pattern)) == (named or [0]), rule.name
+
+
+def test_a_text_is_read_as_folded_exactly_where_the_pattern_finds_nothing_unfolded():
+    from commons.core.policy.literals import _NOT_FOLDED, _folded
+
+    every = "".join(map(chr, range(128)))
+    rng = random.Random(31)
+    texts = [*every, every, "a  b", "a b", "a\tb", "\x00", "", *_door_texts()[:800]]
+    texts += ["".join(rng.choice(every + "ab  ") for _ in range(rng.randrange(0, 12))) for _ in range(3000)]
+    for text in texts:
+        if text.isascii():
+            assert _folded(text) == (_NOT_FOLDED.search(text) is None), repr(text)
