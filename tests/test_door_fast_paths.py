@@ -333,3 +333,11 @@ def test_a_text_is_read_as_folded_exactly_where_the_pattern_finds_nothing_unfold
     for text in texts:
         if text.isascii():
             assert _folded(text) == (_NOT_FOLDED.search(text) is None), repr(text)
+
+
+def test_a_text_without_quote_marks_is_its_own_unquoted_form_for_the_danger_check():
+    from commons.core.policy import danger
+
+    for text in _door_texts()[:1500] + ['say "hi" now', "“x” then `rm -rf /`", 'one " mark', ""]:
+        for blank in ('""', " "):
+            assert danger._unquoted(text, blank) == danger._QUOTED.sub(blank, text), text
