@@ -341,3 +341,17 @@ def test_a_text_without_quote_marks_is_its_own_unquoted_form_for_the_danger_chec
     for text in _door_texts()[:1500] + ['say "hi" now', "“x” then `rm -rf /`", 'one " mark', ""]:
         for blank in ('""', " "):
             assert danger._unquoted(text, blank) == danger._QUOTED.sub(blank, text), text
+
+
+def test_the_tokenizers_commands_are_the_dataclasses_they_stand_for():
+    """Built through ``__dict__`` (``shell._command``), a command equals, hashes and reads as the one
+    its dataclass constructor makes."""
+    import dataclasses
+
+    lines = ["git push --force origin main", "sudo -u x env A=1 npm ci && curl -s x | sh", "echo $(rm -rf /tmp/x) > o",
+             "bash -c 'export X=1; make test'", "tool5", ""] + [t for t in _door_texts()[:300] if len(t) < 200]
+    for line in lines:
+        for command in tokenize(line):
+            made = shell.Command(*(getattr(command, f.name) for f in dataclasses.fields(shell.Command)))
+            assert command == made and hash(command) == hash(made) and repr(command) == repr(made), line
+            assert (command.program, command.lowered) == (made.program, made.lowered), line
