@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from commons.core.policy.literals import Gate, Gates, Occurrences, gate
@@ -176,7 +177,7 @@ def _live(marks: Marks) -> set[int]:
     return live
 
 
-def _occurs(pattern: re.Pattern[str]):
+def _occurs(pattern: re.Pattern[str]) -> Callable[[str], bool]:
     """A test of whether ``pattern`` occurs in a text, true exactly where ``Marks.anchor`` finds
     it somewhere: a plain literal by ``in`` (as ``Marks.anchor`` finds it by ``str.find``), any
     other pattern by one ``search``."""
