@@ -34,7 +34,9 @@ by the earliest of:
   a failure of this node's that meets the outcome, whenever it was met. A received lesson carries
   only its head (``git commit``), so an ordinary ``git commit -am "…"`` that succeeds says nothing
   of a pre-commit hook that fails ``git commit -m "refactor …"``: a success of the head is not a
-  success where the predicted failure was due;
+  success where the predicted failure was due. Nor does a command that is **the fix another
+  lesson names** (``pip install psycopg2-binary``, after a lesson on drivers that need
+  ``pg_config``): the agent was following that lesson, and what it shows is that lesson's test;
 * the failing command ran without failing *after* the fix ran (the fix is a preparation, such as
   ``git pull --rebase`` before ``git push``) → **prevented** (cause ``fix-worked``).
 
@@ -216,6 +218,30 @@ def _runs_fix(fix: str, target: str) -> bool:
     return runs_fix(fix, target) or any(runs_fix(fix, part) for part in segments(target))
 
 
+_HOLDER_WORD = re.compile(r"^<[^<>\s]+>$")
+
+
+def _tells_apart(fix: str) -> bool:
+    """Whether running ``fix`` can be told from a plain run of its head: some argument of it is a
+    literal word or part of one (``pip install <package>-binary``, ``npm install --save-dev
+    @types/node``). A fix that is its head with placeholders alone (``uv add <package>``) is what
+    any plain run of that command looks like."""
+    head = command_head("bash", fix).split()
+    rest = [w for w in fix.split() if w not in head]
+    return any(not _HOLDER_WORD.match(w) for w in rest)
+
+
+def fixes_followed(lessons: Mapping[str, Lesson]) -> dict[str, tuple[str, ...]]:
+    """Lesson id → the fixes the *other* lessons name (that a run can be told apart by,
+    :func:`_tells_apart`): a session that ran one of them was following that lesson, and its
+    success is evidence for that lesson, not a plain run of this one's failing command (``pip
+    install psycopg2-binary``, the fix of a lesson on a driver that needs ``pg_config``, says
+    nothing of ``pip install httpx`` failing as externally managed)."""
+    named = {lid: fix for lid, lesson in lessons.items() if (fix := named_fix(lesson.text)) and _tells_apart(fix)}
+    return {lid: tuple(dict.fromkeys(f for other, f in named.items() if other != lid and f != named.get(lid)))
+            for lid in lessons}
+
+
 # --------------------------------------------------------------------------------------------
 # Matching lines of later sessions against situations
 
@@ -360,6 +386,7 @@ def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
         shell = [c.target for c in e.calls if c.tool.lower() in SHELL_TOOLS]
         for head in {command_head("bash", part) for target in shell for part in (target, *segments(target))}:
             ran_head.setdefault(head, []).append(i)
+    followed = fixes_followed(lessons)
     verdicts = []
     for j, pred in enumerate(preds):
         window = (sur_at > pred.made) & (sur_at <= pred.expires)
@@ -372,7 +399,7 @@ def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
             verdict = _judge_fix(pred, fix, [surprises[i] for i in hits],
                                  [surprises[i] for i in np.flatnonzero(window)],
                                  [situated[i] for i in rows if pred.made < situated[i].at <= pred.expires], errors_in,
-                                 kinds)
+                                 kinds, followed.get(pred.lesson_id, ()))
             if verdict is not None:
                 verdicts.append(verdict)
             elif now >= pred.expires:
@@ -404,12 +431,14 @@ def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
 
 def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | CorrectionEpisode],
                in_window: Sequence[ErrorEpisode | CorrectionEpisode], sessions: Sequence[SessionEpisode],
-               errors_in: Mapping[str, Sequence[ErrorEpisode]], kinds: frozenset) -> Verdict | None:
+               errors_in: Mapping[str, Sequence[ErrorEpisode]], kinds: frozenset,
+               others: Sequence[str] = ()) -> Verdict | None:
     """The verdict on a lesson that names ``fix`` (see the module docstring), or None: undecided.
 
     ``met``: the surprises of the window that meet the predicted outcome; ``in_window``: every
     surprise of the window; ``sessions``: the sessions of the window; ``kinds``: the invocations
-    known to fail so (:func:`_failing_kinds`). A surprise is dated when it happened, a session's
+    known to fail so (:func:`_failing_kinds`); ``others``: the fixes other lessons name
+    (:func:`fixes_followed`), whose runs are no plain runs of this lesson's command. A surprise is dated when it happened, a session's
     own verdict when it ended, so the error a session met decides before what the session did
     about it."""
     found: list[tuple[float, int, Verdict]] = []
@@ -423,7 +452,7 @@ def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | Correcti
         found.append((confirming.at, 1, Verdict(pred, PredictionStatus.CONFIRMED, confirming.uid, confirming.at)))
     for session in sessions:
         failed_here = [e for e in errors_in.get(session.session, ()) if e.at >= session.at]
-        verdict = _session_verdict(pred, fix, session, failed_here, kinds)
+        verdict = _session_verdict(pred, fix, session, failed_here, kinds, others)
         if verdict is not None:
             found.append((session.ended_at, 2, verdict))
             break
@@ -431,9 +460,10 @@ def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | Correcti
 
 
 def _session_verdict(pred: Prediction, fix: str, session: SessionEpisode,
-                     failed: Sequence[ErrorEpisode], kinds: frozenset) -> Verdict | None:
+                     failed: Sequence[ErrorEpisode], kinds: frozenset, others: Sequence[str] = ()) -> Verdict | None:
     """What one session's shell commands say of a lesson naming ``fix``, in the order they ran: a
-    success counts against it only on a kind of invocation in ``kinds`` (one known to fail so)."""
+    success counts against it only on a kind of invocation in ``kinds`` (one known to fail so), and
+    not when the command is the fix another lesson names (``others``: the agent followed that one)."""
     def failed_call(command: str) -> bool:
         return any(e.target == command or e.failed == command or e.failed in segments(command) for e in failed)
 
@@ -448,6 +478,6 @@ def _session_verdict(pred: Prediction, fix: str, session: SessionEpisode,
         if pred.triggers and command_head("bash", command) in pred.triggers:
             if failed_call(command):
                 return None  # the failure was met here: what the session did next is its workaround
-            if invocation(command) in kinds:
+            if invocation(command) in kinds and not any(_runs_fix(other, command) for other in others):
                 return Verdict(pred, PredictionStatus.FAILED, session.uid, session.ended_at, Cause.COMMAND_SUCCEEDED)
     return None
