@@ -201,6 +201,25 @@ def test_own_surprise_matching_a_common_lesson_is_kept_locally_but_not_published
     assert rid[:12] in memory and learned["lesson"][:12] not in memory  # shown once, as the common one
 
 
+def test_a_local_own_lesson_naming_the_fix_of_a_common_one_is_shown_once_as_the_common_one(nodes, tmp_path):
+    # Its own file knows only this node's meetings; the common one says when any node last met the
+    # failure (experiment seed 1: a local `git push` lesson, 14 days old in its own file, made the
+    # agent try the push plainly while the common lesson beside it had been met 6 days before).
+    rid = publish_ada(nodes, tmp_path)
+    ada_key = nodes.json("ada", "id")["author"]
+    nodes.init("grace", trust=f"\n[trust]\nauthors = [\"{ada_key}\"]\n")
+    nodes.ingest("grace", pip_sessions(tmp_path / "s-grace", 2, "own"), "2026-11-02T18:00Z")
+    (learned,) = nodes.json("grace", "sleep", at="2026-11-03T03:00Z")["learned"]
+    nodes.ok("grace", "lessons", "scope", learned["lesson"][:12], "local", "--yes")
+    nodes.publish_on("grace")
+    nodes.carry("ada", "grace", PUBLISHED_AT)
+    night = nodes.json("grace", "sleep", at="2026-11-06T03:00Z")
+    assert night["review"]["represented"] == [{"lesson": learned["lesson"], "by": rid}]
+    assert not any(s["type"] == "lesson" for s in night["review"]["signed"])
+    memory = nodes.memory("grace")
+    assert rid[:12] in memory and learned["lesson"][:12] not in memory
+
+
 def test_opposite_polarity_common_lesson_does_not_absorb_an_own_failure(nodes, tmp_path):
     nodes.init("grace", trust="\n[trust]\npolicy = \"open\"\nauthors = [\"" + bytes(key(9).verify_key).hex() + "\"]\n")
     nodes.publish_on("grace")

@@ -7,7 +7,8 @@
 What runs where:
 
 * **At sleep** (:func:`after_sleep`, called by ``commons.node.sleep.sleep`` before it renders):
-  1. *content dedupe*: an own, shared, unpublished lesson whose founding surprise meets the
+  1. *content dedupe*: an own, shared, unpublished lesson (or a local one, by a common lesson
+     naming the same fix only: it is shown once, with the day any node last met its failure) whose founding surprise meets the
      prediction of a **common** lesson, or of a **candidate** naming the same fix (and not judged
      failed here), is marked as represented by that record (``lessons.record_id``), so publishing
      never signs a duplicate; the lesson stays local (rendered in the own layer until the record it
@@ -373,19 +374,26 @@ def standing_for(own: LocalLesson, common: Sequence[SignedRecord], candidates: S
     common lesson, keeps its author's older "last seen" day. A candidate naming another fix is a
     rival, not a duplicate: the own lesson is published and the two are judged apart."""
     fix = publish.published_fix(own)
+    if own.scope is not Scope.SHARED:
+        # A local lesson is never published, so nothing is duplicated: a common lesson stands for
+        # it only where it says the same, so the folder shows it once, with the confirmations and
+        # the latest day any node met its failure (its own file knows only this node's meetings,
+        # and an agent that finds that day old gives the command a plain try).
+        return [s for s in common if own.kind is LessonKind.ERROR and fix is not None
+                and s.id not in failed and lesson_fix(s.record) == fix]
     return [*common, *(s for s in candidates if s.id not in failed and lesson_fix(s.record) == fix)]
 
 
 async def _dedupe(store: Store, held: trust.Held, episodes: Sequence, previous: Sequence[review_store.Review],
                   cosine: float, now: float) -> tuple[list[tuple[str, bytes]], list[review_store.Review]]:
-    """Own unpublished shared lessons that a received lesson already stands for (:func:`standing_for`),
-    and corroborations."""
+    """Own unpublished lessons (shared, or local and naming the same fix as a common one) that a
+    received lesson already stands for (:func:`standing_for`), and corroborations."""
     common = held.received_lessons(LessonStatus.COMMON)
     candidates = held.received_lessons(LessonStatus.CANDIDATE)
     if not common and not candidates:
         return [], []
     own = [s.lesson for s in await ls.load_lessons(store, statuses=["active"])
-           if s.origin == "own" and s.record_id is None and s.lesson.scope is Scope.SHARED]
+           if s.origin == "own" and s.record_id is None]
     by_uid = {e.uid: e for e in _surprises(episodes)}
     failed = failed_in(previous)
     reviewed = {r.lesson for r in previous}
