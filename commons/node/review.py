@@ -468,7 +468,7 @@ def common_layer(held: trust.Held, vetoed_ids: set[str], vetoed_keys: set[str],
         items.append(RenderItem(
             id=rid, text=record.text, kind=record.kind.value, scope=record.scope.value, strength=1.0,
             seen=1, prediction={"situation": record.prediction.situation, "outcome": record.prediction.outcome},
-            confirmations=state.confirmations,
+            confirmations=state.confirmations, failures=state.failures,
             detail=(f"Written on {format_day(record.created)}; confirmed by {state.confirmations} other "
                     f"agent{'s' if state.confirmations != 1 else ''}; its failure last seen on {last}.",)))
     return items
