@@ -139,6 +139,19 @@ def _grace_holds_ada_common(nodes, tmp_path) -> str:
     return rid
 
 
+def test_an_own_lesson_whose_failure_another_agent_met_later_says_so_first_in_its_file(nodes, tmp_path):
+    # Its account said only when this node last met it; an agent reading an old day there tries
+    # the command plainly (the experiment's 14-day plain try), though others met it since.
+    rid = _grace_holds_ada_common(nodes, tmp_path)
+    nodes.carry("grace", "ada", "2026-11-06T12:00Z", "--type", "verification")
+    nodes.json("ada", "render", at="2026-11-06T13:00Z")
+    (own,) = [lesson for lesson in nodes.lessons("ada", "active", at="2026-11-06T13:00Z") if lesson["record_id"] == rid]
+    file = (nodes.home("ada").data_dir / "memory" / f"commons-{own['id'][:12]}.md").read_text()
+    seen = file.partition("## What was seen")[2]
+    assert seen.split("\n")[2] == "Its failure last seen on 2026-11-05, by another agent."
+    assert "last on 2026-11-02" in seen
+
+
 @pytest.mark.parametrize("later, how, signed, rendered", [
     # The fix the lesson names ran and worked: it did its job, but a stale lesson would look the
     # same, so nothing is signed and the date its failure was last seen stays the confirmation's.
