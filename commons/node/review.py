@@ -381,6 +381,9 @@ def standing_for(own: LocalLesson, common: Sequence[SignedRecord], candidates: S
         # and an agent that finds that day old gives the command a plain try).
         return [s for s in common if own.kind is LessonKind.ERROR and fix is not None
                 and s.id not in failed and lesson_fix(s.record) == fix]
+    # A common lesson naming no fix (the failure alone, as a lesson whose only fix was dangerous is
+    # published) does not stand for one that names a fix: that one says what the other lacks.
+    common = [s for s in common if fix is None or lesson_fix(s.record) is not None]
     return [*common, *(s for s in candidates if s.id not in failed and lesson_fix(s.record) == fix)]
 
 
