@@ -53,7 +53,7 @@ def test_received_lesson_met_after_receipt_yields_a_signed_naive_confirmation(no
     assert v["mine"] and v["counted"] and why["confirmations"] == 1 and why["status"] == "candidate"
 
 
-def test_a_node_that_met_the_surprise_before_receipt_writes_a_corroboration(nodes, tmp_path):
+def test_a_node_that_met_the_surprise_before_receipt_and_fixed_it_the_same_way_confirms_the_fix(nodes, tmp_path):
     rid = publish_ada(nodes, tmp_path)
     nodes.init("linus")
     nodes.publish_on("linus")
@@ -62,15 +62,34 @@ def test_a_node_that_met_the_surprise_before_receipt_writes_a_corroboration(node
     nodes.ingest("linus", pip_once(tmp_path / "s-linus", 5, "again"), "2026-11-05T18:00Z")
     night = nodes.json("linus", "sleep", at="2026-11-06T03:00Z")
     # Its own lesson (the same fix) is not published: ada's stands for it, and it says it met the
-    # failure before receipt, both at the failure after receipt and for its own lesson's founding one.
+    # failure before receipt, both at the failure after receipt and for its own lesson's founding
+    # one, where its own session ran the same `uv add` and the install then worked.
     assert night["review"]["judged"] == [{"lesson": rid, "how": "fix-confirmed", "naive": False},
-                                         {"lesson": rid, "how": "corroborated", "naive": False}]
+                                         {"lesson": rid, "how": "fix-confirmed", "naive": False}]
     nodes.carry("linus", "ada", "2026-11-06T12:00Z", "--type", "verification")
     held = nodes.json("ada", "why", rid)["verifications"]
     assert held and all(not v["naive"] for v in held)
-    # The fix ran after receipt and worked: that counts whatever linus had met before; meeting a
-    # failure it knew (the corroboration) does not.
+    # The fix ran and worked: that counts whatever linus had met before (its latest word, once).
     assert [v["fix"] for v in held if v["counted"]] == ["fix-confirmed"]
+
+
+def test_a_node_whose_own_sessions_found_the_same_fix_before_receipt_confirms_it_without_meeting_it_again(
+        nodes, tmp_path):
+    # The fix a received lesson names, found and proven by this node's own sessions before it
+    # arrived: an independent test of that fix (before: a corroboration, counted for nothing, so a
+    # lesson that reached nodes after they had learnt the same fix waited for three more meetings).
+    rid = publish_ada(nodes, tmp_path)
+    nodes.init("linus")
+    nodes.ingest("linus", pip_sessions(tmp_path / "s-linus", 1, "early"), "2026-11-01T18:00Z")
+    (learned,) = nodes.json("linus", "sleep", at="2026-11-02T03:00Z")["learned"]
+    nodes.carry("ada", "linus", PUBLISHED_AT)
+    nodes.publish_on("linus")
+    night = nodes.json("linus", "sleep", at="2026-11-04T03:00Z")
+    assert night["review"]["represented"] == [{"lesson": learned["lesson"], "by": rid}]
+    assert night["review"]["judged"] == [{"lesson": rid, "how": "fix-confirmed", "naive": False}]
+    nodes.carry("linus", "ada", "2026-11-04T12:00Z", "--type", "verification")
+    (v,) = nodes.json("ada", "why", rid)["verifications"]
+    assert v["counted"] and v["fix"] == "fix-confirmed"
 
 
 def test_a_received_lesson_whose_situation_never_arises_gets_no_verification(nodes, tmp_path):

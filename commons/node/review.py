@@ -418,7 +418,14 @@ async def _dedupe(store: Store, held: trust.Held, episodes: Sequence, previous: 
         received = held.received[rid]
         if episode.at < received and rid not in reviewed:  # met before receipt: a corroboration
             reviewed.add(rid)
-            corroborations.append(review_store.Review(rid, episode.uid, CORROBORATED, False, received, received, now))
+            # Its own sessions ran the very fix the received lesson names and saw the failing step
+            # then succeed (what made its own lesson name it): a test of that fix, which counts
+            # whatever the node knew before (docs/peer-review.md, "Naivety and the fix"), found
+            # independently. Met and fixed another way, or naming no fix: a corroboration only.
+            tested = lesson.fix is not None and publish.published_fix(lesson) is not None \
+                and lesson_fix(held.records[rid].record) == publish.published_fix(lesson)
+            corroborations.append(review_store.Review(rid, episode.uid, FIX_CONFIRMED if tested else CORROBORATED,
+                                                      False, received, received, now))
     return represented, corroborations
 
 
