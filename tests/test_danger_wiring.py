@@ -44,6 +44,15 @@ def rebased(folder: Path, day: int, slug: str) -> Path:
     return s.path
 
 
+def forced_twice(nodes: Nodes, tmp_path: Path, night: str) -> None:
+    """ada, publishing, forces two rejected pushes through and sleeps on them at ``night``."""
+    nodes.init("ada")
+    nodes.publish_on("ada")
+    nodes.ingest("ada", forced(tmp_path / "s", 2, "ledger"), "2026-11-02T18:00Z")
+    nodes.ingest("ada", forced(tmp_path / "s", 4, "atlas"), "2026-11-04T18:00Z")
+    nodes.json("ada", "sleep", at=night)
+
+
 def push_lesson(nodes: Nodes, name: str) -> dict:
     (found,) = [l for l in nodes.lessons(name, "all", at="2026-11-09T04:00Z") if l["text"].startswith("`git push`")]
     return found
@@ -62,11 +71,7 @@ def test_git_pull_rebase_beats_git_push_force_for_a_rejected_push_even_one_sessi
 
 
 def test_a_dangerous_fix_is_never_published_its_failure_is_and_it_is_rendered_only_with_its_risk(nodes, tmp_path):
-    nodes.init("ada")
-    nodes.publish_on("ada")
-    nodes.ingest("ada", forced(tmp_path / "s", 2, "ledger"), "2026-11-02T18:00Z")
-    nodes.ingest("ada", forced(tmp_path / "s", 4, "atlas"), "2026-11-04T18:00Z")
-    nodes.json("ada", "sleep", at="2026-11-09T03:00Z")
+    forced_twice(nodes, tmp_path, "2026-11-09T03:00Z")
     found = push_lesson(nodes, "ada")
     assert found["fix"]["step"] == "git push --force origin main"
     assert found["fix"]["danger"] == {
@@ -207,11 +212,7 @@ def test_a_safe_look_alike_stays_safe_through_the_store_and_is_published(nodes, 
 
 
 def test_a_node_that_received_the_failure_alone_learns_and_publishes_the_safe_fix_from_one_meeting(nodes, tmp_path):
-    nodes.init("ada")
-    nodes.publish_on("ada")
-    nodes.ingest("ada", forced(tmp_path / "s", 2, "ledger"), "2026-11-02T18:00Z")
-    nodes.ingest("ada", forced(tmp_path / "s", 4, "atlas"), "2026-11-04T18:00Z")
-    nodes.json("ada", "sleep", at="2026-11-05T03:00Z")
+    forced_twice(nodes, tmp_path, "2026-11-05T03:00Z")
     ada_key = nodes.json("ada", "id")["author"]
     nodes.init("grace", trust=f"\n[trust]\nauthors = [\"{ada_key}\"]\n")
     nodes.publish_on("grace")
