@@ -236,7 +236,8 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
             id=lesson.id, text=_with_risk(lesson), kind=lesson.kind.value, scope=lesson.scope.value,
             strength=strength_now(lesson, now, node), seen=lesson.seen,
             prediction={"situation": prediction.situation, "outcome": prediction.outcome} if prediction else None,
-            detail=_seen_since(lesson, episodes, seen_elsewhere.get(record_of.get(lesson.id) or b"")) + lesson_detail(episodes, names),
+            detail=(_seen_since(lesson, episodes, seen_elsewhere.get(record_of.get(lesson.id) or b""))
+                    + lesson_detail(episodes, names)),
             resolved=not episodes or lesson_resolved(episodes))
 
     own = [(lesson, item(lesson)) for lesson in active]

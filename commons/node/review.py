@@ -8,8 +8,8 @@ What runs where:
 
 * **At sleep** (:func:`after_sleep`, called by ``commons.node.sleep.sleep`` before it renders):
   1. *content dedupe*: an own, shared, unpublished lesson (or a local one, by a common lesson
-     naming the same fix only: it is shown once, with the day any node last met its failure) whose founding surprise meets the
-     prediction of a **common** lesson, or of a **candidate** naming the same fix (and not judged
+     naming the same fix only: it is shown once, with the day any node last met its failure)
+     whose founding surprise meets the prediction of a **common** lesson, or of a **candidate** naming the same fix (and not judged
      failed here), is marked as represented by that record (``lessons.record_id``), so publishing
      never signs a duplicate; the lesson stays local (rendered in the own layer until the record it
      is represented by is common), and the node corroborates that record (``naive=False``) when its

@@ -438,9 +438,9 @@ def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | Correcti
     ``met``: the surprises of the window that meet the predicted outcome; ``in_window``: every
     surprise of the window; ``sessions``: the sessions of the window; ``kinds``: the invocations
     known to fail so (:func:`_failing_kinds`); ``others``: the fixes other lessons name
-    (:func:`fixes_followed`), whose runs are no plain runs of this lesson's command. A surprise is dated when it happened, a session's
-    own verdict when it ended, so the error a session met decides before what the session did
-    about it."""
+    (:func:`fixes_followed`), whose runs are no plain runs of this lesson's command. A surprise is
+    dated when it happened, a session's own verdict when it ended, so the error a session met
+    decides before what the session did about it."""
     found: list[tuple[float, int, Verdict]] = []
     failed_fix = next((e for e in in_window if isinstance(e, ErrorEpisode)
                        and (_runs_fix(fix, e.failed) or _runs_fix(fix, e.target))), None)
