@@ -9,11 +9,12 @@ What runs where:
 * **At sleep** (:func:`after_sleep`, called by ``commons.node.sleep.sleep`` before it renders):
   1. *content dedupe*: an own, shared, unpublished lesson (or a local one, by a common lesson
      naming the same fix only: it is shown once, with the day any node last met its failure)
-     whose founding surprise meets the prediction of a **common** lesson, or of a **candidate** naming the same fix (and not judged
-     failed here), is marked as represented by that record (``lessons.record_id``), so publishing
-     never signs a duplicate; the lesson stays local (rendered in the own layer until the record it
-     is represented by is common), and the node corroborates that record (``naive=False``) when its
-     surprise came before receipt;
+     whose founding surprise meets the prediction of a **common** lesson, or of a **candidate**
+     naming the same fix (and not judged failed here), is marked as represented by that record
+     (``lessons.record_id``), so publishing never signs a duplicate; the lesson stays local
+     (rendered in the own layer until the record it is represented by is common), and the node
+     corroborates that record (``naive=False``) when its surprise came before receipt — or, when
+     its own sessions proved the very fix the record names, confirms that fix (``fix-confirmed``);
   2. *verification*: each received lesson still alive is judged, by the core's own matcher
      (``commons.core.learning.predictions.verify``), against this node's episodes **after receipt**
      (``records.received_at``): the outcome met → confirmed; the situation arose while the lesson
