@@ -165,3 +165,26 @@ def test_the_fix_another_lesson_names_working_is_no_plain_run_of_this_lessons_co
         (PredictionStatus.FAILED, Cause.COMMAND_SUCCEEDED)]
     # And a plain install that worked still fails it, beside the other lesson.
     assert _pip_verdicts("pip install rich") == [(PredictionStatus.FAILED, Cause.COMMAND_SUCCEEDED)]
+
+
+def test_its_fix_failing_where_the_command_then_met_another_failure_is_no_verdict_on_the_lesson():
+    # Followed for psycopg2 (`uv add psycopg2`), the externally-managed lesson's fix failed, and
+    # `pip install psycopg2` then failed for want of pg_config: another pitfall of the command.
+    lesson = _pip_lesson("uv", MANAGED, "uv add <package>")
+    pred = Prediction(id="pu", lesson_id="uv", situation="pip install", triggers=("pip install",), outcome=MANAGED,
+                      made=MADE, expires=MADE + 14 * DAY)
+    at = MADE + DAY
+
+    def error(k: int, command: str, failure: str) -> ErrorEpisode:
+        return ErrorEpisode(session="s1", uid=f"error-1-{k}", at=at + 60 * k, tool="Bash", target=command,
+                            failure=failure, exit_code=1)
+
+    session = _session(1, "uv add psycopg2", "pip install psycopg2", "pip install psycopg2-binary")
+    other = [session, error(1, "uv add psycopg2", "error: unexpected argument 'psycopg2'"),
+             error(2, "pip install psycopg2", PG)]
+    assert verify([pred], {"uv": lesson}, other, MADE + 3 * DAY, rendered_since={}) == []
+    # Where its own failure came after its fix failed, the fix failed where it is due.
+    same = [session, error(1, "uv add psycopg2", "error: unexpected argument 'psycopg2'"),
+            error(2, "pip install psycopg2", MANAGED)]
+    (verdict,) = verify([pred], {"uv": lesson}, same, MADE + 3 * DAY, rendered_since={})
+    assert (verdict.status, verdict.cause) == (PredictionStatus.FAILED, Cause.FIX_FAILED)

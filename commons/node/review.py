@@ -35,14 +35,16 @@ Trust itself (what counts, what is common, what is dead) is the core's: docs/tru
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
 import trio
 
 from commons.clock import format_day
-from commons.core.learning import Call, Cause, Evidence, Prediction, PredictionStatus, too_generic, verify
+from commons.core.learning import Call, Cause, Evidence, Prediction, PredictionStatus, meeting_outcome, too_generic, verify
+from commons.core.learning import command_head
+from commons.core.learning.predictions import runs_fix
 from commons.core.learning import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from commons.core.learning import fix_named_in_text, fix_outcome, is_proven
 from commons.core.learning import Lesson as LocalLesson
@@ -160,7 +162,17 @@ def judge_received(items: Sequence[tuple[SignedRecord, float]], episodes: Sequen
     if not fixes:
         return judged
     by_session = sessions_by_uid(episodes, now)
-    return [fix_judgement(j, *fixes[j.lesson], by_session) if j.lesson in fixes else j for j in judged]
+    by_id = {lesson.id: lesson for lesson in stands}
+
+    def elsewhere(lesson_id: bytes, fix: Fix, found: SessionCalls) -> bool:
+        """The session met, on the lesson's command, only failures other than the one it predicts."""
+        head = command_head(fix.tool, fix.failed)
+        lesson = by_id[lesson_id.hex()]
+        mine = [e for e in found.errors if command_head(e.tool, e.failed) == head and not runs_fix(fix.step, e.failed)]
+        return bool(mine) and not meeting_outcome(lesson, lesson.outcome, mine, verify_cosine)
+
+    return [fix_judgement(j, *fixes[j.lesson], by_session, partial(elsewhere, j.lesson, fixes[j.lesson][0]))
+            if j.lesson in fixes else j for j in judged]
 
 
 # --------------------------------------------------------------------------------------------
@@ -222,14 +234,17 @@ def _past_transient(found: SessionCalls) -> tuple[Call, ...]:
     return tuple(replace(c, ok=True) if not c.ok and c.target in transient else c for c in found.calls)
 
 
-def fix_judgement(judgement: Judgement, fix: Fix, since: float, sessions: Sequence[SessionCalls]) -> Judgement:
+def fix_judgement(judgement: Judgement, fix: Fix, since: float, sessions: Sequence[SessionCalls],
+                  another_pitfall: Callable[[SessionCalls], bool] = lambda found: False) -> Judgement:
     """``judgement`` of a lesson naming ``fix``, with what this node's sessions show of that fix by
     the miner's evidence rules (`fix_outcome`). Where the judgement met the failure, its session
     says: the fix ran and the step then succeeded (fix-confirmed) or failed again (fix-failed), or
     the failure was resolved another way (other-fix: never a confirmation of this fix; the miner
     makes that fix this node's own lesson). Otherwise, a session after ``since`` in which the fix
-    ran and the step still failed makes it fix-failed. Anything else leaves the judgement as it
-    is: the prediction alone (a prevention stays unsigned: a stale lesson would look the same)."""
+    ran and the step still failed makes it fix-failed — unless ``another_pitfall`` says the step
+    failed there only otherwise than the lesson predicts (it was followed where another pitfall of
+    the same command was due). Anything else leaves the judgement as it is: the prediction alone
+    (a prevention stays unsigned: a stale lesson would look the same)."""
     for found in sessions:
         if found.session.at <= since:
             continue
@@ -241,7 +256,7 @@ def fix_judgement(judgement: Judgement, fix: Fix, since: float, sessions: Sequen
             if is_proven(met[0].resolution):
                 return replace(judgement, how=OTHER_FIX)
             return judgement
-        if seen is False and judgement.how not in FAILED_HOWS:
+        if seen is False and judgement.how not in FAILED_HOWS and not another_pitfall(found):
             return Judgement(judgement.lesson, found.session.uid, FIX_FAILED,
                              max(judgement.observed, found.session.ended_at))
     return judgement

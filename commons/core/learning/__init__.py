@@ -50,6 +50,7 @@ from commons.core.learning.predictions import (
     Prediction,
     PredictionStatus,
     RenderedWhere,
+    meeting_outcome,
     too_generic,
     verify,
 )
@@ -149,5 +150,6 @@ __all__ = [
     "step_kind",
     "too_generic",
     "uncounted",
+    "meeting_outcome",
     "verify",
 ]

@@ -442,8 +442,10 @@ def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | Correcti
     dated when it happened, a session's own verdict when it ended, so the error a session met
     decides before what the session did about it."""
     found: list[tuple[float, int, Verdict]] = []
+    meeting = {e.uid for e in met}
     failed_fix = next((e for e in in_window if isinstance(e, ErrorEpisode)
-                       and (_runs_fix(fix, e.failed) or _runs_fix(fix, e.target))), None)
+                       and (_runs_fix(fix, e.failed) or _runs_fix(fix, e.target))
+                       and not another_failure(pred, e, errors_in.get(e.session, ()), meeting)), None)
     if failed_fix is not None:
         found.append((failed_fix.at, 0, Verdict(pred, PredictionStatus.FAILED, failed_fix.uid, failed_fix.at,
                                                 Cause.FIX_FAILED)))
@@ -457,6 +459,31 @@ def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | Correcti
             found.append((session.ended_at, 2, verdict))
             break
     return min(found, key=lambda f: (f[0], f[1]))[2] if found else None
+
+
+def another_failure(pred: Prediction, fix_failed: ErrorEpisode, session_errors: Sequence[ErrorEpisode],
+                    meeting: set[str]) -> bool:
+    """Whether the session in which a lesson's fix ran and failed (``fix_failed``) met, on the
+    lesson's own command, only failures other than the one it predicts (none of them in
+    ``meeting``, the uids that meet its outcome): the lesson was followed where another pitfall of
+    the same command was due (``uv add psycopg2``, from the externally-managed lesson, before a
+    ``pip install psycopg2`` that fails for want of ``pg_config``). Its fix failing there says
+    nothing of it where its failure is due; the session's own fix teaches the other pitfall."""
+    same_command = [e for e in session_errors if e.at >= fix_failed.at and e.failed != fix_failed.failed
+                    and command_head(e.tool, e.failed) in pred.triggers]
+    return bool(same_command) and not any(e.uid in meeting for e in same_command)
+
+
+def meeting_outcome(lesson: Lesson, outcome: str, errors: Sequence[ErrorEpisode], cosine_min: float) -> set[str]:
+    """The uids of ``errors`` that meet the outcome a lesson predicts, as :func:`verify` matches a
+    surprise (its text against the lesson's text, situation and outcome, at ``cosine_min``, with
+    the same polarity)."""
+    if not errors:
+        return set()
+    vectors = embed_many([e.text() for e in errors])
+    target = embed_many([f"{lesson.text}\n{lesson.gist}\n{outcome}"])[0]
+    polarity = negative(outcome or lesson.text)
+    return {e.uid for e, v in zip(errors, vectors) if float(v @ target) >= cosine_min and negative(e.failure) == polarity}
 
 
 def _session_verdict(pred: Prediction, fix: str, session: SessionEpisode,
