@@ -43,8 +43,7 @@ import trio
 
 from commons.clock import format_day
 from commons.core.learning import Call, Cause, Evidence, Prediction, PredictionStatus, meeting_outcome, too_generic, verify
-from commons.core.learning import command_head
-from commons.core.learning.predictions import runs_fix
+from commons.core.learning import command_head, runs_fix
 from commons.core.learning import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from commons.core.learning import fix_named_in_text, fix_outcome, is_proven
 from commons.core.learning import Lesson as LocalLesson

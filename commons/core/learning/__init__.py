@@ -51,6 +51,7 @@ from commons.core.learning.predictions import (
     PredictionStatus,
     RenderedWhere,
     meeting_outcome,
+    runs_fix,
     too_generic,
     verify,
 )
@@ -151,5 +152,6 @@ __all__ = [
     "too_generic",
     "uncounted",
     "meeting_outcome",
+    "runs_fix",
     "verify",
 ]
