@@ -445,7 +445,7 @@ def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | Correcti
     meeting = {e.uid for e in met}
     failed_fix = next((e for e in in_window if isinstance(e, ErrorEpisode)
                        and (_runs_fix(fix, e.failed) or _runs_fix(fix, e.target))
-                       and not another_failure(pred, e, errors_in.get(e.session, ()), meeting)), None)
+                       and not _another_failure(pred, e, errors_in.get(e.session, ()), meeting)), None)
     if failed_fix is not None:
         found.append((failed_fix.at, 0, Verdict(pred, PredictionStatus.FAILED, failed_fix.uid, failed_fix.at,
                                                 Cause.FIX_FAILED)))
@@ -461,7 +461,7 @@ def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | Correcti
     return min(found, key=lambda f: (f[0], f[1]))[2] if found else None
 
 
-def another_failure(pred: Prediction, fix_failed: ErrorEpisode, session_errors: Sequence[ErrorEpisode],
+def _another_failure(pred: Prediction, fix_failed: ErrorEpisode, session_errors: Sequence[ErrorEpisode],
                     meeting: set[str]) -> bool:
     """Whether the session in which a lesson's fix ran and failed (``fix_failed``) met, on the
     lesson's own command, only failures other than the one it predicts (none of them in
