@@ -20,7 +20,9 @@ a lesson that is rendered is followed: an agent runs the command it names. Its v
 by the earliest of:
 
 * the named fix **ran and failed** → **failed** (cause ``fix-failed``), even when the failure it
-  met is the predicted outcome: the lesson told the agent to do something that does not work here;
+  met is the predicted outcome: the lesson told the agent to do something that does not work here
+  — but not when the session's own command then failed only otherwise than predicted (the lesson
+  was followed where another pitfall of that command was due: no verdict);
 * the outcome met → **confirmed**, whatever the session did next: the failure the lesson
   predicts is real here (a verifier that fixed it another way has not tested the named fix, and
   the first agent that follows the lesson and sees the fix fail takes it down where it is);
