@@ -90,14 +90,15 @@ class Node:
     def stderr(self) -> str:
         return (self.path / "daemon.stderr").read_text(errors="replace")
 
-    def keys(self, rtype: str | None = None) -> set[bytes]:
-        """Record keys committed to this node's store (read straight from SQLite, as another process)."""
+    def keys(self, rtype: str | None = None, origin: str | None = None) -> set[bytes]:
+        """Record keys committed to this node's store (read straight from SQLite, as another process);
+        ``origin``: only those it made (``own``) or received (``peer``)."""
         db = sqlite3.connect(f"file:{self.home.database}?mode=ro", uri=True, timeout=10)
         try:
-            sql, params = "SELECT key FROM records", ()
-            if rtype:
-                sql, params = sql + " WHERE type = ?", (rtype,)
-            return {row[0] for row in db.execute(sql, params)}
+            wheres = [(column, value) for column, value in (("type", rtype), ("origin", origin)) if value]
+            sql = "SELECT key FROM records" + "".join(
+                f"{' AND' if i else ' WHERE'} {column} = ?" for i, (column, _) in enumerate(wheres))
+            return {row[0] for row in db.execute(sql, tuple(value for _, value in wheres))}
         finally:
             db.close()
 
