@@ -654,3 +654,27 @@ def test_a_question_that_ends_on_its_particle_not_a_mark_scores_as_a_question():
 @pytest.mark.parametrize("text", ["abhi bhi kaam nahi kar raha", "ainda não funciona, continua igual"])
 def test_a_push_back_in_romanized_hindi_or_portuguese_is_a_correction(text):
     assert corrects(text, AgentTurn(said="Fixed the export.", acted="Edit export.py", claimed_done=True))
+
+
+MULTI_DONE_EN = AgentTurn(said="Implemented the change in lib/app/customers.ex only. No mix commands were run, as requested.",
+                          claimed_done=True)
+
+
+@pytest.mark.parametrize("text", [
+    "Now update App.Customers.Contact to include a changeset. Again, only touch that one file and dont run mix commands.",
+    "Next add a changeset to the TLD schema, don't touch the migration",
+    "Use mix to update all dependencies for this project. I don't care about compatibility, just make sure that mix.exs "
+    "uses the latest versions and update all dependencies. Apart from mix.exs dont touch any code, you can run mix "
+    "commands all you want.",
+])
+def test_a_next_task_opened_by_now_or_by_a_tool_for_a_purpose_is_no_correction_though_it_holds_a_ban(text):
+    assert not corrects(text, MULTI_DONE_EN)
+
+
+@pytest.mark.parametrize("text", [
+    "Now I get these lint errors: 41:12 error 'error' is defined but never used",
+    "now it fails again with the same error",
+    "use the existing auth module instead",
+])
+def test_a_report_after_now_or_a_redirect_to_another_tool_still_corrects(text):
+    assert corrects(text, DONE_EN)

@@ -430,15 +430,16 @@ def refers_back(text: str, turn: AgentTurn) -> int:
 
 
 # A message that opens by asking for something new is the next task, whatever it holds ("build X,
-# do NOT break the UI"); so is "continue" or a slash command.
+# do NOT break the UI", "now update X … again, only touch that one file"); so is "continue" or a slash command.
 _NEXT_TASK = re.compile(
-    r"^\W*(?:claude\W+)?(?:(?:" + _words(
+    r"^\W*(?:claude\W+)?(?:(?:now|next|then)\W+)?(?:(?:" + _words(
         r"help\s+me", r"build", r"create", r"implement", r"add", r"write", r"make", r"let'?s", r"we\s+(?:are|need)",
         r"i\s+(?:want|need|would\s+like|'d\s+like)", r"now\s+i\s+want", r"can\s+you", r"could\s+you", r"please",
         r"give\s+me", r"update", r"check", r"list", r"search", r"show", r"pick\s+up", r"edit", r"run", r"load",
         r"for\s+the", r"did\s+you", r"if", r"vamos", r"empecemos", r"comencemos", r"haceme", r"arma", r"me\s+ayud\w*", r"si",
         r"continue", r"go\s+on", r"go\s+ahead", r"contin[uú]a", r"retry", r"proceed", r"vas[\s-]y", r"allez",
         r"adelante", r"mach\s+weiter",
+        r"use\s+[\w.@/\-]+\s+to",  # a tool for a purpose: "use mix to update all dependencies"
         r"/[a-z][\w-]*",  # a slash command: a request of its own
     ) + r")(?![^\W\d_])|" + _words(r"增加", r"加上", r"添加", r"新增", r"创建", r"实现", r"帮我", r"请", r"如果",
                                     r"继续", r"快点", r"ช่วย", r"เพิ่ม", r"สร้าง", r"ทำต่อ", r"ต่อเลย") + ")",
