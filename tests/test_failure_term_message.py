@@ -28,6 +28,7 @@ def test_a_long_error_term_keeps_the_message_it_carries_inside():
     line, code = failure_line("Exit code 1\n" + SUPERVISOR_TERM + "\n    (mix 1.19.5) lib/mix/pubsub.ex:36: Mix.PubSub.start/0")
     assert code == 1 and len(line) <= FAILURE_CHARS
     assert line.startswith("** (RuntimeError) failed to start Mix.PubSub") and CAUSE in line
+    assert line.endswith(":supervisor, [Supervisor]}}")  # the term's end is kept, as every long line's is
 
 
 def test_a_message_deeper_than_the_cut_replaces_the_middle_of_the_term():

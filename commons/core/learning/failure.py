@@ -200,10 +200,15 @@ def _ends_of(line: str) -> str:
     if len(line) <= FAILURE_CHARS:
         return line
     head = cut(line, 120 if line.count(": ") >= 4 else 200)  # a chain of causes: more of its end
+    tail = _word_tail(line, FAILURE_CHARS - len(head) - 1)
     said = embedded_message(line, beyond=len(head.removesuffix("…")))
-    if said is not None:  # what the term says: its head, where, and the message inside it, why
-        return shortened(line, FAILURE_CHARS)
-    return f"{head} {_word_tail(line, FAILURE_CHARS - len(head) - 1)}"
+    if said is not None and said.start() < len(line) - len(tail):
+        # Neither end holds the message the term carries: the ends give it room, the head first.
+        words = cut(said.group(0), FAILURE_CHARS // 3)  # with its key: a shorter quote of the line finds it again
+        head = cut(line[:said.start()], (FAILURE_CHARS - len(words)) // 2)
+        tail = _word_tail(line[said.end():], FAILURE_CHARS - len(head) - len(words) - 2)
+        return f"{head} {words} {tail}"
+    return f"{head} {tail}"
 
 
 def _word_tail(line: str, n: int) -> str:
