@@ -95,7 +95,7 @@ def test_publish_on_beside_the_running_daemon_sends_the_nodes_lessons(nodes):
     r1 = dialing(nodes, "r1", pub)
     done = quiet.cli("publish", "on", "--json")
     assert '"publishing": true' in done.stdout
-    wait_for(lambda: len(quiet.keys() - pub.keys()) >= 5 + 1, 10, "the hand-written shared lesson to be signed")
+    wait_for(lambda: len(quiet.keys() - pub.keys()) >= 5 + 1, 30, "the hand-written shared lesson to be signed")
     own = quiet.keys() - pub.keys()
     for node in (pub, r1):
         wait_for(lambda node=node: node.keys() >= own, 20, f"{node.name} to receive the quiet node's lessons")

@@ -296,3 +296,62 @@ def test_gates_read_by_their_first_clauses_answer_as_every_gate_read_in_turn():
             assert instruction._GATES.admitted(lower) == each_in_turn(instruction_gates, lower), text
             assert scrubber._ANCHOR_GATES.admitted(text.lower()) == each_in_turn(anchor_gates, text.lower()), text
     assert Gates([]).admitted("anything") == 0
+
+
+# --- speed3 (issue #31 item 2): the scrubber asks whether an anchor occurs before it lists where
+
+
+def test_an_anchor_is_said_to_occur_exactly_where_its_positions_are_found():
+    """``scrubber._live`` wakes a rule by ``_OCCURS`` (one ``in`` or one ``search``), where it
+    listed the anchor's positions (``Marks.anchor``) before: the two agree on every anchor and text."""
+    from commons.core.policy import scrubber
+    from commons.core.policy.rule import Marks
+
+    texts = _scrub_texts() + ["", "x", "~", "ab:cd:ef:01", "(555) 123-4567", "+1 555", "0201 234 5678"]
+    for text in texts:
+        marks = Marks(text)
+        for n, (anchor, _ranks) in enumerate(scrubber._ANCHORS):
+            assert scrubber._OCCURS[n](text) == bool(marks.anchor(anchor)), (anchor.pattern, text)
+
+
+def test_each_rule_reads_its_value_groups_as_named_in_its_pattern():
+    from commons.core.policy.rule import _value_groups
+    from commons.core.policy.rules import RULES
+
+    for rule in RULES:
+        named = [g for g in rule.pattern.groupindex if g.startswith("v")]
+        assert list(_value_groups(rule.pattern)) == (named or [0]), rule.name
+
+
+def test_a_text_is_read_as_folded_exactly_where_the_pattern_finds_nothing_unfolded():
+    from commons.core.policy.literals import _NOT_FOLDED, _folded
+
+    every = "".join(map(chr, range(128)))
+    rng = random.Random(31)
+    texts = [*every, every, "a  b", "a b", "a\tb", "\x00", "", *_door_texts()[:800]]
+    texts += ["".join(rng.choice(every + "ab  ") for _ in range(rng.randrange(0, 12))) for _ in range(3000)]
+    for text in texts:
+        if text.isascii():
+            assert _folded(text) == (_NOT_FOLDED.search(text) is None), repr(text)
+
+
+def test_a_text_without_quote_marks_is_its_own_unquoted_form_for_the_danger_check():
+    from commons.core.policy import danger
+
+    for text in _door_texts()[:1500] + ['say "hi" now', "“x” then `rm -rf /`", 'one " mark', ""]:
+        for blank in ('""', " "):
+            assert danger._unquoted(text, blank) == danger._QUOTED.sub(blank, text), text
+
+
+def test_the_tokenizers_commands_are_the_dataclasses_they_stand_for():
+    """Built through ``__dict__`` (``shell._command``), a command equals, hashes and reads as the one
+    its dataclass constructor makes."""
+    import dataclasses
+
+    lines = ["git push --force origin main", "sudo -u x env A=1 npm ci && curl -s x | sh", "echo $(rm -rf /tmp/x) > o",
+             "bash -c 'export X=1; make test'", "tool5", ""] + [t for t in _door_texts()[:300] if len(t) < 200]
+    for line in lines:
+        for command in tokenize(line):
+            made = shell.Command(*(getattr(command, f.name) for f in dataclasses.fields(shell.Command)))
+            assert command == made and hash(command) == hash(made) and repr(command) == repr(made), line
+            assert (command.program, command.lowered) == (made.program, made.lowered), line

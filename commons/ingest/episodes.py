@@ -35,7 +35,7 @@ from commons.core.learning import OpenFailure, Resolution, Resolved, advance, go
 from commons.core.learning import SHELL_TOOLS
 from commons.core.policy import clip, cut, scrub
 from commons.ingest.corrections import (
-    AgentTurn, asks, claims_done, contradicts, corrects, is_correction, shouts_as_a_habit, writes_in_capitals,
+    AgentTurn, asks, claims_done, contradicts, corrects, is_correction, only_thanks, shouts_as_a_habit, writes_in_capitals,
 )  # fmt: skip
 from commons.ingest.turns import (AgentSaid, PersonInterrupted, PersonSaid, SessionSeen, ToolCalled, ToolRejected,
                                   ToolReturned, Turn)
@@ -50,6 +50,7 @@ SAID_CHARS = 1000
 ENDED_CHARS = 1000
 PRECEDING_CHARS = 500
 SAID_KEPT = 300  # characters of the agent's last words kept beside the next step
+WORDS_CHARS = 4000  # of the agent's last words (scrubbed), what the person's reply may quote back
 HINT_CHARS = 600  # characters of a failed output's head kept to tell which step it points at
 OUTPUT_ENDS = 6000  # characters of a failed output's head and of its tail that are searched
 
@@ -72,10 +73,12 @@ class BuildState:
     calls: tuple[ToolCall, ...] = ()
     ended: str = ""
     turn_text: str = ""  # the agent's last words since the person last spoke
+    turn_words: str = ""  # more of those words (WORDS_CHARS): what the person's reply may quote back
     turn_call: str = ""  # the agent's last tool call since the person last spoke
     turn_done: bool = False  # the agent's last words since the person spoke claimed the work done
     turn_asked: bool = False  # those words ended on a question to the person
     interrupted: bool = False  # the person stopped the agent since they last spoke
+    claim_stands: bool = False  # the agent claimed done, the person only thanked it, and it has called nothing since
     pending: tuple[tuple[str, str, str, str], ...] = ()  # (call id, tool, target, detail), oldest first
     open_failures: tuple[OpenFailure, ...] = ()  # failed calls still awaiting a resolution
     open_errors: tuple[ErrorEpisode, ...] = ()  # their episodes, to emit again once resolved
@@ -89,7 +92,8 @@ class BuildState:
             "person_messages": self.person_messages, "person_shouted": self.person_shouted, "tool_counts": [list(p) for p in self.tool_counts],
             "calls": [[c.tool, c.target] for c in self.calls], "ended": self.ended,
             "turn_text": self.turn_text, "turn_call": self.turn_call, "turn_done": self.turn_done,
-            "turn_asked": self.turn_asked, "interrupted": self.interrupted,
+            "turn_asked": self.turn_asked, "interrupted": self.interrupted, "turn_words": self.turn_words,
+            "claim_stands": self.claim_stands,
             "pending": [list(p) for p in self.pending], "open_failures": [f.to_json() for f in self.open_failures],
             "open_errors": [[e.session, e.uid, e.at, e.tool, e.target, e.failure, e.exit_code, e.command]
                             for e in self.open_errors],
@@ -103,7 +107,7 @@ class BuildState:
                  "tool_counts", "calls", "ended", "turn_text", "turn_call", "turn_done", "turn_asked", "interrupted",
                  "pending",
                  "open_failures", "open_errors", "seen", "said"}  # fmt: skip
-        later = {"person_shouted"}  # fields added since: a state written before them has none
+        later = {"person_shouted", "turn_words", "claim_stands"}  # fields added since: a state written before them has none
         if not known <= set(body) <= known | later:
             raise KeyError(f"build state fields differ: {sorted((set(body) - later) ^ known)}")
         return cls(
@@ -117,6 +121,7 @@ class BuildState:
             calls=tuple(ToolCall(str(t), str(g)) for t, g in body["calls"]), ended=str(body["ended"]),
             turn_text=str(body["turn_text"]), turn_call=str(body["turn_call"]), turn_done=bool(body["turn_done"]),
             turn_asked=bool(body["turn_asked"]), interrupted=bool(body["interrupted"]),
+            turn_words=str(body.get("turn_words", "")), claim_stands=bool(body.get("claim_stands", False)),
             pending=tuple((str(i), str(t), str(g), str(d)) for i, t, g, d in body["pending"]),
             open_failures=tuple(OpenFailure.from_json(row) for row in body["open_failures"]),
             open_errors=tuple(
@@ -140,12 +145,15 @@ class EpisodeBuilder:
         self.calls = list(s.calls)
         self.scrubbed = {c: c for c in s.calls}  # raw call → its scrubbed form (a repeat costs no scrub)
         self.turn_call, self.interrupted = s.turn_call, s.interrupted
+        self.claim_stands = s.claim_stands
         self._ended, self._turn_text, self._turn_done, self._turn_asked = s.ended, s.turn_text, s.turn_done, s.turn_asked
+        self._turn_words = s.turn_words
         # The agent's last words, raw, while newer than the field each stands for (see `ended`).
         self._said_ended: str | None = None
         self._said_turn: str | None = None
         self._said_done: str | None = None
         self._said_asked: str | None = None
+        self._said_words: str | None = None
         self._scrubbed_said: tuple[str, str] = ("", "")  # (raw, scrubbed): one scrub for both cuts
         self.pending: OrderedDict[str, tuple[str, str, str]] = OrderedDict((i, (t, g, d)) for i, t, g, d in s.pending)
         self.open_failures = s.open_failures
@@ -164,7 +172,7 @@ class EpisodeBuilder:
         elif isinstance(turn, AgentSaid):
             text = turn.text.strip()
             if text:
-                self._said_ended = self._said_turn = self._said_done = self._said_asked = text
+                self._said_ended = self._said_turn = self._said_done = self._said_asked = self._said_words = text
                 self.said = text[-SAID_KEPT:]
         elif isinstance(turn, PersonSaid):
             self._person(turn)
@@ -194,6 +202,16 @@ class EpisodeBuilder:
     @turn_text.setter
     def turn_text(self, value: str) -> None:
         self._turn_text, self._said_turn = value, None
+
+    @property
+    def turn_words(self) -> str:
+        if self._said_words is not None:
+            self._turn_words, self._said_words = cut(self._scrub_said(self._said_words), WORDS_CHARS), None
+        return self._turn_words
+
+    @turn_words.setter
+    def turn_words(self, value: str) -> None:
+        self._turn_words, self._said_words = value, None
 
     @property
     def turn_done(self) -> bool:
@@ -237,6 +255,7 @@ class EpisodeBuilder:
         if turn.use_id in self.seen:  # the same call written twice (a message split or replayed)
             return
         self._remember(turn.use_id)
+        self.claim_stands = False
         self.counts[turn.tool] += 1
         call = ToolCall(turn.tool, turn.target)
         if len(self.calls) < MAX_CALLS:
@@ -284,16 +303,20 @@ class EpisodeBuilder:
         uid = turn.uid or f"{self.session}#{self.person_messages}"
         # The same message sent again (a retry after an error, a re-sent first request) answers no new turn.
         resent = cut(scrub(text), ASKED_CHARS) in self.asked
+        # A claim of done still stands when the person only thanked the agent and it called nothing since:
+        # "thanks" → "you're welcome" → "it fails with …" contradicts the claim before the thanks.
+        claimed = self.turn_done or self.claim_stands and not self.turn_call
         # A subagent's "user" words are its parent agent's prompts (a Claude Code sidechain, a Gemini
         # subagent chat): the person is not speaking there, and corrects nothing.
         corrected = not resent and not self.sidechain and corrects(text, AgentTurn(said=self.turn_text, acted=self.turn_call,
-                                                            claimed_done=self.turn_done, asked=self.turn_asked,
+                                                            claimed_done=claimed, asked=self.turn_asked,
+                                                            words=self.turn_words,
                                                             interrupted=self.interrupted,
                                                             first=self.person_messages == 0,
                                                             shouts_as_a_habit=shouts_as_a_habit(
                                                                 self.person_shouted, self.person_messages)))
         # Found by the structure alone after a claim of done: what the agent claimed, not a command, was wrong.
-        after_done = corrected and self.turn_done and not is_correction(text)
+        after_done = corrected and claimed and not is_correction(text)
         clean = ""
         if corrected:
             clean = scrub(text)
@@ -308,7 +331,8 @@ class EpisodeBuilder:
             self.asked.append(cut(clean or scrub(text), ASKED_CHARS))
         self.person_messages += 1
         self.person_shouted += writes_in_capitals(text)
-        self.turn_text = self.turn_call = ""
+        self.claim_stands = claimed and only_thanks(text)
+        self.turn_text = self.turn_call = self.turn_words = ""
         self.turn_done = self.turn_asked = self.interrupted = False
         # The person asked for something: the task moved on, and what follows no longer resolves
         # earlier failures. A correction in so many words steers the same task ("set asyncio_mode in
@@ -332,7 +356,7 @@ class EpisodeBuilder:
                 via_rejection=True, command=rejected,
             )  # fmt: skip
         )
-        self.turn_text = self.turn_call = ""
+        self.turn_text = self.turn_call = self.turn_words = ""
 
     def _returned(self, turn: ToolReturned) -> None:
         tool, target, detail = self.pending.pop(turn.use_id, ("", "", ""))
@@ -430,7 +454,8 @@ class EpisodeBuilder:
             person_messages=self.person_messages, person_shouted=self.person_shouted,
             tool_counts=tuple(sorted(self.counts.items())), calls=tuple(self.calls),
             ended=self.ended, turn_text=self.turn_text, turn_call=self.turn_call, turn_done=self.turn_done,
-            turn_asked=self.turn_asked, interrupted=self.interrupted,
+            turn_asked=self.turn_asked, interrupted=self.interrupted, turn_words=self.turn_words,
+            claim_stands=self.claim_stands,
             pending=tuple((i, t, g, d) for i, (t, g, d) in self.pending.items()),
             open_failures=self.open_failures, open_errors=tuple(self.open_errors.values()),
             seen=tuple(self.seen), said=self.said,

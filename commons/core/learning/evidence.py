@@ -17,6 +17,10 @@ The fix is then what changed in between:
   provides it (``nix-shell -p cargo --run 'cargo check'``, `commons.core.learning.wrappers`): the
   retry may fail on something of the program's own, the program was found.
 
+A command run on a device, in a container or on a host (``adb shell x``, ``docker exec web x``,
+`scope.remote_command`) is what runs there: its kind is that command's, and it is tried again by
+that command run again in the same place.
+
 Read-only steps (listing, reading, printing, searching, ``--version``, status, checks such as a
 test run) and clean-up or abort steps (``git rebase --abort``, ``git stash``, ``rm`` of a temporary
 file) are never fixes; nor is the next task, since only a retry of the failing step proves one.
@@ -39,7 +43,7 @@ from dataclasses import dataclass, replace
 
 from commons.core.learning.failure import is_bare, program_of, segments, split_command
 from commons.core.learning.generalise import COMMON_WORDS, fills
-from commons.core.learning.scope import SHELL_TOOLS, command_head, past_prefixes
+from commons.core.learning.scope import SHELL_TOOLS, command_head, past_prefixes, remote_command, remote_place, takes_value
 from commons.core.learning.script_writes import script_write_step, script_writes
 from commons.core.learning.wrappers import found_by_wrapper, provides, wrapped
 from commons.core.policy import clip, scrub
@@ -124,6 +128,7 @@ READ_ONLY_PROGRAMS = frozenset({
     "select-string", "get-command", "write-host", "write-output", "get-process", "get-item",
     "pytest", "jest", "vitest", "mocha", "mypy", "pyright", "tsc", "eslint", "flake8", "pylint",
     "shellcheck", "hadolint", "bandit", "clippy",
+    "getprop", "dumpsys",  # Android's shell: its properties, its services' state
 })  # fmt: skip
 # Sub-commands and flags that make any program's call a look rather than a change.
 READ_ONLY_WORDS = frozenset({
@@ -145,11 +150,13 @@ QUERY_CLIS = frozenset({
     "firebase", "supabase", "wrangler", "terraform", "tofu", "pulumi", "podman", "nerdctl", "crictl",
     "minikube", "kind", "k3d", "microk8s", "multipass", "vagrant", "virsh", "lxc", "incus", "nmcli", "ip",
     "launchctl", "sc", "netsh", "solana", "spl-token",
+    "adb", "pm",  # Android's debug bridge (`adb devices`) and package manager (`pm list packages`, `pm path x`)
 })  # fmt: skip
 QUERY_VERBS = frozenset({
     "list", "ls", "show", "status", "info", "view", "describe", "get", "search", "inspect", "logs", "whoami",
     "version", "outdated", "current", "which", "balance", "address", "check", "validate", "plan", "history",
     "query", "ps", "images",
+    "devices", "get-state", "get-serialno", "path", "dump",
 })  # fmt: skip
 # AWS's and gcloud's verbs are joined to their object: `describe-instances`, `get-value`, `list-buckets`.
 _QUERY_VERB_PREFIX = re.compile(r"^(?:list|describe|get|show)-[a-z]")
@@ -175,11 +182,16 @@ def is_query(words: Sequence[str]) -> bool:
         return True
     if program not in QUERY_CLIS:
         return False
-    subs = []
-    for word in words[1:4]:
-        if word.startswith("-"):
-            break  # past the sub-commands: an option's value may be any word
-        subs.append(word.lower())
+    subs: list[str] = []
+    i = 1
+    while i < len(words) and len(subs) < 3:
+        if words[i].startswith("-"):
+            if subs or not takes_value(program, words[i]):
+                break  # past the sub-commands: an option's value may be any word
+            i += 2  # `adb -s emulator-5554 devices`: the option's value comes before the sub-command
+            continue
+        subs.append(words[i].lower())
+        i += 1
     return any(word in QUERY_VERBS or _QUERY_VERB_PREFIX.match(word) for word in subs)
 
 
@@ -213,6 +225,10 @@ def _words(segment: str) -> list[str]:
 def segment_kind(segment: str) -> StepKind:
     """What one sub-command of a shell command does (`StepKind`)."""
     segment = " ".join(segment.split())
+    remote = remote_command(segment)
+    if remote is not None:
+        # `adb shell getprop x`, `docker exec web ls /app`: what runs there decides what the call does.
+        return step_kind("bash", remote)
     plain = re.sub(r"^(?:sudo\s+)?", "", segment)
     if any(rx.search(plain) for rx in CLEAN_UP):
         return StepKind.CLEAN_UP
@@ -384,6 +400,11 @@ def _variant(key: str, other: str) -> bool:
 def _same_shell_step(failed: str, segment: str) -> bool:
     failed, segment = spelled_alike(failed), spelled_alike(segment)
     fh, sh = _head(failed), _head(segment)
+    remote_failed, remote = remote_command(failed), remote_command(segment)
+    if fh == sh and fh != "ssh" and remote_failed is not None and remote is not None:
+        # On the same device or in the same container the step is what runs there (`adb shell ls /a`
+        # after `adb shell ls /b` is another look, not the first tried again); elsewhere it is another.
+        return remote_place(failed) == remote_place(segment) and _same_shell_step(remote_failed, remote)
     if fh != sh:
         goal = _GOAL_OF.get(fh)
         if goal is None or goal != _GOAL_OF.get(sh):

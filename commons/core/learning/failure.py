@@ -10,9 +10,11 @@ picks that line by rules tried in order of how sure they are:
 2. pytest's short summary (``FAILED path::test - message``) when it carries a message;
 3. a traceback's last line (the exception and its message);
 4. the first line with a failure marker (``error``, ``fatal``, ``E   ``, ``XError:``, ``npm error``,
-   ``** (Mix)``, ``[rejected]``); a marker with no words of its own ("error ->") takes the next line;
+   ``** (Mix)``, ``[rejected]``); a marker with no words of its own ("error ->") takes the next line; a
+   logger's record with its level in a column (``ERROR | …``) only when no other line has a marker;
 5. a hook reported as failed (pre-commit's ``hook-id......Failed``) with what it found;
-6. the first line that is neither noise nor a warning.
+6. the first line where a program the command ran names itself (``adb: more than one device/emulator``);
+7. the first line that is neither noise nor a warning.
 
 `attribute` names the sub-command of a compound shell command (``a && b``, ``;``, pipes) that
 the output shows failed; `is_informative` is the measure the lessons report uses.
@@ -24,7 +26,7 @@ import functools
 import re
 import shlex
 
-from commons.core.learning.scope import command_head, past_prefixes
+from commons.core.learning.scope import command_head, past_prefixes, remote_command
 from commons.core.policy import clip, cut, scrub
 
 FAILURE_CHARS = 300
@@ -185,7 +187,7 @@ def failure_line(text: str, command: str = "") -> tuple[str, int | None]:
     ``command``: the sub-command the failure belongs to, when known (not used yet by every rule)."""
     exit_code = exit_code_of(text)
     lines = _lines(text)
-    line = _choose(lines)
+    line = _choose(lines, frozenset(program_of(part) for part in segments(command)) - {""})
     if line:
         return _ends_of(line), exit_code  # scrubbed, then cut: a cut first can halve a key
     return (f"Exit code {exit_code}" if exit_code is not None else ""), exit_code
@@ -301,7 +303,10 @@ _GIT_REMOTE_TRAILER = re.compile(r"^(?:fatal: Could not read from remote reposit
                                  r"correct access rights|and the repository exists\.)$")
 
 
-def _choose(lines: list[str]) -> str:
+def _choose(lines: list[str], programs: frozenset[str] = frozenset()) -> str:
+    """The failure line of ``lines`` (the rules of the module's docstring, in order); ``programs``:
+    those the failed command runs, whose own word on what failed ("adb: more than one device/emulator")
+    is the line when no line carries a marker."""
     meaningful = [(i, line) for i, line in enumerate(lines) if line and not _NOISE.match(line)]
     if not meaningful:
         return ""
@@ -320,7 +325,10 @@ def _choose(lines: list[str]) -> str:
     traceback = _traceback_tail(lines)
     if traceback:
         return traceback
-    for k, (_, line) in enumerate(meaningful):
+    # A logger's record of its own run, its level in a column ("ERROR | Setting read-only feature…", the
+    # Android emulator's), yields to a line that says the failure in a program's own words.
+    for k in sorted(range(len(meaningful)), key=lambda k: bool(_LOG_RECORD.match(meaningful[k][1]))):
+        line = meaningful[k][1]
         if _MARKER.match(line) and not _HOOK_FAILED.match(line):
             if (_BARE_MARKER.match(line) or _PYDANTIC.search(line)) and k + 1 < len(meaningful):
                 return " ".join(part for _, part in meaningful[k + 1:k + 3]) if _PYDANTIC.search(line) \
@@ -329,9 +337,25 @@ def _choose(lines: list[str]) -> str:
     hook = _hook_finding(lines)
     if hook:
         return hook
+    said = _program_said(meaningful, programs)
+    if said:
+        return said
     return _continued(meaningful[0][1], meaningful[1][1] if len(meaningful) > 1 else "")
 
 
+def _program_said(meaningful: list[tuple[int, str]], programs: frozenset[str]) -> str:
+    """The first line where a program the command ran names itself ("unzip: cannot find zipfile
+    directory in one of x.zip", "adb: more than one device/emulator"): with no failure marker
+    anywhere, the program's own word on what went wrong, not the listing or banner it printed first."""
+    for k, (_, line) in enumerate(meaningful):
+        said = _PROGRAM_SAYS.match(line)
+        if said and said.group(1) in programs:
+            return _continued(line, meaningful[k + 1][1] if k + 1 < len(meaningful) else "")
+    return ""
+
+
+# A log record with its level in a column: "ERROR | …", "FATAL | …" (padding squeezed by `_lines`).
+_LOG_RECORD = re.compile(r"^[A-Z][A-Z_]{2,} \| \S")
 # "1 validation error for applyArguments": the field and its issue follow on the next two lines.
 _PYDANTIC = re.compile(r"\b\d+ validation errors? for \w+")
 
@@ -423,7 +447,9 @@ _SIGNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^(?:cc1\w*|collect2|/usr/bin/ld|ld): |^\S+\.(?:c|cc|cpp|h|hpp):\d+:\d+: (?:fatal )?error: ", re.MULTILINE),
      "gcc|cc|g++|clang|clang++"),
 )
-_NOT_FOUND = re.compile(r"(?:^|\s)(?:bash: |zsh: |sh: )?(?:line \d+: )?([\w.\-/]+): (?:command not found|not found)", re.MULTILINE)
+# "bash: x: command not found", "sh: 1: x: not found", Android's mksh "/system/bin/sh: x: inaccessible or not found".
+_NOT_FOUND = re.compile(r"(?:^|\s)(?:bash: |zsh: |sh: )?(?:line \d+: )?([\w.\-/]+): (?:command not found|not found"
+                        r"|inaccessible or not found)", re.MULTILINE)
 
 
 def split_command(command: str) -> list[tuple[str, str]]:
@@ -562,7 +588,9 @@ _NOT_RUN = re.compile(
     r"|\bAbortError\b|The operation was aborted|Tool permission request failed|Cancelled: parallel tool call|Sibling tool call errored"
     r"|(?:PreToolUse|PostToolUse|UserPromptSubmit)\S* hook (?:error|blocked)|blocked by (?:a |the )?hook"
     r"|Bash command blocked|denied by policy|not allowed in plan mode|You are in Plan Mode"
-    r"|Permission to use \S+ (?:has been|was) denied|user (?:rejected|declined|denied)",
+    r"|Permission to use \S+ (?:has been|was) denied|user (?:rejected|declined|denied)"
+    # Claude Code's auto mode could not have the call judged safe (its classifier model was down): not run
+    r"|auto mode cannot determine the safety of",
     re.IGNORECASE | re.MULTILINE)
 # Commands whose non-zero exit is their answer ("no match", "not there"), and the printers of a
 # file's lines, whose failure to open a guessed path says only that it is not there.
@@ -606,8 +634,9 @@ _NOT_WRITABLE = re.compile(r"Permission denied|Operation not permitted|Read-only
 
 
 def _asks_version(part: str) -> bool:
-    words = part.split()
-    return len(words) == 2 and words[1] in {"--version", "-v", "-V", "version"}
+    """`x --version`, `x --help` (its redirections aside): asks what `x` is, and whether it is there."""
+    words = [w for w in part.split() if not re.match(r"^\d*(?:>>?|<)&?\S*$", w)]
+    return len(words) == 2 and words[1] in {"--version", "-v", "-V", "version", "--help"}
 
 
 def _writes_and_removes(parts: list[str]) -> bool:
@@ -709,6 +738,10 @@ def is_probe(command: str, output: str, call: str = "") -> bool:
     parts = segments(command)
     if not parts:
         return False
+    remote = remote_command(parts[-1]) if len(parts) == 1 else None
+    if remote is not None:
+        # `adb shell "ls /sbin"`, `docker exec web cat /x`: the look is the command run there.
+        return is_probe(remote, output, remote)
     if any(target in output for part in parts for target in redirect_targets(part)):
         return False
     looking = _is_look(parts[-1]) or any(_is_look(p) for p in parts) and all(_is_look(p) or program_of(p) in PROBES

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -71,6 +72,123 @@ def past_prefixes(words: list[str]) -> list[str]:
         if prefix == "timeout" and words and re.match(r"^\d", words[0]):
             words = words[1:]
     return words
+# Options a program takes before its sub-command, with a value of their own (`adb -s emulator-5554
+# shell`, `git -C repo status`, `kubectl -n prod get pods`, `make -C build test`): the value is no
+# sub-command. Only options that take a value are listed; a flag (`git --no-pager log`) is passed
+# over as every option is.
+_VALUED_BEFORE_SUBCOMMAND = {
+    "adb": frozenset({"-s", "-t", "-H", "-P", "-L"}),
+    "git": frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"}),
+    "kubectl": frozenset({"-n", "--namespace", "--context", "--cluster", "--kubeconfig", "--user"}),
+    "helm": frozenset({"-n", "--namespace", "--kube-context", "--kubeconfig"}),
+    "make": frozenset({"-C", "--directory", "-f", "--file", "--makefile", "-I", "--include-dir"}),
+    "docker": frozenset({"-H", "--host", "--context", "-c", "--config", "-l", "--log-level"}),
+    "podman": frozenset({"--url", "-c", "--connection", "--root", "--runroot"}),
+    "npm": frozenset({"--prefix", "-w", "--workspace"}),
+    "pnpm": frozenset({"-C", "--dir", "--filter", "-F"}),
+    "yarn": frozenset({"--cwd"}),
+    "cargo": frozenset({"--manifest-path", "--config", "-Z"}),
+    "go": frozenset({"-C"}),
+    "uv": frozenset({"--directory", "--project"}),
+    "gh": frozenset({"-R", "--repo"}),
+    "systemctl": frozenset({"-H", "--host", "-M", "--machine"}),
+}
+
+
+def takes_value(program: str, option: str) -> bool:
+    """Whether ``option``, given before ``program``'s sub-command, takes the next word as its value."""
+    return option in _VALUED_BEFORE_SUBCOMMAND.get(program.rsplit("/", 1)[-1].lower(), frozenset())
+
+
+def subcommand_words(words: list[str]) -> list[str]:
+    """The words of a command (past its prefixes) after its program that are not options nor an
+    option's value (`_VALUED_BEFORE_SUBCOMMAND`): ``adb -s emulator-5554 shell id`` → ``shell id``."""
+    valued = _VALUED_BEFORE_SUBCOMMAND.get(words[0].rsplit("/", 1)[-1].lower(), frozenset()) if words else frozenset()
+    out: list[str] = []
+    skip = False
+    for word in words[1:]:
+        if skip:
+            skip = False
+        elif word.startswith("-"):
+            skip = not out and word in valued  # a value before the sub-command, never one after it
+        else:
+            out.append(word)
+    return out
+
+
+# Programs that run a command somewhere else (a device, a container, a pod, a host) and what comes
+# before that command: `adb [-s x] shell CMD`, `docker exec [-it] [-u x] NAME CMD`, `kubectl exec [-n x]
+# POD -- CMD`, `ssh [-p 22] HOST CMD`. What such a call does is what its command does.
+_EXEC_VALUED = frozenset({"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "-c", "--container",
+                          "-n", "--namespace", "--context", "-p", "-i", "-l", "-o", "-F", "-J"})
+_REDIRECTION = re.compile(r"^\d*(?:>>?|<)&?\S*$")
+
+
+def remote_command(segment: str) -> str | None:
+    """The command a shell sub-command runs elsewhere (on a device, in a container or pod, on a host),
+    or None: ``adb -s x shell "ls -la /sbin/ 2>&1" 2>&1`` → ``ls -la /sbin/ 2>&1``."""
+    split = _remote_split(segment)
+    return " ".join(split[1]) if split else None
+
+
+def remote_place(segment: str) -> str:
+    """Where a shell sub-command runs its command, its options aside (``docker exec -it web`` →
+    ``docker exec web``; ``adb -s x shell`` → ``adb shell``: the option picks one of the devices
+    plain ``adb shell`` may reach), "" when it runs none elsewhere."""
+    split = _remote_split(segment)
+    if not split:
+        return ""
+    program, *before = split[0]
+    words, skip = [program], False
+    for word in before:
+        if skip:
+            skip = False
+        elif word.startswith("-"):
+            skip = takes_value(program, word) or word in _EXEC_VALUED
+        else:
+            words.append(word)
+    return " ".join(words)
+
+
+def _remote_split(segment: str) -> tuple[list[str], list[str]] | None:
+    try:
+        words = past_prefixes([w for w in shlex.split(segment) if not _ASSIGNMENT.match(w)])
+    except ValueError:
+        return None
+    if not words:
+        return None
+    program = words[0].rsplit("/", 1)[-1].lower()
+    rest = words[1:]
+    if program == "adb":
+        subs = subcommand_words(words)
+        if not subs or subs[0] != "shell":
+            return None
+        at = rest.index("shell") + 1
+    elif program in {"docker", "podman", "nerdctl", "kubectl", "oc"}:
+        if "exec" not in rest:
+            return None
+        at = rest.index("exec") + 1
+        if program in {"kubectl", "oc"}:
+            if "--" not in rest[at:]:
+                return None
+            at = rest.index("--", at) + 1
+        else:
+            while at < len(rest) and rest[at].startswith("-"):
+                at += 2 if rest[at] in _EXEC_VALUED else 1
+            at += 1  # the container
+    elif program == "ssh":
+        at = 0
+        while at < len(rest) and rest[at].startswith("-"):
+            at += 2 if rest[at] in _EXEC_VALUED else 1
+        at += 1  # the host
+    else:
+        return None
+    inner = rest[at:]
+    while inner and _REDIRECTION.match(inner[-1]):
+        inner = inner[:-1]  # the outer command's own redirection (`… shell "x" 2>&1`)
+    return ([words[0], *rest[:at]], inner) if inner else None
+
+
 # Programs that run another program or a module: the interesting head is what they run.
 _RUNNERS = {
     ("python", "-m"), ("python3", "-m"), ("uv", "run"), ("poetry", "run"), ("pdm", "run"),
@@ -107,7 +225,7 @@ def command_head(tool: str, target: str) -> str:
         return tool.lower()
     program = words[0].rsplit("/", 1)[-1].lower()
     program = re.sub(r"(?<=[a-z])\d+(?:\.\d+)*$", "", program) if program.startswith("python") else program
-    rest = [w for w in words[1:] if not w.startswith("-")]
+    rest = subcommand_words(words)
     if rest and _SUBCOMMAND.match(rest[0]) and not rest[0].endswith((".py", ".js", ".ts", ".sh")):
         return f"{program} {rest[0]}"
     return program

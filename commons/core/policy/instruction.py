@@ -56,6 +56,11 @@ _ASCII_INVISIBLE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 def visible(text: str) -> str:
     """``text`` without ANSI escapes and invisible characters; ``\\r`` and other line breaks
     (U+2028, U+2029, U+0085) become newlines, NFC."""
+    if text.isascii() and text.isprintable():
+        # Every character the three patterns below take (ESC, the breaks, the controls) is a
+        # control character: a printable ASCII text is what they leave (a signed record's
+        # words always are; the decoder checked).
+        return text
     text = _BREAKS.sub("\n", _ANSI.sub("", text))
     if text.isascii():  # NFC leaves ASCII as it is
         return _ASCII_INVISIBLE.sub("", text)

@@ -90,7 +90,10 @@ def _key_value_spans(marks: Marks) -> Iterator[tuple[int, int, Kind]]:
     if marks.lower is None:
         marks = Marks(text.lower())  # positions only need to be close: the key is matched again
     starts = set()
+    lower = marks.lower
     for stem in KV_STEMS:
+        if lower is not None and stem not in lower:  # most texts hold one stem or none: no positions listed for the rest
+            continue
         for i in marks.keyword(stem):
             tail = _STEM_TAIL.match(text, i)
             if tail is None:

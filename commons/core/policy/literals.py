@@ -82,10 +82,18 @@ class Gated:
     def search(self, text: str) -> re.Match[str] | None:
         """``pattern.search(text)``. A text that is not folded (other white space than single
         spaces, a NUL) is read by the pattern itself."""
-        if (self.gate is not None and text.isascii() and _NOT_FOLDED.search(text) is None
+        if (self.gate is not None and text.isascii() and _folded(text)
                 and not self.gate.admits(text.lower())):
             return None
         return self.pattern.search(text)
+
+
+def _folded(text: str) -> bool:
+    """Whether an ASCII ``text`` holds none of what a folded text never holds (``_NOT_FOLDED``).
+    Every ASCII character that pattern can match alone (NUL, and white space other than a space)
+    is a control character, so a printable text without two spaces in a row is answered by two
+    calls in C, without running the pattern's alternation at each position."""
+    return (text.isprintable() and "  " not in text) or _NOT_FOLDED.search(text) is None
 
 
 class Gates:

@@ -95,7 +95,7 @@ class Rule:
     def spans(self, marks: Marks) -> Iterator[tuple[int, int, Kind]]:
         # The replaced text is the first value group (named v, v_…) that took part; the rest of
         # the match is context that stays.
-        groups = [g for g in self.pattern.groupindex if g.startswith("v")] or [0]
+        groups = _value_groups(self.pattern)
         text = marks.text
         n = len(text)
         for lo, hi in self.windows(marks):
@@ -124,6 +124,13 @@ class Rule:
                         kind = verdict
                 pos = max(m.end(), pos)
                 yield start, end, kind
+
+
+@functools.lru_cache(maxsize=None)
+def _value_groups(pattern: re.Pattern[str]) -> tuple[str | int, ...]:
+    """A rule's value groups (named v, v_…), in order, or the whole match (0) where it has none:
+    read once per pattern, not once per text."""
+    return tuple(g for g in pattern.groupindex if g.startswith("v")) or (0,)
 
 
 class Marks:

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from commons.core.policy.literals import Gate, Gates, Occurrences, gate
 from commons.core.policy.memo import short_texts
-from commons.core.policy.rule import Kind, Marks, lead, scoped
+from commons.core.policy.rule import Kind, Marks, lead, literal, scoped
 from commons.core.policy.rules import RULES
 
 __all__ = [
@@ -168,10 +169,26 @@ def _live(marks: Marks) -> set[int]:
         if _UNLED and _ANY_UNLED.search(text) is not None:
             woken.extend(_UNLED)
     for n in woken:
-        a, ranks = _ANCHORS[n]
-        if marks.anchor(a):
-            live.update(ranks)
+        # Whether the anchor occurs at all, by one call in C (a literal's ``in``, or one search):
+        # most woken anchors occur nowhere, and their positions (``Marks.anchor``, what a live
+        # rule's windows read) are listed only for those that do.
+        if _OCCURS[n](text):
+            live.update(_ANCHORS[n][1])
     return live
+
+
+def _occurs(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    """A test of whether ``pattern`` occurs in a text, true exactly where ``Marks.anchor`` finds
+    it somewhere: a plain literal by ``in`` (as ``Marks.anchor`` finds it by ``str.find``), any
+    other pattern by one ``search``."""
+    lit = literal(pattern)
+    if lit is not None:
+        return lambda text: lit in text
+    search = pattern.search
+    return lambda text: search(text) is not None
+
+
+_OCCURS = tuple(_occurs(a) for a, _ in _ANCHORS)
 
 
 def _candidates(text: str) -> list[tuple[int, int, int, Kind]]:

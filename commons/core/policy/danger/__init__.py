@@ -121,8 +121,14 @@ def dangerous_advice(text: str) -> Danger | None:
     text = text[:MAX_STEP_CHARS]
     # An error's words may hold backticks of their own, which pair with a span's: the spans are
     # read with the quoted error text left in, and again with it left out.
-    unquoted = _QUOTED.sub('""', text)  # the very text when it quotes nothing: its spans read once
+    unquoted = _unquoted(text, '""')  # the very text when it quotes nothing: its spans read once
     return _spans_advice(text) or (_spans_advice(unquoted) if unquoted != text else None) or _prose_advice(text)
+
+
+def _unquoted(text: str, blank: str) -> str:
+    """``text`` with each quoted error text made ``blank``: the text itself, without running the
+    pattern, when it holds neither quote mark a quotation opens with."""
+    return _QUOTED.sub(blank, text) if '"' in text or "“" in text else text
 
 
 def _spans_advice(text: str) -> Danger | None:
@@ -144,7 +150,9 @@ def _spans_advice(text: str) -> Danger | None:
 
 
 def _prose_advice(text: str) -> Danger | None:
-    prose = _SPAN.sub(" ", _QUOTED.sub(" ", text))
+    prose = _unquoted(text, " ")
+    if "`" in prose:  # a span needs its backticks
+        prose = _SPAN.sub(" ", prose)
     if _STARTS.search(prose) is None:  # a word a clause's command starts from is one of the prose's
         return None
     for clause in _CLAUSES.split(prose):

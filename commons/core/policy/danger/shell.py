@@ -456,14 +456,29 @@ def _commands(line: str, depth: int, inner: bool) -> tuple[Command, ...]:
         env: list[tuple[str, str]] = []
         words, privileged, script = _unwrap(list(raw.words), env)
         script = script or _inline_script(words)
-        command = Command(tuple(words), tuple(env), privileged, joined, pipeline, tuple(raw.redirects), raw.stdin,
-                          inner, tuple(raw.fed))
+        command = _command(tuple(words), tuple(env), privileged, joined, pipeline, tuple(raw.redirects), raw.stdin,
+                           inner, tuple(raw.fed))
         found.append(command)
         found.extend(raw.fed)
         if script and depth < MAX_DEPTH:
             nested = _commands(script, depth + 1, inner=True)
             found.extend(c if not privileged else _privileged(c) for c in nested)
     return tuple(found)
+
+
+def _command(words: tuple[str, ...], env: tuple[tuple[str, str], ...], privileged: bool, joined: str, pipeline: int,
+             redirects: tuple[str, ...], stdin: str, inner: bool, fed: tuple[Command, ...]) -> Command:
+    """``Command(...)`` of these fields, built as the record decoder builds records: the frozen
+    dataclass's ``__init__`` sets each of its nine fields through ``object.__setattr__``, which
+    costs several times one ``__dict__`` (the tokenizer makes a command for every step a lesson names)."""
+    command = _new(Command)
+    _set(command, "__dict__", {"words": words, "env": env, "privileged": privileged, "joined": joined,
+                               "pipeline": pipeline, "redirects": redirects, "stdin": stdin, "inner": inner, "fed": fed})
+    return command
+
+
+_new = object.__new__
+_set = object.__setattr__
 
 
 def _privileged(command: Command) -> Command:

@@ -140,12 +140,15 @@ def rc_files(command: Command, step: Step) -> bool:
     return any(_RC_FILES.search(t.replace("$HOME", "~")) and not t.startswith("./") for t in targets)
 
 
+# What `git config` is told when it only reads (or edits by hand): no setting is written then.
+_READING_CONFIG = frozenset({"--get", "--get-all", "--list", "-l", "get", "list", "ls", "--show-origin", "--get-regexp",
+                             "--show", "show", "--unset-all", "--edit"})
+
+
 def global_config(command: Command, step: Step) -> bool:
     program, low = command.program, command.lowered
-    reading = {"--get", "--get-all", "--list", "-l", "get", "list", "ls", "--show-origin", "--get-regexp", "--show",
-               "show", "--unset-all", "--edit"}
     if program == "git" and git_sub(command) == "config":
-        return any(a in ("--global", "--system") for a in low) and not any(a in reading for a in low)
+        return any(a in ("--global", "--system") for a in low) and not any(a in _READING_CONFIG for a in low)
     if program in ("npm", "pnpm") and command.sub in ("config", "set") and (command.sub == "set" or "set" in low[:3]):
         return not any(a in ("--location=project", "--location", "project") for a in low)
     if program == "yarn" and command.sub == "config" and "set" in low:
