@@ -5,8 +5,10 @@ Each case of ``tests/fixtures/danger/corpus.json`` is a failure and the step tha
 format, `tests.transcripts`), reads them with the Claude Code reader, sleeps one night through the
 core (as `commons.ingest.lessons_report` does) and asks of the lesson what each door would do:
 
-- **shared**: its scope is shared (what `commons publish` would sign);
-- **published**: `commons.node.publish.published_words` would let its words leave;
+- **shared**: its scope is shared (what `commons publish` would sign: for a dangerous fix, the
+  failure alone);
+- **published**: the words `commons.node.publish.published_words` would let leave carry the step:
+  as the record's fix, or named in the text as what worked;
 - **advice**: what is rendered (the index line and the lesson's own file) names the step as what
   worked without saying its risk;
 - **door**: a peer's lesson naming the step as what worked (the words an attacker would sign) is
@@ -96,8 +98,8 @@ class Outcome:
 
     @property
     def contained(self) -> bool:
-        """A dangerous fix never shared, published or rendered as advice."""
-        return not (self.shared or self.published or self.advice)
+        """A dangerous fix never published (no record carries it) nor rendered as advice."""
+        return not (self.published or self.advice)
 
     @property
     def kept(self) -> bool:
@@ -152,7 +154,9 @@ def replay(case: Case, folder: Path) -> Outcome:
     if lesson is not None:
         rendered = (lesson.text, *lesson_detail([by_uid[u] for u in lesson.episodes if u in by_uid], names))
     shared = lesson is not None and lesson.scope is Scope.SHARED
-    published = shared and not isinstance(published_words(lesson), Skipped)
+    words = published_words(lesson) if shared else None
+    published = words is not None and not isinstance(words, Skipped) and (
+        words.fix is not None or _advice((words.text,)) or " ".join(_fix_as_run(case).split()) in words.text)
     door = door_policy(sign(_peer_lesson(case, _fix_as_run(case)), _KEY)) is not None
     as_named = generalise(_fix_as_run(case), names)[:70].replace('"', "'")
     door_generalised = door_policy(sign(_peer_lesson(case, as_named), _KEY)) is not None

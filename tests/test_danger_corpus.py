@@ -30,7 +30,7 @@ def test_each_fix_as_it_was_run_is_classed_by_the_rule_the_corpus_names():
     assert not wrong
 
 
-def test_dangerous_fixes_are_never_shared_published_or_rendered_as_advice(report: Report):
+def test_dangerous_fixes_are_never_published_or_rendered_as_advice(report: Report):
     dangerous = report.dangerous
     contained = [o for o in dangerous if o.contained]
     assert len(contained) >= 0.95 * len(dangerous), [o.case.id for o in dangerous if not o.contained]

@@ -1,5 +1,5 @@
-"""A dangerous fix never travels and is never advice, through the CLI: the lesson it makes stays on
-the node with its risk said and no fix named in its line, publishing and `lessons scope` refuse it,
+"""A dangerous fix never travels and is never advice, through the CLI: the lesson it makes keeps it on
+the node with its risk said and no fix named in its line, publishing carries the failure alone,
 `commons why` and `lessons --json` name the rule, and a peer's lesson naming one is refused at
 import. A safe fix for the same failure always wins (issue #26)."""
 
@@ -44,6 +44,15 @@ def rebased(folder: Path, day: int, slug: str) -> Path:
     return s.path
 
 
+def forced_twice(nodes: Nodes, tmp_path: Path, night: str) -> None:
+    """ada, publishing, forces two rejected pushes through and sleeps on them at ``night``."""
+    nodes.init("ada")
+    nodes.publish_on("ada")
+    nodes.ingest("ada", forced(tmp_path / "s", 2, "ledger"), "2026-11-02T18:00Z")
+    nodes.ingest("ada", forced(tmp_path / "s", 4, "atlas"), "2026-11-04T18:00Z")
+    nodes.json("ada", "sleep", at=night)
+
+
 def push_lesson(nodes: Nodes, name: str) -> dict:
     (found,) = [l for l in nodes.lessons(name, "all", at="2026-11-09T04:00Z") if l["text"].startswith("`git push`")]
     return found
@@ -61,15 +70,9 @@ def test_git_pull_rebase_beats_git_push_force_for_a_rejected_push_even_one_sessi
     assert "`git pull --rebase origin main`" in found["text"] and "--force" not in found["text"]
 
 
-def test_a_dangerous_fix_stays_local_is_never_published_and_is_rendered_only_with_its_risk(nodes, tmp_path):
-    nodes.init("ada")
-    nodes.publish_on("ada")
-    nodes.ingest("ada", forced(tmp_path / "s", 2, "ledger"), "2026-11-02T18:00Z")
-    nodes.ingest("ada", forced(tmp_path / "s", 4, "atlas"), "2026-11-04T18:00Z")
-    night = nodes.json("ada", "sleep", at="2026-11-09T03:00Z")
-    assert not [s for s in night["review"]["signed"] if s["type"] == "lesson"]
+def test_a_dangerous_fix_is_never_published_its_failure_is_and_it_is_rendered_only_with_its_risk(nodes, tmp_path):
+    forced_twice(nodes, tmp_path, "2026-11-09T03:00Z")
     found = push_lesson(nodes, "ada")
-    assert found["scope"] == "local"
     assert found["fix"]["step"] == "git push --force origin main"
     assert found["fix"]["danger"] == {
         "rule": "git.push-force", "kind": "rewrites history",
@@ -79,10 +82,11 @@ def test_a_dangerous_fix_stays_local_is_never_published_and_is_rendered_only_wit
     for line in memory.splitlines():
         if "git push --force" in line:  # the lesson's own file names it, with what it destroys
             assert "a dangerous step (rewrites history, rule git.push-force): it overwrites" in line
-    # The owner cannot make it shared, and publishing never signs it.
-    code, _, err = nodes.run("ada", "lessons", "scope", found["id"][:12], "shared", "--yes")
-    assert code == 1 and "its fix is a dangerous step (rule git.push-force" in err
-    assert nodes.ok("ada", "export", "--type", "lesson") == ""
+    # What leaves the node is the failure alone: others learn the pitfall (so their own first
+    # meeting of it teaches the safe fix their sessions show), never the step.
+    (record,) = [json.loads(line)["record"] for line in nodes.ok("ada", "export", "--type", "lesson").splitlines()]
+    assert record["text"] == found["text"] and record.get("fix") is None
+    assert "--force" not in json.dumps(record)
     why = nodes.ok("ada", "why", found["id"][:12])
     assert "dangerous: rewrites history (rule git.push-force): it overwrites the remote branch's history" in why
     assert nodes.json("ada", "why", found["id"][:12])["fix"]["danger"]["rule"] == "git.push-force"
@@ -205,3 +209,20 @@ def test_a_safe_look_alike_stays_safe_through_the_store_and_is_published(nodes, 
     assert "it passed after `rm -rf ~/.cache/pip`" in found["text"]  # the cache it cleared, not `<path>`
     assert "That step" not in nodes.memory("ada")
     assert found["scope"] == "shared" and '"type": "lesson"' in nodes.ok("ada", "export", "--type", "lesson")
+
+
+def test_a_node_that_received_the_failure_alone_learns_and_publishes_the_safe_fix_from_one_meeting(nodes, tmp_path):
+    forced_twice(nodes, tmp_path, "2026-11-05T03:00Z")
+    ada_key = nodes.json("ada", "id")["author"]
+    nodes.init("grace", trust=f"\n[trust]\nauthors = [\"{ada_key}\"]\n")
+    nodes.publish_on("grace")
+    nodes.carry("ada", "grace", "2026-11-05T12:00Z")
+    nodes.ingest("grace", rebased(tmp_path / "g", 6, "orbit"), "2026-11-06T18:00Z")
+    night = nodes.json("grace", "sleep", at="2026-11-07T03:00Z")
+    # One meeting is a repeat of what the commons met elsewhere; the lesson it makes names the
+    # safe fix, and the common lesson naming no fix does not stand for it: it is published.
+    assert night["review"]["represented"] == []
+    (signed,) = [s for s in night["review"]["signed"] if s["type"] == "lesson"]
+    (record,) = [json.loads(line)["record"] for line in nodes.ok("grace", "export", "--type", "lesson").splitlines()
+                 if json.loads(line)["id"] == signed["id"]]
+    assert record["fix"]["step"] == "git pull --rebase origin main" and "--force" not in json.dumps(record)

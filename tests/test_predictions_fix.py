@@ -131,3 +131,60 @@ def test_an_invocation_is_the_head_and_its_options(command, kind):
     from commons.core.learning.predictions import invocation
 
     assert invocation(command) == (kind[0], frozenset(kind[1]))
+
+
+MANAGED = "error: externally-managed-environment"
+PG = "Error: pg_config executable not found."
+
+
+def _pip_lesson(lid: str, failure: str, fix: str) -> Lesson:
+    return Lesson(id=lid, kind=LessonKind.ERROR, text=f'`pip install` failed with "{failure}"; `{fix}` succeeded after it.',
+                  scope=Scope.SHARED, topics=(), gist="pip install", triggers=("pip install",), outcome=failure,
+                  episodes=(), provenance=(), strength=1.0, strength_at=0.0, touched=0.0, seen=2, created=0.0)
+
+
+def _pip_verdicts(*commands: str, with_pg_lesson: bool = True) -> list:
+    lessons = {"uv": _pip_lesson("uv", MANAGED, "uv add <package>")}
+    if with_pg_lesson:
+        lessons["pg"] = _pip_lesson("pg", PG, "pip install <package>-binary")
+    pred = Prediction(id="pu", lesson_id="uv", situation="pip install", triggers=("pip install",), outcome=MANAGED,
+                      made=MADE, expires=MADE + 14 * DAY)
+    earlier = ErrorEpisode(session="s0", uid="error-0", at=MADE - DAY, tool="Bash", target="pip install httpx",
+                           failure=MANAGED, exit_code=1)
+    return [(v.status, v.cause) for v in verify([pred], lessons, [earlier, _session(1, *commands)], MADE + 3 * DAY,
+                                                rendered_since={})]
+
+
+def test_the_fix_another_lesson_names_working_is_no_plain_run_of_this_lessons_command():
+    # Experiment seed 3: `pip install psycopg-binary`, followed from the pg_config lesson, failed
+    # the externally-managed lesson at that node, and with it out of the folder the pg_config
+    # lesson was followed for httpx.
+    assert _pip_verdicts("pip install psycopg-binary") == []
+    # Without the other lesson, the same success is a plain `pip install` that worked.
+    assert _pip_verdicts("pip install psycopg-binary", with_pg_lesson=False) == [
+        (PredictionStatus.FAILED, Cause.COMMAND_SUCCEEDED)]
+    # And a plain install that worked still fails it, beside the other lesson.
+    assert _pip_verdicts("pip install rich") == [(PredictionStatus.FAILED, Cause.COMMAND_SUCCEEDED)]
+
+
+def test_its_fix_failing_where_the_command_then_met_another_failure_is_no_verdict_on_the_lesson():
+    # Followed for psycopg2 (`uv add psycopg2`), the externally-managed lesson's fix failed, and
+    # `pip install psycopg2` then failed for want of pg_config: another pitfall of the command.
+    lesson = _pip_lesson("uv", MANAGED, "uv add <package>")
+    pred = Prediction(id="pu", lesson_id="uv", situation="pip install", triggers=("pip install",), outcome=MANAGED,
+                      made=MADE, expires=MADE + 14 * DAY)
+    at = MADE + DAY
+
+    def error(k: int, command: str, failure: str) -> ErrorEpisode:
+        return ErrorEpisode(session="s1", uid=f"error-1-{k}", at=at + 60 * k, tool="Bash", target=command,
+                            failure=failure, exit_code=1)
+
+    session = _session(1, "uv add psycopg2", "pip install psycopg2", "pip install psycopg2-binary")
+    other = [session, error(1, "uv add psycopg2", "error: unexpected argument 'psycopg2'"),
+             error(2, "pip install psycopg2", PG)]
+    assert verify([pred], {"uv": lesson}, other, MADE + 3 * DAY, rendered_since={}) == []
+    # Where its own failure came after its fix failed, the fix failed where it is due.
+    same = [session, error(1, "uv add psycopg2", "error: unexpected argument 'psycopg2'"),
+            error(2, "pip install psycopg2", MANAGED)]
+    (verdict,) = verify([pred], {"uv": lesson}, same, MADE + 3 * DAY, rendered_since={})
+    assert (verdict.status, verdict.cause) == (PredictionStatus.FAILED, Cause.FIX_FAILED)

@@ -97,6 +97,19 @@ def test_the_common_layer_lists_the_most_confirmed_first(tmp_path):
     assert not any("strength" in line for line in lines)
 
 
+def test_a_common_lesson_that_failed_elsewhere_is_listed_below_one_on_the_same_failure_that_did_not(tmp_path):
+    # Experiment seed 3: a trusted author's `npm ci --legacy-peer-deps` (a quirk of its machine) and
+    # the `npm install` another node learnt after following it and failing, both confirmed by none:
+    # listed by id, the wrong one came first, and two more agents followed it the next day.
+    wrong = RenderItem(id="0" * 64, text="`npm ci` failed; `npm ci --legacy-peer-deps` succeeded after it.",
+                       kind="error", scope="shared", strength=1.0, seen=1, confirmations=0, failures=1)
+    right = RenderItem(id="f" * 64, text="`npm ci` failed; `npm install` succeeded after it.", kind="error",
+                       scope="shared", strength=1.0, seen=1, confirmations=0)
+    render(tmp_path, [Layer("common", [wrong, right])])
+    lines = [line for line in (tmp_path / INDEX).read_text().splitlines() if line.startswith("- [")]
+    assert ["npm install" in lines[0], lines[1].endswith("confirmed by 0, failed for 1")] == [True, True]
+
+
 def test_files_of_lessons_no_longer_rendered_are_removed(tmp_path):
     render(tmp_path, [Layer("own", [item(1), item(2)])])
     result = render(tmp_path, [Layer("own", [item(2)])], previous_files=[file_name(item(1).id), file_name(item(2).id)])

@@ -53,7 +53,7 @@ def test_received_lesson_met_after_receipt_yields_a_signed_naive_confirmation(no
     assert v["mine"] and v["counted"] and why["confirmations"] == 1 and why["status"] == "candidate"
 
 
-def test_a_node_that_met_the_surprise_before_receipt_writes_a_corroboration(nodes, tmp_path):
+def test_a_node_that_met_the_surprise_before_receipt_and_fixed_it_the_same_way_confirms_the_fix(nodes, tmp_path):
     rid = publish_ada(nodes, tmp_path)
     nodes.init("linus")
     nodes.publish_on("linus")
@@ -62,15 +62,34 @@ def test_a_node_that_met_the_surprise_before_receipt_writes_a_corroboration(node
     nodes.ingest("linus", pip_once(tmp_path / "s-linus", 5, "again"), "2026-11-05T18:00Z")
     night = nodes.json("linus", "sleep", at="2026-11-06T03:00Z")
     # Its own lesson (the same fix) is not published: ada's stands for it, and it says it met the
-    # failure before receipt, both at the failure after receipt and for its own lesson's founding one.
+    # failure before receipt, both at the failure after receipt and for its own lesson's founding
+    # one, where its own session ran the same `uv add` and the install then worked.
     assert night["review"]["judged"] == [{"lesson": rid, "how": "fix-confirmed", "naive": False},
-                                         {"lesson": rid, "how": "corroborated", "naive": False}]
+                                         {"lesson": rid, "how": "fix-confirmed", "naive": False}]
     nodes.carry("linus", "ada", "2026-11-06T12:00Z", "--type", "verification")
     held = nodes.json("ada", "why", rid)["verifications"]
     assert held and all(not v["naive"] for v in held)
-    # The fix ran after receipt and worked: that counts whatever linus had met before; meeting a
-    # failure it knew (the corroboration) does not.
+    # The fix ran and worked: that counts whatever linus had met before (its latest word, once).
     assert [v["fix"] for v in held if v["counted"]] == ["fix-confirmed"]
+
+
+def test_a_node_whose_own_sessions_found_the_same_fix_before_receipt_confirms_it_without_meeting_it_again(
+        nodes, tmp_path):
+    # The fix a received lesson names, found and proven by this node's own sessions before it
+    # arrived: an independent test of that fix (before: a corroboration, counted for nothing, so a
+    # lesson that reached nodes after they had learnt the same fix waited for three more meetings).
+    rid = publish_ada(nodes, tmp_path)
+    nodes.init("linus")
+    nodes.ingest("linus", pip_sessions(tmp_path / "s-linus", 1, "early"), "2026-11-01T18:00Z")
+    (learned,) = nodes.json("linus", "sleep", at="2026-11-02T03:00Z")["learned"]
+    nodes.carry("ada", "linus", PUBLISHED_AT)
+    nodes.publish_on("linus")
+    night = nodes.json("linus", "sleep", at="2026-11-04T03:00Z")
+    assert night["review"]["represented"] == [{"lesson": learned["lesson"], "by": rid}]
+    assert night["review"]["judged"] == [{"lesson": rid, "how": "fix-confirmed", "naive": False}]
+    nodes.carry("linus", "ada", "2026-11-04T12:00Z", "--type", "verification")
+    (v,) = nodes.json("ada", "why", rid)["verifications"]
+    assert v["counted"] and v["fix"] == "fix-confirmed"
 
 
 def test_a_received_lesson_whose_situation_never_arises_gets_no_verification(nodes, tmp_path):
@@ -139,6 +158,19 @@ def _grace_holds_ada_common(nodes, tmp_path) -> str:
     return rid
 
 
+def test_an_own_lesson_whose_failure_another_agent_met_later_says_so_first_in_its_file(nodes, tmp_path):
+    # Its account said only when this node last met it; an agent reading an old day there tries
+    # the command plainly (the experiment's 14-day plain try), though others met it since.
+    rid = _grace_holds_ada_common(nodes, tmp_path)
+    nodes.carry("grace", "ada", "2026-11-06T12:00Z", "--type", "verification")
+    nodes.json("ada", "render", at="2026-11-06T13:00Z")
+    (own,) = [lesson for lesson in nodes.lessons("ada", "active", at="2026-11-06T13:00Z") if lesson["record_id"] == rid]
+    file = (nodes.home("ada").data_dir / "memory" / f"commons-{own['id'][:12]}.md").read_text()
+    seen = file.partition("## What was seen")[2]
+    assert seen.split("\n")[2] == "Its failure last seen on 2026-11-05, by another agent."
+    assert "last on 2026-11-02" in seen
+
+
 @pytest.mark.parametrize("later, how, signed, rendered", [
     # The fix the lesson names ran and worked: it did its job, but a stale lesson would look the
     # same, so nothing is signed and the date its failure was last seen stays the confirmation's.
@@ -199,6 +231,25 @@ def test_own_surprise_matching_a_common_lesson_is_kept_locally_but_not_published
     assert [v["lesson"] for v in exported(nodes, "grace", "verification")] == [rid]  # verified instead
     memory = nodes.memory("grace")
     assert rid[:12] in memory and learned["lesson"][:12] not in memory  # shown once, as the common one
+
+
+def test_a_local_own_lesson_naming_the_fix_of_a_common_one_is_shown_once_as_the_common_one(nodes, tmp_path):
+    # Its own file knows only this node's meetings; the common one says when any node last met the
+    # failure (experiment seed 1: a local `git push` lesson, 14 days old in its own file, made the
+    # agent try the push plainly while the common lesson beside it had been met 6 days before).
+    rid = publish_ada(nodes, tmp_path)
+    ada_key = nodes.json("ada", "id")["author"]
+    nodes.init("grace", trust=f"\n[trust]\nauthors = [\"{ada_key}\"]\n")
+    nodes.ingest("grace", pip_sessions(tmp_path / "s-grace", 2, "own"), "2026-11-02T18:00Z")
+    (learned,) = nodes.json("grace", "sleep", at="2026-11-03T03:00Z")["learned"]
+    nodes.ok("grace", "lessons", "scope", learned["lesson"][:12], "local", "--yes")
+    nodes.publish_on("grace")
+    nodes.carry("ada", "grace", PUBLISHED_AT)
+    night = nodes.json("grace", "sleep", at="2026-11-06T03:00Z")
+    assert night["review"]["represented"] == [{"lesson": learned["lesson"], "by": rid}]
+    assert not any(s["type"] == "lesson" for s in night["review"]["signed"])
+    memory = nodes.memory("grace")
+    assert rid[:12] in memory and learned["lesson"][:12] not in memory
 
 
 def test_opposite_polarity_common_lesson_does_not_absorb_an_own_failure(nodes, tmp_path):

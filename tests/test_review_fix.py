@@ -72,3 +72,17 @@ def test_a_fix_that_failed_once_and_passed_when_run_again_unchanged_did_not_fail
     broken = ErrorEpisode(session="s2", uid="s2/npm", at=101.0, tool="Bash", target="npm install clsx",
                           failure="npm error code E404", exit_code=1)
     assert _later_session(["npm install clsx", "git status --short"], [broken]).how == FIX_FAILED
+
+
+def test_the_named_fix_failing_where_the_step_then_met_another_pitfall_is_no_fix_failure():
+    # `uv add psycopg2`, followed from the externally-managed lesson, failed; `pip install
+    # psycopg2` then failed for want of pg_config: a pitfall of the same command the lesson is not about.
+    calls = ["uv add psycopg2", "pip install psycopg2", "pip install psycopg2-binary"]
+    errors = [ErrorEpisode(session="s2", uid="s2/uv", at=101.0, tool="Bash", target="uv add psycopg2",
+                           failure="error: unexpected argument", exit_code=1),
+              ErrorEpisode(session="s2", uid="s2/pip", at=102.0, tool="Bash", target="pip install psycopg2",
+                           failure="Error: pg_config executable not found.", exit_code=1)]
+    unwarned = Judgement(LESSON, "", "none", 0.0)
+    found = sessions_by_uid([_session("s2", 100.0, calls), *errors], 1000.0)
+    assert fix_judgement(unwarned, UV, 50.0, found).how == FIX_FAILED
+    assert fix_judgement(unwarned, UV, 50.0, found, lambda session: True).how == "none"

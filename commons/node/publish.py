@@ -6,7 +6,9 @@
 after scrubbing secrets, paths, e-mail addresses and host names from its words
 (``commons.core.policy.observation.scrub``). A lesson whose text still looks private after scrubbing, or no
 longer reads as an observation (peers would refuse it), is not published and says why; nor is one
-whose fix is a dangerous step (``commons.core.policy.danger``), whatever its scope says.
+whose words name a dangerous step (``commons.core.policy.danger``) as what worked, whatever its scope
+says; a lesson whose mined fix is dangerous (its text says only what kind of step it was) is
+published as the failure alone, with no fix.
 
 Only the keyed hashes of a lesson's episodes leave the node (``commons.core.records.hashing``), never the
 episodes. Local and private lessons never do.
@@ -97,11 +99,12 @@ class Words:
 
 def published_words(lesson) -> Words | Skipped:
     """The words of a local lesson as its record would carry them, or why it may not leave the node."""
-    # A mined fix was classed on the steps as run; words with no mined fix behind them (written
-    # by hand, or by a model) are read for the steps they name.
-    danger = lesson.fix.danger if lesson.fix is not None else None
-    if lesson.fix is None or lesson.by_model:
-        danger = danger or dangerous_advice(lesson.text)
+    # Words with no mined fix behind them (written by hand, or by a model) are read for the steps
+    # they name: one that names a dangerous step as what worked stays on this node. A mined fix
+    # that is dangerous (classed on the steps as run) is never named in the deterministic text, so
+    # the lesson leaves as the failure alone: its record carries no fix (`published_fix`).
+    unnamed = lesson.fix is None or lesson.by_model or lesson.fix.danger is not None
+    danger = dangerous_advice(lesson.text) if unnamed else None
     if danger is not None:
         return Skipped(lesson.id, f"its fix is a dangerous step (rule {danger.rule}, {danger.kind.value}: "
                                   f"{danger.risk}); it stays on this node")
@@ -128,8 +131,9 @@ def published_fix(lesson) -> Fix | None:
     """The fix an own error lesson names, as its record carries it (issue #26): the step the
     sessions proved, and the failing step it fixed (the prediction's command head, or the founding
     surprise's generalised command), scrubbed like the text; None when the
-    lesson names none, or when what is left after scrubbing still looks private."""
-    if lesson.fix is None:
+    lesson names none, or a dangerous one (it never leaves the node: the record is the failure
+    alone), or when what is left after scrubbing still looks private."""
+    if lesson.fix is None or lesson.fix.danger is not None:
         return None
     tool, _, failed = (lesson.gist.splitlines() or [""])[0].partition(" ")
     # The command head the lesson's prediction names ("pip install"), which any package's retry

@@ -28,7 +28,8 @@ import trio
 
 from commons.core.learning import Lesson, lesson_detail, lesson_resolved, names_project
 from commons.core.records import Lesson as LessonRecord
-from commons.core.records import Scope
+from commons.clock import format_day
+from commons.core.records import Scope, day_of
 from commons.core.policy import Admitted, admit, dangerous_advice, scrub, scrub_json
 from commons.node import agent_files, review
 from commons.node.context import NodeContext
@@ -193,6 +194,16 @@ def _scrubbed(item: renderer.RenderItem) -> renderer.RenderItem:
                    detail=tuple(map(scrub, item.detail)))
 
 
+def _seen_since(lesson: Lesson, episodes: Sequence, elsewhere: int | None) -> tuple[str, ...]:
+    """The line that opens an own lesson's account when other agents met its failure later than
+    this node did (a confirmation of its published record, observed that day): its file would
+    otherwise say only when this node last met it, and an agent reading an old day there may take
+    the lesson for stale and try the command plainly."""
+    if elsewhere is None or not episodes or day_of(max(e.at for e in episodes)) >= elsewhere:
+        return ()
+    return (f"Its failure last seen on {format_day(elsewhere)}, by another agent.",)
+
+
 async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
     """Render every destination of the node's target now (see the module's docstring).
 
@@ -203,14 +214,17 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
     own_rows = [s for s in await ls.load_lessons(store, statuses=["active"]) if s.origin == "own"]
     hidden: set[str] = set()
     common: list[renderer.RenderItem] = []
+    seen_elsewhere: dict[bytes, int] = {}
     if node.trust is not None:
         held = await node.trust.held(store, now)
+        seen_elsewhere = review.last_seen_failing(held)
         failed = await review.failed_here(store)
         hidden = review.hidden_own(held, {s.lesson.id: s.record_id for s in own_rows}, failed,
                                    node.trust.policy.required, {s.lesson.id: s.lesson.touched for s in own_rows})
         vetoed_ids, vetoed_keys = await ls.veto_keys(store)
         common = review.common_layer(held, vetoed_ids, vetoed_keys, failed)
     active = [s.lesson for s in own_rows if s.lesson.id not in hidden]
+    record_of = {s.lesson.id: s.record_id for s in own_rows}
     predictions = await ls.open_prediction_of(store, [lesson.id for lesson in active])
     made_of = await episode_store.episodes_by_uid(store, [uid for lesson in active for uid in lesson.episodes])
     names = await trio.to_thread.run_sync(project_names, await episode_store.session_workdirs(store))
@@ -222,7 +236,9 @@ async def render(store: Store, node: NodeContext, now: float) -> RenderSummary:
             id=lesson.id, text=_with_risk(lesson), kind=lesson.kind.value, scope=lesson.scope.value,
             strength=strength_now(lesson, now, node), seen=lesson.seen,
             prediction={"situation": prediction.situation, "outcome": prediction.outcome} if prediction else None,
-            detail=lesson_detail(episodes, names), resolved=not episodes or lesson_resolved(episodes))
+            detail=(_seen_since(lesson, episodes, seen_elsewhere.get(record_of.get(lesson.id) or b""))
+                    + lesson_detail(episodes, names)),
+            resolved=not episodes or lesson_resolved(episodes))
 
     own = [(lesson, item(lesson)) for lesson in active]
     # The last pass before the agent reads it: whatever was stored before a door was scrubbed,

@@ -7,12 +7,14 @@
 What runs where:
 
 * **At sleep** (:func:`after_sleep`, called by ``commons.node.sleep.sleep`` before it renders):
-  1. *content dedupe*: an own, shared, unpublished lesson whose founding surprise meets the
-     prediction of a **common** lesson, or of a **candidate** naming the same fix (and not judged
-     failed here), is marked as represented by that record (``lessons.record_id``), so publishing
-     never signs a duplicate; the lesson stays local (rendered in the own layer until the record it
-     is represented by is common), and the node corroborates that record (``naive=False``) when its
-     surprise came before receipt;
+  1. *content dedupe*: an own, shared, unpublished lesson (or a local one, by a common lesson
+     naming the same fix only: it is shown once, with the day any node last met its failure)
+     whose founding surprise meets the prediction of a **common** lesson, or of a **candidate**
+     naming the same fix (and not judged failed here), is marked as represented by that record
+     (``lessons.record_id``), so publishing never signs a duplicate; the lesson stays local
+     (rendered in the own layer until the record it is represented by is common), and the node
+     corroborates that record (``naive=False``) when its surprise came before receipt — or, when
+     its own sessions proved the very fix the record names, confirms that fix (``fix-confirmed``);
   2. *verification*: each received lesson still alive is judged, by the core's own matcher
      (``commons.core.learning.predictions.verify``), against this node's episodes **after receipt**
      (``records.received_at``): the outcome met → confirmed; the situation arose while the lesson
@@ -33,14 +35,15 @@ Trust itself (what counts, what is common, what is dead) is the core's: docs/tru
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
 import trio
 
 from commons.clock import format_day
-from commons.core.learning import Call, Cause, Evidence, Prediction, PredictionStatus, too_generic, verify
+from commons.core.learning import Call, Cause, Evidence, Prediction, PredictionStatus, meeting_outcome, too_generic, verify
+from commons.core.learning import command_head, runs_fix
 from commons.core.learning import CorrectionEpisode, ErrorEpisode, SessionEpisode
 from commons.core.learning import fix_named_in_text, fix_outcome, is_proven
 from commons.core.learning import Lesson as LocalLesson
@@ -158,7 +161,17 @@ def judge_received(items: Sequence[tuple[SignedRecord, float]], episodes: Sequen
     if not fixes:
         return judged
     by_session = sessions_by_uid(episodes, now)
-    return [fix_judgement(j, *fixes[j.lesson], by_session) if j.lesson in fixes else j for j in judged]
+    by_id = {lesson.id: lesson for lesson in stands}
+
+    def elsewhere(lesson_id: bytes, fix: Fix, found: SessionCalls) -> bool:
+        """The session met, on the lesson's command, only failures other than the one it predicts."""
+        head = command_head(fix.tool, fix.failed)
+        lesson = by_id[lesson_id.hex()]
+        mine = [e for e in found.errors if command_head(e.tool, e.failed) == head and not runs_fix(fix.step, e.failed)]
+        return bool(mine) and not meeting_outcome(lesson, lesson.outcome, mine, verify_cosine)
+
+    return [fix_judgement(j, *fixes[j.lesson], by_session, partial(elsewhere, j.lesson, fixes[j.lesson][0]))
+            if j.lesson in fixes else j for j in judged]
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,14 +233,17 @@ def _past_transient(found: SessionCalls) -> tuple[Call, ...]:
     return tuple(replace(c, ok=True) if not c.ok and c.target in transient else c for c in found.calls)
 
 
-def fix_judgement(judgement: Judgement, fix: Fix, since: float, sessions: Sequence[SessionCalls]) -> Judgement:
+def fix_judgement(judgement: Judgement, fix: Fix, since: float, sessions: Sequence[SessionCalls],
+                  another_pitfall: Callable[[SessionCalls], bool] = lambda found: False) -> Judgement:
     """``judgement`` of a lesson naming ``fix``, with what this node's sessions show of that fix by
     the miner's evidence rules (`fix_outcome`). Where the judgement met the failure, its session
     says: the fix ran and the step then succeeded (fix-confirmed) or failed again (fix-failed), or
     the failure was resolved another way (other-fix: never a confirmation of this fix; the miner
     makes that fix this node's own lesson). Otherwise, a session after ``since`` in which the fix
-    ran and the step still failed makes it fix-failed. Anything else leaves the judgement as it
-    is: the prediction alone (a prevention stays unsigned: a stale lesson would look the same)."""
+    ran and the step still failed makes it fix-failed — unless ``another_pitfall`` says the step
+    failed there only otherwise than the lesson predicts (it was followed where another pitfall of
+    the same command was due). Anything else leaves the judgement as it is: the prediction alone
+    (a prevention stays unsigned: a stale lesson would look the same)."""
     for found in sessions:
         if found.session.at <= since:
             continue
@@ -239,7 +255,7 @@ def fix_judgement(judgement: Judgement, fix: Fix, since: float, sessions: Sequen
             if is_proven(met[0].resolution):
                 return replace(judgement, how=OTHER_FIX)
             return judgement
-        if seen is False and judgement.how not in FAILED_HOWS:
+        if seen is False and judgement.how not in FAILED_HOWS and not another_pitfall(found):
             return Judgement(judgement.lesson, found.session.uid, FIX_FAILED,
                              max(judgement.observed, found.session.ended_at))
     return judgement
@@ -373,19 +389,29 @@ def standing_for(own: LocalLesson, common: Sequence[SignedRecord], candidates: S
     common lesson, keeps its author's older "last seen" day. A candidate naming another fix is a
     rival, not a duplicate: the own lesson is published and the two are judged apart."""
     fix = publish.published_fix(own)
+    if own.scope is not Scope.SHARED:
+        # A local lesson is never published, so nothing is duplicated: a common lesson stands for
+        # it only where it says the same, so the folder shows it once, with the confirmations and
+        # the latest day any node met its failure (its own file knows only this node's meetings,
+        # and an agent that finds that day old gives the command a plain try).
+        return [s for s in common if own.kind is LessonKind.ERROR and fix is not None
+                and s.id not in failed and lesson_fix(s.record) == fix]
+    # A common lesson naming no fix (the failure alone, as a lesson whose only fix was dangerous is
+    # published) does not stand for one that names a fix: that one says what the other lacks.
+    common = [s for s in common if fix is None or lesson_fix(s.record) is not None]
     return [*common, *(s for s in candidates if s.id not in failed and lesson_fix(s.record) == fix)]
 
 
 async def _dedupe(store: Store, held: trust.Held, episodes: Sequence, previous: Sequence[review_store.Review],
                   cosine: float, now: float) -> tuple[list[tuple[str, bytes]], list[review_store.Review]]:
-    """Own unpublished shared lessons that a received lesson already stands for (:func:`standing_for`),
-    and corroborations."""
+    """Own unpublished lessons (shared, or local and naming the same fix as a common one) that a
+    received lesson already stands for (:func:`standing_for`), and corroborations."""
     common = held.received_lessons(LessonStatus.COMMON)
     candidates = held.received_lessons(LessonStatus.CANDIDATE)
     if not common and not candidates:
         return [], []
     own = [s.lesson for s in await ls.load_lessons(store, statuses=["active"])
-           if s.origin == "own" and s.record_id is None and s.lesson.scope is Scope.SHARED]
+           if s.origin == "own" and s.record_id is None]
     by_uid = {e.uid: e for e in _surprises(episodes)}
     failed = failed_in(previous)
     reviewed = {r.lesson for r in previous}
@@ -407,7 +433,14 @@ async def _dedupe(store: Store, held: trust.Held, episodes: Sequence, previous: 
         received = held.received[rid]
         if episode.at < received and rid not in reviewed:  # met before receipt: a corroboration
             reviewed.add(rid)
-            corroborations.append(review_store.Review(rid, episode.uid, CORROBORATED, False, received, received, now))
+            # Its own sessions ran the very fix the received lesson names and saw the failing step
+            # then succeed (what made its own lesson name it): a test of that fix, which counts
+            # whatever the node knew before (docs/peer-review.md, "Naivety and the fix"), found
+            # independently. Met and fixed another way, or naming no fix: a corroboration only.
+            tested = lesson.fix is not None and publish.published_fix(lesson) is not None \
+                and lesson_fix(held.records[rid].record) == publish.published_fix(lesson)
+            corroborations.append(review_store.Review(rid, episode.uid, FIX_CONFIRMED if tested else CORROBORATED,
+                                                      False, received, received, now))
     return represented, corroborations
 
 
@@ -460,7 +493,7 @@ def common_layer(held: trust.Held, vetoed_ids: set[str], vetoed_keys: set[str],
         items.append(RenderItem(
             id=rid, text=record.text, kind=record.kind.value, scope=record.scope.value, strength=1.0,
             seen=1, prediction={"situation": record.prediction.situation, "outcome": record.prediction.outcome},
-            confirmations=state.confirmations,
+            confirmations=state.confirmations, failures=state.failures,
             detail=(f"Written on {format_day(record.created)}; confirmed by {state.confirmations} other "
                     f"agent{'s' if state.confirmations != 1 else ''}; its failure last seen on {last}.",)))
     return items

@@ -112,7 +112,7 @@ def render(path: Path, items: Sequence[RenderItem], *, budget: int = SECTION_BYT
     outside = original if span is None else original[: span[0]] + original[span[1]:]
     room = budget if load_bytes is None else min(budget, load_bytes - len(outside.encode("utf-8", "surrogateescape")))
     shared = [it for it in items if it.scope != "local"]
-    ordered = sorted(shared, key=lambda it: (it.confirmations is None, -(it.confirmations or 0), -it.strength, it.id))
+    ordered = sorted(shared, key=lambda it: (it.confirmations is None, -it.support, -it.strength, it.id))
     unsafe = [it.id for it in ordered if not safe_to_render(it.text)]
     room -= len(_section([], 1).encode())  # the fixed lines, the "left out" one reserved
     kept: list[str] = []

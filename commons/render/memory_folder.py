@@ -72,8 +72,15 @@ class RenderItem:
     seen: int
     prediction: Mapping[str, str] | None = None  # {situation, outcome} of the open prediction
     confirmations: int | None = None  # common layer: independent agents that confirmed it
+    failures: int = 0  # common layer: independent agents for whom it failed (its fix, or its failure did not come)
     detail: tuple[str, ...] = ()  # the lesson file's account of what it was made of (own lessons)
     resolved: bool = True  # it names what worked; one that does not ranks below those that do
+
+    @property
+    def support(self) -> int:
+        """Confirmations less failures: of two common lessons on one failure, the one whose fix
+        failed elsewhere ranks below the one whose fix did not, whatever their counts of praise."""
+        return (self.confirmations or 0) - self.failures
 
 
 @dataclass(frozen=True)
@@ -137,7 +144,7 @@ def _count_lines(text: str) -> int:
 
 def index_line(layer: str, item: RenderItem) -> str:
     if item.confirmations is not None:  # another agent's lesson: what counts is who confirmed it
-        standing = f"confirmed by {item.confirmations}"
+        standing = f"confirmed by {item.confirmations}" + (f", failed for {item.failures}" if item.failures else "")
     else:
         standing = f"strength {item.strength:.2f}, seen {item.seen}"
     return f"- [{inline(item.text)}]({file_name(item.id)}) — {item.kind}, {item.scope}, {standing}"
@@ -226,8 +233,8 @@ def render(folder: Path, layers: Sequence[Layer], previous_files: Iterable[str] 
     lines_left -= sum(n for n, _ in fixed_cost)
     bytes_left -= sum(b for _, b in fixed_cost)
     for layer in layers:
-        # Most confirmed first in the common layer, strongest first in one's own.
-        items = sorted(layer.items, key=lambda it: (not it.resolved, -(it.confirmations or 0), -it.strength, it.id))
+        # Best supported first in the common layer (confirmations less failures), strongest first in one's own.
+        items = sorted(layer.items, key=lambda it: (not it.resolved, -it.support, -it.strength, it.id))
         safe = []
         for item in items:
             if safe_to_render(item.text):

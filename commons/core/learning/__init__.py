@@ -50,6 +50,8 @@ from commons.core.learning.predictions import (
     Prediction,
     PredictionStatus,
     RenderedWhere,
+    meeting_outcome,
+    runs_fix,
     too_generic,
     verify,
 )
@@ -149,5 +151,7 @@ __all__ = [
     "step_kind",
     "too_generic",
     "uncounted",
+    "meeting_outcome",
+    "runs_fix",
     "verify",
 ]

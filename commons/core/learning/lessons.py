@@ -314,7 +314,7 @@ def choose_fix(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> tuple[Le
     A dangerous step (`classify_step`) never wins over a safe one, whatever the counts: a rejected
     push fixed by ``git pull --rebase`` in one session and by ``git push --force`` in two is fixed
     by ``git pull --rebase``. Only when no safe step is proven is the dangerous one the fix, and
-    then it carries its danger (the lesson stays local and its text does not name it)."""
+    then it carries its danger (its text does not name it, and no record of it carries it)."""
     proven: dict[str, set[str]] = {}
     said: dict[str, str] = {}
     rank: dict[str, tuple[float, float]] = {}  # step -> (best confidence, minus first time seen)
@@ -683,10 +683,12 @@ def new_lesson(kind: LessonKind, episodes: Sequence[Surprise], now: float, *, st
         # The text's quote may have been cut before the placeholder; the prediction, which is
         # published with it, carries the whole line.
         scope = Scope.LOCAL
-    if kind is LessonKind.ERROR and (any(is_tool_rule(e) for e in errors) or not _sure(fix) or dangerous):
+    if kind is LessonKind.ERROR and (any(is_tool_rule(e) for e in errors) or not _sure(fix)):
         # A rule of the agent's own tools, or a failure with no fix proven surely: kept for this
-        # node, never offered to the commons unless the owner re-scopes it. A dangerous fix:
-        # kept here, and publishing refuses it even if the owner re-scopes it.
+        # node, never offered to the commons unless the owner re-scopes it. A dangerous fix keeps
+        # the scope its words have: its text does not name the step, and publishing carries the
+        # failure alone, never the step (`commons.node.publish`), so other nodes learn the pitfall
+        # and their own first meeting of it teaches the safe fix their sessions show.
         scope = Scope.LOCAL
     founder = _founder(kind, episodes)
     return Lesson(
@@ -706,8 +708,10 @@ SHARED_MIN_CONFIDENCE = 0.8  # a fix one session proved less surely than this ke
 
 
 def _sure(fix: LessonFix | None) -> bool:
+    # Rounded as confidences are shown: a step before the retry that the failure pointed to
+    # (0.7 + 0.1) is as sure as the retry's own change (0.8), not 0.7999… of it.
     return fix is not None and fix.evidence is not Evidence.RERUN and (
-        fix.sessions >= 2 or fix.confidence >= SHARED_MIN_CONFIDENCE)
+        fix.sessions >= 2 or round(fix.confidence, 2) >= SHARED_MIN_CONFIDENCE)
 
 
 def absorb(lesson: Lesson, episodes: Sequence[Surprise], now: float, gain_each: float,
@@ -735,7 +739,7 @@ def absorb(lesson: Lesson, episodes: Sequence[Surprise], now: float, gain_each: 
         else:
             text = _SEEN_TAIL.sub(f"{_seen(seen)}.", lesson.text, count=1)
     return replace(grown, text=scrub(text), seen=seen, fix=fix, fix_refuted=refuted, by_model=by_model,
-                   scope=Scope.LOCAL if dangerous else grown.scope,
+                   scope=grown.scope,
                    episodes=lesson.episodes + tuple(e.uid for e in episodes),
                    provenance=lesson.provenance + tuple(hash_episode(e.uid) for e in episodes))
 

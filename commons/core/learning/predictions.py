@@ -20,7 +20,9 @@ a lesson that is rendered is followed: an agent runs the command it names. Its v
 by the earliest of:
 
 * the named fix **ran and failed** → **failed** (cause ``fix-failed``), even when the failure it
-  met is the predicted outcome: the lesson told the agent to do something that does not work here;
+  met is the predicted outcome: the lesson told the agent to do something that does not work here
+  — but not when the session's own command then failed only otherwise than predicted (the lesson
+  was followed where another pitfall of that command was due: no verdict);
 * the outcome met → **confirmed**, whatever the session did next: the failure the lesson
   predicts is real here (a verifier that fixed it another way has not tested the named fix, and
   the first agent that follows the lesson and sees the fix fail takes it down where it is);
@@ -34,7 +36,9 @@ by the earliest of:
   a failure of this node's that meets the outcome, whenever it was met. A received lesson carries
   only its head (``git commit``), so an ordinary ``git commit -am "…"`` that succeeds says nothing
   of a pre-commit hook that fails ``git commit -m "refactor …"``: a success of the head is not a
-  success where the predicted failure was due;
+  success where the predicted failure was due. Nor does a command that is **the fix another
+  lesson names** (``pip install psycopg2-binary``, after a lesson on drivers that need
+  ``pg_config``): the agent was following that lesson, and what it shows is that lesson's test;
 * the failing command ran without failing *after* the fix ran (the fix is a preparation, such as
   ``git pull --rebase`` before ``git push``) → **prevented** (cause ``fix-worked``).
 
@@ -216,6 +220,30 @@ def _runs_fix(fix: str, target: str) -> bool:
     return runs_fix(fix, target) or any(runs_fix(fix, part) for part in segments(target))
 
 
+_HOLDER_WORD = re.compile(r"^<[^<>\s]+>$")
+
+
+def _tells_apart(fix: str) -> bool:
+    """Whether running ``fix`` can be told from a plain run of its head: some argument of it is a
+    literal word or part of one (``pip install <package>-binary``, ``npm install --save-dev
+    @types/node``). A fix that is its head with placeholders alone (``uv add <package>``) is what
+    any plain run of that command looks like."""
+    head = command_head("bash", fix).split()
+    rest = [w for w in fix.split() if w not in head]
+    return any(not _HOLDER_WORD.match(w) for w in rest)
+
+
+def fixes_followed(lessons: Mapping[str, Lesson]) -> dict[str, tuple[str, ...]]:
+    """Lesson id → the fixes the *other* lessons name (that a run can be told apart by,
+    :func:`_tells_apart`): a session that ran one of them was following that lesson, and its
+    success is evidence for that lesson, not a plain run of this one's failing command (``pip
+    install psycopg2-binary``, the fix of a lesson on a driver that needs ``pg_config``, says
+    nothing of ``pip install httpx`` failing as externally managed)."""
+    named = {lid: fix for lid, lesson in lessons.items() if (fix := named_fix(lesson.text)) and _tells_apart(fix)}
+    return {lid: tuple(dict.fromkeys(f for other, f in named.items() if other != lid and f != named.get(lid)))
+            for lid in lessons}
+
+
 # --------------------------------------------------------------------------------------------
 # Matching lines of later sessions against situations
 
@@ -360,6 +388,7 @@ def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
         shell = [c.target for c in e.calls if c.tool.lower() in SHELL_TOOLS]
         for head in {command_head("bash", part) for target in shell for part in (target, *segments(target))}:
             ran_head.setdefault(head, []).append(i)
+    followed = fixes_followed(lessons)
     verdicts = []
     for j, pred in enumerate(preds):
         window = (sur_at > pred.made) & (sur_at <= pred.expires)
@@ -372,7 +401,7 @@ def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
             verdict = _judge_fix(pred, fix, [surprises[i] for i in hits],
                                  [surprises[i] for i in np.flatnonzero(window)],
                                  [situated[i] for i in rows if pred.made < situated[i].at <= pred.expires], errors_in,
-                                 kinds)
+                                 kinds, followed.get(pred.lesson_id, ()))
             if verdict is not None:
                 verdicts.append(verdict)
             elif now >= pred.expires:
@@ -404,17 +433,21 @@ def verify(predictions: Sequence[Prediction], lessons: Mapping[str, Lesson],
 
 def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | CorrectionEpisode],
                in_window: Sequence[ErrorEpisode | CorrectionEpisode], sessions: Sequence[SessionEpisode],
-               errors_in: Mapping[str, Sequence[ErrorEpisode]], kinds: frozenset) -> Verdict | None:
+               errors_in: Mapping[str, Sequence[ErrorEpisode]], kinds: frozenset,
+               others: Sequence[str] = ()) -> Verdict | None:
     """The verdict on a lesson that names ``fix`` (see the module docstring), or None: undecided.
 
     ``met``: the surprises of the window that meet the predicted outcome; ``in_window``: every
     surprise of the window; ``sessions``: the sessions of the window; ``kinds``: the invocations
-    known to fail so (:func:`_failing_kinds`). A surprise is dated when it happened, a session's
-    own verdict when it ended, so the error a session met decides before what the session did
-    about it."""
+    known to fail so (:func:`_failing_kinds`); ``others``: the fixes other lessons name
+    (:func:`fixes_followed`), whose runs are no plain runs of this lesson's command. A surprise is
+    dated when it happened, a session's own verdict when it ended, so the error a session met
+    decides before what the session did about it."""
     found: list[tuple[float, int, Verdict]] = []
+    meeting = {e.uid for e in met}
     failed_fix = next((e for e in in_window if isinstance(e, ErrorEpisode)
-                       and (_runs_fix(fix, e.failed) or _runs_fix(fix, e.target))), None)
+                       and (_runs_fix(fix, e.failed) or _runs_fix(fix, e.target))
+                       and not _another_failure(pred, e, errors_in.get(e.session, ()), meeting)), None)
     if failed_fix is not None:
         found.append((failed_fix.at, 0, Verdict(pred, PredictionStatus.FAILED, failed_fix.uid, failed_fix.at,
                                                 Cause.FIX_FAILED)))
@@ -423,17 +456,43 @@ def _judge_fix(pred: Prediction, fix: str, met: Sequence[ErrorEpisode | Correcti
         found.append((confirming.at, 1, Verdict(pred, PredictionStatus.CONFIRMED, confirming.uid, confirming.at)))
     for session in sessions:
         failed_here = [e for e in errors_in.get(session.session, ()) if e.at >= session.at]
-        verdict = _session_verdict(pred, fix, session, failed_here, kinds)
+        verdict = _session_verdict(pred, fix, session, failed_here, kinds, others)
         if verdict is not None:
             found.append((session.ended_at, 2, verdict))
             break
     return min(found, key=lambda f: (f[0], f[1]))[2] if found else None
 
 
+def _another_failure(pred: Prediction, fix_failed: ErrorEpisode, session_errors: Sequence[ErrorEpisode],
+                    meeting: set[str]) -> bool:
+    """Whether the session in which a lesson's fix ran and failed (``fix_failed``) met, on the
+    lesson's own command, only failures other than the one it predicts (none of them in
+    ``meeting``, the uids that meet its outcome): the lesson was followed where another pitfall of
+    the same command was due (``uv add psycopg2``, from the externally-managed lesson, before a
+    ``pip install psycopg2`` that fails for want of ``pg_config``). Its fix failing there says
+    nothing of it where its failure is due; the session's own fix teaches the other pitfall."""
+    same_command = [e for e in session_errors if e.at >= fix_failed.at and e.failed != fix_failed.failed
+                    and command_head(e.tool, e.failed) in pred.triggers]
+    return bool(same_command) and not any(e.uid in meeting for e in same_command)
+
+
+def meeting_outcome(lesson: Lesson, outcome: str, errors: Sequence[ErrorEpisode], cosine_min: float) -> set[str]:
+    """The uids of ``errors`` that meet the outcome a lesson predicts, as :func:`verify` matches a
+    surprise (its text against the lesson's text, situation and outcome, at ``cosine_min``, with
+    the same polarity)."""
+    if not errors:
+        return set()
+    vectors = embed_many([e.text() for e in errors])
+    target = embed_many([f"{lesson.text}\n{lesson.gist}\n{outcome}"])[0]
+    polarity = negative(outcome or lesson.text)
+    return {e.uid for e, v in zip(errors, vectors) if float(v @ target) >= cosine_min and negative(e.failure) == polarity}
+
+
 def _session_verdict(pred: Prediction, fix: str, session: SessionEpisode,
-                     failed: Sequence[ErrorEpisode], kinds: frozenset) -> Verdict | None:
+                     failed: Sequence[ErrorEpisode], kinds: frozenset, others: Sequence[str] = ()) -> Verdict | None:
     """What one session's shell commands say of a lesson naming ``fix``, in the order they ran: a
-    success counts against it only on a kind of invocation in ``kinds`` (one known to fail so)."""
+    success counts against it only on a kind of invocation in ``kinds`` (one known to fail so), and
+    not when the command is the fix another lesson names (``others``: the agent followed that one)."""
     def failed_call(command: str) -> bool:
         return any(e.target == command or e.failed == command or e.failed in segments(command) for e in failed)
 
@@ -448,6 +507,6 @@ def _session_verdict(pred: Prediction, fix: str, session: SessionEpisode,
         if pred.triggers and command_head("bash", command) in pred.triggers:
             if failed_call(command):
                 return None  # the failure was met here: what the session did next is its workaround
-            if invocation(command) in kinds:
+            if invocation(command) in kinds and not any(_runs_fix(other, command) for other in others):
                 return Verdict(pred, PredictionStatus.FAILED, session.uid, session.ended_at, Cause.COMMAND_SUCCEEDED)
     return None
