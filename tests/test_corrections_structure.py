@@ -658,23 +658,16 @@ def test_a_push_back_in_romanized_hindi_or_portuguese_is_a_correction(text):
 
 MULTI_DONE_EN = AgentTurn(said="Implemented the change in lib/app/customers.ex only. No mix commands were run, as requested.",
                           claimed_done=True)
+USE_MIX = ("Use mix to update all dependencies for this project. I don't care about compatibility, just make sure that "
+           "mix.exs uses the latest versions and update all dependencies. Apart from mix.exs dont touch any code, you can "
+           "run mix commands all you want.")
 
 
-@pytest.mark.parametrize("text", [
-    "Now update App.Customers.Contact to include a changeset. Again, only touch that one file and dont run mix commands.",
-    "Next add a changeset to the TLD schema, don't touch the migration",
-    "Use mix to update all dependencies for this project. I don't care about compatibility, just make sure that mix.exs "
-    "uses the latest versions and update all dependencies. Apart from mix.exs dont touch any code, you can run mix "
-    "commands all you want.",
+@pytest.mark.parametrize("text, turn, corrected", [
+    (USE_MIX, MULTI_DONE_EN, False),  # a tool for a purpose opens the next task, its bans and all
+    ("use uv to add httpx to the project, and don't edit the lock file by hand", MULTI_DONE_EN, False),
+    ("use the existing auth module instead", DONE_EN, True),  # another thing to use, set against what was done
+    ("Now I get these lint errors: 41:12 error 'error' is defined but never used", DONE_EN, True),
 ])
-def test_a_next_task_opened_by_now_or_by_a_tool_for_a_purpose_is_no_correction_though_it_holds_a_ban(text):
-    assert not corrects(text, MULTI_DONE_EN)
-
-
-@pytest.mark.parametrize("text", [
-    "Now I get these lint errors: 41:12 error 'error' is defined but never used",
-    "now it fails again with the same error",
-    "use the existing auth module instead",
-])
-def test_a_report_after_now_or_a_redirect_to_another_tool_still_corrects(text):
-    assert corrects(text, DONE_EN)
+def test_use_a_tool_to_do_something_opens_the_next_task_and_use_x_instead_still_corrects(text, turn, corrected):
+    assert corrects(text, turn) is corrected
