@@ -654,3 +654,20 @@ def test_a_question_that_ends_on_its_particle_not_a_mark_scores_as_a_question():
 @pytest.mark.parametrize("text", ["abhi bhi kaam nahi kar raha", "ainda não funciona, continua igual"])
 def test_a_push_back_in_romanized_hindi_or_portuguese_is_a_correction(text):
     assert corrects(text, AgentTurn(said="Fixed the export.", acted="Edit export.py", claimed_done=True))
+
+
+MULTI_DONE_EN = AgentTurn(said="Implemented the change in lib/app/customers.ex only. No mix commands were run, as requested.",
+                          claimed_done=True)
+USE_MIX = ("Use mix to update all dependencies for this project. I don't care about compatibility, just make sure that "
+           "mix.exs uses the latest versions and update all dependencies. Apart from mix.exs dont touch any code, you can "
+           "run mix commands all you want.")
+
+
+@pytest.mark.parametrize("text, turn, corrected", [
+    (USE_MIX, MULTI_DONE_EN, False),  # a tool for a purpose opens the next task, its bans and all
+    ("use uv to add httpx to the project, and don't edit the lock file by hand", MULTI_DONE_EN, False),
+    ("use the existing auth module instead", DONE_EN, True),  # another thing to use, set against what was done
+    ("Now I get these lint errors: 41:12 error 'error' is defined but never used", DONE_EN, True),
+])
+def test_use_a_tool_to_do_something_opens_the_next_task_and_use_x_instead_still_corrects(text, turn, corrected):
+    assert corrects(text, turn) is corrected

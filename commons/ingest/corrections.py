@@ -529,7 +529,7 @@ def refers_back(text: str, turn: AgentTurn) -> int:
 
 
 # A message that opens by asking for something new is the next task, whatever it holds ("build X,
-# do NOT break the UI"); so is "continue" or a slash command.
+# do NOT break the UI", "now update X … again, only touch that one file"); so is "continue" or a slash command.
 _NEXT_TASK = re.compile(
     r"^\W*(?:claude\W+)?(?:(?:" + _words(
         r"help\s+me", r"build", r"create", r"implement", r"add", r"write", r"make", r"let'?s", r"we\s+(?:are|need)",
@@ -554,6 +554,7 @@ _NEXT_TASK = re.compile(
         r"pouvez[\s-]vous", r"pourriez[\s-]vous", r"(?:me\s+)?(?:puedes|pod[eé]s|podr[ií]as|podr[ií]a)", r"(?:voc[êe]\s+)?(?:pode|podes|poderia)",
         r"kannst\s+du", r"k[öo]nntest\s+du", r"k[öo]nnen\s+sie", r"k[öo]nnten\s+sie", r"(?:mi\s+)?(?:puoi|potresti|pu[oò]i)",
         r"можешь", r"можете", r"могли\s+бы",
+        r"use\s+[\w.@/\-]+\s+to",  # a tool for a purpose: "use mix to update all dependencies"
         r"/[a-z][\w-]*",  # a slash command: a request of its own
     ) + r")(?![^\W\d_])|" + _words(r"增加", r"加上", r"添加", r"新增", r"创建", r"实现", r"帮我", r"请", r"如果",
                                     r"接下来", r"下一步", r"次は", r"今度は", r"続いて", r"다음으로",

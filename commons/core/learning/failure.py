@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
+import shlex
 
 from commons.core.learning.scope import command_head, past_prefixes, remote_command
 from commons.core.policy import clip, cut, scrub
@@ -195,14 +196,51 @@ def failure_line(text: str, command: str = "") -> tuple[str, int | None]:
 def _ends_of(line: str) -> str:
     """A line within `FAILURE_CHARS`: a long one keeps its head and its tail, where a chain of
     causes ("Cannot start service x: failed to create task: … apparmor failed to apply") ends in
-    the one that says why."""
+    the one that says why; and the message an error term printed whole carries inside it
+    (`embedded_message`), which neither end may hold."""
     line = scrub(line)  # scrubbed, then cut: a cut first can halve a key
     if len(line) <= FAILURE_CHARS:
         return line
     head = cut(line, 120 if line.count(": ") >= 4 else 200)  # a chain of causes: more of its end
-    tail = line[-(FAILURE_CHARS - len(head) - 1):]
-    tail = tail[tail.find(" ") + 1:] if " " in tail[:30] else tail  # from a word's start
+    tail = _word_tail(line, FAILURE_CHARS - len(head) - 1)
+    said = embedded_message(line, beyond=len(head.removesuffix("…")))
+    if said is not None and said.start() < len(line) - len(tail):
+        # Neither end holds the message the term carries: the ends give it room, the head first.
+        words = cut(said.group(0), FAILURE_CHARS // 3)  # with its key: a shorter quote of the line finds it again
+        head = cut(line[:said.start()], (FAILURE_CHARS - len(words)) // 2)
+        tail = _word_tail(line[said.end():], FAILURE_CHARS - len(head) - len(words) - 2)
+        return f"{head} {words} {tail}"
     return f"{head} {tail}"
+
+
+def _word_tail(line: str, n: int) -> str:
+    """The last ``n`` characters of ``line``, from a word's start."""
+    tail = line[-n:]
+    return tail[tail.find(" ") + 1:] if " " in tail[:30] else tail
+
+
+# The message an error term printed whole carries (Elixir's `{:shutdown, {:failed_to_start_child, …,
+# %Mix.Error{message: "failed to open a TCP socket …, reason: :eperm"}}}`, a JSON error object's
+# `"message": "…"`, Python's `message='…'`, Ruby's `:message => "…"`): the words that say why, deep inside
+# a term that otherwise says only where.
+_EMBEDDED_MESSAGE = re.compile(r"""(?<![\w.])["':]?message["']?\s*(?::|=>?)\s*(?P<q>["'])(?P<text>(?:\\.|(?!(?P=q)).){12,}?)(?P=q)""")
+
+
+def embedded_message(line: str, beyond: int = 0) -> re.Match[str] | None:
+    """The first ``message: "…"`` inside ``line`` that ends past its first ``beyond`` characters, or None."""
+    return next((m for m in _EMBEDDED_MESSAGE.finditer(line) if m.end() > beyond), None)
+
+
+def shortened(line: str, n: int) -> str:
+    """``line`` (scrubbed) cut to ``n`` characters; where the cut would drop the message an error term
+    carries inside it (`embedded_message`), the head is shortened to make room for that message's words."""
+    if len(line) <= n:
+        return line
+    said = embedded_message(line, beyond=n - 1)  # what a cut to n keeps, its ellipsis aside
+    if said is None or n < 60:
+        return cut(line, n)
+    words = cut(said.group("text"), n - 21)
+    return f"{cut(line[:said.start()], n - len(words) - 1)} {words}"
 
 
 # PowerShell's error record: "Cmdlet : message" (wrapped over lines), then its position
@@ -625,6 +663,73 @@ def redirect_targets(segment: str) -> list[str]:
 _SED_SCRIPT_AS_FILE = re.compile(r"can't read [sy]([^\w\s\\])[^\n]*?\1[^\n]*?\1\w*: No such file", re.IGNORECASE)
 
 
+# -- answers a search or a report gives with a non-zero exit --------------------------------------
+# Each rule is about what programs do, whatever the project: a search exits 1 for "no match"; a
+# package manager's report of what is out of date exits 1 when something is.
+
+SEARCHES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
+# `npm outdated`, `yarn outdated`, `pnpm outdated`, `bundle outdated`, `mix hex.outdated`: the sub-command;
+# the table they print opens with a header naming the current and the latest (or wanted) version.
+_OUTDATED = re.compile(r"(?:^|[\s.:])outdated(?=\s|$)")
+_OUTDATED_HEADER = re.compile(r"^(?:\S+\s+){0,3}Current\s+(?:\S+\s+){0,2}(?:Latest|Wanted)\b")
+
+
+def is_outdated_report(command: str, output: str) -> bool:
+    """A report of outdated packages: the table is the answer its non-zero exit stands for."""
+    if not any(_OUTDATED.search(part) for part in segments(command)):
+        return False
+    lines = [line for line in _lines(output) if line and not _EXIT.fullmatch(line)]
+    return any(_OUTDATED_HEADER.match(line) for line in lines[:6]) and not any(_MARKER.match(line) for line in lines)
+
+
+def _said_by_a_program(line: str) -> bool:
+    return bool(_MARKER.match(line) or _PROGRAM_SAYS.match(line) or _SHELL_SAYS.match(line))
+
+
+def found_nothing_after_looks(command: str, output: str) -> bool:
+    """`ls -la lib/x && rg -n "defmodule" lib/x`: looks that printed what they saw, then a search at
+    the end that found nothing (exit 1, a search's "no match") and no line in which a program says
+    anything went wrong: what was printed is the answer."""
+    parts = segments(command)
+    if len(parts) < 2 or program_of(parts[-1]) not in SEARCHES or exit_code_of(output) != 1:
+        return False
+    if not all(_is_look(part) or program_of(part) in PROBES for part in parts[:-1]):
+        return False
+    return not any(_said_by_a_program(line) for line in _lines(output) if line and not _EXIT.fullmatch(line))
+
+
+# A search given a path that is not there says so for that path and searches the others
+# (`rg: priv/x.exs: No such file or directory (os error 2)`).
+_MISSING_OPERAND = re.compile(r"^(?P<program>[a-z]+): (?P<path>[^:]+): No such file or directory(?: \(os error 2\))?$")
+_PATH_LIKE = re.compile(r"/|\.\w{1,5}$")
+
+
+def _operands(segment: str) -> set[str]:
+    try:
+        return set(shlex.split(segment))
+    except ValueError:
+        return set(segment.split())
+
+
+def searched_beside_a_guess(command: str, output: str) -> bool:
+    """`rg -n "schema" priv/repo/schema.exs lib`: a search given a guessed path beside real ones, which
+    found its matches in the real ones: the matches are the answer, the missing path a guess. A missing
+    name with neither a folder nor an extension (`rg -n "Phase 4" -n "T021" tasks.md` -> "rg: T021: No
+    such file") is a pattern the search took for a path: a misuse, not a guess."""
+    parts = segments(command)
+    if not parts or program_of(parts[-1]) not in SEARCHES:
+        return False
+    lines = [line for line in _lines(output) if line and not _EXIT.fullmatch(line)]
+    missing = [m for m in map(_MISSING_OPERAND.match, lines) if m is not None]
+    operands = _operands(parts[-1])
+    if not missing or any(m.group("path") not in operands or not _PATH_LIKE.search(m.group("path")) for m in missing):
+        return False
+    program = program_of(parts[-1])
+    found = [line for line in lines if not _MISSING_OPERAND.match(line)]  # its matches, `path:line: text`
+    return bool(found) and all(m.group("program") == program for m in missing) \
+        and not any(line.startswith(f"{program}: ") for line in found)  # nothing else the search complains of
+
+
 def is_probe(command: str, output: str, call: str = "") -> bool:
     """A probing command (grep, which, test, ls of a missing path, `git log` outside a repository,
     `curl` of a local server not up yet…) whose failure says only "no" — not found, no match, a
@@ -649,6 +754,9 @@ def is_probe(command: str, output: str, call: str = "") -> bool:
             and _NOT_FOUND.search(output).group(1).rsplit("/", 1)[-1] == program_of(parts[-1]):
         return True  # `pnpm --version` answered that there is no pnpm: asked as `which pnpm` is
     if _LOCAL_PROBE.search(parts[-1]) and _NO_SERVER.search(output):
+        return True
+    if is_outdated_report(command, output) or found_nothing_after_looks(call or command, output) \
+            or searched_beside_a_guess(command, output):
         return True
     words = parts[-1].split()
     program = program_of(parts[-1])

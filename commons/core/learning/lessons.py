@@ -27,7 +27,7 @@ import numpy as np
 
 from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode
 from commons.core.learning.generalise import COMMON_WORDS, generalise
-from commons.core.learning.failure import program_of, segments, split_command
+from commons.core.learning.failure import program_of, segments, shortened, split_command
 from commons.core.learning.evidence import (Evidence, Resolution, changes_something, is_proven, is_stale_text,
                                            outside_sandbox, spelled_alike)
 from commons.core.policy import Admitted, Danger, admit, classify_step, strip_injections
@@ -360,12 +360,12 @@ def _sessions_tail(n_sessions: int, k: int | None) -> str:
     return f" ({n_sessions} session{'s' if n_sessions != 1 else ''})" if n_sessions > 1 else ""
 
 
-def _fit(prefix: str, quote: str, suffix: str) -> str:
+def _fit(prefix: str, quote: str, suffix: str, shorten: Callable[[str, int], str] = cut) -> str:
     """``prefix + "quote" + suffix`` within `TEXT_MAX`, shortening the quote (never the rest)."""
     room = TEXT_MAX - len(prefix) - len(suffix) - 2
     if room < 20:
         room = 20
-    quote = cut(quote, room)  # the quote is scrubbed (_clean): the cut keeps placeholders whole
+    quote = shorten(quote, room)  # the quote is scrubbed (_clean): the cut keeps placeholders whole
     return f"{prefix}\"{quote}\"{suffix}"
 
 
@@ -401,7 +401,9 @@ def _error_text(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> str:
     if head == err.tool.lower():
         head = err.tool
     # pytest's "FAILED <path>::<test> - " prefix names one test; the message after it is the pitfall.
-    failure = _clean(generalise(_PYTEST_PREFIX.sub("", err.failure), names))
+    said = generalise(_PYTEST_PREFIX.sub("", err.failure), names)
+    # Cleaned whole and cut once, by `_fit`: a cut that keeps the message an error term carries inside it.
+    failure = _clean(said, 2 * len(said) + 1)
     sessions = {e.session for e in errors}
     fix, _ = choose_fix(errors, names)
     if fix is not None and fix.danger is not None:
@@ -419,7 +421,7 @@ def _error_text(errors: Sequence[ErrorEpisode], names: Sequence[str]) -> str:
         suffix = f"; no fix was seen{count}."
     if not failure:
         return f"`{head}` failed{suffix}"
-    return _fit(f"`{head}` failed with ", failure, suffix)
+    return _fit(f"`{head}` failed with ", failure, suffix, shorten=lambda quote, n: shortened(quote, min(n, QUOTE_MAX)))
 
 
 _OPENER_WORDS = re.compile(r"^\W*(?:(?:no|nope|nah|wait|hmm+|oh|ok(?:ay)?|well|sorry|actually|stop|hold on)\b[\s,.!:;\-\u2014]*)+",
