@@ -118,3 +118,23 @@ def test_capitals_are_a_raised_voice_only_from_a_person_who_does_not_write_in_th
     assert [e.uid for e in calm.episodes() if isinstance(e, CorrectionEpisode)] == ["last"]
     assert [e for e in habit.episodes() if isinstance(e, CorrectionEpisode)] == []
     assert BuildState.from_json(json.loads(json.dumps(habit.snapshot().to_json()))).person_shouted == 4
+
+
+def test_a_claim_of_done_said_not_to_hold_in_any_language_keeps_the_failure_open_for_its_fix():
+    # The agent claimed the build works; the person says it is still the same (in Chinese: no English
+    # correction phrase): what the agent does next is still the build's fix.
+    turns = [
+        SessionSeen(session="s1", project="/home/dev/src/app", at=10.0),
+        PersonSaid("p1", 10.0, "build the site"),
+        ToolCalled("c1", "shell", "npm run build", at=11.0),
+        ToolReturned("c1", "r1", 12.0, ok=False,
+                     output="Exit code 1\nError: Cannot find module 'vite'\nRequire stack:\n- /home/dev/src/app/build.js"),
+        AgentSaid(13.0, "Done: the build works now."),
+        PersonSaid("p2", 14.0, "还是一样"),
+        ToolCalled("c2", "shell", "npm install vite", at=15.0),
+        ToolReturned("c2", "r2", 16.0, ok=True, output=""),
+        ToolCalled("c3", "shell", "npm run build", at=17.0),
+        ToolReturned("c3", "r3", 18.0, ok=True, output=""),
+    ]
+    (error,) = [e for e in _run(turns).episodes() if isinstance(e, ErrorEpisode)]
+    assert error.resolution is not None and error.resolution.command == "npm install vite"

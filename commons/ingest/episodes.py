@@ -340,7 +340,7 @@ class EpisodeBuilder:
         # next may still be what fixes them. A redirect found by the structure ("focus on the
         # backend") moves the task on: kept open past one, failures took the next task for their fix
         # (`make lessons-report`: fix precision 81% against 84%).
-        if not (is_correction(text) or self.turn_done and contradicts(text)):
+        if not (is_correction(text) or claimed and contradicts(text)):
             self.open_failures = ()
             self.open_errors = {}
 
