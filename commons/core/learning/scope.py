@@ -150,7 +150,9 @@ def remote_place(segment: str) -> str:
     return " ".join(words)
 
 
-def _remote_split(segment: str) -> tuple[list[str], list[str]] | None:
+@functools.lru_cache(maxsize=4096)  # asked of the same segments by segment_kind, remote_command and remote_place
+def _remote_split(segment: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(the words that place a remote command, the command's words), or None when it runs none elsewhere."""
     try:
         words = past_prefixes([w for w in shlex.split(segment) if not _ASSIGNMENT.match(w)])
     except ValueError:
@@ -173,20 +175,22 @@ def _remote_split(segment: str) -> tuple[list[str], list[str]] | None:
                 return None
             at = rest.index("--", at) + 1
         else:
-            while at < len(rest) and rest[at].startswith("-"):
-                at += 2 if rest[at] in _EXEC_VALUED else 1
-            at += 1  # the container
+            at = _past_exec_options(rest, at) + 1  # the container
     elif program == "ssh":
-        at = 0
-        while at < len(rest) and rest[at].startswith("-"):
-            at += 2 if rest[at] in _EXEC_VALUED else 1
-        at += 1  # the host
+        at = _past_exec_options(rest, 0) + 1  # the host
     else:
         return None
     inner = rest[at:]
     while inner and _REDIRECTION.match(inner[-1]):
         inner = inner[:-1]  # the outer command's own redirection (`… shell "x" 2>&1`)
-    return ([words[0], *rest[:at]], inner) if inner else None
+    return ((words[0], *rest[:at]), tuple(inner)) if inner else None
+
+
+def _past_exec_options(words: list[str], at: int) -> int:
+    """The index of the first word from ``at`` on that is neither an option nor an option's value."""
+    while at < len(words) and words[at].startswith("-"):
+        at += 2 if words[at] in _EXEC_VALUED else 1
+    return at
 
 
 # Programs that run another program or a module: the interesting head is what they run.
