@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import functools
 import re
-import shlex
 
-from commons.core.learning.scope import command_head, past_prefixes, remote_command
+from commons.core.learning.scope import command_head, is_redirection, past_prefixes, remote_command, shell_words
 from commons.core.policy import clip, cut, scrub
 
 FAILURE_CHARS = 300
@@ -635,7 +634,7 @@ _NOT_WRITABLE = re.compile(r"Permission denied|Operation not permitted|Read-only
 
 def _asks_version(part: str) -> bool:
     """`x --version`, `x --help` (its redirections aside): asks what `x` is, and whether it is there."""
-    words = [w for w in part.split() if not re.match(r"^\d*(?:>>?|<)&?\S*$", w)]
+    words = [w for w in part.split() if not is_redirection(w)]
     return len(words) == 2 and words[1] in {"--version", "-v", "-V", "version", "--help"}
 
 
@@ -704,13 +703,6 @@ _MISSING_OPERAND = re.compile(r"^(?P<program>[a-z]+): (?P<path>[^:]+): No such f
 _PATH_LIKE = re.compile(r"/|\.\w{1,5}$")
 
 
-def _operands(segment: str) -> set[str]:
-    try:
-        return set(shlex.split(segment))
-    except ValueError:
-        return set(segment.split())
-
-
 def searched_beside_a_guess(command: str, output: str) -> bool:
     """`rg -n "schema" priv/repo/schema.exs lib`: a search given a guessed path beside real ones, which
     found its matches in the real ones: the matches are the answer, the missing path a guess. A missing
@@ -721,7 +713,7 @@ def searched_beside_a_guess(command: str, output: str) -> bool:
         return False
     lines = [line for line in _lines(output) if line and not _EXIT.fullmatch(line)]
     missing = [m for m in map(_MISSING_OPERAND.match, lines) if m is not None]
-    operands = _operands(parts[-1])
+    operands = set(shell_words(parts[-1]))
     if not missing or any(m.group("path") not in operands or not _PATH_LIKE.search(m.group("path")) for m in missing):
         return False
     program = program_of(parts[-1])

@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import enum
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -71,7 +70,7 @@ from commons.core.learning.episode import CorrectionEpisode, ErrorEpisode, Sessi
 from commons.core.learning.failure import segments
 from commons.core.learning.generalise import fills
 from commons.core.learning.lessons import DAY, Lesson, LessonKind
-from commons.core.learning.scope import SHELL_TOOLS, command_head
+from commons.core.learning.scope import SHELL_TOOLS, command_head, shell_words
 from commons.core.policy import scrub
 
 
@@ -192,10 +191,7 @@ def invocation(command: str) -> tuple[str, frozenset[str]]:
     ``--flag``). Arguments are left out: another package or message is the same kind of call."""
     head = command_head("bash", command)
     part = next((p for p in segments(command) if command_head("bash", p) == head), command)
-    try:
-        words = shlex.split(part)
-    except ValueError:  # an unbalanced quote: plain words
-        words = part.split()
+    words = shell_words(part)
     return head, frozenset(w.split("=", 1)[0] for w in words if len(w) > 1 and w.startswith("-") and w != "--")
 
 

@@ -124,6 +124,19 @@ _EXEC_VALUED = frozenset({"-e", "--env", "-u", "--user", "-w", "--workdir", "--e
 _REDIRECTION = re.compile(r"^\d*(?:>>?|<)&?\S*$")
 
 
+def is_redirection(word: str) -> bool:
+    """A shell word that redirects (``2>&1``, ``>out.log``, ``<in``), not an argument."""
+    return bool(_REDIRECTION.match(word))
+
+
+def shell_words(segment: str) -> list[str]:
+    """A shell sub-command's words as the shell splits them; with an unbalanced quote, its plain words."""
+    try:
+        return shlex.split(segment)
+    except ValueError:
+        return segment.split()
+
+
 def remote_command(segment: str) -> str | None:
     """The command a shell sub-command runs elsewhere (on a device, in a container or pod, on a host),
     or None: ``adb -s x shell "ls -la /sbin/ 2>&1" 2>&1`` → ``ls -la /sbin/ 2>&1``."""
@@ -181,7 +194,7 @@ def _remote_split(segment: str) -> tuple[tuple[str, ...], tuple[str, ...]] | Non
     else:
         return None
     inner = rest[at:]
-    while inner and _REDIRECTION.match(inner[-1]):
+    while inner and is_redirection(inner[-1]):
         inner = inner[:-1]  # the outer command's own redirection (`… shell "x" 2>&1`)
     return ((words[0], *rest[:at]), tuple(inner)) if inner else None
 

@@ -17,7 +17,7 @@ import re
 import shlex
 
 from commons.core.learning.failure import program_of, segments
-from commons.core.learning.scope import past_prefixes
+from commons.core.learning.scope import past_prefixes, shell_words
 
 # Runners whose next word is the program they run, after their own options.
 _RUN_NEXT = {
@@ -56,10 +56,7 @@ _LOGIN_FLAGS = re.compile(r"^-[a-z]*c[a-z]*$")  # bash -c, -lc, -ic, -lic
 
 
 def _words(segment: str) -> list[str]:
-    try:
-        words = shlex.split(segment, comments=False, posix=True)
-    except ValueError:  # an unclosed quote: the plain words are what can be read
-        words = segment.split()
+    words = shell_words(segment)
     return past_prefixes([w for w in words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)])
 
 
