@@ -437,8 +437,8 @@ async def _dedupe(store: Store, held: trust.Held, episodes: Sequence, previous: 
             # then succeed (what made its own lesson name it): a test of that fix, which counts
             # whatever the node knew before (docs/peer-review.md, "Naivety and the fix"), found
             # independently. Met and fixed another way, or naming no fix: a corroboration only.
-            tested = lesson.fix is not None and publish.published_fix(lesson) is not None \
-                and lesson_fix(held.records[rid].record) == publish.published_fix(lesson)
+            own_fix = publish.published_fix(lesson) if lesson.fix is not None else None
+            tested = own_fix is not None and lesson_fix(held.records[rid].record) == own_fix
             corroborations.append(review_store.Review(rid, episode.uid, FIX_CONFIRMED if tested else CORROBORATED,
                                                       False, received, received, now))
     return represented, corroborations
